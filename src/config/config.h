@@ -1,0 +1,130 @@
+// Turnpike's configuration: a plain immutable value built once from YAML at start-up.
+//
+// Ownership: a Config is built by LoadConfig() and then shared read-only (const) by every
+// worker thread; nothing mutates it after start-up. Thread safety: const access only.
+// Errors: LoadConfig/ParseConfig throw ConfigError whose message names the key path
+// (e.g. "models[0].deployments[1].base_url: must start with http:// or https://").
+// Exceptions are allowed here because a bad config abandons start-up as a whole.
+//
+// YAML shape (every key optional unless marked; durations "250ms", "10s", "2m", "1h";
+// sizes as integers or "16KiB", "4MiB"; ${VAR} and ${VAR:-default} are substituted from the
+// environment in every scalar before parsing; an unset ${VAR} without default is an error):
+//
+//   server:
+//     listen: 127.0.0.1:8080           # host:port; port 0 picks a free port
+//     workers: 0                       # 0 = number of cores
+//     max_header_bytes: 16KiB
+//     max_body_bytes: 4MiB
+//     timeouts: {read_headers: 10s, read_body: 30s, idle: 60s, drain: 30s}
+//     sse_keepalive: 15s               # 0s = off
+//     server_timing: false             # Server-Timing response header
+//     access_log: "-"                  # "-" = stdout, "" = off, else a file path
+//   upstream:
+//     timeouts: {connect: 5s, first_byte: 60s, idle: 60s}
+//     pool: {max_idle_per_origin: 64, idle_ttl: 60s}
+//     max_response_bytes: 16MiB        # non-stream upstream bodies
+//     stream_buffer_bytes: 16KiB       # per-stream read buffer (the backpressure bound)
+//     ca_file: ""                      # extra CA bundle for TLS upstreams
+//   routing:
+//     max_attempts: 3                  # deployments tried per request, 1..10
+//     backoff_base: 50ms
+//     backoff_max: 2s
+//     max_retry_after: 10s             # longer Retry-After: fail over without waiting
+//   models:                            # required, at least one
+//     - name: gpt-4o-mini              # required, unique: the public model name
+//       deployments:                   # required, at least one
+//         - provider: openai           # required; only "openai" for now
+//           base_url: http://127.0.0.1:9000/v1   # required
+//           api_key: ${OPENAI_API_KEY} # optional
+//           model: gpt-4o-mini         # upstream model name; default = public name
+//           weight: 1                  # >= 1
+//           tls_verify: true
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace turnpike::config {
+
+using Millis = std::chrono::milliseconds;
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ServerConfig {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8080;
+  int workers = 0;  // 0 = std::thread::hardware_concurrency()
+  size_t max_header_bytes = 16 * 1024;
+  size_t max_body_bytes = 4 * 1024 * 1024;
+  Millis read_headers_timeout{10'000};
+  Millis read_body_timeout{30'000};
+  Millis idle_timeout{60'000};
+  Millis drain_timeout{30'000};
+  Millis sse_keepalive{15'000};  // 0 = off
+  bool server_timing = false;
+  std::string access_log = "-";  // "-" stdout, "" off, else path
+};
+
+struct UpstreamConfig {
+  Millis connect_timeout{5'000};
+  Millis first_byte_timeout{60'000};
+  Millis idle_timeout{60'000};  // between chunks of a response; no total deadline
+  size_t pool_max_idle_per_origin = 64;
+  Millis pool_idle_ttl{60'000};
+  size_t max_response_bytes = 16 * 1024 * 1024;
+  size_t stream_buffer_bytes = 16 * 1024;
+  std::string ca_file;
+};
+
+struct RoutingConfig {
+  int max_attempts = 3;
+  Millis backoff_base{50};
+  Millis backoff_max{2'000};
+  Millis max_retry_after{10'000};
+};
+
+struct Deployment {
+  std::string provider = "openai";
+  std::string base_url;  // scheme://host[:port][/path], no trailing slash after parsing
+  std::string api_key;   // already substituted; may be empty
+  std::string model;     // upstream model name
+  uint32_t weight = 1;
+  bool tls_verify = true;
+};
+
+struct ModelRoute {
+  std::string name;
+  std::vector<Deployment> deployments;
+};
+
+struct Config {
+  ServerConfig server;
+  UpstreamConfig upstream;
+  RoutingConfig routing;
+  std::vector<ModelRoute> models;
+};
+
+// Parses and validates YAML text. Throws ConfigError naming the key and the problem.
+Config ParseConfig(const std::string& yaml_text);
+
+// Reads the file and calls ParseConfig. Throws ConfigError (also for an unreadable file).
+Config LoadConfig(const std::string& path);
+
+// Parses "250ms", "10s", "2m", "1h" (and "0"). Throws ConfigError mentioning `key`.
+Millis ParseDuration(const std::string& key, const std::string& text);
+
+// Parses "1024", "16KiB", "4MiB", "1GiB". Throws ConfigError mentioning `key`.
+size_t ParseSize(const std::string& key, const std::string& text);
+
+// Replaces ${VAR} and ${VAR:-default} from the environment. Throws ConfigError mentioning
+// `key` for an unset variable with no default, or an unterminated "${".
+std::string SubstituteEnv(const std::string& key, const std::string& text);
+
+}  // namespace turnpike::config
