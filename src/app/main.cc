@@ -1,0 +1,17 @@
+// turnpike: one binary, several commands. Each command registers itself; see app/README in
+// src/README.md for the composition root's role.
+#include <CLI/CLI.hpp>
+
+#include "app/serve_command.h"
+#include "loadgen/bench_command.h"
+#include "mock/mock_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Turnpike: a multi-tenant AI gateway"};
+  app.require_subcommand(1);
+  turnpike::app::RegisterServeCommands(app);
+  turnpike::mock::RegisterMockProviderCommand(app);
+  turnpike::loadgen::RegisterBenchCommand(app);
+  CLI11_PARSE(app, argc, argv);
+  return 0;
+}

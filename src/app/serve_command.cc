@@ -1,0 +1,115 @@
+#include "app/serve_command.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "app/signals.h"
+#include "config/config.h"
+#include "config/describe.h"
+#include "gateway/llm_handler.h"
+#include "http/server.h"
+#include "observability/access_log.h"
+#include "pipeline/route_table.h"
+#include "upstream/pool.h"
+
+namespace turnpike::app {
+namespace {
+
+http::ServerOptions MakeServerOptions(const config::ServerConfig& s) {
+  http::ServerOptions o;
+  o.host = s.host;
+  o.port = s.port;
+  o.workers = s.workers > 0 ? s.workers
+                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.max_header_bytes = s.max_header_bytes;
+  o.max_body_bytes = s.max_body_bytes;
+  o.read_headers_timeout = s.read_headers_timeout;
+  o.read_body_timeout = s.read_body_timeout;
+  o.idle_timeout = s.idle_timeout;
+  o.drain_timeout = s.drain_timeout;
+  return o;
+}
+
+std::unique_ptr<observability::AccessLogSink> OpenAccessLog(const std::string& where) {
+  if (where.empty()) return nullptr;
+  if (where == "-") return std::make_unique<observability::AccessLogSink>(STDOUT_FILENO, false);
+  const int fd = ::open(where.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) throw config::ConfigError("server.access_log: cannot open " + where);
+  return std::make_unique<observability::AccessLogSink>(fd, true);
+}
+
+int Serve(const std::string& config_path) {
+  const config::Config config = config::LoadConfig(config_path);
+  const auto routes = pipeline::RouteTable::Build(config);
+  const upstream::TlsContexts tls(config.upstream.ca_file);
+  auto access_log = OpenAccessLog(config.server.access_log);
+
+  gateway::ProbeRegistry probes;
+  for (const auto& model : routes->models()) probes.model_names.push_back(model.name);
+  if (access_log)
+    probes.access_log_dropped = [sink = access_log.get()] { return sink->dropped_lines(); };
+  gateway::GatewayShared shared{config, routes, tls, access_log.get(), probes};
+
+  http::Server server(MakeServerOptions(config.server),
+                      [&shared](int index, boost::asio::io_context& context) {
+                        return std::make_unique<gateway::LlmHandler>(shared, index, context);
+                      });
+  probes.in_flight = [&server] { return server.in_flight(); };
+  Status bound = server.Bind();
+  if (!bound.ok()) {
+    std::cerr << "turnpike: " << bound.error().message << "\n";
+    return 1;
+  }
+  std::cerr << config::DescribeConfig(config);
+  std::printf("turnpike listening on %s:%u\n", config.server.host.c_str(), server.port());
+  std::fflush(stdout);
+
+  {
+    SignalWatcher signals([&server] { server.Drain(); });
+    server.Run();
+  }
+  if (access_log) access_log->Flush();
+  std::cerr << "turnpike: stopped\n";
+  return 0;
+}
+
+}  // namespace
+
+void RegisterServeCommands(CLI::App& root) {
+  auto config_path = std::make_shared<std::string>("turnpike.yaml");
+  CLI::App* serve = root.add_subcommand("serve", "Run the gateway");
+  serve->add_option("-c,--config", *config_path, "YAML config file")->capture_default_str();
+  serve->callback([config_path] {
+    int rc = 1;
+    try {
+      rc = Serve(*config_path);
+    } catch (const config::ConfigError& e) {
+      std::cerr << "turnpike: config error: " << e.what() << "\n";
+    } catch (const std::exception& e) {
+      std::cerr << "turnpike: " << e.what() << "\n";
+    }
+    std::exit(rc);
+  });
+
+  auto validate_path = std::make_shared<std::string>("turnpike.yaml");
+  CLI::App* validate = root.add_subcommand("validate", "Check a config file and describe it");
+  validate->add_option("-c,--config", *validate_path, "YAML config file")->capture_default_str();
+  validate->callback([validate_path] {
+    try {
+      const config::Config config = config::LoadConfig(*validate_path);
+      pipeline::RouteTable::Build(config);
+      std::cout << config::DescribeConfig(config) << "config OK\n";
+      std::exit(0);
+    } catch (const std::exception& e) {
+      std::cerr << "turnpike: config error: " << e.what() << "\n";
+      std::exit(1);
+    }
+  });
+}
+
+}  // namespace turnpike::app

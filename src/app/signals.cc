@@ -1,0 +1,32 @@
+#include "app/signals.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <ctime>
+
+namespace turnpike::app {
+namespace {
+constexpr long kPollNanos = 100'000'000;  // how often the thread checks for stop
+}
+
+SignalWatcher::SignalWatcher(std::function<void()> on_signal) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  thread_ = std::thread([this, set, on_signal = std::move(on_signal)] {
+    const timespec poll{0, kPollNanos};
+    while (!stop_.load()) {
+      if (sigtimedwait(&set, nullptr, &poll) > 0) on_signal();
+    }
+  });
+}
+
+SignalWatcher::~SignalWatcher() {
+  stop_.store(true);
+  thread_.join();
+}
+
+}  // namespace turnpike::app

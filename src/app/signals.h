@@ -1,0 +1,26 @@
+// Turns SIGINT/SIGTERM into a call, on a small thread of its own (sigtimedwait), so that no
+// async-signal-safety concerns reach the rest of the program.
+//
+// Construct it before starting any other thread: it blocks the signals in the calling thread,
+// and threads started later inherit the mask. The callback runs on the signal thread.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <thread>
+
+namespace turnpike::app {
+
+class SignalWatcher {
+ public:
+  explicit SignalWatcher(std::function<void()> on_signal);
+  ~SignalWatcher();  // stops the thread
+  SignalWatcher(const SignalWatcher&) = delete;
+  SignalWatcher& operator=(const SignalWatcher&) = delete;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+}  // namespace turnpike::app

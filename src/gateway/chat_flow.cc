@@ -1,0 +1,223 @@
+#include "gateway/chat_flow.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "gateway/llm_handler.h"
+#include "gateway/openai_errors.h"
+#include "gateway/stream_relay.h"
+#include "stream/chat_accumulator.h"
+
+namespace turnpike::gateway {
+namespace net = boost::asio;
+
+namespace {
+constexpr size_t kMaxRetryableBody = 64 * 1024;
+constexpr std::string_view kJson = "application/json";
+
+bool IsRetryable(unsigned status) { return status == 429 || status >= 500; }
+
+bool ContentTypeIs(std::string_view value, std::string_view type) {
+  return value.size() >= type.size() && value.substr(0, type.size()) == type;
+}
+
+// Stops the client watch when the attempt's Call goes out of scope.
+class WatchScope {
+ public:
+  WatchScope(http::Exchange& exchange, upstream::Call& call) : exchange_(exchange) {
+    exchange_.WatchClient([&call] { call.Cancel(); });
+  }
+  ~WatchScope() { exchange_.StopWatching(); }
+  WatchScope(const WatchScope&) = delete;
+  WatchScope& operator=(const WatchScope&) = delete;
+
+ private:
+  http::Exchange& exchange_;
+};
+
+}  // namespace
+
+net::awaitable<void> ChatFlow::Run() {
+  const auto& request = exchange_.request();
+  auto content_type = request.find(boost::beast::http::field::content_type);
+  if (content_type != request.end() && !ContentTypeIs(content_type->value(), kJson)) {
+    co_await handler_.RespondError(
+        exchange_, ctx_,
+        Error{ErrorCode::kUnsupportedMediaType,
+              "Content-Type must be application/json, not " + std::string(content_type->value()),
+              ""});
+    co_return;
+  }
+  Result<providers::openai::ChatRequestInfo> info =
+      providers::openai::InspectChatRequest(request.body());
+  if (!info.ok()) {
+    co_await handler_.RespondError(exchange_, ctx_, info.error());
+    co_return;
+  }
+  info_ = std::move(info.value());
+  ctx_.model = info_.model;
+  ctx_.stream = info_.stream;
+  ctx_.phases.parsed = pipeline::Clock::now();
+
+  size_t ran = 0;
+  std::optional<Error> refused = handler_.chain_.Request(ctx_, ran);
+  if (refused) {
+    co_await handler_.RespondError(exchange_, ctx_, *refused);
+  } else {
+    ctx_.phases.admitted = pipeline::Clock::now();
+    co_await Attempts();
+  }
+  handler_.chain_.Complete(ctx_, ran);
+}
+
+void ChatFlow::MarkClientGone() {
+  ctx_.status = 499;
+  ctx_.error = ErrorCode::kUpstreamUnavailable;
+}
+
+net::awaitable<bool> ChatFlow::Sleep(std::chrono::milliseconds delay) {
+  if (delay.count() <= 0) co_return !exchange_.client_gone();
+  net::steady_timer timer(co_await net::this_coro::executor);
+  timer.expires_after(delay);
+  exchange_.WatchClient([&timer] { timer.cancel(); });
+  auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+  exchange_.StopWatching();
+  co_return !exchange_.client_gone();
+}
+
+net::awaitable<void> ChatFlow::Attempts() {
+  const pipeline::ModelEntry& model = *ctx_.model_entry;
+  const config::RoutingConfig& routing = handler_.shared_.config.routing;
+  std::optional<Error> last_error;
+  std::optional<RetryableAnswer> last_answer;
+
+  for (int a = 0; a < ctx_.attempts.count; ++a) {
+    const size_t index = ctx_.attempts.order[a];
+    const pipeline::DeploymentTarget& target = model.deployments[index];
+    if (a > 0) {
+      handler_.probe_.retries.Add();
+      std::chrono::milliseconds delay =
+          pipeline::Backoff(a, routing.backoff_base, routing.backoff_max, handler_.rng_);
+      if (last_answer && last_answer->retry_after_seconds >= 0) {
+        const std::chrono::milliseconds retry_after{last_answer->retry_after_seconds * 1000};
+        if (retry_after <= routing.max_retry_after) {
+          delay = std::max(delay, retry_after);
+        } else if (last_answer->deployment == index) {
+          break;  // the same deployment asked for a longer pause than we may wait
+        }
+      }
+      if (!co_await Sleep(delay)) {
+        MarkClientGone();
+        co_return;
+      }
+    }
+    ctx_.deployment = &target;
+    ctx_.attempts_made = a + 1;
+
+    std::string body = providers::openai::BuildUpstreamChatBody(exchange_.request().body(), info_,
+                                                                target.upstream_model, true);
+    upstream::OutgoingRequest out;
+    out.target = target.chat_path;
+    out.body = body;
+    out.headers.emplace_back("Content-Type", "application/json");
+    out.headers.emplace_back("Accept", info_.stream ? "text/event-stream" : "application/json");
+    out.headers.emplace_back("x-request-id", std::string(ctx_.request_id));
+    if (!target.authorization.empty())
+      out.headers.emplace_back("Authorization", target.authorization);
+
+    upstream::Call call(handler_.pool_, target.origin, handler_.call_options_);
+    WatchScope watch(exchange_, call);
+    Status started = co_await call.Start(out);
+    ctx_.phases.upstream_connected =
+        call.reused() ? pipeline::Clock::time_point{} : call.connected_at();
+    ctx_.phases.upstream_sent = call.request_sent_at();
+    ctx_.phases.upstream_head = call.head_received_at();
+    if (exchange_.client_gone()) {
+      MarkClientGone();
+      co_return;
+    }
+    if (!started.ok()) {
+      last_error = started.error();
+      last_answer.reset();
+      continue;
+    }
+    const unsigned status = call.status();
+    ctx_.upstream_status = static_cast<int>(status);
+    if (IsRetryable(status)) {
+      Result<std::string> answer_body = co_await call.ReadAll(kMaxRetryableBody);
+      if (exchange_.client_gone()) {
+        MarkClientGone();
+        co_return;
+      }
+      last_answer =
+          RetryableAnswer{status, std::string(call.header("content-type")),
+                          answer_body.ok() ? std::move(answer_body.value()) : "",
+                          pipeline::ParseRetryAfterSeconds(call.header("retry-after")), index};
+      last_error.reset();
+      continue;
+    }
+    if (info_.stream && status / 100 == 2 &&
+        ContentTypeIs(call.header("content-type"), "text/event-stream")) {
+      co_await RelayStream(call);
+    } else {
+      co_await RelayWhole(call);
+    }
+    co_return;
+  }
+  co_await GiveUp(last_error, last_answer);
+}
+
+net::awaitable<void> ChatFlow::GiveUp(const std::optional<Error>& error,
+                                      std::optional<RetryableAnswer>& answer) {
+  if (answer) {
+    // Pass the last upstream answer on as it was: its status and OpenAI-shaped body.
+    if (answer->retry_after_seconds >= 0) {
+      exchange_.response_headers().set("Retry-After", std::to_string(answer->retry_after_seconds));
+    }
+    ctx_.error = answer->status == 429 ? ErrorCode::kRateLimited : ErrorCode::kUpstreamBadResponse;
+    if (ContentTypeIs(answer->content_type, kJson) && !answer->body.empty()) {
+      co_await handler_.Respond(exchange_, ctx_, answer->status, kJson, std::move(answer->body));
+      co_return;
+    }
+    Error wrapped{answer->status == 429 ? ErrorCode::kRateLimited : ErrorCode::kUpstreamBadResponse,
+                  "The upstream provider answered HTTP " + std::to_string(answer->status) + ".",
+                  ""};
+    ctx_.error = wrapped.code;
+    co_await handler_.Respond(exchange_, ctx_, answer->status, kJson, OpenAiErrorBody(wrapped));
+    co_return;
+  }
+  co_await handler_.RespondError(
+      exchange_, ctx_,
+      error.value_or(Error{ErrorCode::kUpstreamUnavailable, "No upstream attempt was made.", ""}));
+}
+
+net::awaitable<void> ChatFlow::RelayWhole(upstream::Call& call) {
+  Result<std::string> body =
+      co_await call.ReadAll(handler_.shared_.config.upstream.max_response_bytes);
+  if (exchange_.client_gone()) {
+    MarkClientGone();
+    co_return;
+  }
+  if (!body.ok()) {
+    co_await handler_.RespondError(exchange_, ctx_, body.error());
+    co_return;
+  }
+  const unsigned status = call.status();
+  if (status / 100 == 2) {
+    stream::Usage usage = stream::ExtractUsage(body.value());
+    ctx_.usage = {usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens};
+  }
+  std::string content_type(call.header("content-type"));
+  if (content_type.empty()) content_type = kJson;
+  co_await handler_.Respond(exchange_, ctx_, status, content_type, std::move(body.value()));
+}
+
+net::awaitable<void> ChatFlow::RelayStream(upstream::Call& call) {
+  StreamRelay relay(exchange_, call, ctx_, info_.include_usage,
+                    handler_.shared_.config.server.sse_keepalive);
+  co_await relay.Run();
+}
+
+}  // namespace turnpike::gateway

@@ -1,0 +1,146 @@
+#include "gateway/gateway_probe.h"
+
+namespace turnpike::gateway {
+namespace obs = observability;
+
+std::string_view RouteName(RouteId route) {
+  switch (route) {
+    case RouteId::kChatCompletions:
+      return "chat_completions";
+    case RouteId::kModels:
+      return "models";
+    case RouteId::kHealth:
+      return "health";
+    case RouteId::kMetrics:
+      return "metrics";
+    case RouteId::kOther:
+    case RouteId::kCount:
+      break;
+  }
+  return "other";
+}
+
+size_t StatusSlot(int status) {
+  for (size_t i = 0; i + 1 < kTrackedStatuses.size(); ++i) {
+    if (kTrackedStatuses[i] == status) return i;
+  }
+  const size_t class_base = kTrackedStatuses.size();
+  if (status >= 200 && status < 300) return class_base;
+  if (status >= 400 && status < 500) return class_base + 1;
+  if (status >= 500 && status < 600) return class_base + 2;
+  return kTrackedStatuses.size() - 1;  // "other"
+}
+
+std::string StatusLabel(size_t slot) {
+  const size_t class_base = kTrackedStatuses.size();
+  if (slot == class_base) return "2xx";
+  if (slot == class_base + 1) return "4xx";
+  if (slot == class_base + 2) return "5xx";
+  if (slot == kTrackedStatuses.size() - 1) return "other";
+  return std::to_string(kTrackedStatuses[slot]);
+}
+
+GatewayProbe::GatewayProbe(size_t model_count)
+    : model_count_(model_count),
+      requests_(std::make_unique<obs::Counter[]>(static_cast<size_t>(RouteId::kCount) *
+                                                 (model_count + 1) * kStatusSlots)) {}
+
+namespace {
+
+void WriteHistogramFamily(obs::PrometheusWriter& w, const ProbeRegistry& registry,
+                          std::string_view name, std::string_view help,
+                          const obs::Histogram GatewayProbe::*member) {
+  obs::HistogramSnapshot merged;
+  for (const GatewayProbe* probe : registry.gateway) merged.Merge((probe->*member).Snapshot());
+  w.Family(name, help, obs::MetricType::kHistogram);
+  w.WriteHistogram(name, {}, merged);
+}
+
+template <typename Get>
+void WriteSum(obs::PrometheusWriter& w, std::string_view name, std::string_view help,
+              obs::MetricType type, Get get) {
+  double sum = 0;
+  w.Family(name, help, type);
+  sum = get();
+  w.Sample(name, {}, sum);
+}
+
+}  // namespace
+
+std::string RenderMetrics(const ProbeRegistry& registry) {
+  obs::PrometheusWriter w;
+  constexpr std::string_view kRequests = "turnpike_requests_total";
+  w.Family(kRequests, "Requests answered, by route, model and status.", obs::MetricType::kCounter);
+  if (!registry.gateway.empty()) {
+    const size_t models = registry.gateway.front()->model_count();
+    for (size_t r = 0; r < static_cast<size_t>(RouteId::kCount); ++r) {
+      for (size_t m = 0; m <= models; ++m) {
+        for (size_t s = 0; s < kStatusSlots; ++s) {
+          uint64_t total = 0;
+          for (const GatewayProbe* probe : registry.gateway) {
+            total += probe->requests(static_cast<RouteId>(r), m, s);
+          }
+          if (total == 0) continue;
+          const std::string status = StatusLabel(s);
+          const std::string_view model =
+              m < models ? std::string_view(registry.model_names[m]) : "";
+          w.Sample(
+              kRequests,
+              {{"route", RouteName(static_cast<RouteId>(r))}, {"model", model}, {"status", status}},
+              static_cast<double>(total));
+        }
+      }
+    }
+  }
+  WriteSum(w, "turnpike_requests_in_flight", "Requests being handled now.", obs::MetricType::kGauge,
+           [&] { return static_cast<double>(registry.in_flight ? registry.in_flight() : 0); });
+  WriteHistogramFamily(w, registry, "turnpike_gateway_overhead_seconds",
+                       "Time the gateway itself spent on a request, excluding upstream time.",
+                       &GatewayProbe::overhead);
+  WriteHistogramFamily(w, registry, "turnpike_upstream_ttfb_seconds",
+                       "Upstream request written to upstream response head.",
+                       &GatewayProbe::upstream_ttfb);
+  WriteHistogramFamily(w, registry, "turnpike_ttft_seconds",
+                       "Request received to first token sent to the client (streams).",
+                       &GatewayProbe::ttft);
+  WriteHistogramFamily(w, registry, "turnpike_request_duration_seconds",
+                       "Request received to response end.", &GatewayProbe::duration);
+  auto sum_gateway = [&](const obs::Counter GatewayProbe::*member) {
+    uint64_t total = 0;
+    for (const GatewayProbe* probe : registry.gateway) total += (probe->*member).value();
+    return static_cast<double>(total);
+  };
+  WriteSum(w, "turnpike_upstream_retries_total", "Upstream attempts after the first.",
+           obs::MetricType::kCounter, [&] { return sum_gateway(&GatewayProbe::retries); });
+  WriteSum(w, "turnpike_client_cancels_total", "Clients that went away before the response ended.",
+           obs::MetricType::kCounter, [&] { return sum_gateway(&GatewayProbe::client_cancels); });
+  auto sum_pool = [&](const obs::Counter upstream::PoolProbe::*member) {
+    uint64_t total = 0;
+    for (const upstream::PoolProbe* probe : registry.pools) total += (probe->*member).value();
+    return static_cast<double>(total);
+  };
+  WriteSum(w, "turnpike_upstream_connects_total", "New upstream connections.",
+           obs::MetricType::kCounter, [&] { return sum_pool(&upstream::PoolProbe::connects); });
+  WriteSum(w, "turnpike_upstream_connect_errors_total", "Failed upstream connects.",
+           obs::MetricType::kCounter,
+           [&] { return sum_pool(&upstream::PoolProbe::connect_errors); });
+  WriteSum(w, "turnpike_upstream_reuses_total", "Upstream exchanges on a pooled connection.",
+           obs::MetricType::kCounter, [&] { return sum_pool(&upstream::PoolProbe::reuses); });
+  WriteSum(w, "turnpike_upstream_stale_retries_total",
+           "Pooled connections found closed and retried on a new one.", obs::MetricType::kCounter,
+           [&] { return sum_pool(&upstream::PoolProbe::stale_retries); });
+  WriteSum(w, "turnpike_upstream_idle_connections", "Upstream connections idle in the pools.",
+           obs::MetricType::kGauge, [&] {
+             int64_t total = 0;
+             for (const upstream::PoolProbe* probe : registry.pools) total += probe->idle.value();
+             return static_cast<double>(total);
+           });
+  WriteSum(
+      w, "turnpike_access_log_dropped_lines_total",
+      "Access log lines dropped because the writer fell behind.", obs::MetricType::kCounter, [&] {
+        return static_cast<double>(registry.access_log_dropped ? registry.access_log_dropped() : 0);
+      });
+  return w.Take();
+}
+
+}  // namespace turnpike::gateway

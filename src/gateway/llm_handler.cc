@@ -1,0 +1,235 @@
+#include "gateway/llm_handler.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+#include <chrono>
+
+#include "gateway/chat_flow.h"
+#include "gateway/openai_errors.h"
+#include "pipeline/route_filter.h"
+
+namespace turnpike::gateway {
+namespace net = boost::asio;
+namespace bhttp = boost::beast::http;
+
+namespace {
+constexpr std::chrono::milliseconds kLogFlushInterval{200};
+constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kPrometheusText = "text/plain; version=0.0.4; charset=utf-8";
+constexpr uint32_t kSeedMix = 0x9e3779b9u;
+
+std::string_view PathOf(std::string_view target) {
+  size_t q = target.find('?');
+  return q == std::string_view::npos ? target : target.substr(0, q);
+}
+
+// Flushes the worker's access-log buffer periodically, so a quiet worker's lines still reach
+// the sink. The timer lives on this frame, which the worker's event loop owns.
+net::awaitable<void> FlushLoop(observability::AccessLogBuffer* buffer) {
+  net::steady_timer timer(co_await net::this_coro::executor);
+  for (;;) {
+    timer.expires_after(kLogFlushInterval);
+    auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+    if (ec) co_return;
+    buffer->FlushNow();
+  }
+}
+
+upstream::CallOptions MakeCallOptions(const config::UpstreamConfig& c) {
+  upstream::CallOptions o;
+  o.connect_timeout = c.connect_timeout;
+  o.first_byte_timeout = c.first_byte_timeout;
+  o.idle_timeout = c.idle_timeout;
+  o.read_buffer_bytes = c.stream_buffer_bytes;
+  return o;
+}
+
+}  // namespace
+
+LlmHandler::LlmHandler(const GatewayShared& shared, int worker_index, net::io_context& context)
+    : shared_(shared),
+      context_(context),
+      pool_(context, shared.tls,
+            upstream::PoolOptions{shared.config.upstream.pool_max_idle_per_origin,
+                                  shared.config.upstream.pool_idle_ttl}),
+      call_options_(MakeCallOptions(shared.config.upstream)),
+      probe_(shared.routes->models().size()),
+      rng_(static_cast<uint32_t>(worker_index + 1) * kSeedMix),
+      models_body_(ModelsBody()) {
+  chain_.Add(std::make_unique<pipeline::RouteFilter>(shared.routes, shared.config.routing,
+                                                     static_cast<uint32_t>(rng_())));
+  shared_.probes.gateway.push_back(&probe_);
+  shared_.probes.pools.push_back(&pool_.probe());
+  if (shared_.access_log != nullptr) {
+    access_log_ = std::make_unique<observability::AccessLogBuffer>(*shared_.access_log);
+    net::co_spawn(context_, FlushLoop(access_log_.get()), net::detached);
+  }
+}
+
+LlmHandler::~LlmHandler() {
+  if (access_log_) access_log_->FlushNow();
+}
+
+void LlmHandler::Shutdown() {
+  pool_.Shutdown();
+  if (access_log_) access_log_->FlushNow();
+}
+
+std::string LlmHandler::ModelsBody() const {
+  boost::json::array data;
+  for (const auto& model : shared_.routes->models()) {
+    data.push_back(boost::json::object{
+        {"id", model.name}, {"object", "model"}, {"created", 0}, {"owned_by", "turnpike"}});
+  }
+  return boost::json::serialize(boost::json::object{{"object", "list"}, {"data", std::move(data)}});
+}
+
+std::string LlmHandler::RenderError(std::string_view target, const Error& error) const {
+  return OpenAiErrorBody(error);
+}
+
+net::awaitable<void> LlmHandler::Respond(http::Exchange& exchange, pipeline::RequestContext& ctx,
+                                         unsigned status, std::string_view content_type,
+                                         std::string body) {
+  ctx.status = static_cast<int>(status);
+  const bool ok = co_await exchange.Respond(status, content_type, std::move(body));
+  if (!ok && ctx.status < 400) ctx.status = 499;
+}
+
+net::awaitable<void> LlmHandler::RespondError(http::Exchange& exchange,
+                                              pipeline::RequestContext& ctx, const Error& error) {
+  ctx.error = error.code;
+  co_await Respond(exchange, ctx, static_cast<unsigned>(HttpStatus(error.code)), kJson,
+                   OpenAiErrorBody(error));
+}
+
+net::awaitable<void> LlmHandler::Handle(http::Exchange& exchange) {
+  pipeline::RequestContext ctx;
+  ctx.request_id = exchange.request_id();
+  ctx.phases.received = exchange.started();
+  ctx.bytes_in = exchange.request().body().size();
+  const auto& request = exchange.request();
+  const std::string_view path = PathOf(request.target());
+  const bhttp::verb method = request.method();
+
+  auto method_not_allowed = [&](std::string_view allow) {
+    exchange.response_headers().set(bhttp::field::allow, allow);
+    return Error{ErrorCode::kMethodNotAllowed,
+                 "Method " + std::string(request.method_string()) + " is not allowed on " +
+                     std::string(path) + "; use " + std::string(allow) + ".",
+                 ""};
+  };
+
+  RouteId route = RouteId::kOther;
+  if (path == "/v1/chat/completions") {
+    route = RouteId::kChatCompletions;
+    ctx.route_name = RouteName(route);
+    if (method != bhttp::verb::post) {
+      co_await RespondError(exchange, ctx, method_not_allowed("POST"));
+    } else {
+      ChatFlow flow(*this, exchange, ctx);
+      co_await flow.Run();
+    }
+  } else if (path == "/v1/models" || path == "/healthz" || path == "/readyz" ||
+             path == "/metrics") {
+    route = path == "/v1/models" ? RouteId::kModels
+            : path == "/metrics" ? RouteId::kMetrics
+                                 : RouteId::kHealth;
+    ctx.route_name = RouteName(route);
+    if (method != bhttp::verb::get && method != bhttp::verb::head) {
+      co_await RespondError(exchange, ctx, method_not_allowed("GET"));
+    } else if (!request.body().empty()) {
+      co_await RespondError(
+          exchange, ctx,
+          Error{ErrorCode::kInvalidRequest, "A GET request must not have a body.", ""});
+    } else if (route == RouteId::kModels) {
+      co_await Respond(exchange, ctx, 200, kJson, models_body_);
+    } else if (route == RouteId::kMetrics) {
+      co_await Respond(exchange, ctx, 200, kPrometheusText, RenderMetrics(shared_.probes));
+    } else if (path == "/readyz" && exchange.draining()) {
+      co_await Respond(exchange, ctx, 503, kJson, R"({"status":"draining"})");
+    } else {
+      co_await Respond(exchange, ctx, 200, kJson, R"({"status":"ok"})");
+    }
+  } else {
+    ctx.route_name = RouteName(route);
+    co_await RespondError(exchange, ctx,
+                          Error{ErrorCode::kNotFound,
+                                "Invalid URL (" + std::string(request.method_string()) + " " +
+                                    std::string(path) + ")",
+                                ""});
+  }
+  Finish(exchange, ctx, route);
+}
+
+void LlmHandler::Finish(http::Exchange& exchange, pipeline::RequestContext& ctx, RouteId route) {
+  using std::chrono::duration_cast;
+  using std::chrono::microseconds;
+  using std::chrono::milliseconds;
+  pipeline::Phases& p = ctx.phases;
+  p.done = pipeline::Clock::now();
+  if (p.client_head == pipeline::Clock::time_point{}) p.client_head = exchange.head_sent_at();
+  const size_t model_slot = ctx.model_entry ? ctx.model_entry->index : probe_.unknown_model_slot();
+  probe_.CountRequest(route, model_slot, ctx.status);
+  probe_.duration.Observe(p.done - p.received);
+
+  // Gateway overhead: request read -> upstream request written, minus a new connection's
+  // connect time; plus upstream head -> client head. Only for requests that went upstream.
+  int64_t overhead_us = -1;
+  if (p.upstream_sent != pipeline::Clock::time_point{}) {
+    auto pre = p.upstream_sent - p.received;
+    if (p.upstream_connected != pipeline::Clock::time_point{}) {
+      pre -= p.upstream_connected - p.admitted;
+    }
+    auto post = p.client_head > p.upstream_head ? p.client_head - p.upstream_head
+                                                : pipeline::Clock::duration{};
+    overhead_us = duration_cast<microseconds>(pre + post).count();
+    probe_.overhead.Observe(pre + post);
+    if (p.upstream_head != pipeline::Clock::time_point{}) {
+      probe_.upstream_ttfb.Observe(p.upstream_head - p.upstream_sent);
+    }
+  }
+  if (p.first_token != pipeline::Clock::time_point{})
+    probe_.ttft.Observe(p.first_token - p.received);
+  if (ctx.status == 499) probe_.client_cancels.Add();
+
+  if (!access_log_) return;
+  observability::AccessRecord r;
+  r.time = std::chrono::system_clock::now() -
+           std::chrono::duration_cast<std::chrono::system_clock::duration>(p.done - p.received);
+  r.request_id = ctx.request_id;
+  r.method = exchange.request().method_string();
+  r.path = PathOf(exchange.request().target());
+  r.status = ctx.status;
+  r.model = ctx.model;
+  r.deployment = ctx.deployment ? std::string_view(ctx.deployment->name) : std::string_view{};
+  r.upstream_status = ctx.upstream_status;
+  r.attempts = ctx.attempts_made;
+  r.stream = ctx.stream;
+  r.bytes_in = ctx.bytes_in;
+  r.bytes_out = exchange.bytes_sent();
+  r.total_ms = std::chrono::duration<double, std::milli>(p.done - p.received).count();
+  r.overhead_us = overhead_us;
+  r.upstream_ttfb_ms =
+      p.upstream_head != pipeline::Clock::time_point{}
+          ? std::chrono::duration<double, std::milli>(p.upstream_head - p.upstream_sent).count()
+          : -1;
+  r.ttft_ms = p.first_token != pipeline::Clock::time_point{}
+                  ? std::chrono::duration<double, std::milli>(p.first_token - p.received).count()
+                  : -1;
+  r.prompt_tokens = ctx.usage.prompt_tokens;
+  r.completion_tokens = ctx.usage.completion_tokens;
+  r.cached_tokens = ctx.usage.cached_tokens;
+  r.finish_reason = ctx.finish_reason;
+  r.error = ctx.error ? ErrorCodeName(*ctx.error) : std::string_view{};
+  const std::string client = exchange.client_address();
+  r.client = client;
+  access_log_->Append(r);
+}
+
+}  // namespace turnpike::gateway

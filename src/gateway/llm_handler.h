@@ -1,0 +1,72 @@
+// The LLM front door: OpenAI-compatible routes on one worker.
+//
+//   POST /v1/chat/completions   stream and non-stream, routed through the filter chain
+//   GET  /v1/models             the configured public model names
+//   GET  /healthz               alive
+//   GET  /readyz                200, or 503 while draining
+//   GET  /metrics               Prometheus text, summed over all workers
+//
+// Ownership: one LlmHandler per worker (made by the server's HandlerFactory); it owns the
+// worker's upstream pool, filter chain, probe and access-log buffer. GatewayShared is owned by
+// the composition root (app/) and outlives every worker. Thread safety: the owning worker only.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "config/config.h"
+#include "gateway/gateway_probe.h"
+#include "http/exchange.h"
+#include "http/handler.h"
+#include "observability/access_log.h"
+#include "pipeline/filter.h"
+#include "pipeline/route_table.h"
+#include "upstream/call.h"
+#include "upstream/pool.h"
+
+namespace turnpike::gateway {
+
+// What every worker's handler shares, read-only after start-up (the registry is filled while
+// the handlers are made, before any worker runs).
+struct GatewayShared {
+  const config::Config& config;
+  std::shared_ptr<const pipeline::RouteTable> routes;
+  const upstream::TlsContexts& tls;
+  observability::AccessLogSink* access_log = nullptr;  // nullptr = access log off
+  ProbeRegistry& probes;
+};
+
+class LlmHandler : public http::Handler {
+ public:
+  LlmHandler(const GatewayShared& shared, int worker_index, boost::asio::io_context& context);
+  ~LlmHandler() override;
+
+  boost::asio::awaitable<void> Handle(http::Exchange& exchange) override;
+  std::string RenderError(std::string_view target, const Error& error) const override;
+  void Shutdown() override;
+
+ private:
+  friend class ChatFlow;
+  boost::asio::awaitable<void> Respond(http::Exchange& exchange, pipeline::RequestContext& ctx,
+                                       unsigned status, std::string_view content_type,
+                                       std::string body);
+  boost::asio::awaitable<void> RespondError(http::Exchange& exchange, pipeline::RequestContext& ctx,
+                                            const Error& error);
+  void Finish(http::Exchange& exchange, pipeline::RequestContext& ctx, RouteId route);
+  std::string ModelsBody() const;
+
+  const GatewayShared& shared_;
+  boost::asio::io_context& context_;
+  upstream::Pool pool_;
+  upstream::CallOptions call_options_;
+  pipeline::FilterChain chain_;
+  GatewayProbe probe_;
+  std::unique_ptr<observability::AccessLogBuffer> access_log_;
+  std::minstd_rand rng_;
+  const std::string models_body_;
+};
+
+}  // namespace turnpike::gateway

@@ -1,0 +1,105 @@
+#include "gateway/stream_relay.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "gateway/openai_errors.h"
+
+namespace turnpike::gateway {
+namespace net = boost::asio;
+using namespace boost::asio::experimental::awaitable_operators;
+
+namespace {
+constexpr std::string_view kKeepAliveComment = ": keep-alive\n\n";
+}
+
+net::awaitable<void> StreamRelay::Run() {
+  exchange_.response_headers().set("Cache-Control", "no-cache");
+  const bool started = co_await exchange_.StartStream(200, "text/event-stream");
+  ctx_.status = 200;
+  ctx_.phases.client_head = exchange_.head_sent_at();
+  if (!started) {
+    ctx_.status = 499;
+    call_.Cancel();
+    co_return;
+  }
+  last_upstream_bytes_ = pipeline::Clock::now();
+  if (keepalive_.count() > 0) {
+    co_await (Pump() || Tick());
+  } else {
+    co_await Pump();
+  }
+  Settle();
+}
+
+net::awaitable<void> StreamRelay::Pump() {
+  for (;;) {
+    Result<std::string_view> piece = co_await call_.ReadSome();
+    if (exchange_.client_gone()) {
+      ctx_.status = 499;
+      call_.Cancel();
+      co_return;
+    }
+    if (!piece.ok()) {
+      co_await FailMidStream(piece.error());
+      co_return;
+    }
+    if (piece.value().empty()) break;
+    last_upstream_bytes_ = pipeline::Clock::now();
+    Status fed = parser_.Feed(piece.value(), [this](const stream::SseEvent& event) {
+      if (event.has_data) {
+        const stream::ChunkKind kind = accumulator_.Consume(event.data);
+        if (kind == stream::ChunkKind::kUsageOnly && !client_wants_usage_) return;
+        if (ctx_.phases.first_token == pipeline::Clock::time_point{} &&
+            accumulator_.saw_first_token()) {
+          ctx_.phases.first_token = pipeline::Clock::now();
+        }
+      }
+      out_.append(event.raw);
+    });
+    if (!fed.ok()) {
+      call_.Cancel();
+      co_await FailMidStream(fed.error());
+      co_return;
+    }
+    if (out_.empty()) continue;
+    const bool written = co_await exchange_.Write(out_);
+    out_.clear();
+    if (!written) {
+      ctx_.status = 499;
+      call_.Cancel();
+      co_return;
+    }
+  }
+  co_await exchange_.EndStream();
+}
+
+net::awaitable<void> StreamRelay::Tick() {
+  net::steady_timer timer(co_await net::this_coro::executor);
+  for (;;) {
+    timer.expires_after(keepalive_);
+    auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+    if (ec) co_return;
+    if (pipeline::Clock::now() - last_upstream_bytes_ < keepalive_) continue;
+    if (!co_await exchange_.Write(kKeepAliveComment)) co_return;
+  }
+}
+
+net::awaitable<void> StreamRelay::FailMidStream(const Error& error) {
+  ctx_.error = error.code;
+  ctx_.status = 200;  // the client got a 200 head; the failure is in the stream and the log
+  const std::string event = OpenAiStreamErrorEvent(error);
+  if (co_await exchange_.Write(event)) co_await exchange_.EndStream();
+}
+
+void StreamRelay::Settle() {
+  const stream::Usage& usage = accumulator_.usage();
+  ctx_.usage = {usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens};
+  if (!accumulator_.choices().empty())
+    ctx_.finish_reason = accumulator_.choices().front().finish_reason;
+}
+
+}  // namespace turnpike::gateway

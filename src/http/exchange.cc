@@ -1,0 +1,205 @@
+#include "http/exchange.h"
+
+#include <sys/socket.h>
+
+#include <array>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/status.hpp>
+#include <cstdio>
+
+#include "http/connection.h"
+
+namespace turnpike::http {
+namespace {
+
+namespace net = boost::asio;
+constexpr auto kTuple = net::as_tuple(net::use_awaitable);
+constexpr size_t kMaxRequestIdLength = 128;
+
+bool IsSaneRequestId(std::string_view id) {
+  if (id.empty() || id.size() > kMaxRequestIdLength) return false;
+  for (char c : id) {
+    if (c <= ' ' || c > '~') return false;
+  }
+  return true;
+}
+
+// 128 bits of randomness are not needed: ids must be unique per process run and cheap.
+std::string GenerateRequestId() {
+  thread_local uint64_t counter = 0;
+  thread_local const uint64_t prefix =
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+      reinterpret_cast<uintptr_t>(&counter);
+  char buf[40];
+  int n = std::snprintf(buf, sizeof(buf), "%016llx%08llx", static_cast<unsigned long long>(prefix),
+                        static_cast<unsigned long long>(++counter));
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+void OnWatchComplete(const std::shared_ptr<Connection>& conn, uint64_t generation,
+                     boost::system::error_code ec, size_t n) {
+  if (!conn->watching || conn->watch_generation != generation) return;
+  conn->watching = false;
+  // A peeked byte means the client pipelined its next request: it is still there. Aborted
+  // means our own close. Anything else (EOF, reset) means the client is gone.
+  if (ec == net::error::operation_aborted || (!ec && n > 0)) return;
+  conn->peer_gone = true;
+  auto on_gone = std::move(conn->on_gone);
+  conn->on_gone = nullptr;
+  if (on_gone) on_gone();
+}
+
+}  // namespace
+
+Exchange::Exchange(std::shared_ptr<Connection> connection, Request& request,
+                   Clock::time_point started, bool draining)
+    : connection_(std::move(connection)),
+      request_(request),
+      started_(started),
+      draining_(draining) {
+  auto it = request_.find("x-request-id");
+  if (it != request_.end() && IsSaneRequestId(it->value())) {
+    request_id_ = std::string(it->value());
+  } else {
+    request_id_ = GenerateRequestId();
+  }
+}
+
+Exchange::~Exchange() { StopWatching(); }
+
+std::string_view Exchange::target() const { return request_.target(); }
+
+std::string Exchange::client_address() const {
+  boost::system::error_code ec;
+  auto ep = connection_->stream.socket().remote_endpoint(ec);
+  if (ec) return {};
+  return ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+bool Exchange::client_gone() const { return connection_->peer_gone; }
+
+bool Exchange::keep_alive() const {
+  return !draining_ && !connection_->peer_gone && state_ == State::kDone && request_.keep_alive();
+}
+
+void Exchange::WatchClient(std::function<void()> on_gone) {
+  Connection& c = *connection_;
+  if (c.peer_gone) {
+    if (on_gone) on_gone();
+    return;
+  }
+  c.on_gone = std::move(on_gone);
+  c.watching = true;
+  const uint64_t generation = ++c.watch_generation;
+  static thread_local char peek_byte;
+  c.stream.socket().async_receive(
+      net::buffer(&peek_byte, 1), net::socket_base::message_peek,
+      [conn = connection_, generation](boost::system::error_code ec, size_t n) {
+        OnWatchComplete(conn, generation, ec, n);
+      });
+}
+
+void Exchange::StopWatching() {
+  connection_->watching = false;
+  connection_->on_gone = nullptr;
+}
+
+std::string Exchange::SerializeHead(unsigned status, std::string_view content_type, bool chunked,
+                                    size_t content_length) {
+  std::string head;
+  head.reserve(256);
+  head.append("HTTP/1.1 ");
+  head.append(std::to_string(status));
+  head.push_back(' ');
+  head.append(boost::beast::http::obsolete_reason(static_cast<boost::beast::http::status>(status)));
+  head.append("\r\n");
+  if (!content_type.empty()) {
+    head.append("Content-Type: ").append(content_type).append("\r\n");
+  }
+  if (chunked) {
+    head.append("Transfer-Encoding: chunked\r\n");
+  } else {
+    head.append("Content-Length: ").append(std::to_string(content_length)).append("\r\n");
+  }
+  head.append("x-request-id: ").append(request_id_).append("\r\n");
+  for (const auto& field : response_headers_) {
+    head.append(field.name_string()).append(": ").append(field.value()).append("\r\n");
+  }
+  const bool keep = !draining_ && request_.keep_alive();
+  head.append(keep ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
+  return head;
+}
+
+net::awaitable<bool> Exchange::WriteBuffers(std::string_view head, std::string_view body,
+                                            std::string_view tail) {
+  Connection& c = *connection_;
+  while (writing_) {
+    if (!write_done_) {
+      // Armed once, never re-armed (re-arming would cancel other waiters); cancel() wakes all.
+      write_done_ = std::make_unique<net::steady_timer>(c.stream.get_executor());
+      write_done_->expires_at(net::steady_timer::time_point::max());
+    }
+    co_await write_done_->async_wait(kTuple);
+  }
+  if (c.peer_gone) co_return false;
+  writing_ = true;
+  std::array<net::const_buffer, 3> buffers{net::buffer(head), net::buffer(body), net::buffer(tail)};
+  c.stream.expires_after(c.write_timeout);
+  auto [ec, n] = co_await net::async_write(c.stream, buffers, kTuple);
+  c.stream.expires_never();
+  writing_ = false;
+  if (write_done_) write_done_->cancel();
+  if (ec) {
+    c.peer_gone = true;
+    co_return false;
+  }
+  co_return true;
+}
+
+net::awaitable<bool> Exchange::Respond(unsigned status, std::string_view content_type,
+                                       std::string body) {
+  if (state_ != State::kNew) co_return false;
+  state_ = State::kDone;
+  std::string head = SerializeHead(status, content_type, false, body.size());
+  head_sent_at_ = Clock::now();
+  bytes_sent_ += body.size();
+  co_return co_await WriteBuffers(head, body, {});
+}
+
+net::awaitable<bool> Exchange::StartStream(unsigned status, std::string_view content_type) {
+  if (state_ != State::kNew) co_return false;
+  state_ = State::kStreaming;
+  std::string head = SerializeHead(status, content_type, true, 0);
+  head_sent_at_ = Clock::now();
+  co_return co_await WriteBuffers(head, {}, {});
+}
+
+net::awaitable<bool> Exchange::Write(std::string_view data) {
+  if (state_ != State::kStreaming) co_return false;
+  if (data.empty()) co_return !connection_->peer_gone;
+  char size_line[24];
+  int n = std::snprintf(size_line, sizeof(size_line), "%zx\r\n", data.size());
+  bytes_sent_ += data.size();
+  co_return co_await WriteBuffers(std::string_view(size_line, static_cast<size_t>(n)), data,
+                                  "\r\n");
+}
+
+net::awaitable<bool> Exchange::EndStream() {
+  if (state_ != State::kStreaming) co_return false;
+  state_ = State::kDone;
+  co_return co_await WriteBuffers("0\r\n\r\n", {}, {});
+}
+
+void Exchange::Abort() {
+  state_ = State::kDone;
+  Connection& c = *connection_;
+  boost::system::error_code ec;
+  c.stream.socket().set_option(net::socket_base::linger(true, 0), ec);
+  c.stream.socket().close(ec);
+  c.peer_gone = true;
+}
+
+}  // namespace turnpike::http

@@ -1,0 +1,75 @@
+// The HTTP/1.1 server: N worker threads, each with its own event loop, SO_REUSEPORT listener,
+// connections and handler. No lock is taken on the request path.
+//
+// Life cycle (all calls from the thread that owns the Server):
+//   Server s(options, factory);
+//   Status st = s.Bind();   // a port already in use is an error here, never a half-bind
+//   s.Run();                // blocks until Drain() has finished or Stop() was called
+// Drain() may be called from any thread (a signal handler coroutine does): it stops
+// accepting, makes /readyz-style checks see draining(), answers every further request with
+// `Connection: close`, waits for in-flight exchanges to finish up to the drain timeout, then
+// closes whatever is left and makes Run() return.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/result.h"
+#include "http/handler.h"
+
+namespace turnpike::http {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 0;  // 0 = pick a free port; port() tells which after Bind()
+  int workers = 1;
+  size_t max_header_bytes = 16 * 1024;
+  size_t max_body_bytes = 4 * 1024 * 1024;
+  std::chrono::milliseconds read_headers_timeout{10'000};
+  std::chrono::milliseconds read_body_timeout{30'000};
+  std::chrono::milliseconds idle_timeout{60'000};  // keep-alive wait; also a stalled write
+  std::chrono::milliseconds drain_timeout{30'000};
+};
+
+class Worker;
+
+class Server {
+ public:
+  Server(ServerOptions options, HandlerFactory factory);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds one listener per worker to the same address. Fails if the address is in use
+  // (including by another SO_REUSEPORT group) or invalid.
+  Status Bind();
+  uint16_t port() const { return bound_port_; }
+
+  // Runs the workers; returns after a drain or Stop(). Worker 0 runs on the calling thread.
+  void Run();
+
+  // Thread-safe. Starts a graceful drain (idempotent).
+  void Drain();
+  bool draining() const { return draining_.load(std::memory_order_relaxed); }
+
+  // Thread-safe. Stops at once, cutting open exchanges.
+  void Stop();
+
+  // Exchanges being handled right now, over all workers (a relaxed sum).
+  int64_t in_flight() const;
+
+ private:
+  void WatchDrain();
+
+  const ServerOptions options_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<bool> draining_{false};
+  uint16_t bound_port_ = 0;
+};
+
+}  // namespace turnpike::http

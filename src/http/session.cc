@@ -1,0 +1,139 @@
+#include "http/session.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <optional>
+
+#include "http/connection.h"
+#include "http/exchange.h"
+
+namespace turnpike::http {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+constexpr auto kTuple = net::as_tuple(net::use_awaitable);
+constexpr size_t kFirstReadBytes = 16 * 1024;
+constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+// Maps a failed read to the error the client should see; nullopt = close silently (the client
+// left, or the connection sat idle).
+std::optional<Error> ReadError(beast::error_code ec, bool got_bytes) {
+  if (ec == bhttp::error::header_limit) {
+    return Error{ErrorCode::kHeadersTooLarge, "request header fields too large", ""};
+  }
+  if (ec == bhttp::error::body_limit) {
+    return Error{ErrorCode::kPayloadTooLarge, "request body too large", ""};
+  }
+  if (ec == beast::error::timeout) {
+    if (!got_bytes) return std::nullopt;
+    return Error{ErrorCode::kRequestTimeout, "timed out reading the request", ""};
+  }
+  if (ec == bhttp::error::end_of_stream || ec == net::error::eof ||
+      ec == net::error::connection_reset || ec == net::error::operation_aborted ||
+      ec == bhttp::error::partial_message) {
+    return std::nullopt;
+  }
+  if (ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category()) {
+    return Error{ErrorCode::kInvalidRequest, "malformed HTTP request: " + ec.message(), ""};
+  }
+  return std::nullopt;
+}
+
+class InFlight {
+ public:
+  explicit InFlight(std::atomic<int64_t>& counter) : counter_(counter) {
+    counter_.store(counter_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  ~InFlight() {
+    counter_.store(counter_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  std::atomic<int64_t>& counter_;
+};
+
+net::awaitable<void> AnswerReadError(SessionContext& ctx, const std::shared_ptr<Connection>& conn,
+                                     Request& request, const Error& error) {
+  request.keep_alive(false);
+  Exchange exchange(conn, request, Clock::now(), true);
+  std::string body = ctx.handler.RenderError(request.target(), error);
+  co_await exchange.Respond(static_cast<unsigned>(HttpStatus(error.code)), "application/json",
+                            std::move(body));
+}
+
+}  // namespace
+
+net::awaitable<void> RunSession(SessionContext ctx, std::shared_ptr<Connection> connection) {
+  Connection& c = *connection;
+  bool first = true;
+  for (;;) {
+    // Wait for the next request: the idle timeout applies until its first bytes arrive, then
+    // the header timeout.
+    if (c.buffer.size() == 0) {
+      c.stream.expires_after(first ? ctx.options.read_headers_timeout : ctx.options.idle_timeout);
+      auto [ec, n] = co_await c.stream.async_read_some(c.buffer.prepare(kFirstReadBytes), kTuple);
+      if (ec) break;
+      c.buffer.commit(n);
+    }
+    first = false;
+    const Clock::time_point started = Clock::now();
+
+    bhttp::request_parser<bhttp::string_body> parser;
+    parser.header_limit(static_cast<uint32_t>(ctx.options.max_header_bytes));
+    parser.body_limit(ctx.options.max_body_bytes);
+    c.stream.expires_after(ctx.options.read_headers_timeout);
+    auto [hec, hn] = co_await bhttp::async_read_header(c.stream, c.buffer, parser, kTuple);
+    if (hec) {
+      if (auto error = ReadError(hec, true)) {
+        co_await AnswerReadError(ctx, connection, parser.get(), *error);
+      }
+      break;
+    }
+    if (!parser.is_done()) {
+      auto expect = parser.get().find(bhttp::field::expect);
+      if (expect != parser.get().end() && beast::iequals(expect->value(), "100-continue")) {
+        c.stream.expires_after(ctx.options.read_body_timeout);
+        auto [wec, wn] = co_await net::async_write(c.stream, net::buffer(kContinue), kTuple);
+        if (wec) break;
+      }
+      c.stream.expires_after(ctx.options.read_body_timeout);
+      auto [bec, bn] = co_await bhttp::async_read(c.stream, c.buffer, parser, kTuple);
+      if (bec) {
+        if (auto error = ReadError(bec, true)) {
+          co_await AnswerReadError(ctx, connection, parser.get(), *error);
+        }
+        break;
+      }
+    }
+    c.stream.expires_never();
+
+    Request request = parser.release();
+    bool keep_alive = false;
+    {
+      InFlight in_flight(ctx.in_flight);
+      Exchange exchange(connection, request, started, ctx.draining.load(std::memory_order_relaxed));
+      co_await ctx.handler.Handle(exchange);
+      if (!exchange.answered()) {
+        Error error{ErrorCode::kInternal, "the handler gave no answer", ""};
+        co_await exchange.Respond(500, "application/json",
+                                  ctx.handler.RenderError(request.target(), error));
+      }
+      keep_alive = exchange.keep_alive();
+    }
+    if (!keep_alive) break;
+  }
+  beast::error_code ec;
+  c.stream.socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
+  c.stream.close();
+}
+
+}  // namespace turnpike::http

@@ -1,0 +1,91 @@
+#include "http/worker.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/socket_base.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "http/connection.h"
+#include "http/session.h"
+
+namespace turnpike::http {
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+namespace {
+constexpr auto kTuple = net::as_tuple(net::use_awaitable);
+constexpr int kListenBacklog = 4096;
+using ReusePort = net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
+}  // namespace
+
+Worker::Worker(int index, const ServerOptions& options, const std::atomic<bool>& draining)
+    : index_(index),
+      options_(options),
+      draining_(draining),
+      context_(std::make_unique<net::io_context>(1)) {
+  guard_.emplace(context_->get_executor());
+}
+
+Worker::~Worker() {
+  context_->stop();
+  acceptor_.reset();
+  if (handler_) handler_->Shutdown();
+  // Destroying the context destroys suspended sessions; they may still touch handler_.
+  guard_.reset();
+  context_.reset();
+  handler_.reset();
+}
+
+Status Worker::Listen(const tcp::endpoint& endpoint) {
+  boost::system::error_code ec;
+  auto acceptor = std::make_unique<tcp::acceptor>(*context_);
+  acceptor->open(endpoint.protocol(), ec);
+  if (!ec) acceptor->set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor->set_option(ReusePort(true), ec);
+  if (!ec) acceptor->bind(endpoint, ec);
+  if (!ec) acceptor->listen(kListenBacklog, ec);
+  if (ec) {
+    return Error{ErrorCode::kInternal, "cannot listen on " + endpoint.address().to_string() + ":" +
+                                           std::to_string(endpoint.port()) + ": " + ec.message()};
+  }
+  acceptor_ = std::move(acceptor);
+  return Ok{};
+}
+
+void Worker::Start(const HandlerFactory& factory) {
+  handler_ = factory(index_, *context_);
+  net::co_spawn(*context_, AcceptLoop(), net::detached);
+}
+
+void Worker::StopAccepting() {
+  net::post(*context_, [this] {
+    boost::system::error_code ec;
+    if (acceptor_) acceptor_->close(ec);
+  });
+}
+
+void Worker::Stop() { context_->stop(); }
+
+void Worker::Run() { context_->run(); }
+
+net::awaitable<void> Worker::AcceptLoop() {
+  for (;;) {
+    auto [ec, socket] = co_await acceptor_->async_accept(kTuple);
+    if (ec == net::error::operation_aborted || !acceptor_->is_open()) co_return;
+    if (ec) continue;  // EMFILE and friends: keep serving the connections we have
+    boost::system::error_code opt_ec;
+    socket.set_option(tcp::no_delay(true), opt_ec);
+    auto connection = std::make_shared<Connection>(std::move(socket));
+    connection->write_timeout = options_.idle_timeout;
+    net::co_spawn(*context_, Session(std::move(connection)), net::detached);
+  }
+}
+
+net::awaitable<void> Worker::Session(std::shared_ptr<Connection> connection) {
+  SessionContext ctx{options_, *handler_, draining_, in_flight_};
+  co_await RunSession(ctx, std::move(connection));
+}
+
+}  // namespace turnpike::http

@@ -1,0 +1,55 @@
+// Internal to http/: one worker thread's event loop, listener, handler and connections.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <memory>
+#include <optional>
+
+#include "common/result.h"
+#include "http/handler.h"
+#include "http/server.h"
+
+namespace turnpike::http {
+
+struct Connection;
+
+class Worker {
+ public:
+  Worker(int index, const ServerOptions& options, const std::atomic<bool>& draining);
+  ~Worker();
+
+  boost::asio::io_context& context() { return *context_; }
+  int index() const { return index_; }
+
+  // Binds this worker's SO_REUSEPORT listener. Called before Run, on the starting thread.
+  Status Listen(const boost::asio::ip::tcp::endpoint& endpoint);
+  // Makes the handler and starts the accept loop (on this worker's thread once it runs).
+  void Start(const HandlerFactory& factory);
+  // Thread-safe: stop accepting new connections.
+  void StopAccepting();
+  // Thread-safe: stops the event loop.
+  void Stop();
+  void Run();
+
+  int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+
+ private:
+  boost::asio::awaitable<void> AcceptLoop();
+  boost::asio::awaitable<void> Session(std::shared_ptr<Connection> connection);
+
+  const int index_;
+  const ServerOptions& options_;
+  const std::atomic<bool>& draining_;
+  std::atomic<int64_t> in_flight_{0};  // written by this worker only
+  std::unique_ptr<Handler> handler_;
+  // Destroyed first (see ~Worker): coroutine frames it holds may still use handler_.
+  std::unique_ptr<boost::asio::io_context> context_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard_;
+  std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
+};
+
+}  // namespace turnpike::http

@@ -1,0 +1,63 @@
+// What one request carries through the filter chain and the front door that runs it.
+//
+// Ownership: a front door creates one RequestContext per request on its coroutine frame and
+// passes it by reference to each filter. Single-threaded (the connection's worker).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/error.h"
+#include "pipeline/route_table.h"
+
+namespace turnpike::pipeline {
+
+using Clock = std::chrono::steady_clock;
+
+// Timestamps of a request's phases; default-constructed = not reached.
+struct Phases {
+  Clock::time_point received;            // first byte of the request read
+  Clock::time_point parsed;              // body read and the fields the gateway needs extracted
+  Clock::time_point admitted;            // the filter chain said continue
+  Clock::time_point upstream_connected;  // a new upstream connection is ready (absent if reused)
+  Clock::time_point upstream_sent;       // the request was written upstream (last attempt)
+  Clock::time_point upstream_head;       // the upstream response head arrived
+  Clock::time_point client_head;         // the response head was written to the client
+  Clock::time_point first_token;         // the first content or tool-call delta was forwarded
+  Clock::time_point done;                // the response ended
+};
+
+struct Usage {
+  int64_t prompt_tokens = -1;
+  int64_t completion_tokens = -1;
+  int64_t cached_tokens = -1;
+};
+
+struct RequestContext {
+  // Set by the front door before the chain runs.
+  std::string_view request_id;
+  std::string_view route_name;  // "chat_completions", ...
+  std::string model;            // the public model name the client asked for
+  bool stream = false;
+  Phases phases;
+
+  // Set by the route filter.
+  const ModelEntry* model_entry = nullptr;
+  AttemptPlan attempts;
+
+  // Set by the front door as the request runs; read by OnComplete hooks.
+  const DeploymentTarget* deployment = nullptr;  // the one that answered (last tried)
+  int attempts_made = 0;
+  int status = 0;  // what the client got (499 = the client went away first)
+  int upstream_status = -1;
+  std::optional<ErrorCode> error;
+  Usage usage;
+  std::string finish_reason;
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+};
+
+}  // namespace turnpike::pipeline

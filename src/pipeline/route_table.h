@@ -1,0 +1,70 @@
+// The routing table: public model names -> deployments, built once from config.
+//
+// Immutable after Build(); shared read-only by every worker (a later admin API publishes a new
+// table as a new snapshot). Holds everything a request needs pre-computed: parsed origins,
+// the upstream path and the Authorization header, so the hot path only looks things up.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/result.h"
+#include "config/config.h"
+#include "upstream/origin.h"
+
+namespace turnpike::pipeline {
+
+struct DeploymentTarget {
+  std::string provider;        // "openai"
+  std::string name;            // for logs and metrics: "<origin key><base path>"
+  std::string upstream_model;  // the model name sent upstream
+  upstream::Origin origin;
+  std::string chat_path;      // base path + "/chat/completions"
+  std::string authorization;  // "Bearer <key>" or empty
+  uint32_t weight = 1;
+};
+
+struct ModelEntry {
+  std::string name;
+  size_t index = 0;  // dense index, for per-model metrics
+  std::vector<DeploymentTarget> deployments;
+  uint64_t total_weight = 0;
+};
+
+class RouteTable {
+ public:
+  // Throws config::ConfigError on an unparseable base URL (start-up only).
+  static std::shared_ptr<const RouteTable> Build(const config::Config& config);
+
+  // nullptr when the model is unknown.
+  const ModelEntry* Find(std::string_view model) const;
+  const std::vector<ModelEntry>& models() const { return models_; }
+
+ private:
+  std::vector<ModelEntry> models_;
+  std::unordered_map<std::string_view, size_t> by_name_;  // views into models_
+};
+
+// Up to kMaxAttempts deployment indexes to try, in order: a weighted random draw without
+// replacement, then repeating from the start if attempts outnumber deployments.
+constexpr int kMaxAttempts = 10;
+struct AttemptPlan {
+  uint8_t order[kMaxAttempts];
+  int count = 0;
+};
+AttemptPlan PlanAttempts(const ModelEntry& model, int max_attempts, std::minstd_rand& rng);
+
+// Delay before attempt `attempt` (1-based retries): exponential from `base`, capped at `max`,
+// with jitter in [d/2, d].
+std::chrono::milliseconds Backoff(int attempt, std::chrono::milliseconds base,
+                                  std::chrono::milliseconds max, std::minstd_rand& rng);
+
+// Seconds from a Retry-After header (delta-seconds form only); negative if absent/unparseable.
+int64_t ParseRetryAfterSeconds(std::string_view value);
+
+}  // namespace turnpike::pipeline

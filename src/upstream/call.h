@@ -1,0 +1,99 @@
+// One HTTP exchange with an upstream origin: connect (or reuse a pooled connection), send the
+// request, read the response head, then the body piece by piece as it arrives.
+//
+// Ownership: a Call borrows its worker's Pool and the Origin (both outlive it) and owns the
+// connection while it runs. When the body has been read to the end on a keep-alive response,
+// the connection goes back to the pool; in every other case (error, cancel, early destruction)
+// it is closed. Thread safety: the owning worker's thread only.
+//
+// Timeouts: connect (incl. TLS handshake), first byte (the response head), and idle between
+// body reads. There is no total deadline: a stream may run as long as it keeps talking.
+//
+// Cancel() may be called at any time (e.g. when the client disconnects): it closes the socket,
+// so a pending operation completes at once with an error and nothing more is read.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+#include "upstream/origin.h"
+#include "upstream/pool.h"
+
+namespace turnpike::upstream {
+
+struct CallOptions {
+  std::chrono::milliseconds connect_timeout{5'000};
+  std::chrono::milliseconds first_byte_timeout{60'000};
+  std::chrono::milliseconds idle_timeout{60'000};
+  size_t read_buffer_bytes = 16 * 1024;  // the most one ReadSome() returns
+};
+
+struct OutgoingRequest {
+  std::string_view method = "POST";
+  std::string target;  // origin-form, e.g. "/v1/chat/completions"
+  std::string_view body;
+  std::vector<std::pair<std::string, std::string>> headers;  // besides Host, Content-Length
+};
+
+class Call {
+ public:
+  Call(Pool& pool, const Origin& origin, const CallOptions& options);
+  ~Call();
+  Call(const Call&) = delete;
+  Call& operator=(const Call&) = delete;
+
+  // Sends the request and reads the response head. Errors: kUpstreamUnavailable (connect,
+  // reset, cancelled), kUpstreamTimeout, kUpstreamBadResponse (unparseable head).
+  boost::asio::awaitable<Status> Start(const OutgoingRequest& request);
+
+  unsigned status() const;
+  // A response header's value, or "" if absent.
+  std::string_view header(std::string_view name) const;
+
+  // The next piece of the body; an empty view means the body is complete. The view is valid
+  // until the next call.
+  boost::asio::awaitable<Result<std::string_view>> ReadSome();
+  // The whole body; kUpstreamBadResponse if it is larger than `max_bytes`.
+  boost::asio::awaitable<Result<std::string>> ReadAll(size_t max_bytes);
+
+  void Cancel();
+  bool cancelled() const { return cancelled_; }
+
+  // Phase timings (steady clock); default-constructed until reached.
+  bool reused() const { return reused_; }
+  Clock::time_point connected_at() const { return connected_at_; }
+  Clock::time_point request_sent_at() const { return request_sent_at_; }
+  Clock::time_point head_received_at() const { return head_received_at_; }
+
+ private:
+  using Parser = boost::beast::http::response_parser<boost::beast::http::buffer_body>;
+  boost::asio::awaitable<Status> Connect();
+  boost::asio::awaitable<boost::system::error_code> SendAndReadHead(const std::string& head,
+                                                                    std::string_view body);
+  Error Failure(boost::system::error_code ec, std::string_view during) const;
+  void Finish();
+
+  Pool& pool_;
+  const Origin& origin_;
+  const CallOptions& options_;
+  std::unique_ptr<UpstreamConnection> connection_;
+  std::optional<Parser> parser_;
+  std::vector<char> read_buffer_;
+  bool cancelled_ = false;
+  bool reused_ = false;
+  bool done_ = false;
+  Clock::time_point connected_at_{};
+  Clock::time_point request_sent_at_{};
+  Clock::time_point head_received_at_{};
+};
+
+}  // namespace turnpike::upstream
