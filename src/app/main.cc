@@ -1,5 +1,7 @@
 // turnpike: one binary, several commands. Each command registers itself; see app/README in
 // src/README.md for the composition root's role.
+#include <signal.h>
+
 #include <CLI/CLI.hpp>
 
 #include "app/serve_command.h"
@@ -7,6 +9,8 @@
 #include "mock/mock_command.h"
 
 int main(int argc, char** argv) {
+  // Sockets use MSG_NOSIGNAL; this covers the access log writing to a closed stdout pipe.
+  signal(SIGPIPE, SIG_IGN);
   CLI::App app{"Turnpike: a multi-tenant AI gateway"};
   app.require_subcommand(1);
   turnpike::app::RegisterServeCommands(app);

@@ -43,11 +43,10 @@ net::awaitable<void> ChatFlow::Run() {
   const auto& request = exchange_.request();
   auto content_type = request.find(boost::beast::http::field::content_type);
   if (content_type != request.end() && !ContentTypeIs(content_type->value(), kJson)) {
-    co_await handler_.RespondError(
-        exchange_, ctx_,
-        Error{ErrorCode::kUnsupportedMediaType,
-              "Content-Type must be application/json, not " + std::string(content_type->value()),
-              ""});
+    const Error error{
+        ErrorCode::kUnsupportedMediaType,
+        "Content-Type must be application/json, not " + std::string(content_type->value()), ""};
+    co_await handler_.RespondError(exchange_, ctx_, error);
     co_return;
   }
   Result<providers::openai::ChatRequestInfo> info =
@@ -185,12 +184,13 @@ net::awaitable<void> ChatFlow::GiveUp(const std::optional<Error>& error,
                   "The upstream provider answered HTTP " + std::to_string(answer->status) + ".",
                   ""};
     ctx_.error = wrapped.code;
-    co_await handler_.Respond(exchange_, ctx_, answer->status, kJson, OpenAiErrorBody(wrapped));
+    std::string body = OpenAiErrorBody(wrapped);
+    co_await handler_.Respond(exchange_, ctx_, answer->status, kJson, std::move(body));
     co_return;
   }
-  co_await handler_.RespondError(
-      exchange_, ctx_,
-      error.value_or(Error{ErrorCode::kUpstreamUnavailable, "No upstream attempt was made.", ""}));
+  const Error final_error =
+      error.value_or(Error{ErrorCode::kUpstreamUnavailable, "No upstream attempt was made.", ""});
+  co_await handler_.RespondError(exchange_, ctx_, final_error);
 }
 
 net::awaitable<void> ChatFlow::RelayWhole(upstream::Call& call) {

@@ -104,8 +104,9 @@ net::awaitable<void> LlmHandler::Respond(http::Exchange& exchange, pipeline::Req
 net::awaitable<void> LlmHandler::RespondError(http::Exchange& exchange,
                                               pipeline::RequestContext& ctx, const Error& error) {
   ctx.error = error.code;
+  std::string body = OpenAiErrorBody(error);
   co_await Respond(exchange, ctx, static_cast<unsigned>(HttpStatus(error.code)), kJson,
-                   OpenAiErrorBody(error));
+                   std::move(body));
 }
 
 net::awaitable<void> LlmHandler::Handle(http::Exchange& exchange) {
@@ -130,7 +131,8 @@ net::awaitable<void> LlmHandler::Handle(http::Exchange& exchange) {
     route = RouteId::kChatCompletions;
     ctx.route_name = RouteName(route);
     if (method != bhttp::verb::post) {
-      co_await RespondError(exchange, ctx, method_not_allowed("POST"));
+      const Error error = method_not_allowed("POST");
+      co_await RespondError(exchange, ctx, error);
     } else {
       ChatFlow flow(*this, exchange, ctx);
       co_await flow.Run();
@@ -142,29 +144,42 @@ net::awaitable<void> LlmHandler::Handle(http::Exchange& exchange) {
                                  : RouteId::kHealth;
     ctx.route_name = RouteName(route);
     if (method != bhttp::verb::get && method != bhttp::verb::head) {
-      co_await RespondError(exchange, ctx, method_not_allowed("GET"));
+      const Error error = method_not_allowed("GET");
+      co_await RespondError(exchange, ctx, error);
     } else if (!request.body().empty()) {
-      co_await RespondError(
-          exchange, ctx,
-          Error{ErrorCode::kInvalidRequest, "A GET request must not have a body.", ""});
-    } else if (route == RouteId::kModels) {
-      co_await Respond(exchange, ctx, 200, kJson, models_body_);
-    } else if (route == RouteId::kMetrics) {
-      co_await Respond(exchange, ctx, 200, kPrometheusText, RenderMetrics(shared_.probes));
-    } else if (path == "/readyz" && exchange.draining()) {
-      co_await Respond(exchange, ctx, 503, kJson, R"({"status":"draining"})");
+      const Error error{ErrorCode::kInvalidRequest, "A GET request must not have a body.", ""};
+      co_await RespondError(exchange, ctx, error);
     } else {
-      co_await Respond(exchange, ctx, 200, kJson, R"({"status":"ok"})");
+      co_await AnswerGet(exchange, ctx, route, path);
     }
   } else {
     ctx.route_name = RouteName(route);
-    co_await RespondError(exchange, ctx,
-                          Error{ErrorCode::kNotFound,
-                                "Invalid URL (" + std::string(request.method_string()) + " " +
-                                    std::string(path) + ")",
-                                ""});
+    const Error error{
+        ErrorCode::kNotFound,
+        "Invalid URL (" + std::string(request.method_string()) + " " + std::string(path) + ")", ""};
+    co_await RespondError(exchange, ctx, error);
   }
   Finish(exchange, ctx, route);
+}
+
+net::awaitable<void> LlmHandler::AnswerGet(http::Exchange& exchange, pipeline::RequestContext& ctx,
+                                           RouteId route, std::string_view path) {
+  // Bodies are named before co_await (GCC 12 mishandles temporaries in co_await expressions).
+  std::string body;
+  unsigned status = 200;
+  std::string_view content_type = kJson;
+  if (route == RouteId::kModels) {
+    body = models_body_;
+  } else if (route == RouteId::kMetrics) {
+    body = RenderMetrics(shared_.probes);
+    content_type = kPrometheusText;
+  } else if (path == "/readyz" && exchange.draining()) {
+    status = 503;
+    body = R"({"status":"draining"})";
+  } else {
+    body = R"({"status":"ok"})";
+  }
+  co_await Respond(exchange, ctx, status, content_type, std::move(body));
 }
 
 void LlmHandler::Finish(http::Exchange& exchange, pipeline::RequestContext& ctx, RouteId route) {

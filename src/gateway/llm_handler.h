@@ -55,6 +55,8 @@ class LlmHandler : public http::Handler {
                                        std::string body);
   boost::asio::awaitable<void> RespondError(http::Exchange& exchange, pipeline::RequestContext& ctx,
                                             const Error& error);
+  boost::asio::awaitable<void> AnswerGet(http::Exchange& exchange, pipeline::RequestContext& ctx,
+                                         RouteId route, std::string_view path);
   void Finish(http::Exchange& exchange, pipeline::RequestContext& ctx, RouteId route);
   std::string ModelsBody() const;
 

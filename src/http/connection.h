@@ -1,30 +1,45 @@
 // Internal to http/: the state of one client connection, shared between its session coroutine
-// and the client-watch completion handler (hence shared_ptr: the handler may outlive the
-// exchange that armed it). Lives on one worker thread.
+// and the completion handlers of its deadline timer and client watch (hence shared_ptr: a
+// handler may run after the exchange that armed it). Lives on one worker thread.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 namespace turnpike::http {
 
-struct Connection {
-  explicit Connection(boost::asio::ip::tcp::socket socket) : stream(std::move(socket)) {}
+struct Connection : std::enable_shared_from_this<Connection> {
+  explicit Connection(boost::asio::ip::tcp::socket s)
+      : socket(std::move(s)), deadline(socket.get_executor()) {}
 
-  boost::beast::tcp_stream stream;
+  // Bounds the next I/O: when the deadline passes, pending operations on the socket are
+  // cancelled (not the socket closed), so the session can still answer 408.
+  void Arm(std::chrono::milliseconds timeout);
+  void Disarm();
+  // Whether the last armed deadline passed (the cancelled operation reports operation_aborted).
+  bool deadline_hit() const { return deadline_hit_; }
+  void Close();
+
+  boost::asio::ip::tcp::socket socket;
+  boost::asio::steady_timer deadline;
   boost::beast::flat_buffer buffer;
   std::chrono::milliseconds write_timeout{60'000};
-  bool peer_gone = false;  // the client closed or reset the connection
+  bool peer_gone = false;  // the client closed or reset the connection, or stalled a write
 
-  // Client watch (see Exchange::WatchClient). A generation number tells a stale completion
-  // (from a watch already stopped) from the current one.
-  uint64_t watch_generation = 0;
+  // Client watch (see Exchange::WatchClient). At most one peek is pending per connection; a
+  // new watch reuses it, and a completion with no watch active is ignored.
+  bool peek_pending = false;
   bool watching = false;
   std::function<void()> on_gone;
+
+ private:
+  uint64_t arm_generation_ = 0;
+  bool deadline_hit_ = false;
 };
 
 }  // namespace turnpike::http

@@ -39,12 +39,14 @@ std::string GenerateRequestId() {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-void OnWatchComplete(const std::shared_ptr<Connection>& conn, uint64_t generation,
-                     boost::system::error_code ec, size_t n) {
-  if (!conn->watching || conn->watch_generation != generation) return;
+void OnWatchComplete(const std::shared_ptr<Connection>& conn, boost::system::error_code ec,
+                     size_t n) {
+  conn->peek_pending = false;
+  if (!conn->watching) return;
   conn->watching = false;
-  // A peeked byte means the client pipelined its next request: it is still there. Aborted
-  // means our own close. Anything else (EOF, reset) means the client is gone.
+  // A peeked byte means the client pipelined its next request: it is still there (and can no
+  // longer be watched this way). Aborted means our own cancel or close. Anything else (EOF,
+  // reset) means the client is gone.
   if (ec == net::error::operation_aborted || (!ec && n > 0)) return;
   conn->peer_gone = true;
   auto on_gone = std::move(conn->on_gone);
@@ -74,7 +76,7 @@ std::string_view Exchange::target() const { return request_.target(); }
 
 std::string Exchange::client_address() const {
   boost::system::error_code ec;
-  auto ep = connection_->stream.socket().remote_endpoint(ec);
+  auto ep = connection_->socket.remote_endpoint(ec);
   if (ec) return {};
   return ep.address().to_string() + ":" + std::to_string(ep.port());
 }
@@ -93,13 +95,13 @@ void Exchange::WatchClient(std::function<void()> on_gone) {
   }
   c.on_gone = std::move(on_gone);
   c.watching = true;
-  const uint64_t generation = ++c.watch_generation;
+  if (c.peek_pending) return;
+  c.peek_pending = true;
   static thread_local char peek_byte;
-  c.stream.socket().async_receive(
-      net::buffer(&peek_byte, 1), net::socket_base::message_peek,
-      [conn = connection_, generation](boost::system::error_code ec, size_t n) {
-        OnWatchComplete(conn, generation, ec, n);
-      });
+  c.socket.async_receive(net::buffer(&peek_byte, 1), net::socket_base::message_peek,
+                         [conn = connection_](boost::system::error_code ec, size_t n) {
+                           OnWatchComplete(conn, ec, n);
+                         });
 }
 
 void Exchange::StopWatching() {
@@ -139,7 +141,7 @@ net::awaitable<bool> Exchange::WriteBuffers(std::string_view head, std::string_v
   while (writing_) {
     if (!write_done_) {
       // Armed once, never re-armed (re-arming would cancel other waiters); cancel() wakes all.
-      write_done_ = std::make_unique<net::steady_timer>(c.stream.get_executor());
+      write_done_ = std::make_unique<net::steady_timer>(c.socket.get_executor());
       write_done_->expires_at(net::steady_timer::time_point::max());
     }
     co_await write_done_->async_wait(kTuple);
@@ -147,9 +149,9 @@ net::awaitable<bool> Exchange::WriteBuffers(std::string_view head, std::string_v
   if (c.peer_gone) co_return false;
   writing_ = true;
   std::array<net::const_buffer, 3> buffers{net::buffer(head), net::buffer(body), net::buffer(tail)};
-  c.stream.expires_after(c.write_timeout);
-  auto [ec, n] = co_await net::async_write(c.stream, buffers, kTuple);
-  c.stream.expires_never();
+  c.Arm(c.write_timeout);
+  auto [ec, n] = co_await net::async_write(c.socket, buffers, kTuple);
+  c.Disarm();
   writing_ = false;
   if (write_done_) write_done_->cancel();
   if (ec) {
@@ -197,8 +199,8 @@ void Exchange::Abort() {
   state_ = State::kDone;
   Connection& c = *connection_;
   boost::system::error_code ec;
-  c.stream.socket().set_option(net::socket_base::linger(true, 0), ec);
-  c.stream.socket().close(ec);
+  c.socket.set_option(net::socket_base::linger(true, 0), ec);
+  c.Close();
   c.peer_gone = true;
 }
 

@@ -78,7 +78,8 @@ class Exchange {
 
   // Calls `on_gone` once if the client closes its connection while this exchange waits on
   // something else (the upstream), so that work can be cancelled at once, also before the
-  // response started. Only one watch at a time; StopWatching() or the destructor ends it.
+  // response started. Only one watch at a time; StopWatching() or the destructor ends it. If
+  // the client is already known to be gone, `on_gone` runs before WatchClient returns.
   void WatchClient(std::function<void()> on_gone);
   void StopWatching();
 

@@ -26,8 +26,10 @@ Result<uint16_t> ProbeAddress(net::io_context& context, const tcp::endpoint& end
   if (!ec) probe.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) probe.bind(endpoint, ec);
   if (ec) {
-    return Error{ErrorCode::kInternal, "cannot listen on " + endpoint.address().to_string() + ":" +
-                                           std::to_string(endpoint.port()) + ": " + ec.message()};
+    return Error{ErrorCode::kInternal,
+                 "cannot listen on " + endpoint.address().to_string() + ":" +
+                     std::to_string(endpoint.port()) + ": " + ec.message(),
+                 ""};
   }
   uint16_t port = probe.local_endpoint().port();
   probe.close(ec);
@@ -48,7 +50,7 @@ Server::~Server() = default;
 Status Server::Bind() {
   boost::system::error_code ec;
   auto address = net::ip::make_address(options_.host, ec);
-  if (ec) return Error{ErrorCode::kInternal, "invalid listen address: " + options_.host};
+  if (ec) return Error{ErrorCode::kInternal, "invalid listen address: " + options_.host, ""};
   Result<uint16_t> port =
       ProbeAddress(workers_[0]->context(), tcp::endpoint(address, options_.port));
   if (!port.ok()) return port.error();

@@ -21,17 +21,22 @@ namespace bhttp = beast::http;
 constexpr auto kTuple = net::as_tuple(net::use_awaitable);
 constexpr size_t kFirstReadBytes = 16 * 1024;
 constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+// After an error answer, unread request bytes would make close() send a reset that can destroy
+// the answer before the client reads it; so read and discard for a while first (nginx's
+// lingering close).
+constexpr std::chrono::milliseconds kLingerTime{500};
+constexpr size_t kLingerBytes = 1024 * 1024;
 
 // Maps a failed read to the error the client should see; nullopt = close silently (the client
 // left, or the connection sat idle).
-std::optional<Error> ReadError(beast::error_code ec, bool got_bytes) {
+std::optional<Error> ReadError(beast::error_code ec, bool timed_out, bool got_bytes) {
   if (ec == bhttp::error::header_limit) {
     return Error{ErrorCode::kHeadersTooLarge, "request header fields too large", ""};
   }
   if (ec == bhttp::error::body_limit) {
     return Error{ErrorCode::kPayloadTooLarge, "request body too large", ""};
   }
-  if (ec == beast::error::timeout) {
+  if (timed_out) {
     if (!got_bytes) return std::nullopt;
     return Error{ErrorCode::kRequestTimeout, "timed out reading the request", ""};
   }
@@ -70,6 +75,19 @@ net::awaitable<void> AnswerReadError(SessionContext& ctx, const std::shared_ptr<
                             std::move(body));
 }
 
+net::awaitable<void> LingeringClose(Connection& c) {
+  beast::error_code ec;
+  c.socket.shutdown(net::ip::tcp::socket::shutdown_send, ec);
+  c.Arm(kLingerTime);
+  size_t discarded = 0;
+  char scratch[4096];
+  while (discarded < kLingerBytes) {
+    auto [rec, n] = co_await c.socket.async_read_some(net::buffer(scratch), kTuple);
+    if (rec) break;
+    discarded += n;
+  }
+}
+
 }  // namespace
 
 net::awaitable<void> RunSession(SessionContext ctx, std::shared_ptr<Connection> connection) {
@@ -79,8 +97,8 @@ net::awaitable<void> RunSession(SessionContext ctx, std::shared_ptr<Connection> 
     // Wait for the next request: the idle timeout applies until its first bytes arrive, then
     // the header timeout.
     if (c.buffer.size() == 0) {
-      c.stream.expires_after(first ? ctx.options.read_headers_timeout : ctx.options.idle_timeout);
-      auto [ec, n] = co_await c.stream.async_read_some(c.buffer.prepare(kFirstReadBytes), kTuple);
+      c.Arm(first ? ctx.options.read_headers_timeout : ctx.options.idle_timeout);
+      auto [ec, n] = co_await c.socket.async_read_some(c.buffer.prepare(kFirstReadBytes), kTuple);
       if (ec) break;
       c.buffer.commit(n);
     }
@@ -90,31 +108,33 @@ net::awaitable<void> RunSession(SessionContext ctx, std::shared_ptr<Connection> 
     bhttp::request_parser<bhttp::string_body> parser;
     parser.header_limit(static_cast<uint32_t>(ctx.options.max_header_bytes));
     parser.body_limit(ctx.options.max_body_bytes);
-    c.stream.expires_after(ctx.options.read_headers_timeout);
-    auto [hec, hn] = co_await bhttp::async_read_header(c.stream, c.buffer, parser, kTuple);
+    c.Arm(ctx.options.read_headers_timeout);
+    auto [hec, hn] = co_await bhttp::async_read_header(c.socket, c.buffer, parser, kTuple);
     if (hec) {
-      if (auto error = ReadError(hec, true)) {
+      if (auto error = ReadError(hec, c.deadline_hit(), true)) {
         co_await AnswerReadError(ctx, connection, parser.get(), *error);
+        co_await LingeringClose(c);
       }
       break;
     }
     if (!parser.is_done()) {
       auto expect = parser.get().find(bhttp::field::expect);
       if (expect != parser.get().end() && beast::iequals(expect->value(), "100-continue")) {
-        c.stream.expires_after(ctx.options.read_body_timeout);
-        auto [wec, wn] = co_await net::async_write(c.stream, net::buffer(kContinue), kTuple);
+        c.Arm(ctx.options.read_body_timeout);
+        auto [wec, wn] = co_await net::async_write(c.socket, net::buffer(kContinue), kTuple);
         if (wec) break;
       }
-      c.stream.expires_after(ctx.options.read_body_timeout);
-      auto [bec, bn] = co_await bhttp::async_read(c.stream, c.buffer, parser, kTuple);
+      c.Arm(ctx.options.read_body_timeout);
+      auto [bec, bn] = co_await bhttp::async_read(c.socket, c.buffer, parser, kTuple);
       if (bec) {
-        if (auto error = ReadError(bec, true)) {
+        if (auto error = ReadError(bec, c.deadline_hit(), true)) {
           co_await AnswerReadError(ctx, connection, parser.get(), *error);
+          co_await LingeringClose(c);
         }
         break;
       }
     }
-    c.stream.expires_never();
+    c.Disarm();
 
     Request request = parser.release();
     bool keep_alive = false;
@@ -123,17 +143,17 @@ net::awaitable<void> RunSession(SessionContext ctx, std::shared_ptr<Connection> 
       Exchange exchange(connection, request, started, ctx.draining.load(std::memory_order_relaxed));
       co_await ctx.handler.Handle(exchange);
       if (!exchange.answered()) {
-        Error error{ErrorCode::kInternal, "the handler gave no answer", ""};
-        co_await exchange.Respond(500, "application/json",
-                                  ctx.handler.RenderError(request.target(), error));
+        const Error error{ErrorCode::kInternal, "the handler gave no answer", ""};
+        std::string body = ctx.handler.RenderError(request.target(), error);
+        co_await exchange.Respond(500, "application/json", std::move(body));
       }
       keep_alive = exchange.keep_alive();
     }
     if (!keep_alive) break;
   }
   beast::error_code ec;
-  c.stream.socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
-  c.stream.close();
+  c.socket.shutdown(net::ip::tcp::socket::shutdown_send, ec);
+  c.Close();
 }
 
 }  // namespace turnpike::http

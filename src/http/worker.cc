@@ -47,8 +47,10 @@ Status Worker::Listen(const tcp::endpoint& endpoint) {
   if (!ec) acceptor->bind(endpoint, ec);
   if (!ec) acceptor->listen(kListenBacklog, ec);
   if (ec) {
-    return Error{ErrorCode::kInternal, "cannot listen on " + endpoint.address().to_string() + ":" +
-                                           std::to_string(endpoint.port()) + ": " + ec.message()};
+    return Error{ErrorCode::kInternal,
+                 "cannot listen on " + endpoint.address().to_string() + ":" +
+                     std::to_string(endpoint.port()) + ": " + ec.message(),
+                 ""};
   }
   acceptor_ = std::move(acceptor);
   return Ok{};

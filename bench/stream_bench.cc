@@ -1,0 +1,115 @@
+// Stream stages per event: SSE framing and the chat accumulator tee.
+//
+//   ninja -C build bench/stream_bench && build/bench/stream_bench
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "stream/chat_accumulator.h"
+#include "stream/sse_parser.h"
+
+namespace turnpike::stream {
+namespace {
+
+// A typical OpenAI content chunk (~230 bytes of JSON; the event is ~240 bytes).
+const std::string kChunkJson =
+    R"({"id":"chatcmpl-AbCdEfGhIjKlMnOpQrStUvWxYz012","object":"chat.completion.chunk",)"
+    R"("created":1718000000,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1",)"
+    R"("choices":[{"index":0,"delta":{"content":" world"},"logprobs":null,"finish_reason":null}]})";
+// A short chunk close to the ~150-byte events of smaller providers.
+const std::string kShortChunkJson =
+    R"({"id":"cmpl-7","object":"chat.completion.chunk","created":1718000000,"model":"llama3",)"
+    R"("choices":[{"index":0,"delta":{"content":" the"},"finish_reason":null}]})";
+
+std::string Event(const std::string& json) { return "data: " + json + "\n\n"; }
+
+void CountEvents(benchmark::State& state, size_t events_per_iteration, size_t bytes) {
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * events_per_iteration));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+}
+
+// One event per read: the usual shape of a token stream.
+void BM_SseOneEventPerFeed(benchmark::State& state, const std::string& json) {
+  const std::string event = Event(json);
+  SseParser parser;
+  size_t data_bytes = 0;
+  for (auto _ : state) {
+    Status status = parser.Feed(event, [&](const SseEvent& e) { data_bytes += e.data.size(); });
+    benchmark::DoNotOptimize(status);
+  }
+  benchmark::DoNotOptimize(data_bytes);
+  CountEvents(state, 1, event.size());
+  state.counters["event_bytes"] = static_cast<double>(event.size());
+}
+BENCHMARK_CAPTURE(BM_SseOneEventPerFeed, openai_chunk, kChunkJson);
+BENCHMARK_CAPTURE(BM_SseOneEventPerFeed, short_chunk, kShortChunkJson);
+
+// Many events per read (a fast upstream, a slow reader).
+void BM_SseManyEventsPerFeed(benchmark::State& state) {
+  constexpr size_t kEvents = 64;
+  std::string chunk;
+  for (size_t i = 0; i < kEvents; ++i) chunk += Event(kChunkJson);
+  SseParser parser;
+  size_t data_bytes = 0;
+  for (auto _ : state) {
+    Status status = parser.Feed(chunk, [&](const SseEvent& e) { data_bytes += e.data.size(); });
+    benchmark::DoNotOptimize(status);
+  }
+  benchmark::DoNotOptimize(data_bytes);
+  CountEvents(state, kEvents, chunk.size());
+}
+BENCHMARK(BM_SseManyEventsPerFeed);
+
+// Every event split in the middle across two reads: the copying path.
+void BM_SseEventSplitAcrossFeeds(benchmark::State& state) {
+  const std::string event = Event(kChunkJson);
+  const std::string_view head = std::string_view(event).substr(0, event.size() / 2);
+  const std::string_view rest = std::string_view(event).substr(event.size() / 2);
+  SseParser parser;
+  size_t data_bytes = 0;
+  auto on_event = [&](const SseEvent& e) { data_bytes += e.data.size(); };
+  for (auto _ : state) {
+    Status first = parser.Feed(head, on_event);
+    Status second = parser.Feed(rest, on_event);
+    benchmark::DoNotOptimize(first);
+    benchmark::DoNotOptimize(second);
+  }
+  benchmark::DoNotOptimize(data_bytes);
+  CountEvents(state, 1, event.size());
+}
+BENCHMARK(BM_SseEventSplitAcrossFeeds);
+
+// A stream of kStreamChunks content chunks into a fresh accumulator per iteration, so content
+// growth and the accumulator's construction are amortized as in a real stream.
+constexpr size_t kStreamChunks = 256;
+
+void BM_AccumulatorConsume(benchmark::State& state, const std::string& json) {
+  for (auto _ : state) {
+    ChatAccumulator acc;
+    for (size_t i = 0; i < kStreamChunks; ++i) benchmark::DoNotOptimize(acc.Consume(json));
+    benchmark::DoNotOptimize(acc.choices().data());
+  }
+  CountEvents(state, kStreamChunks, kStreamChunks * json.size());
+}
+BENCHMARK_CAPTURE(BM_AccumulatorConsume, openai_chunk, kChunkJson);
+BENCHMARK_CAPTURE(BM_AccumulatorConsume, short_chunk, kShortChunkJson);
+
+// Both stages together, one event per read: the per-event cost of the tee.
+void BM_SseThenAccumulate(benchmark::State& state) {
+  const std::string event = Event(kChunkJson);
+  for (auto _ : state) {
+    SseParser parser;
+    ChatAccumulator acc;
+    for (size_t i = 0; i < kStreamChunks; ++i) {
+      Status status = parser.Feed(event, [&](const SseEvent& e) { acc.Consume(e.data); });
+      benchmark::DoNotOptimize(status);
+    }
+    benchmark::DoNotOptimize(acc.choices().data());
+  }
+  CountEvents(state, kStreamChunks, kStreamChunks * event.size());
+}
+BENCHMARK(BM_SseThenAccumulate);
+
+}  // namespace
+}  // namespace turnpike::stream

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what building and testing Turnpike needs on Debian 12, skipping what is present.
+# Usage: scripts/deps.sh [--test]   (--test adds the test-only packages)
+set -euo pipefail
+
+packages=(build-essential cmake ninja-build pkg-config
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
+  libsimdjson-dev libssl-dev libspdlog-dev libyaml-cpp-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev curl)
+if [[ "${1:-}" == "--test" ]]; then
+  packages+=(nodejs npm nginx wrk clang-format)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Node may come from elsewhere than Debian's package (as on the CI image): accept any node >= 18.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  filtered=()
+  for p in "${missing[@]}"; do [[ "$p" == nodejs || "$p" == npm ]] || filtered+=("$p"); done
+  missing=("${filtered[@]+"${filtered[@]}"}")
+fi
+if ((${#missing[@]})); then
+  sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo="sudo"
+  echo "deps: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

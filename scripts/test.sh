@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test: unit tests (ctest) and the
+# integration tests (node --test: the real binary over loopback with official clients).
+# Usage: scripts/test.sh [--sanitize]   (--sanitize: ASan+UBSan build in build-asan/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh --test
+
+dir=build
+args=()
+if [[ "${1:-}" == "--sanitize" ]]; then
+  dir=build-asan
+  args=(-DTURNPIKE_SANITIZE=ON -DTURNPIKE_BUILD_BENCH=OFF)
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+fi
+scripts/build.sh "$dir" "${args[@]+"${args[@]}"}"
+
+(cd "$dir" && ctest --output-on-failure -j2)
+
+(cd tests/integration && npm ci --no-audit --no-fund --loglevel=error)
+TURNPIKE_BIN="$PWD/$dir/src/app/turnpike" node --test --test-concurrency=1 tests/integration/

@@ -1,0 +1,227 @@
+// ParseConfig and LoadConfig: one function per YAML section, each reading its keys through a
+// strict YamlMap (unknown keys are errors) and validating ranges right where they are read.
+#include "config/config.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "config/listen.h"
+#include "config/yaml_map.h"
+
+namespace turnpike::config {
+namespace {
+
+constexpr int64_t kMaxWorkers = 1024;
+constexpr int64_t kMinAttempts = 1;
+constexpr int64_t kMaxAttempts = 10;
+constexpr int64_t kMaxWeight = 1'000'000;
+constexpr int64_t kMaxIdlePerOrigin = 1'000'000;
+constexpr size_t kMinBufferBytes = 1024;
+constexpr std::string_view kSupportedProviders[] = {"openai"};
+
+void RequireAtLeast(const YamlMap& map, std::string_view key, size_t value, size_t min,
+                    std::string_view min_text) {
+  if (value < min) FailAt(map.KeyPath(key), "must be at least " + std::string(min_text));
+}
+
+void RequirePositive(const YamlMap& map, std::string_view key, Millis value) {
+  if (value <= Millis(0)) FailAt(map.KeyPath(key), "must be greater than 0");
+}
+
+ServerConfig ParseServer(const YamlMap& root) {
+  ServerConfig s;
+  YamlMap m(root.Child("server"), root.KeyPath("server"),
+            {"listen", "workers", "max_header_bytes", "max_body_bytes", "timeouts", "sse_keepalive",
+             "server_timing", "access_log"});
+  const std::string listen = m.String("listen", "");
+  if (!listen.empty()) {
+    ListenAddress address = ParseListen(m.KeyPath("listen"), listen);
+    s.host = std::move(address.host);
+    s.port = address.port;
+  }
+  s.workers = static_cast<int>(m.Int("workers", s.workers, 0, kMaxWorkers));
+  s.max_header_bytes = m.Size("max_header_bytes", s.max_header_bytes);
+  RequireAtLeast(m, "max_header_bytes", s.max_header_bytes, kMinBufferBytes, "1KiB");
+  s.max_body_bytes = m.Size("max_body_bytes", s.max_body_bytes);
+  RequireAtLeast(m, "max_body_bytes", s.max_body_bytes, 1, "1 byte");
+  s.sse_keepalive = m.Duration("sse_keepalive", s.sse_keepalive);
+  s.server_timing = m.Bool("server_timing", s.server_timing);
+  s.access_log = m.String("access_log", s.access_log);
+
+  YamlMap t(m.Child("timeouts"), m.KeyPath("timeouts"),
+            {"read_headers", "read_body", "idle", "drain"});
+  s.read_headers_timeout = t.Duration("read_headers", s.read_headers_timeout);
+  RequirePositive(t, "read_headers", s.read_headers_timeout);
+  s.read_body_timeout = t.Duration("read_body", s.read_body_timeout);
+  RequirePositive(t, "read_body", s.read_body_timeout);
+  s.idle_timeout = t.Duration("idle", s.idle_timeout);
+  RequirePositive(t, "idle", s.idle_timeout);
+  s.drain_timeout = t.Duration("drain", s.drain_timeout);  // 0 = stop at once
+  return s;
+}
+
+UpstreamConfig ParseUpstream(const YamlMap& root) {
+  UpstreamConfig u;
+  YamlMap m(root.Child("upstream"), root.KeyPath("upstream"),
+            {"timeouts", "pool", "max_response_bytes", "stream_buffer_bytes", "ca_file"});
+  YamlMap t(m.Child("timeouts"), m.KeyPath("timeouts"), {"connect", "first_byte", "idle"});
+  u.connect_timeout = t.Duration("connect", u.connect_timeout);
+  RequirePositive(t, "connect", u.connect_timeout);
+  u.first_byte_timeout = t.Duration("first_byte", u.first_byte_timeout);
+  RequirePositive(t, "first_byte", u.first_byte_timeout);
+  u.idle_timeout = t.Duration("idle", u.idle_timeout);
+  RequirePositive(t, "idle", u.idle_timeout);
+
+  YamlMap p(m.Child("pool"), m.KeyPath("pool"), {"max_idle_per_origin", "idle_ttl"});
+  u.pool_max_idle_per_origin = static_cast<size_t>(
+      p.Int("max_idle_per_origin", static_cast<int64_t>(u.pool_max_idle_per_origin), 0,
+            kMaxIdlePerOrigin));
+  u.pool_idle_ttl = p.Duration("idle_ttl", u.pool_idle_ttl);
+  RequirePositive(p, "idle_ttl", u.pool_idle_ttl);
+
+  u.max_response_bytes = m.Size("max_response_bytes", u.max_response_bytes);
+  RequireAtLeast(m, "max_response_bytes", u.max_response_bytes, kMinBufferBytes, "1KiB");
+  u.stream_buffer_bytes = m.Size("stream_buffer_bytes", u.stream_buffer_bytes);
+  RequireAtLeast(m, "stream_buffer_bytes", u.stream_buffer_bytes, kMinBufferBytes, "1KiB");
+  u.ca_file = m.String("ca_file", u.ca_file);
+  return u;
+}
+
+RoutingConfig ParseRouting(const YamlMap& root) {
+  RoutingConfig r;
+  YamlMap m(root.Child("routing"), root.KeyPath("routing"),
+            {"max_attempts", "backoff_base", "backoff_max", "max_retry_after"});
+  r.max_attempts =
+      static_cast<int>(m.Int("max_attempts", r.max_attempts, kMinAttempts, kMaxAttempts));
+  r.backoff_base = m.Duration("backoff_base", r.backoff_base);
+  r.backoff_max = m.Duration("backoff_max", r.backoff_max);
+  if (r.backoff_max < r.backoff_base) {
+    FailAt(m.KeyPath("backoff_max"), "must be at least routing.backoff_base");
+  }
+  r.max_retry_after = m.Duration("max_retry_after", r.max_retry_after);
+  return r;
+}
+
+// "http://host[:port][/path]" with one trailing slash removed.
+std::string NormalizeBaseUrl(const YamlMap& m, std::string url) {
+  const std::string key = m.KeyPath("base_url");
+  size_t host_start = 0;
+  if (url.starts_with("http://")) {
+    host_start = 7;
+  } else if (url.starts_with("https://")) {
+    host_start = 8;
+  } else {
+    FailAt(key, "must start with http:// or https://");
+  }
+  if (url.size() == host_start || url[host_start] == '/') FailAt(key, "missing host");
+  if (url.find_first_of(" \t\r\n?#") != std::string::npos) {
+    FailAt(key, "must not contain whitespace, a query or a fragment");
+  }
+  if (url.back() == '/') url.pop_back();
+  return url;
+}
+
+Deployment ParseDeployment(const YAML::Node& node, const std::string& path,
+                           const std::string& public_name) {
+  Deployment d;
+  YamlMap m(node, path, {"provider", "base_url", "api_key", "model", "weight", "tls_verify"});
+  if (!node.IsMap()) FailAt(path, "expected a mapping with provider and base_url", node);
+  m.Require("provider");
+  d.provider = m.String("provider", "");
+  bool supported = false;
+  std::string supported_list;
+  for (std::string_view p : kSupportedProviders) {
+    supported = supported || d.provider == p;
+    supported_list += (supported_list.empty() ? "" : ", ") + std::string(p);
+  }
+  if (!supported) {
+    FailAt(m.KeyPath("provider"),
+           "unsupported provider \"" + d.provider + "\" (supported: " + supported_list + ")");
+  }
+  m.Require("base_url");
+  d.base_url = NormalizeBaseUrl(m, m.String("base_url", ""));
+  d.api_key = m.String("api_key", "");
+  d.model = m.String("model", public_name);
+  if (d.model.empty()) FailAt(m.KeyPath("model"), "must not be empty");
+  d.weight = static_cast<uint32_t>(m.Int("weight", d.weight, 1, kMaxWeight));
+  d.tls_verify = m.Bool("tls_verify", d.tls_verify);
+  return d;
+}
+
+ModelRoute ParseModel(const YAML::Node& node, const std::string& path) {
+  ModelRoute route;
+  YamlMap m(node, path, {"name", "deployments"});
+  if (!node.IsMap()) FailAt(path, "expected a mapping with name and deployments", node);
+  m.Require("name");
+  route.name = m.String("name", "");
+  if (route.name.empty()) FailAt(m.KeyPath("name"), "must not be empty");
+
+  const std::string deployments_path = m.KeyPath("deployments");
+  const YAML::Node deployments = m.Child("deployments");
+  if (!deployments.IsDefined() || deployments.IsNull()) {
+    FailAt(deployments_path, "required: at least one deployment", node);
+  }
+  if (!deployments.IsSequence()) FailAt(deployments_path, "expected a list", deployments);
+  if (deployments.size() == 0) FailAt(deployments_path, "at least one deployment is required");
+  for (size_t i = 0; i < deployments.size(); ++i) {
+    route.deployments.push_back(ParseDeployment(
+        deployments[i], deployments_path + "[" + std::to_string(i) + "]", route.name));
+  }
+  return route;
+}
+
+std::vector<ModelRoute> ParseModels(const YamlMap& root) {
+  const YAML::Node models = root.Child("models");
+  if (!models.IsDefined() || models.IsNull()) FailAt("models", "required: at least one model");
+  if (!models.IsSequence()) FailAt("models", "expected a list", models);
+  if (models.size() == 0) FailAt("models", "at least one model is required", models);
+  std::vector<ModelRoute> out;
+  std::set<std::string, std::less<>> names;
+  for (size_t i = 0; i < models.size(); ++i) {
+    const std::string path = "models[" + std::to_string(i) + "]";
+    ModelRoute route = ParseModel(models[i], path);
+    if (!names.insert(route.name).second) {
+      FailAt(path + ".name", "duplicate model name \"" + route.name + "\"", models[i]);
+    }
+    out.push_back(std::move(route));
+  }
+  return out;
+}
+
+}  // namespace
+
+Config ParseConfig(const std::string& yaml_text) {
+  try {
+    const YAML::Node root = YAML::Load(yaml_text);
+    YamlMap top(root, "", {"server", "upstream", "routing", "models"});
+    Config config;
+    config.server = ParseServer(top);
+    config.upstream = ParseUpstream(top);
+    config.routing = ParseRouting(top);
+    config.models = ParseModels(top);
+    return config;
+  } catch (const YAML::Exception& e) {
+    std::string where;
+    if (!e.mark.is_null()) {
+      where = " at line " + std::to_string(e.mark.line + 1) + ", column " +
+              std::to_string(e.mark.column + 1);
+    }
+    throw ConfigError("(yaml)" + where + ": " + e.msg);
+  }
+}
+
+Config LoadConfig(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path + ": cannot open config file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ConfigError(path + ": cannot read config file");
+  try {
+    return ParseConfig(text.str());
+  } catch (const ConfigError& e) {
+    throw ConfigError(path + ": " + e.what());
+  }
+}
+
+}  // namespace turnpike::config

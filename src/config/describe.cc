@@ -1,0 +1,54 @@
+#include "config/describe.h"
+
+#include <sstream>
+
+#include "config/listen.h"
+
+namespace turnpike::config {
+namespace {
+
+// "https://user:secret@host/v1" -> "https://***@host/v1".
+std::string MaskUserInfo(const std::string& url) {
+  const size_t scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) return url;
+  const size_t authority = scheme_end + 3;
+  const size_t path = url.find('/', authority);
+  const size_t at = url.rfind('@', path == std::string::npos ? url.size() : path);
+  if (at == std::string::npos || at < authority) return url;
+  return url.substr(0, authority) + "***" + url.substr(at);
+}
+
+std::string DescribeAccessLog(const std::string& access_log) {
+  if (access_log.empty()) return "off";
+  if (access_log == "-") return "stdout";
+  return access_log;
+}
+
+}  // namespace
+
+std::string DescribeConfig(const Config& config) {
+  std::ostringstream out;
+  const ServerConfig& s = config.server;
+  out << "listen: " << FormatListen(s.host, s.port) << "\n";
+  out << "workers: ";
+  if (s.workers == 0) {
+    out << "auto (one per core)\n";
+  } else {
+    out << s.workers << "\n";
+  }
+  out << "access log: " << DescribeAccessLog(s.access_log) << "\n";
+  out << "routing: up to " << config.routing.max_attempts << " attempt(s) per request\n";
+  out << "models: " << config.models.size() << "\n";
+  for (const ModelRoute& model : config.models) {
+    out << "  " << model.name << "\n";
+    for (const Deployment& d : model.deployments) {
+      out << "    - " << d.provider << " " << MaskUserInfo(d.base_url) << " model=" << d.model
+          << " weight=" << d.weight << " api_key=" << (d.api_key.empty() ? "none" : "set");
+      if (!d.tls_verify) out << " tls_verify=false";
+      out << "\n";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace turnpike::config

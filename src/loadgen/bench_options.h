@@ -1,0 +1,25 @@
+// The settings of one `turnpike bench` run, as given on the command line.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace turnpike::loadgen {
+
+struct BenchOptions {
+  std::string url;                   // http://host:port/path
+  int connections = 10;              // -c: concurrent keep-alive connections (closed loops)
+  double duration_s = 10;            // -d: length of the measured window
+  uint64_t max_requests = 0;         // --requests: stop after this many; 0 = no limit
+  int stream_every = 0;              // --stream-every K: every K-th request streams; 0 = none
+  std::string body;                  // request body (the file's content, or the default)
+  std::vector<std::string> headers;  // -H "Name: value", added to every request
+  double warmup_s = 0;               // --warmup: seconds of load before measuring
+  double timeout_s = 30;             // --timeout: connect, or send until fully read
+  int threads = 1;                   // --threads: event loop threads
+  std::string json_path;             // --json: where to write the results; "-" = stdout
+  bool quiet = false;                // --quiet: no progress lines
+};
+
+}  // namespace turnpike::loadgen

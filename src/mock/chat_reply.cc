@@ -1,0 +1,195 @@
+#include "mock/chat_reply.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <string>
+
+namespace turnpike::mock {
+namespace {
+
+namespace net = boost::asio;
+constexpr auto kTuple = net::as_tuple(net::use_awaitable);
+constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kEventStream = "text/event-stream";
+constexpr unsigned kOk = 200;
+
+Error FaultError(FaultKind kind, int retry_after_s) {
+  switch (kind) {
+    case FaultKind::kHttp503:
+      return Error{ErrorCode::kUnavailable,
+                   "The engine is currently overloaded, please try again later. (mock fault)", ""};
+    case FaultKind::kHttp429:
+      return Error{ErrorCode::kRateLimited,
+                   "Rate limit reached. Please try again in " + std::to_string(retry_after_s) +
+                       "s. (mock fault)",
+                   ""};
+    default:
+      return Error{ErrorCode::kInternal,
+                   "The server had an error while processing your request. (mock fault)", ""};
+  }
+}
+
+bool IsStatusFault(FaultKind kind) {
+  return kind == FaultKind::kHttp500 || kind == FaultKind::kHttp503 || kind == FaultKind::kHttp429;
+}
+
+}  // namespace
+
+ChatReply::ChatReply(http::Exchange& exchange, const MockOptions& options, const ChatRequest& chat,
+                     const ChatPlan& plan, const ReplyIdentity& identity, WorkerStats& stats,
+                     net::io_context& context)
+    : exchange_(exchange),
+      options_(options),
+      chat_(chat),
+      plan_(plan),
+      identity_(identity),
+      stats_(stats),
+      timer_(context) {}
+
+ChatReply::~ChatReply() {
+  if (watching_) exchange_.StopWatching();
+}
+
+void ChatReply::OnClientGone() {
+  gone_ = true;
+  timer_.cancel();
+}
+
+net::awaitable<bool> ChatReply::Pause(Millis delay) {
+  if (gone_ || delay <= Millis(0)) co_return !gone_;
+  if (!watching_) {
+    // One watch for the whole reply: a watch per delay would stack socket reads.
+    watching_ = true;
+    exchange_.WatchClient([this] { OnClientGone(); });
+    // WatchClient calls back at once when the client is already known to be gone.
+    if (gone_) co_return false;
+  }
+  timer_.expires_after(delay);
+  co_await timer_.async_wait(kTuple);  // cancelled when the client leaves
+  co_return !gone_;
+}
+
+std::string_view ChatReply::FinishReason() const {
+  if (plan_.tool_call) return "tool_calls";
+  return plan_.truncated ? "length" : "stop";
+}
+
+Usage ChatReply::MakeUsage() const {
+  return Usage{chat_.prompt_tokens, static_cast<uint64_t>(plan_.tokens)};
+}
+
+net::awaitable<void> ChatReply::Run() {
+  if (plan_.slow_headers > Millis(0)) {
+    stats_.AddFault(FaultKind::kSlowHeaders);
+    const bool present = co_await Pause(plan_.slow_headers);
+    if (!present) {
+      stats_.Add(Counter::kClientDisconnects);
+      exchange_.Abort();
+      co_return;
+    }
+  }
+  const bool reset_now = plan_.fault == FaultKind::kResetBeforeHead ||
+                         (plan_.fault == FaultKind::kReset && !chat_.stream);
+  if (reset_now) {
+    stats_.AddFault(plan_.fault);
+    exchange_.Abort();
+    co_return;
+  }
+  if (IsStatusFault(plan_.fault)) {
+    co_await RespondFault();
+    co_return;
+  }
+  if (chat_.stream) {
+    co_await RunStream();
+  } else {
+    co_await RunSingle();
+  }
+}
+
+net::awaitable<void> ChatReply::RespondFault() {
+  stats_.AddFault(plan_.fault);
+  const Error error = FaultError(plan_.fault, options_.retry_after_s);
+  if (plan_.fault == FaultKind::kHttp429) {
+    exchange_.response_headers().set("Retry-After", std::to_string(options_.retry_after_s));
+  }
+  std::string body = RenderErrorBody(error);
+  const auto status = static_cast<unsigned>(HttpStatus(error.code));
+  co_await exchange_.Respond(status, kJson, std::move(body));
+}
+
+net::awaitable<void> ChatReply::RunSingle() {
+  // A single reply takes as long as the stream it stands for would.
+  const Millis generation =
+      plan_.first_token_delay + plan_.inter_token * std::max(0, plan_.tokens - 1);
+  const bool present = co_await Pause(generation);
+  if (!present) {
+    stats_.Add(Counter::kClientDisconnects);
+    exchange_.Abort();
+    co_return;
+  }
+  const std::string_view tool = plan_.tool_call ? std::string_view(chat_.first_tool) : "";
+  std::string body = RenderCompletion(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
+  stats_.Add(Counter::kCompletionTokens, static_cast<uint64_t>(plan_.tokens));
+  co_await exchange_.Respond(kOk, kJson, std::move(body));
+}
+
+net::awaitable<void> ChatReply::RunStream() {
+  stats_.Add(Counter::kStreamsStarted);
+  ChunkRenderer renderer(identity_, chat_.include_usage);
+  const bool body_sent = co_await StreamBody(renderer);
+  if (!body_sent) {
+    if (gone_) stats_.Add(Counter::kClientDisconnects);
+    co_return;
+  }
+  if (plan_.fault == FaultKind::kCloseWithoutDone) {
+    stats_.AddFault(plan_.fault);
+    co_await exchange_.EndStream();
+    co_return;
+  }
+  const std::string_view closing = renderer.Closing(FinishReason(), MakeUsage());
+  bool closed = co_await exchange_.Write(closing);
+  if (closed) closed = co_await exchange_.EndStream();
+  if (!closed) {
+    gone_ = true;
+    stats_.Add(Counter::kClientDisconnects);
+    co_return;
+  }
+  stats_.Add(Counter::kStreamsCompleted);
+}
+
+net::awaitable<bool> ChatReply::StreamBody(ChunkRenderer& renderer) {
+  const bool head_sent = co_await exchange_.StartStream(kOk, kEventStream);
+  gone_ = gone_ || !head_sent;
+  const bool present = co_await Pause(plan_.first_token_delay);
+  if (!present) co_return false;
+  const std::string_view tool = plan_.tool_call ? std::string_view(chat_.first_tool) : "";
+  const std::string_view opening = renderer.Opening(tool);
+  const bool opened = co_await exchange_.Write(opening);
+  if (!opened) {
+    gone_ = true;
+    co_return false;
+  }
+  const int reset_at = plan_.fault == FaultKind::kReset ? plan_.tokens / 2 : -1;
+  for (int i = 0; i < plan_.tokens; ++i) {
+    if (i == reset_at) break;
+    if (i > 0) {
+      const bool present = co_await Pause(plan_.inter_token);
+      if (!present) co_return false;
+    }
+    const std::string_view chunk = plan_.tool_call ? renderer.ToolFragment(i) : renderer.Token(i);
+    const bool written = co_await exchange_.Write(chunk);
+    if (!written) {
+      gone_ = true;
+      co_return false;
+    }
+    stats_.Add(Counter::kCompletionTokens);
+  }
+  if (reset_at >= 0) {
+    stats_.AddFault(FaultKind::kReset);
+    exchange_.Abort();
+    co_return false;
+  }
+  co_return true;
+}
+
+}  // namespace turnpike::mock

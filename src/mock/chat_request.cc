@@ -1,0 +1,172 @@
+#include "mock/chat_request.h"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+
+#include "mock/openai_render.h"
+
+namespace turnpike::mock {
+namespace {
+
+using Field = simdjson::simdjson_result<simdjson::dom::element>;
+
+// OpenAI's rule of thumb: about four bytes of English per token.
+constexpr uint64_t kBytesPerPromptToken = 4;
+// `x-mock-fault: slow-headers` without --slow-headers or x-mock-slow-headers-ms.
+constexpr Millis kDefaultSlowHeadersFault{5'000};
+// Longest delay a header may ask for (one hour).
+constexpr int64_t kMaxHeaderDelayMs = 3'600'000;
+
+constexpr std::string_view kFaultHeader = "x-mock-fault";
+constexpr std::string_view kTokensHeader = "x-mock-tokens";
+constexpr std::string_view kFirstTokenHeader = "x-mock-first-token-delay-ms";
+constexpr std::string_view kInterTokenHeader = "x-mock-inter-token-ms";
+constexpr std::string_view kSlowHeadersHeader = "x-mock-slow-headers-ms";
+constexpr std::string_view kToolCallHeader = "x-mock-tool-call";
+
+Error Invalid(std::string message, std::string param) {
+  return Error{ErrorCode::kInvalidRequest, std::move(message), std::move(param)};
+}
+
+bool Absent(const Field& field) {
+  return field.error() == simdjson::NO_SUCH_FIELD || field.is_null();
+}
+
+// An optional integer header in [0, max]; nullopt when absent.
+Result<std::optional<int64_t>> HeaderInt(const http::Request& request, std::string_view name,
+                                         int64_t max) {
+  auto it = request.find(name);
+  if (it == request.end()) return std::optional<int64_t>();
+  const std::string_view text = it->value();
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [rest, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || rest != end || value < 0 || value > max) {
+    return Invalid(std::string(name) + " must be an integer between 0 and " + std::to_string(max),
+                   std::string(name));
+  }
+  return std::optional<int64_t>(value);
+}
+
+Status ParseLimits(const simdjson::dom::object& root, ChatRequest& chat) {
+  for (std::string_view key : {"max_completion_tokens", "max_tokens"}) {
+    const Field field = root[key];
+    if (Absent(field)) continue;
+    int64_t limit = 0;
+    if (field.get_int64().get(limit) || limit < 1) {
+      return Invalid("'" + std::string(key) + "' must be a positive integer", std::string(key));
+    }
+    chat.max_tokens = limit;
+    return Ok{};
+  }
+  return Ok{};
+}
+
+Status ParseStreamFields(const simdjson::dom::object& root, ChatRequest& chat) {
+  const Field stream = root["stream"];
+  if (!Absent(stream) && stream.get_bool().get(chat.stream)) {
+    return Invalid("'stream' must be a boolean", "stream");
+  }
+  const Field usage = root["stream_options"]["include_usage"];
+  if (usage.error() == simdjson::INCORRECT_TYPE && !root["stream_options"].is_null()) {
+    return Invalid("'stream_options' must be an object", "stream_options");
+  }
+  if (!Absent(usage) && usage.get_bool().get(chat.include_usage)) {
+    return Invalid("'stream_options.include_usage' must be a boolean",
+                   "stream_options.include_usage");
+  }
+  return Ok{};
+}
+
+Status ParseTools(const simdjson::dom::object& root, ChatRequest& chat) {
+  const Field tools = root["tools"];
+  if (Absent(tools)) return Ok{};
+  simdjson::dom::array list;
+  if (tools.get_array().get(list)) return Invalid("'tools' must be an array", "tools");
+  if (list.size() == 0) return Ok{};
+  std::string_view name;
+  if (list.at(0)["function"]["name"].get_string().get(name)) {
+    return Invalid("'tools[0].function.name' must be a string", "tools[0].function.name");
+  }
+  chat.first_tool = std::string(name);
+  return Ok{};
+}
+
+}  // namespace
+
+Result<ChatRequest> BodyParser::Parse(std::string_view body) {
+  // assign() keeps the buffer's capacity, so steady-state requests do not allocate.
+  padded_.assign(body);
+  padded_.append(simdjson::SIMDJSON_PADDING, '\0');
+  simdjson::dom::element doc;
+  if (parser_.parse(padded_.data(), body.size(), false).get(doc)) {
+    return Invalid("We could not parse the JSON body of your request.", "");
+  }
+  simdjson::dom::object root;
+  if (doc.get_object().get(root)) return Invalid("The request body must be a JSON object.", "");
+
+  ChatRequest chat;
+  std::string_view model;
+  if (root["model"].get_string().get(model)) {
+    return Invalid("'model' is required and must be a string", "model");
+  }
+  chat.model = std::string(model);
+  simdjson::dom::array messages;
+  if (root["messages"].get_array().get(messages)) {
+    return Invalid("'messages' is required and must be an array", "messages");
+  }
+  for (auto parse : {ParseStreamFields, ParseLimits, ParseTools}) {
+    Status status = parse(root, chat);
+    if (!status.ok()) return status.error();
+  }
+  chat.prompt_tokens = body.size() / kBytesPerPromptToken;
+  return chat;
+}
+
+Result<ChatPlan> MakePlan(const MockOptions& options, const ChatRequest& chat,
+                          const http::Request& request, std::mt19937_64& random) {
+  ChatPlan plan;
+  plan.first_token_delay = options.first_token_delay;
+  plan.inter_token = options.inter_token;
+  plan.slow_headers = options.slow_headers;
+
+  auto tokens = HeaderInt(request, kTokensHeader, kMaxTokens);
+  auto first = HeaderInt(request, kFirstTokenHeader, kMaxHeaderDelayMs);
+  auto inter = HeaderInt(request, kInterTokenHeader, kMaxHeaderDelayMs);
+  auto slow = HeaderInt(request, kSlowHeadersHeader, kMaxHeaderDelayMs);
+  for (const auto* header : {&tokens, &first, &inter, &slow}) {
+    if (!header->ok()) return header->error();
+  }
+  int64_t count = tokens.value().value_or(options.tokens);
+  if (first.value()) plan.first_token_delay = Millis(*first.value());
+  if (inter.value()) plan.inter_token = Millis(*inter.value());
+
+  auto tool = request.find(kToolCallHeader);
+  plan.tool_call = !chat.first_tool.empty() && tool != request.end() && tool->value() == "1";
+  if (plan.tool_call) count = static_cast<int64_t>(kToolArgumentFragments.size());
+  if (!plan.tool_call && chat.max_tokens >= 0 && chat.max_tokens < count) {
+    count = chat.max_tokens;
+    plan.truncated = true;
+  }
+  plan.tokens = static_cast<int>(count);
+
+  auto fault = request.find(kFaultHeader);
+  if (fault == request.end()) {
+    plan.fault = DrawFault(options, chat.stream, random);
+  } else {
+    std::optional<FaultKind> kind = ParseFault(fault->value());
+    if (!kind)
+      return Invalid("unknown x-mock-fault \"" + std::string(fault->value()) + "\"",
+                     std::string(kFaultHeader));
+    plan.fault = *kind;
+  }
+  if (plan.fault == FaultKind::kSlowHeaders) {
+    Millis fallback =
+        options.slow_headers > Millis(0) ? options.slow_headers : kDefaultSlowHeadersFault;
+    plan.slow_headers = slow.value() ? Millis(*slow.value()) : fallback;
+  }
+  return plan;
+}
+
+}  // namespace turnpike::mock

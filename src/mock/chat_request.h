@@ -1,0 +1,58 @@
+// What the mock reads from a chat completion request: a few body fields (simdjson) and the
+// `x-mock-*` headers, turned into a ChatPlan that says exactly what to answer.
+//
+// Errors are values: a malformed body or header gives an Error (kInvalidRequest, with the
+// offending field in `param`) that the handler renders as OpenAI's 400 envelope.
+// Thread-compatible: a BodyParser is per worker.
+#pragma once
+
+#include <simdjson.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "http/exchange.h"
+#include "mock/fault.h"
+#include "mock/mock_options.h"
+
+namespace turnpike::mock {
+
+struct ChatRequest {
+  std::string model;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  int64_t max_tokens = -1;     // max_completion_tokens, else max_tokens; -1 = absent
+  std::string first_tool;      // tools[0].function.name; empty when there are no tools
+  uint64_t prompt_tokens = 0;  // estimated from the body size
+};
+
+// Parses request bodies. Keeps a padded copy buffer and the simdjson parser between requests
+// so that a request costs no allocation once they have grown.
+class BodyParser {
+ public:
+  Result<ChatRequest> Parse(std::string_view body);
+
+ private:
+  simdjson::dom::parser parser_;
+  std::string padded_;
+};
+
+struct ChatPlan {
+  int tokens = 0;               // content tokens (or tool-call fragments when tool_call)
+  bool truncated = false;       // max_tokens cut the reply: finish_reason "length"
+  bool tool_call = false;       // reply with a call to ChatRequest::first_tool
+  Millis first_token_delay{0};  // after the head
+  Millis inter_token{0};        // between tokens
+  Millis slow_headers{0};       // before the head
+  FaultKind fault = FaultKind::kNone;
+};
+
+// Applies the options, the request's limits and its `x-mock-*` headers; draws a random fault
+// when the request names none.
+Result<ChatPlan> MakePlan(const MockOptions& options, const ChatRequest& chat,
+                          const http::Request& request, std::mt19937_64& random);
+
+}  // namespace turnpike::mock

@@ -1,0 +1,125 @@
+#include "mock/mock_handler.h"
+
+#include <boost/beast/http/verb.hpp>
+#include <ctime>
+
+#include "mock/chat_reply.h"
+#include "mock/openai_render.h"
+
+namespace turnpike::mock {
+namespace {
+
+namespace net = boost::asio;
+using Verb = boost::beast::http::verb;
+
+constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kChatPath = "/v1/chat/completions";
+constexpr std::string_view kModelsPath = "/v1/models";
+constexpr std::string_view kStatsPath = "/mock/stats";
+constexpr std::string_view kStatsResetPath = "/mock/stats/reset";
+constexpr std::string_view kHealthPath = "/healthz";
+constexpr unsigned kOk = 200;
+constexpr unsigned kUnavailable = 503;
+
+std::string_view PathOf(std::string_view target) { return target.substr(0, target.find('?')); }
+
+struct Route {
+  std::string_view path;
+  Verb verb;
+};
+
+constexpr Route kRoutes[] = {{kChatPath, Verb::post},
+                             {kModelsPath, Verb::get},
+                             {kStatsPath, Verb::get},
+                             {kStatsResetPath, Verb::post},
+                             {kHealthPath, Verb::get}};
+
+// nullopt when the route exists and the method fits; else the error to answer.
+std::optional<Error> CheckRoute(std::string_view path, Verb verb) {
+  for (const Route& route : kRoutes) {
+    if (route.path != path) continue;
+    if (route.verb == verb) return std::nullopt;
+    return Error{ErrorCode::kMethodNotAllowed, "Method not allowed on " + std::string(path) + ".",
+                 ""};
+  }
+  return Error{ErrorCode::kNotFound, "Unknown request URL: " + std::string(path) + ".", ""};
+}
+
+}  // namespace
+
+MockHandler::MockHandler(const MockOptions& options, StatsBoard& board, int worker_index,
+                         net::io_context& context)
+    : options_(options),
+      board_(board),
+      stats_(board.worker(worker_index)),
+      worker_index_(worker_index),
+      context_(context),
+      random_(options.seed + static_cast<uint64_t>(worker_index)) {}
+
+std::string MockHandler::RenderError(std::string_view target, const Error& error) const {
+  return RenderErrorBody(error);
+}
+
+net::awaitable<void> MockHandler::RespondJson(http::Exchange& exchange, unsigned status,
+                                              std::string body) {
+  co_await exchange.Respond(status, kJson, std::move(body));
+}
+
+net::awaitable<void> MockHandler::RespondError(http::Exchange& exchange, Error error) {
+  std::string body = RenderErrorBody(error);
+  const auto status = static_cast<unsigned>(HttpStatus(error.code));
+  co_await exchange.Respond(status, kJson, std::move(body));
+}
+
+net::awaitable<void> MockHandler::Handle(http::Exchange& exchange) {
+  const std::string_view path = PathOf(exchange.target());
+  std::optional<Error> route_error = CheckRoute(path, exchange.request().method());
+  if (route_error) {
+    Error error = std::move(*route_error);
+    co_await RespondError(exchange, std::move(error));
+    co_return;
+  }
+  if (path == kChatPath) {
+    co_await HandleChat(exchange);
+  } else if (path == kModelsPath) {
+    std::string body = RenderModelList();
+    co_await RespondJson(exchange, kOk, std::move(body));
+  } else if (path == kStatsPath) {
+    std::string body = StatsBoard::RenderJson(board_.Read());
+    co_await RespondJson(exchange, kOk, std::move(body));
+  } else if (path == kStatsResetPath) {
+    board_.Reset();
+    std::string body = StatsBoard::RenderJson(board_.Read());
+    co_await RespondJson(exchange, kOk, std::move(body));
+  } else {
+    const bool draining = exchange.draining();
+    std::string body = draining ? R"({"status":"draining"})" : R"({"status":"ok"})";
+    co_await RespondJson(exchange, draining ? kUnavailable : kOk, std::move(body));
+  }
+}
+
+net::awaitable<void> MockHandler::HandleChat(http::Exchange& exchange) {
+  stats_.Add(Counter::kRequests);
+  Result<ChatRequest> chat = parser_.Parse(exchange.request().body());
+  if (!chat.ok()) {
+    Error error = chat.error();
+    co_await RespondError(exchange, std::move(error));
+    co_return;
+  }
+  Result<ChatPlan> plan = MakePlan(options_, chat.value(), exchange.request(), random_);
+  if (!plan.ok()) {
+    Error error = plan.error();
+    co_await RespondError(exchange, std::move(error));
+    co_return;
+  }
+  const std::string suffix = std::to_string(worker_index_) + "-" + std::to_string(++replies_);
+  ReplyIdentity identity;
+  identity.id = "chatcmpl-mock-" + suffix;
+  if (plan->tool_call) identity.call_id = "call_mock_" + suffix;
+  identity.created = static_cast<int64_t>(std::time(nullptr));
+  identity.model = chat->model;
+  ChatReply reply(exchange, options_, chat.value(), plan.value(), identity, stats_, context_);
+  co_await reply.Run();
+}
+
+}  // namespace turnpike::mock

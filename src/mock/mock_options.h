@@ -1,0 +1,55 @@
+// The settings of one mock provider, as given on the `turnpike mock-provider` command line.
+//
+// A MockOptions value is immutable once the service is built from it: every worker reads it
+// without locks. Parsing helpers return errors as values (Result); the command turns them into
+// CLI11 validation errors.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace turnpike::mock {
+
+using Millis = std::chrono::milliseconds;
+
+inline constexpr uint16_t kDefaultPort = 9000;
+inline constexpr int kDefaultTokens = 16;
+// Upper bound for --tokens and x-mock-tokens: keeps one request from streaming forever.
+inline constexpr int kMaxTokens = 1'000'000;
+
+struct MockOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = kDefaultPort;  // 0 = pick a free port
+  int workers = 1;
+  Millis first_token_delay{0};  // after the response head, before the first token
+  int tokens = kDefaultTokens;  // completion tokens per reply (before max_tokens caps it)
+  Millis inter_token{0};        // between two tokens of a stream
+  double fail_rate = 0;         // share of chat requests answered 500
+  double rate_limit_rate = 0;   // share answered 429 with Retry-After
+  int retry_after_s = 1;        // the Retry-After value of a 429
+  double reset_rate = 0;        // share of streams reset (RST) after half the tokens
+  Millis slow_headers{0};       // delay before every response head; also the length of
+                                // `x-mock-fault: slow-headers` when non-zero
+  uint64_t seed = 1;            // fault draws are reproducible per (seed, worker)
+};
+
+// Parses "0", "250ms", "2s", "1m". Errors name `what` (the option).
+Result<Millis> ParseDuration(std::string_view what, std::string_view text);
+
+struct HostPort {
+  std::string host;  // without brackets for IPv6
+  uint16_t port = 0;
+};
+
+// Parses "127.0.0.1:9000", "localhost:0", "[::1]:8080".
+Result<HostPort> ParseHostPort(std::string_view text);
+
+// Checks ranges: rates in [0, 1] with fail + rate-limit + reset <= 1, workers >= 1,
+// tokens in [0, kMaxTokens], retry_after_s >= 0.
+Status Validate(const MockOptions& options);
+
+}  // namespace turnpike::mock

@@ -1,0 +1,53 @@
+// The mock provider as a library: an OpenAI-compatible fake LLM that the `mock-provider`
+// command serves and tests start in-process.
+//
+//   MockService service(options);                        // options passed Validate()
+//   http::Server server(service.server_options(), service.MakeHandlerFactory());
+//   server.Bind(); server.Run();
+//
+// Routes: POST /v1/chat/completions (stream or not, tool calls, faults), GET /v1/models,
+// GET /mock/stats, POST /mock/stats/reset, GET /healthz. Anything else: OpenAI's 404 envelope.
+//
+// Per-request overrides (request headers), so tests inject faults without a restart:
+//   x-mock-fault: 500|503|429|reset|reset-before-head|slow-headers|close-without-done
+//   x-mock-tokens: N   x-mock-first-token-delay-ms: N   x-mock-inter-token-ms: N
+//   x-mock-slow-headers-ms: N (length of the slow-headers fault; default --slow-headers or 5s)
+//   x-mock-tool-call: 1 (with `tools` in the body: reply with a call to the first tool)
+// A malformed body or x-mock-* header is answered 400 in OpenAI's error envelope.
+// Random faults (--fail-rate, --rate-limit-rate, --reset-rate) are drawn only for requests
+// without x-mock-fault. /mock/stats counts every delayed head as a "slow-headers" fault, so
+// with --slow-headers set every request counts.
+//
+// Ownership: the service owns the options and the stats board; the handlers it makes borrow
+// both, so the service must outlive the Server. Thread safety: options are immutable; stats()
+// may be read from any thread (see mock_stats.h).
+#pragma once
+
+#include "http/handler.h"
+#include "http/server.h"
+#include "mock/mock_options.h"
+#include "mock/mock_stats.h"
+
+namespace turnpike::mock {
+
+class MockService {
+ public:
+  explicit MockService(MockOptions options);
+  MockService(const MockService&) = delete;
+  MockService& operator=(const MockService&) = delete;
+
+  const MockOptions& options() const { return options_; }
+  StatsBoard& stats() { return stats_; }
+
+  // The server settings the options ask for (listen address, workers).
+  http::ServerOptions server_options() const;
+
+  // One MockHandler per worker; worker i writes only stats().worker(i).
+  http::HandlerFactory MakeHandlerFactory();
+
+ private:
+  const MockOptions options_;
+  StatsBoard stats_;
+};
+
+}  // namespace turnpike::mock

@@ -1,0 +1,78 @@
+// Renders the mock's replies in OpenAI's exact wire shapes, by appending to strings (no JSON
+// DOM): chat.completion objects, chat.completion.chunk SSE events, the model list and the
+// error envelope.
+//
+// ChunkRenderer precomputes the parts every chunk of one stream repeats (id, created, model)
+// once per stream; each chunk is then assembled in a buffer it reuses, so a token costs no
+// allocation. The string_view a ChunkRenderer returns stays valid until its next call.
+// Thread-compatible: one renderer per stream.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/error.h"
+
+namespace turnpike::mock {
+
+// The tool-call reply's arguments {"location":"Paris"}, as JSON-string-escaped fragments.
+inline constexpr std::array<std::string_view, 5> kToolArgumentFragments = {
+    R"({\")", "location", R"(\":\")", "Paris", R"(\"})"};
+
+// What every part of one reply repeats.
+struct ReplyIdentity {
+  std::string id;       // "chatcmpl-mock-..."
+  std::string call_id;  // "call_mock_...", for tool calls
+  int64_t created = 0;  // unix seconds
+  std::string_view model;
+};
+
+struct Usage {
+  uint64_t prompt_tokens = 0;
+  uint64_t completion_tokens = 0;
+};
+
+// Appends `text` JSON-escaped (without quotes).
+void AppendJsonEscaped(std::string& out, std::string_view text);
+
+// Appends the content of token `index`: "tok<index> ".
+void AppendTokenText(std::string& out, int index);
+
+// {"error":{"message":..,"type":..,"param":..|null,"code":..}}
+std::string RenderErrorBody(const Error& error);
+
+// The non-stream reply: `tokens` content tokens, or a tool call to `tool` when it is set.
+std::string RenderCompletion(const ReplyIdentity& identity, int tokens, std::string_view tool,
+                             std::string_view finish_reason, const Usage& usage);
+
+// GET /v1/models.
+std::string RenderModelList();
+
+class ChunkRenderer {
+ public:
+  // `include_usage`: every chunk carries "usage":null and Closing() adds a usage chunk.
+  ChunkRenderer(const ReplyIdentity& identity, bool include_usage);
+
+  // The first event: the assistant role (and, for a tool call to `tool`, its name and id).
+  std::string_view Opening(std::string_view tool);
+  // One content token.
+  std::string_view Token(int index);
+  // One fragment of the tool call's arguments; index in [0, kToolArgumentFragments.size()).
+  std::string_view ToolFragment(int index);
+  // The finish chunk, the usage chunk when asked for, and `data: [DONE]`.
+  std::string_view Closing(std::string_view finish_reason, const Usage& usage);
+
+ private:
+  void StartChoice();
+  void EndChoice(std::string_view finish_reason);
+
+  const ReplyIdentity& identity_;
+  const bool include_usage_;
+  std::string
+      prefix_;  // `data: {"id":..,"object":..,"created":..,"model":..,"system_fingerprint":..,`
+  std::string buffer_;
+};
+
+}  // namespace turnpike::mock

@@ -1,0 +1,131 @@
+#include "stream/chat_accumulator.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "stream/chunk_parse.h"
+#include "stream/padded_json.h"
+
+namespace turnpike::stream {
+namespace {
+
+constexpr std::string_view kDoneSentinel = "[DONE]";
+constexpr std::string_view kWhitespace = " \t\r\n";
+
+std::string_view Trim(std::string_view text) {
+  const size_t begin = text.find_first_not_of(kWhitespace);
+  if (begin == std::string_view::npos) return {};
+  return text.substr(begin, text.find_last_not_of(kWhitespace) - begin + 1);
+}
+
+// The longest prefix of `text` no longer than `limit` that does not split a UTF-8 character.
+size_t Utf8Floor(std::string_view text, size_t limit) {
+  if (limit >= text.size()) return text.size();
+  while (limit > 0 && (static_cast<unsigned char>(text[limit]) & 0xC0) == 0x80) --limit;
+  return limit;
+}
+
+bool IsValidIndex(int64_t index) { return index >= 0 && index <= std::numeric_limits<int>::max(); }
+
+template <typename T>
+T& FindOrInsertByIndex(std::vector<T>& items, int index) {
+  auto it = std::lower_bound(items.begin(), items.end(), index,
+                             [](const T& item, int wanted) { return item.index < wanted; });
+  if (it == items.end() || it->index != index) {
+    it = items.insert(it, T{});
+    it->index = index;
+  }
+  return *it;
+}
+
+}  // namespace
+
+struct ChatAccumulator::Json {
+  PaddedJsonParser parser;
+  ParsedChunk chunk;  // staging, reused for every chunk
+};
+
+ChatAccumulator::ChatAccumulator(size_t max_content_bytes)
+    : max_content_bytes_(max_content_bytes), json_(std::make_unique<Json>()) {}
+ChatAccumulator::~ChatAccumulator() = default;
+ChatAccumulator::ChatAccumulator(ChatAccumulator&&) noexcept = default;
+ChatAccumulator& ChatAccumulator::operator=(ChatAccumulator&&) noexcept = default;
+
+ChunkKind ChatAccumulator::Consume(std::string_view data) {
+  data = Trim(data);
+  if (data == kDoneSentinel) {
+    done_ = true;
+    return ChunkKind::kDone;
+  }
+  ParsedChunk& chunk = json_->chunk;
+  chunk.Clear();
+  simdjson::ondemand::document doc;
+  if (json_->parser.Iterate(data).get(doc) != simdjson::SUCCESS || !ParseChunk(doc, chunk)) {
+    ++unparsed_chunks_;
+    return ChunkKind::kUnparsed;
+  }
+  const bool indexes_valid =
+      std::all_of(chunk.choices.begin(), chunk.choices.end(),
+                  [](const ChoiceDelta& c) { return IsValidIndex(c.index); }) &&
+      std::all_of(chunk.tool_calls.begin(), chunk.tool_calls.end(),
+                  [](const ToolCallDelta& t) { return IsValidIndex(t.index); });
+  if (!indexes_valid) {
+    ++unparsed_chunks_;
+    return ChunkKind::kUnparsed;
+  }
+  if (chunk.is_error) {
+    error_message_.assign(chunk.error_message);
+    return ChunkKind::kError;
+  }
+
+  if (id_.empty()) id_.assign(chunk.id);
+  if (model_.empty()) model_.assign(chunk.model);
+  if (chunk.has_usage) usage_ = chunk.usage;
+  for (const ChoiceDelta& delta : chunk.choices) {
+    Choice& choice = ChoiceAt(delta.index);
+    if (choice.role.empty()) choice.role.assign(delta.role);
+    if (!delta.content.empty()) {
+      saw_first_token_ = true;
+      AppendCapped(choice.content, delta.content);
+    }
+    if (!delta.finish_reason.empty()) choice.finish_reason.assign(delta.finish_reason);
+  }
+  for (const ToolCallDelta& delta : chunk.tool_calls) {
+    saw_first_token_ = true;
+    Choice& choice = ChoiceAt(chunk.choices[delta.choice_slot].index);
+    ToolCall& call = FindOrInsertByIndex(choice.tool_calls, static_cast<int>(delta.index));
+    if (call.id.empty()) call.id.assign(delta.id);
+    if (call.type.empty()) call.type.assign(delta.type);
+    if (call.name.empty()) call.name.assign(delta.name);
+    AppendCapped(call.arguments, delta.arguments);
+  }
+  return chunk.choices.empty() && chunk.has_usage ? ChunkKind::kUsageOnly : ChunkKind::kDelta;
+}
+
+Choice& ChatAccumulator::ChoiceAt(int64_t index) {
+  return FindOrInsertByIndex(choices_, static_cast<int>(index));
+}
+
+void ChatAccumulator::AppendCapped(std::string& to, std::string_view from) {
+  const size_t room = max_content_bytes_ > to.size() ? max_content_bytes_ - to.size() : 0;
+  if (from.size() <= room) {
+    to.append(from);
+    return;
+  }
+  truncated_ = true;
+  to.append(from.substr(0, Utf8Floor(from, room)));
+}
+
+Usage ExtractUsage(std::string_view body) {
+  // Bodies above this get a parser of their own, so that one huge response does not pin its
+  // buffers to the thread for good.
+  constexpr size_t kMaxRetainedBodyBytes = size_t{1} << 20;
+  thread_local PaddedJsonParser thread_parser;
+  PaddedJsonParser one_off_parser;
+  PaddedJsonParser& parser = body.size() > kMaxRetainedBodyBytes ? one_off_parser : thread_parser;
+  simdjson::ondemand::document doc;
+  if (parser.Iterate(body).get(doc) != simdjson::SUCCESS) return Usage{};
+  return ParseBodyUsage(doc);
+}
+
+}  // namespace turnpike::stream

@@ -1,0 +1,181 @@
+#include "config/config.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "config/describe.h"
+
+namespace turnpike::config {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr const char* kFullConfig = R"(
+server:
+  listen: "[::1]:9090"
+  workers: 4
+  max_header_bytes: 32KiB
+  max_body_bytes: 8MiB
+  timeouts: {read_headers: 5s, read_body: 1m, idle: 2m, drain: 0}
+  sse_keepalive: 0s
+  server_timing: true
+  access_log: /var/log/turnpike/access.log
+upstream:
+  timeouts: {connect: 250ms, first_byte: 90s, idle: 1h}
+  pool: {max_idle_per_origin: 8, idle_ttl: 30s}
+  max_response_bytes: 1GiB
+  stream_buffer_bytes: 4096
+  ca_file: /etc/ssl/extra.pem
+routing:
+  max_attempts: 10
+  backoff_base: 10ms
+  backoff_max: 1s
+  max_retry_after: 0
+models:
+  - name: gpt-4o-mini
+    deployments:
+      - provider: openai
+        base_url: https://api.openai.com/v1/
+        api_key: sk-secret-value
+        model: gpt-4o-mini-2024-07-18
+        weight: 3
+        tls_verify: false
+      - provider: openai
+        base_url: http://127.0.0.1:9000
+  - name: local
+    deployments:
+      - {provider: openai, base_url: "http://10.0.0.1:8000/v1"}
+)";
+
+TEST(ParseConfigTest, FullFileReadsEveryKey) {
+  const Config c = ParseConfig(kFullConfig);
+  EXPECT_EQ(c.server.host, "::1");
+  EXPECT_EQ(c.server.port, 9090);
+  EXPECT_EQ(c.server.workers, 4);
+  EXPECT_EQ(c.server.max_header_bytes, 32u * 1024);
+  EXPECT_EQ(c.server.max_body_bytes, 8u * 1024 * 1024);
+  EXPECT_EQ(c.server.read_headers_timeout, milliseconds(5'000));
+  EXPECT_EQ(c.server.read_body_timeout, milliseconds(60'000));
+  EXPECT_EQ(c.server.idle_timeout, milliseconds(120'000));
+  EXPECT_EQ(c.server.drain_timeout, milliseconds(0));
+  EXPECT_EQ(c.server.sse_keepalive, milliseconds(0));
+  EXPECT_TRUE(c.server.server_timing);
+  EXPECT_EQ(c.server.access_log, "/var/log/turnpike/access.log");
+
+  EXPECT_EQ(c.upstream.connect_timeout, milliseconds(250));
+  EXPECT_EQ(c.upstream.first_byte_timeout, milliseconds(90'000));
+  EXPECT_EQ(c.upstream.idle_timeout, milliseconds(3'600'000));
+  EXPECT_EQ(c.upstream.pool_max_idle_per_origin, 8u);
+  EXPECT_EQ(c.upstream.pool_idle_ttl, milliseconds(30'000));
+  EXPECT_EQ(c.upstream.max_response_bytes, size_t{1} << 30);
+  EXPECT_EQ(c.upstream.stream_buffer_bytes, 4096u);
+  EXPECT_EQ(c.upstream.ca_file, "/etc/ssl/extra.pem");
+
+  EXPECT_EQ(c.routing.max_attempts, 10);
+  EXPECT_EQ(c.routing.backoff_base, milliseconds(10));
+  EXPECT_EQ(c.routing.backoff_max, milliseconds(1'000));
+  EXPECT_EQ(c.routing.max_retry_after, milliseconds(0));
+
+  ASSERT_EQ(c.models.size(), 2u);
+  EXPECT_EQ(c.models[0].name, "gpt-4o-mini");
+  ASSERT_EQ(c.models[0].deployments.size(), 2u);
+  const Deployment& d0 = c.models[0].deployments[0];
+  EXPECT_EQ(d0.provider, "openai");
+  EXPECT_EQ(d0.base_url, "https://api.openai.com/v1");  // trailing slash stripped
+  EXPECT_EQ(d0.api_key, "sk-secret-value");
+  EXPECT_EQ(d0.model, "gpt-4o-mini-2024-07-18");
+  EXPECT_EQ(d0.weight, 3u);
+  EXPECT_FALSE(d0.tls_verify);
+  const Deployment& d1 = c.models[0].deployments[1];
+  EXPECT_EQ(d1.base_url, "http://127.0.0.1:9000");
+  EXPECT_EQ(d1.model, "gpt-4o-mini");  // defaults to the public name
+  EXPECT_EQ(d1.weight, 1u);
+  EXPECT_TRUE(d1.tls_verify);
+  EXPECT_EQ(c.models[1].deployments[0].model, "local");
+}
+
+TEST(ParseConfigTest, DefaultsMatchTheHeader) {
+  const Config c = ParseConfig(R"(
+models:
+  - name: m
+    deployments: [{provider: openai, base_url: "http://h"}]
+)");
+  const Config defaults;
+  EXPECT_EQ(c.server.host, "127.0.0.1");
+  EXPECT_EQ(c.server.port, 8080);
+  EXPECT_EQ(c.server.workers, 0);
+  EXPECT_EQ(c.server.max_header_bytes, 16u * 1024);
+  EXPECT_EQ(c.server.max_body_bytes, 4u * 1024 * 1024);
+  EXPECT_EQ(c.server.read_headers_timeout, milliseconds(10'000));
+  EXPECT_EQ(c.server.sse_keepalive, milliseconds(15'000));
+  EXPECT_FALSE(c.server.server_timing);
+  EXPECT_EQ(c.server.access_log, "-");
+  EXPECT_EQ(c.upstream.stream_buffer_bytes, defaults.upstream.stream_buffer_bytes);
+  EXPECT_EQ(c.upstream.max_response_bytes, 16u * 1024 * 1024);
+  EXPECT_EQ(c.upstream.connect_timeout, milliseconds(5'000));
+  EXPECT_EQ(c.routing.max_attempts, 3);
+  EXPECT_EQ(c.routing.backoff_base, milliseconds(50));
+  EXPECT_EQ(c.routing.backoff_max, milliseconds(2'000));
+  EXPECT_EQ(c.routing.max_retry_after, milliseconds(10'000));
+  EXPECT_EQ(c.models.at(0).deployments.at(0).model, "m");
+}
+
+TEST(ParseConfigTest, NullSectionsAndValuesMeanDefaults) {
+  const Config c = ParseConfig(R"(
+server:
+upstream:
+  ca_file:
+models:
+  - name: m
+    deployments: [{provider: openai, base_url: "http://h"}]
+)");
+  EXPECT_EQ(c.server.port, 8080);
+  EXPECT_EQ(c.upstream.ca_file, "");
+}
+
+TEST(ParseConfigTest, EmptyAccessLogMeansOff) {
+  const Config c = ParseConfig(R"(
+server: {access_log: ""}
+models: [{name: m, deployments: [{provider: openai, base_url: "http://h"}]}]
+)");
+  EXPECT_EQ(c.server.access_log, "");
+}
+
+TEST(LoadConfigTest, ReadsAFileAndNamesItInErrors) {
+  char path[] = "/tmp/turnpike_config_testXXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  { std::ofstream(path) << kFullConfig; }
+  EXPECT_EQ(LoadConfig(path).models.size(), 2u);
+  { std::ofstream(path) << "server: {listn: x}\n"; }
+  try {
+    LoadConfig(path);
+    ADD_FAILURE() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("server.listn: unknown key"), std::string::npos);
+  }
+  std::remove(path);
+  EXPECT_THROW(LoadConfig(path), ConfigError);
+}
+
+TEST(DescribeConfigTest, SummarizesWithoutSecrets) {
+  Config c = ParseConfig(kFullConfig);
+  c.models[1].deployments[0].base_url = "https://user:hunter2@10.0.0.1/v1";
+  const std::string text = DescribeConfig(c);
+  EXPECT_NE(text.find("listen: [::1]:9090"), std::string::npos) << text;
+  EXPECT_NE(text.find("workers: 4"), std::string::npos) << text;
+  EXPECT_NE(text.find("gpt-4o-mini\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("https://api.openai.com/v1"), std::string::npos) << text;
+  EXPECT_NE(text.find("http://127.0.0.1:9000"), std::string::npos) << text;
+  EXPECT_NE(text.find("https://***@10.0.0.1/v1"), std::string::npos) << text;
+  EXPECT_EQ(text.find("sk-secret-value"), std::string::npos) << text;
+  EXPECT_EQ(text.find("hunter2"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace turnpike::config

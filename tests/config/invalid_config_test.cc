@@ -1,0 +1,137 @@
+// Table of invalid configs: each must throw ConfigError whose message contains the exact key
+// path and the problem.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "config/config.h"
+
+namespace turnpike::config {
+namespace {
+
+constexpr const char* kModels = R"(
+models:
+  - name: m
+    deployments: [{provider: openai, base_url: "http://h"}]
+)";
+
+struct InvalidCase {
+  const char* name;
+  std::string yaml;
+  const char* expected;  // must appear verbatim in the message
+};
+
+std::string WithModels(const char* yaml) { return std::string(yaml) + kModels; }
+
+std::vector<InvalidCase> Cases() {
+  return {
+      {"UnknownServerKey", WithModels("server: {listn: 1.2.3.4:80}"), "server.listn: unknown key"},
+      {"UnknownTopKey", WithModels("sever: {}"), "sever: unknown key"},
+      {"UnknownNestedKey", WithModels("server: {timeouts: {reed_headers: 1s}}"),
+       "server.timeouts.reed_headers: unknown key"},
+      {"UnknownDeploymentKey",
+       "models: [{name: m, deployments: [{provider: openai, base_url: 'http://h', "
+       "apikey: x}]}]",
+       "models[0].deployments[0].apikey: unknown key"},
+      {"DuplicateKey", WithModels("server:\n  workers: 1\n  workers: 2\n"),
+       "server.workers: duplicate key"},
+      {"PortTooLarge", WithModels("server: {listen: '127.0.0.1:70000'}"),
+       "server.listen: port must be 0..65535"},
+      {"ListenWithoutPort", WithModels("server: {listen: localhost}"),
+       "server.listen: expected host:port"},
+      {"WorkersNotInteger", WithModels("server: {workers: many}"),
+       "server.workers: expected an integer, got \"many\""},
+      {"WorkersNegative", WithModels("server: {workers: -1}"),
+       "server.workers: must be between 0 and 1024"},
+      {"ServerNotMapping", WithModels("server: [1, 2]"), "server: expected a mapping, got a list"},
+      {"ScalarWhereMappingExpected", WithModels("server: {timeouts: 5s}"),
+       "server.timeouts: expected a mapping, got a scalar"},
+      {"ListWhereScalarExpected", WithModels("server: {listen: [a, b]}"),
+       "server.listen: expected a single value, got a list"},
+      {"BadBool", WithModels("server: {server_timing: yes}"),
+       "server.server_timing: expected true or false"},
+      {"BadDuration", WithModels("server: {timeouts: {idle: 30}}"),
+       "server.timeouts.idle: invalid duration \"30\""},
+      {"ZeroReadTimeout", WithModels("server: {timeouts: {read_headers: 0s}}"),
+       "server.timeouts.read_headers: must be greater than 0"},
+      {"BadSize", WithModels("server: {max_body_bytes: 4MB}"),
+       "server.max_body_bytes: invalid size \"4MB\""},
+      {"StreamBufferTooSmall", WithModels("upstream: {stream_buffer_bytes: 512}"),
+       "upstream.stream_buffer_bytes: must be at least 1KiB"},
+      {"ConnectTimeoutZero", WithModels("upstream: {timeouts: {connect: 0}}"),
+       "upstream.timeouts.connect: must be greater than 0"},
+      {"PoolIdleNegative", WithModels("upstream: {pool: {max_idle_per_origin: -3}}"),
+       "upstream.pool.max_idle_per_origin: must be between 0 and"},
+      {"MaxAttemptsZero", WithModels("routing: {max_attempts: 0}"),
+       "routing.max_attempts: must be between 1 and 10"},
+      {"MaxAttemptsEleven", WithModels("routing: {max_attempts: 11}"),
+       "routing.max_attempts: must be between 1 and 10"},
+      {"BackoffMaxBelowBase", WithModels("routing: {backoff_base: 1s, backoff_max: 10ms}"),
+       "routing.backoff_max: must be at least routing.backoff_base"},
+      {"MissingModels", "server: {workers: 1}", "models: required"},
+      {"EmptyModels", "models: []", "models: at least one model is required"},
+      {"ModelsNotList", "models: {name: m}", "models: expected a list"},
+      {"ModelMissingName", "models: [{deployments: [{provider: openai, base_url: 'http://h'}]}]",
+       "models[0].name: required"},
+      {"ModelMissingDeployments", "models: [{name: m}]", "models[0].deployments: required"},
+      {"ModelEmptyDeployments", "models: [{name: m, deployments: []}]",
+       "models[0].deployments: at least one deployment is required"},
+      {"DuplicateModelName",
+       "models:\n"
+       "  - {name: x, deployments: [{provider: openai, base_url: 'http://a'}]}\n"
+       "  - {name: x, deployments: [{provider: openai, base_url: 'http://b'}]}\n",
+       "models[1].name: duplicate model name \"x\""},
+      {"UnsupportedProvider",
+       "models: [{name: m, deployments: [{provider: anthropic, base_url: 'http://h'}]}]",
+       "models[0].deployments[0].provider: unsupported provider \"anthropic\" (supported: "
+       "openai)"},
+      {"MissingProvider", "models: [{name: m, deployments: [{base_url: 'http://h'}]}]",
+       "models[0].deployments[0].provider: required"},
+      {"MissingBaseUrl", "models: [{name: m, deployments: [{provider: openai}]}]",
+       "models[0].deployments[0].base_url: required"},
+      {"BadScheme",
+       "models:\n"
+       "  - name: m\n"
+       "    deployments:\n"
+       "      - {provider: openai, base_url: 'http://ok'}\n"
+       "      - {provider: openai, base_url: 'ftp://h'}\n",
+       "models[0].deployments[1].base_url: must start with http:// or https://"},
+      {"BaseUrlWithoutHost",
+       "models: [{name: m, deployments: [{provider: openai, base_url: 'https:///v1'}]}]",
+       "models[0].deployments[0].base_url: missing host"},
+      {"WeightZero",
+       "models: [{name: m, deployments: [{provider: openai, base_url: 'http://h', weight: 0}]}]",
+       "models[0].deployments[0].weight: must be between 1 and"},
+      {"TlsVerifyNotBool",
+       "models: [{name: m, deployments: [{provider: openai, base_url: 'http://h', "
+       "tls_verify: maybe}]}]",
+       "models[0].deployments[0].tls_verify: expected true or false"},
+      {"DeploymentNotMapping", "models: [{name: m, deployments: [openai]}]",
+       "models[0].deployments[0]: expected a mapping"},
+      {"RootNotMapping", "- a\n- b\n", "(root): expected a mapping, got a list"},
+      {"YamlSyntax", "server: {listen: [\n", "(yaml) at line"},
+      {"UnsetEnvInDeployment",
+       "models: [{name: m, deployments: [{provider: openai, base_url: "
+       "'${TP_SURELY_UNSET_VAR_42}'}]}]",
+       "models[0].deployments[0].base_url: environment variable TP_SURELY_UNSET_VAR_42 is not set"},
+  };
+}
+
+class InvalidConfigTest : public ::testing::TestWithParam<InvalidCase> {};
+
+TEST_P(InvalidConfigTest, MessageNamesKeyPathAndProblem) {
+  const InvalidCase& c = GetParam();
+  try {
+    ParseConfig(c.yaml);
+    FAIL() << "accepted:\n" << c.yaml;
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find(c.expected), std::string::npos)
+        << "message: " << e.what() << "\nexpected to contain: " << c.expected;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, InvalidConfigTest, ::testing::ValuesIn(Cases()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace turnpike::config

@@ -1,0 +1,200 @@
+// Starts the real turnpike binary (gateway and mock provider) on port 0 and talks to it over
+// loopback. Every process a test starts is stopped by the test's `after` hook (stopAll).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const BIN = process.env.TURNPIKE_BIN ?? path.resolve(here, '../../../build/src/app/turnpike');
+const STARTUP_TIMEOUT_MS = 10_000;
+const started = new Set();
+
+// Spawns `turnpike <args>` and resolves once it prints "listening on HOST:PORT".
+export function startProcess(args, { env = {} } = {}) {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(BIN, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    started.add(proc);
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`no "listening" line from ${args.join(' ')}: ${err}`)), STARTUP_TIMEOUT_MS);
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on ([0-9.]+):(\d+)/.exec(out);
+      if (m && !proc.port) {
+        proc.port = Number(m[2]);
+        clearTimeout(timer);
+        resolve(proc);
+      }
+    });
+    proc.stderr.on('data', (d) => { err += d; });
+    proc.on('exit', (code, signal) => {
+      proc.exitCode_ = code;
+      clearTimeout(timer);
+      if (!proc.port) reject(new Error(`${args.join(' ')} exited ${code ?? signal}: ${err}`));
+    });
+    proc.output = () => out;
+    proc.errors = () => err;
+  });
+}
+
+export async function startMock(flags = []) {
+  return startProcess(['mock-provider', '--listen', '127.0.0.1:0', ...flags]);
+}
+
+// `deployments` maps public model name -> list of base URLs (or {base_url, weight, model}).
+export function gatewayConfig({ models, server = {}, upstream = {}, routing = {} }) {
+  const lines = ['server:', '  listen: 127.0.0.1:0', '  workers: 2', '  access_log: ""'];
+  for (const [k, v] of Object.entries(server)) lines.push(`  ${k}: ${v}`);
+  if (Object.keys(upstream).length) {
+    lines.push('upstream:');
+    for (const [k, v] of Object.entries(upstream)) lines.push(`  ${k}: ${v}`);
+  }
+  if (Object.keys(routing).length) {
+    lines.push('routing:');
+    for (const [k, v] of Object.entries(routing)) lines.push(`  ${k}: ${v}`);
+  }
+  lines.push('models:');
+  for (const [name, deps] of Object.entries(models)) {
+    lines.push(`  - name: ${name}`, '    deployments:');
+    for (const d of deps) {
+      const dep = typeof d === 'string' ? { base_url: d } : d;
+      lines.push('      - provider: openai');
+      for (const [k, v] of Object.entries(dep)) lines.push(`        ${k}: ${v}`);
+    }
+  }
+  return lines.join('\n') + '\n';
+}
+
+export async function startGateway(configText, opts = {}) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-test-'));
+  const file = path.join(dir, 'turnpike.yaml');
+  writeFileSync(file, configText);
+  const proc = await startProcess(['serve', '--config', file], opts);
+  proc.url = `http://127.0.0.1:${proc.port}`;
+  return proc;
+}
+
+export async function stopAll() {
+  const waits = [];
+  for (const proc of started) {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      waits.push(new Promise((r) => proc.once('exit', r)));
+      proc.kill('SIGKILL');
+    }
+  }
+  started.clear();
+  await Promise.all(waits);
+}
+
+export function waitExit(proc) {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve(proc.exitCode);
+  return new Promise((r) => proc.once('exit', (code) => r(code)));
+}
+
+export function rssKiB(pid) {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m[1]);
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// Polls fn() until it returns truthy or the time runs out; returns the last value.
+export async function eventually(fn, timeoutMs = 3000, stepMs = 25) {
+  const deadline = Date.now() + timeoutMs;
+  let v;
+  while (Date.now() < deadline) {
+    v = await fn();
+    if (v) return v;
+    await sleep(stepMs);
+  }
+  return v;
+}
+
+export async function mockStats(mock) {
+  const r = await fetch(`http://127.0.0.1:${mock.port}/mock/stats`);
+  return r.json();
+}
+
+export function chatBody(extra = {}) {
+  return JSON.stringify({ model: 'mock-model', messages: [{ role: 'user', content: 'Hello' }], ...extra });
+}
+
+// Sends raw bytes (a string, Buffer, or array of [bytes, delayMs] steps) and reads the first
+// HTTP response. Resolves {status, headers, body, closed} — closed: the server closed the
+// connection. Rejects only on timeout.
+export function rawRequest(port, steps, { timeoutMs = 5000 } = {}) {
+  if (!Array.isArray(steps)) steps = [[steps, 0]];
+  return new Promise((resolve, reject) => {
+    const sock = net.connect(port, '127.0.0.1');
+    let buf = Buffer.alloc(0);
+    let done = false;
+    const finish = (closed) => {
+      if (done) return;
+      const parsed = parseResponse(buf);
+      if (!parsed && !closed) return;
+      done = true;
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(parsed ? { ...parsed, closed } : { status: 0, headers: {}, body: '', closed, raw: buf.toString() });
+    };
+    const timer = setTimeout(() => { if (!done) { done = true; sock.destroy(); reject(new Error('timeout; got: ' + buf.toString().slice(0, 200))); } }, timeoutMs);
+    sock.on('data', (d) => { buf = Buffer.concat([buf, d]); finish(false); });
+    sock.on('end', () => finish(true));
+    sock.on('close', () => finish(true));
+    sock.on('error', () => finish(true));
+    sock.on('connect', async () => {
+      for (const [bytes, delay] of steps) {
+        if (delay) await sleep(delay);
+        if (sock.destroyed) return;
+        sock.write(bytes);
+      }
+    });
+  });
+}
+
+// Parses one complete HTTP/1.1 response with Content-Length (or no body); null if incomplete.
+export function parseResponse(buf) {
+  const text = buf.toString('latin1');
+  const end = text.indexOf('\r\n\r\n');
+  if (end < 0) return null;
+  const lines = text.slice(0, end).split('\r\n');
+  const status = Number(lines[0].split(' ')[1]);
+  const headers = {};
+  for (const l of lines.slice(1)) {
+    const i = l.indexOf(':');
+    headers[l.slice(0, i).toLowerCase()] = l.slice(i + 1).trim();
+  }
+  if (status === 100) return parseResponse(buf.subarray(end + 4));
+  const len = Number(headers['content-length'] ?? 0);
+  if (buf.length < end + 4 + len) return null;
+  return { status, headers, body: buf.subarray(end + 4, end + 4 + len).toString('utf8') };
+}
+
+// Reads an SSE response body from a fetch Response; returns the list of data payloads and comments.
+export async function readSse(response) {
+  const text = await response.text();
+  const events = text.split('\n\n').filter((b) => b.length > 0);
+  return {
+    data: events.flatMap((e) => e.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6))),
+    comments: events.filter((e) => e.startsWith(':')),
+    text,
+  };
+}
+
+// Decodes an HTTP/1.1 chunked body (the bytes after the response head).
+export function dechunk(text) {
+  let out = '';
+  let i = 0;
+  for (;;) {
+    const eol = text.indexOf('\r\n', i);
+    if (eol < 0) break;
+    const size = parseInt(text.slice(i, eol), 16);
+    if (!size) break;
+    out += text.slice(eol + 2, eol + 2 + size);
+    i = eol + 2 + size + 2;
+  }
+  return out;
+}

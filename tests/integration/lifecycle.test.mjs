@@ -1,0 +1,90 @@
+// Client disconnects, slow clients and graceful drain.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { startMock, startGateway, gatewayConfig, stopAll, chatBody, mockStats, eventually, sleep, rssKiB, waitExit, readSse, rawRequest, dechunk } from './lib/harness.mjs';
+
+after(stopAll);
+
+function rawChat(port, body) {
+  const sock = net.connect(port, '127.0.0.1');
+  sock.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  return sock;
+}
+
+test('a client that disconnects mid-stream cancels the upstream request at once', async () => {
+  const mock = await startMock(['--tokens', '100', '--inter-token', '100ms']);
+  const gw = await startGateway(gatewayConfig({ models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] } }));
+  const sock = rawChat(gw.port, chatBody({ stream: true }));
+  await new Promise((r) => sock.once('data', r));
+  sock.destroy();
+  const stats = await eventually(async () => { const s = await mockStats(mock); return s.client_disconnects >= 1 && s; }, 2000);
+  assert.equal(stats.client_disconnects, 1, 'the mock saw the upstream connection close');
+  assert.equal(stats.streams_completed, 0);
+});
+
+test('a client that disconnects before the first byte cancels the upstream request too', async () => {
+  const mock = await startMock(['--slow-headers', '5s']);
+  const gw = await startGateway(gatewayConfig({ models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] } }));
+  const sock = rawChat(gw.port, chatBody({ stream: true }));
+  await eventually(async () => (await mockStats(mock)).requests >= 1, 2000);
+  sock.destroy();
+  const stats = await eventually(async () => { const s = await mockStats(mock); return s.client_disconnects >= 1 && s; }, 2000);
+  assert.equal(stats.client_disconnects, 1);
+});
+
+test('a slow client slows the upstream read instead of filling memory', async () => {
+  const tokens = 200000;  // ~30 MB of SSE: far more than the socket buffers on the way hold
+  const mock = await startMock(['--tokens', String(tokens)]);
+  const gw = await startGateway(gatewayConfig({ models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] } }));
+  const rssBefore = rssKiB(gw.pid);
+  const sock = rawChat(gw.port, chatBody({ stream: true }));
+  let received = '';
+  sock.setEncoding('latin1');
+  sock.on('data', (d) => { received += d; });
+  await eventually(() => received.length > 0, 3000);
+  sock.pause();
+  await sleep(1500);
+  const paused = await mockStats(mock);
+  const rssPaused = rssKiB(gw.pid);
+  assert.equal(paused.streams_completed, 0, 'the mock is held back while the client does not read');
+  assert.ok(rssPaused - rssBefore < 20 * 1024, `gateway RSS grew ${rssPaused - rssBefore} KiB while the client was paused`);
+  sock.resume();
+  await eventually(() => received.endsWith('0\r\n\r\n'), 30000, 50);
+  const body = dechunk(received.slice(received.indexOf('\r\n\r\n') + 4));
+  assert.ok(body.endsWith('data: [DONE]\n\n'));
+  const contentChunks = body.split('"content":"tok').length - 1;
+  assert.equal(contentChunks, tokens, 'every token arrived once the client read again');
+  sock.destroy();
+});
+
+test('SIGTERM drains: open streams finish in full, /readyz turns 503, exit 0', async () => {
+  const mock = await startMock(['--tokens', '20', '--inter-token', '50ms']);
+  const gw = await startGateway(gatewayConfig({ models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] }, server: { timeouts: '{drain: 10s}' } }));
+  // A keep-alive connection opened before the drain, to ask /readyz during it.
+  const probe = net.connect(gw.port, '127.0.0.1');
+  await new Promise((r) => probe.once('connect', r));
+  const streams = [0, 1, 2].map(() =>
+    fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chatBody({ stream: true }) }));
+  const responses = await Promise.all(streams);
+  await sleep(100);
+  gw.kill('SIGTERM');
+  await sleep(100);
+  probe.write('GET /readyz HTTP/1.1\r\nHost: t\r\n\r\n');
+  const ready = await new Promise((r) => probe.once('data', (d) => r(d.toString())));
+  assert.match(ready, /^HTTP\/1\.1 503/);
+  assert.match(ready, /Connection: close/i);
+  const bodies = await Promise.all(responses.map((r) => readSse(r)));
+  for (const { data } of bodies) {
+    assert.equal(data.at(-1), '[DONE]');
+    assert.equal(data.filter((d) => d.includes('"content":"tok')).length, 20, 'no stream was cut');
+  }
+  assert.equal(await waitExit(gw), 0);
+  await assert.rejects(rawRequest(gw.port, 'GET /healthz HTTP/1.1\r\n\r\n', { timeoutMs: 500 }).then((r) => { if (r.status === 0) throw new Error('closed'); return r; }));
+});
+
+test('a port already in use is a clear start-up error', async () => {
+  const mock = await startMock();
+  const cfg = gatewayConfig({ models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] } }).replace('127.0.0.1:0', `127.0.0.1:${mock.port}`);
+  await assert.rejects(startGateway(cfg), /cannot listen on 127\.0\.0\.1:\d+: Address already in use/);
+});

@@ -1,0 +1,214 @@
+#include "stream/sse_parser.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace turnpike::stream {
+namespace {
+
+// An owning copy of an SseEvent, comparable in assertions.
+struct Event {
+  std::string raw, event, data;
+  bool has_data = false;
+  bool operator==(const Event&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const Event& e) {
+  return os << "{raw=" << testing::PrintToString(e.raw) << " event=" << e.event
+            << " data=" << testing::PrintToString(e.data) << " has_data=" << e.has_data << "}";
+}
+
+// Feeds `chunks` in order; returns the events, failing the test on a Feed error.
+std::vector<Event> Parse(const std::vector<std::string>& chunks, SseParser& parser) {
+  std::vector<Event> events;
+  for (const std::string& chunk : chunks) {
+    Status status = parser.Feed(chunk, [&](const SseEvent& e) {
+      events.push_back(
+          Event{std::string(e.raw), std::string(e.event), std::string(e.data), e.has_data});
+    });
+    EXPECT_TRUE(status.ok()) << status.error().message;
+  }
+  return events;
+}
+
+std::vector<Event> Parse(const std::vector<std::string>& chunks) {
+  SseParser parser;
+  return Parse(chunks, parser);
+}
+
+std::string Concat(const std::vector<Event>& events) {
+  std::string all;
+  for (const Event& e : events) all += e.raw;
+  return all;
+}
+
+// Several events, one per shape the gateway sees: OpenAI chunks, a named event, multi-line
+// data, comments, id/retry fields, a field without a colon, one space vs. two.
+const std::string kStream =
+    ": OPENROUTER PROCESSING\n\n"
+    "data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n"
+    "event: message_start\ndata: {\"type\":\"message_start\"}\n\n"
+    "id: 7\nretry: 100\ndata: first\ndata:second\ndata\n: comment inside\n\n"
+    "data:  two spaces\nevent: x\nevent: last\n\n"
+    "data: [DONE]\n\n";
+
+const std::vector<Event> kStreamEvents = {
+    {": OPENROUTER PROCESSING\n\n", "", "", false},
+    {"data: {\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}\n\n", "",
+     "{\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}", true},
+    {"event: message_start\ndata: {\"type\":\"message_start\"}\n\n", "message_start",
+     "{\"type\":\"message_start\"}", true},
+    {"id: 7\nretry: 100\ndata: first\ndata:second\ndata\n: comment inside\n\n", "",
+     "first\nsecond\n", true},
+    {"data:  two spaces\nevent: x\nevent: last\n\n", "last", " two spaces", true},
+    {"data: [DONE]\n\n", "", "[DONE]", true},
+};
+
+TEST(SseParserTest, ParsesWholeStream) {
+  SseParser parser;
+  EXPECT_EQ(Parse({kStream}, parser), kStreamEvents);
+  EXPECT_EQ(parser.buffered_bytes(), 0u);
+}
+
+TEST(SseParserTest, EverySplitPointGivesTheSameEvents) {
+  for (size_t i = 0; i <= kStream.size(); ++i) {
+    SCOPED_TRACE(i);
+    SseParser parser;
+    EXPECT_EQ(Parse({kStream.substr(0, i), kStream.substr(i)}, parser), kStreamEvents);
+    EXPECT_EQ(parser.buffered_bytes(), 0u);
+  }
+}
+
+TEST(SseParserTest, EveryPairOfSplitPointsGivesTheSameEvents) {
+  for (size_t i = 0; i <= kStream.size(); ++i) {
+    for (size_t j = i; j <= kStream.size(); ++j) {
+      ASSERT_EQ(Parse({kStream.substr(0, i), kStream.substr(i, j - i), kStream.substr(j)}),
+                kStreamEvents)
+          << "split at " << i << " and " << j;
+    }
+  }
+}
+
+TEST(SseParserTest, ByteByByte) {
+  std::vector<std::string> bytes;
+  for (char c : kStream) bytes.emplace_back(1, c);
+  EXPECT_EQ(Parse(bytes), kStreamEvents);
+}
+
+TEST(SseParserTest, HoldsBackIncompleteTail) {
+  SseParser parser;
+  std::vector<Event> events = Parse({"data: a\n\ndata: b\n"}, parser);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(parser.buffered_bytes(), std::string("data: b\n").size());
+  events = Parse({"\n"}, parser);
+  EXPECT_EQ(events, (std::vector<Event>{{"data: b\n\n", "", "b", true}}));
+  EXPECT_EQ(parser.buffered_bytes(), 0u);
+}
+
+TEST(SseParserTest, EventsInsideTheChunkAreNotCopied) {
+  const std::string chunk = "data: x\n\ndata: y\ndata: z\n\n";
+  SseParser parser;
+  std::vector<std::string_view> raws, datas;
+  ASSERT_TRUE(parser
+                  .Feed(chunk,
+                        [&](const SseEvent& e) {
+                          raws.push_back(e.raw);
+                          datas.push_back(e.data);
+                        })
+                  .ok());
+  ASSERT_EQ(raws.size(), 2u);
+  EXPECT_EQ(raws[0].data(), chunk.data());
+  EXPECT_EQ(raws[1].data(), chunk.data() + 9);
+  EXPECT_EQ(datas[0].data(), chunk.data() + 6);  // single data line: a view into the chunk
+}
+
+TEST(SseParserTest, CrLfStream) {
+  const std::string stream = "data: a\r\n\r\nevent: e\r\ndata: b\r\ndata: c\r\n\r\n:c\r\r";
+  const std::vector<Event> expected = {
+      {"data: a\r\n\r\n", "", "a", true},
+      {"event: e\r\ndata: b\r\ndata: c\r\n\r\n", "e", "b\nc", true},
+      {":c\r\r", "", "", false}};
+  EXPECT_EQ(Parse({stream}), expected);
+  // Wherever the stream is split, the fields are the same and no byte is lost or duplicated.
+  for (size_t i = 0; i <= stream.size(); ++i) {
+    SCOPED_TRACE(i);
+    std::vector<Event> events = Parse({stream.substr(0, i), stream.substr(i)});
+    ASSERT_EQ(events.size(), expected.size());
+    for (size_t k = 0; k < events.size(); ++k) {
+      EXPECT_EQ(events[k].data, expected[k].data);
+      EXPECT_EQ(events[k].event, expected[k].event);
+    }
+    EXPECT_EQ(Concat(events), stream);
+  }
+}
+
+TEST(SseParserTest, CrLfOfBlankLineSplitBetweenChunks) {
+  SseParser parser;
+  std::vector<Event> first = Parse({"data: a\r\n\r"}, parser);
+  // Dispatched at once, without waiting to see whether "\n" follows.
+  EXPECT_EQ(first, (std::vector<Event>{{"data: a\r\n\r", "", "a", true}}));
+  std::vector<Event> second = Parse({"\ndata: b\r\n\r\n"}, parser);
+  // The "\n" completing the CRLF is not a blank line (no empty event); it leads the next raw.
+  EXPECT_EQ(second, (std::vector<Event>{{"\ndata: b\r\n\r\n", "", "b", true}}));
+}
+
+TEST(SseParserTest, CrLfOfBlankLineSplitWithLoneLfChunk) {
+  SseParser parser;
+  EXPECT_EQ(
+      Parse({"data: a\r\n\r", "\n", "data: b\n", "\n"}, parser),
+      (std::vector<Event>{{"data: a\r\n\r", "", "a", true}, {"\ndata: b\n\n", "", "b", true}}));
+}
+
+TEST(SseParserTest, CrLfOfFieldLineSplitBetweenChunks) {
+  EXPECT_EQ(Parse({"data: a\r", "\n\r\n"}),
+            (std::vector<Event>{{"data: a\r\n\r\n", "", "a", true}}));
+  EXPECT_EQ(Parse({"data: a\r", "\r"}), (std::vector<Event>{{"data: a\r\r", "", "a", true}}));
+}
+
+TEST(SseParserTest, LoneBlankLineIsAnEmptyBlock) {
+  EXPECT_EQ(Parse({"\ndata: a\n\n"}),
+            (std::vector<Event>{{"\n", "", "", false}, {"data: a\n\n", "", "a", true}}));
+}
+
+TEST(SseParserTest, CommentOnlyBlock) {
+  EXPECT_EQ(Parse({": ping\n: pong\n\n"}),
+            (std::vector<Event>{{": ping\n: pong\n\n", "", "", false}}));
+}
+
+TEST(SseParserTest, EmptyDataLineCountsAsData) {
+  EXPECT_EQ(Parse({"data\n\n"}), (std::vector<Event>{{"data\n\n", "", "", true}}));
+  EXPECT_EQ(Parse({"data:\n\n"}), (std::vector<Event>{{"data:\n\n", "", "", true}}));
+}
+
+TEST(SseParserTest, EventTooLargeInOneChunk) {
+  SseParser parser(32);
+  std::vector<std::string> seen;
+  const std::string chunk = "data: ok\n\ndata: " + std::string(40, 'x') + "\n\n";
+  Status status = parser.Feed(chunk, [&](const SseEvent& e) { seen.emplace_back(e.data); });
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, ErrorCode::kUpstreamBadResponse);
+  EXPECT_EQ(seen, std::vector<std::string>{"ok"});  // events before it are still delivered
+  // The parser stays failed.
+  EXPECT_FALSE(parser.Feed("data: ok\n\n", [&](const SseEvent&) { FAIL(); }).ok());
+}
+
+TEST(SseParserTest, EventTooLargeAcrossChunks) {
+  SseParser parser(32);
+  auto no_event = [](const SseEvent&) { FAIL(); };
+  ASSERT_TRUE(parser.Feed("data: " + std::string(20, 'x'), no_event).ok());
+  Status status = parser.Feed(std::string(20, 'x'), no_event);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().code, ErrorCode::kUpstreamBadResponse);
+}
+
+TEST(SseParserTest, EventOfExactlyTheLimitIsAccepted) {
+  const std::string event = "data: " + std::string(24, 'x') + "\n\n";  // 32 bytes
+  ASSERT_EQ(event.size(), 32u);
+  SseParser parser(32);
+  EXPECT_EQ(Parse({event.substr(0, 10), event.substr(10)}, parser).size(), 1u);
+}
+
+}  // namespace
+}  // namespace turnpike::stream
