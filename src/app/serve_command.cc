@@ -46,7 +46,11 @@ std::unique_ptr<observability::AccessLogSink> OpenAccessLog(const std::string& w
 int Serve(const std::string& config_path) {
   const config::Config config = config::LoadConfig(config_path);
   const auto routes = pipeline::RouteTable::Build(config);
-  const upstream::TlsContexts tls(config.upstream.ca_file);
+  bool any_tls = false;
+  for (const auto& model : routes->models()) {
+    for (const auto& deployment : model.deployments) any_tls |= deployment.origin.tls;
+  }
+  const upstream::TlsContexts tls(config.upstream.ca_file, any_tls);
   auto access_log = OpenAccessLog(config.server.access_log);
 
   gateway::ProbeRegistry probes;

@@ -120,11 +120,9 @@ net::awaitable<void> ChatFlow::Attempts() {
     upstream::OutgoingRequest out;
     out.target = target.chat_path;
     out.body = body;
-    out.headers.emplace_back("Content-Type", "application/json");
-    out.headers.emplace_back("Accept", info_.stream ? "text/event-stream" : "application/json");
-    out.headers.emplace_back("x-request-id", std::string(ctx_.request_id));
-    if (!target.authorization.empty())
-      out.headers.emplace_back("Authorization", target.authorization);
+    out.accept = info_.stream ? "text/event-stream" : "application/json";
+    out.authorization = target.authorization;
+    out.request_id = ctx_.request_id;
 
     upstream::Call call(handler_.pool_, target.origin, handler_.call_options_);
     WatchScope watch(exchange_, call);

@@ -8,6 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/status.hpp>
+#include <cerrno>
 #include <cstdio>
 
 #include "http/connection.h"
@@ -27,31 +28,55 @@ bool IsSaneRequestId(std::string_view id) {
   return true;
 }
 
-// 128 bits of randomness are not needed: ids must be unique per process run and cheap.
+// Ids must be unique per process run and cheap: a per-thread random-ish prefix and a counter,
+// as 24 hex digits.
 std::string GenerateRequestId() {
   thread_local uint64_t counter = 0;
   thread_local const uint64_t prefix =
       static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
       reinterpret_cast<uintptr_t>(&counter);
-  char buf[40];
-  int n = std::snprintf(buf, sizeof(buf), "%016llx%08llx", static_cast<unsigned long long>(prefix),
-                        static_cast<unsigned long long>(++counter));
-  return std::string(buf, static_cast<size_t>(n));
+  constexpr char kHex[] = "0123456789abcdef";
+  constexpr int kPrefixDigits = 16;
+  constexpr int kCounterDigits = 8;
+  std::string id(kPrefixDigits + kCounterDigits, '0');
+  uint64_t p = prefix;
+  for (int i = kPrefixDigits - 1; i >= 0; --i, p >>= 4) id[static_cast<size_t>(i)] = kHex[p & 0xf];
+  uint64_t c = ++counter;
+  for (int i = kPrefixDigits + kCounterDigits - 1; i >= kPrefixDigits; --i, c >>= 4) {
+    id[static_cast<size_t>(i)] = kHex[c & 0xf];
+  }
+  return id;
 }
 
-void OnWatchComplete(const std::shared_ptr<Connection>& conn, boost::system::error_code ec,
-                     size_t n) {
+void ArmWatch(const std::shared_ptr<Connection>& conn);
+
+// A readiness wait costs no read syscall: the common completion (the client's next request
+// arriving after this exchange ended) is dismissed without one. Only a completion while an
+// exchange is watching peeks, to tell end-of-stream from pipelined bytes.
+void OnWatchComplete(const std::shared_ptr<Connection>& conn, boost::system::error_code ec) {
   conn->peek_pending = false;
-  if (!conn->watching) return;
+  if (!conn->watching || ec == net::error::operation_aborted) return;
+  char byte;
+  const ssize_t n = ::recv(conn->socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n > 0) {
+    conn->watching = false;  // pipelined bytes: the client is there (and can't be watched)
+    return;
+  }
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+    ArmWatch(conn);  // spurious wake-up
+    return;
+  }
   conn->watching = false;
-  // A peeked byte means the client pipelined its next request: it is still there (and can no
-  // longer be watched this way). Aborted means our own cancel or close. Anything else (EOF,
-  // reset) means the client is gone.
-  if (ec == net::error::operation_aborted || (!ec && n > 0)) return;
   conn->peer_gone = true;
   auto on_gone = std::move(conn->on_gone);
   conn->on_gone = nullptr;
   if (on_gone) on_gone();
+}
+
+void ArmWatch(const std::shared_ptr<Connection>& conn) {
+  conn->peek_pending = true;
+  conn->socket.async_wait(net::socket_base::wait_read,
+                          [conn](boost::system::error_code ec) { OnWatchComplete(conn, ec); });
 }
 
 }  // namespace
@@ -95,13 +120,7 @@ void Exchange::WatchClient(std::function<void()> on_gone) {
   }
   c.on_gone = std::move(on_gone);
   c.watching = true;
-  if (c.peek_pending) return;
-  c.peek_pending = true;
-  static thread_local char peek_byte;
-  c.socket.async_receive(net::buffer(&peek_byte, 1), net::socket_base::message_peek,
-                         [conn = connection_](boost::system::error_code ec, size_t n) {
-                           OnWatchComplete(conn, ec, n);
-                         });
+  if (!c.peek_pending) ArmWatch(connection_);
 }
 
 void Exchange::StopWatching() {

@@ -11,11 +11,13 @@
 
 #include "http/connection.h"
 #include "http/exchange.h"
+#include "net/http_read.h"
 
 namespace turnpike::http {
 namespace {
 
 namespace net = boost::asio;
+namespace tpnet = ::turnpike::net;
 namespace beast = boost::beast;
 namespace bhttp = beast::http;
 constexpr auto kTuple = net::as_tuple(net::use_awaitable);
@@ -109,7 +111,7 @@ net::awaitable<void> RunSession(SessionContext ctx, std::shared_ptr<Connection> 
     parser.header_limit(static_cast<uint32_t>(ctx.options.max_header_bytes));
     parser.body_limit(ctx.options.max_body_bytes);
     c.Arm(ctx.options.read_headers_timeout);
-    auto [hec, hn] = co_await bhttp::async_read_header(c.socket, c.buffer, parser, kTuple);
+    const beast::error_code hec = co_await tpnet::ReadHeader(c.socket, c.buffer, parser);
     if (hec) {
       if (auto error = ReadError(hec, c.deadline_hit(), true)) {
         co_await AnswerReadError(ctx, connection, parser.get(), *error);
@@ -125,7 +127,7 @@ net::awaitable<void> RunSession(SessionContext ctx, std::shared_ptr<Connection> 
         if (wec) break;
       }
       c.Arm(ctx.options.read_body_timeout);
-      auto [bec, bn] = co_await bhttp::async_read(c.socket, c.buffer, parser, kTuple);
+      const beast::error_code bec = co_await tpnet::ReadBody(c.socket, c.buffer, parser);
       if (bec) {
         if (auto error = ReadError(bec, c.deadline_hit(), true)) {
           co_await AnswerReadError(ctx, connection, parser.get(), *error);

@@ -5,6 +5,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/socket_base.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "http/connection.h"
@@ -17,6 +18,7 @@ using tcp = net::ip::tcp;
 namespace {
 constexpr auto kTuple = net::as_tuple(net::use_awaitable);
 constexpr int kListenBacklog = 4096;
+constexpr std::chrono::milliseconds kAcceptErrorPause{50};
 using ReusePort = net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
 }  // namespace
 
@@ -76,7 +78,14 @@ net::awaitable<void> Worker::AcceptLoop() {
   for (;;) {
     auto [ec, socket] = co_await acceptor_->async_accept(kTuple);
     if (ec == net::error::operation_aborted || !acceptor_->is_open()) co_return;
-    if (ec) continue;  // EMFILE and friends: keep serving the connections we have
+    if (ec) {
+      // EMFILE and friends: keep serving the connections we have, and retry accepting after a
+      // pause instead of spinning on an error the next accept would repeat at once.
+      net::steady_timer pause(*context_);
+      pause.expires_after(kAcceptErrorPause);
+      co_await pause.async_wait(kTuple);
+      continue;
+    }
     boost::system::error_code opt_ec;
     socket.set_option(tcp::no_delay(true), opt_ec);
     auto connection = std::make_shared<Connection>(std::move(socket));

@@ -7,52 +7,35 @@
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/error.hpp>
 #include <boost/beast/http/error.hpp>
-#include <boost/beast/http/read.hpp>
 #include <limits>
 
+#include "net/http_read.h"
+
 namespace turnpike::upstream {
-namespace net = boost::asio;
+namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = beast::http;
 
 namespace {
-constexpr auto kTuple = net::as_tuple(net::use_awaitable);
+constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
+constexpr size_t kHeadReserve = 192;  // request line + fixed headers, typically
 
 template <typename Stream>
-net::awaitable<boost::system::error_code> WriteAndReadHead(
+asio::awaitable<boost::system::error_code> WriteAndReadHead(
     Stream& stream, beast::flat_buffer& buffer, bhttp::response_parser<bhttp::buffer_body>& parser,
-    const std::string& head, std::string_view body, std::chrono::milliseconds first_byte,
-    Clock::time_point& sent_at) {
-  std::array<net::const_buffer, 2> buffers{net::buffer(head), net::buffer(body)};
-  beast::get_lowest_layer(stream).expires_after(first_byte);
-  auto [wec, wn] = co_await net::async_write(stream, buffers, kTuple);
+    const std::string& head, std::string_view body, Clock::time_point& sent_at) {
+  std::array<asio::const_buffer, 2> buffers{asio::buffer(head), asio::buffer(body)};
+  auto [wec, wn] = co_await asio::async_write(stream, buffers, kTuple);
   if (wec) co_return wec;
   sent_at = Clock::now();
-  auto [rec, rn] = co_await bhttp::async_read_header(stream, buffer, parser, kTuple);
-  co_return rec;
-}
-
-template <typename Stream>
-net::awaitable<std::pair<boost::system::error_code, size_t>> ReadBodyPiece(
-    Stream& stream, beast::flat_buffer& buffer, bhttp::response_parser<bhttp::buffer_body>& parser,
-    std::vector<char>& out, std::chrono::milliseconds idle) {
-  size_t got = 0;
-  while (got == 0 && !parser.is_done()) {
-    parser.get().body().data = out.data();
-    parser.get().body().size = out.size();
-    beast::get_lowest_layer(stream).expires_after(idle);
-    auto [ec, n] = co_await bhttp::async_read_some(stream, buffer, parser, kTuple);
-    got = out.size() - parser.get().body().size;
-    if (ec == bhttp::error::need_buffer) ec = {};
-    if (ec) co_return std::pair{ec, got};
-  }
-  co_return std::pair{boost::system::error_code{}, got};
+  co_return co_await net::ReadHeader(stream, buffer, parser);
 }
 
 bool IsStaleConnectionError(boost::system::error_code ec) {
-  return ec == bhttp::error::end_of_stream || ec == net::error::eof ||
-         ec == net::error::connection_reset || ec == net::error::broken_pipe ||
+  return ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
+         ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
          ec == bhttp::error::partial_message;
 }
 
@@ -65,10 +48,18 @@ Call::~Call() {
   if (connection_) connection_->Close();
 }
 
+boost::system::error_code Call::Classify(boost::system::error_code ec) const {
+  if (connection_ && connection_->deadline.hit && ec == asio::error::operation_aborted) {
+    return beast::error::timeout;
+  }
+  return ec;
+}
+
 Error Call::Failure(boost::system::error_code ec, std::string_view during) const {
   const std::string where = " (" + origin_.key + ", " + std::string(during) + ")";
-  if (cancelled_)
+  if (cancelled_) {
     return Error{ErrorCode::kUpstreamUnavailable, "upstream call cancelled" + where, ""};
+  }
   if (ec == beast::error::timeout) {
     return Error{ErrorCode::kUpstreamTimeout, "upstream timed out" + where, ""};
   }
@@ -81,19 +72,17 @@ Error Call::Failure(boost::system::error_code ec, std::string_view during) const
                "upstream connection failed: " + ec.message() + where, ""};
 }
 
-net::awaitable<Status> Call::Connect() {
-  auto conn = std::make_unique<UpstreamConnection>();
+asio::awaitable<Status> Call::Connect() {
   auto& context = pool_.context();
+  asio::ssl::context* ssl = nullptr;
   if (origin_.tls) {
-    const auto& ssl = origin_.tls_verify ? pool_.tls().verify : pool_.tls().no_verify;
-    conn->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(
-        context, const_cast<net::ssl::context&>(ssl));
-  } else {
-    conn->tcp = std::make_unique<beast::tcp_stream>(context);
+    ssl = const_cast<asio::ssl::context*>(origin_.tls_verify ? &pool_.tls().verify()
+                                                             : &pool_.tls().no_verify());
   }
+  auto conn = std::make_shared<UpstreamConnection>(context, ssl);
   const std::string resolve_key = origin_.host + ":" + std::to_string(origin_.port);
   const auto* cached = pool_.CachedEndpoints(resolve_key);
-  net::ip::tcp::resolver::results_type endpoints;
+  asio::ip::tcp::resolver::results_type endpoints;
   if (cached) {
     endpoints = *cached;
   } else {
@@ -106,58 +95,60 @@ net::awaitable<Status> Call::Connect() {
     pool_.CacheEndpoints(resolve_key, results);
     endpoints = results;
   }
-  beast::tcp_stream& tcp = conn->lowest();
-  tcp.expires_after(options_.connect_timeout);
-  auto [cec, ep] = co_await tcp.async_connect(endpoints, kTuple);
+  connection_ = conn;  // so that Cancel() reaches the connect
+  conn->Arm(options_.connect_timeout);
+  auto [cec, ep] = co_await asio::async_connect(conn->lowest(), endpoints, kTuple);
   if (cec || cancelled_) {
     pool_.probe().connect_errors.Add();
-    co_return Failure(cec ? cec : net::error::operation_aborted, "connect");
+    co_return Failure(Classify(cec ? cec : asio::error::operation_aborted), "connect");
   }
   boost::system::error_code opt_ec;
-  tcp.socket().set_option(net::ip::tcp::no_delay(true), opt_ec);
+  conn->lowest().set_option(asio::ip::tcp::no_delay(true), opt_ec);
   if (conn->tls) {
     if (!SSL_set_tlsext_host_name(conn->tls->native_handle(), origin_.host.c_str())) {
       pool_.probe().connect_errors.Add();
       co_return Error{ErrorCode::kUpstreamUnavailable, "cannot set TLS server name", ""};
     }
     if (origin_.tls_verify) {
-      conn->tls->set_verify_callback(net::ssl::host_name_verification(origin_.host));
+      conn->tls->set_verify_callback(asio::ssl::host_name_verification(origin_.host));
     }
-    auto [hec] = co_await conn->tls->async_handshake(net::ssl::stream_base::client, kTuple);
+    auto [hec] = co_await conn->tls->async_handshake(asio::ssl::stream_base::client, kTuple);
     if (hec) {
       pool_.probe().connect_errors.Add();
-      co_return Failure(hec, "TLS handshake");
+      co_return Failure(Classify(hec), "TLS handshake");
     }
   }
   pool_.probe().connects.Add();
-  connection_ = std::move(conn);
   connected_at_ = Clock::now();
   co_return Ok{};
 }
 
-net::awaitable<boost::system::error_code> Call::SendAndReadHead(const std::string& head,
-                                                                std::string_view body) {
+asio::awaitable<boost::system::error_code> Call::SendAndReadHead(const std::string& head,
+                                                                 std::string_view body) {
   parser_.emplace();
   parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
   UpstreamConnection& c = *connection_;
-  if (c.tls) {
-    co_return co_await WriteAndReadHead(*c.tls, c.buffer, *parser_, head, body,
-                                        options_.first_byte_timeout, request_sent_at_);
-  }
-  co_return co_await WriteAndReadHead(*c.tcp, c.buffer, *parser_, head, body,
-                                      options_.first_byte_timeout, request_sent_at_);
+  connection_->Arm(options_.first_byte_timeout);
+  boost::system::error_code ec =
+      c.tls ? co_await WriteAndReadHead(*c.tls, c.buffer, *parser_, head, body, request_sent_at_)
+            : co_await WriteAndReadHead(c.plain, c.buffer, *parser_, head, body, request_sent_at_);
+  co_return Classify(ec);
 }
 
-net::awaitable<Status> Call::Start(const OutgoingRequest& request) {
+asio::awaitable<Status> Call::Start(const OutgoingRequest& request) {
   std::string head;
-  head.reserve(256 + request.target.size());
+  head.reserve(kHeadReserve + request.target.size() + request.authorization.size());
   head.append(request.method).append(" ").append(request.target).append(" HTTP/1.1\r\nHost: ");
   head.append(origin_.host_header).append("\r\nContent-Length: ");
-  head.append(std::to_string(request.body.size())).append("\r\n");
-  for (const auto& [name, value] : request.headers) {
-    head.append(name).append(": ").append(value).append("\r\n");
-  }
-  head.append("\r\n");
+  head.append(std::to_string(request.body.size()));
+  head.append("\r\nContent-Type: ").append(request.content_type);
+  auto add = [&head](std::string_view name, std::string_view value) {
+    if (!value.empty()) head.append("\r\n").append(name).append(": ").append(value);
+  };
+  add("Accept", request.accept);
+  add("Authorization", request.authorization);
+  add("x-request-id", request.request_id);
+  head.append("\r\n\r\n");
 
   connection_ = pool_.Acquire(origin_);
   reused_ = connection_ != nullptr;
@@ -191,38 +182,56 @@ std::string_view Call::header(std::string_view name) const {
   return std::string_view(it->value().data(), it->value().size());
 }
 
-net::awaitable<Result<std::string_view>> Call::ReadSome() {
-  if (done_ || !connection_) co_return std::string_view{};
-  if (read_buffer_.empty()) read_buffer_.resize(options_.read_buffer_bytes);
+asio::awaitable<Result<size_t>> Call::ReadInto(char* out, size_t size) {
+  if (done_ || !connection_) co_return size_t{0};
   UpstreamConnection& c = *connection_;
-  auto [ec, got] =
-      c.tls
-          ? co_await ReadBodyPiece(*c.tls, c.buffer, *parser_, read_buffer_, options_.idle_timeout)
-          : co_await ReadBodyPiece(*c.tcp, c.buffer, *parser_, read_buffer_, options_.idle_timeout);
-  if (ec) co_return Failure(ec, "reading the body");
-  if (got == 0) Finish();
-  co_return std::string_view(read_buffer_.data(), got);
+  connection_->Arm(options_.idle_timeout);
+  auto [ec, got] = c.tls ? co_await net::ReadBodySome(*c.tls, c.buffer, *parser_, out, size)
+                         : co_await net::ReadBodySome(c.plain, c.buffer, *parser_, out, size);
+  if (ec) co_return Failure(Classify(ec), "reading the body");
+  if (parser_->is_done()) Finish();
+  co_return got;
 }
 
-net::awaitable<Result<std::string>> Call::ReadAll(size_t max_bytes) {
+asio::awaitable<Result<std::string_view>> Call::ReadSome() {
+  if (!read_buffer_) {
+    // Not zero-filled: only the bytes a read wrote are ever looked at.
+    read_buffer_ = std::make_unique_for_overwrite<char[]>(options_.read_buffer_bytes);
+  }
+  Result<size_t> got = co_await ReadInto(read_buffer_.get(), options_.read_buffer_bytes);
+  if (!got.ok()) co_return got.error();
+  co_return std::string_view(read_buffer_.get(), got.value());
+}
+
+asio::awaitable<Result<std::string>> Call::ReadAll(size_t max_bytes) {
   std::string body;
-  if (auto length = parser_->content_length()) body.reserve(std::min<uint64_t>(*length, max_bytes));
-  for (;;) {
-    Result<std::string_view> piece = co_await ReadSome();
-    if (!piece.ok()) co_return piece.error();
-    if (piece.value().empty()) break;
-    if (body.size() + piece.value().size() > max_bytes) {
+  // With a Content-Length the body is read straight into its final string.
+  const auto length = parser_->content_length();
+  if (length && *length > max_bytes) {
+    co_return Error{ErrorCode::kUpstreamBadResponse,
+                    "upstream response larger than " + std::to_string(max_bytes) + " bytes", ""};
+  }
+  while (!done_) {
+    const size_t used = body.size();
+    const size_t room = length ? static_cast<size_t>(*length) - used : options_.read_buffer_bytes;
+    body.resize(used + std::max<size_t>(room, 1));
+    Result<size_t> got = co_await ReadInto(body.data() + used, body.size() - used);
+    if (!got.ok()) co_return got.error();
+    body.resize(used + got.value());
+    if (body.size() > max_bytes) {
       co_return Error{ErrorCode::kUpstreamBadResponse,
                       "upstream response larger than " + std::to_string(max_bytes) + " bytes", ""};
     }
-    body.append(piece.value());
+    if (got.value() == 0) break;
   }
   co_return body;
 }
 
 void Call::Finish() {
+  if (done_) return;
   done_ = true;
   if (!connection_) return;
+  net::DisarmDeadline(connection_->deadline);
   if (parser_->is_done() && parser_->get().keep_alive() && !cancelled_) {
     ++connection_->uses;
     pool_.Release(origin_, std::move(connection_));

@@ -21,8 +21,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 #include "common/result.h"
 #include "upstream/origin.h"
@@ -39,9 +37,12 @@ struct CallOptions {
 
 struct OutgoingRequest {
   std::string_view method = "POST";
-  std::string target;  // origin-form, e.g. "/v1/chat/completions"
+  std::string_view target;  // origin-form, e.g. "/v1/chat/completions"
   std::string_view body;
-  std::vector<std::pair<std::string, std::string>> headers;  // besides Host, Content-Length
+  std::string_view content_type = "application/json";
+  std::string_view accept;         // omitted when empty
+  std::string_view authorization;  // the whole header value ("Bearer ..."); omitted when empty
+  std::string_view request_id;     // sent as x-request-id; omitted when empty
 };
 
 class Call {
@@ -80,14 +81,17 @@ class Call {
   boost::asio::awaitable<boost::system::error_code> SendAndReadHead(const std::string& head,
                                                                     std::string_view body);
   Error Failure(boost::system::error_code ec, std::string_view during) const;
+  // The error to report for a failed operation: a passed deadline reads as a timeout.
+  boost::system::error_code Classify(boost::system::error_code ec) const;
+  boost::asio::awaitable<Result<size_t>> ReadInto(char* out, size_t size);
   void Finish();
 
   Pool& pool_;
   const Origin& origin_;
   const CallOptions& options_;
-  std::unique_ptr<UpstreamConnection> connection_;
+  std::shared_ptr<UpstreamConnection> connection_;
   std::optional<Parser> parser_;
-  std::vector<char> read_buffer_;
+  std::unique_ptr<char[]> read_buffer_;  // for ReadSome, allocated on first use
   bool cancelled_ = false;
   bool reused_ = false;
   bool done_ = false;

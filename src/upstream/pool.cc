@@ -9,16 +9,24 @@ namespace {
 constexpr std::chrono::seconds kResolveTtl{30};
 }
 
-TlsContexts::TlsContexts(const std::string& ca_file) {
-  verify.set_default_verify_paths();
-  if (!ca_file.empty()) verify.load_verify_file(ca_file);
-  verify.set_verify_mode(net::ssl::verify_peer);
-  no_verify.set_verify_mode(net::ssl::verify_none);
+TlsContexts::TlsContexts(const std::string& ca_file, bool load_trust_store) {
+  if (load_trust_store) verify_.set_default_verify_paths();
+  if (!ca_file.empty()) verify_.load_verify_file(ca_file);
+  verify_.set_verify_mode(net::ssl::verify_peer);
+  no_verify_.set_verify_mode(net::ssl::verify_none);
+}
+
+UpstreamConnection::UpstreamConnection(net::io_context& context, net::ssl::context* tls_context)
+    : plain(context), deadline(context.get_executor()) {
+  if (tls_context != nullptr) {
+    tls = std::make_unique<net::ssl::stream<net::ip::tcp::socket>>(context, *tls_context);
+  }
 }
 
 void UpstreamConnection::Close() {
+  turnpike::net::CloseDeadline(deadline);
   boost::system::error_code ec;
-  lowest().socket().close(ec);
+  lowest().close(ec);
 }
 
 Pool::Pool(net::io_context& context, const TlsContexts& tls, PoolOptions options)
@@ -29,16 +37,16 @@ Pool::Pool(net::io_context& context, const TlsContexts& tls, PoolOptions options
 
 Pool::~Pool() { Shutdown(); }
 
-std::unique_ptr<UpstreamConnection> Pool::Acquire(const Origin& origin) {
+std::shared_ptr<UpstreamConnection> Pool::Acquire(const Origin& origin) {
   auto it = idle_.find(origin.key);
   if (it == idle_.end()) return nullptr;
   auto& list = it->second;
   const auto now = Clock::now();
   while (!list.empty()) {
-    std::unique_ptr<UpstreamConnection> conn = std::move(list.back());
+    std::shared_ptr<UpstreamConnection> conn = std::move(list.back());
     list.pop_back();
     probe_.idle.Add(-1);
-    if (now - conn->idle_since < options_.idle_ttl && conn->lowest().socket().is_open()) {
+    if (now - conn->idle_since < options_.idle_ttl && conn->lowest().is_open()) {
       probe_.reuses.Add();
       return conn;
     }
@@ -47,7 +55,7 @@ std::unique_ptr<UpstreamConnection> Pool::Acquire(const Origin& origin) {
   return nullptr;
 }
 
-void Pool::Release(const Origin& origin, std::unique_ptr<UpstreamConnection> connection) {
+void Pool::Release(const Origin& origin, std::shared_ptr<UpstreamConnection> connection) {
   auto& list = idle_[origin.key];
   if (shut_down_ || list.size() >= options_.max_idle_per_origin) {
     connection->Close();

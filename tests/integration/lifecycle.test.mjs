@@ -2,6 +2,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import { execFileSync } from 'node:child_process';
 import { startMock, startGateway, gatewayConfig, stopAll, chatBody, mockStats, eventually, sleep, rssKiB, waitExit, readSse, rawRequest, dechunk } from './lib/harness.mjs';
 
 after(stopAll);
@@ -31,6 +32,30 @@ test('a client that disconnects before the first byte cancels the upstream reque
   sock.destroy();
   const stats = await eventually(async () => { const s = await mockStats(mock); return s.client_disconnects >= 1 && s; }, 2000);
   assert.equal(stats.client_disconnects, 1);
+});
+
+// Connections the client closed but the gateway still holds open (TCP CLOSE-WAIT).
+function closeWaitCount(port) {
+  const out = execFileSync('ss', ['-Htn', 'state', 'close-wait', `( sport = :${port} )`], { encoding: 'utf8' });
+  return out.split('\n').filter((l) => l.trim()).length;
+}
+
+test('a client that closes after a watched stream is let go at once (no CLOSE-WAIT)', async () => {
+  const mock = await startMock(['--tokens', '3', '--inter-token', '50ms']);
+  const gw = await startGateway(gatewayConfig({ models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] } }));
+  for (let i = 0; i < 5; i++) {
+    const r = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json', connection: 'close' }, body: chatBody({ stream: true }),
+    });
+    await r.text();
+  }
+  const sock = rawChat(gw.port, chatBody({ stream: true }));
+  let got = '';
+  sock.on('data', (d) => { got += d; });
+  await eventually(() => got.endsWith('0\r\n\r\n'), 3000);
+  sock.end();
+  const settled = await eventually(() => closeWaitCount(gw.port) === 0 && closeWaitCount(mock.port) === 0, 2000);
+  assert.ok(settled, `CLOSE-WAIT sockets left: gateway ${closeWaitCount(gw.port)}, mock ${closeWaitCount(mock.port)}`);
 });
 
 test('a slow client slows the upstream read instead of filling memory', async () => {

@@ -1,0 +1,114 @@
+// Reading HTTP/1.1 messages by feeding Beast's parser from our own read loop.
+//
+// Beast's composed read operations (async_read_header, async_read, async_read_some) cost
+// about 10k instructions per message on top of the parsing itself (measured with callgrind:
+// docs/BENCHMARKS.md). These loops do the same job with one async_read_some per network read
+// and the parser's put() in between. They work on any AsyncReadStream (a TCP socket, a TLS
+// stream) and leave timeouts to the caller (see net/deadline.h).
+//
+// Errors: the parser's own (header_limit, body_limit, bad_*), end_of_stream when the peer
+// closed before a message began, partial_message when it closed inside one, or the stream's.
+#pragma once
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/basic_parser.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <cstddef>
+#include <utility>
+
+namespace turnpike::net {
+
+inline constexpr size_t kReadChunkBytes = 16 * 1024;
+
+// One network read into `buffer`; end of stream is reported to the parser.
+template <typename Stream, bool kIsRequest>
+boost::asio::awaitable<boost::beast::error_code> Fill(
+    Stream& stream, boost::beast::flat_buffer& buffer,
+    boost::beast::http::basic_parser<kIsRequest>& parser) {
+  auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kReadChunkBytes),
+                                                 boost::asio::as_tuple(boost::asio::use_awaitable));
+  buffer.commit(n);
+  if (ec == boost::asio::error::eof) {
+    if (!parser.got_some()) co_return boost::beast::http::error::end_of_stream;
+    boost::beast::error_code eof_ec;
+    parser.put_eof(eof_ec);
+    co_return eof_ec;  // ok for a close-delimited body, else partial_message
+  }
+  co_return ec;
+}
+
+// Reads until the message head is complete (bytes after it stay in `buffer`).
+template <typename Stream, bool kIsRequest>
+boost::asio::awaitable<boost::beast::error_code> ReadHeader(
+    Stream& stream, boost::beast::flat_buffer& buffer,
+    boost::beast::http::basic_parser<kIsRequest>& parser) {
+  namespace bhttp = boost::beast::http;
+  for (;;) {
+    if (buffer.size() > 0) {
+      boost::beast::error_code ec;
+      buffer.consume(parser.put(buffer.data(), ec));
+      if (ec && ec != bhttp::error::need_more) co_return ec;
+      if (parser.is_header_done()) co_return boost::beast::error_code{};
+      if (!ec) continue;
+    }
+    const boost::beast::error_code ec = co_await Fill(stream, buffer, parser);
+    if (ec) co_return ec;
+  }
+}
+
+// Reads the rest of the message into the parser's body (string_body and the like).
+template <typename Stream, bool kIsRequest>
+boost::asio::awaitable<boost::beast::error_code> ReadBody(
+    Stream& stream, boost::beast::flat_buffer& buffer,
+    boost::beast::http::basic_parser<kIsRequest>& parser) {
+  namespace bhttp = boost::beast::http;
+  while (!parser.is_done()) {
+    if (buffer.size() > 0) {
+      boost::beast::error_code ec;
+      const size_t used = parser.put(buffer.data(), ec);
+      buffer.consume(used);
+      if (ec && ec != bhttp::error::need_more) co_return ec;
+      if (!ec && used > 0) continue;
+    }
+    const boost::beast::error_code ec = co_await Fill(stream, buffer, parser);
+    if (ec) co_return ec;
+  }
+  co_return boost::beast::error_code{};
+}
+
+// Reads body bytes of a buffer_body response into [out, out + size) until at least one byte
+// arrived or the body ended. Returns the error and the count of bytes written.
+template <typename Stream>
+boost::asio::awaitable<std::pair<boost::beast::error_code, size_t>> ReadBodySome(
+    Stream& stream, boost::beast::flat_buffer& buffer,
+    boost::beast::http::response_parser<boost::beast::http::buffer_body>& parser, char* out,
+    size_t size) {
+  namespace bhttp = boost::beast::http;
+  parser.get().body().data = out;
+  parser.get().body().size = size;
+  while (!parser.is_done()) {
+    if (buffer.size() > 0) {
+      boost::beast::error_code ec;
+      const size_t used = parser.put(buffer.data(), ec);
+      buffer.consume(used);
+      const size_t got = size - parser.get().body().size;
+      if (ec == bhttp::error::need_buffer || got > 0)
+        co_return std::pair{boost::beast::error_code{}, got};
+      if (ec && ec != bhttp::error::need_more) co_return std::pair{ec, got};
+      if (!ec && used > 0) continue;
+    }
+    const boost::beast::error_code ec = co_await Fill(stream, buffer, parser);
+    const size_t got = size - parser.get().body().size;
+    if (ec) co_return std::pair{ec, got};
+    if (got > 0) co_return std::pair{ec, got};
+  }
+  co_return std::pair{boost::beast::error_code{}, size - parser.get().body().size};
+}
+
+}  // namespace turnpike::net
