@@ -214,7 +214,8 @@ net::awaitable<void> ChatFlow::RelayWhole(upstream::Call& call) {
 
 net::awaitable<void> ChatFlow::RelayStream(upstream::Call& call) {
   StreamRelay relay(exchange_, call, ctx_, info_.include_usage,
-                    handler_.shared_.config.server.sse_keepalive);
+                    handler_.shared_.config.server.sse_keepalive,
+                    handler_.shared_.config.server.server_timing);
   co_await relay.Run();
 }
 

@@ -1,7 +1,10 @@
 #include "gateway/gateway_probe.h"
 
+#include "gateway/server_timing.h"
+
 namespace turnpike::gateway {
 namespace obs = observability;
+static_assert(kPhaseCount == static_cast<size_t>(Phase::kCount));
 
 std::string_view RouteName(RouteId route) {
   switch (route) {
@@ -105,6 +108,14 @@ std::string RenderMetrics(const ProbeRegistry& registry) {
                        &GatewayProbe::ttft);
   WriteHistogramFamily(w, registry, "turnpike_request_duration_seconds",
                        "Request received to response end.", &GatewayProbe::duration);
+  constexpr std::string_view kPhases = "turnpike_phase_seconds";
+  w.Family(kPhases, "Time in each phase of a request (the Server-Timing phases).",
+           obs::MetricType::kHistogram);
+  for (size_t i = 0; i < kPhaseCount; ++i) {
+    obs::HistogramSnapshot merged;
+    for (const GatewayProbe* probe : registry.gateway) merged.Merge(probe->phases[i].Snapshot());
+    w.WriteHistogram(kPhases, {{"phase", PhaseName(static_cast<Phase>(i))}}, merged);
+  }
   auto sum_gateway = [&](const obs::Counter GatewayProbe::*member) {
     uint64_t total = 0;
     for (const GatewayProbe* probe : registry.gateway) total += (probe->*member).value();

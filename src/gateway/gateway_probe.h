@@ -33,6 +33,7 @@ std::string_view RouteName(RouteId route);
 // Status codes get a dense slot; codes not listed fall into a per-class slot ("2xx", ...).
 constexpr std::array<int, 17> kTrackedStatuses = {200, 400, 401, 403, 404, 405, 408, 413, 415,
                                                   429, 431, 499, 500, 502, 503, 504, 0};
+constexpr size_t kPhaseCount = 5;  // == Phase::kCount, checked in gateway_probe.cc
 constexpr size_t kStatusSlots = kTrackedStatuses.size() + 3;  // + "2xx" "4xx" "5xx"
 size_t StatusSlot(int status);
 std::string StatusLabel(size_t slot);
@@ -51,6 +52,8 @@ class GatewayProbe {
   observability::Histogram upstream_ttfb{observability::kLatencyBuckets};
   observability::Histogram ttft{observability::kLatencyBuckets};
   observability::Histogram duration{observability::kLatencyBuckets};
+  // Indexed by gateway::Phase (server_timing.h): the same phases as the Server-Timing header.
+  std::array<observability::Histogram, kPhaseCount> phases;
   observability::Counter retries;
   observability::Counter client_cancels;
 

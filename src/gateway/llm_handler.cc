@@ -11,6 +11,7 @@
 
 #include "gateway/chat_flow.h"
 #include "gateway/openai_errors.h"
+#include "gateway/server_timing.h"
 #include "pipeline/route_filter.h"
 
 namespace turnpike::gateway {
@@ -97,6 +98,10 @@ net::awaitable<void> LlmHandler::Respond(http::Exchange& exchange, pipeline::Req
                                          unsigned status, std::string_view content_type,
                                          std::string body) {
   ctx.status = static_cast<int>(status);
+  if (shared_.config.server.server_timing) {
+    exchange.response_headers().set("Server-Timing",
+                                    ServerTimingHeader(ctx.phases, pipeline::Clock::now()));
+  }
   const bool ok = co_await exchange.Respond(status, content_type, std::move(body));
   if (!ok && ctx.status < 400) ctx.status = 499;
 }
@@ -209,8 +214,13 @@ void LlmHandler::Finish(http::Exchange& exchange, pipeline::RequestContext& ctx,
       probe_.upstream_ttfb.Observe(p.upstream_head - p.upstream_sent);
     }
   }
-  if (p.first_token != pipeline::Clock::time_point{})
+  if (p.first_token != pipeline::Clock::time_point{}) {
     probe_.ttft.Observe(p.first_token - p.received);
+  }
+  for (size_t i = 0; i < kPhaseCount; ++i) {
+    const auto d = PhaseDuration(p, static_cast<Phase>(i));
+    if (d >= pipeline::Clock::duration::zero()) probe_.phases[i].Observe(d);
+  }
   if (ctx.status == 499) probe_.client_cancels.Add();
 
   if (!access_log_) return;

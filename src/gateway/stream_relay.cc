@@ -7,6 +7,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "gateway/openai_errors.h"
+#include "gateway/server_timing.h"
 
 namespace turnpike::gateway {
 namespace net = boost::asio;
@@ -18,6 +19,10 @@ constexpr std::string_view kKeepAliveComment = ": keep-alive\n\n";
 
 net::awaitable<void> StreamRelay::Run() {
   exchange_.response_headers().set("Cache-Control", "no-cache");
+  if (server_timing_) {
+    exchange_.response_headers().set("Server-Timing",
+                                     ServerTimingHeader(ctx_.phases, pipeline::Clock::now()));
+  }
   const bool started = co_await exchange_.StartStream(200, "text/event-stream");
   ctx_.status = 200;
   ctx_.phases.client_head = exchange_.head_sent_at();

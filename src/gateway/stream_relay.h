@@ -26,12 +26,13 @@ namespace turnpike::gateway {
 class StreamRelay {
  public:
   StreamRelay(http::Exchange& exchange, upstream::Call& call, pipeline::RequestContext& ctx,
-              bool client_wants_usage, std::chrono::milliseconds keepalive)
+              bool client_wants_usage, std::chrono::milliseconds keepalive, bool server_timing)
       : exchange_(exchange),
         call_(call),
         ctx_(ctx),
         client_wants_usage_(client_wants_usage),
-        keepalive_(keepalive) {}
+        keepalive_(keepalive),
+        server_timing_(server_timing) {}
 
   boost::asio::awaitable<void> Run();
 
@@ -46,6 +47,7 @@ class StreamRelay {
   pipeline::RequestContext& ctx_;
   const bool client_wants_usage_;
   const std::chrono::milliseconds keepalive_;
+  const bool server_timing_;
   stream::SseParser parser_;
   stream::ChatAccumulator accumulator_;
   std::string out_;

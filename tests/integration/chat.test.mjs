@@ -73,3 +73,27 @@ test('health, readiness and metrics', async () => {
   assert.match(text, /turnpike_ttft_seconds_count [1-9]/);
   assert.match(text, /turnpike_upstream_reuses_total [1-9]/);
 });
+
+test('Server-Timing: absent by default, the gateway phases when server.server_timing is on', async () => {
+  const plain = await post(chatBody());
+  assert.equal(plain.headers.get('server-timing'), null);
+  await plain.text();
+  const timed = await startGateway(gatewayConfig({
+    models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] },
+    server: { server_timing: 'true' },
+  }));
+  const phases = (h) => Object.fromEntries(h.split(', ').map((p) => { const [n, d] = p.split(';dur='); return [n, Number(d)]; }));
+  for (const stream of [false, true]) {
+    const r = await fetch(`${timed.url}/v1/chat/completions`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: chatBody({ stream }),
+    });
+    await r.text();
+    const p = phases(r.headers.get('server-timing'));
+    for (const name of ['parse', 'route', 'upstream_ttfb', 'to_client']) {
+      assert.ok(Number.isFinite(p[name]) && p[name] >= 0, `${name} in ${r.headers.get('server-timing')}`);
+    }
+  }
+  const metrics = await (await fetch(`${timed.url}/metrics`)).text();
+  assert.match(metrics, /turnpike_phase_seconds_count\{phase="upstream_ttfb"\} 2/);
+  assert.match(metrics, /turnpike_phase_seconds_count\{phase="parse"\} 2/);
+});
