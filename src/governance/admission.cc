@@ -1,0 +1,164 @@
+#include "governance/admission.h"
+
+#include <array>
+#include <string>
+#include <utility>
+
+namespace turnpike::governance {
+namespace {
+
+constexpr int64_t kOneRequest = 1;
+
+Error RateLimited(std::string message) {
+  return Error{ErrorCode::kRateLimited, std::move(message), ""};
+}
+
+// One rate limit to check: a limiter with its configured limit (unset: not checked).
+struct RateStep {
+  GcraLimiter* limiter;
+  std::optional<int64_t> limit;
+  int64_t cost;
+  bool tokens;  // TPM (else RPM)
+};
+
+// The decision to show in headers: the tighter of two.
+void KeepTighter(const RateDecision& decision, RateDecision& shown) {
+  if (shown.limit == 0 || decision.remaining < shown.remaining) shown = decision;
+}
+
+std::string RateMessage(const RateStep& step, const RateDecision& decision) {
+  std::string unit = step.tokens ? "tokens" : "requests";
+  if (decision.exceeds_limit) {
+    return "Request too large: it needs " + std::to_string(step.cost) + " " + unit +
+           " per minute and the limit is " + std::to_string(decision.limit) + ".";
+  }
+  return "Rate limit reached for " + unit + " per minute (limit " + std::to_string(decision.limit) +
+         "). Please try again in " + std::to_string(decision.RetryAfterSeconds()) + "s.";
+}
+
+}  // namespace
+
+// Admit's steps, with access to Admission's members.
+struct AdmitSteps {
+  static void Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifier,
+                  const AdmissionRequest& request, AdmitResult& result);
+};
+
+void AdmitSteps::Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifier,
+                     const AdmissionRequest& request, AdmitResult& result) {
+  Result<Principal> principal = Authenticate(snapshot, request.raw_key, request.now_unix, verifier);
+  if (!principal.ok()) {
+    result.refusal = principal.error();
+    return;
+  }
+  if (Status model = CheckModel(principal.value(), request.model); !model.ok()) {
+    result.refusal = model.error();
+    return;
+  }
+  const Plan& plan = *principal->plan;
+  const KeyEntry& key = *principal->key;
+  const TenantEntry& tenant = *principal->tenant;
+  const ModelPrice* price = snapshot.FindPrice(request.model);
+  CostEstimate estimate = EstimateMaxCost(request.prompt_bytes, request.max_tokens, price);
+  if (plan.max_request_cost_micros && estimate.micros > *plan.max_request_cost_micros) {
+    result.refusal = Error{ErrorCode::kInvalidRequest,
+                           "The request's maximum cost exceeds the per-request limit of the "
+                           "plan; lower max_tokens or the prompt size.",
+                           "max_tokens"};
+    return;
+  }
+
+  MonthId month = MonthOf(request.now_unix);
+  std::optional<Reservation> key_budget = key.counters->budget.Reserve(
+      month, estimate.micros, key.key.monthly_budget_micros.value_or(kUnlimitedBudget));
+  if (!key_budget) {
+    result.refusal = RateLimited("This API key has exceeded its monthly budget.");
+    return;
+  }
+  std::optional<Reservation> tenant_budget = tenant.counters->budget.Reserve(
+      month, estimate.micros, plan.monthly_budget_micros.value_or(kUnlimitedBudget));
+  if (!tenant_budget) {
+    result.refusal = RateLimited("Your organization has exceeded its monthly budget.");
+    return;
+  }
+
+  const std::array<RateStep, 4> steps = {{
+      {&key.counters->requests, key.key.rpm, kOneRequest, false},
+      {&tenant.counters->requests, plan.rpm, kOneRequest, false},
+      {&key.counters->tokens, key.key.tpm, estimate.total_tokens(), true},
+      {&tenant.counters->tokens, plan.tpm, estimate.total_tokens(), true},
+  }};
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const RateStep& step = steps[i];
+    if (!step.limit) continue;
+    RateDecision decision = step.limiter->Check(request.now, step.cost, *step.limit);
+    RateDecision& shown = step.tokens ? result.tokens : result.requests;
+    if (!decision.allowed) {
+      for (size_t j = 0; j < i; ++j) {
+        if (steps[j].limit) steps[j].limiter->Refund(steps[j].cost, *steps[j].limit);
+      }
+      shown = decision;
+      result.refusal = RateLimited(RateMessage(step, decision));
+      return;
+    }
+    KeepTighter(decision, shown);
+  }
+
+  Admission& admission = result.admission;
+  admission.active_ = true;
+  admission.principal_ = principal.value();
+  admission.price_ = price;
+  admission.estimate_ = estimate;
+  admission.key_budget_ = std::move(*key_budget);
+  admission.tenant_budget_ = std::move(*tenant_budget);
+  if (key.key.tpm) admission.key_tokens_ = {&key.counters->tokens, *key.key.tpm};
+  if (plan.tpm) admission.tenant_tokens_ = {&tenant.counters->tokens, *plan.tpm};
+}
+
+AdmitResult Admit(const GovernanceSnapshot& snapshot, SecretVerifier& verifier,
+                  const AdmissionRequest& request) {
+  AdmitResult result;
+  AdmitSteps::Run(snapshot, verifier, request, result);
+  return result;
+}
+
+Admission::Admission(Admission&& other) noexcept { *this = std::move(other); }
+
+Admission& Admission::operator=(Admission&& other) noexcept {
+  if (this == &other) return *this;
+  Abandon();
+  active_ = std::exchange(other.active_, false);
+  principal_ = other.principal_;
+  price_ = other.price_;
+  estimate_ = other.estimate_;
+  key_budget_ = std::move(other.key_budget_);
+  tenant_budget_ = std::move(other.tenant_budget_);
+  key_tokens_ = std::exchange(other.key_tokens_, {});
+  tenant_tokens_ = std::exchange(other.tenant_tokens_, {});
+  return *this;
+}
+
+void Admission::Complete(const TokenUsage& usage) {
+  if (!std::exchange(active_, false)) return;
+  CostResult cost = Cost(usage, price_);
+  key_budget_.Settle(cost.micros);
+  tenant_budget_.Settle(cost.micros);
+  int64_t actual_tokens =
+      std::max<int64_t>(usage.prompt_tokens, 0) + std::max<int64_t>(usage.completion_tokens, 0);
+  for (const TokenCharge& charge : {key_tokens_, tenant_tokens_}) {
+    if (charge.limiter != nullptr) {
+      charge.limiter->Correct(estimate_.total_tokens(), actual_tokens, charge.limit);
+    }
+  }
+}
+
+void Admission::Abandon() {
+  if (!std::exchange(active_, false)) return;
+  key_budget_.Release();
+  tenant_budget_.Release();
+  for (const TokenCharge& charge : {key_tokens_, tenant_tokens_}) {
+    if (charge.limiter != nullptr) charge.limiter->Refund(estimate_.total_tokens(), charge.limit);
+  }
+}
+
+}  // namespace turnpike::governance

@@ -1,0 +1,92 @@
+// Admission: everything governance decides before a request may go upstream, and the
+// accounting when it ends. One call for the auth/limits/budget filters to share.
+//
+// Admit runs, in order: Authenticate, CheckModel, EstimateMaxCost, the plan's per-request cost
+// cap, the key's and the tenant's monthly budgets (Reserve), then RPM and TPM for the key and
+// for the tenant (GCRA). A refusal undoes what earlier steps took (reservations released, rate
+// charges refunded), so a refused request consumes nothing. An unset limit is not checked; the
+// budgets are always reserved (an unset budget tracks spend without a cap).
+//
+// Errors in AdmitResult::refusal: those of authenticate.h, and
+//   kInvalidRequest (400, param "max_tokens")  the estimate exceeds the plan's per-request cap
+//   kRateLimited (429)  a budget is spent, or a rate limit refused (then `requests` or `tokens`
+//                       holds the refusing decision, with retry_after for Retry-After)
+//
+// Completion: call Admission::Complete(usage) exactly once when usage is known (also for a
+// stream the client left early: pass what was accounted so far). It settles both budgets with
+// Cost(usage) and corrects both TPM limiters from the estimate to the real tokens. An Admission
+// destroyed without Complete releases its reservations and refunds its token charge (the
+// request produced nothing). Later calls to Complete do nothing.
+//
+// Ownership: an Admission points into the snapshot it was admitted under; the request holds that
+// snapshot until the Admission is gone. Thread safety: an Admission belongs to one request.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "common/error.h"
+#include "governance/authenticate.h"
+#include "governance/budget.h"
+#include "governance/cost.h"
+#include "governance/rate_limit.h"
+
+namespace turnpike::governance {
+
+struct AdmissionRequest {
+  std::string_view raw_key;  // from ExtractApiKey
+  std::string_view model;
+  int64_t prompt_bytes = 0;  // the request body's size
+  std::optional<int64_t> max_tokens;
+  int64_t now_unix = 0;  // wall clock, seconds: expiry and the budget month
+  Nanos now{0};          // monotonic clock: rate limits
+};
+
+// One charge against a GCRA limiter, undone or corrected later.
+struct TokenCharge {
+  GcraLimiter* limiter = nullptr;
+  int64_t limit = 0;
+};
+
+class Admission {
+ public:
+  Admission() = default;
+  Admission(Admission&& other) noexcept;
+  Admission& operator=(Admission&& other) noexcept;
+  ~Admission() { Abandon(); }
+
+  void Complete(const TokenUsage& usage);
+
+  bool active() const { return active_; }
+  const Principal& principal() const { return principal_; }
+  const CostEstimate& estimate() const { return estimate_; }
+  const ModelPrice* price() const { return price_; }  // null: unpriced model
+
+ private:
+  friend struct AdmitSteps;
+  void Abandon();
+
+  bool active_ = false;
+  Principal principal_;
+  const ModelPrice* price_ = nullptr;
+  CostEstimate estimate_;
+  Reservation key_budget_;
+  Reservation tenant_budget_;
+  TokenCharge key_tokens_;
+  TokenCharge tenant_tokens_;
+};
+
+struct AdmitResult {
+  std::optional<Error> refusal;  // set: answer the client with it
+  Admission admission;           // active iff !refusal
+  // For x-ratelimit-*: of the key's and tenant's decisions, the one with fewer remaining
+  // (limit 0: no limit configured). On a rate refusal, the refusing decision.
+  RateDecision requests;
+  RateDecision tokens;
+};
+
+AdmitResult Admit(const GovernanceSnapshot& snapshot, SecretVerifier& verifier,
+                  const AdmissionRequest& request);
+
+}  // namespace turnpike::governance

@@ -1,0 +1,49 @@
+#include "governance/cost.h"
+
+#include <algorithm>
+
+namespace turnpike::governance {
+namespace {
+
+using Wide = __int128;  // token counts times prices can pass 2^63 for absurd inputs
+
+int64_t CeilDiv(int64_t numerator, int64_t denominator) {
+  return numerator / denominator + (numerator % denominator != 0 ? 1 : 0);
+}
+
+// ceil(sum / 1M) saturated at kMaxCostMicros.
+int64_t ToMicros(Wide sum_micro_tokens) {
+  Wide micros = (sum_micro_tokens + kTokensPerPriceUnit - 1) / kTokensPerPriceUnit;
+  return static_cast<int64_t>(std::min<Wide>(micros, kMaxCostMicros));
+}
+
+}  // namespace
+
+CostEstimate EstimateMaxCost(int64_t prompt_bytes, std::optional<int64_t> max_tokens,
+                             const ModelPrice* price) {
+  CostEstimate estimate;
+  estimate.prompt_tokens = CeilDiv(std::max<int64_t>(prompt_bytes, 0), kPromptBytesPerToken);
+  int64_t model_max = price != nullptr ? price->max_output_tokens : kUnpricedMaxOutputTokens;
+  estimate.output_tokens = max_tokens ? std::clamp<int64_t>(*max_tokens, 0, model_max) : model_max;
+  if (price == nullptr) {
+    estimate.unpriced = true;
+    return estimate;
+  }
+  Wide sum = Wide{estimate.prompt_tokens} * price->input_micros_per_mtok +
+             Wide{estimate.output_tokens} * price->output_micros_per_mtok;
+  estimate.micros = ToMicros(sum);
+  return estimate;
+}
+
+CostResult Cost(const TokenUsage& usage, const ModelPrice* price) {
+  if (price == nullptr) return CostResult{0, true};
+  int64_t prompt = std::max<int64_t>(usage.prompt_tokens, 0);
+  int64_t cached = std::clamp<int64_t>(usage.cached_tokens, 0, prompt);
+  int64_t completion = std::max<int64_t>(usage.completion_tokens, 0);
+  Wide sum = Wide{prompt - cached} * price->input_micros_per_mtok +
+             Wide{cached} * price->cached_input_micros_per_mtok +
+             Wide{completion} * price->output_micros_per_mtok;
+  return CostResult{ToMicros(sum), false};
+}
+
+}  // namespace turnpike::governance

@@ -1,0 +1,132 @@
+// GovernanceSnapshot: tenants, plans, virtual keys and model prices as one immutable value,
+// with the live counters (budget, RPM, TPM) of every tenant and key attached.
+//
+// Configuration is immutable after Build: a request takes one snapshot (snapshot_cell.h) and
+// keeps it for its whole life, so every lookup of that request sees the same config. Counters
+// are mutable state hung off the immutable entries (Envoy's FilterConfig owning its stats):
+// Build hands the counter objects of every tenant and key that `previous` also had on to the
+// new snapshot, so publishing a config change never resets spend or rate state. A tenant or key
+// that disappears takes its counters with it once the last snapshot naming it is gone.
+//
+// Lookups are O(1) hash lookups over views into the snapshot's own strings; no allocation.
+// Pointers returned stay valid as long as the snapshot (hold the shared_ptr).
+//
+// Limits: a Plan's limits apply to the tenant as a whole; a Key's optional limits apply to that
+// key alone, inside its tenant's. A model is allowed iff the plan's list and the key's list
+// each either is empty or names it.
+//
+// Thread safety: a built snapshot is safe to read from any thread; counters are atomic.
+// Errors: Build returns kInvalidRequest naming the first inconsistency (duplicate id, dangling
+// reference, malformed public id, negative amount or limit); nothing is published then.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/result.h"
+#include "governance/budget.h"
+#include "governance/cost.h"
+#include "governance/keys.h"
+#include "governance/rate_limit.h"
+
+namespace turnpike::governance {
+
+enum class TenantStatus { kActive, kSuspended };
+enum class KeyStatus { kActive, kRevoked };
+
+inline constexpr int64_t kNeverExpires = 0;
+
+// Unset optionals mean "no limit".
+struct Plan {
+  std::string id;
+  std::optional<int64_t> monthly_budget_micros;
+  std::optional<int64_t> rpm;
+  std::optional<int64_t> tpm;
+  std::vector<std::string> allowed_models;  // empty: every model
+  std::optional<int64_t> max_request_cost_micros;
+};
+
+struct Tenant {
+  std::string id;
+  std::string name;
+  TenantStatus status = TenantStatus::kActive;
+  std::string plan_id;
+};
+
+struct Key {
+  std::string public_id;
+  std::string tenant_id;
+  std::string name;
+  SecretHash secret_hash{};
+  KeyStatus status = KeyStatus::kActive;
+  int64_t expires_at = kNeverExpires;  // unix seconds; the key fails from this second on
+  std::optional<int64_t> monthly_budget_micros;
+  std::optional<int64_t> rpm;
+  std::optional<int64_t> tpm;
+  std::vector<std::string> allowed_models;  // empty: whatever the plan allows
+};
+
+// Everything a snapshot is built from (the store's rows, or a test's literals).
+struct SnapshotData {
+  std::vector<Plan> plans;
+  std::vector<Tenant> tenants;
+  std::vector<Key> keys;
+  std::vector<std::pair<std::string, ModelPrice>> prices;  // model name -> price
+};
+
+// The live state of one tenant or key; shared by every snapshot that names it.
+struct ScopeCounters {
+  BudgetCounter budget;
+  GcraLimiter requests;
+  GcraLimiter tokens;
+};
+
+struct TenantEntry {
+  Tenant tenant;
+  const Plan* plan = nullptr;
+  std::shared_ptr<ScopeCounters> counters;
+};
+
+struct KeyEntry {
+  Key key;
+  const TenantEntry* tenant = nullptr;
+  std::shared_ptr<ScopeCounters> counters;
+};
+
+class GovernanceSnapshot;
+using SnapshotPtr = std::shared_ptr<const GovernanceSnapshot>;
+
+class GovernanceSnapshot {
+ public:
+  // Validates `data` and builds a snapshot, reusing the counters of `previous` (may be null).
+  static Result<SnapshotPtr> Build(SnapshotData data, const GovernanceSnapshot* previous);
+
+  // nullptr if absent.
+  const KeyEntry* FindKey(std::string_view public_id) const;
+  const TenantEntry* FindTenant(std::string_view tenant_id) const;
+  const Plan* FindPlan(std::string_view plan_id) const;
+  const ModelPrice* FindPrice(std::string_view model) const;
+
+  size_t key_count() const { return keys_.size(); }
+
+ private:
+  GovernanceSnapshot() = default;
+  Status Index(const GovernanceSnapshot* previous);
+
+  // Entries never move after Build: the indexes hold views into them and pointers to them.
+  std::vector<Plan> plans_;
+  std::vector<TenantEntry> tenants_;
+  std::vector<KeyEntry> keys_;
+  std::vector<std::pair<std::string, ModelPrice>> prices_;
+  std::unordered_map<std::string_view, const Plan*> plan_index_;
+  std::unordered_map<std::string_view, const TenantEntry*> tenant_index_;
+  std::unordered_map<std::string_view, const KeyEntry*> key_index_;
+  std::unordered_map<std::string_view, const ModelPrice*> price_index_;
+};
+
+}  // namespace turnpike::governance

@@ -1,0 +1,163 @@
+#include "governance/admission.h"
+
+#include <gtest/gtest.h>
+
+#include "fixtures.h"
+
+namespace turnpike::governance {
+namespace {
+
+using testing::kNow;
+
+constexpr MonthId kMonth = (2024 - 1970) * 12 + 5;
+constexpr Nanos kT0 = std::chrono::hours(1000);
+constexpr int64_t kPromptBytes = 3'000;  // 1000 estimated prompt tokens
+constexpr int64_t kMaxTokens = 500;
+// 1000 * 0.15 + 500 * 0.6 = 450 micro-USD at the fixture's gpt-4o-mini price.
+constexpr int64_t kEstimateMicros = 450;
+constexpr int64_t kEstimateTokens = 1'500;
+
+class AdmissionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fixture_ = testing::MakeFixture();
+    Rebuild();
+    Result<SecretVerifier> verifier = SecretVerifier::Create();
+    ASSERT_TRUE(verifier.ok());
+    verifier_.emplace(std::move(verifier.value()));
+  }
+
+  void Rebuild() {
+    Result<SnapshotPtr> built = GovernanceSnapshot::Build(fixture_.data, snapshot_.get());
+    ASSERT_TRUE(built.ok()) << built.error().message;
+    snapshot_ = built.value();
+  }
+
+  AdmitResult AdmitOne(Nanos now = kT0) {
+    AdmissionRequest request{
+        fixture_.active_key, testing::kModel, kPromptBytes, kMaxTokens, kNow, now};
+    return Admit(*snapshot_, *verifier_, request);
+  }
+
+  BudgetUsage TenantBudget() {
+    return snapshot_->FindTenant("acme")->counters->budget.Read(kMonth);
+  }
+  BudgetUsage KeyBudget() {
+    return snapshot_->FindKey(fixture_.data.keys[0].public_id)->counters->budget.Read(kMonth);
+  }
+
+  testing::Fixture fixture_;
+  SnapshotPtr snapshot_;
+  std::optional<SecretVerifier> verifier_;
+};
+
+TEST_F(AdmissionTest, AdmitsReservesAndSettlesOnCompletion) {
+  AdmitResult result = AdmitOne();
+  ASSERT_FALSE(result.refusal) << result.refusal->message;
+  ASSERT_TRUE(result.admission.active());
+  EXPECT_EQ(result.admission.estimate().micros, kEstimateMicros);
+  EXPECT_EQ(TenantBudget().committed, kEstimateMicros);
+  EXPECT_EQ(KeyBudget().committed, kEstimateMicros);
+  // 100 prompt + 10 completion tokens: 15 + 6 = 21 micro-USD.
+  result.admission.Complete({100, 10, 0});
+  EXPECT_EQ(TenantBudget().spent, 21);
+  EXPECT_EQ(TenantBudget().committed, 21);
+  EXPECT_EQ(KeyBudget().spent, 21);
+  result.admission.Complete({100'000, 10, 0});  // second completion: no-op
+  EXPECT_EQ(TenantBudget().spent, 21);
+}
+
+TEST_F(AdmissionTest, AbandonedAdmissionReleasesItsReservations) {
+  {
+    AdmitResult result = AdmitOne();
+    ASSERT_FALSE(result.refusal);
+    EXPECT_EQ(TenantBudget().committed, kEstimateMicros);
+  }
+  EXPECT_EQ(TenantBudget().committed, 0);
+  EXPECT_EQ(KeyBudget().committed, 0);
+}
+
+TEST_F(AdmissionTest, AuthenticationFailuresAreRefusals) {
+  AdmissionRequest request{fixture_.revoked_key, testing::kModel, 0, std::nullopt, kNow, kT0};
+  AdmitResult result = Admit(*snapshot_, *verifier_, request);
+  ASSERT_TRUE(result.refusal);
+  EXPECT_EQ(result.refusal->code, ErrorCode::kForbidden);
+  EXPECT_FALSE(result.admission.active());
+}
+
+TEST_F(AdmissionTest, SpentBudgetIs429AndNothingStaysReserved) {
+  fixture_.data.plans[0].monthly_budget_micros = kEstimateMicros * 2;
+  Rebuild();
+  AdmitResult first = AdmitOne();
+  AdmitResult second = AdmitOne();
+  ASSERT_FALSE(first.refusal);
+  ASSERT_FALSE(second.refusal);
+  AdmitResult third = AdmitOne();
+  ASSERT_TRUE(third.refusal);
+  EXPECT_EQ(third.refusal->code, ErrorCode::kRateLimited);
+  EXPECT_NE(third.refusal->message.find("budget"), std::string::npos);
+  EXPECT_EQ(KeyBudget().committed, 2 * kEstimateMicros);  // the key's part was released
+}
+
+TEST_F(AdmissionTest, PerKeyBudgetRefusesBeforeTheTenants) {
+  fixture_.data.keys[0].monthly_budget_micros = kEstimateMicros - 1;
+  Rebuild();
+  AdmitResult result = AdmitOne();
+  ASSERT_TRUE(result.refusal);
+  EXPECT_NE(result.refusal->message.find("API key"), std::string::npos);
+  EXPECT_EQ(TenantBudget().committed, 0);
+}
+
+TEST_F(AdmissionTest, PerRequestCostCapIs400OnMaxTokens) {
+  fixture_.data.plans[0].max_request_cost_micros = kEstimateMicros - 1;
+  Rebuild();
+  AdmitResult result = AdmitOne();
+  ASSERT_TRUE(result.refusal);
+  EXPECT_EQ(result.refusal->code, ErrorCode::kInvalidRequest);
+  EXPECT_EQ(result.refusal->param, "max_tokens");
+}
+
+TEST_F(AdmissionTest, RateRefusalUndoesEarlierChargesAndReportsRetryAfter) {
+  fixture_.data.keys[0].rpm = 100;
+  fixture_.data.plans[0].rpm = 1;
+  Rebuild();
+  AdmitResult first = AdmitOne();
+  ASSERT_FALSE(first.refusal);
+  EXPECT_EQ(first.requests.limit, 1);  // the tighter of key (99 left) and tenant (0 left)
+  EXPECT_EQ(first.requests.remaining, 0);
+  AdmitResult second = AdmitOne();
+  ASSERT_TRUE(second.refusal);
+  EXPECT_EQ(second.refusal->code, ErrorCode::kRateLimited);
+  EXPECT_EQ(second.requests.retry_after, std::chrono::minutes(1));
+  EXPECT_EQ(TenantBudget().committed, kEstimateMicros);  // only the first one's
+  // The key's RPM charge of the refused request was refunded: this check leaves 98, not 97.
+  GcraLimiter& key_requests =
+      snapshot_->FindKey(fixture_.data.keys[0].public_id)->counters->requests;
+  EXPECT_EQ(key_requests.Check(kT0, 1, 100).remaining, 98);
+}
+
+TEST_F(AdmissionTest, TokensPerMinuteAreCorrectedToActualUsage) {
+  fixture_.data.plans[0].tpm = kEstimateTokens + 100;
+  Rebuild();
+  AdmitResult first = AdmitOne();
+  ASSERT_FALSE(first.refusal);
+  EXPECT_EQ(first.tokens.remaining, 100);
+  AdmitResult refused = AdmitOne();
+  ASSERT_TRUE(refused.refusal);
+  EXPECT_FALSE(refused.tokens.allowed);
+  first.admission.Complete({50, 50, 0});  // 100 tokens used, 1400 given back
+  AdmitResult after = AdmitOne();
+  ASSERT_FALSE(after.refusal) << after.refusal->message;
+  EXPECT_EQ(after.tokens.remaining, 0);
+}
+
+TEST_F(AdmissionTest, UnpricedModelIsAdmittedAndFlagged) {
+  AdmissionRequest request{fixture_.active_key, "unpriced-model", 30, 10, kNow, kT0};
+  AdmitResult result = Admit(*snapshot_, *verifier_, request);
+  ASSERT_FALSE(result.refusal);
+  EXPECT_TRUE(result.admission.estimate().unpriced);
+  EXPECT_EQ(result.admission.price(), nullptr);
+}
+
+}  // namespace
+}  // namespace turnpike::governance

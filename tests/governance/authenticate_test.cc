@@ -1,0 +1,111 @@
+#include "governance/authenticate.h"
+
+#include <gtest/gtest.h>
+
+#include "fixtures.h"
+
+namespace turnpike::governance {
+namespace {
+
+using testing::Fixture;
+using testing::kNow;
+
+class AuthenticateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fixture_ = testing::MakeFixture();
+    Result<SnapshotPtr> built = GovernanceSnapshot::Build(fixture_.data, nullptr);
+    ASSERT_TRUE(built.ok()) << built.error().message;
+    snapshot_ = built.value();
+  }
+
+  ErrorCode FailureOf(std::string_view key, int64_t now = kNow) {
+    Result<Principal> principal = Authenticate(*snapshot_, key, now);
+    EXPECT_FALSE(principal.ok());
+    return principal.ok() ? ErrorCode::kInternal : principal.error().code;
+  }
+
+  Fixture fixture_;
+  SnapshotPtr snapshot_;
+};
+
+TEST_F(AuthenticateTest, ActiveKeyResolvesTenantKeyAndPlan) {
+  Result<SecretVerifier> verifier = SecretVerifier::Create();
+  ASSERT_TRUE(verifier.ok());
+  Result<Principal> principal =
+      Authenticate(*snapshot_, fixture_.active_key, kNow, verifier.value());
+  ASSERT_TRUE(principal.ok()) << principal.error().message;
+  EXPECT_EQ(principal->tenant->tenant.id, "acme");
+  EXPECT_EQ(principal->plan->id, "pro");
+  EXPECT_EQ(principal->key->key.public_id, ParseKey(fixture_.active_key)->public_id);
+  EXPECT_EQ(principal->key->tenant, principal->tenant);
+}
+
+TEST_F(AuthenticateTest, MalformedUnknownAndWrongSecretAre401WithOneMessage) {
+  std::string wrong_secret = fixture_.active_key;
+  wrong_secret.back() = wrong_secret.back() == 'A' ? 'B' : 'A';
+  std::string unknown_id = fixture_.active_key;
+  unknown_id[3] = unknown_id[3] == 'a' ? 'b' : 'a';
+  const std::string inputs[] = {"", "sk-123", fixture_.active_key + "x", wrong_secret, unknown_id};
+  std::string first_message;
+  for (const std::string& key : inputs) {
+    Result<Principal> principal = Authenticate(*snapshot_, key, kNow);
+    ASSERT_FALSE(principal.ok()) << key;
+    EXPECT_EQ(principal.error().code, ErrorCode::kUnauthorized) << key;
+    EXPECT_EQ(HttpStatus(principal.error().code), 401);
+    if (first_message.empty()) first_message = principal.error().message;
+    EXPECT_EQ(principal.error().message, first_message);
+    if (key.size() > kKeyLength / 2) {
+      EXPECT_EQ(principal.error().message.find(key.substr(kKeyLength / 2)), std::string::npos);
+    }
+  }
+}
+
+TEST_F(AuthenticateTest, RevokedExpiredAndSuspendedAre403) {
+  EXPECT_EQ(FailureOf(fixture_.revoked_key), ErrorCode::kForbidden);
+  EXPECT_EQ(FailureOf(fixture_.expired_key), ErrorCode::kForbidden);
+  EXPECT_EQ(FailureOf(fixture_.suspended_key), ErrorCode::kForbidden);
+  EXPECT_EQ(HttpStatus(ErrorCode::kForbidden), 403);
+}
+
+TEST_F(AuthenticateTest, ExpiryIsExclusiveOfTheExpirySecond) {
+  EXPECT_TRUE(Authenticate(*snapshot_, fixture_.expired_key, kNow - 1).ok());
+  EXPECT_EQ(FailureOf(fixture_.expired_key, kNow), ErrorCode::kForbidden);
+}
+
+TEST_F(AuthenticateTest, StatusIsCheckedOnlyAfterTheSecret) {
+  std::string wrong = fixture_.revoked_key;
+  wrong.back() = wrong.back() == 'A' ? 'B' : 'A';
+  EXPECT_EQ(FailureOf(wrong), ErrorCode::kUnauthorized);
+}
+
+TEST_F(AuthenticateTest, ModelMustBeAllowedByPlanAndKey) {
+  fixture_.data.plans[0].allowed_models = {testing::kModel, testing::kOtherModel};
+  fixture_.data.keys[0].allowed_models = {testing::kModel};
+  Result<SnapshotPtr> built = GovernanceSnapshot::Build(fixture_.data, nullptr);
+  ASSERT_TRUE(built.ok());
+  Result<Principal> principal = Authenticate(*built.value(), fixture_.active_key, kNow);
+  ASSERT_TRUE(principal.ok());
+  EXPECT_TRUE(CheckModel(principal.value(), testing::kModel).ok());
+  Status other = CheckModel(principal.value(), testing::kOtherModel);  // plan yes, key no
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(other.error().param, "model");
+  EXPECT_FALSE(CheckModel(principal.value(), "o3").ok());
+
+  fixture_.data.keys[0].allowed_models = {"o3"};  // key yes, plan no
+  built = GovernanceSnapshot::Build(fixture_.data, nullptr);
+  ASSERT_TRUE(built.ok());
+  principal = Authenticate(*built.value(), fixture_.active_key, kNow);
+  ASSERT_TRUE(principal.ok());
+  EXPECT_FALSE(CheckModel(principal.value(), "o3").ok());
+}
+
+TEST_F(AuthenticateTest, EmptyListsAllowEveryModel) {
+  Result<Principal> principal = Authenticate(*snapshot_, fixture_.active_key, kNow);
+  ASSERT_TRUE(principal.ok());
+  EXPECT_TRUE(CheckModel(principal.value(), "anything").ok());
+}
+
+}  // namespace
+}  // namespace turnpike::governance

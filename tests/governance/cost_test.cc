@@ -1,0 +1,69 @@
+#include "governance/cost.h"
+
+#include <gtest/gtest.h>
+
+namespace turnpike::governance {
+namespace {
+
+// $2.50 / $10.00 / $1.25 per million input / output / cached input tokens.
+constexpr ModelPrice kPrice{2'500'000, 10'000'000, 1'250'000, 16'384};
+
+TEST(CostTest, PromptTokensAreEstimatedAtThreeBytesRoundedUp) {
+  EXPECT_EQ(EstimateMaxCost(0, 0, &kPrice).prompt_tokens, 0);
+  EXPECT_EQ(EstimateMaxCost(1, 0, &kPrice).prompt_tokens, 1);
+  EXPECT_EQ(EstimateMaxCost(3, 0, &kPrice).prompt_tokens, 1);
+  EXPECT_EQ(EstimateMaxCost(4, 0, &kPrice).prompt_tokens, 2);
+  EXPECT_EQ(EstimateMaxCost(3'000, 0, &kPrice).prompt_tokens, 1'000);
+  EXPECT_EQ(EstimateMaxCost(-5, 0, &kPrice).prompt_tokens, 0);
+}
+
+TEST(CostTest, OutputIsMaxTokensCappedAtTheModelsMaximum) {
+  EXPECT_EQ(EstimateMaxCost(0, 100, &kPrice).output_tokens, 100);
+  EXPECT_EQ(EstimateMaxCost(0, std::nullopt, &kPrice).output_tokens, 16'384);
+  EXPECT_EQ(EstimateMaxCost(0, 1'000'000, &kPrice).output_tokens, 16'384);
+}
+
+TEST(CostTest, EstimateIsTheMaximumCostRoundedUp) {
+  // 3000 bytes -> 1000 prompt tokens: 2500 micro-USD; 500 output tokens: 5000 micro-USD.
+  CostEstimate estimate = EstimateMaxCost(3'000, 500, &kPrice);
+  EXPECT_EQ(estimate.micros, 7'500);
+  EXPECT_EQ(estimate.total_tokens(), 1'500);
+  EXPECT_FALSE(estimate.unpriced);
+  // 1 prompt token at 2.5 micro-USD rounds up to 3.
+  EXPECT_EQ(EstimateMaxCost(1, 0, &kPrice).micros, 3);
+}
+
+TEST(CostTest, UnknownPriceIsFlaggedNeverSilentlyFree) {
+  CostEstimate estimate = EstimateMaxCost(300, std::nullopt, nullptr);
+  EXPECT_TRUE(estimate.unpriced);
+  EXPECT_EQ(estimate.micros, 0);
+  EXPECT_EQ(estimate.prompt_tokens, 100);
+  EXPECT_EQ(estimate.output_tokens, kUnpricedMaxOutputTokens);
+  CostResult cost = Cost({1'000, 1'000, 0}, nullptr);
+  EXPECT_TRUE(cost.unpriced);
+  EXPECT_EQ(cost.micros, 0);
+}
+
+TEST(CostTest, CachedTokensArePricedOnceAtTheCachedPrice) {
+  // 1000 prompt tokens of which 400 cached, 200 completion tokens:
+  // 600 * 2.5 + 400 * 1.25 + 200 * 10 = 1500 + 500 + 2000 = 4000 micro-USD.
+  CostResult cost = Cost({1'000, 200, 400}, &kPrice);
+  EXPECT_FALSE(cost.unpriced);
+  EXPECT_EQ(cost.micros, 4'000);
+  EXPECT_EQ(Cost({1'000, 200, 0}, &kPrice).micros, 4'500);
+}
+
+TEST(CostTest, BadUsageIsClamped) {
+  EXPECT_EQ(Cost({100, 0, 500}, &kPrice).micros, 125);  // cached > prompt: all 100 cached
+  EXPECT_EQ(Cost({-1, -1, -1}, &kPrice).micros, 0);
+  EXPECT_EQ(Cost({int64_t{1} << 62, 0, 0}, &kPrice).micros, kMaxCostMicros);
+}
+
+TEST(CostTest, EstimateCoversTheActualCostOfTheSameTokens) {
+  CostEstimate estimate = EstimateMaxCost(3'001, 77, &kPrice);
+  CostResult actual = Cost({estimate.prompt_tokens, estimate.output_tokens, 0}, &kPrice);
+  EXPECT_EQ(actual.micros, estimate.micros);
+}
+
+}  // namespace
+}  // namespace turnpike::governance
