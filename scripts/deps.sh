@@ -8,7 +8,7 @@ packages=(build-essential cmake ninja-build pkg-config
   libsimdjson-dev libssl-dev libspdlog-dev libyaml-cpp-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev curl)
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(nodejs npm nginx wrk clang-format)
+  packages+=(nodejs npm nginx wrk clang-format openssl iproute2)
 fi
 
 missing=()
