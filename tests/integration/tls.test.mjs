@@ -35,7 +35,7 @@ before(async () => {
     '-days', '1', '-extfile', 'san.ext', '-out', 'server.pem');
   const mock = await startMock(['--tokens', '2']);
   tlsPort = await freePort();
-  writeFileSync(path.join(dir, 'nginx.conf'), `daemon off; worker_processes 1; pid ${dir}/nginx.pid;
+  writeFileSync(path.join(dir, "nginx.conf"), `daemon off; master_process off; worker_processes 1; pid ${dir}/nginx.pid;
 error_log ${dir}/error.log; events {}
 http { access_log off;
   server { listen 127.0.0.1:${tlsPort} ssl; ssl_certificate ${dir}/server.pem; ssl_certificate_key ${dir}/server.key;
