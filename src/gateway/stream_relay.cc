@@ -1,9 +1,5 @@
 #include "gateway/stream_relay.h"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "gateway/openai_errors.h"
@@ -11,7 +7,6 @@
 
 namespace turnpike::gateway {
 namespace net = boost::asio;
-using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
 constexpr std::string_view kKeepAliveComment = ": keep-alive\n\n";
@@ -31,30 +26,35 @@ net::awaitable<void> StreamRelay::Run() {
     call_.Cancel();
     co_return;
   }
-  last_upstream_bytes_ = pipeline::Clock::now();
-  if (keepalive_.count() > 0) {
-    co_await (Pump() || Tick());
-  } else {
-    co_await Pump();
-  }
+  co_await Pump();
   Settle();
 }
 
 net::awaitable<void> StreamRelay::Pump() {
+  // One loop, no second coroutine: a read that waits longer than the keep-alive interval
+  // returns empty-handed, a comment goes out, and the read starts again.
   for (;;) {
-    Result<std::string_view> piece = co_await call_.ReadSome();
+    Result<std::optional<std::string_view>> read = co_await ReadNext();
     if (exchange_.client_gone()) {
       ctx_.status = 499;
       call_.Cancel();
       co_return;
     }
-    if (!piece.ok()) {
-      co_await FailMidStream(piece.error());
+    if (!read.ok()) {
+      co_await FailMidStream(read.error());
       co_return;
     }
-    if (piece.value().empty()) break;
-    last_upstream_bytes_ = pipeline::Clock::now();
-    Status fed = parser_.Feed(piece.value(), [this](const stream::SseEvent& event) {
+    if (!read.value()) {
+      if (!co_await exchange_.Write(kKeepAliveComment)) {
+        ctx_.status = 499;
+        call_.Cancel();
+        co_return;
+      }
+      continue;
+    }
+    const std::string_view piece = *read.value();
+    if (piece.empty()) break;
+    Status fed = parser_.Feed(piece, [this](const stream::SseEvent& event) {
       if (event.has_data) {
         const stream::ChunkKind kind = accumulator_.Consume(event.data);
         if (kind == stream::ChunkKind::kUsageOnly && !client_wants_usage_) return;
@@ -82,15 +82,14 @@ net::awaitable<void> StreamRelay::Pump() {
   co_await exchange_.EndStream();
 }
 
-net::awaitable<void> StreamRelay::Tick() {
-  net::steady_timer timer(co_await net::this_coro::executor);
-  for (;;) {
-    timer.expires_after(keepalive_);
-    auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
-    if (ec) co_return;
-    if (pipeline::Clock::now() - last_upstream_bytes_ < keepalive_) continue;
-    if (!co_await exchange_.Write(kKeepAliveComment)) co_return;
+net::awaitable<Result<std::optional<std::string_view>>> StreamRelay::ReadNext() {
+  if (keepalive_.count() > 0) {
+    Result<std::optional<std::string_view>> read = co_await call_.ReadSomeWithin(keepalive_);
+    co_return read;
   }
+  Result<std::string_view> piece = co_await call_.ReadSome();
+  if (!piece.ok()) co_return piece.error();
+  co_return std::optional<std::string_view>(piece.value());
 }
 
 net::awaitable<void> StreamRelay::FailMidStream(const Error& error) {

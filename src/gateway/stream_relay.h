@@ -8,7 +8,8 @@
 // bytes, so a slow client slows the upstream read and the relay holds at most one read buffer
 // (upstream.stream_buffer_bytes) plus one partial event.
 //
-// While the upstream is silent for `keepalive`, a `: keep-alive` comment goes to the client.
+// While the upstream is silent for `keepalive`, a `: keep-alive` comment goes to the client
+// (upstream::Call::ReadSomeWithin: a soft read deadline, so one coroutine does everything).
 // An upstream failure mid-stream becomes an OpenAI in-stream error event, then the stream ends.
 #pragma once
 
@@ -38,7 +39,8 @@ class StreamRelay {
 
  private:
   boost::asio::awaitable<void> Pump();
-  boost::asio::awaitable<void> Tick();
+  // The next upstream bytes; nullopt when the keep-alive interval passed with none.
+  boost::asio::awaitable<Result<std::optional<std::string_view>>> ReadNext();
   boost::asio::awaitable<void> FailMidStream(const Error& error);
   void Settle();
 
@@ -51,7 +53,6 @@ class StreamRelay {
   stream::SseParser parser_;
   stream::ChatAccumulator accumulator_;
   std::string out_;
-  pipeline::Clock::time_point last_upstream_bytes_{};
 };
 
 }  // namespace turnpike::gateway

@@ -182,15 +182,42 @@ std::string_view Call::header(std::string_view name) const {
   return std::string_view(it->value().data(), it->value().size());
 }
 
-asio::awaitable<Result<size_t>> Call::ReadInto(char* out, size_t size) {
+asio::awaitable<Result<size_t>> Call::ReadInto(char* out, size_t size,
+                                               std::chrono::milliseconds wait) {
   if (done_ || !connection_) co_return size_t{0};
   UpstreamConnection& c = *connection_;
-  connection_->Arm(options_.idle_timeout);
+  connection_->Arm(wait);
   auto [ec, got] = c.tls ? co_await net::ReadBodySome(*c.tls, c.buffer, *parser_, out, size)
                          : co_await net::ReadBodySome(c.plain, c.buffer, *parser_, out, size);
   if (ec) co_return Failure(Classify(ec), "reading the body");
   if (parser_->is_done()) Finish();
+  last_bytes_at_ = Clock::now();
   co_return got;
+}
+
+asio::awaitable<Result<std::optional<std::string_view>>> Call::ReadSomeWithin(
+    std::chrono::milliseconds wait) {
+  if (last_bytes_at_ == Clock::time_point{}) last_bytes_at_ = head_received_at_;
+  const auto silent =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - last_bytes_at_);
+  const auto idle_left = options_.idle_timeout - silent;
+  if (idle_left <= wait) {
+    Result<std::string_view> piece = co_await ReadSome();  // the full idle timeout applies
+    if (!piece.ok()) co_return piece.error();
+    co_return std::optional<std::string_view>(piece.value());
+  }
+  if (!read_buffer_)
+    read_buffer_ = std::make_unique_for_overwrite<char[]>(options_.read_buffer_bytes);
+  Result<size_t> got = co_await ReadInto(read_buffer_.get(), options_.read_buffer_bytes, wait);
+  if (!got.ok()) {
+    // The soft wait passed with nothing read: the connection is intact (the cancelled read took
+    // no bytes), so the caller may read again.
+    if (got.error().code == ErrorCode::kUpstreamTimeout && !cancelled_) {
+      co_return std::optional<std::string_view>{};
+    }
+    co_return got.error();
+  }
+  co_return std::optional<std::string_view>(std::string_view(read_buffer_.get(), got.value()));
 }
 
 asio::awaitable<Result<std::string_view>> Call::ReadSome() {
@@ -198,7 +225,8 @@ asio::awaitable<Result<std::string_view>> Call::ReadSome() {
     // Not zero-filled: only the bytes a read wrote are ever looked at.
     read_buffer_ = std::make_unique_for_overwrite<char[]>(options_.read_buffer_bytes);
   }
-  Result<size_t> got = co_await ReadInto(read_buffer_.get(), options_.read_buffer_bytes);
+  Result<size_t> got =
+      co_await ReadInto(read_buffer_.get(), options_.read_buffer_bytes, options_.idle_timeout);
   if (!got.ok()) co_return got.error();
   co_return std::string_view(read_buffer_.get(), got.value());
 }
@@ -215,7 +243,8 @@ asio::awaitable<Result<std::string>> Call::ReadAll(size_t max_bytes) {
     const size_t used = body.size();
     const size_t room = length ? static_cast<size_t>(*length) - used : options_.read_buffer_bytes;
     body.resize(used + std::max<size_t>(room, 1));
-    Result<size_t> got = co_await ReadInto(body.data() + used, body.size() - used);
+    Result<size_t> got =
+        co_await ReadInto(body.data() + used, body.size() - used, options_.idle_timeout);
     if (!got.ok()) co_return got.error();
     body.resize(used + got.value());
     if (body.size() > max_bytes) {

@@ -63,6 +63,11 @@ class Call {
   // The next piece of the body; an empty view means the body is complete. The view is valid
   // until the next call.
   boost::asio::awaitable<Result<std::string_view>> ReadSome();
+  // Like ReadSome, but waits at most `wait` (less than the idle timeout) for bytes: nullopt
+  // means nothing arrived in that time and the connection is still good (the stream relay
+  // sends a keep-alive comment then). Once the silence reaches the idle timeout it is an error.
+  boost::asio::awaitable<Result<std::optional<std::string_view>>> ReadSomeWithin(
+      std::chrono::milliseconds wait);
   // The whole body; kUpstreamBadResponse if it is larger than `max_bytes`.
   boost::asio::awaitable<Result<std::string>> ReadAll(size_t max_bytes);
 
@@ -83,7 +88,9 @@ class Call {
   Error Failure(boost::system::error_code ec, std::string_view during) const;
   // The error to report for a failed operation: a passed deadline reads as a timeout.
   boost::system::error_code Classify(boost::system::error_code ec) const;
-  boost::asio::awaitable<Result<size_t>> ReadInto(char* out, size_t size);
+  // Reads body bytes under a deadline of `wait` (default: the idle timeout).
+  boost::asio::awaitable<Result<size_t>> ReadInto(char* out, size_t size,
+                                                  std::chrono::milliseconds wait);
   void Finish();
 
   Pool& pool_;
@@ -98,6 +105,7 @@ class Call {
   Clock::time_point connected_at_{};
   Clock::time_point request_sent_at_{};
   Clock::time_point head_received_at_{};
+  Clock::time_point last_bytes_at_{};  // for the idle timeout across ReadSomeWithin calls
 };
 
 }  // namespace turnpike::upstream
