@@ -62,10 +62,8 @@ void WriteHistogramFamily(obs::PrometheusWriter& w, const ProbeRegistry& registr
 template <typename Get>
 void WriteSum(obs::PrometheusWriter& w, std::string_view name, std::string_view help,
               obs::MetricType type, Get get) {
-  double sum = 0;
   w.Family(name, help, type);
-  sum = get();
-  w.Sample(name, {}, sum);
+  w.Sample(name, {}, get());
 }
 
 }  // namespace

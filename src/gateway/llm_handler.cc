@@ -134,7 +134,6 @@ net::awaitable<void> LlmHandler::Handle(http::Exchange& exchange) {
   RouteId route = RouteId::kOther;
   if (path == "/v1/chat/completions") {
     route = RouteId::kChatCompletions;
-    ctx.route_name = RouteName(route);
     if (method != bhttp::verb::post) {
       const Error error = method_not_allowed("POST");
       co_await RespondError(exchange, ctx, error);
@@ -147,7 +146,6 @@ net::awaitable<void> LlmHandler::Handle(http::Exchange& exchange) {
     route = path == "/v1/models" ? RouteId::kModels
             : path == "/metrics" ? RouteId::kMetrics
                                  : RouteId::kHealth;
-    ctx.route_name = RouteName(route);
     if (method != bhttp::verb::get && method != bhttp::verb::head) {
       const Error error = method_not_allowed("GET");
       co_await RespondError(exchange, ctx, error);
@@ -158,7 +156,6 @@ net::awaitable<void> LlmHandler::Handle(http::Exchange& exchange) {
       co_await AnswerGet(exchange, ctx, route, path);
     }
   } else {
-    ctx.route_name = RouteName(route);
     const Error error{
         ErrorCode::kNotFound,
         "Invalid URL (" + std::string(request.method_string()) + " " + std::string(path) + ")", ""};

@@ -64,8 +64,6 @@ class Server {
   int64_t in_flight() const;
 
  private:
-  void WatchDrain();
-
   const ServerOptions options_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<bool> draining_{false};

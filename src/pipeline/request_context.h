@@ -39,8 +39,7 @@ struct Usage {
 struct RequestContext {
   // Set by the front door before the chain runs.
   std::string_view request_id;
-  std::string_view route_name;  // "chat_completions", ...
-  std::string model;            // the public model name the client asked for
+  std::string model;  // the public model name the client asked for
   bool stream = false;
   Phases phases;
 

@@ -262,7 +262,6 @@ void Call::Finish() {
   if (!connection_) return;
   net::DisarmDeadline(connection_->deadline);
   if (parser_->is_done() && parser_->get().keep_alive() && !cancelled_) {
-    ++connection_->uses;
     pool_.Release(origin_, std::move(connection_));
   }
 }

@@ -65,7 +65,6 @@ struct UpstreamConnection : std::enable_shared_from_this<UpstreamConnection> {
   net::Deadline deadline;
   boost::beast::flat_buffer buffer;
   Clock::time_point idle_since{};
-  uint64_t uses = 0;
 };
 
 // Per-worker counters, summed over workers by /metrics.
