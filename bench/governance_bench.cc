@@ -170,7 +170,8 @@ void BM_AdmitAndComplete(benchmark::State& state) {
   int64_t i = state.thread_index() * (kKeys / 2);
   for (auto _ : state) {
     SnapshotPtr snapshot = reader.Current();
-    AdmissionRequest request{KeyAt(i++), kModel, kPromptBytes, kMaxTokens, kNowUnix, clock.Tick()};
+    AdmissionRequest request{KeyAt(i++),   kModel, kPromptBytes, kMaxTokens, kNowUnix,
+                             clock.Tick(), {}};
     AdmitResult result = Admit(*snapshot, verifier, request);
     if (result.refusal) {
       state.SkipWithError(result.refusal->message.c_str());
@@ -190,7 +191,8 @@ void BM_AdmitAndRelease(benchmark::State& state) {
   int64_t i = 0;
   for (auto _ : state) {
     SnapshotPtr snapshot = reader.Current();
-    AdmissionRequest request{KeyAt(i++), kModel, kPromptBytes, kMaxTokens, kNowUnix, clock.Tick()};
+    AdmissionRequest request{KeyAt(i++),   kModel, kPromptBytes, kMaxTokens, kNowUnix,
+                             clock.Tick(), {}};
     AdmitResult result = Admit(*snapshot, verifier, request);
     if (result.refusal) {
       state.SkipWithError(result.refusal->message.c_str());

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/admin_command.h"
 #include "app/serve_command.h"
 #include "loadgen/bench_command.h"
 #include "mock/mock_command.h"
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Turnpike: a multi-tenant AI gateway"};
   app.require_subcommand(1);
   turnpike::app::RegisterServeCommands(app);
+  turnpike::app::RegisterAdminCommand(app);
   turnpike::mock::RegisterMockProviderCommand(app);
   turnpike::loadgen::RegisterBenchCommand(app);
   CLI11_PARSE(app, argc, argv);

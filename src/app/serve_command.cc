@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <thread>
 
+#include "admin/admin_api.h"
 #include "app/signals.h"
 #include "config/config.h"
 #include "config/describe.h"
@@ -15,6 +17,7 @@
 #include "http/server.h"
 #include "observability/access_log.h"
 #include "pipeline/route_table.h"
+#include "store/governance_service.h"
 #include "upstream/pool.h"
 
 namespace turnpike::app {
@@ -44,6 +47,7 @@ std::unique_ptr<observability::AccessLogSink> OpenAccessLog(const std::string& w
 }
 
 int Serve(const std::string& config_path) {
+  SignalWatcher::BlockSignals();  // before the first thread (store, access log) starts
   const config::Config config = config::LoadConfig(config_path);
   const auto routes = pipeline::RouteTable::Build(config);
   bool any_tls = false;
@@ -59,24 +63,57 @@ int Serve(const std::string& config_path) {
     probes.access_log_dropped = [sink = access_log.get()] { return sink->dropped_lines(); };
   gateway::GatewayShared shared{config, routes, tls, access_log.get(), probes};
 
-  http::Server server(MakeServerOptions(config.server),
-                      [&shared](int index, boost::asio::io_context& context) {
-                        return std::make_unique<gateway::LlmHandler>(shared, index, context);
-                      });
-  probes.in_flight = [&server] { return server.in_flight(); };
-  Status bound = server.Bind();
-  if (!bound.ok()) {
-    std::cerr << "turnpike: " << bound.error().message << "\n";
-    return 1;
+  std::unique_ptr<store::GovernanceService> governance;
+  std::unique_ptr<admin::AdminApi> admin_api;
+  if (config.governance.enabled) {
+    Result<std::unique_ptr<store::GovernanceService>> opened =
+        store::GovernanceService::Open(config);
+    if (!opened.ok()) {
+      std::cerr << "turnpike: " << opened.error().message << "\n";
+      return 1;
+    }
+    governance = std::move(opened.value());
+    const char* token = std::getenv("TURNPIKE_ADMIN_TOKEN");
+    admin_api = std::make_unique<admin::AdminApi>(*governance, token != nullptr ? token : "");
+    shared.governance = governance.get();
+    shared.admin = admin_api.get();
+    probes.store_metrics = [g = governance.get()](observability::PrometheusWriter& w) {
+      g->RenderMetrics(w);
+    };
+    if (token == nullptr || *token == '\0') {
+      std::cerr << "turnpike: TURNPIKE_ADMIN_TOKEN is not set: the admin API is off\n";
+    }
+    if (governance->cell().Load()->key_count() == 0) {
+      std::cerr << "turnpike: no API keys yet; create a plan, a tenant and a key with "
+                   "`turnpike admin` (see README)\n";
+    }
   }
-  std::cerr << config::DescribeConfig(config);
-  std::printf("turnpike listening on %s:%u\n", config.server.host.c_str(), server.port());
-  std::fflush(stdout);
 
   {
-    SignalWatcher signals([&server] { server.Drain(); });
-    server.Run();
+    // The server goes before the store stops: its workers flush their last call-log rows
+    // when they are destroyed (store/store_thread.h, shutdown order).
+    http::Server server(MakeServerOptions(config.server),
+                        [&shared](int index, boost::asio::io_context& context) {
+                          return std::make_unique<gateway::LlmHandler>(shared, index, context);
+                        });
+    probes.in_flight = [&server] { return server.in_flight(); };
+    Status bound = server.Bind();
+    if (!bound.ok()) {
+      std::cerr << "turnpike: " << bound.error().message << "\n";
+      return 1;
+    }
+    std::cerr << config::DescribeConfig(config);
+    std::printf("turnpike listening on %s:%u\n", config.server.host.c_str(), server.port());
+    std::fflush(stdout);
+
+    {
+      SignalWatcher signals([&server] { server.Drain(); });
+      server.Run();
+    }
+    if (governance) governance->CloseJobs();
+    probes.in_flight = nullptr;
   }
+  if (governance) governance->Stop();
   if (access_log) access_log->Flush();
   std::cerr << "turnpike: stopped\n";
   return 0;

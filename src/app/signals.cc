@@ -10,11 +10,23 @@ namespace {
 constexpr long kPollNanos = 100'000'000;  // how often the thread checks for stop
 }
 
-SignalWatcher::SignalWatcher(std::function<void()> on_signal) {
+namespace {
+sigset_t TerminationSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  return set;
+}
+}  // namespace
+
+void SignalWatcher::BlockSignals() {
+  const sigset_t set = TerminationSignals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+SignalWatcher::SignalWatcher(std::function<void()> on_signal) {
+  const sigset_t set = TerminationSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   thread_ = std::thread([this, set, on_signal = std::move(on_signal)] {
     const timespec poll{0, kPollNanos};

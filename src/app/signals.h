@@ -14,6 +14,9 @@ namespace turnpike::app {
 class SignalWatcher {
  public:
   explicit SignalWatcher(std::function<void()> on_signal);
+  // Blocks SIGINT and SIGTERM in the calling thread; call it before starting any thread so
+  // that no thread (the store's, the access log's) receives them.
+  static void BlockSignals();
   ~SignalWatcher();  // stops the thread
   SignalWatcher(const SignalWatcher&) = delete;
   SignalWatcher& operator=(const SignalWatcher&) = delete;

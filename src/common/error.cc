@@ -22,7 +22,10 @@ int HttpStatus(ErrorCode code) {
       return 431;
     case ErrorCode::kUnsupportedMediaType:
       return 415;
+    case ErrorCode::kConflict:
+      return 409;
     case ErrorCode::kRateLimited:
+    case ErrorCode::kQuotaExceeded:
       return 429;
     case ErrorCode::kInternal:
       return 500;
@@ -46,6 +49,7 @@ std::string_view OpenAiErrorType(ErrorCode code) {
     case ErrorCode::kPayloadTooLarge:
     case ErrorCode::kHeadersTooLarge:
     case ErrorCode::kUnsupportedMediaType:
+    case ErrorCode::kConflict:
       return "invalid_request_error";
     case ErrorCode::kUnauthorized:
       return "authentication_error";
@@ -53,6 +57,8 @@ std::string_view OpenAiErrorType(ErrorCode code) {
       return "permission_error";
     case ErrorCode::kRateLimited:
       return "rate_limit_error";
+    case ErrorCode::kQuotaExceeded:
+      return "insufficient_quota";
     case ErrorCode::kInternal:
     case ErrorCode::kUpstreamBadResponse:
     case ErrorCode::kUpstreamUnavailable:
@@ -83,8 +89,12 @@ std::string_view ErrorCodeName(ErrorCode code) {
       return "headers_too_large";
     case ErrorCode::kUnsupportedMediaType:
       return "unsupported_media_type";
+    case ErrorCode::kConflict:
+      return "conflict";
     case ErrorCode::kRateLimited:
       return "rate_limited";
+    case ErrorCode::kQuotaExceeded:
+      return "insufficient_quota";
     case ErrorCode::kInternal:
       return "internal_error";
     case ErrorCode::kUpstreamBadResponse:

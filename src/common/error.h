@@ -21,7 +21,9 @@ enum class ErrorCode {
   kPayloadTooLarge,       // 413: body over the configured limit
   kHeadersTooLarge,       // 431: header block over the configured limit
   kUnsupportedMediaType,  // 415: body is not JSON
-  kRateLimited,           // 429: a rate limit or budget refused admission
+  kConflict,              // 409: the resource exists already (admin API)
+  kRateLimited,           // 429: a rate limit refused admission
+  kQuotaExceeded,         // 429: a budget is spent (OpenAI's "insufficient_quota")
   kInternal,              // 500: a bug; never the client's fault
   kUpstreamBadResponse,   // 502: the provider answered with something unusable
   kUpstreamUnavailable,   // 502: could not connect, or every deployment failed

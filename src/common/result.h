@@ -34,6 +34,8 @@ class [[nodiscard]] Result {
     assert(!ok());
     return std::get<1>(v_);
   }
+  T& operator*() { return value(); }
+  const T& operator*() const { return value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 

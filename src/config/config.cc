@@ -2,6 +2,7 @@
 // strict YamlMap (unknown keys are errors) and validating ranges right where they are read.
 #include "config/config.h"
 
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -189,17 +190,103 @@ std::vector<ModelRoute> ParseModels(const YamlMap& root) {
   return out;
 }
 
+constexpr int64_t kMaxSnapshotTtlMs = 30'000;
+constexpr double kMaxPricePerMtok = 1'000'000;  // USD; anything above is a typo
+constexpr int64_t kMaxOutputTokens = 100'000'000;
+constexpr double kMicros = 1'000'000;
+
+GovernanceConfig ParseGovernance(const YamlMap& root) {
+  GovernanceConfig g;
+  YamlMap m(root.Child("governance"), root.KeyPath("governance"),
+            {"enabled", "snapshot_ttl", "reconcile_interval"});
+  g.enabled = m.Bool("enabled", g.enabled);
+  g.snapshot_ttl = m.Duration("snapshot_ttl", g.snapshot_ttl);
+  if (g.snapshot_ttl > Millis(kMaxSnapshotTtlMs)) {
+    FailAt(m.KeyPath("snapshot_ttl"), "must be at most 30s");
+  }
+  g.reconcile_interval = m.Duration("reconcile_interval", g.reconcile_interval);
+  return g;
+}
+
+StoreConfig ParseStore(const YamlMap& root) {
+  StoreConfig s;
+  YamlMap m(root.Child("store"), root.KeyPath("store"), {"path", "synchronous", "queue_jobs"});
+  s.path = m.String("path", s.path);
+  if (s.path.empty()) FailAt(m.KeyPath("path"), "must not be empty");
+  const std::string sync = m.String("synchronous", "normal");
+  if (sync != "normal" && sync != "full") {
+    FailAt(m.KeyPath("synchronous"), "must be normal or full, not \"" + sync + "\"");
+  }
+  s.synchronous_full = sync == "full";
+  s.queue_jobs =
+      static_cast<size_t>(m.Int("queue_jobs", static_cast<int64_t>(s.queue_jobs), 1, 1'000'000));
+  return s;
+}
+
+CallLogConfig ParseCallLog(const YamlMap& root) {
+  CallLogConfig c;
+  YamlMap m(root.Child("call_log"), root.KeyPath("call_log"),
+            {"log_store", "queue_rows", "batch_rows", "flush_interval", "when_full", "max_wait"});
+  c.log_store = m.Bool("log_store", c.log_store);
+  c.queue_rows =
+      static_cast<size_t>(m.Int("queue_rows", static_cast<int64_t>(c.queue_rows), 1, 100'000'000));
+  c.batch_rows =
+      static_cast<size_t>(m.Int("batch_rows", static_cast<int64_t>(c.batch_rows), 1, 1'000'000));
+  c.flush_interval = m.Duration("flush_interval", c.flush_interval);
+  RequirePositive(m, "flush_interval", c.flush_interval);
+  const std::string when_full = m.String("when_full", "wait");
+  if (when_full != "wait" && when_full != "drop") {
+    FailAt(m.KeyPath("when_full"), "must be wait or drop, not \"" + when_full + "\"");
+  }
+  c.drop_when_full = when_full == "drop";
+  c.max_wait = m.Duration("max_wait", c.max_wait);
+  return c;
+}
+
+int64_t ToMicros(double usd) { return static_cast<int64_t>(std::llround(usd * kMicros)); }
+
+std::vector<PriceConfig> ParsePrices(const YamlMap& root) {
+  std::vector<PriceConfig> out;
+  const YAML::Node prices = root.Child("prices");
+  if (!prices.IsDefined() || prices.IsNull()) return out;
+  if (!prices.IsMap()) FailAt("prices", "expected a mapping of model name to price", prices);
+  for (const auto& entry : prices) {
+    PriceConfig p;
+    p.model = entry.first.as<std::string>();
+    const std::string path = "prices." + p.model;
+    YamlMap m(entry.second, path, {"input", "output", "cached_input", "max_output_tokens"});
+    if (!entry.second.IsMap()) FailAt(path, "expected a mapping", entry.second);
+    m.Require("input");
+    m.Require("output");
+    m.Require("max_output_tokens");
+    p.input_micros_per_mtok = ToMicros(m.Number("input", 0, 0, kMaxPricePerMtok));
+    p.output_micros_per_mtok = ToMicros(m.Number("output", 0, 0, kMaxPricePerMtok));
+    p.cached_input_micros_per_mtok =
+        ToMicros(m.Number("cached_input", static_cast<double>(p.input_micros_per_mtok) / kMicros, 0,
+                          kMaxPricePerMtok));
+    p.max_output_tokens = m.Int("max_output_tokens", 0, 1, kMaxOutputTokens);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
 }  // namespace
 
 Config ParseConfig(const std::string& yaml_text) {
   try {
     const YAML::Node root = YAML::Load(yaml_text);
-    YamlMap top(root, "", {"server", "upstream", "routing", "models"});
+    YamlMap top(
+        root, "",
+        {"server", "upstream", "routing", "models", "governance", "store", "call_log", "prices"});
     Config config;
     config.server = ParseServer(top);
     config.upstream = ParseUpstream(top);
     config.routing = ParseRouting(top);
     config.models = ParseModels(top);
+    config.governance = ParseGovernance(top);
+    config.store = ParseStore(top);
+    config.call_log = ParseCallLog(top);
+    config.prices = ParsePrices(top);
     return config;
   } catch (const YAML::Exception& e) {
     std::string where;

@@ -39,6 +39,25 @@
 //           model: gpt-4o-mini         # upstream model name; default = public name
 //           weight: 1                  # >= 1
 //           tls_verify: true
+//   governance:
+//     enabled: true                    # false: no keys, budgets or limits (an open gateway)
+//     snapshot_ttl: 3s                 # background re-read of tenants/keys/prices; max 30s;
+//                                      # 0s = read-through on every request (debugging: costs
+//                                      # one store round trip of 4 statements per request)
+//     reconcile_interval: 1h           # recompute spend from the call log; 0s = off
+//   store:
+//     path: turnpike.db                # the SQLite file (WAL); created with its directory
+//     synchronous: normal              # normal | full (fsync every commit)
+//     queue_jobs: 1024                 # admin/reload jobs waiting for the store thread
+//   call_log:
+//     log_store: true                  # false: no call-log rows (spend is still persisted)
+//     queue_rows: 65536                # rows waiting for the writer, all workers together
+//     batch_rows: 1024                 # rows per transaction at most (group commit)
+//     flush_interval: 100ms            # a worker hands its rows over at least this often
+//     when_full: wait                  # wait: keep rows in the worker up to max_wait; drop
+//     max_wait: 2s
+//   prices:                            # USD per million tokens; override the built-in table
+//     gpt-4o-mini: {input: 0.15, output: 0.60, cached_input: 0.075, max_output_tokens: 16384}
 #pragma once
 
 #include <chrono>
@@ -104,11 +123,45 @@ struct ModelRoute {
   std::vector<Deployment> deployments;
 };
 
+struct GovernanceConfig {
+  bool enabled = true;
+  Millis snapshot_ttl{3'000};
+  Millis reconcile_interval{3'600'000};  // 0 = off
+};
+
+struct StoreConfig {
+  std::string path = "turnpike.db";
+  bool synchronous_full = false;
+  size_t queue_jobs = 1024;
+};
+
+struct CallLogConfig {
+  bool log_store = true;
+  size_t queue_rows = 65'536;
+  size_t batch_rows = 1'024;
+  Millis flush_interval{100};
+  bool drop_when_full = false;  // when_full: drop (else wait)
+  Millis max_wait{2'000};
+};
+
+// Money in integer micro-USD per million tokens (config says USD per million).
+struct PriceConfig {
+  std::string model;
+  int64_t input_micros_per_mtok = 0;
+  int64_t output_micros_per_mtok = 0;
+  int64_t cached_input_micros_per_mtok = 0;
+  int64_t max_output_tokens = 0;
+};
+
 struct Config {
   ServerConfig server;
   UpstreamConfig upstream;
   RoutingConfig routing;
   std::vector<ModelRoute> models;
+  GovernanceConfig governance;
+  StoreConfig store;
+  CallLogConfig call_log;
+  std::vector<PriceConfig> prices;
 };
 
 // Parses and validates YAML text. Throws ConfigError naming the key and the problem.

@@ -37,6 +37,13 @@ std::string DescribeConfig(const Config& config) {
     out << s.workers << "\n";
   }
   out << "access log: " << DescribeAccessLog(s.access_log) << "\n";
+  const GovernanceConfig& g = config.governance;
+  if (g.enabled) {
+    out << "governance: on (keys, budgets, rate limits), store " << config.store.path
+        << ", call log " << (config.call_log.log_store ? "on" : "off") << "\n";
+  } else {
+    out << "governance: OFF (no API keys are checked: an open gateway)\n";
+  }
   out << "routing: up to " << config.routing.max_attempts << " attempt(s) per request\n";
   out << "models: " << config.models.size() << "\n";
   for (const ModelRoute& model : config.models) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <set>
 
 namespace turnpike::config {
@@ -118,6 +119,22 @@ bool YamlMap::Bool(std::string_view key, bool fallback) const {
   if (text == "true") return true;
   if (text == "false") return false;
   FailAt(KeyPath(key), "expected true or false, got \"" + text + "\"", Child(key));
+}
+
+double YamlMap::Number(std::string_view key, double fallback, double min, double max) const {
+  if (!Present(key)) return fallback;
+  const std::string text = Scalar(key);
+  double value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || text.empty() || !std::isfinite(value)) {
+    FailAt(KeyPath(key), "expected a number, got \"" + text + "\"", Child(key));
+  }
+  if (value < min || value > max) {
+    FailAt(KeyPath(key), "must be between " + std::to_string(min) + " and " + std::to_string(max),
+           Child(key));
+  }
+  return value;
 }
 
 Millis YamlMap::Duration(std::string_view key, Millis fallback) const {

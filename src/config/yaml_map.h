@@ -42,6 +42,8 @@ class YamlMap {
   // Accepts integers within [min, max] only.
   int64_t Int(std::string_view key, int64_t fallback, int64_t min, int64_t max) const;
   bool Bool(std::string_view key, bool fallback) const;
+  // A decimal number in [min, max] ("0.15", "3", "2.5e-1").
+  double Number(std::string_view key, double fallback, double min, double max) const;
   Millis Duration(std::string_view key, Millis fallback) const;
   size_t Size(std::string_view key, size_t fallback) const;
 

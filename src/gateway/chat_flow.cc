@@ -8,6 +8,7 @@
 #include "gateway/llm_handler.h"
 #include "gateway/openai_errors.h"
 #include "gateway/stream_relay.h"
+#include "store/governance_service.h"
 #include "stream/chat_accumulator.h"
 
 namespace turnpike::gateway {
@@ -18,6 +19,46 @@ constexpr size_t kMaxRetryableBody = 64 * 1024;
 constexpr std::string_view kJson = "application/json";
 
 bool IsRetryable(unsigned status) { return status == 429 || status >= 500; }
+
+template <typename Request, typename Field>
+std::string_view HeaderValue(const Request& request, Field field) {
+  auto it = request.find(field);
+  return it == request.end() ? std::string_view{} : std::string_view(it->value());
+}
+
+// OpenAI's reset format: "20ms", "1s", "6m0s".
+std::string FormatReset(governance::Nanos reset) {
+  using namespace std::chrono;
+  const int64_t ms = duration_cast<milliseconds>(reset).count();
+  if (ms < 1000) return std::to_string(ms) + "ms";
+  const int64_t s = (ms + 999) / 1000;
+  if (s < 60) return std::to_string(s) + "s";
+  return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+}
+
+void SetRateHeaders(http::Fields& headers, const governance::RateDecision& d,
+                    std::string_view unit) {
+  if (d.limit == 0) return;
+  const std::string suffix(unit);
+  headers.set("x-ratelimit-limit-" + suffix, std::to_string(d.limit));
+  headers.set("x-ratelimit-remaining-" + suffix, std::to_string(d.remaining));
+  headers.set("x-ratelimit-reset-" + suffix, FormatReset(d.reset));
+}
+
+// OpenAI's x-ratelimit-* headers for the tighter of the key's and tenant's limits, and
+// Retry-After on a rate refusal.
+void SetRateLimitHeaders(http::Fields& headers, const pipeline::RequestContext& ctx,
+                         const std::optional<Error>& refused) {
+  SetRateHeaders(headers, ctx.rate_requests, "requests");
+  SetRateHeaders(headers, ctx.rate_tokens, "tokens");
+  if (!refused || refused->code != ErrorCode::kRateLimited) return;
+  const governance::RateDecision& d = !ctx.rate_requests.allowed && ctx.rate_requests.limit != 0
+                                          ? ctx.rate_requests
+                                          : ctx.rate_tokens;
+  if (d.limit != 0 && !d.exceeds_limit) {
+    headers.set("Retry-After", std::to_string(d.RetryAfterSeconds()));
+  }
+}
 
 bool ContentTypeIs(std::string_view value, std::string_view type) {
   return value.size() >= type.size() && value.substr(0, type.size()) == type;
@@ -58,10 +99,25 @@ net::awaitable<void> ChatFlow::Run() {
   info_ = std::move(info.value());
   ctx_.model = info_.model;
   ctx_.stream = info_.stream;
+  ctx_.prompt_bytes = static_cast<int64_t>(request.body().size());
+  if (info_.max_tokens >= 0) ctx_.max_tokens = info_.max_tokens;
+  ctx_.authorization = HeaderValue(request, boost::beast::http::field::authorization);
+  ctx_.x_api_key = HeaderValue(request, "x-api-key");
   ctx_.phases.parsed = pipeline::Clock::now();
+
+  store::GovernanceService* governance = handler_.shared_.governance;
+  if (governance != nullptr && governance->config().governance.snapshot_ttl.count() == 0) {
+    // Read-through (debugging): this request waits for a fresh snapshot.
+    Status reloaded = co_await governance->Reload();
+    if (!reloaded.ok()) {
+      co_await handler_.RespondError(exchange_, ctx_, reloaded.error());
+      co_return;
+    }
+  }
 
   size_t ran = 0;
   std::optional<Error> refused = handler_.chain_.Request(ctx_, ran);
+  SetRateLimitHeaders(exchange_.response_headers(), ctx_, refused);
   if (refused) {
     co_await handler_.RespondError(exchange_, ctx_, *refused);
   } else {
@@ -206,6 +262,7 @@ net::awaitable<void> ChatFlow::RelayWhole(upstream::Call& call) {
   if (status / 100 == 2) {
     stream::Usage usage = stream::ExtractUsage(body.value());
     ctx_.usage = {usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens};
+    ctx_.output_bytes = static_cast<int64_t>(body.value().size());
   }
   std::string content_type(call.header("content-type"));
   if (content_type.empty()) content_type = kJson;

@@ -16,6 +16,8 @@ std::string_view RouteName(RouteId route) {
       return "health";
     case RouteId::kMetrics:
       return "metrics";
+    case RouteId::kAdmin:
+      return "admin";
     case RouteId::kOther:
     case RouteId::kCount:
       break;
@@ -149,6 +151,16 @@ std::string RenderMetrics(const ProbeRegistry& registry) {
       "Access log lines dropped because the writer fell behind.", obs::MetricType::kCounter, [&] {
         return static_cast<double>(registry.access_log_dropped ? registry.access_log_dropped() : 0);
       });
+  if (!registry.call_logs.empty()) {
+    WriteSum(w, "turnpike_call_log_dropped_rows_total",
+             "Call-log rows dropped by call_log.when_full (their spend is kept).",
+             obs::MetricType::kCounter, [&] {
+               uint64_t sum = 0;
+               for (const auto* buffer : registry.call_logs) sum += buffer->dropped_rows();
+               return static_cast<double>(sum);
+             });
+  }
+  if (registry.store_metrics) registry.store_metrics(w);
   return w.Take();
 }
 

@@ -12,7 +12,8 @@
 //   turnpike_request_duration_seconds                   histogram: request read -> response end
 //   turnpike_upstream_retries_total                     counter: attempts after the first
 //   turnpike_client_cancels_total                       counter: clients gone before the end
-// plus the upstream pool's counters (upstream/pool.h) and the access log's drops.
+// plus the upstream pool's counters (upstream/pool.h), the access log's drops, and with
+// governance on the call log's drops and the store's series (store/governance_service.h).
 #pragma once
 
 #include <array>
@@ -23,11 +24,20 @@
 #include <vector>
 
 #include "observability/metrics.h"
+#include "store/call_log_buffer.h"
 #include "upstream/pool.h"
 
 namespace turnpike::gateway {
 
-enum class RouteId : uint8_t { kChatCompletions, kModels, kHealth, kMetrics, kOther, kCount };
+enum class RouteId : uint8_t {
+  kChatCompletions,
+  kModels,
+  kHealth,
+  kMetrics,
+  kAdmin,
+  kOther,
+  kCount
+};
 std::string_view RouteName(RouteId route);
 
 // Status codes get a dense slot; codes not listed fall into a per-class slot ("2xx", ...).
@@ -78,6 +88,8 @@ struct ProbeRegistry {
   std::vector<const upstream::PoolProbe*> pools;
   std::function<int64_t()> in_flight;
   std::function<uint64_t()> access_log_dropped;
+  std::vector<const store::CallLogBuffer*> call_logs;  // governance on: every worker's
+  std::function<void(observability::PrometheusWriter&)> store_metrics;
 };
 
 std::string RenderMetrics(const ProbeRegistry& registry);

@@ -12,6 +12,7 @@
 #include "gateway/chat_flow.h"
 #include "gateway/openai_errors.h"
 #include "gateway/server_timing.h"
+#include "pipeline/governance_filter.h"
 #include "pipeline/route_filter.h"
 
 namespace turnpike::gateway {
@@ -23,22 +24,30 @@ constexpr std::chrono::milliseconds kLogFlushInterval{200};
 constexpr std::string_view kJson = "application/json";
 constexpr std::string_view kPrometheusText = "text/plain; version=0.0.4; charset=utf-8";
 constexpr uint32_t kSeedMix = 0x9e3779b9u;
+constexpr std::string_view kAdminPrefix = "/admin/";
 
 std::string_view PathOf(std::string_view target) {
   size_t q = target.find('?');
   return q == std::string_view::npos ? target : target.substr(0, q);
 }
 
-// Flushes the worker's access-log buffer periodically, so a quiet worker's lines still reach
-// the sink. The timer lives on this frame, which the worker's event loop owns.
-net::awaitable<void> FlushLoop(observability::AccessLogBuffer* buffer) {
+// Flushes the worker's access-log and call-log buffers periodically, so a quiet worker's
+// lines still reach their sinks. The timer lives on this frame, which the worker's event loop
+// owns.
+net::awaitable<void> FlushLoop(observability::AccessLogBuffer* access_log,
+                               store::CallLogBuffer* call_log, std::chrono::milliseconds every) {
   net::steady_timer timer(co_await net::this_coro::executor);
   for (;;) {
-    timer.expires_after(kLogFlushInterval);
+    timer.expires_after(every);
     auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
     if (ec) co_return;
-    buffer->FlushNow();
+    if (access_log != nullptr) access_log->FlushNow();
+    if (call_log != nullptr) call_log->Flush();
   }
+}
+
+int64_t UnixMillis(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
 upstream::CallOptions MakeCallOptions(const config::UpstreamConfig& c) {
@@ -62,23 +71,39 @@ LlmHandler::LlmHandler(const GatewayShared& shared, int worker_index, net::io_co
       probe_(shared.routes->models().size()),
       rng_(static_cast<uint32_t>(worker_index + 1) * kSeedMix),
       models_body_(ModelsBody()) {
+  if (shared.governance != nullptr) {
+    Result<governance::SecretVerifier> verifier = governance::SecretVerifier::Create();
+    if (!verifier.ok()) throw std::runtime_error(verifier.error().message);
+    chain_.Add(std::make_unique<pipeline::GovernanceFilter>(
+        shared.governance->cell(), shared.routes, std::move(verifier.value())));
+    call_log_ = std::make_unique<store::CallLogBuffer>(shared.governance->thread(),
+                                                       shared.governance->buffer_options());
+    shared_.probes.call_logs.push_back(call_log_.get());
+  }
   chain_.Add(std::make_unique<pipeline::RouteFilter>(shared.routes, shared.config.routing,
                                                      static_cast<uint32_t>(rng_())));
   shared_.probes.gateway.push_back(&probe_);
   shared_.probes.pools.push_back(&pool_.probe());
   if (shared_.access_log != nullptr) {
     access_log_ = std::make_unique<observability::AccessLogBuffer>(*shared_.access_log);
-    net::co_spawn(context_, FlushLoop(access_log_.get()), net::detached);
+  }
+  if (access_log_ || call_log_) {
+    const auto every = call_log_
+                           ? std::min(kLogFlushInterval, shared.config.call_log.flush_interval)
+                           : kLogFlushInterval;
+    net::co_spawn(context_, FlushLoop(access_log_.get(), call_log_.get(), every), net::detached);
   }
 }
 
 LlmHandler::~LlmHandler() {
   if (access_log_) access_log_->FlushNow();
+  if (call_log_) call_log_->Flush(true);
 }
 
 void LlmHandler::Shutdown() {
   pool_.Shutdown();
   if (access_log_) access_log_->FlushNow();
+  if (call_log_) call_log_->Flush(true);
 }
 
 std::string LlmHandler::ModelsBody() const {
@@ -91,6 +116,9 @@ std::string LlmHandler::ModelsBody() const {
 }
 
 std::string LlmHandler::RenderError(std::string_view target, const Error& error) const {
+  if (shared_.admin != nullptr && target.starts_with(kAdminPrefix)) {
+    return shared_.admin->RenderError(target, error);
+  }
   return OpenAiErrorBody(error);
 }
 
@@ -132,7 +160,12 @@ net::awaitable<void> LlmHandler::Handle(http::Exchange& exchange) {
   };
 
   RouteId route = RouteId::kOther;
-  if (path == "/v1/chat/completions") {
+  if (shared_.admin != nullptr && path.starts_with(kAdminPrefix)) {
+    // The admin API answers for itself (its own error shape and log line).
+    co_await shared_.admin->Handle(exchange);
+    ctx.status = exchange.response_status();
+    route = RouteId::kAdmin;
+  } else if (path == "/v1/chat/completions") {
     route = RouteId::kChatCompletions;
     if (method != bhttp::verb::post) {
       const Error error = method_not_allowed("POST");
@@ -219,6 +252,7 @@ void LlmHandler::Finish(http::Exchange& exchange, pipeline::RequestContext& ctx,
     if (d >= pipeline::Clock::duration::zero()) probe_.phases[i].Observe(d);
   }
   if (ctx.status == 499) probe_.client_cancels.Add();
+  if (call_log_ && ctx.principal.tenant != nullptr) LogCall(exchange, ctx, overhead_us);
 
   if (!access_log_) return;
   observability::AccessRecord r;
@@ -252,6 +286,41 @@ void LlmHandler::Finish(http::Exchange& exchange, pipeline::RequestContext& ctx,
   const std::string client = exchange.client_address();
   r.client = client;
   access_log_->Append(r);
+}
+
+}  // namespace turnpike::gateway
+
+namespace turnpike::gateway {
+
+void LlmHandler::LogCall(const http::Exchange& exchange, const pipeline::RequestContext& ctx,
+                         int64_t overhead_us) {
+  const pipeline::Phases& p = ctx.phases;
+  const governance::Principal& principal = ctx.principal;
+  store::CallRecord r;
+  const auto now = std::chrono::system_clock::now();
+  r.time_ms = UnixMillis(now) -
+              std::chrono::duration_cast<std::chrono::milliseconds>(p.done - p.received).count();
+  r.request_id = ctx.request_id;
+  r.tenant_id = principal.tenant->tenant.id;
+  r.key_id = principal.key->key.public_id;
+  r.model = ctx.model;
+  if (ctx.deployment != nullptr) r.deployment = ctx.deployment->name;
+  r.status = ctx.status;
+  if (ctx.error) r.error = ErrorCodeName(*ctx.error);
+  r.prompt_tokens = std::max<int64_t>(ctx.usage.prompt_tokens, 0);
+  r.completion_tokens = std::max<int64_t>(ctx.usage.completion_tokens, 0);
+  r.cached_tokens = std::max<int64_t>(ctx.usage.cached_tokens, 0);
+  r.cost_micros = ctx.cost_micros;
+  r.estimated = ctx.usage_estimated;
+  r.unpriced = ctx.unpriced;
+  r.ttft_ms = p.first_token != pipeline::Clock::time_point{}
+                  ? std::chrono::duration<double, std::milli>(p.first_token - p.received).count()
+                  : -1;
+  r.total_ms = std::chrono::duration<double, std::milli>(p.done - p.received).count();
+  r.overhead_us = overhead_us;
+  r.month = governance::MonthOf(ctx.now_unix);
+  if (principal.tenant->tenant.log_bodies) r.request_body = exchange.request().body();
+  call_log_->Append(std::move(r));
 }
 
 }  // namespace turnpike::gateway

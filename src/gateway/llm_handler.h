@@ -5,6 +5,7 @@
 //   GET  /healthz               alive
 //   GET  /readyz                200, or 503 while draining
 //   GET  /metrics               Prometheus text, summed over all workers
+//   /admin/...                  handed to GatewayShared::admin (admin/admin_api.h)
 //
 // Ownership: one LlmHandler per worker (made by the server's HandlerFactory); it owns the
 // worker's upstream pool, filter chain, probe and access-log buffer. GatewayShared is owned by
@@ -24,6 +25,8 @@
 #include "observability/access_log.h"
 #include "pipeline/filter.h"
 #include "pipeline/route_table.h"
+#include "store/call_log_buffer.h"
+#include "store/governance_service.h"
 #include "upstream/call.h"
 #include "upstream/pool.h"
 
@@ -37,6 +40,8 @@ struct GatewayShared {
   const upstream::TlsContexts& tls;
   observability::AccessLogSink* access_log = nullptr;  // nullptr = access log off
   ProbeRegistry& probes;
+  store::GovernanceService* governance = nullptr;  // nullptr = governance off (open gateway)
+  http::Handler* admin = nullptr;  // answers /admin/...; shared by workers; nullptr = none
 };
 
 class LlmHandler : public http::Handler {
@@ -58,6 +63,8 @@ class LlmHandler : public http::Handler {
   boost::asio::awaitable<void> AnswerGet(http::Exchange& exchange, pipeline::RequestContext& ctx,
                                          RouteId route, std::string_view path);
   void Finish(http::Exchange& exchange, pipeline::RequestContext& ctx, RouteId route);
+  void LogCall(const http::Exchange& exchange, const pipeline::RequestContext& ctx,
+               int64_t overhead_us);
   std::string ModelsBody() const;
 
   const GatewayShared& shared_;
@@ -67,6 +74,7 @@ class LlmHandler : public http::Handler {
   pipeline::FilterChain chain_;
   GatewayProbe probe_;
   std::unique_ptr<observability::AccessLogBuffer> access_log_;
+  std::unique_ptr<store::CallLogBuffer> call_log_;
   std::minstd_rand rng_;
   const std::string models_body_;
 };

@@ -104,6 +104,14 @@ void StreamRelay::Settle() {
   ctx_.usage = {usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens};
   if (!accumulator_.choices().empty())
     ctx_.finish_reason = accumulator_.choices().front().finish_reason;
+  int64_t output_bytes = 0;
+  for (const stream::Choice& choice : accumulator_.choices()) {
+    output_bytes += static_cast<int64_t>(choice.content.size());
+    for (const stream::ToolCall& call : choice.tool_calls) {
+      output_bytes += static_cast<int64_t>(call.name.size() + call.arguments.size());
+    }
+  }
+  ctx_.output_bytes = output_bytes;
 }
 
 }  // namespace turnpike::gateway

@@ -13,6 +13,10 @@ Error RateLimited(std::string message) {
   return Error{ErrorCode::kRateLimited, std::move(message), ""};
 }
 
+Error QuotaExceeded(std::string message) {
+  return Error{ErrorCode::kQuotaExceeded, std::move(message), ""};
+}
+
 // One rate limit to check: a limiter with its configured limit (unset: not checked).
 struct RateStep {
   GcraLimiter* limiter;
@@ -51,6 +55,7 @@ void AdmitSteps::Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifie
     result.refusal = principal.error();
     return;
   }
+  result.principal = principal.value();
   if (Status model = CheckModel(principal.value(), request.model); !model.ok()) {
     result.refusal = model.error();
     return;
@@ -59,6 +64,9 @@ void AdmitSteps::Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifie
   const KeyEntry& key = *principal->key;
   const TenantEntry& tenant = *principal->tenant;
   const ModelPrice* price = snapshot.FindPrice(request.model);
+  if (price == nullptr && !request.price_fallback.empty()) {
+    price = snapshot.FindPrice(request.price_fallback);
+  }
   CostEstimate estimate = EstimateMaxCost(request.prompt_bytes, request.max_tokens, price);
   if (plan.max_request_cost_micros && estimate.micros > *plan.max_request_cost_micros) {
     result.refusal = Error{ErrorCode::kInvalidRequest,
@@ -72,13 +80,16 @@ void AdmitSteps::Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifie
   std::optional<Reservation> key_budget = key.counters->budget.Reserve(
       month, estimate.micros, key.key.monthly_budget_micros.value_or(kUnlimitedBudget));
   if (!key_budget) {
-    result.refusal = RateLimited("This API key has exceeded its monthly budget.");
+    result.refusal = QuotaExceeded(
+        "You exceeded the monthly budget of this API key; the request was not sent upstream.");
     return;
   }
   std::optional<Reservation> tenant_budget = tenant.counters->budget.Reserve(
       month, estimate.micros, plan.monthly_budget_micros.value_or(kUnlimitedBudget));
   if (!tenant_budget) {
-    result.refusal = RateLimited("Your organization has exceeded its monthly budget.");
+    result.refusal = QuotaExceeded(
+        "You exceeded the monthly budget of your organization; the request was not sent "
+        "upstream.");
     return;
   }
 
@@ -138,9 +149,9 @@ Admission& Admission::operator=(Admission&& other) noexcept {
   return *this;
 }
 
-void Admission::Complete(const TokenUsage& usage) {
-  if (!std::exchange(active_, false)) return;
+CostResult Admission::Complete(const TokenUsage& usage) {
   CostResult cost = Cost(usage, price_);
+  if (!std::exchange(active_, false)) return cost;
   key_budget_.Settle(cost.micros);
   tenant_budget_.Settle(cost.micros);
   int64_t actual_tokens =
@@ -150,6 +161,7 @@ void Admission::Complete(const TokenUsage& usage) {
       charge.limiter->Correct(estimate_.total_tokens(), actual_tokens, charge.limit);
     }
   }
+  return cost;
 }
 
 void Admission::Abandon() {

@@ -9,14 +9,19 @@
 //
 // Errors in AdmitResult::refusal: those of authenticate.h, and
 //   kInvalidRequest (400, param "max_tokens")  the estimate exceeds the plan's per-request cap
-//   kRateLimited (429)  a budget is spent, or a rate limit refused (then `requests` or `tokens`
-//                       holds the refusing decision, with retry_after for Retry-After)
+//   kQuotaExceeded (429)  the key's or the tenant's monthly budget cannot hold the estimate
+//   kRateLimited (429)  a rate limit refused (then `requests` or `tokens` holds the refusing
+//                       decision, with retry_after for Retry-After)
 //
 // Completion: call Admission::Complete(usage) exactly once when usage is known (also for a
 // stream the client left early: pass what was accounted so far). It settles both budgets with
-// Cost(usage) and corrects both TPM limiters from the estimate to the real tokens. An Admission
-// destroyed without Complete releases its reservations and refunds its token charge (the
-// request produced nothing). Later calls to Complete do nothing.
+// Cost(usage), corrects both TPM limiters from the estimate to the real tokens, and returns the
+// cost. Release() (or destroying the Admission without Complete) releases its reservations and
+// refunds its token charge (the request produced nothing). Whichever comes first wins; later
+// calls settle nothing (Complete still returns what the usage would cost).
+//
+// Prices: the model's own entry, else `price_fallback`'s (the upstream model name of the
+// model's first deployment, so a public alias is priced as what serves it).
 //
 // Ownership: an Admission points into the snapshot it was admitted under; the request holds that
 // snapshot until the Admission is gone. Thread safety: an Admission belongs to one request.
@@ -39,8 +44,9 @@ struct AdmissionRequest {
   std::string_view model;
   int64_t prompt_bytes = 0;  // the request body's size
   std::optional<int64_t> max_tokens;
-  int64_t now_unix = 0;  // wall clock, seconds: expiry and the budget month
-  Nanos now{0};          // monotonic clock: rate limits
+  int64_t now_unix = 0;             // wall clock, seconds: expiry and the budget month
+  Nanos now{0};                     // monotonic clock: rate limits
+  std::string_view price_fallback;  // model name to price by when `model` has no price entry
 };
 
 // One charge against a GCRA limiter, undone or corrected later.
@@ -56,7 +62,8 @@ class Admission {
   Admission& operator=(Admission&& other) noexcept;
   ~Admission() { Abandon(); }
 
-  void Complete(const TokenUsage& usage);
+  CostResult Complete(const TokenUsage& usage);
+  void Release() { Abandon(); }
 
   bool active() const { return active_; }
   const Principal& principal() const { return principal_; }
@@ -80,6 +87,7 @@ class Admission {
 struct AdmitResult {
   std::optional<Error> refusal;  // set: answer the client with it
   Admission admission;           // active iff !refusal
+  Principal principal;           // set once the key authenticated (also on a later refusal)
   // For x-ratelimit-*: of the key's and tenant's decisions, the one with fewer remaining
   // (limit 0: no limit configured). On a rate refusal, the refusing decision.
   RateDecision requests;

@@ -95,6 +95,17 @@ BudgetUsage BudgetCounter::Read(MonthId month) const {
   return usage;
 }
 
+void BudgetCounter::Restore(MonthId month, int64_t spent) {
+  spent = ClampAmount(spent);
+  committed_word_.store(Pack(month, spent), std::memory_order_release);
+  spent_word_.store(Pack(month, spent), std::memory_order_release);
+}
+
+void BudgetCounter::Correct(MonthId month, int64_t delta) {
+  AddInMonth(committed_word_, month, delta);
+  AddInMonth(spent_word_, month, delta);
+}
+
 void BudgetCounter::Settle(MonthId month, int64_t estimate, int64_t actual) {
   actual = ClampAmount(actual);
   AddInMonth(committed_word_, month, actual - estimate);

@@ -68,6 +68,13 @@ class BudgetCounter {
   // The amounts of the counter's current month (or of `month` if that is newer: zeros).
   BudgetUsage Read(MonthId month) const;
 
+  // Start-up: sets the counter to `spent` in `month` (persisted spend). Call before any request
+  // can reach the counter.
+  void Restore(MonthId month, int64_t spent);
+  // Reconciliation: adds `delta` (either sign) to spent and committed if the counter is in
+  // `month`; otherwise nothing.
+  void Correct(MonthId month, int64_t delta);
+
  private:
   friend class Reservation;
   // Moves a reservation of `estimate` in `month` to spent `actual`.

@@ -56,6 +56,8 @@ struct Tenant {
   std::string name;
   TenantStatus status = TenantStatus::kActive;
   std::string plan_id;
+  bool log_bodies = false;  // the call log keeps this tenant's request bodies
+  int64_t created_at = 0;   // unix seconds
 };
 
 struct Key {
@@ -69,6 +71,7 @@ struct Key {
   std::optional<int64_t> rpm;
   std::optional<int64_t> tpm;
   std::vector<std::string> allowed_models;  // empty: whatever the plan allows
+  int64_t created_at = 0;                   // unix seconds
 };
 
 // Everything a snapshot is built from (the store's rows, or a test's literals).
@@ -113,6 +116,10 @@ class GovernanceSnapshot {
   const ModelPrice* FindPrice(std::string_view model) const;
 
   size_t key_count() const { return keys_.size(); }
+  const std::vector<Plan>& plans() const { return plans_; }
+  const std::vector<TenantEntry>& tenants() const { return tenants_; }
+  const std::vector<KeyEntry>& keys() const { return keys_; }
+  const std::vector<std::pair<std::string, ModelPrice>>& prices() const { return prices_; }
 
  private:
   GovernanceSnapshot() = default;

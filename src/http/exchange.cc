@@ -130,6 +130,7 @@ void Exchange::StopWatching() {
 
 std::string Exchange::SerializeHead(unsigned status, std::string_view content_type, bool chunked,
                                     size_t content_length) {
+  response_status_ = status;
   std::string head;
   head.reserve(256);
   head.append("HTTP/1.1 ");

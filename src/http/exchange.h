@@ -73,6 +73,8 @@ class Exchange {
   bool keep_alive() const;
   // Body bytes sent so far (without chunk framing).
   uint64_t bytes_sent() const { return bytes_sent_; }
+  // The status of the response head serialized so far (0: none yet).
+  unsigned response_status() const { return response_status_; }
   // When the response head was written (default-constructed before).
   Clock::time_point head_sent_at() const { return head_sent_at_; }
 
@@ -98,6 +100,7 @@ class Exchange {
   Fields response_headers_;
   State state_ = State::kNew;
   uint64_t bytes_sent_ = 0;
+  unsigned response_status_ = 0;
   Clock::time_point head_sent_at_{};
   bool writing_ = false;
   std::unique_ptr<boost::asio::steady_timer> write_done_;  // wakes a Write() queued behind another

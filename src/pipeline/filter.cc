@@ -12,7 +12,7 @@ std::optional<Error> FilterChain::Request(RequestContext& context, size_t& ran) 
   return std::nullopt;
 }
 
-void FilterChain::Complete(const RequestContext& context, size_t ran) {
+void FilterChain::Complete(RequestContext& context, size_t ran) {
   for (size_t i = ran; i > 0; --i) filters_[i - 1]->OnComplete(context);
 }
 

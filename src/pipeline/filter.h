@@ -1,5 +1,5 @@
 // Filters: the governed steps every request passes before and after its upstream call
-// (route now; auth, limits, budget and cache plug in here the same way).
+// (governance: auth, budgets, rate limits; then route; a cache plugs in the same way).
 //
 // A Filter is shared, immutable configuration plus per-worker state; it is made once per
 // worker and called only on that worker's thread, so it needs no locks. OnRequest runs in
@@ -30,7 +30,7 @@ class Filter {
   virtual FilterStatus OnRequest(RequestContext& context, Error& error) {
     return FilterStatus::kContinue;
   }
-  virtual void OnComplete(const RequestContext& context) {}
+  virtual void OnComplete(RequestContext& context) {}
 };
 
 // Runs filters in order. One chain per worker.
@@ -42,7 +42,7 @@ class FilterChain {
   // `ran` receives how many filters ran (pass it to Complete).
   std::optional<Error> Request(RequestContext& context, size_t& ran);
   // Runs OnComplete of the first `ran` filters in reverse order.
-  void Complete(const RequestContext& context, size_t ran);
+  void Complete(RequestContext& context, size_t ran);
 
  private:
   std::vector<std::unique_ptr<Filter>> filters_;

@@ -11,6 +11,8 @@
 #include <string_view>
 
 #include "common/error.h"
+#include "governance/admission.h"
+#include "governance/snapshot.h"
 #include "pipeline/route_table.h"
 
 namespace turnpike::pipeline {
@@ -42,6 +44,23 @@ struct RequestContext {
   std::string model;  // the public model name the client asked for
   bool stream = false;
   Phases phases;
+  std::string_view authorization;  // header values as received; empty if absent
+  std::string_view x_api_key;
+  int64_t prompt_bytes = 0;  // the request body's size (the prompt estimate's input)
+  std::optional<int64_t> max_tokens;
+
+  // Set by the governance filter (when governance is on). The snapshot is held to the end:
+  // the admission and the principal point into it.
+  governance::SnapshotPtr snapshot;
+  governance::Principal principal;  // tenant and key once the key authenticated
+  governance::Admission admission;
+  governance::RateDecision rate_requests;  // for x-ratelimit-*-requests (limit 0: none)
+  governance::RateDecision rate_tokens;    // for x-ratelimit-*-tokens
+  int64_t now_unix = 0;                    // the wall clock at admission
+  // Settled by the governance filter's OnComplete.
+  int64_t cost_micros = 0;
+  bool usage_estimated = false;
+  bool unpriced = false;
 
   // Set by the route filter.
   const ModelEntry* model_entry = nullptr;
@@ -54,6 +73,9 @@ struct RequestContext {
   int upstream_status = -1;
   std::optional<ErrorCode> error;
   Usage usage;
+  // Content and tool-call argument bytes relayed to the client: the basis of the completion
+  // estimate when the provider reports no usage.
+  int64_t output_bytes = 0;
   std::string finish_reason;
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;

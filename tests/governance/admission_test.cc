@@ -35,7 +35,7 @@ class AdmissionTest : public ::testing::Test {
 
   AdmitResult AdmitOne(Nanos now = kT0) {
     AdmissionRequest request{
-        fixture_.active_key, testing::kModel, kPromptBytes, kMaxTokens, kNow, now};
+        fixture_.active_key, testing::kModel, kPromptBytes, kMaxTokens, kNow, now, {}};
     return Admit(*snapshot_, *verifier_, request);
   }
 
@@ -78,7 +78,7 @@ TEST_F(AdmissionTest, AbandonedAdmissionReleasesItsReservations) {
 }
 
 TEST_F(AdmissionTest, AuthenticationFailuresAreRefusals) {
-  AdmissionRequest request{fixture_.revoked_key, testing::kModel, 0, std::nullopt, kNow, kT0};
+  AdmissionRequest request{fixture_.revoked_key, testing::kModel, 0, std::nullopt, kNow, kT0, {}};
   AdmitResult result = Admit(*snapshot_, *verifier_, request);
   ASSERT_TRUE(result.refusal);
   EXPECT_EQ(result.refusal->code, ErrorCode::kForbidden);
@@ -94,7 +94,7 @@ TEST_F(AdmissionTest, SpentBudgetIs429AndNothingStaysReserved) {
   ASSERT_FALSE(second.refusal);
   AdmitResult third = AdmitOne();
   ASSERT_TRUE(third.refusal);
-  EXPECT_EQ(third.refusal->code, ErrorCode::kRateLimited);
+  EXPECT_EQ(third.refusal->code, ErrorCode::kQuotaExceeded);
   EXPECT_NE(third.refusal->message.find("budget"), std::string::npos);
   EXPECT_EQ(KeyBudget().committed, 2 * kEstimateMicros);  // the key's part was released
 }
@@ -152,7 +152,7 @@ TEST_F(AdmissionTest, TokensPerMinuteAreCorrectedToActualUsage) {
 }
 
 TEST_F(AdmissionTest, UnpricedModelIsAdmittedAndFlagged) {
-  AdmissionRequest request{fixture_.active_key, "unpriced-model", 30, 10, kNow, kT0};
+  AdmissionRequest request{fixture_.active_key, "unpriced-model", 30, 10, kNow, kT0, {}};
   AdmitResult result = Admit(*snapshot_, *verifier_, request);
   ASSERT_FALSE(result.refusal);
   EXPECT_TRUE(result.admission.estimate().unpriced);

@@ -45,7 +45,12 @@ export async function startMock(flags = []) {
 }
 
 // `deployments` maps public model name -> list of base URLs (or {base_url, weight, model}).
-export function gatewayConfig({ models, server = {}, upstream = {}, routing = {} }) {
+// Governance is off unless `governance` says otherwise (most tests exercise the open gateway);
+// `store`, `call_log` add those sections, `prices` maps model -> {input, output, ...}.
+export function gatewayConfig({
+  models, server = {}, upstream = {}, routing = {}, governance = { enabled: false }, store = {},
+  call_log = {}, prices = {},
+}) {
   const lines = ['server:', '  listen: 127.0.0.1:0', '  workers: 2', '  access_log: ""'];
   for (const [k, v] of Object.entries(server)) lines.push(`  ${k}: ${v}`);
   if (Object.keys(upstream).length) {
@@ -55,6 +60,15 @@ export function gatewayConfig({ models, server = {}, upstream = {}, routing = {}
   if (Object.keys(routing).length) {
     lines.push('routing:');
     for (const [k, v] of Object.entries(routing)) lines.push(`  ${k}: ${v}`);
+  }
+  for (const [section, values] of [['governance', governance], ['store', store], ['call_log', call_log]]) {
+    if (!Object.keys(values).length) continue;
+    lines.push(`${section}:`);
+    for (const [k, v] of Object.entries(values)) lines.push(`  ${k}: ${v}`);
+  }
+  if (Object.keys(prices).length) {
+    lines.push('prices:');
+    for (const [model, p] of Object.entries(prices)) lines.push(`  ${model}: ${JSON.stringify(p)}`);
   }
   lines.push('models:');
   for (const [name, deps] of Object.entries(models)) {

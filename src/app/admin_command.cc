@@ -1,0 +1,390 @@
+#include "app/admin_command.h"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/url/encode.hpp>
+#include <boost/url/parse.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+namespace turnpike::app {
+namespace {
+namespace net = boost::asio;
+namespace bhttp = boost::beast::http;
+namespace json = boost::json;
+
+struct Connection {
+  std::string url;
+  std::string token;
+  bool json = false;
+};
+
+struct Response {
+  unsigned status = 0;
+  std::string body;
+};
+
+std::string Env(const char* name, std::string fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+std::string Encode(const std::string& s) {
+  return boost::urls::encode(s, boost::urls::unreserved_chars);
+}
+
+// One request over a fresh connection. Throws std::runtime_error on connection trouble.
+Response Send(const Connection& c, bhttp::verb method, const std::string& path,
+              const std::optional<json::object>& body) {
+  boost::system::result<boost::urls::url_view> url = boost::urls::parse_absolute_uri(c.url);
+  if (!url || url->scheme() != "http") {
+    throw std::runtime_error("--url must be http://host:port (got " + c.url + ")");
+  }
+  const std::string host = url->host();
+  const std::string port = url->has_port() ? std::string(url->port()) : "80";
+  net::io_context io;
+  net::ip::tcp::resolver resolver(io);
+  net::ip::tcp::socket socket(io);
+  net::connect(socket, resolver.resolve(host, port));
+  bhttp::request<bhttp::string_body> request(method, "/admin/v1/" + path, 11);
+  request.set(bhttp::field::host, host + ":" + port);
+  request.set(bhttp::field::authorization, "Bearer " + c.token);
+  request.set(bhttp::field::connection, "close");
+  if (body) {
+    request.set(bhttp::field::content_type, "application/json");
+    request.body() = json::serialize(*body);
+  }
+  request.prepare_payload();
+  bhttp::write(socket, request);
+  boost::beast::flat_buffer buffer;
+  bhttp::response<bhttp::string_body> response;
+  bhttp::read(socket, buffer, response);
+  return Response{response.result_int(), std::move(response.body())};
+}
+
+std::string Cell(const json::value& v) {
+  if (v.is_string()) return std::string(v.as_string());
+  if (v.is_double()) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.6f", v.as_double());
+    std::string out = text;
+    while (out.back() == '0') out.pop_back();
+    if (out.back() == '.') out.pop_back();
+    return out;
+  }
+  if (v.is_null()) return "-";
+  if (v.is_array()) {
+    std::string out;
+    for (const json::value& item : v.as_array()) {
+      if (!out.empty()) out += ",";
+      out += Cell(item);
+    }
+    return out.empty() ? "-" : out;
+  }
+  return json::serialize(v);
+}
+
+void PrintTable(const json::array& rows) {
+  if (rows.empty()) {
+    std::cout << "(none)\n";
+    return;
+  }
+  std::vector<std::string> columns;
+  for (const auto& member : rows.front().as_object()) columns.emplace_back(member.key());
+  std::vector<std::vector<std::string>> cells;
+  std::vector<size_t> widths;
+  for (const std::string& c : columns) widths.push_back(c.size());
+  for (const json::value& row : rows) {
+    std::vector<std::string> line;
+    for (size_t i = 0; i < columns.size(); ++i) {
+      const json::value* v = row.as_object().if_contains(columns[i]);
+      line.push_back(v != nullptr ? Cell(*v) : "-");
+      widths[i] = std::max(widths[i], line.back().size());
+    }
+    cells.push_back(std::move(line));
+  }
+  auto print_line = [&](const std::vector<std::string>& line) {
+    for (size_t i = 0; i < line.size(); ++i) {
+      std::cout << line[i];
+      if (i + 1 < line.size()) std::cout << std::string(widths[i] - line[i].size() + 2, ' ');
+    }
+    std::cout << "\n";
+  };
+  std::vector<std::string> header;
+  for (const std::string& c : columns) {
+    std::string upper;
+    for (char ch : c) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    header.push_back(upper);
+  }
+  print_line(header);
+  for (const auto& line : cells) print_line(line);
+}
+
+// Prints the answer; the exit status.
+int Show(const Connection& c, const Response& r) {
+  const bool ok = r.status / 100 == 2;
+  if (c.json) {
+    (ok ? std::cout : std::cerr) << r.body << "\n";
+    return ok ? 0 : 1;
+  }
+  boost::system::error_code ec;
+  json::value value = json::parse(r.body, ec);
+  if (ec || !value.is_object()) {
+    std::cerr << "turnpike admin: HTTP " << r.status << ": " << r.body << "\n";
+    return ok ? 0 : 1;
+  }
+  const json::object& o = value.as_object();
+  if (!ok) {
+    const json::value* error = o.if_contains("error");
+    std::cerr << "turnpike admin: HTTP " << r.status << ": ";
+    if (error != nullptr && error->is_object()) {
+      std::cerr << Cell(error->as_object().at("message"));
+      if (const json::value* field = error->as_object().if_contains("field")) {
+        std::cerr << " (field " << Cell(*field) << ")";
+      }
+    } else {
+      std::cerr << r.body;
+    }
+    std::cerr << "\n";
+    return 1;
+  }
+  if (const json::value* data = o.if_contains("data"); data != nullptr && data->is_array()) {
+    PrintTable(data->as_array());
+    if (const json::value* next = o.if_contains("next_cursor"); next && !next->is_null()) {
+      std::cout << "more: --cursor " << Cell(*next) << "\n";
+    }
+    return 0;
+  }
+  if (const json::value* key = o.if_contains("key"); key != nullptr && key->is_string()) {
+    std::cout << "API key (shown once, store it now): " << Cell(*key) << "\n";
+  }
+  for (const auto& member : o) {
+    if (member.key() == "key") continue;
+    std::cout << member.key() << ": " << Cell(member.value()) << "\n";
+  }
+  return 0;
+}
+
+// Options shared by the subcommands: stored in one struct owned by the callbacks.
+struct Args {
+  Connection connection;
+  std::string id, plan, name, status, tenant, key, model, month, cursor;
+  std::optional<double> budget, max_request_cost, input, output, cached_input;
+  std::optional<int64_t> rpm, tpm, max_output_tokens, expires_at, limit, http_status;
+  std::optional<bool> log_bodies;
+  std::vector<std::string> models;
+};
+
+void SetUsd(json::object& o, const char* field, const std::optional<double>& v) {
+  if (v) o[field] = *v;
+}
+void SetInt(json::object& o, const char* field, const std::optional<int64_t>& v) {
+  if (v) o[field] = *v;
+}
+
+json::object Limits(const Args& a) {
+  json::object o;
+  SetUsd(o, "monthly_budget_usd", a.budget);
+  SetInt(o, "rpm", a.rpm);
+  SetInt(o, "tpm", a.tpm);
+  if (!a.models.empty()) {
+    json::array models;
+    for (const std::string& m : a.models) models.emplace_back(m);
+    o["allowed_models"] = std::move(models);
+  }
+  return o;
+}
+
+std::string Query(const std::vector<std::pair<std::string, std::string>>& params) {
+  std::string out;
+  for (const auto& [k, v] : params) {
+    if (v.empty()) continue;
+    out += (out.empty() ? "?" : "&") + k + "=" + Encode(v);
+  }
+  return out;
+}
+
+void Run(const Args& a, bhttp::verb method, const std::string& path,
+         std::optional<json::object> body = std::nullopt) {
+  Connection c = a.connection;
+  if (c.token.empty()) c.token = Env("TURNPIKE_ADMIN_TOKEN", "");
+  if (c.url.empty()) c.url = Env("TURNPIKE_URL", "http://127.0.0.1:8080");
+  int rc = 2;
+  try {
+    rc = Show(c, Send(c, method, path, body));
+  } catch (const boost::system::system_error& e) {
+    std::cerr << "turnpike admin: cannot reach " << c.url << ": " << e.code().message() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "turnpike admin: " << e.what() << "\n";
+  }
+  std::exit(rc);
+}
+
+void AddLimitOptions(CLI::App* cmd, Args& a) {
+  cmd->add_option("--budget", a.budget, "Monthly budget in USD");
+  cmd->add_option("--rpm", a.rpm, "Requests per minute");
+  cmd->add_option("--tpm", a.tpm, "Tokens per minute");
+  cmd->add_option("--models", a.models, "Allowed models (default: all)")->delimiter(',');
+}
+
+}  // namespace
+
+void RegisterAdminCommand(CLI::App& root) {
+  auto args = std::make_shared<Args>();
+  Args& a = *args;
+  CLI::App* admin = root.add_subcommand("admin",
+                                        "Manage tenants, plans, keys, prices; read spend "
+                                        "and the call log (the admin API)");
+  admin->require_subcommand(1);
+  admin->add_option("--url", a.connection.url,
+                    "Gateway URL (default $TURNPIKE_URL or "
+                    "http://127.0.0.1:8080)");
+  admin->add_option("--token", a.connection.token, "Admin token (default $TURNPIKE_ADMIN_TOKEN)");
+  admin->add_flag("--json", a.connection.json, "Print the API's JSON");
+
+  CLI::App* plans = admin->add_subcommand("plans", "Plans: budgets and limits of tenants");
+  plans->require_subcommand(1);
+  plans->add_subcommand("list", "List plans")->callback([args] {
+    Run(*args, bhttp::verb::get, "plans");
+  });
+  CLI::App* plan_put = plans->add_subcommand("put", "Create or replace a plan");
+  plan_put->add_option("id", a.id, "Plan id")->required();
+  AddLimitOptions(plan_put, a);
+  plan_put->add_option("--max-request-cost", a.max_request_cost, "Per-request cap in USD");
+  plan_put->callback([args] {
+    json::object body = Limits(*args);
+    SetUsd(body, "max_request_cost_usd", args->max_request_cost);
+    Run(*args, bhttp::verb::put, "plans/" + Encode(args->id), body);
+  });
+
+  CLI::App* tenants = admin->add_subcommand("tenants", "Tenants");
+  tenants->require_subcommand(1);
+  tenants->add_subcommand("list", "List tenants")->callback([args] {
+    Run(*args, bhttp::verb::get, "tenants");
+  });
+  CLI::App* tenant_create = tenants->add_subcommand("create", "Create a tenant");
+  tenant_create->add_option("id", a.id, "Tenant id")->required();
+  tenant_create->add_option("--plan", a.plan, "Plan id")->required();
+  tenant_create->add_option("--name", a.name, "Display name");
+  tenant_create->add_option("--log-bodies", a.log_bodies, "Keep request bodies in the call log");
+  tenant_create->callback([args] {
+    json::object body{{"id", args->id}, {"plan", args->plan}};
+    if (!args->name.empty()) body["name"] = args->name;
+    if (args->log_bodies) body["log_bodies"] = *args->log_bodies;
+    Run(*args, bhttp::verb::post, "tenants", body);
+  });
+  CLI::App* tenant_update = tenants->add_subcommand("update", "Change a tenant");
+  tenant_update->add_option("id", a.id, "Tenant id")->required();
+  tenant_update->add_option("--plan", a.plan, "Plan id");
+  tenant_update->add_option("--name", a.name, "Display name");
+  tenant_update->add_option("--status", a.status, "active or suspended");
+  tenant_update->add_option("--log-bodies", a.log_bodies, "Keep request bodies in the call log");
+  tenant_update->callback([args] {
+    json::object body;
+    if (!args->plan.empty()) body["plan"] = args->plan;
+    if (!args->name.empty()) body["name"] = args->name;
+    if (!args->status.empty()) body["status"] = args->status;
+    if (args->log_bodies) body["log_bodies"] = *args->log_bodies;
+    Run(*args, bhttp::verb::patch, "tenants/" + Encode(args->id), body);
+  });
+
+  CLI::App* keys = admin->add_subcommand("keys", "Virtual API keys");
+  keys->require_subcommand(1);
+  CLI::App* key_list = keys->add_subcommand("list", "List keys (never their secrets)");
+  key_list->add_option("--tenant", a.tenant, "Only this tenant's");
+  key_list->callback([args] {
+    Run(*args, bhttp::verb::get, "keys" + Query({{"tenant", args->tenant}}));
+  });
+  CLI::App* key_create = keys->add_subcommand("create", "Create a key (the secret is shown once)");
+  key_create->add_option("--tenant", a.tenant, "Tenant id")->required();
+  key_create->add_option("--name", a.name, "A name for people");
+  key_create->add_option("--expires-at", a.expires_at, "Unix seconds");
+  AddLimitOptions(key_create, a);
+  key_create->callback([args] {
+    json::object body = Limits(*args);
+    body["tenant"] = args->tenant;
+    if (!args->name.empty()) body["name"] = args->name;
+    SetInt(body, "expires_at", args->expires_at);
+    Run(*args, bhttp::verb::post, "keys", body);
+  });
+  CLI::App* key_revoke = keys->add_subcommand("revoke",
+                                              "Revoke a key (refused from the next "
+                                              "request on)");
+  key_revoke->add_option("id", a.id, "Key id (the public part)")->required();
+  key_revoke->callback([args] {
+    Run(*args, bhttp::verb::post, "keys/" + Encode(args->id) + "/revoke", json::object{});
+  });
+
+  CLI::App* prices = admin->add_subcommand("prices", "Model prices (USD per million tokens)");
+  prices->require_subcommand(1);
+  prices->add_subcommand("list", "Effective prices and where each comes from")->callback([args] {
+    Run(*args, bhttp::verb::get, "prices");
+  });
+  CLI::App* price_set = prices->add_subcommand("set", "Override a model's price");
+  price_set->add_option("model", a.model, "Model name")->required();
+  price_set->add_option("--input", a.input, "USD per million input tokens")->required();
+  price_set->add_option("--output", a.output, "USD per million output tokens")->required();
+  price_set->add_option("--cached-input", a.cached_input, "USD per million cached input tokens");
+  price_set
+      ->add_option("--max-output-tokens", a.max_output_tokens,
+                   "The model's largest "
+                   "completion")
+      ->required();
+  price_set->callback([args] {
+    json::object body;
+    SetUsd(body, "input", args->input);
+    SetUsd(body, "output", args->output);
+    SetUsd(body, "cached_input", args->cached_input);
+    SetInt(body, "max_output_tokens", args->max_output_tokens);
+    Run(*args, bhttp::verb::put, "prices/" + Encode(args->model), body);
+  });
+  CLI::App* price_delete = prices->add_subcommand("delete", "Remove an override");
+  price_delete->add_option("model", a.model, "Model name")->required();
+  price_delete->callback(
+      [args] { Run(*args, bhttp::verb::delete_, "prices/" + Encode(args->model)); });
+
+  CLI::App* spend = admin->add_subcommand("spend", "Spend by tenant and key for a month");
+  spend->add_option("--month", a.month, "YYYY-MM (default: this month)");
+  spend->add_option("--tenant", a.tenant, "Only this tenant's");
+  spend->add_option("--key", a.key, "Only this key");
+  spend->callback([args] {
+    Run(*args, bhttp::verb::get,
+        "spend" + Query({{"month", args->month}, {"tenant", args->tenant}, {"key", args->key}}));
+  });
+
+  CLI::App* calls = admin->add_subcommand("calls", "The call log, newest first");
+  calls->add_option("--tenant", a.tenant, "Tenant id");
+  calls->add_option("--key", a.key, "Key id");
+  calls->add_option("--model", a.model, "Model name");
+  calls->add_option("--status", a.http_status, "HTTP status");
+  calls->add_option("--limit", a.limit, "Rows (max 1000)");
+  calls->add_option("--cursor", a.cursor, "Continue after this id");
+  calls->callback([args] {
+    Run(*args, bhttp::verb::get,
+        "calls" + Query({{"tenant", args->tenant},
+                         {"key", args->key},
+                         {"model", args->model},
+                         {"status", args->http_status ? std::to_string(*args->http_status) : ""},
+                         {"limit", args->limit ? std::to_string(*args->limit) : ""},
+                         {"cursor", args->cursor}}));
+  });
+
+  admin->add_subcommand("reconcile", "Recompute spend from the call log now")->callback([args] {
+    Run(*args, bhttp::verb::post, "reconcile", json::object{});
+  });
+}
+
+}  // namespace turnpike::app

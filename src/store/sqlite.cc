@@ -1,0 +1,197 @@
+#include "store/sqlite.h"
+
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <utility>
+
+namespace turnpike::store {
+namespace {
+
+constexpr int kBusyTimeoutMs = 5'000;
+
+bool IsConstraintViolation(int code) {
+  return code == SQLITE_CONSTRAINT_UNIQUE || code == SQLITE_CONSTRAINT_PRIMARYKEY;
+}
+
+}  // namespace
+
+std::string_view StoreOpName(StoreOp op) {
+  switch (op) {
+    case StoreOp::kMigrate:
+      return "migrate";
+    case StoreOp::kSnapshotLoad:
+      return "snapshot_load";
+    case StoreOp::kChangeCheck:
+      return "change_check";
+    case StoreOp::kAdminRead:
+      return "admin_read";
+    case StoreOp::kAdminWrite:
+      return "admin_write";
+    case StoreOp::kCallLogInsert:
+      return "call_log_insert";
+    case StoreOp::kSpendWrite:
+      return "spend_write";
+    case StoreOp::kTransaction:
+      return "transaction";
+    case StoreOp::kReconcile:
+      return "reconcile";
+    case StoreOp::kCount:
+      break;
+  }
+  return "unknown";
+}
+
+Statement::Statement(Statement&& other) noexcept { *this = std::move(other); }
+
+Statement& Statement::operator=(Statement&& other) noexcept {
+  if (this != &other) {
+    if (stmt_ != nullptr) sqlite3_finalize(stmt_);
+    db_ = std::exchange(other.db_, nullptr);
+    stmt_ = std::exchange(other.stmt_, nullptr);
+    op_ = other.op_;
+    started_ = other.started_;
+  }
+  return *this;
+}
+
+Statement::~Statement() {
+  if (stmt_ != nullptr) sqlite3_finalize(stmt_);
+}
+
+Statement& Statement::Bind(int index, int64_t value) {
+  sqlite3_bind_int64(stmt_, index, value);
+  return *this;
+}
+
+Statement& Statement::Bind(int index, std::string_view text) {
+  sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+Statement& Statement::BindBlob(int index, const void* data, size_t size) {
+  sqlite3_bind_blob(stmt_, index, data, static_cast<int>(size), SQLITE_TRANSIENT);
+  return *this;
+}
+
+Statement& Statement::BindNull(int index) {
+  sqlite3_bind_null(stmt_, index);
+  return *this;
+}
+
+Result<bool> Statement::Step() {
+  if (!started_) {
+    started_ = true;
+    db_->counts().Add(op_);
+  }
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return db_->LastError("step");
+}
+
+Status Statement::Run() {
+  Result<bool> row = Step();
+  while (row.ok() && row.value()) row = Step();
+  Reset();
+  if (!row.ok()) return row.error();
+  return Ok{};
+}
+
+void Statement::Reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+  started_ = false;
+}
+
+int64_t Statement::Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+std::optional<int64_t> Statement::OptionalInt(int column) const {
+  if (IsNull(column)) return std::nullopt;
+  return Int(column);
+}
+
+std::string Statement::Text(int column) const {
+  const auto* text = sqlite3_column_text(stmt_, column);
+  const int size = sqlite3_column_bytes(stmt_, column);
+  if (text == nullptr) return {};
+  return std::string(reinterpret_cast<const char*>(text), static_cast<size_t>(size));
+}
+
+std::string Statement::Blob(int column) const {
+  const void* data = sqlite3_column_blob(stmt_, column);
+  const int size = sqlite3_column_bytes(stmt_, column);
+  if (data == nullptr) return {};
+  return std::string(static_cast<const char*>(data), static_cast<size_t>(size));
+}
+
+bool Statement::IsNull(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
+
+Result<std::unique_ptr<Database>> Database::Open(const std::string& path, bool synchronous_full,
+                                                 StatementCounts* counts) {
+  std::error_code ec;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  sqlite3* raw = nullptr;
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &raw,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = raw != nullptr ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
+    sqlite3_close(raw);
+    return Error{ErrorCode::kInternal, "cannot open store " + path + ": " + message, ""};
+  }
+  sqlite3_extended_result_codes(raw, 1);
+  sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+  std::unique_ptr<Database> db(new Database(raw, counts));
+  std::string pragmas = "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=";
+  pragmas += synchronous_full ? "FULL;" : "NORMAL;";
+  Status set = db->Exec(pragmas, StoreOp::kMigrate);
+  if (!set.ok()) return set.error();
+  return db;
+}
+
+Database::~Database() { sqlite3_close_v2(db_); }
+
+Result<Statement> Database::Prepare(std::string_view sql, StoreOp op) {
+  sqlite3_stmt* stmt = nullptr;
+  const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  if (rc != SQLITE_OK) return LastError("prepare");
+  return Statement(this, stmt, op);
+}
+
+Status Database::Exec(std::string_view sql, StoreOp op) {
+  // sqlite3_exec runs each statement of `sql`; count them by preparing one at a time.
+  const char* tail = sql.data();
+  const char* end = sql.data() + sql.size();
+  while (tail < end) {
+    sqlite3_stmt* stmt = nullptr;
+    const char* next = nullptr;
+    if (sqlite3_prepare_v2(db_, tail, static_cast<int>(end - tail), &stmt, &next) != SQLITE_OK) {
+      return LastError("prepare");
+    }
+    tail = next;
+    if (stmt == nullptr) continue;  // whitespace or a comment
+    counts_->Add(op);
+    int rc = sqlite3_step(stmt);
+    while (rc == SQLITE_ROW) rc = sqlite3_step(stmt);
+    if (rc != SQLITE_DONE) {
+      Error error = LastError("exec");
+      sqlite3_finalize(stmt);
+      return error;
+    }
+    sqlite3_finalize(stmt);
+  }
+  return Ok{};
+}
+
+Error Database::LastError(std::string_view what) const {
+  const int code = sqlite3_extended_errcode(db_);
+  return Error{IsConstraintViolation(code) ? ErrorCode::kConflict : ErrorCode::kInternal,
+               "store " + std::string(what) + ": " + sqlite3_errmsg(db_), ""};
+}
+
+}  // namespace turnpike::store

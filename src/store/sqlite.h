@@ -1,0 +1,126 @@
+// A thin RAII layer over the SQLite C API for the store thread: a connection, prepared
+// statements with typed binds and reads, and a count of every statement executed.
+//
+// Counting: each execution of a statement (the first Step() after a Reset, or Exec of one
+// statement) adds one to the StatementCounts slot of the StoreOp it was prepared for. The
+// counts are the per-request-cost budget of DESIGN.md rule 2 ("every per-request cost is
+// counted in a test"), exported as turnpike_store_statements_total{op}.
+//
+// Ownership: a Statement must not outlive its Database. Thread safety: a Database and its
+// statements belong to one thread (the store thread); StatementCounts may be read from any
+// thread (relaxed atomics, one writer).
+// Errors: Open, Prepare, Step and Exec return kInternal with SQLite's message; a UNIQUE or
+// PRIMARY KEY violation is kConflict so the admin API can answer 409.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "observability/metrics.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace turnpike::store {
+
+enum class StoreOp : uint8_t {
+  kMigrate,        // schema migrations at start-up
+  kSnapshotLoad,   // reading tenants, plans, keys and prices into a snapshot
+  kChangeCheck,    // has another process changed the database? (once per snapshot_ttl)
+  kAdminRead,      // admin API reads (call log pages, spend of past months)
+  kAdminWrite,     // admin API writes
+  kCallLogInsert,  // one row of the call log
+  kSpendWrite,     // one spend row upserted (write-behind of the budget counters)
+  kTransaction,    // BEGIN / COMMIT / ROLLBACK
+  kReconcile,      // the reconcile job's sums and corrections
+  kCount,
+};
+std::string_view StoreOpName(StoreOp op);
+
+class StatementCounts {
+ public:
+  void Add(StoreOp op) { counts_[static_cast<size_t>(op)].Add(); }
+  uint64_t value(StoreOp op) const { return counts_[static_cast<size_t>(op)].value(); }
+
+ private:
+  std::array<observability::Counter, static_cast<size_t>(StoreOp::kCount)> counts_;
+};
+
+class Database;
+
+class Statement {
+ public:
+  Statement() = default;
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&& other) noexcept;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement();
+
+  // Binds are 1-based like SQLite's. Text is copied (SQLITE_TRANSIENT).
+  Statement& Bind(int index, int64_t value);
+  Statement& Bind(int index, std::string_view text);
+  Statement& BindBlob(int index, const void* data, size_t size);
+  Statement& BindNull(int index);
+  Statement& BindBool(int index, bool value) { return Bind(index, int64_t{value ? 1 : 0}); }
+  Statement& Bind(int index, int value) { return Bind(index, int64_t{value}); }
+  // A string literal must not decay to a pointer and convert to bool.
+  Statement& Bind(int index, const char* text) { return Bind(index, std::string_view(text)); }
+  Statement& Bind(int index, const std::optional<int64_t>& value) {
+    return value ? Bind(index, *value) : BindNull(index);
+  }
+
+  // true: a row is ready; false: done. Counts one execution on the first step after Reset.
+  Result<bool> Step();
+  // Steps to completion, ignoring rows; then resets.
+  Status Run();
+  // Clears bindings and rewinds for the next execution.
+  void Reset();
+
+  int64_t Int(int column) const;
+  std::optional<int64_t> OptionalInt(int column) const;
+  std::string Text(int column) const;
+  std::string Blob(int column) const;
+  bool IsNull(int column) const;
+
+ private:
+  friend class Database;
+  Statement(Database* db, sqlite3_stmt* stmt, StoreOp op) : db_(db), stmt_(stmt), op_(op) {}
+
+  Database* db_ = nullptr;
+  sqlite3_stmt* stmt_ = nullptr;
+  StoreOp op_ = StoreOp::kAdminRead;
+  bool started_ = false;
+};
+
+class Database {
+ public:
+  // Opens (creating) the file; creates its directory if missing. WAL journal, foreign keys on,
+  // a 5 s busy timeout; synchronous NORMAL (a commit survives a process crash, not a power
+  // loss) or FULL.
+  static Result<std::unique_ptr<Database>> Open(const std::string& path, bool synchronous_full,
+                                                StatementCounts* counts);
+  ~Database();
+
+  Result<Statement> Prepare(std::string_view sql, StoreOp op);
+  // Executes one or more statements without results; counts each as `op`.
+  Status Exec(std::string_view sql, StoreOp op);
+
+  Status Begin() { return Exec("BEGIN IMMEDIATE", StoreOp::kTransaction); }
+  Status Commit() { return Exec("COMMIT", StoreOp::kTransaction); }
+  void Rollback() { (void)Exec("ROLLBACK", StoreOp::kTransaction); }
+
+  Error LastError(std::string_view what) const;
+  StatementCounts& counts() { return *counts_; }
+
+ private:
+  Database(sqlite3* db, StatementCounts* counts) : db_(db), counts_(counts) {}
+  sqlite3* db_;
+  StatementCounts* counts_;
+};
+
+}  // namespace turnpike::store

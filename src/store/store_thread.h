@@ -1,0 +1,149 @@
+// The store thread: the one thread that touches the Store, fed by two bounded queues.
+//
+//   jobs     admin reads and writes, snapshot reloads, reconciliation: StoreJob objects. A
+//            coroutine on a worker awaits one with Call(), which suspends it (the worker keeps
+//            serving) and resumes it on its own executor with the result.
+//   records  the call log: workers hand over batches of CallRecords (CallLogBuffer); the thread
+//            takes everything queued and writes it in transactions of at most batch_rows rows
+//            (group commit: under load one commit carries many requests).
+// A tick runs every `tick` for periodic work (the reconcile schedule).
+//
+// Nobody waits on this thread while holding anything: workers only take the queue mutex to
+// move a batch in (a few hundred nanoseconds, once per flush, not per request), and never wait
+// for room (SubmitRecords says kFull and the caller applies its policy).
+//
+// Shutdown, in this order: CloseJobs() once the workers stop issuing jobs (it runs what is
+// queued, then refuses new jobs), then the workers' final flushes (SubmitRecords with force),
+// then Stop(), which writes every queued record and joins. A SIGKILL loses what is queued and
+// what workers still buffer (measured in tests/integration/governance_restart.test.mjs).
+//
+// Thread safety: Post, SubmitRecords, CloseJobs, Stop and the counters: any thread.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "common/result.h"
+#include "store/call_record.h"
+#include "store/store.h"
+
+namespace turnpike::store {
+
+class StoreJob {
+ public:
+  virtual ~StoreJob() = default;
+  virtual void Run(Store& store) = 0;
+  // The job will not run (queue full or closed): complete it with `error`.
+  virtual void Refuse(const Error& error) = 0;
+};
+
+struct StoreThreadOptions {
+  size_t max_jobs = 1024;
+  size_t max_records = 65'536;
+  size_t batch_rows = 1'024;
+  std::chrono::milliseconds tick{250};
+};
+
+enum class SubmitResult { kAccepted, kFull, kClosed };
+
+class StoreThread {
+ public:
+  // Writes one batch (at most batch_rows records) on the store thread.
+  using WriteFn = std::function<void(Store&, std::vector<CallRecord>&)>;
+  using TickFn = std::function<void(Store&)>;
+
+  StoreThread(Store& store, StoreThreadOptions options, WriteFn write, TickFn tick);
+  ~StoreThread();
+  StoreThread(const StoreThread&) = delete;
+  StoreThread& operator=(const StoreThread&) = delete;
+
+  void Start();
+
+  // Queues `job`; if the queue is full or closed the job is refused at once (Refuse runs on the
+  // calling thread).
+  void Post(std::unique_ptr<StoreJob> job);
+
+  // Moves `records` into the queue unless that would exceed max_records (kFull, `records`
+  // untouched) or the queue is stopped (kClosed). `force` ignores the bound (final flushes).
+  SubmitResult SubmitRecords(std::vector<CallRecord>& records, bool force = false);
+
+  void CloseJobs();
+  void Stop();
+
+  // Runs `fn(Store&) -> Result<T>` on the store thread and resumes the caller with its result
+  // on the caller's executor. kUnavailable if the job queue is full or closed.
+  template <typename T, typename Fn>
+  boost::asio::awaitable<Result<T>> Call(Fn fn);
+
+  size_t queued_records() const;
+
+ private:
+  template <typename T, typename Fn, typename Handler>
+  class CallJob;
+
+  void Loop();
+  void WriteAll(std::vector<CallRecord>& records);
+
+  Store& store_;
+  const StoreThreadOptions options_;
+  WriteFn write_;
+  TickFn tick_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::condition_variable jobs_done_;
+  std::deque<std::unique_ptr<StoreJob>> jobs_;
+  std::vector<CallRecord> records_;
+  bool jobs_closed_ = false;
+  bool stopping_ = false;
+  bool busy_ = false;  // the thread is running jobs it took from the queue
+  std::thread thread_;
+};
+
+template <typename T, typename Fn, typename Handler>
+class StoreThread::CallJob : public StoreJob {
+ public:
+  CallJob(Fn fn, Handler handler, boost::asio::any_io_executor executor)
+      : fn_(std::move(fn)), handler_(std::move(handler)), executor_(std::move(executor)) {}
+
+  void Run(Store& store) override { Complete(fn_(store)); }
+  void Refuse(const Error& error) override { Complete(Result<T>(error)); }
+
+ private:
+  void Complete(Result<T> result) {
+    boost::asio::post(executor_,
+                      [handler = std::move(handler_), result = std::move(result)]() mutable {
+                        std::move(handler)(std::move(result));
+                      });
+  }
+
+  Fn fn_;
+  Handler handler_;
+  boost::asio::any_io_executor executor_;
+};
+
+template <typename T, typename Fn>
+boost::asio::awaitable<Result<T>> StoreThread::Call(Fn fn) {
+  boost::asio::any_io_executor executor = co_await boost::asio::this_coro::executor;
+  auto initiate = [this, executor](auto handler, Fn job_fn) {
+    using Job = CallJob<T, Fn, std::decay_t<decltype(handler)>>;
+    Post(std::make_unique<Job>(std::move(job_fn), std::move(handler), executor));
+  };
+  Result<T> result =
+      co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(Result<T>)>(
+          initiate, boost::asio::use_awaitable, std::move(fn));
+  co_return result;
+}
+
+}  // namespace turnpike::store

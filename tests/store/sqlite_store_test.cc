@@ -1,0 +1,160 @@
+// SqliteStore against a real SQLite file: migrations, governance rows, the call log and spend
+// written in one transaction, paging, reconcile sums, and statement counting.
+#include "store/sqlite_store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+namespace turnpike::store {
+namespace {
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("turnpike-store-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    store_ = Open();
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  std::unique_ptr<SqliteStore> Open() {
+    auto opened = SqliteStore::Open((dir_ / "t.db").string(), false, &counts_);
+    EXPECT_TRUE(opened.ok());
+    EXPECT_TRUE(opened.value()->Migrate().ok());
+    return std::move(opened.value());
+  }
+  void Seed() {
+    governance::Plan plan;
+    plan.id = "basic";
+    plan.rpm = 10;
+    plan.allowed_models = {"a", "b"};
+    ASSERT_TRUE(store_->UpsertPlan(plan).ok());
+    governance::Tenant tenant;
+    tenant.id = "acme";
+    tenant.name = "Acme";
+    tenant.plan_id = "basic";
+    tenant.log_bodies = true;
+    ASSERT_TRUE(store_->InsertTenant(tenant).ok());
+    governance::Key key;
+    key.public_id = "abcdefghijkl";
+    key.tenant_id = "acme";
+    key.secret_hash.fill(7);
+    key.monthly_budget_micros = 5'000'000;
+    ASSERT_TRUE(store_->InsertKey(key).ok());
+  }
+  static CallRecord Row(int64_t cost, governance::MonthId month) {
+    CallRecord r;
+    r.request_id = "r";
+    r.tenant_id = "acme";
+    r.key_id = "abcdefghijkl";
+    r.model = "a";
+    r.status = 200;
+    r.cost_micros = cost;
+    r.month = month;
+    return r;
+  }
+
+  std::filesystem::path dir_;
+  StatementCounts counts_;
+  std::unique_ptr<SqliteStore> store_;
+};
+
+TEST_F(SqliteStoreTest, MigrationsApplyOnceAndRecordTheirVersion) {
+  EXPECT_EQ(store_->SchemaVersion(), 1);
+  const uint64_t before = counts_.value(StoreOp::kMigrate);
+  store_.reset();
+  store_ = Open();  // a second start applies nothing new
+  EXPECT_EQ(store_->SchemaVersion(), 1);
+  EXPECT_LT(counts_.value(StoreOp::kMigrate) - before, 10u);
+}
+
+TEST_F(SqliteStoreTest, GovernanceRowsRoundTrip) {
+  Seed();
+  auto rows = store_->LoadGovernance();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->plans.size(), 1u);
+  EXPECT_EQ(rows->plans[0].rpm, 10);
+  EXPECT_FALSE(rows->plans[0].tpm.has_value());
+  EXPECT_EQ(rows->plans[0].allowed_models, (std::vector<std::string>{"a", "b"}));
+  ASSERT_EQ(rows->tenants.size(), 1u);
+  EXPECT_TRUE(rows->tenants[0].log_bodies);
+  ASSERT_EQ(rows->keys.size(), 1u);
+  EXPECT_EQ(rows->keys[0].secret_hash[31], 7);
+  EXPECT_EQ(rows->keys[0].monthly_budget_micros, 5'000'000);
+  EXPECT_EQ(counts_.value(StoreOp::kSnapshotLoad), 4u);  // one statement per table
+}
+
+TEST_F(SqliteStoreTest, DuplicatesAreConflictsAndMissingRowsNotFound) {
+  Seed();
+  governance::Tenant again;
+  again.id = "acme";
+  again.plan_id = "basic";
+  Status dup = store_->InsertTenant(again);
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.error().code, ErrorCode::kConflict);
+  again.id = "nobody";
+  EXPECT_EQ(store_->UpdateTenant(again).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(store_->SetKeyStatus("zzzzzzzzzzzz", governance::KeyStatus::kRevoked, 1).error().code,
+            ErrorCode::kNotFound);
+  EXPECT_EQ(store_->DeletePrice("none").error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(SqliteStoreTest, CallsAndSpendAreWrittenTogetherAndPage) {
+  Seed();
+  const governance::MonthId month = governance::MonthOf(1'790'000'000);
+  std::vector<CallRecord> rows;
+  for (int i = 1; i <= 5; ++i) rows.push_back(Row(i * 100, month));
+  const uint64_t transactions = counts_.value(StoreOp::kTransaction);  // migrations' so far
+  ASSERT_TRUE(store_->WriteCalls(rows, true, {}).ok());
+  // One batch: 5 inserts, BEGIN + COMMIT, one upsert per scope.
+  EXPECT_EQ(counts_.value(StoreOp::kCallLogInsert), 5u);
+  EXPECT_EQ(counts_.value(StoreOp::kTransaction) - transactions, 2u);
+  EXPECT_EQ(counts_.value(StoreOp::kSpendWrite), 2u);
+
+  const std::string months[] = {governance::FormatMonth(month)};
+  auto spend = store_->LoadSpend(months);
+  ASSERT_TRUE(spend.ok());
+  ASSERT_EQ(spend->size(), 2u);
+  for (const SpendRow& row : spend.value()) EXPECT_EQ(row.spent_micros, 1500);
+
+  CallQuery q;
+  q.limit = 2;
+  auto page = store_->QueryCalls(q);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->size(), 2u);
+  EXPECT_EQ(page->at(0).record.cost_micros, 500);  // newest first
+  q.before_id = page->back().id;
+  auto next = store_->QueryCalls(q);
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(next->at(0).record.cost_micros, 300);
+
+  auto sums = store_->SumCallLog(months[0]);
+  ASSERT_TRUE(sums.ok());
+  ASSERT_EQ(sums->size(), 2u);
+  for (const SpendRow& row : sums.value()) EXPECT_EQ(row.spent_micros, 1500);
+}
+
+TEST_F(SqliteStoreTest, SpendWithoutRowsWhenTheLogIsOff) {
+  Seed();
+  const governance::MonthId month = governance::MonthOf(1'790'000'000);
+  std::vector<CallRecord> rows = {Row(250, month), Row(250, month)};
+  ASSERT_TRUE(store_->WriteCalls(rows, false, {}).ok());
+  EXPECT_EQ(counts_.value(StoreOp::kCallLogInsert), 0u);
+  const std::string months[] = {governance::FormatMonth(month)};
+  auto spend = store_->LoadSpend(months);
+  ASSERT_TRUE(spend.ok());
+  ASSERT_EQ(spend->size(), 2u);
+  EXPECT_EQ(spend->front().spent_micros, 500);
+  auto page = store_->QueryCalls(CallQuery{});
+  ASSERT_TRUE(page.ok());
+  EXPECT_TRUE(page->empty());
+}
+
+}  // namespace
+}  // namespace turnpike::store
