@@ -139,6 +139,7 @@ server:
   listen: 127.0.0.1:$port
   workers: $proxy_workers
   access_log: ""
+governance: {enabled: false}   # the proxy path alone; bench/governance-cell.sh measures it on
 models:
   - name: bench-model
     deployments:

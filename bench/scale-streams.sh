@@ -163,6 +163,7 @@ server:
   access_log: ""
   sse_keepalive: 0s
   timeouts: {drain: 2s}
+governance: {enabled: false}
 models:
   - name: bench-model
     deployments:

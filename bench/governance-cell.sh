@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The governance cell of docs/BENCHMARKS.md: the same build, same mock, same load, with
+# governance off (no key, no budget, no limits, no call log) and on (key auth, plan budget,
+# RPM and TPM limits, the call log written to SQLite), interleaved in one run.
+#
+#   bench/governance-cell.sh [--runs 3] [--duration 5] [--connections 50] [--workers 1]
+#
+# Starts (and on exit stops, by PID) one mock provider and two Turnpike instances, provisions
+# a plan/tenant/key with `turnpike admin`, then alternates measured runs between the two
+# (each after a warm-up) and prints requests/s, the on/off ratio per run, and the call-log
+# rows written. Needs: the turnpike binary ($TURNPIKE), jq.
+set -euo pipefail
+TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
+runs=3 duration=5 connections=50 workers=1
+while (($#)); do
+  case $1 in
+    --runs) runs=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    --connections) connections=$2; shift 2 ;;
+    --workers) workers=$2; shift 2 ;;
+    *) echo "unknown option: $1" >&2; exit 2 ;;
+  esac
+done
+dir=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$dir"; }
+trap cleanup EXIT
+
+port_of() {  # port_of LOGFILE PATTERN
+  for _ in $(seq 100); do
+    local p; p=$(grep -oE "$2 [0-9.]+:[0-9]+" "$1" | grep -oE '[0-9]+$' || true)
+    [[ -n $p ]] && { echo "$p"; return; }
+    sleep 0.05
+  done
+  echo "no port in $1" >&2; exit 1
+}
+
+"$TURNPIKE" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
+pids+=($!)
+mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
+
+gateway() {  # gateway NAME GOVERNANCE_ENABLED
+  cat >"$dir/$1.yaml" <<YAML
+server: {listen: 127.0.0.1:0, workers: $workers, access_log: ""}
+governance: {enabled: $2}
+store: {path: $dir/$1.db}
+prices:
+  bench-model: {input: 0.15, output: 0.60, max_output_tokens: 4096}
+models:
+  - name: bench-model
+    deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
+YAML
+  TURNPIKE_ADMIN_TOKEN=bench "$TURNPIKE" serve --config "$dir/$1.yaml" >"$dir/$1.log" 2>&1 &
+  pids+=($!)
+  port_of "$dir/$1.log" "turnpike listening on"
+}
+off_port=$(gateway off false)
+on_port=$(gateway on true)
+
+export TURNPIKE_ADMIN_TOKEN=bench TURNPIKE_URL=http://127.0.0.1:$on_port
+"$TURNPIKE" admin plans put bench --budget 1000000 --rpm 100000000 --tpm 1000000000 >/dev/null
+"$TURNPIKE" admin tenants create bench --plan bench >/dev/null
+key=$("$TURNPIKE" admin --json keys create --tenant bench --rpm 100000000 | jq -r .key)
+
+echo "| run | governance off (req/s) | governance on (req/s) | on / off |"
+echo "|---|---|---|---|"
+for ((r = 1; r <= runs; r++)); do
+  declare -A rps=()
+  order=(off on); ((r % 2 == 0)) && order=(on off)
+  for which in "${order[@]}"; do
+    port=$off_port; headers=()
+    [[ $which == on ]] && { port=$on_port; headers=(-H "Authorization: Bearer $key"); }
+    "$TURNPIKE" bench --url "http://127.0.0.1:$port/v1/chat/completions" -c "$connections" \
+      -d "$duration" --warmup 1 -q "${headers[@]}" --json "$dir/$which.json" >/dev/null 2>&1
+    failures=$(jq '.requests_failed' "$dir/$which.json")
+    [[ $failures == 0 ]] || echo "warning: $which had $failures failures" >&2
+    rps[$which]=$(jq '.requests_per_second' "$dir/$which.json")
+  done
+  ratio=$(jq -n "${rps[on]} / ${rps[off]}")
+  printf '| %d | %.0f | %.0f | %.2f |\n' "$r" "${rps[off]}" "${rps[on]}" "$ratio"
+done
+rows=$(curl -s "http://127.0.0.1:$on_port/metrics" | awk '/^turnpike_call_log_rows_total /{print $2}')
+echo
+echo "call-log rows written by the governed instance: $rows"
+curl -s "http://127.0.0.1:$on_port/metrics" | grep '^turnpike_store_statements_total' || true
