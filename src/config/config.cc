@@ -198,11 +198,12 @@ constexpr double kMicros = 1'000'000;
 GovernanceConfig ParseGovernance(const YamlMap& root) {
   GovernanceConfig g;
   YamlMap m(root.Child("governance"), root.KeyPath("governance"),
-            {"enabled", "snapshot_ttl", "reconcile_interval"});
+            {"enabled", "reconcile_interval"});
   g.enabled = m.Bool("enabled", g.enabled);
-  g.snapshot_ttl = m.Duration("snapshot_ttl", g.snapshot_ttl);
+  YamlMap h(root.Child("hotpath"), root.KeyPath("hotpath"), {"snapshot_ttl"});
+  g.snapshot_ttl = h.Duration("snapshot_ttl", g.snapshot_ttl);
   if (g.snapshot_ttl > Millis(kMaxSnapshotTtlMs)) {
-    FailAt(m.KeyPath("snapshot_ttl"), "must be at most 30s");
+    FailAt(h.KeyPath("snapshot_ttl"), "must be at most 30s");
   }
   g.reconcile_interval = m.Duration("reconcile_interval", g.reconcile_interval);
   return g;
@@ -275,9 +276,9 @@ std::vector<PriceConfig> ParsePrices(const YamlMap& root) {
 Config ParseConfig(const std::string& yaml_text) {
   try {
     const YAML::Node root = YAML::Load(yaml_text);
-    YamlMap top(
-        root, "",
-        {"server", "upstream", "routing", "models", "governance", "store", "call_log", "prices"});
+    YamlMap top(root, "",
+                {"server", "upstream", "routing", "models", "governance", "hotpath", "store",
+                 "call_log", "prices"});
     Config config;
     config.server = ParseServer(top);
     config.upstream = ParseUpstream(top);

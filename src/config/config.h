@@ -6,7 +6,8 @@
 // (e.g. "models[0].deployments[1].base_url: must start with http:// or https://").
 // Exceptions are allowed here because a bad config abandons start-up as a whole.
 //
-// YAML shape (every key optional unless marked; durations "250ms", "10s", "2m", "1h";
+// YAML shape (every key optional unless marked; booleans true/false or on/off; durations
+// "250ms", "10s", "2m", "1h";
 // sizes as integers or "16KiB", "4MiB"; ${VAR} and ${VAR:-default} are substituted from the
 // environment in every scalar before parsing; an unset ${VAR} without default is an error):
 //
@@ -41,16 +42,19 @@
 //           tls_verify: true
 //   governance:
 //     enabled: true                    # false: no keys, budgets or limits (an open gateway)
-//     snapshot_ttl: 3s                 # background re-read of tenants/keys/prices; max 30s;
-//                                      # 0s = read-through on every request (debugging: costs
-//                                      # one store round trip of 4 statements per request)
 //     reconcile_interval: 1h           # recompute spend from the call log; 0s = off
+//   hotpath:
+//     snapshot_ttl: 3s                 # how often the store is checked for changes made by
+//                                      # another process (tenants/keys/prices re-read in the
+//                                      # background, single flight); max 30s; 0s = read-through
+//                                      # on every request (debugging: every request waits for
+//                                      # one store round trip of 4 statements)
 //   store:
 //     path: turnpike.db                # the SQLite file (WAL); created with its directory
 //     synchronous: normal              # normal | full (fsync every commit)
 //     queue_jobs: 1024                 # admin/reload jobs waiting for the store thread
 //   call_log:
-//     log_store: true                  # false: no call-log rows (spend is still persisted)
+//     log_store: on                    # off: no call-log rows (spend is still persisted)
 //     queue_rows: 65536                # rows waiting for the writer, all workers together
 //     batch_rows: 1024                 # rows per transaction at most (group commit)
 //     flush_interval: 100ms            # a worker hands its rows over at least this often
@@ -125,7 +129,7 @@ struct ModelRoute {
 
 struct GovernanceConfig {
   bool enabled = true;
-  Millis snapshot_ttl{3'000};
+  Millis snapshot_ttl{3'000};            // hotpath.snapshot_ttl
   Millis reconcile_interval{3'600'000};  // 0 = off
 };
 

@@ -116,9 +116,9 @@ int64_t YamlMap::Int(std::string_view key, int64_t fallback, int64_t min, int64_
 bool YamlMap::Bool(std::string_view key, bool fallback) const {
   if (!Present(key)) return fallback;
   const std::string text = Scalar(key);
-  if (text == "true") return true;
-  if (text == "false") return false;
-  FailAt(KeyPath(key), "expected true or false, got \"" + text + "\"", Child(key));
+  if (text == "true" || text == "on") return true;
+  if (text == "false" || text == "off") return false;
+  FailAt(KeyPath(key), "expected true or false (or on/off), got \"" + text + "\"", Child(key));
 }
 
 double YamlMap::Number(std::string_view key, double fallback, double min, double max) const {

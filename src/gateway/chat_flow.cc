@@ -137,7 +137,7 @@ net::awaitable<bool> ChatFlow::Sleep(std::chrono::milliseconds delay) {
   net::steady_timer timer(co_await net::this_coro::executor);
   timer.expires_after(delay);
   exchange_.WatchClient([&timer] { timer.cancel(); });
-  auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+  [[maybe_unused]] auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
   exchange_.StopWatching();
   co_return !exchange_.client_gone();
 }

@@ -97,6 +97,36 @@ TEST(ParseConfigTest, FullFileReadsEveryKey) {
   EXPECT_EQ(c.models[1].deployments[0].model, "local");
 }
 
+TEST(ParseConfigTest, GovernanceStoreCallLogAndPrices) {
+  const Config c = ParseConfig(std::string(R"(
+governance: {enabled: off, reconcile_interval: 0s}
+hotpath: {snapshot_ttl: 0s}
+store: {path: /tmp/x.db, synchronous: full, queue_jobs: 8}
+call_log: {log_store: off, queue_rows: 10, batch_rows: 5, flush_interval: 20ms, when_full: drop,
+           max_wait: 1s}
+prices:
+  m: {input: 0.15, output: 0.6, max_output_tokens: 100}
+  n: {input: 3, output: 15, cached_input: 0.3, max_output_tokens: 8192}
+models: [{name: m, deployments: [{provider: openai, base_url: "http://h"}]}]
+)"));
+  EXPECT_FALSE(c.governance.enabled);
+  EXPECT_EQ(c.governance.snapshot_ttl, milliseconds(0));
+  EXPECT_EQ(c.governance.reconcile_interval, milliseconds(0));
+  EXPECT_EQ(c.store.path, "/tmp/x.db");
+  EXPECT_TRUE(c.store.synchronous_full);
+  EXPECT_EQ(c.store.queue_jobs, 8u);
+  EXPECT_FALSE(c.call_log.log_store);
+  EXPECT_EQ(c.call_log.batch_rows, 5u);
+  EXPECT_TRUE(c.call_log.drop_when_full);
+  ASSERT_EQ(c.prices.size(), 2u);
+  EXPECT_EQ(c.prices[0].model, "m");
+  EXPECT_EQ(c.prices[0].input_micros_per_mtok, 150'000);
+  EXPECT_EQ(c.prices[0].output_micros_per_mtok, 600'000);
+  EXPECT_EQ(c.prices[0].cached_input_micros_per_mtok, 150'000);  // defaults to the input price
+  EXPECT_EQ(c.prices[1].cached_input_micros_per_mtok, 300'000);
+  EXPECT_EQ(c.prices[1].max_output_tokens, 8192);
+}
+
 TEST(ParseConfigTest, DefaultsMatchTheHeader) {
   const Config c = ParseConfig(R"(
 models:
@@ -121,6 +151,17 @@ models:
   EXPECT_EQ(c.routing.backoff_max, milliseconds(2'000));
   EXPECT_EQ(c.routing.max_retry_after, milliseconds(10'000));
   EXPECT_EQ(c.models.at(0).deployments.at(0).model, "m");
+  EXPECT_TRUE(c.governance.enabled);
+  EXPECT_EQ(c.governance.snapshot_ttl, milliseconds(3'000));
+  EXPECT_EQ(c.governance.reconcile_interval, milliseconds(3'600'000));
+  EXPECT_EQ(c.store.path, "turnpike.db");
+  EXPECT_FALSE(c.store.synchronous_full);
+  EXPECT_TRUE(c.call_log.log_store);
+  EXPECT_EQ(c.call_log.batch_rows, 1'024u);
+  EXPECT_EQ(c.call_log.flush_interval, milliseconds(100));
+  EXPECT_FALSE(c.call_log.drop_when_full);
+  EXPECT_EQ(c.call_log.max_wait, milliseconds(2'000));
+  EXPECT_TRUE(c.prices.empty());
 }
 
 TEST(ParseConfigTest, NullSectionsAndValuesMeanDefaults) {

@@ -30,6 +30,7 @@ before(async () => {
 after(stopAll);
 
 function config(extra = {}) {
+  const hotpath = extra.hotpath ?? {};
   const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-gov-'));
   const upstream = (extra.mock ?? mock).port;
   return gatewayConfig({
@@ -40,6 +41,7 @@ function config(extra = {}) {
     governance: { enabled: true, reconcile_interval: '0s', ...(extra.governance ?? {}) },
     store: { path: path.join(dir, 'turnpike.db'), ...(extra.store ?? {}) },
     call_log: { flush_interval: '50ms', ...(extra.call_log ?? {}) },
+    hotpath,
     prices: PRICES,
   });
 }
@@ -318,6 +320,32 @@ test('reconcile: drift between the call log and the persisted spend is found, co
   assert.equal((await metrics(gw)).turnpike_spend_drift_usd, 1);
   const again = await admin(gw, 'POST', 'reconcile');
   assert.equal(again.body.drift_usd, 0);
+});
+
+test('a change another process commits to the store is picked up within hotpath.snapshot_ttl; 0s reads through on every request', async () => {
+  const cfg = config({ hotpath: { snapshot_ttl: '200ms' } });
+  const dbPath = /path: (.*turnpike\.db)/.exec(cfg)[1];
+  const gw = await startGateway(cfg, ENV);
+  const { secret, id } = await provision(gw);
+  assert.equal((await chat(gw, secret)).status, 200);
+  execFileSync('sqlite3', [dbPath, `UPDATE api_keys SET status = 'revoked' WHERE public_id = '${id}'`]);
+  const refused = await eventually(async () => (await chat(gw, secret)).status === 403, 3000, 50);
+  assert.ok(refused, 'the revocation written behind the gateway took effect');
+  const m = await metrics(gw);
+  assert.ok(stmt(m, 'change_check') >= 1);
+
+  // Read-through: every request waits for a fresh snapshot (4 statements), so a change is
+  // seen by the very next request.
+  const cfg0 = config({ hotpath: { snapshot_ttl: '0s' } });
+  const db0 = /path: (.*turnpike\.db)/.exec(cfg0)[1];
+  const gw0 = await startGateway(cfg0, ENV);
+  const k0 = await provision(gw0);
+  const before = await metrics(gw0);
+  assert.equal((await chat(gw0, k0.secret)).status, 200);
+  const after = await metrics(gw0);
+  assert.equal(stmt(after, 'snapshot_load') - stmt(before, 'snapshot_load'), 4);
+  execFileSync('sqlite3', [db0, `UPDATE api_keys SET status = 'revoked' WHERE public_id = '${k0.id}'`]);
+  assert.equal((await chat(gw0, k0.secret)).status, 403);
 });
 
 test('admin API: token required, clear errors naming the field, 409 on a duplicate; the CLI prints tables and JSON', async () => {

@@ -49,7 +49,7 @@ export async function startMock(flags = []) {
 // `store`, `call_log` add those sections, `prices` maps model -> {input, output, ...}.
 export function gatewayConfig({
   models, server = {}, upstream = {}, routing = {}, governance = { enabled: false }, store = {},
-  call_log = {}, prices = {},
+  call_log = {}, prices = {}, hotpath = {},
 }) {
   const lines = ['server:', '  listen: 127.0.0.1:0', '  workers: 2', '  access_log: ""'];
   for (const [k, v] of Object.entries(server)) lines.push(`  ${k}: ${v}`);
@@ -61,7 +61,7 @@ export function gatewayConfig({
     lines.push('routing:');
     for (const [k, v] of Object.entries(routing)) lines.push(`  ${k}: ${v}`);
   }
-  for (const [section, values] of [['governance', governance], ['store', store], ['call_log', call_log]]) {
+  for (const [section, values] of [['governance', governance], ['hotpath', hotpath], ['store', store], ['call_log', call_log]]) {
     if (!Object.keys(values).length) continue;
     lines.push(`${section}:`);
     for (const [k, v] of Object.entries(values)) lines.push(`  ${k}: ${v}`);
