@@ -1,10 +1,5 @@
 #include "admin/admin_api.h"
 
-// GCC 12 reports -Wmismatched-new-delete on the coroutine frames of the larger handlers below
-// (Asio's awaitable frames use a matching class-level operator new/delete; a known false
-// positive of GCC 12's coroutine lowering).
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 #include <openssl/crypto.h>
 
 #include <boost/json/parse.hpp>

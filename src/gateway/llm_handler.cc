@@ -1,9 +1,5 @@
 #include "gateway/llm_handler.h"
 
-// GCC 12 reports -Wmismatched-new-delete on the frame of Handle (Asio's awaitable frames use
-// a matching class-level operator new/delete; a false positive of GCC 12's coroutine lowering).
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
