@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/clock.h"
 #include "governance/budget.h"
 #include "governance/keys.h"
 #include "governance/rate_limit.h"
@@ -265,12 +266,6 @@ bool ValidId(std::string_view id) {
     if (!ok) return false;
   }
   return true;
-}
-
-int64_t NowUnix() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 Error MethodNotAllowed(std::string_view allowed) {
@@ -536,7 +531,7 @@ net::awaitable<Reply> Spend(store::GovernanceService& service, const Target& t,
   if (t.segments.size() != 1) co_return ErrorReply(NoSuchPath("spend/..."));
   if (method != bhttp::verb::get) co_return NotAllowed("GET");
   std::string month = t.Param("month");
-  if (month.empty()) month = governance::FormatMonth(governance::MonthOf(NowUnix()));
+  if (month.empty()) month = governance::FormatMonth(governance::MonthOf(UnixSeconds()));
   if (!ValidMonth(month)) co_return ErrorReply(Bad("month must be YYYY-MM", "month"));
   const std::string tenant = t.Param("tenant");
   const std::string key = t.Param("key");

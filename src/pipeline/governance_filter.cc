@@ -1,15 +1,12 @@
 #include "pipeline/governance_filter.h"
 
+#include <algorithm>
 #include <chrono>
+
+#include "common/clock.h"
 
 namespace turnpike::pipeline {
 namespace {
-
-int64_t NowUnix() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -26,7 +23,7 @@ FilterStatus GovernanceFilter::OnRequest(RequestContext& context, Error& error) 
     return FilterStatus::kRespond;
   }
   context.snapshot = reader_.Current();
-  context.now_unix = NowUnix();
+  context.now_unix = UnixSeconds();
   governance::AdmissionRequest request;
   request.raw_key = *key;
   request.model = context.model;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 
+#include "common/clock.h"
 #include "governance/default_prices.h"
 #include "governance/keys.h"
 #include "store/sqlite_store.h"
@@ -15,12 +16,6 @@ using governance::Key;
 using governance::KeyStatus;
 using governance::Plan;
 using governance::Tenant;
-
-int64_t NowUnix() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 Error Invalid(std::string message, std::string param) {
   return Error{ErrorCode::kInvalidRequest, std::move(message), std::move(param)};
@@ -77,7 +72,7 @@ Result<std::unique_ptr<GovernanceService>> GovernanceService::Open(const config:
   service->rows_ = std::move(rows.value());
 
   // This month's persisted spend becomes the counters' starting point.
-  const governance::MonthId month = governance::MonthOf(NowUnix());
+  const governance::MonthId month = governance::MonthOf(UnixSeconds());
   const std::string months[] = {governance::FormatMonth(month)};
   Result<std::vector<SpendRow>> spend = store.LoadSpend(months);
   if (!spend.ok()) return spend.error();
@@ -218,7 +213,7 @@ boost::asio::awaitable<Result<Tenant>> GovernanceService::CreateTenant(Tenant te
     if (!FindIf(rows.plans, [&](const Plan& p) { return p.id == tenant.plan_id; })) {
       return Invalid("no plan " + tenant.plan_id + "; create it first", "plan");
     }
-    tenant.created_at = NowUnix();
+    tenant.created_at = UnixSeconds();
     rows.tenants.push_back(tenant);
     Status done = Commit(std::move(rows), [&] { return store.InsertTenant(tenant); });
     if (!done.ok()) return done.error();
@@ -262,7 +257,7 @@ boost::asio::awaitable<Result<CreatedKey>> GovernanceService::CreateKey(Key key)
     key.public_id = generated->public_id;
     key.secret_hash = generated->secret_hash;
     key.status = KeyStatus::kActive;
-    key.created_at = NowUnix();
+    key.created_at = UnixSeconds();
     rows.keys.push_back(key);
     Status done = Commit(std::move(rows), [&] { return store.InsertKey(key); });
     if (!done.ok()) return done.error();
@@ -279,7 +274,7 @@ boost::asio::awaitable<Result<Key>> GovernanceService::RevokeKey(std::string pub
     if (key == nullptr) return NotFound("no key " + public_id);
     key->status = KeyStatus::kRevoked;
     Key revoked = *key;
-    const int64_t now = NowUnix();
+    const int64_t now = UnixSeconds();
     Status done = Commit(std::move(rows),
                          [&] { return store.SetKeyStatus(public_id, KeyStatus::kRevoked, now); });
     if (!done.ok()) return done.error();
@@ -292,7 +287,7 @@ boost::asio::awaitable<Result<Key>> GovernanceService::RevokeKey(std::string pub
 boost::asio::awaitable<Result<PriceInfo>> GovernanceService::PutPrice(PriceOverride price) {
   auto job = [this, price = std::move(price)](Store& store) mutable -> Result<PriceInfo> {
     GovernanceRows rows = rows_;
-    price.updated_at = NowUnix();
+    price.updated_at = UnixSeconds();
     if (PriceOverride* existing =
             FindIf(rows.prices, [&](const PriceOverride& p) { return p.model == price.model; })) {
       *existing = price;
@@ -334,7 +329,7 @@ boost::asio::awaitable<Result<std::vector<PriceInfo>>> GovernanceService::Prices
 
 boost::asio::awaitable<Result<std::vector<SpendInfo>>> GovernanceService::Spend(std::string month) {
   auto job = [this, month = std::move(month)](Store& store) -> Result<std::vector<SpendInfo>> {
-    const governance::MonthId current = governance::MonthOf(NowUnix());
+    const governance::MonthId current = governance::MonthOf(UnixSeconds());
     const governance::SnapshotPtr snapshot = cell_->Load();
     std::vector<SpendInfo> out;
     if (month == governance::FormatMonth(current)) {
@@ -405,7 +400,7 @@ Result<ReconcileReport> GovernanceService::Reconcile(Store& store) {
     return Error{ErrorCode::kInvalidRequest,
                  "call_log.log_store is off: there is no call log to reconcile against", ""};
   }
-  const governance::MonthId current = governance::MonthOf(NowUnix());
+  const governance::MonthId current = governance::MonthOf(UnixSeconds());
   const governance::SnapshotPtr snapshot = cell_->Load();
   std::vector<SpendRow> corrections;
   for (governance::MonthId month : {current, current - 1}) {

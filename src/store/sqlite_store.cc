@@ -5,6 +5,8 @@
 #include <map>
 #include <utility>
 
+#include "common/clock.h"
+
 namespace turnpike::store {
 namespace {
 
@@ -90,12 +92,6 @@ CREATE TABLE call_log (
 CREATE INDEX call_log_tenant ON call_log (tenant_id, id);
 CREATE INDEX call_log_month ON call_log (month, tenant_id, key_id);
 )sql"};
-
-int64_t NowUnix() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Allowed-model lists are stored as one text of names separated by newlines.
 std::string JoinModels(const std::vector<std::string>& models) {
@@ -212,7 +208,7 @@ Status SqliteStore::Migrate() {
       Result<Statement> mark = db_->Prepare(
           "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", StoreOp::kMigrate);
       if (!mark.ok()) return mark.error();
-      mark->Bind(1, static_cast<int64_t>(v + 1)).Bind(2, NowUnix());
+      mark->Bind(1, static_cast<int64_t>(v + 1)).Bind(2, UnixSeconds());
       return mark->Run();
     });
     if (!applied.ok()) return applied;
@@ -333,7 +329,7 @@ Status SqliteStore::UpsertPlan(const Plan& plan) {
       .Bind(4, plan.tpm)
       .Bind(5, JoinModels(plan.allowed_models))
       .Bind(6, plan.max_request_cost_micros)
-      .Bind(7, NowUnix());
+      .Bind(7, UnixSeconds());
   return q->Run();
 }
 
@@ -349,7 +345,7 @@ Status SqliteStore::InsertTenant(const Tenant& tenant) {
       .Bind(4, tenant.plan_id)
       .BindBool(5, tenant.log_bodies)
       .Bind(6, tenant.created_at)
-      .Bind(7, NowUnix());
+      .Bind(7, UnixSeconds());
   return q->Run();
 }
 
@@ -363,7 +359,7 @@ Status SqliteStore::UpdateTenant(const Tenant& tenant) {
       .Bind(2, tenant.status == TenantStatus::kSuspended ? "suspended" : "active")
       .Bind(3, tenant.plan_id)
       .BindBool(4, tenant.log_bodies)
-      .Bind(5, NowUnix())
+      .Bind(5, UnixSeconds())
       .Bind(6, tenant.id);
   return RunReturning(*q, "no tenant " + tenant.id);
 }
