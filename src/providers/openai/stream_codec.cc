@@ -144,8 +144,9 @@ Status OpenAiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
     if (auto e = doc.get_value().get(root)) return e;
     if (root.type().value_unsafe() != od::json_type::object) return simdjson::INCORRECT_TYPE;
     return ForEachMember(root, [&](od::raw_json_string k, od::value v) -> error_code {
-      if (k == "id") return ReadEscaped(v, c.id);
-      if (k == "model") return ReadEscaped(v, c.model);
+      // Only the first chunk's id and model are used (kStart); later ones are skipped unread.
+      if (k == "id") return started_ ? SUCCESS : ReadEscaped(v, c.id);
+      if (k == "model") return started_ ? SUCCESS : ReadEscaped(v, c.model);
       if (k == "choices") return ForEachElement(v, read_choice);
       if (k == "usage") return read_usage(v);
       if (k == "error") return read_error(v);
