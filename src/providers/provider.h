@@ -86,7 +86,8 @@ class Provider {
   virtual Result<std::string> BuildRequest(const boost::json::object& chat,
                                            const UpstreamRequestOptions& options) const = 0;
   virtual std::unique_ptr<StreamDecoder> NewDecoder() const = 0;
-  // A whole 2xx answer body.
+  // A whole 2xx answer body. An error object in it is returned as that error (the dialect's
+  // error type decides the code), so an upstream error never reaches a client as a 200.
   virtual Result<Response> ParseResponse(std::string_view body) const = 0;
   // A non-2xx answer: its status and body (any body, even not JSON) as a neutral error.
   virtual Error ParseError(int status, std::string_view body) const = 0;

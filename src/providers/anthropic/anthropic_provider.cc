@@ -13,6 +13,9 @@ namespace {
 
 namespace json = boost::json;
 
+// The status an error found in a 2xx body is judged by when its type is unknown.
+constexpr int kStatusForErrorIn2xx = 502;
+
 Error Bad(std::string message) {
   return Error{ErrorCode::kUpstreamBadResponse, std::move(message), ""};
 }
@@ -43,6 +46,10 @@ Result<Response> AnthropicProvider::ParseResponse(std::string_view body) const {
   json::value doc = json::parse(body, ec);
   if (ec || !doc.is_object()) return Bad("The upstream answer is not a JSON object.");
   const json::object& message = doc.as_object();
+  // An error object under a 2xx status is still an error, never a 200 to the client.
+  if (StringOr(message, "type") == "error") {
+    return ParseErrorBody(kStatusForErrorIn2xx, body);
+  }
   Response response;
   response.id = StringOr(message, "id");
   response.model = StringOr(message, "model");

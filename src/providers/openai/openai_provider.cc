@@ -10,6 +10,9 @@ namespace {
 
 namespace json = boost::json;
 
+// The status an error found in a 2xx body is judged by.
+constexpr int kStatusForErrorIn2xx = 502;
+
 Error Bad(std::string message) {
   return Error{ErrorCode::kUpstreamBadResponse, std::move(message), ""};
 }
@@ -71,6 +74,10 @@ Result<Response> OpenAiProvider::ParseResponse(std::string_view body) const {
   json::value doc = json::parse(body, ec);
   if (ec || !doc.is_object()) return Bad("The upstream answer is not a JSON object.");
   const json::object& completion = doc.as_object();
+  // An error object under a 2xx status is still an error, never a 200 to the client.
+  if (const json::value* error = completion.if_contains("error"); error && error->is_object()) {
+    return ParseError(kStatusForErrorIn2xx, body);
+  }
   Response response;
   response.id = StringOr(completion, "id");
   response.model = StringOr(completion, "model");

@@ -61,6 +61,21 @@ TEST(AnthropicError, BodyThatIsNotJsonKeepsTheStatus) {
   EXPECT_NE(error.message.find("429"), std::string::npos);
 }
 
+TEST(ErrorIn2xx, IsReturnedAsTheErrorItCarries) {
+  const anthropic::AnthropicProvider anthropic;
+  const openai::OpenAiProvider openai;
+  Result<Response> from_anthropic = anthropic.ParseResponse(
+      R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})");
+  ASSERT_FALSE(from_anthropic.ok());
+  EXPECT_EQ(from_anthropic.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(openai.RenderError(from_anthropic.error()).status, 503);
+  Result<Response> from_openai =
+      openai.ParseResponse(R"({"error":{"message":"boom","type":"server_error"}})");
+  ASSERT_FALSE(from_openai.ok());
+  EXPECT_EQ(from_openai.error().message, "boom");
+  EXPECT_EQ(anthropic.RenderError(from_openai.error()).status, 502);
+}
+
 TEST(AnthropicError, ParamPrefixesTheMessage) {
   const anthropic::AnthropicProvider anthropic;
   ErrorReply reply =
