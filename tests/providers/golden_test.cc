@@ -9,7 +9,9 @@
 //                            upstream_request.json, the refusal rendered by the client
 //                            dialect == client_body.json)
 //   upstream_stream.sse   -> decoder/encoder, fed whole and in small pieces
-//                            == client_stream.sse (events compared by name and JSON value)
+//                            == client_stream.sse (events compared by name and JSON value);
+//                            with client_body.json, the final body a client SDK assembles
+//                            from that stream == client_body.json
 //   upstream_body.json    -> ParseResponse/RenderResponse (2xx) or ParseError/RenderError
 //                            == client_body.json with client_status
 // and the usage the translation extracted equals case.json's `usage`.
@@ -87,6 +89,92 @@ void ExpectUsage(const json::object& spec, const TokenUsage& usage) {
   EXPECT_EQ(usage.cache_creation_tokens, UsageField(u, "cache_creation_tokens"));
 }
 
+// What an OpenAI SDK assembles from a chat.completion.chunk stream: one chat.completion.
+json::value AssembleOpenAi(const Events& events) {
+  json::object completion{{"object", "chat.completion"}};
+  json::object message{{"role", nullptr}, {"content", nullptr}};
+  json::array calls;
+  json::value finish = nullptr;
+  for (const auto& [name, chunk] : events) {
+    if (!chunk.is_object() || chunk.as_object().contains("error")) continue;
+    for (const char* key : {"id", "created", "model"}) completion[key] = chunk.at(key);
+    if (chunk.as_object().contains("usage") && chunk.at("usage").is_object()) {
+      completion["usage"] = chunk.at("usage");
+    }
+    for (const json::value& choice : chunk.at("choices").as_array()) {
+      const json::object& delta = choice.at("delta").as_object();
+      if (delta.contains("role")) message["role"] = delta.at("role");
+      if (delta.contains("content") && delta.at("content").is_string()) {
+        json::string text = message["content"].is_string() ? message["content"].as_string() : "";
+        text.append(delta.at("content").as_string());
+        message["content"] = text;
+      }
+      if (delta.contains("tool_calls")) {
+        for (const json::value& call : delta.at("tool_calls").as_array()) {
+          const size_t index = static_cast<size_t>(call.at("index").as_int64());
+          if (index >= calls.size()) calls.resize(index + 1, json::object{});
+          json::object& into = calls[index].as_object();
+          for (const char* key : {"id", "type"}) {
+            if (call.as_object().contains(key)) into[key] = call.at(key);
+          }
+          const json::object& function = call.at("function").as_object();
+          json::value& function_value = into["function"];
+          if (!function_value.is_object()) function_value.emplace_object();
+          json::object& f = function_value.as_object();
+          if (function.contains("name")) f["name"] = function.at("name");
+          json::string arguments = f.contains("arguments") ? f["arguments"].as_string() : "";
+          arguments.append(function.at("arguments").as_string());
+          f["arguments"] = arguments;
+        }
+      }
+      if (!choice.at("finish_reason").is_null()) finish = choice.at("finish_reason");
+    }
+  }
+  if (message["content"] == "") message["content"] = nullptr;
+  if (!calls.empty()) message["tool_calls"] = calls;
+  message["refusal"] = nullptr;
+  completion["choices"] = json::array{json::object{
+      {"index", 0}, {"message", message}, {"logprobs", nullptr}, {"finish_reason", finish}}};
+  return completion;
+}
+
+// What an Anthropic SDK assembles from a Messages event stream: one Message.
+json::value AssembleAnthropic(const Events& events) {
+  json::object message;
+  json::array content;
+  std::vector<std::string> partial_json;
+  for (const auto& [name, data] : events) {
+    if (name == "message_start") {
+      message = data.at("message").as_object();
+    } else if (name == "content_block_start") {
+      content.push_back(data.at("content_block"));
+      partial_json.emplace_back();
+    } else if (name == "content_block_delta") {
+      const size_t index = static_cast<size_t>(data.at("index").as_int64());
+      const json::object& delta = data.at("delta").as_object();
+      if (delta.at("type") == "text_delta") {
+        json::string text = content.at(index).at("text").as_string();
+        text.append(delta.at("text").as_string());
+        content.at(index).as_object()["text"] = text;
+      } else {
+        partial_json.at(index) += delta.at("partial_json").as_string();
+      }
+    } else if (name == "content_block_stop") {
+      const size_t index = static_cast<size_t>(data.at("index").as_int64());
+      if (!partial_json.at(index).empty()) {
+        content.at(index).as_object()["input"] = json::parse(partial_json.at(index));
+      }
+    } else if (name == "message_delta") {
+      for (const auto& [key, value] : data.at("delta").as_object()) message[key] = value;
+      for (const auto& [key, value] : data.at("usage").as_object()) {
+        message["usage"].as_object()[key] = value;
+      }
+    }
+  }
+  message["content"] = content;
+  return message;
+}
+
 class GoldenTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
@@ -161,6 +249,12 @@ TEST_P(GoldenTest, Transcript) {
     const Events actual = ParseSse(whole);
     EXPECT_EQ(Show(actual), Show(expected));
     ExpectUsage(spec_, usage);
+    if (Has("client_body.json")) {
+      // The final body a client SDK builds from the translated stream.
+      const json::value assembled =
+          client().name() == "anthropic" ? AssembleAnthropic(actual) : AssembleOpenAi(actual);
+      EXPECT_EQ(assembled, ReadJson(dir_ / "client_body.json")) << json::serialize(assembled);
+    }
     // Translation is per event: any split of the upstream bytes gives the same client bytes.
     for (size_t piece : {1, 2, 7, 64}) {
       EXPECT_EQ(Translate(upstream_stream, piece, include_usage, nullptr), whole)
@@ -168,7 +262,7 @@ TEST_P(GoldenTest, Transcript) {
     }
   }
 
-  if (Has("upstream_body.json")) {
+  if (Has("upstream_body.json") && !Has("upstream_stream.sse")) {
     const std::string body = Read(dir_ / "upstream_body.json");
     const int64_t status = Int("upstream_status", 200);
     std::string rendered;
