@@ -2,7 +2,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <memory>
+#include <optional>
 #include <string>
 
 #include "mock/anthropic_render.h"
@@ -143,11 +143,14 @@ net::awaitable<void> ChatReply::RunSingle() {
 
 net::awaitable<void> ChatReply::RunStream() {
   stats_.Add(Counter::kStreamsStarted);
-  std::unique_ptr<StreamRenderer> renderer;
+  // Both live in the coroutine frame; only the one for the request's API is built.
+  std::optional<ChunkRenderer> chunks;
+  std::optional<MessageStreamRenderer> events;
+  StreamRenderer* renderer = nullptr;
   if (chat_.wire == Wire::kAnthropic) {
-    renderer = std::make_unique<MessageStreamRenderer>(identity_, chat_.prompt_tokens);
+    renderer = &events.emplace(identity_, chat_.prompt_tokens);
   } else {
-    renderer = std::make_unique<ChunkRenderer>(identity_, chat_.include_usage);
+    renderer = &chunks.emplace(identity_, chat_.include_usage);
   }
   const bool body_sent = co_await StreamBody(*renderer);
   if (!body_sent) {
