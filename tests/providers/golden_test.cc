@@ -286,6 +286,7 @@ TEST_P(GoldenTest, Transcript) {
 std::vector<std::string> Cases() {
   std::vector<std::string> cases;
   for (const auto& dialect : fs::directory_iterator(TESTDATA_DIR)) {
+    if (!dialect.is_directory()) continue;  // README.md
     for (const auto& entry : fs::directory_iterator(dialect.path())) {
       if (fs::exists(entry.path() / "case.json")) {
         cases.push_back(dialect.path().filename().string() + "/" +
