@@ -2,7 +2,10 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <optional>
 #include <string>
+
+#include "mock/anthropic_render.h"
 
 namespace turnpike::mock {
 namespace {
@@ -112,8 +115,10 @@ net::awaitable<void> ChatReply::RespondFault() {
   if (plan_.fault == FaultKind::kHttp429) {
     exchange_.response_headers().set("Retry-After", std::to_string(options_.retry_after_s));
   }
-  std::string body = RenderErrorBody(error);
-  const auto status = static_cast<unsigned>(HttpStatus(error.code));
+  const bool anthropic = chat_.wire == Wire::kAnthropic;
+  std::string body = anthropic ? RenderAnthropicError(error) : RenderErrorBody(error);
+  const unsigned status =
+      anthropic ? AnthropicStatus(error.code) : static_cast<unsigned>(HttpStatus(error.code));
   co_await exchange_.Respond(status, kJson, std::move(body));
 }
 
@@ -128,15 +133,26 @@ net::awaitable<void> ChatReply::RunSingle() {
     co_return;
   }
   const std::string_view tool = plan_.tool_call ? std::string_view(chat_.first_tool) : "";
-  std::string body = RenderCompletion(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
+  std::string body =
+      chat_.wire == Wire::kAnthropic
+          ? RenderMessage(identity_, plan_.tokens, tool, FinishReason(), MakeUsage())
+          : RenderCompletion(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
   stats_.Add(Counter::kCompletionTokens, static_cast<uint64_t>(plan_.tokens));
   co_await exchange_.Respond(kOk, kJson, std::move(body));
 }
 
 net::awaitable<void> ChatReply::RunStream() {
   stats_.Add(Counter::kStreamsStarted);
-  ChunkRenderer renderer(identity_, chat_.include_usage);
-  const bool body_sent = co_await StreamBody(renderer);
+  // Both live in the coroutine frame; only the one for the request's API is built.
+  std::optional<ChunkRenderer> chunks;
+  std::optional<MessageStreamRenderer> events;
+  StreamRenderer* renderer = nullptr;
+  if (chat_.wire == Wire::kAnthropic) {
+    renderer = &events.emplace(identity_, chat_.prompt_tokens);
+  } else {
+    renderer = &chunks.emplace(identity_, chat_.include_usage);
+  }
+  const bool body_sent = co_await StreamBody(*renderer);
   if (!body_sent) {
     if (gone_) stats_.Add(Counter::kClientDisconnects);
     co_return;
@@ -146,7 +162,7 @@ net::awaitable<void> ChatReply::RunStream() {
     co_await exchange_.EndStream();
     co_return;
   }
-  const std::string_view closing = renderer.Closing(FinishReason(), MakeUsage());
+  const std::string_view closing = renderer->Closing(FinishReason(), MakeUsage());
   bool closed = co_await exchange_.Write(closing);
   if (closed) closed = co_await exchange_.EndStream();
   if (!closed) {
@@ -157,7 +173,7 @@ net::awaitable<void> ChatReply::RunStream() {
   stats_.Add(Counter::kStreamsCompleted);
 }
 
-net::awaitable<bool> ChatReply::StreamBody(ChunkRenderer& renderer) {
+net::awaitable<bool> ChatReply::StreamBody(StreamRenderer& renderer) {
   const bool head_sent = co_await exchange_.StartStream(kOk, kEventStream);
   gone_ = gone_ || !head_sent;
   const bool present = co_await Pause(plan_.first_token_delay);

@@ -1,6 +1,7 @@
-// Internal to mock/: answers one chat completion request according to its ChatPlan: the
-// slow-headers delay, the injected fault, then a single reply or an SSE stream paced by the
-// first-token and inter-token delays.
+// Internal to mock/: answers one chat completion (or Anthropic message) request according to
+// its ChatPlan: the slow-headers delay, the injected fault, then a single reply or an SSE
+// stream paced by the first-token and inter-token delays, in the wire shapes of the API the
+// request came in on (ChatRequest::wire).
 //
 // Lifetime: made on the handler's coroutine frame for one exchange and destroyed before the
 // exchange; it borrows everything it is given. While a delay is pending it watches the client
@@ -38,7 +39,7 @@ class ChatReply {
   boost::asio::awaitable<void> RunSingle();
   boost::asio::awaitable<void> RunStream();
   // Sends the stream's body events; false once the client is gone or the stream was reset.
-  boost::asio::awaitable<bool> StreamBody(ChunkRenderer& renderer);
+  boost::asio::awaitable<bool> StreamBody(StreamRenderer& renderer);
   // Waits `delay`; false if the client left meanwhile.
   boost::asio::awaitable<bool> Pause(Millis delay);
   void OnClientGone();

@@ -95,7 +95,7 @@ Status ParseTools(const simdjson::dom::object& root, ChatRequest& chat) {
 
 }  // namespace
 
-Result<ChatRequest> BodyParser::Parse(std::string_view body) {
+Result<simdjson::dom::object> BodyParser::ParseRoot(std::string_view body) {
   // assign() keeps the buffer's capacity, so steady-state requests do not allocate.
   padded_.assign(body);
   padded_.append(simdjson::SIMDJSON_PADDING, '\0');
@@ -105,6 +105,13 @@ Result<ChatRequest> BodyParser::Parse(std::string_view body) {
   }
   simdjson::dom::object root;
   if (doc.get_object().get(root)) return Invalid("The request body must be a JSON object.", "");
+  return root;
+}
+
+Result<ChatRequest> BodyParser::Parse(std::string_view body) {
+  Result<simdjson::dom::object> parsed = ParseRoot(body);
+  if (!parsed.ok()) return parsed.error();
+  const simdjson::dom::object root = parsed.value();
 
   ChatRequest chat;
   std::string_view model;
@@ -119,6 +126,41 @@ Result<ChatRequest> BodyParser::Parse(std::string_view body) {
   for (auto parse : {ParseStreamFields, ParseLimits, ParseTools}) {
     Status status = parse(root, chat);
     if (!status.ok()) return status.error();
+  }
+  chat.prompt_tokens = body.size() / kBytesPerPromptToken;
+  return chat;
+}
+
+Result<ChatRequest> BodyParser::ParseMessages(std::string_view body) {
+  Result<simdjson::dom::object> parsed = ParseRoot(body);
+  if (!parsed.ok()) return parsed.error();
+  const simdjson::dom::object root = parsed.value();
+
+  ChatRequest chat;
+  chat.wire = Wire::kAnthropic;
+  std::string_view model;
+  if (root["model"].get_string().get(model)) return Invalid("Field required", "model");
+  chat.model = std::string(model);
+  simdjson::dom::array messages;
+  if (root["messages"].get_array().get(messages)) return Invalid("Field required", "messages");
+  int64_t max_tokens = 0;
+  if (root["max_tokens"].get_int64().get(max_tokens) || max_tokens < 1) {
+    return Invalid("Field required: a positive integer", "max_tokens");
+  }
+  chat.max_tokens = max_tokens;
+  const Field stream = root["stream"];
+  if (!Absent(stream) && stream.get_bool().get(chat.stream)) {
+    return Invalid("Input should be a valid boolean", "stream");
+  }
+  const Field tools = root["tools"];
+  if (!Absent(tools)) {
+    simdjson::dom::array list;
+    if (tools.get_array().get(list)) return Invalid("Input should be a valid list", "tools");
+    std::string_view name;
+    if (list.size() > 0 && list.at(0)["name"].get_string().get(name)) {
+      return Invalid("Field required", "tools.0.name");
+    }
+    chat.first_tool = std::string(name);
   }
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;

@@ -2,7 +2,7 @@
 // `x-mock-*` headers, turned into a ChatPlan that says exactly what to answer.
 //
 // Errors are values: a malformed body or header gives an Error (kInvalidRequest, with the
-// offending field in `param`) that the handler renders as OpenAI's 400 envelope.
+// offending field in `param`) that the handler renders as a 400 in the API's own envelope.
 // Thread-compatible: a BodyParser is per worker.
 #pragma once
 
@@ -20,12 +20,17 @@
 
 namespace turnpike::mock {
 
+// Which API the request came in on, and so which wire shapes the reply uses.
+enum class Wire { kOpenAi, kAnthropic };
+
 struct ChatRequest {
+  Wire wire = Wire::kOpenAi;
   std::string model;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   int64_t max_tokens = -1;     // max_completion_tokens, else max_tokens; -1 = absent
-  std::string first_tool;      // tools[0].function.name; empty when there are no tools
+  std::string first_tool;      // tools[0].function.name (Anthropic: tools[0].name); empty when
+                               // there are no tools
   uint64_t prompt_tokens = 0;  // estimated from the body size
 };
 
@@ -33,9 +38,16 @@ struct ChatRequest {
 // so that a request costs no allocation once they have grown.
 class BodyParser {
  public:
+  // An OpenAI /v1/chat/completions body.
   Result<ChatRequest> Parse(std::string_view body);
+  // An Anthropic /v1/messages body: model, messages and max_tokens (>= 1) are required;
+  // stream, tools[0].name are read. Errors name fields the Anthropic way ("max_tokens").
+  Result<ChatRequest> ParseMessages(std::string_view body);
 
  private:
+  // Parses `body` into the reused buffer; the root object or the error to answer.
+  Result<simdjson::dom::object> ParseRoot(std::string_view body);
+
   simdjson::dom::parser parser_;
   std::string padded_;
 };

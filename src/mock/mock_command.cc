@@ -101,8 +101,9 @@ void RegisterMockProviderCommand(CLI::App& root) {
   // Option storage lives as long as the subcommand: CLI11 owns it through the callback.
   auto raw = std::make_shared<RawOptions>();
   MockOptions& o = raw->options;
-  CLI::App* cmd =
-      root.add_subcommand("mock-provider", "OpenAI-compatible fake LLM provider for tests");
+  CLI::App* cmd = root.add_subcommand(
+      "mock-provider",
+      "Fake LLM provider for tests: OpenAI (/v1/chat/completions) and Anthropic (/v1/messages)");
   cmd->add_option("--listen", raw->listen, "HOST:PORT (port 0 picks a free one)")
       ->capture_default_str();
   cmd->add_option("--workers", o.workers, "Worker threads")->capture_default_str();

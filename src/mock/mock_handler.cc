@@ -3,6 +3,7 @@
 #include <boost/beast/http/verb.hpp>
 #include <ctime>
 
+#include "mock/anthropic_render.h"
 #include "mock/chat_reply.h"
 #include "mock/openai_render.h"
 
@@ -14,6 +15,7 @@ using Verb = boost::beast::http::verb;
 
 constexpr std::string_view kJson = "application/json";
 constexpr std::string_view kChatPath = "/v1/chat/completions";
+constexpr std::string_view kMessagesPath = "/v1/messages";
 constexpr std::string_view kModelsPath = "/v1/models";
 constexpr std::string_view kStatsPath = "/mock/stats";
 constexpr std::string_view kStatsResetPath = "/mock/stats/reset";
@@ -28,11 +30,9 @@ struct Route {
   Verb verb;
 };
 
-constexpr Route kRoutes[] = {{kChatPath, Verb::post},
-                             {kModelsPath, Verb::get},
-                             {kStatsPath, Verb::get},
-                             {kStatsResetPath, Verb::post},
-                             {kHealthPath, Verb::get}};
+constexpr Route kRoutes[] = {{kChatPath, Verb::post},       {kMessagesPath, Verb::post},
+                             {kModelsPath, Verb::get},      {kStatsPath, Verb::get},
+                             {kStatsResetPath, Verb::post}, {kHealthPath, Verb::get}};
 
 // nullopt when the route exists and the method fits; else the error to answer.
 std::optional<Error> CheckRoute(std::string_view path, Verb verb) {
@@ -65,9 +65,11 @@ net::awaitable<void> MockHandler::RespondJson(http::Exchange& exchange, unsigned
   co_await exchange.Respond(status, kJson, std::move(body));
 }
 
-net::awaitable<void> MockHandler::RespondError(http::Exchange& exchange, Error error) {
-  std::string body = RenderErrorBody(error);
-  const auto status = static_cast<unsigned>(HttpStatus(error.code));
+net::awaitable<void> MockHandler::RespondError(http::Exchange& exchange, Error error, Wire wire) {
+  const bool anthropic = wire == Wire::kAnthropic;
+  std::string body = anthropic ? RenderAnthropicError(error) : RenderErrorBody(error);
+  const unsigned status =
+      anthropic ? AnthropicStatus(error.code) : static_cast<unsigned>(HttpStatus(error.code));
   co_await exchange.Respond(status, kJson, std::move(body));
 }
 
@@ -80,7 +82,9 @@ net::awaitable<void> MockHandler::Handle(http::Exchange& exchange) {
     co_return;
   }
   if (path == kChatPath) {
-    co_await HandleChat(exchange);
+    co_await HandleChat(exchange, Wire::kOpenAi);
+  } else if (path == kMessagesPath) {
+    co_await HandleChat(exchange, Wire::kAnthropic);
   } else if (path == kModelsPath) {
     std::string body = RenderModelList();
     co_await RespondJson(exchange, kOk, std::move(body));
@@ -98,24 +102,26 @@ net::awaitable<void> MockHandler::Handle(http::Exchange& exchange) {
   }
 }
 
-net::awaitable<void> MockHandler::HandleChat(http::Exchange& exchange) {
+net::awaitable<void> MockHandler::HandleChat(http::Exchange& exchange, Wire wire) {
   stats_.Add(Counter::kRequests);
-  Result<ChatRequest> chat = parser_.Parse(exchange.request().body());
+  const bool anthropic = wire == Wire::kAnthropic;
+  Result<ChatRequest> chat = anthropic ? parser_.ParseMessages(exchange.request().body())
+                                       : parser_.Parse(exchange.request().body());
   if (!chat.ok()) {
     Error error = chat.error();
-    co_await RespondError(exchange, std::move(error));
+    co_await RespondError(exchange, std::move(error), wire);
     co_return;
   }
   Result<ChatPlan> plan = MakePlan(options_, chat.value(), exchange.request(), random_);
   if (!plan.ok()) {
     Error error = plan.error();
-    co_await RespondError(exchange, std::move(error));
+    co_await RespondError(exchange, std::move(error), wire);
     co_return;
   }
   const std::string suffix = std::to_string(worker_index_) + "-" + std::to_string(++replies_);
   ReplyIdentity identity;
-  identity.id = "chatcmpl-mock-" + suffix;
-  if (plan->tool_call) identity.call_id = "call_mock_" + suffix;
+  identity.id = (anthropic ? "msg_mock_" : "chatcmpl-mock-") + suffix;
+  if (plan->tool_call) identity.call_id = (anthropic ? "toolu_mock_" : "call_mock_") + suffix;
   identity.created = static_cast<int64_t>(std::time(nullptr));
   identity.model = chat->model;
   ChatReply reply(exchange, options_, chat.value(), plan.value(), identity, stats_, context_);

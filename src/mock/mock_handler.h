@@ -24,10 +24,11 @@ class MockHandler : public http::Handler {
   std::string RenderError(std::string_view target, const Error& error) const override;
 
  private:
-  boost::asio::awaitable<void> HandleChat(http::Exchange& exchange);
+  boost::asio::awaitable<void> HandleChat(http::Exchange& exchange, Wire wire);
   boost::asio::awaitable<void> RespondJson(http::Exchange& exchange, unsigned status,
                                            std::string body);
-  boost::asio::awaitable<void> RespondError(http::Exchange& exchange, Error error);
+  boost::asio::awaitable<void> RespondError(http::Exchange& exchange, Error error,
+                                            Wire wire = Wire::kOpenAi);
 
   const MockOptions& options_;
   StatsBoard& board_;

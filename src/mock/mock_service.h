@@ -1,19 +1,22 @@
-// The mock provider as a library: an OpenAI-compatible fake LLM that the `mock-provider`
-// command serves and tests start in-process.
+// The mock provider as a library: an OpenAI- and Anthropic-compatible fake LLM that the
+// `mock-provider` command serves and tests start in-process.
 //
 //   MockService service(options);                        // options passed Validate()
 //   http::Server server(service.server_options(), service.MakeHandlerFactory());
 //   server.Bind(); server.Run();
 //
-// Routes: POST /v1/chat/completions (stream or not, tool calls, faults), GET /v1/models,
+// Routes: POST /v1/chat/completions (OpenAI) and POST /v1/messages (Anthropic), each stream or
+// not, with tool calls and faults, in that API's wire shapes and error envelope; GET /v1/models,
 // GET /mock/stats, POST /mock/stats/reset, GET /healthz. Anything else: OpenAI's 404 envelope.
+// On /v1/messages the 503 fault answers Anthropic's overload status, 529 overloaded_error, and
+// a stream counts as completed once message_stop is sent.
 //
 // Per-request overrides (request headers), so tests inject faults without a restart:
 //   x-mock-fault: 500|503|429|reset|reset-before-head|slow-headers|close-without-done
 //   x-mock-tokens: N   x-mock-first-token-delay-ms: N   x-mock-inter-token-ms: N
 //   x-mock-slow-headers-ms: N (length of the slow-headers fault; default --slow-headers or 5s)
 //   x-mock-tool-call: 1 (with `tools` in the body: reply with a call to the first tool)
-// A malformed body or x-mock-* header is answered 400 in OpenAI's error envelope.
+// A malformed body or x-mock-* header is answered 400 in the route's API error envelope.
 // Random faults (--fail-rate, --rate-limit-rate, --reset-rate) are drawn only for requests
 // without x-mock-fault. /mock/stats counts every delayed head as a "slow-headers" fault, so
 // with --slow-headers set every request counts.

@@ -22,9 +22,9 @@
 namespace turnpike::mock {
 
 enum class Counter {
-  kRequests,           // chat completion requests (other routes are not counted)
+  kRequests,           // chat completion and message requests (other routes are not counted)
   kStreamsStarted,     // stream response heads sent
-  kStreamsCompleted,   // streams that sent everything through `data: [DONE]`
+  kStreamsCompleted,   // streams that sent everything (through `data: [DONE]` / message_stop)
   kClientDisconnects,  // streams whose client went away before the end (injected resets and
                        // close-without-done count as faults, not here)
   kCompletionTokens,   // tokens (or tool-call fragments) sent, stream or not

@@ -50,19 +50,31 @@ std::string RenderCompletion(const ReplyIdentity& identity, int tokens, std::str
 // GET /v1/models.
 std::string RenderModelList();
 
-class ChunkRenderer {
+// The SSE events of one streamed reply, in a provider's dialect. finish_reason is OpenAI's
+// ("stop", "length", "tool_calls"); a dialect with other names maps it.
+class StreamRenderer {
+ public:
+  virtual ~StreamRenderer() = default;
+  // The first event(s): the assistant role (and, for a tool call to `tool`, its name and id).
+  virtual std::string_view Opening(std::string_view tool) = 0;
+  // One content token.
+  virtual std::string_view Token(int index) = 0;
+  // One fragment of the tool call's arguments; index in [0, kToolArgumentFragments.size()).
+  virtual std::string_view ToolFragment(int index) = 0;
+  // Everything after the last token: finish reason, usage, end of stream.
+  virtual std::string_view Closing(std::string_view finish_reason, const Usage& usage) = 0;
+};
+
+class ChunkRenderer final : public StreamRenderer {
  public:
   // `include_usage`: every chunk carries "usage":null and Closing() adds a usage chunk.
   ChunkRenderer(const ReplyIdentity& identity, bool include_usage);
 
-  // The first event: the assistant role (and, for a tool call to `tool`, its name and id).
-  std::string_view Opening(std::string_view tool);
-  // One content token.
-  std::string_view Token(int index);
-  // One fragment of the tool call's arguments; index in [0, kToolArgumentFragments.size()).
-  std::string_view ToolFragment(int index);
+  std::string_view Opening(std::string_view tool) override;
+  std::string_view Token(int index) override;
+  std::string_view ToolFragment(int index) override;
   // The finish chunk, the usage chunk when asked for, and `data: [DONE]`.
-  std::string_view Closing(std::string_view finish_reason, const Usage& usage);
+  std::string_view Closing(std::string_view finish_reason, const Usage& usage) override;
 
  private:
   void StartChoice();

@@ -1,0 +1,119 @@
+// Dialect translation per stream chunk (issue 5 bar: <= 0.5 us per chunk), next to the
+// identity path, which frames the same event with the SseParser and forwards its bytes.
+//
+//   ninja -C build bench/translate_bench && build/bench/translate_bench
+//
+// Each iteration feeds one upstream SSE event (one event per read, the usual shape of a
+// token stream) to a stream that is already open, and appends the client's bytes to an
+// output buffer that is cleared after each event, as the relay does after each write.
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "providers/anthropic/anthropic_provider.h"
+#include "providers/openai/openai_provider.h"
+#include "providers/translator.h"
+#include "stream/sse_parser.h"
+
+namespace turnpike::providers {
+namespace {
+
+// Anthropic: the events that open a message, then a typical text delta.
+const std::string kAnthropicOpen =
+    "event: message_start\ndata: "
+    R"({"type":"message_start","message":{"id":"msg_01XFDUDYJgAACzvnptvVoYEL","type":"message",)"
+    R"("role":"assistant","content":[],"model":"claude-sonnet-4-5-20250929","stop_reason":null,)"
+    R"("stop_sequence":null,"usage":{"input_tokens":25,"output_tokens":1}}})"
+    "\n\n"
+    "event: content_block_start\ndata: "
+    R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})"
+    "\n\n";
+const std::string kAnthropicDelta =
+    "event: content_block_delta\ndata: "
+    R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" world"}})"
+    "\n\n";
+const std::string kAnthropicToolOpen =
+    "event: content_block_start\ndata: "
+    R"({"type":"content_block_start","index":0,"content_block":{"type":"tool_use",)"
+    R"("id":"toolu_01T1x1fJ34qAmk2tNTrN7Up6","name":"get_weather","input":{}}})"
+    "\n\n";
+const std::string kAnthropicToolDelta =
+    "event: content_block_delta\ndata: "
+    R"({"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta",)"
+    R"("partial_json":"{\"location\": \"San Fra"}})"
+    "\n\n";
+
+// OpenAI: a typical content chunk (the same one stream_bench uses).
+const std::string kOpenAiDelta =
+    "data: "
+    R"({"id":"chatcmpl-AbCdEfGhIjKlMnOpQrStUvWxYz012","object":"chat.completion.chunk",)"
+    R"("created":1718000000,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1",)"
+    R"("choices":[{"index":0,"delta":{"content":" world"},"logprobs":null,"finish_reason":null}]})"
+    "\n\n";
+
+const anthropic::AnthropicProvider kAnthropic;
+const openai::OpenAiProvider kOpenAi;
+
+// Items per second, and its inverse: CPU seconds per chunk (shown as e.g. "280n").
+void Report(benchmark::State& state, size_t event_bytes) {
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+  state.counters["per_chunk"] =
+      benchmark::Counter(static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["event_bytes"] = static_cast<double>(event_bytes);
+}
+
+void BM_Identity(benchmark::State& state, const std::string& event) {
+  stream::SseParser parser;
+  std::string out;
+  for (auto _ : state) {
+    Status fed = parser.Feed(event, [&](const stream::SseEvent& e) { out.append(e.raw); });
+    benchmark::DoNotOptimize(fed);
+    benchmark::DoNotOptimize(out.data());
+    out.clear();
+  }
+  Report(state, event.size());
+}
+BENCHMARK_CAPTURE(BM_Identity, anthropic_text, kAnthropicDelta);
+BENCHMARK_CAPTURE(BM_Identity, openai_text, kOpenAiDelta);
+
+void BM_Translate(benchmark::State& state, const Provider& from, const Provider& to,
+                  const std::string& open, const std::string& event) {
+  EncoderOptions options;
+  options.created = 1718000000;
+  options.include_usage = true;
+  StreamTranslator translator(from.NewDecoder(), to.NewEncoder(options));
+  stream::SseParser parser;
+  std::string out;
+  auto feed = [&](const std::string& bytes) {
+    return parser.Feed(bytes, [&](const stream::SseEvent& e) {
+      Status translated = translator.Translate(e, out);
+      benchmark::DoNotOptimize(translated);
+    });
+  };
+  Status opened = feed(open);
+  if (!opened.ok() || translator.ended()) {
+    state.SkipWithError("the stream did not open");
+    return;
+  }
+  out.clear();
+  for (auto _ : state) {
+    Status fed = feed(event);
+    benchmark::DoNotOptimize(fed);
+    benchmark::DoNotOptimize(out.data());
+    out.clear();
+  }
+  if (translator.ended()) state.SkipWithError("the stream ended during the run");
+  Report(state, event.size());
+}
+BENCHMARK_CAPTURE(BM_Translate, anthropic_to_openai_text, kAnthropic, kOpenAi, kAnthropicOpen,
+                  kAnthropicDelta);
+BENCHMARK_CAPTURE(BM_Translate, anthropic_to_openai_tool_args, kAnthropic, kOpenAi,
+                  kAnthropicOpen.substr(0, kAnthropicOpen.find("event: content_block_start")) +
+                      kAnthropicToolOpen,
+                  kAnthropicToolDelta);
+BENCHMARK_CAPTURE(BM_Translate, openai_to_anthropic_text, kOpenAi, kAnthropic, kOpenAiDelta,
+                  kOpenAiDelta);
+
+}  // namespace
+}  // namespace turnpike::providers

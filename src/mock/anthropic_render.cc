@@ -1,0 +1,165 @@
+#include "mock/anthropic_render.h"
+
+#include <charconv>
+
+namespace turnpike::mock {
+namespace {
+
+constexpr unsigned kOverloaded = 529;
+constexpr size_t kMaxDigits = 24;
+
+void AppendUint(std::string& out, uint64_t value) {
+  char digits[kMaxDigits];
+  auto [end, ec] = std::to_chars(digits, digits + kMaxDigits, value);
+  out.append(digits, end);
+}
+
+void AppendQuoted(std::string& out, std::string_view text) {
+  out.push_back('"');
+  AppendJsonEscaped(out, text);
+  out.push_back('"');
+}
+
+std::string_view ErrorType(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidRequest:
+      return "invalid_request_error";
+    case ErrorCode::kNotFound:
+      return "not_found_error";
+    case ErrorCode::kRateLimited:
+      return "rate_limit_error";
+    case ErrorCode::kUnavailable:
+      return "overloaded_error";
+    default:
+      return "api_error";
+  }
+}
+
+}  // namespace
+
+unsigned AnthropicStatus(ErrorCode code) {
+  return code == ErrorCode::kUnavailable ? kOverloaded : static_cast<unsigned>(HttpStatus(code));
+}
+
+std::string RenderAnthropicError(const Error& error) {
+  std::string out = R"({"type":"error","error":{"type":)";
+  AppendQuoted(out, ErrorType(error.code));
+  out.append(R"(,"message":")");
+  if (!error.param.empty()) {
+    AppendJsonEscaped(out, error.param);
+    out.append(": ");
+  }
+  AppendJsonEscaped(out, error.message);
+  out.append("\"}}");
+  return out;
+}
+
+std::string_view StopReasonFor(std::string_view finish_reason) {
+  if (finish_reason == "length") return "max_tokens";
+  if (finish_reason == "tool_calls") return "tool_use";
+  return "end_turn";
+}
+
+std::string RenderMessage(const ReplyIdentity& identity, int tokens, std::string_view tool,
+                          std::string_view finish_reason, const Usage& usage) {
+  std::string out = R"({"id":)";
+  AppendQuoted(out, identity.id);
+  out.append(R"(,"type":"message","role":"assistant","model":)");
+  AppendQuoted(out, identity.model);
+  out.append(R"(,"content":[)");
+  if (tool.empty()) {
+    out.append(R"({"type":"text","text":")");
+    for (int i = 0; i < tokens; ++i) AppendTokenText(out, i);
+    out.append("\"}");
+  } else {
+    out.append(R"({"type":"tool_use","id":)");
+    AppendQuoted(out, identity.call_id);
+    out.append(R"(,"name":)");
+    AppendQuoted(out, tool);
+    out.append(R"(,"input":{"location":"Paris"}})");
+  }
+  out.append(R"(],"stop_reason":)");
+  AppendQuoted(out, StopReasonFor(finish_reason));
+  out.append(R"(,"stop_sequence":null,"usage":{"input_tokens":)");
+  AppendUint(out, usage.prompt_tokens);
+  out.append(R"(,"output_tokens":)");
+  AppendUint(out, usage.completion_tokens);
+  out.append("}}");
+  return out;
+}
+
+MessageStreamRenderer::MessageStreamRenderer(const ReplyIdentity& identity, uint64_t prompt_tokens)
+    : identity_(identity), prompt_tokens_(prompt_tokens) {}
+
+void MessageStreamRenderer::StartEvent(std::string_view type) {
+  buffer_.append("event: ");
+  buffer_.append(type);
+  buffer_.append("\ndata: {\"type\":\"");
+  buffer_.append(type);
+  buffer_.push_back('"');
+}
+
+std::string_view MessageStreamRenderer::Opening(std::string_view tool) {
+  buffer_.clear();
+  StartEvent("message_start");
+  buffer_.append(R"(,"message":{"id":)");
+  AppendQuoted(buffer_, identity_.id);
+  buffer_.append(R"(,"type":"message","role":"assistant","model":)");
+  AppendQuoted(buffer_, identity_.model);
+  buffer_.append(
+      R"(,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":)");
+  AppendUint(buffer_, prompt_tokens_);
+  buffer_.append(R"(,"output_tokens":1}}})"
+                 "\n\n");
+  StartEvent("content_block_start");
+  if (tool.empty()) {
+    buffer_.append(R"(,"index":0,"content_block":{"type":"text","text":""}})");
+  } else {
+    buffer_.append(R"(,"index":0,"content_block":{"type":"tool_use","id":)");
+    AppendQuoted(buffer_, identity_.call_id);
+    buffer_.append(R"(,"name":)");
+    AppendQuoted(buffer_, tool);
+    buffer_.append(R"(,"input":{}}})");
+  }
+  buffer_.append("\n\n");
+  StartEvent("ping");
+  buffer_.append("}\n\n");
+  return buffer_;
+}
+
+std::string_view MessageStreamRenderer::Token(int index) {
+  buffer_.clear();
+  StartEvent("content_block_delta");
+  buffer_.append(R"(,"index":0,"delta":{"type":"text_delta","text":")");
+  AppendTokenText(buffer_, index);
+  buffer_.append("\"}}\n\n");
+  return buffer_;
+}
+
+std::string_view MessageStreamRenderer::ToolFragment(int index) {
+  buffer_.clear();
+  StartEvent("content_block_delta");
+  buffer_.append(R"(,"index":0,"delta":{"type":"input_json_delta","partial_json":")");
+  buffer_.append(kToolArgumentFragments[static_cast<size_t>(index)]);
+  buffer_.append("\"}}\n\n");
+  return buffer_;
+}
+
+std::string_view MessageStreamRenderer::Closing(std::string_view finish_reason,
+                                                const Usage& usage) {
+  buffer_.clear();
+  StartEvent("content_block_stop");
+  buffer_.append(R"(,"index":0})"
+                 "\n\n");
+  StartEvent("message_delta");
+  buffer_.append(R"(,"delta":{"stop_reason":)");
+  AppendQuoted(buffer_, StopReasonFor(finish_reason));
+  buffer_.append(R"(,"stop_sequence":null},"usage":{"output_tokens":)");
+  AppendUint(buffer_, usage.completion_tokens);
+  buffer_.append("}}\n\n");
+  StartEvent("message_stop");
+  buffer_.append("}\n\n");
+  return buffer_;
+}
+
+}  // namespace turnpike::mock

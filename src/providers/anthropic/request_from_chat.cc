@@ -1,0 +1,382 @@
+// (a) OpenAI chat request -> Anthropic Messages request.
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "providers/anthropic/requests.h"
+
+namespace turnpike::providers::anthropic {
+namespace {
+
+namespace json = boost::json;
+
+constexpr double kMaxTemperature = 1.0;  // Anthropic's range is [0, 1]; OpenAI's is [0, 2]
+constexpr std::string_view kDataUrlPrefix = "data:";
+constexpr std::string_view kBase64Marker = ";base64,";
+
+// Top-level fields that have an Anthropic equivalent (or, for stream_options, whose meaning is
+// kept by the gateway: Anthropic always reports usage). Anything else present and not null is
+// refused, so that nothing the client asked for is dropped silently.
+constexpr std::string_view kHandled[] = {
+    "model",       "messages", "max_tokens", "max_completion_tokens", "temperature",
+    "top_p",       "stop",     "stream",     "stream_options",        "tools",
+    "tool_choice", "user",     "n",          "parallel_tool_calls",   "response_format",
+};
+
+Error Invalid(std::string message, std::string param) {
+  return Error{ErrorCode::kInvalidRequest, std::move(message), std::move(param)};
+}
+
+Error Unsupported(const std::string& param) {
+  return Invalid("'" + param + "' is not supported by this model's provider (Anthropic).", param);
+}
+
+Error WrongType(const std::string& param, std::string_view expected) {
+  return Invalid("Invalid type for '" + param + "': expected " + std::string(expected) + ".",
+                 param);
+}
+
+bool Present(const json::object& object, std::string_view key) {
+  const json::value* value = object.if_contains(key);
+  return value != nullptr && !value->is_null();
+}
+
+std::string At(const std::string& base, size_t index) {
+  return base + "[" + std::to_string(index) + "]";
+}
+
+// An OpenAI image_url part -> an Anthropic image block.
+Result<json::object> ImageBlock(const json::value& part, const std::string& param) {
+  const json::value* image = part.as_object().if_contains("image_url");
+  if (image == nullptr || !image->is_object()) return WrongType(param + ".image_url", "an object");
+  const json::object& fields = image->as_object();
+  const json::value* url = fields.if_contains("url");
+  if (url == nullptr || !url->is_string()) return WrongType(param + ".image_url.url", "a string");
+  if (const json::value* detail = fields.if_contains("detail");
+      detail && !detail->is_null() && *detail != "auto") {
+    return Invalid("Anthropic chooses image resolution itself; 'detail' must be 'auto'.",
+                   param + ".image_url.detail");
+  }
+  const std::string_view text = url->as_string();
+  json::object source;
+  if (text.starts_with(kDataUrlPrefix)) {
+    const size_t marker = text.find(kBase64Marker);
+    if (marker == std::string_view::npos) {
+      return Invalid("An image data URL must be base64 encoded.", param + ".image_url.url");
+    }
+    source["type"] = "base64";
+    source["media_type"] = text.substr(kDataUrlPrefix.size(), marker - kDataUrlPrefix.size());
+    source["data"] = text.substr(marker + kBase64Marker.size());
+  } else if (text.starts_with("https://") || text.starts_with("http://")) {
+    source["type"] = "url";
+    source["url"] = text;
+  } else {
+    return Invalid("An image URL must be an http(s) URL or a base64 data URL.",
+                   param + ".image_url.url");
+  }
+  json::object block;
+  block["type"] = "image";
+  block["source"] = std::move(source);
+  return block;
+}
+
+// Message content (a string or an array of parts) -> Anthropic content blocks.
+Status AppendContent(const json::value& content, const std::string& param, bool allow_images,
+                     json::array& blocks) {
+  if (content.is_null()) return Ok{};
+  if (content.is_string()) {
+    if (content.as_string().empty()) return Ok{};
+    blocks.push_back(json::object{{"type", "text"}, {"text", content}});
+    return Ok{};
+  }
+  if (!content.is_array()) return WrongType(param, "a string or an array");
+  size_t i = 0;
+  for (const json::value& part : content.as_array()) {
+    const std::string at = At(param, i++);
+    if (!part.is_object()) return WrongType(at, "an object");
+    const json::value* type = part.as_object().if_contains("type");
+    if (type && *type == "text") {
+      const json::value* text = part.as_object().if_contains("text");
+      if (text == nullptr || !text->is_string()) return WrongType(at + ".text", "a string");
+      blocks.push_back(json::object{{"type", "text"}, {"text", *text}});
+    } else if (type && *type == "image_url" && allow_images) {
+      Result<json::object> image = ImageBlock(part, at);
+      if (!image.ok()) return image.error();
+      blocks.push_back(std::move(image.value()));
+    } else {
+      return Unsupported(at + ".type");
+    }
+  }
+  return Ok{};
+}
+
+// The text of a system or developer message, as text blocks.
+Status AppendSystem(const json::object& message, const std::string& param, json::array& system) {
+  const json::value* content = message.if_contains("content");
+  if (content == nullptr) return Invalid("Missing required parameter.", param + ".content");
+  return AppendContent(*content, param + ".content", false, system);
+}
+
+Result<json::object> ToolUseBlock(const json::value& call, const std::string& param) {
+  if (!call.is_object()) return WrongType(param, "an object");
+  const json::object& fields = call.as_object();
+  const json::value* type = fields.if_contains("type");
+  if (type && *type != "function") return Unsupported(param + ".type");
+  const json::value* id = fields.if_contains("id");
+  const json::value* function = fields.if_contains("function");
+  if (id == nullptr || !id->is_string()) return WrongType(param + ".id", "a string");
+  if (function == nullptr || !function->is_object()) {
+    return WrongType(param + ".function", "an object");
+  }
+  const json::value* name = function->as_object().if_contains("name");
+  const json::value* arguments = function->as_object().if_contains("arguments");
+  if (name == nullptr || !name->is_string()) return WrongType(param + ".function.name", "a string");
+  if (arguments == nullptr || !arguments->is_string()) {
+    return WrongType(param + ".function.arguments", "a string");
+  }
+  boost::system::error_code ec;
+  json::value input = json::parse(arguments->as_string(), ec);
+  if (ec || !input.is_object()) {
+    return Invalid("Tool call arguments must be a JSON object.", param + ".function.arguments");
+  }
+  return json::object{{"type", "tool_use"}, {"id", *id}, {"name", *name}, {"input", input}};
+}
+
+class Translation {
+ public:
+  explicit Translation(const json::object& chat) : chat_(chat) {}
+
+  Result<json::object> Run(const UpstreamRequestOptions& options) {
+    for (const auto& [key, value] : chat_) {
+      if (value.is_null()) continue;
+      bool handled = false;
+      for (std::string_view name : kHandled) handled = handled || key == name;
+      if (!handled) return Unsupported(std::string(key));
+    }
+    json::object out;
+    out["model"] = options.upstream_model;
+    if (Status s = Messages(); !s.ok()) return s.error();
+    if (!system_.empty()) out["system"] = std::move(system_);
+    out["messages"] = std::move(messages_);
+    if (Status s = Limits(out, options); !s.ok()) return s.error();
+    if (Status s = Sampling(out); !s.ok()) return s.error();
+    if (Status s = Tools(out); !s.ok()) return s.error();
+    if (const json::value* stream = chat_.if_contains("stream"); stream && stream->is_bool()) {
+      if (stream->as_bool()) out["stream"] = true;
+    }
+    if (Present(chat_, "user")) {
+      if (!chat_.at("user").is_string()) return WrongType("user", "a string");
+      out["metadata"] = json::object{{"user_id", chat_.at("user")}};
+    }
+    return out;
+  }
+
+ private:
+  // The user message that tool results and user content are being merged into.
+  json::array& UserBlocks() {
+    if (messages_.empty() || messages_.back().as_object().at("role") != "user") {
+      messages_.push_back(json::object{{"role", "user"}, {"content", json::array()}});
+    }
+    return messages_.back().as_object()["content"].as_array();
+  }
+
+  Status Messages() {
+    const json::value* messages = chat_.if_contains("messages");
+    if (messages == nullptr || !messages->is_array()) return WrongType("messages", "an array");
+    size_t i = 0;
+    for (const json::value& message : messages->as_array()) {
+      const std::string param = At("messages", i++);
+      if (!message.is_object()) return WrongType(param, "an object");
+      if (Status s = Message(message.as_object(), param); !s.ok()) return s;
+    }
+    return Ok{};
+  }
+
+  Status Message(const json::object& message, const std::string& param) {
+    const json::value* role_value = message.if_contains("role");
+    if (role_value == nullptr || !role_value->is_string()) {
+      return WrongType(param + ".role", "a string");
+    }
+    const std::string_view role = role_value->as_string();
+    if (Present(message, "name")) return Unsupported(param + ".name");
+    const json::value null_content;
+    const json::value* content = message.if_contains("content");
+    if (content == nullptr) content = &null_content;
+    if (role == "system" || role == "developer") {
+      // Anthropic has one top-level system prompt: only leading system messages fit in it.
+      if (!messages_.empty()) {
+        return Invalid("Anthropic accepts system messages only before the conversation.",
+                       param + ".role");
+      }
+      return AppendSystem(message, param, system_);
+    }
+    if (role == "user") return AppendContent(*content, param + ".content", true, UserBlocks());
+    if (role == "tool") {
+      const json::value* id = message.if_contains("tool_call_id");
+      if (id == nullptr || !id->is_string()) return WrongType(param + ".tool_call_id", "a string");
+      json::array text;
+      if (Status s = AppendContent(*content, param + ".content", false, text); !s.ok()) return s;
+      // Results go first in the user turn that follows the assistant's tool calls.
+      UserBlocks().push_back(
+          json::object{{"type", "tool_result"}, {"tool_use_id", *id}, {"content", text}});
+      return Ok{};
+    }
+    if (role == "assistant") {
+      json::array blocks;
+      if (Present(message, "refusal")) return Unsupported(param + ".refusal");
+      if (Present(message, "audio")) return Unsupported(param + ".audio");
+      if (Status s = AppendContent(*content, param + ".content", false, blocks); !s.ok()) return s;
+      if (const json::value* calls = message.if_contains("tool_calls");
+          calls && !calls->is_null()) {
+        if (!calls->is_array()) return WrongType(param + ".tool_calls", "an array");
+        size_t j = 0;
+        for (const json::value& call : calls->as_array()) {
+          Result<json::object> block = ToolUseBlock(call, At(param + ".tool_calls", j++));
+          if (!block.ok()) return block.error();
+          blocks.push_back(std::move(block.value()));
+        }
+      }
+      messages_.push_back(json::object{{"role", "assistant"}, {"content", std::move(blocks)}});
+      return Ok{};
+    }
+    return Unsupported(param + ".role");
+  }
+
+  Status Limits(json::object& out, const UpstreamRequestOptions& options) {
+    int64_t max_tokens = options.default_max_tokens;
+    for (std::string_view key : {"max_tokens", "max_completion_tokens"}) {
+      if (!Present(chat_, key)) continue;
+      const json::value& value = chat_.at(key);
+      if (!value.is_int64() || value.as_int64() < 1) {
+        return WrongType(std::string(key), "a positive integer");
+      }
+      max_tokens = value.as_int64();
+    }
+    if (max_tokens < 1) {
+      return Invalid("Anthropic requires a token limit: set max_completion_tokens.",
+                     "max_completion_tokens");
+    }
+    out["max_tokens"] = max_tokens;
+    if (Present(chat_, "n")) {
+      const json::value& n = chat_.at("n");
+      if (!n.is_int64() || n.as_int64() != 1) {
+        return Invalid("Anthropic returns one choice per request; 'n' must be 1.", "n");
+      }
+    }
+    return Ok{};
+  }
+
+  Status Sampling(json::object& out) {
+    if (Present(chat_, "temperature")) {
+      const json::value& t = chat_.at("temperature");
+      if (!t.is_number()) return WrongType("temperature", "a number");
+      const double value = t.to_number<double>();
+      if (value < 0 || value > kMaxTemperature) {
+        return Invalid("Anthropic accepts a temperature between 0 and 1.", "temperature");
+      }
+      out["temperature"] = t;
+    }
+    if (Present(chat_, "top_p")) {
+      if (!chat_.at("top_p").is_number()) return WrongType("top_p", "a number");
+      out["top_p"] = chat_.at("top_p");
+    }
+    if (Present(chat_, "stop")) {
+      const json::value& stop = chat_.at("stop");
+      json::array sequences;
+      if (stop.is_string()) {
+        sequences.push_back(stop);
+      } else if (stop.is_array()) {
+        for (const json::value& s : stop.as_array()) {
+          if (!s.is_string()) return WrongType("stop", "a string or an array of strings");
+          sequences.push_back(s);
+        }
+      } else {
+        return WrongType("stop", "a string or an array of strings");
+      }
+      out["stop_sequences"] = std::move(sequences);
+    }
+    if (Present(chat_, "response_format")) {
+      const json::value* type = chat_.at("response_format").is_object()
+                                    ? chat_.at("response_format").as_object().if_contains("type")
+                                    : nullptr;
+      // Anthropic's Messages API has no JSON mode; only plain text can be honoured.
+      if (type == nullptr || *type != "text") return Unsupported("response_format");
+    }
+    return Ok{};
+  }
+
+  Status Tools(json::object& out) {
+    if (Present(chat_, "tools")) {
+      const json::value& tools = chat_.at("tools");
+      if (!tools.is_array()) return WrongType("tools", "an array");
+      json::array list;
+      size_t i = 0;
+      for (const json::value& tool : tools.as_array()) {
+        const std::string param = At("tools", i++);
+        if (!tool.is_object()) return WrongType(param, "an object");
+        const json::value* type = tool.as_object().if_contains("type");
+        if (type == nullptr || *type != "function") return Unsupported(param + ".type");
+        const json::value* function = tool.as_object().if_contains("function");
+        if (function == nullptr || !function->is_object()) {
+          return WrongType(param + ".function", "an object");
+        }
+        const json::object& f = function->as_object();
+        const json::value* name = f.if_contains("name");
+        if (name == nullptr || !name->is_string()) {
+          return WrongType(param + ".function.name", "a string");
+        }
+        if (const json::value* strict = f.if_contains("strict"); strict && *strict == true) {
+          return Unsupported(param + ".function.strict");
+        }
+        json::object converted{{"name", *name}};
+        if (Present(f, "description")) converted["description"] = f.at("description");
+        converted["input_schema"] =
+            Present(f, "parameters") ? f.at("parameters") : json::object{{"type", "object"}};
+        list.push_back(std::move(converted));
+      }
+      if (!list.empty()) out["tools"] = std::move(list);
+    }
+    json::object choice;
+    if (Present(chat_, "tool_choice")) {
+      const json::value& value = chat_.at("tool_choice");
+      if (value == "none") {
+        choice["type"] = "none";
+      } else if (value == "auto") {
+        choice["type"] = "auto";
+      } else if (value == "required") {
+        choice["type"] = "any";
+      } else if (value.is_object() && value.as_object().if_contains("function") &&
+                 value.at("function").is_object() &&
+                 value.at("function").as_object().if_contains("name")) {
+        choice["type"] = "tool";
+        choice["name"] = value.at("function").at("name");
+      } else {
+        return Unsupported("tool_choice");
+      }
+    }
+    if (Present(chat_, "parallel_tool_calls")) {
+      const json::value& parallel = chat_.at("parallel_tool_calls");
+      if (!parallel.is_bool()) return WrongType("parallel_tool_calls", "a boolean");
+      if (!parallel.as_bool()) {
+        if (choice.empty()) choice["type"] = "auto";
+        if (choice["type"] != "none") choice["disable_parallel_tool_use"] = true;
+      }
+    }
+    if (!choice.empty()) out["tool_choice"] = std::move(choice);
+    return Ok{};
+  }
+
+  const json::object& chat_;
+  json::array system_;
+  json::array messages_;
+};
+
+}  // namespace
+
+Result<std::string> BuildMessagesRequest(const json::object& chat,
+                                         const UpstreamRequestOptions& options) {
+  Result<json::object> out = Translation(chat).Run(options);
+  if (!out.ok()) return out.error();
+  return json::serialize(out.value());
+}
+
+}  // namespace turnpike::providers::anthropic

@@ -1,0 +1,79 @@
+#include "providers/json_text.h"
+
+#include <charconv>
+
+namespace turnpike::providers {
+namespace {
+namespace od = simdjson::ondemand;
+constexpr size_t kMaxDigits = 24;
+constexpr char kHex[] = "0123456789abcdef";
+}  // namespace
+
+void AppendEscaped(std::string& out, std::string_view text) {
+  size_t plain = 0;  // start of the run of bytes that need no escape
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text, plain, i - plain);
+    plain = i + 1;
+    switch (c) {
+      case '"':
+        out.append("\\\"");
+        break;
+      case '\\':
+        out.append("\\\\");
+        break;
+      case '\n':
+        out.append("\\n");
+        break;
+      case '\r':
+        out.append("\\r");
+        break;
+      case '\t':
+        out.append("\\t");
+        break;
+      default:
+        out.append("\\u00");
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 0xF]);
+    }
+  }
+  out.append(text, plain);
+}
+
+void AppendInt(std::string& out, int64_t value) {
+  char digits[kMaxDigits];
+  auto [end, ec] = std::to_chars(digits, digits + kMaxDigits, value);
+  out.append(digits, end);
+}
+
+simdjson::error_code ReadEscaped(od::value value, std::string_view& out) {
+  od::json_type type;
+  if (auto e = value.type().get(type)) return e;
+  if (type == od::json_type::null) {
+    out = {};
+    return simdjson::SUCCESS;
+  }
+  if (type != od::json_type::string) return simdjson::INCORRECT_TYPE;
+  const std::string_view token = value.raw_json_token();
+  const size_t close = token.find_last_of('"');
+  if (close == 0 || close == std::string_view::npos) return simdjson::STRING_ERROR;
+  out = token.substr(1, close - 1);
+  // The first stage validated UTF-8 and string boundaries for the whole document; escapes and
+  // control characters are checked only when unescaping. Most tokens have neither, and for
+  // them the unescaping copy is skipped.
+  bool plain = true;
+  for (const char c : out) plain = plain && static_cast<unsigned char>(c) >= 0x20 && c != '\\';
+  if (plain) return simdjson::SUCCESS;
+  std::string_view unescaped;
+  return value.get_string().get(unescaped);
+}
+
+simdjson::error_code ReadInt(od::value value, int64_t& out) {
+  od::json_type type;
+  if (auto e = value.type().get(type)) return e;
+  if (type == od::json_type::null) return simdjson::SUCCESS;
+  return value.get_int64().get(out);
+}
+
+}  // namespace turnpike::providers

@@ -1,0 +1,197 @@
+#include "providers/openai/openai_provider.h"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "providers/openai/stream_codec.h"
+
+namespace turnpike::providers::openai {
+namespace {
+
+namespace json = boost::json;
+
+// The status an error found in a 2xx body is judged by.
+constexpr int kStatusForErrorIn2xx = 502;
+
+Error Bad(std::string message) {
+  return Error{ErrorCode::kUpstreamBadResponse, std::move(message), ""};
+}
+
+std::string StringOr(const json::object& object, std::string_view key) {
+  const json::value* value = object.if_contains(key);
+  return value != nullptr && value->is_string() ? std::string(value->as_string()) : std::string();
+}
+
+int64_t Count(const json::object& object, std::string_view key) {
+  const json::value* value = object.if_contains(key);
+  return value != nullptr && value->is_int64() ? value->as_int64() : -1;
+}
+
+ErrorCode CodeForStatus(int status) {
+  switch (status) {
+    case 400:
+      return ErrorCode::kInvalidRequest;
+    case 401:
+      return ErrorCode::kUnauthorized;
+    case 403:
+      return ErrorCode::kForbidden;
+    case 404:
+      return ErrorCode::kNotFound;
+    case 413:
+      return ErrorCode::kPayloadTooLarge;
+    case 429:
+      return ErrorCode::kRateLimited;
+    case 503:
+      return ErrorCode::kUnavailable;
+    case 504:
+      return ErrorCode::kUpstreamTimeout;
+    default:
+      return status >= 400 && status < 500 ? ErrorCode::kInvalidRequest
+                                           : ErrorCode::kUpstreamBadResponse;
+  }
+}
+
+}  // namespace
+
+Result<std::string> OpenAiProvider::BuildRequest(const json::object& chat,
+                                                 const UpstreamRequestOptions& options) const {
+  json::object out = chat;
+  out["model"] = options.upstream_model;
+  if (const json::value* stream = out.if_contains("stream"); stream && *stream == true) {
+    json::value& stream_options = out["stream_options"];
+    if (!stream_options.is_object()) stream_options = json::object{};
+    stream_options.as_object()["include_usage"] = true;
+  }
+  return json::serialize(out);
+}
+
+std::unique_ptr<StreamDecoder> OpenAiProvider::NewDecoder() const {
+  return std::make_unique<OpenAiStreamDecoder>();
+}
+
+Result<Response> OpenAiProvider::ParseResponse(std::string_view body) const {
+  boost::system::error_code ec;
+  json::value doc = json::parse(body, ec);
+  if (ec || !doc.is_object()) return Bad("The upstream answer is not a JSON object.");
+  const json::object& completion = doc.as_object();
+  // An error object under a 2xx status is still an error, never a 200 to the client.
+  if (const json::value* error = completion.if_contains("error"); error && error->is_object()) {
+    return ParseError(kStatusForErrorIn2xx, body);
+  }
+  Response response;
+  response.id = StringOr(completion, "id");
+  response.model = StringOr(completion, "model");
+  const json::value* choices = completion.if_contains("choices");
+  if (choices == nullptr || !choices->is_array() || choices->as_array().empty() ||
+      !choices->as_array()[0].is_object()) {
+    return Bad("The upstream answer has no choices.");
+  }
+  if (choices->as_array().size() > 1) return Bad("The upstream answered with several choices.");
+  const json::object& choice = choices->as_array()[0].as_object();
+  response.finish = ParseFinishReason(StringOr(choice, "finish_reason"));
+  const json::value* message = choice.if_contains("message");
+  if (message == nullptr || !message->is_object())
+    return Bad("The upstream choice has no message.");
+  const json::object& m = message->as_object();
+  response.text = StringOr(m, "content");
+  if (response.text.empty()) response.text = StringOr(m, "refusal");
+  if (const json::value* calls = m.if_contains("tool_calls"); calls && calls->is_array()) {
+    for (const json::value& call : calls->as_array()) {
+      if (!call.is_object()) return Bad("The upstream answer has a malformed tool call.");
+      const json::value* function = call.as_object().if_contains("function");
+      if (function == nullptr || !function->is_object()) {
+        return Bad("The upstream answer has a tool call without a function.");
+      }
+      response.tool_calls.push_back(ToolCall{StringOr(call.as_object(), "id"),
+                                             StringOr(function->as_object(), "name"),
+                                             StringOr(function->as_object(), "arguments")});
+    }
+  }
+  if (const json::value* usage = completion.if_contains("usage"); usage && usage->is_object()) {
+    const json::object& u = usage->as_object();
+    response.usage.prompt_tokens = Count(u, "prompt_tokens");
+    response.usage.completion_tokens = Count(u, "completion_tokens");
+    if (const json::value* details = u.if_contains("prompt_tokens_details");
+        details && details->is_object()) {
+      response.usage.cached_tokens = Count(details->as_object(), "cached_tokens");
+    }
+  }
+  return response;
+}
+
+Error OpenAiProvider::ParseError(int status, std::string_view body) const {
+  Error error{CodeForStatus(status),
+              "The upstream provider answered HTTP " + std::to_string(status) + ".", ""};
+  boost::system::error_code ec;
+  json::value doc = json::parse(body, ec);
+  if (ec || !doc.is_object()) return error;
+  const json::value* inner = doc.as_object().if_contains("error");
+  if (inner == nullptr || !inner->is_object()) return error;
+  std::string message = StringOr(inner->as_object(), "message");
+  if (!message.empty()) error.message = std::move(message);
+  error.param = StringOr(inner->as_object(), "param");
+  return error;
+}
+
+Result<json::object> OpenAiProvider::ParseRequest(std::string_view body) const {
+  boost::system::error_code ec;
+  json::value doc = json::parse(body, ec);
+  if (ec) {
+    return Error{ErrorCode::kInvalidRequest,
+                 "We could not parse the JSON body of your request: " + ec.message(), ""};
+  }
+  if (!doc.is_object()) {
+    return Error{ErrorCode::kInvalidRequest, "The request body must be a JSON object.", ""};
+  }
+  return std::move(doc.as_object());
+}
+
+std::unique_ptr<StreamEncoder> OpenAiProvider::NewEncoder(const EncoderOptions& options) const {
+  return std::make_unique<OpenAiStreamEncoder>(options);
+}
+
+std::string OpenAiProvider::RenderResponse(const Response& response, int64_t created) const {
+  json::object message{{"role", "assistant"}};
+  if (response.text.empty()) {
+    message["content"] = nullptr;
+  } else {
+    message["content"] = response.text;
+  }
+  if (!response.tool_calls.empty()) {
+    json::array calls;
+    for (const ToolCall& call : response.tool_calls) {
+      calls.push_back(json::object{
+          {"id", call.id},
+          {"type", "function"},
+          {"function", json::object{{"name", call.name}, {"arguments", call.arguments}}}});
+    }
+    message["tool_calls"] = std::move(calls);
+  }
+  message["refusal"] = nullptr;
+  const TokenUsage& u = response.usage;
+  const int64_t prompt = std::max<int64_t>(u.prompt_tokens, 0);
+  const int64_t completion = std::max<int64_t>(u.completion_tokens, 0);
+  json::object usage{{"prompt_tokens", prompt},
+                     {"completion_tokens", completion},
+                     {"total_tokens", prompt + completion},
+                     {"prompt_tokens_details",
+                      json::object{{"cached_tokens", std::max<int64_t>(u.cached_tokens, 0)}}}};
+  json::object choice{{"index", 0},
+                      {"message", std::move(message)},
+                      {"logprobs", nullptr},
+                      {"finish_reason", FinishReasonName(response.finish)}};
+  json::object completion_object{{"id", response.id},
+                                 {"object", "chat.completion"},
+                                 {"created", created},
+                                 {"model", response.model},
+                                 {"choices", json::array{std::move(choice)}},
+                                 {"usage", std::move(usage)}};
+  return json::serialize(completion_object);
+}
+
+ErrorReply OpenAiProvider::RenderError(const Error& error) const {
+  std::string body = R"({"error":)" + ErrorObject(error) + "}";
+  return ErrorReply{HttpStatus(error.code), std::move(body)};
+}
+
+}  // namespace turnpike::providers::openai

@@ -1,0 +1,77 @@
+// OpenAI chat.completion.chunk SSE <-> StreamEvents.
+//
+// OpenAiStreamDecoder (upstream role): each `data:` payload is a chunk, "[DONE]" or an
+// in-stream {"error":{...}}. The first chunk gives kStart (id, model); delta.content gives
+// kTextDelta; a tool_calls entry with an id or a name gives kToolCallStart and any argument
+// text gives kToolArgsDelta, with the entry's own `index`; finish_reason gives kFinish; a
+// `usage` object gives kUsage (prompt_tokens_details.cached_tokens as cached); [DONE] gives
+// kEnd. A refusal delta is passed on as text. Only choice 0 can be carried (n > 1 is refused
+// when the request is translated); another choice is an error.
+//
+// OpenAiStreamEncoder (client role): renders chunks the way OpenAI sends them: the first
+// carries the assistant role and empty content, a tool call's first delta carries its index,
+// id, type and function name, later ones only index and argument text; the finish chunk has
+// an empty delta; with include_usage every chunk carries "usage":null and a usage-only chunk
+// (empty choices, prompt_tokens_details.cached_tokens) precedes `data: [DONE]`. The parts
+// every chunk repeats are rendered once per stream.
+//
+// Thread safety: none; one per stream. Memory: the decoder keeps its parser and a vector of
+// tool call deltas whose capacity is reused; the encoder a prefix string.
+#pragma once
+
+#include <vector>
+
+#include "providers/provider.h"
+#include "stream/padded_json.h"
+
+namespace turnpike::providers::openai {
+
+class OpenAiStreamDecoder final : public StreamDecoder {
+ public:
+  Status Decode(const stream::SseEvent& event, EventSink& sink) override;
+  const TokenUsage& usage() const override { return usage_; }
+
+ private:
+  struct ToolDelta {
+    int64_t index = 0;
+    std::string_view id, name, arguments;
+  };
+  struct Chunk {
+    std::string_view id, model, content, refusal, finish_reason;
+    bool is_error = false, has_usage = false, other_choice = false;
+    std::string_view error_type, error_message, error_param;  // error_message unescaped
+    TokenUsage usage;
+  };
+
+  stream::PaddedJsonParser parser_;
+  std::vector<ToolDelta> tools_;
+  TokenUsage usage_;
+  Error error_;
+  bool started_ = false;
+};
+
+class OpenAiStreamEncoder final : public StreamEncoder {
+ public:
+  explicit OpenAiStreamEncoder(const EncoderOptions& options) : options_(options) {}
+  void OnEvent(const StreamEvent& event) override;
+
+ private:
+  void Start(const StreamEvent& event);
+  void OpenChunk();
+  void CloseChunk(FinishReason finish);
+
+  const EncoderOptions options_;
+  std::string prefix_;  // `data: {"id":..,"object":..,"created":..,"model":..,`
+  TokenUsage usage_;
+  bool started_ = false;
+  bool done_ = false;
+};
+
+// OpenAI's finish_reason for a neutral one, and back (unknown reasons read as kStop).
+std::string_view FinishReasonName(FinishReason finish);
+FinishReason ParseFinishReason(std::string_view reason);
+
+// {"message":..,"type":..,"param":..|null,"code":..}, the inside of OpenAI's error envelope.
+std::string ErrorObject(const Error& error);
+
+}  // namespace turnpike::providers::openai

@@ -1,0 +1,103 @@
+// The Provider interface: one implementation per API dialect (providers/<dialect>/), each able
+// to play both roles of a translation.
+//
+//   upstream role: BuildRequest -> (stream) NewDecoder | (whole) ParseResponse | ParseError
+//   client role:   ParseRequest -> (stream) NewEncoder | (whole) RenderResponse | RenderError
+//
+// Requests are translated through one pivot, an OpenAI chat completion request held as a
+// boost::json::object: a client dialect's ParseRequest produces it, the upstream dialect's
+// BuildRequest consumes it. Answers are translated through the event model of events.h. So a
+// client in dialect A reaches a provider in dialect B through A.ParseRequest, B.BuildRequest,
+// B.NewDecoder and A.NewEncoder, and a new dialect needs only its own folder. When A == B the
+// gateway does not call any of this: the identity path forwards the bytes untouched.
+//
+// Requests are translated once per request (a DOM is fine there); streams are translated per
+// chunk by a decoder/encoder pair made once per stream (see translator.h), which must not
+// allocate per chunk in steady state.
+//
+// Ownership: a Provider is immutable after construction and shared by every worker; decoders
+// and encoders it makes belong to one stream on one worker. Thread safety: every const method
+// is safe to call concurrently. Errors: values, never exceptions. A request the target cannot
+// express is kInvalidRequest with `param` naming the client's field; an upstream answer that
+// cannot be read is kUpstreamBadResponse.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "providers/events.h"
+#include "stream/sse_parser.h"
+
+namespace turnpike::providers {
+
+// Used by BuildRequest.
+struct UpstreamRequestOptions {
+  std::string_view upstream_model;  // the model name the provider knows
+  int64_t default_max_tokens = 0;   // for dialects that require a limit when the client gave none
+};
+
+// Used by NewEncoder: what a client stream needs that the upstream may not say.
+struct EncoderOptions {
+  int64_t created = 0;         // unix seconds, for dialects whose chunks carry it
+  bool include_usage = false;  // the client asked for a usage chunk (OpenAI stream_options)
+};
+
+// Turns one stream's upstream SSE events into StreamEvents. State is per stream and small
+// (no text is kept); one decoder per stream, on the stream's worker.
+class StreamDecoder {
+ public:
+  virtual ~StreamDecoder() = default;
+
+  // Decodes one complete SSE event, handing 0..n events to `sink`, in order. Events that carry
+  // nothing (pings, comments) give none. Errors: kUpstreamBadResponse when the event is not
+  // what the dialect allows at this point; the stream should then end with that error.
+  virtual Status Decode(const stream::SseEvent& event, EventSink& sink) = 0;
+
+  // The usage reported so far, in the common convention (events.h).
+  virtual const TokenUsage& usage() const = 0;
+};
+
+// Renders StreamEvents as one client stream's bytes, appended to the string given to
+// set_output. One encoder per stream, on the stream's worker.
+class StreamEncoder : public EventSink {
+ public:
+  void set_output(std::string& out) { out_ = &out; }
+
+ protected:
+  std::string& out() { return *out_; }
+
+ private:
+  std::string* out_ = nullptr;
+};
+
+class Provider {
+ public:
+  virtual ~Provider() = default;
+
+  // The dialect's name as configured (`provider: anthropic`).
+  virtual std::string_view name() const = 0;
+
+  // Upstream role.
+  // The request body for this provider from the pivot request (`model` is replaced).
+  virtual Result<std::string> BuildRequest(const boost::json::object& chat,
+                                           const UpstreamRequestOptions& options) const = 0;
+  virtual std::unique_ptr<StreamDecoder> NewDecoder() const = 0;
+  // A whole 2xx answer body. An error object in it is returned as that error (the dialect's
+  // error type decides the code), so an upstream error never reaches a client as a 200.
+  virtual Result<Response> ParseResponse(std::string_view body) const = 0;
+  // A non-2xx answer: its status and body (any body, even not JSON) as a neutral error.
+  virtual Error ParseError(int status, std::string_view body) const = 0;
+
+  // Client role.
+  // The pivot request from a client body in this dialect.
+  virtual Result<boost::json::object> ParseRequest(std::string_view body) const = 0;
+  virtual std::unique_ptr<StreamEncoder> NewEncoder(const EncoderOptions& options) const = 0;
+  virtual std::string RenderResponse(const Response& response, int64_t created) const = 0;
+  virtual ErrorReply RenderError(const Error& error) const = 0;
+};
+
+}  // namespace turnpike::providers

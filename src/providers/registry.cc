@@ -1,0 +1,18 @@
+#include "providers/registry.h"
+
+namespace turnpike::providers {
+
+bool Registry::Add(std::unique_ptr<Provider> provider) {
+  if (Find(provider->name()) != nullptr) return false;
+  providers_.push_back(std::move(provider));
+  return true;
+}
+
+const Provider* Registry::Find(std::string_view name) const {
+  for (const auto& provider : providers_) {
+    if (provider->name() == name) return provider.get();
+  }
+  return nullptr;
+}
+
+}  // namespace turnpike::providers

@@ -1,0 +1,311 @@
+// Golden transcripts: every tests/testdata/providers/<dialect>/<case>/ directory is one case.
+//
+// case.json names the client and upstream dialects (the pair the case applies to), the
+// upstream model, `created`, and optionally default_max_tokens, upstream_status,
+// client_status and the usage the upstream reported (in the common convention; absent
+// counts are -1). Then, each step asserting its own result:
+//   client_request.json   -> client.ParseRequest -> upstream.BuildRequest
+//                            == upstream_request.json (or, with client_status and no
+//                            upstream_request.json, the refusal rendered by the client
+//                            dialect == client_body.json)
+//   upstream_stream.sse   -> decoder/encoder, fed whole and in small pieces
+//                            == client_stream.sse (events compared by name and JSON value);
+//                            with client_body.json, the final body a client SDK assembles
+//                            from that stream == client_body.json
+//   upstream_body.json    -> ParseResponse/RenderResponse (2xx) or ParseError/RenderError
+//                            == client_body.json with client_status
+// and the usage the translation extracted equals case.json's `usage`.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "providers/anthropic/anthropic_provider.h"
+#include "providers/openai/openai_provider.h"
+#include "providers/translator.h"
+#include "stream/sse_parser.h"
+
+namespace turnpike::providers {
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+std::string Read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+json::value ReadJson(const fs::path& path) { return json::parse(Read(path)); }
+
+const Provider& ByName(std::string_view name) {
+  static const openai::OpenAiProvider kOpenAi;
+  static const anthropic::AnthropicProvider kAnthropic;
+  if (name == "anthropic") return kAnthropic;
+  return kOpenAi;
+}
+
+// (event name, data as JSON, or the raw data when it is not JSON such as [DONE]).
+using Events = std::vector<std::pair<std::string, json::value>>;
+
+Events ParseSse(std::string_view text) {
+  Events events;
+  stream::SseParser parser;
+  Status fed = parser.Feed(text, [&](const stream::SseEvent& event) {
+    if (!event.has_data) return;
+    boost::system::error_code ec;
+    json::value data = json::parse(event.data, ec);
+    if (ec) data = json::string(event.data);
+    events.emplace_back(std::string(event.event), std::move(data));
+  });
+  EXPECT_TRUE(fed.ok());
+  EXPECT_EQ(parser.buffered_bytes(), 0u) << "an incomplete event at the end";
+  return events;
+}
+
+std::string Show(const Events& events) {
+  std::string out;
+  for (const auto& [name, data] : events) out += name + " " + json::serialize(data) + "\n";
+  return out;
+}
+
+int64_t UsageField(const json::object& usage, std::string_view key) {
+  const json::value* value = usage.if_contains(key);
+  return value ? value->as_int64() : -1;
+}
+
+void ExpectUsage(const json::object& spec, const TokenUsage& usage) {
+  const json::value* expected = spec.if_contains("usage");
+  if (expected == nullptr) return;
+  const json::object& u = expected->as_object();
+  EXPECT_EQ(usage.prompt_tokens, UsageField(u, "prompt_tokens"));
+  EXPECT_EQ(usage.completion_tokens, UsageField(u, "completion_tokens"));
+  EXPECT_EQ(usage.cached_tokens, UsageField(u, "cached_tokens"));
+  EXPECT_EQ(usage.cache_creation_tokens, UsageField(u, "cache_creation_tokens"));
+}
+
+// What an OpenAI SDK assembles from a chat.completion.chunk stream: one chat.completion.
+json::value AssembleOpenAi(const Events& events) {
+  json::object completion{{"object", "chat.completion"}};
+  json::object message{{"role", nullptr}, {"content", nullptr}};
+  json::array calls;
+  json::value finish = nullptr;
+  for (const auto& [name, chunk] : events) {
+    if (!chunk.is_object() || chunk.as_object().contains("error")) continue;
+    for (const char* key : {"id", "created", "model"}) completion[key] = chunk.at(key);
+    if (chunk.as_object().contains("usage") && chunk.at("usage").is_object()) {
+      completion["usage"] = chunk.at("usage");
+    }
+    for (const json::value& choice : chunk.at("choices").as_array()) {
+      const json::object& delta = choice.at("delta").as_object();
+      if (delta.contains("role")) message["role"] = delta.at("role");
+      if (delta.contains("content") && delta.at("content").is_string()) {
+        json::string text = message["content"].is_string() ? message["content"].as_string() : "";
+        text.append(delta.at("content").as_string());
+        message["content"] = text;
+      }
+      if (delta.contains("tool_calls")) {
+        for (const json::value& call : delta.at("tool_calls").as_array()) {
+          const size_t index = static_cast<size_t>(call.at("index").as_int64());
+          if (index >= calls.size()) calls.resize(index + 1, json::object{});
+          json::object& into = calls[index].as_object();
+          for (const char* key : {"id", "type"}) {
+            if (call.as_object().contains(key)) into[key] = call.at(key);
+          }
+          const json::object& function = call.at("function").as_object();
+          json::value& function_value = into["function"];
+          if (!function_value.is_object()) function_value.emplace_object();
+          json::object& f = function_value.as_object();
+          if (function.contains("name")) f["name"] = function.at("name");
+          json::string arguments = f.contains("arguments") ? f["arguments"].as_string() : "";
+          arguments.append(function.at("arguments").as_string());
+          f["arguments"] = arguments;
+        }
+      }
+      if (!choice.at("finish_reason").is_null()) finish = choice.at("finish_reason");
+    }
+  }
+  if (message["content"] == "") message["content"] = nullptr;
+  if (!calls.empty()) message["tool_calls"] = calls;
+  message["refusal"] = nullptr;
+  completion["choices"] = json::array{json::object{
+      {"index", 0}, {"message", message}, {"logprobs", nullptr}, {"finish_reason", finish}}};
+  return completion;
+}
+
+// What an Anthropic SDK assembles from a Messages event stream: one Message.
+json::value AssembleAnthropic(const Events& events) {
+  json::object message;
+  json::array content;
+  std::vector<std::string> partial_json;
+  for (const auto& [name, data] : events) {
+    if (name == "message_start") {
+      message = data.at("message").as_object();
+    } else if (name == "content_block_start") {
+      content.push_back(data.at("content_block"));
+      partial_json.emplace_back();
+    } else if (name == "content_block_delta") {
+      const size_t index = static_cast<size_t>(data.at("index").as_int64());
+      const json::object& delta = data.at("delta").as_object();
+      if (delta.at("type") == "text_delta") {
+        json::string text = content.at(index).at("text").as_string();
+        text.append(delta.at("text").as_string());
+        content.at(index).as_object()["text"] = text;
+      } else {
+        partial_json.at(index) += delta.at("partial_json").as_string();
+      }
+    } else if (name == "content_block_stop") {
+      const size_t index = static_cast<size_t>(data.at("index").as_int64());
+      if (!partial_json.at(index).empty()) {
+        content.at(index).as_object()["input"] = json::parse(partial_json.at(index));
+      }
+    } else if (name == "message_delta") {
+      for (const auto& [key, value] : data.at("delta").as_object()) message[key] = value;
+      for (const auto& [key, value] : data.at("usage").as_object()) {
+        message["usage"].as_object()[key] = value;
+      }
+    }
+  }
+  message["content"] = content;
+  return message;
+}
+
+class GoldenTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(TESTDATA_DIR) / GetParam();
+    spec_ = ReadJson(dir_ / "case.json").as_object();
+  }
+  const Provider& client() const { return ByName(spec_.at("client").as_string()); }
+  const Provider& upstream() const { return ByName(spec_.at("upstream").as_string()); }
+  bool Has(std::string_view file) const { return fs::exists(dir_ / file); }
+  int64_t Int(std::string_view key, int64_t fallback) const {
+    const json::value* value = spec_.if_contains(key);
+    return value ? value->as_int64() : fallback;
+  }
+
+  // Runs the upstream stream through a fresh translator, fed in pieces of `piece` bytes.
+  std::string Translate(std::string_view upstream_stream, size_t piece, bool include_usage,
+                        TokenUsage* usage) const {
+    EncoderOptions options;
+    options.created = Int("created", 0);
+    options.include_usage = include_usage;
+    StreamTranslator translator(upstream().NewDecoder(), client().NewEncoder(options));
+    stream::SseParser parser;
+    std::string out;
+    for (size_t at = 0; at < upstream_stream.size(); at += piece) {
+      Status fed = parser.Feed(upstream_stream.substr(at, piece), [&](const stream::SseEvent& e) {
+        Status translated = translator.Translate(e, out);
+        EXPECT_TRUE(translated.ok()) << translated.error().message;
+      });
+      EXPECT_TRUE(fed.ok());
+    }
+    translator.Finish(out);
+    if (usage) *usage = translator.usage();
+    return out;
+  }
+
+  fs::path dir_;
+  json::object spec_;
+};
+
+TEST_P(GoldenTest, Transcript) {
+  SCOPED_TRACE(spec_.at("description").as_string().c_str());
+  Result<json::object> pivot = client().ParseRequest(Read(dir_ / "client_request.json"));
+  UpstreamRequestOptions options;
+  const std::string upstream_model(spec_.at("upstream_model").as_string());
+  options.upstream_model = upstream_model;
+  options.default_max_tokens = Int("default_max_tokens", 0);
+  Result<std::string> request = pivot.ok() ? upstream().BuildRequest(pivot.value(), options)
+                                           : Result<std::string>(pivot.error());
+
+  if (!Has("upstream_request.json")) {
+    // A refusal: rendered in the client's dialect, with its status.
+    ASSERT_FALSE(request.ok()) << "expected the request to be refused";
+    ErrorReply reply = client().RenderError(request.error());
+    EXPECT_EQ(reply.status, Int("client_status", 0));
+    EXPECT_EQ(json::parse(reply.body), ReadJson(dir_ / "client_body.json")) << reply.body;
+    return;
+  }
+  ASSERT_TRUE(request.ok()) << request.error().param << ": " << request.error().message;
+  EXPECT_EQ(json::parse(request.value()), ReadJson(dir_ / "upstream_request.json"))
+      << request.value();
+
+  if (Has("upstream_stream.sse")) {
+    const std::string upstream_stream = Read(dir_ / "upstream_stream.sse");
+    const json::value* stream_options = pivot->if_contains("stream_options");
+    const bool include_usage = stream_options && stream_options->is_object() &&
+                               stream_options->as_object().if_contains("include_usage") &&
+                               stream_options->at("include_usage") == true;
+    TokenUsage usage;
+    const std::string whole =
+        Translate(upstream_stream, upstream_stream.size(), include_usage, &usage);
+    const Events expected = ParseSse(Read(dir_ / "client_stream.sse"));
+    const Events actual = ParseSse(whole);
+    EXPECT_EQ(Show(actual), Show(expected));
+    ExpectUsage(spec_, usage);
+    if (Has("client_body.json")) {
+      // The final body a client SDK builds from the translated stream.
+      const json::value assembled =
+          client().name() == "anthropic" ? AssembleAnthropic(actual) : AssembleOpenAi(actual);
+      EXPECT_EQ(assembled, ReadJson(dir_ / "client_body.json")) << json::serialize(assembled);
+    }
+    // Translation is per event: any split of the upstream bytes gives the same client bytes.
+    for (size_t piece : {1, 2, 7, 64}) {
+      EXPECT_EQ(Translate(upstream_stream, piece, include_usage, nullptr), whole)
+          << "fed in pieces of " << piece;
+    }
+  }
+
+  if (Has("upstream_body.json") && !Has("upstream_stream.sse")) {
+    const std::string body = Read(dir_ / "upstream_body.json");
+    const int64_t status = Int("upstream_status", 200);
+    std::string rendered;
+    int64_t rendered_status = 200;
+    if (status / 100 == 2) {
+      Result<Response> response = upstream().ParseResponse(body);
+      ASSERT_TRUE(response.ok()) << response.error().message;
+      rendered = client().RenderResponse(response.value(), Int("created", 0));
+      ExpectUsage(spec_, response->usage);
+    } else {
+      ErrorReply reply =
+          client().RenderError(upstream().ParseError(static_cast<int>(status), body));
+      rendered = reply.body;
+      rendered_status = reply.status;
+    }
+    EXPECT_EQ(rendered_status, Int("client_status", 200));
+    EXPECT_EQ(json::parse(rendered), ReadJson(dir_ / "client_body.json")) << rendered;
+  }
+}
+
+std::vector<std::string> Cases() {
+  std::vector<std::string> cases;
+  for (const auto& dialect : fs::directory_iterator(TESTDATA_DIR)) {
+    if (!dialect.is_directory()) continue;  // README.md
+    for (const auto& entry : fs::directory_iterator(dialect.path())) {
+      if (fs::exists(entry.path() / "case.json")) {
+        cases.push_back(dialect.path().filename().string() + "/" +
+                        entry.path().filename().string());
+      }
+    }
+  }
+  std::sort(cases.begin(), cases.end());
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, GoldenTest, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '/', '_');
+                           return name;
+                         });
+
+TEST(GoldenCases, AreFound) { EXPECT_GE(Cases().size(), 5u); }
+
+}  // namespace
+}  // namespace turnpike::providers

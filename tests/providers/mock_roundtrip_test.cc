@@ -1,0 +1,118 @@
+// The translator against the mock provider, whose Anthropic and OpenAI wire shapes are written
+// independently (src/mock/): real streams from one dialect, translated, must read correctly in
+// the other, down to what the gateway's accounting tee (stream::ChatAccumulator) extracts.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "../mock/mock_client.h"
+#include "providers/anthropic/anthropic_provider.h"
+#include "providers/openai/openai_provider.h"
+#include "providers/translator.h"
+#include "stream/chat_accumulator.h"
+
+namespace turnpike::providers {
+namespace {
+
+namespace json = boost::json;
+using mock::testing::Reply;
+using mock::testing::RunningMock;
+using mock::testing::Send;
+
+constexpr int kTokens = 5;
+
+mock::MockOptions Options() {
+  mock::MockOptions options;
+  options.tokens = kTokens;
+  return options;
+}
+
+std::string Translate(const Provider& from, const Provider& to, std::string_view upstream,
+                      TokenUsage& usage) {
+  EncoderOptions options;
+  options.include_usage = true;
+  StreamTranslator translator(from.NewDecoder(), to.NewEncoder(options));
+  stream::SseParser parser;
+  std::string out;
+  Status fed = parser.Feed(upstream, [&](const stream::SseEvent& event) {
+    Status translated = translator.Translate(event, out);
+    EXPECT_TRUE(translated.ok()) << translated.error().message;
+  });
+  EXPECT_TRUE(fed.ok());
+  translator.Finish(out);
+  usage = translator.usage();
+  return out;
+}
+
+TEST(MockRoundTrip, AnthropicToolStreamReadsAsOpenAiChunks) {
+  RunningMock mock(Options());
+  const std::string body =
+      R"({"model":"claude-test","max_tokens":100,"stream":true,"messages":[{"role":"user",)"
+      R"("content":"Weather?"}],"tools":[{"name":"get_weather","input_schema":{"type":"object"}}]})";
+  Reply reply = Send(mock.port(), "POST", "/v1/messages", body, {{"x-mock-tool-call", "1"}});
+  ASSERT_EQ(reply.status, 200u) << reply.body;
+  anthropic::AnthropicProvider anthropic;
+  openai::OpenAiProvider openai;
+  TokenUsage usage;
+  const std::string out = Translate(anthropic, openai, reply.body, usage);
+
+  stream::ChatAccumulator accumulator;
+  stream::SseParser parser;
+  Status fed = parser.Feed(out, [&](const stream::SseEvent& event) {
+    EXPECT_NE(accumulator.Consume(event.data), stream::ChunkKind::kUnparsed) << event.data;
+  });
+  ASSERT_TRUE(fed.ok());
+  EXPECT_TRUE(accumulator.done());
+  ASSERT_EQ(accumulator.choices().size(), 1u);
+  const stream::Choice& choice = accumulator.choices()[0];
+  EXPECT_EQ(choice.role, "assistant");
+  EXPECT_EQ(choice.finish_reason, "tool_calls");
+  ASSERT_EQ(choice.tool_calls.size(), 1u);
+  EXPECT_EQ(choice.tool_calls[0].name, "get_weather");
+  EXPECT_EQ(choice.tool_calls[0].type, "function");
+  EXPECT_TRUE(choice.tool_calls[0].id.starts_with("toolu_mock_"));
+  EXPECT_EQ(json::parse(choice.tool_calls[0].arguments), json::parse(R"({"location":"Paris"})"));
+  EXPECT_EQ(accumulator.usage().prompt_tokens, static_cast<int64_t>(body.size() / 4));
+  EXPECT_EQ(accumulator.usage().completion_tokens, 5);  // the five argument fragments
+  EXPECT_EQ(usage.prompt_tokens, accumulator.usage().prompt_tokens);
+}
+
+TEST(MockRoundTrip, OpenAiTextStreamReadsAsAnthropicEvents) {
+  RunningMock mock(Options());
+  const std::string body = mock::testing::ChatBody(true, true);
+  Reply reply = Send(mock.port(), "POST", "/v1/chat/completions", body);
+  ASSERT_EQ(reply.status, 200u) << reply.body;
+  anthropic::AnthropicProvider anthropic;
+  openai::OpenAiProvider openai;
+  TokenUsage usage;
+  const std::string out = Translate(openai, anthropic, reply.body, usage);
+
+  std::vector<std::string> types;
+  std::string text;
+  json::value final_delta;
+  stream::SseParser parser;
+  Status fed = parser.Feed(out, [&](const stream::SseEvent& event) {
+    json::value data = json::parse(event.data);
+    EXPECT_EQ(data.at("type"), std::string(event.event).c_str());
+    types.emplace_back(event.event);
+    if (event.event == "content_block_delta") text += data.at("delta").at("text").as_string();
+    if (event.event == "message_delta") final_delta = data;
+  });
+  ASSERT_TRUE(fed.ok());
+  std::vector<std::string> expected = {"message_start", "content_block_start"};
+  for (int i = 0; i < kTokens; ++i) expected.push_back("content_block_delta");
+  for (const char* type : {"content_block_stop", "message_delta", "message_stop"}) {
+    expected.push_back(type);
+  }
+  EXPECT_EQ(types, expected);
+  std::string tokens;
+  for (int i = 0; i < kTokens; ++i) tokens += "tok" + std::to_string(i) + " ";
+  EXPECT_EQ(text, tokens);
+  EXPECT_EQ(final_delta.at("delta").at("stop_reason"), "end_turn");
+  EXPECT_EQ(final_delta.at("usage").at("output_tokens"), kTokens);
+  EXPECT_EQ(final_delta.at("usage").at("input_tokens"), static_cast<int64_t>(body.size() / 4));
+  EXPECT_EQ(usage.completion_tokens, kTokens);
+}
+
+}  // namespace
+}  // namespace turnpike::providers

@@ -1,0 +1,123 @@
+// Steady-state stream translation allocates nothing per chunk: counted with a replaced global
+// operator new (counts, never timings).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <new>
+#include <string>
+
+#include "providers/anthropic/anthropic_provider.h"
+#include "providers/openai/openai_provider.h"
+#include "providers/translator.h"
+
+namespace {
+thread_local bool counting = false;
+thread_local size_t allocations = 0;
+}  // namespace
+
+// Every plain and nothrow form is replaced, so that each allocation is paired with a matching
+// deallocation (sanitizers check the pairing); aligned forms are left alone and not counted.
+namespace {
+void* Allocate(std::size_t size) noexcept {
+  if (counting) ++allocations;
+  return std::malloc(size == 0 ? 1 : size);
+}
+}  // namespace
+
+void* operator new(std::size_t size) {
+  if (void* p = Allocate(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) {
+  if (void* p = Allocate(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return Allocate(size); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return Allocate(size); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+
+namespace turnpike::providers {
+namespace {
+
+constexpr int kWarmup = 8;
+constexpr int kCounted = 200;
+
+const std::string kAnthropicOpen =
+    "event: message_start\ndata: "
+    R"({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant",)"
+    R"("content":[],"model":"claude","usage":{"input_tokens":3,"output_tokens":1}}})"
+    "\n\n"
+    "event: content_block_start\ndata: "
+    R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})"
+    "\n\n";
+const std::string kAnthropicText =
+    "event: content_block_delta\ndata: "
+    R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" w\"o\n"}})"
+    "\n\n";
+const std::string kOpenAiToolArgs =
+    "data: "
+    R"({"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,)"
+    R"("delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a\":"}}]},)"
+    R"("finish_reason":null}]})"
+    "\n\n";
+const std::string kOpenAiToolOpen =
+    "data: "
+    R"({"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,)"
+    R"("delta":{"role":"assistant","tool_calls":[{"index":0,"id":"t","type":"function",)"
+    R"("function":{"name":"f","arguments":""}}]},"finish_reason":null}]})"
+    "\n\n";
+
+size_t AllocationsPerChunk(const Provider& from, const Provider& to, const std::string& open,
+                           const std::string& chunk) {
+  EncoderOptions options;
+  options.include_usage = true;
+  StreamTranslator translator(from.NewDecoder(), to.NewEncoder(options));
+  stream::SseParser parser;
+  std::string out;
+  auto feed = [&](const std::string& bytes) {
+    Status fed = parser.Feed(bytes, [&](const stream::SseEvent& event) {
+      Status translated = translator.Translate(event, out);
+      EXPECT_TRUE(translated.ok());
+    });
+    EXPECT_TRUE(fed.ok());
+    out.clear();
+  };
+  feed(open);
+  for (int i = 0; i < kWarmup; ++i) feed(chunk);
+  allocations = 0;
+  counting = true;
+  for (int i = 0; i < kCounted; ++i) feed(chunk);
+  counting = false;
+  EXPECT_FALSE(translator.ended());
+  return allocations;
+}
+
+TEST(TranslateAllocations, AnthropicToOpenAiTextAllocatesNothing) {
+  const anthropic::AnthropicProvider anthropic;
+  const openai::OpenAiProvider openai;
+  EXPECT_EQ(AllocationsPerChunk(anthropic, openai, kAnthropicOpen, kAnthropicText), 0u);
+}
+
+TEST(TranslateAllocations, OpenAiToAnthropicToolArgumentsAllocateNothing) {
+  const anthropic::AnthropicProvider anthropic;
+  const openai::OpenAiProvider openai;
+  EXPECT_EQ(AllocationsPerChunk(openai, anthropic, kOpenAiToolOpen, kOpenAiToolArgs), 0u);
+}
+
+// The counter works: a translator built inside the counted window allocates.
+TEST(TranslateAllocations, CounterSeesAllocations) {
+  const anthropic::AnthropicProvider anthropic;
+  allocations = 0;
+  counting = true;
+  auto decoder = anthropic.NewDecoder();
+  counting = false;
+  EXPECT_GT(allocations, 0u);
+}
+
+}  // namespace
+}  // namespace turnpike::providers
