@@ -10,10 +10,14 @@
 # the inclusive instruction count of turnpike::http::Server::Run (the worker loop) divided by
 # N, then the functions with the highest inclusive counts. Stops exactly the PIDs it started.
 #
+# MOCK=PATH runs the mock provider (and the load generator) from another binary, so that two
+# Turnpike builds can be measured against the same mock.
+#
 # Needs: the turnpike binary ($TURNPIKE, default build/src/app/turnpike), valgrind, jq.
 set -euo pipefail
 
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
+MOCK=${MOCK:-$TURNPIKE}
 streams=1000
 conns=10
 keepalive=15s
@@ -24,7 +28,7 @@ while (($#)); do
     --conns) conns=$2; shift 2 ;;
     --keepalive) keepalive=$2; shift 2 ;;
     --out) out_dir=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -65,7 +69,7 @@ listen_port() {
   return 1
 }
 
-start mock "$TURNPIKE" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 \
+start mock "$MOCK" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 \
   --first-token-delay 0ms --inter-token 0ms
 port_mock=$(listen_port mock "$last_pid" "mock-provider listening on")
 
@@ -86,7 +90,7 @@ start turnpike valgrind --tool=callgrind --callgrind-out-file="$out_dir/callgrin
 pid_tp=$last_pid
 port_tp=$(listen_port turnpike "$pid_tp" "turnpike listening on")
 
-"$TURNPIKE" bench --url "http://127.0.0.1:$port_tp/v1/chat/completions" -c "$conns" \
+"$MOCK" bench --url "http://127.0.0.1:$port_tp/v1/chat/completions" -c "$conns" \
   --requests "$streams" --stream-every 1 --warmup 0 -d 600 --quiet --json "$out_dir/bench.json" \
   2>"$out_dir/bench.log"
 ok=$(jq -r .requests_ok "$out_dir/bench.json")

@@ -91,10 +91,13 @@ boost::asio::awaitable<boost::beast::error_code> ReadBody(
 
 using BodyParser = boost::beast::http::response_parser<boost::beast::http::buffer_body>;
 
-// Points a buffer_body parser's body at [out, out + size) for PutBody / ReadBodySome.
+// Points a buffer_body parser's body at [out, out + size) for PutBody / ReadBodySome, and
+// makes one put() take every complete chunk the buffer holds (up to `size` body bytes) rather
+// than stop after the first: a fast upstream's SSE events, one chunk each, then arrive together.
 inline void SetBodyBuffer(BodyParser& parser, char* out, size_t size) {
   parser.get().body().data = out;
   parser.get().body().size = size;
+  parser.eager(true);
 }
 
 // Feeds what `buffer` holds to the parser, whose body buffer of `size` bytes SetBodyBuffer set.
