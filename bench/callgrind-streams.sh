@@ -3,6 +3,7 @@
 # (repeatable whatever else runs on the machine).
 #
 #   bench/callgrind-streams.sh [--streams 1000] [--conns 10] [--keepalive 15s] [--out DIR]
+#                              [--plain]   # non-streaming requests instead
 #
 # Starts one mock provider (20 tokens, no delay; natively) and one Turnpike with 1 worker
 # under `valgrind --tool=callgrind`, runs `turnpike bench --requests N --stream-every 1
@@ -22,13 +23,16 @@ streams=1000
 conns=10
 keepalive=15s
 out_dir=""
+stream_args=(--stream-every 1)
+kind=stream
 while (($#)); do
   case "$1" in
     --streams) streams=$2; shift 2 ;;
     --conns) conns=$2; shift 2 ;;
     --keepalive) keepalive=$2; shift 2 ;;
     --out) out_dir=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --plain) stream_args=(); kind=request; shift ;;
+    -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -91,7 +95,7 @@ pid_tp=$last_pid
 port_tp=$(listen_port turnpike "$pid_tp" "turnpike listening on")
 
 "$MOCK" bench --url "http://127.0.0.1:$port_tp/v1/chat/completions" -c "$conns" \
-  --requests "$streams" --stream-every 1 --warmup 0 -d 600 --quiet --json "$out_dir/bench.json" \
+  --requests "$streams" "${stream_args[@]}" --warmup 0 -d 600 --quiet --json "$out_dir/bench.json" \
   2>"$out_dir/bench.log"
 ok=$(jq -r .requests_ok "$out_dir/bench.json")
 kill -TERM "$pid_tp"
@@ -99,7 +103,7 @@ wait "$pid_tp" 2>/dev/null || true
 
 callgrind_annotate --inclusive=yes "$out_dir/callgrind.out" >"$out_dir/inclusive.txt" 2>/dev/null
 run_ir=$(grep -m 1 'turnpike::http::Server::Run()' "$out_dir/inclusive.txt" | awk '{gsub(",", "", $1); print $1}')
-echo "streams OK: $ok (requested $streams, $conns connections, sse_keepalive $keepalive)"
-awk -v ir="$run_ir" -v n="$streams" \
-  'BEGIN { printf "Server::Run inclusive: %d instructions, %.1fk per stream\n", ir, ir / n / 1000 }'
+echo "${kind}s OK: $ok (requested $streams, $conns connections, sse_keepalive $keepalive)"
+awk -v ir="$run_ir" -v n="$streams" -v kind="$kind" \
+  'BEGIN { printf "Server::Run inclusive: %d instructions, %.1fk per %s\n", ir, ir / n / 1000, kind }'
 echo "callgrind output: $out_dir/callgrind.out (annotated: $out_dir/inclusive.txt)"
