@@ -20,6 +20,7 @@ constexpr int kMaxIntDigits = 18;
 
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool AboveSpace(char c) { return static_cast<unsigned char>(c) > ' '; }
 
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -71,7 +72,7 @@ class Scanner {
  private:
   // The next byte that is not whitespace ('\0' at the end).
   char Peek() {
-    if (p_<end_&& static_cast<unsigned char>(*p_)> ' ') return *p_;
+    if (p_ < end_ && AboveSpace(*p_)) return *p_;
     while (p_ < end_ && IsSpace(*p_)) ++p_;
     return p_ < end_ ? *p_ : '\0';
   }
