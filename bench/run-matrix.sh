@@ -4,6 +4,7 @@
 #
 #   bench/run-matrix.sh [--runs 2] [--duration 5] [--warmup 1] [--out DIR]
 #                       [--proxy-workers 1] [--mock-workers 1] [--base-port 18700]
+#                       [--cells "stream:32 plain:50"]
 #   bench/run-matrix.sh --self-check [--duration 5] [--runs 2]   # driver vs wrk on nginx
 #
 # Starts (and on exit stops, by PID) two mock providers (no delay; 50 ms first token), one
@@ -13,11 +14,17 @@
 # (utime + stime, children's threads included) just before and after the measured run.
 # Markdown tables go to stdout, raw JSON to the output directory.
 #
+# --cells runs only the listed cells (kind:connections; default: all of them). With
+# BASELINE=PATH, a second pair of Turnpike instances from that binary (e.g. the previous
+# commit's) joins each cell as the target "baseline", on ports base + 7 and base + 8; the mocks
+# and the load generator still come from $TURNPIKE.
+#
 # Needs: the turnpike binary ($TURNPIKE), nginx, jq; wrk for --self-check.
 set -euo pipefail
 
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
 BENCH=${BENCH:-}  # a load generator command line to use instead of "$TURNPIKE bench"
+BASELINE=${BASELINE:-}  # a second turnpike binary to compare, as the target "baseline"
 NGINX=${NGINX:-nginx}
 WRK=${WRK:-wrk}
 MOCK_FLAGS=${MOCK_FLAGS:-"--tokens 20 --first-token-delay 0ms --inter-token 0ms"}
@@ -32,8 +39,9 @@ proxy_workers=1
 mock_workers=1
 base_port=18700
 self_check=0
+only_cells=""
 
-usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while (($#)); do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
@@ -44,6 +52,7 @@ while (($#)); do
     --mock-workers) mock_workers=$2; shift 2 ;;
     --base-port) base_port=$2; shift 2 ;;
     --self-check) self_check=1; shift ;;
+    --cells) only_cells=$2; shift 2 ;;
     -h|--help) usage 0 ;;
     *) echo "unknown option: $1" >&2; usage 2 ;;
   esac
@@ -119,6 +128,8 @@ port_nginx_ttft=$((base_port + 3))
 port_nginx_fixed=$((base_port + 4))
 port_tp=$((base_port + 5))
 port_tp_ttft=$((base_port + 6))
+port_base=$((base_port + 7))
+port_base_ttft=$((base_port + 8))
 
 start_nginx() {
   mkdir -p "$run_dir/nginx"
@@ -131,9 +142,9 @@ start_nginx() {
   wait_port "$port_nginx_fixed" "$pid_nginx"
 }
 
-# start_turnpike NAME PORT MOCK_PORT: sets $last_pid.
+# start_turnpike NAME PORT MOCK_PORT [BINARY]: sets $last_pid.
 start_turnpike() {
-  local name=$1 port=$2 mock_port=$3
+  local name=$1 port=$2 mock_port=$3 binary=${4:-$TURNPIKE}
   cat >"$run_dir/$name.yaml" <<YAML
 server:
   listen: 127.0.0.1:$port
@@ -146,7 +157,7 @@ models:
       - provider: openai
         base_url: http://127.0.0.1:$mock_port/v1
 YAML
-  start "$name" "$TURNPIKE" serve --config "$run_dir/$name.yaml"
+  start "$name" "$binary" serve --config "$run_dir/$name.yaml"
   wait_port "$port" "$last_pid"
 }
 
@@ -216,9 +227,17 @@ start_turnpike turnpike-ttft "$port_tp_ttft" "$port_mock_ttft"
 pid_tp_ttft=$last_pid
 
 targets=(direct nginx turnpike)
+if [[ -n $BASELINE ]]; then
+  start_turnpike baseline "$port_base" "$port_mock" "$BASELINE"
+  pid_base=$last_pid
+  start_turnpike baseline-ttft "$port_base_ttft" "$port_mock_ttft" "$BASELINE"
+  pid_base_ttft=$last_pid
+  targets+=(baseline)
+fi
 # Cells: kind:connections. plain = non-streaming; stream = 20 tokens, no delay;
 # ttft = 50 ms first token then 20 tokens 5 ms apart.
 cells=(plain:1 plain:10 plain:50 plain:100 stream:1 stream:8 stream:32 ttft:1 ttft:8 ttft:32)
+if [[ -n $only_cells ]]; then read -r -a cells <<<"${only_cells//,/ }"; fi
 
 # run_cell RUN KIND CONNS TARGET: one warm-up, one measured run; appends a TSV row.
 run_cell() {
@@ -235,6 +254,8 @@ run_cell() {
     nginx:*) port=$port_nginx; proxy_pid=$pid_nginx ;;
     turnpike:ttft) port=$port_tp_ttft; proxy_pid=$pid_tp_ttft ;;
     turnpike:*) port=$port_tp; proxy_pid=$pid_tp ;;
+    baseline:ttft) port=$port_base_ttft; proxy_pid=$pid_base_ttft ;;
+    baseline:*) port=$port_base; proxy_pid=$pid_base ;;
   esac
   local url="http://127.0.0.1:$port/v1/chat/completions"
   local json="$out_dir/run$run/$kind-c$conns-$target.json"
@@ -275,7 +296,7 @@ print_table() {
       if ($3 == "direct") { d50[key] = $7; d99[key] = $9 }
     }
     END {
-      n = split("direct nginx turnpike", names, " ")
+      n = split("direct nginx turnpike baseline", names, " ")
       for (c = 1; c <= cells; c++) for (t = 1; t <= n; t++) {
         key = order[c]
         if (!((key, names[t]) in row)) continue

@@ -1,6 +1,7 @@
 #include "gateway/stream_relay.h"
 
 #include <boost/asio/use_awaitable.hpp>
+#include <cstdint>
 
 #include "gateway/openai_errors.h"
 #include "gateway/server_timing.h"
@@ -10,7 +11,13 @@ namespace net = boost::asio;
 
 namespace {
 constexpr std::string_view kKeepAliveComment = ": keep-alive\n\n";
+
+bool Contains(std::string_view outer, std::string_view inner) {
+  const auto begin = reinterpret_cast<uintptr_t>(outer.data());
+  const auto at = reinterpret_cast<uintptr_t>(inner.data());
+  return at >= begin && at + inner.size() <= begin + outer.size();
 }
+}  // namespace
 
 net::awaitable<void> StreamRelay::Run() {
   exchange_.response_headers().set("Cache-Control", "no-cache");
@@ -34,7 +41,7 @@ net::awaitable<void> StreamRelay::Pump() {
   // One loop, no second coroutine: a read that waits longer than the keep-alive interval
   // returns empty-handed, a comment goes out, and the read starts again.
   for (;;) {
-    Result<std::optional<std::string_view>> read = co_await ReadNext();
+    Result<std::optional<std::string_view>> read = co_await call_.ReadSomeWithin(keepalive_);
     if (exchange_.client_gone()) {
       ctx_.status = 499;
       call_.Cancel();
@@ -54,15 +61,28 @@ net::awaitable<void> StreamRelay::Pump() {
     }
     const std::string_view piece = *read.value();
     if (piece.empty()) break;
-    Status fed = parser_.Feed(piece, [this](const stream::SseEvent& event) {
+    // Forwarded events that lie one after the other in `piece` go out as a view of it (no
+    // copy); an event completed from the parser's buffered tail, or one after a dropped event,
+    // sends this read's events through out_ instead.
+    std::string_view span;
+    Status fed = parser_.Feed(piece, [this, piece, &span](const stream::SseEvent& event) {
       if (event.has_data) {
         const stream::ChunkKind kind = accumulator_.Consume(event.data);
+        // Dropped: the events after it are no longer adjacent to `span`.
         if (kind == stream::ChunkKind::kUsageOnly && !client_wants_usage_) return;
         if (ctx_.phases.first_token == pipeline::Clock::time_point{} &&
             accumulator_.saw_first_token()) {
           ctx_.phases.first_token = pipeline::Clock::now();
         }
       }
+      const bool adjacent = span.empty() || span.data() + span.size() == event.raw.data();
+      if (out_.empty() && adjacent && Contains(piece, event.raw)) {
+        span = std::string_view(span.empty() ? event.raw.data() : span.data(),
+                                span.size() + event.raw.size());
+        return;
+      }
+      out_.append(span);
+      span = {};
       out_.append(event.raw);
     });
     if (!fed.ok()) {
@@ -70,8 +90,10 @@ net::awaitable<void> StreamRelay::Pump() {
       co_await FailMidStream(fed.error());
       co_return;
     }
-    if (out_.empty()) continue;
-    const bool written = co_await exchange_.Write(out_);
+    // Either every forwarded event is in `span`, or they were all copied to out_.
+    const std::string_view output = out_.empty() ? span : std::string_view(out_);
+    if (output.empty()) continue;
+    const bool written = co_await exchange_.Write(output);
     out_.clear();
     if (!written) {
       ctx_.status = 499;
@@ -80,16 +102,6 @@ net::awaitable<void> StreamRelay::Pump() {
     }
   }
   co_await exchange_.EndStream();
-}
-
-net::awaitable<Result<std::optional<std::string_view>>> StreamRelay::ReadNext() {
-  if (keepalive_.count() > 0) {
-    Result<std::optional<std::string_view>> read = co_await call_.ReadSomeWithin(keepalive_);
-    co_return read;
-  }
-  Result<std::string_view> piece = co_await call_.ReadSome();
-  if (!piece.ok()) co_return piece.error();
-  co_return std::optional<std::string_view>(piece.value());
 }
 
 net::awaitable<void> StreamRelay::FailMidStream(const Error& error) {

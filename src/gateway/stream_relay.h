@@ -39,8 +39,6 @@ class StreamRelay {
 
  private:
   boost::asio::awaitable<void> Pump();
-  // The next upstream bytes; nullopt when the keep-alive interval passed with none.
-  boost::asio::awaitable<Result<std::optional<std::string_view>>> ReadNext();
   boost::asio::awaitable<void> FailMidStream(const Error& error);
   void Settle();
 
@@ -52,7 +50,7 @@ class StreamRelay {
   const bool server_timing_;
   stream::SseParser parser_;
   stream::ChatAccumulator accumulator_;
-  std::string out_;
+  std::string out_;  // events to forward that could not be sent as a view of the read
 };
 
 }  // namespace turnpike::gateway

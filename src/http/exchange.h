@@ -2,8 +2,12 @@
 //
 // Ownership: made by the connection's session coroutine for each request and destroyed when
 // the handler returns; the handler borrows it. Thread safety: used only on the connection's
-// worker thread. Two coroutines of one request (a stream relay and its keep-alive ticker) may
-// both call Write(): writes are serialized here, in call order.
+// worker thread. Several coroutines of one request may call Write(): writes are serialized
+// here, in call order.
+//
+// Writes go out without suspending when the socket takes all the bytes at once (the usual
+// case; the socket is put in non-blocking mode for that), else asynchronously under the
+// connection's write timeout.
 //
 // A response is either one Respond(), or StartStream() + Write()* + EndStream() (chunked
 // transfer encoding), or Abort() (connection reset; the mock provider uses it to inject
@@ -11,7 +15,9 @@
 // handler then stops and releases what it holds.
 #pragma once
 
+#include <array>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/buffer.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/http/fields.hpp>
 #include <boost/beast/http/message.hpp>
@@ -87,8 +93,13 @@ class Exchange {
 
  private:
   enum class State { kNew, kStreaming, kDone };
-  boost::asio::awaitable<bool> WriteBuffers(std::string_view head, std::string_view body,
-                                            std::string_view tail);
+  enum class Sent { kDone, kFailed, kLater };
+  // Writes what the socket takes now, without waiting; kLater leaves the rest in `buffers`.
+  Sent TryWrite(std::array<boost::asio::const_buffer, 3>& buffers);
+  // TryWrite, then WriteBuffers for what is left.
+  boost::asio::awaitable<bool> Send(std::array<boost::asio::const_buffer, 3> buffers);
+  // Waits for earlier writes, then writes all of `buffers` asynchronously.
+  boost::asio::awaitable<bool> WriteBuffers(std::array<boost::asio::const_buffer, 3> buffers);
   std::string SerializeHead(unsigned status, std::string_view content_type, bool chunked,
                             size_t content_length);
 
@@ -103,6 +114,7 @@ class Exchange {
   unsigned response_status_ = 0;
   Clock::time_point head_sent_at_{};
   bool writing_ = false;
+  int queued_writes_ = 0;  // WriteBuffers calls waiting for `writing_` to clear
   std::unique_ptr<boost::asio::steady_timer> write_done_;  // wakes a Write() queued behind another
 };
 

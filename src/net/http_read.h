@@ -26,6 +26,20 @@ namespace turnpike::net {
 
 inline constexpr size_t kReadChunkBytes = 16 * 1024;
 
+// Accounts for one network read of `n` bytes into buffer.prepare(): commits them and reports
+// end of stream to the parser. Returns the error to report.
+template <bool kIsRequest>
+boost::beast::error_code CommitRead(boost::beast::flat_buffer& buffer,
+                                    boost::beast::http::basic_parser<kIsRequest>& parser,
+                                    boost::beast::error_code ec, size_t n) {
+  buffer.commit(n);
+  if (ec != boost::asio::error::eof) return ec;
+  if (!parser.got_some()) return boost::beast::http::error::end_of_stream;
+  boost::beast::error_code eof_ec;
+  parser.put_eof(eof_ec);
+  return eof_ec;  // ok for a close-delimited body, else partial_message
+}
+
 // One network read into `buffer`; end of stream is reported to the parser.
 template <typename Stream, bool kIsRequest>
 boost::asio::awaitable<boost::beast::error_code> Fill(
@@ -33,14 +47,7 @@ boost::asio::awaitable<boost::beast::error_code> Fill(
     boost::beast::http::basic_parser<kIsRequest>& parser) {
   auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kReadChunkBytes),
                                                  boost::asio::as_tuple(boost::asio::use_awaitable));
-  buffer.commit(n);
-  if (ec == boost::asio::error::eof) {
-    if (!parser.got_some()) co_return boost::beast::http::error::end_of_stream;
-    boost::beast::error_code eof_ec;
-    parser.put_eof(eof_ec);
-    co_return eof_ec;  // ok for a close-delimited body, else partial_message
-  }
-  co_return ec;
+  co_return CommitRead(buffer, parser, ec, n);
 }
 
 // Reads until the message head is complete (bytes after it stay in `buffer`).
@@ -82,33 +89,54 @@ boost::asio::awaitable<boost::beast::error_code> ReadBody(
   co_return boost::beast::error_code{};
 }
 
+using BodyParser = boost::beast::http::response_parser<boost::beast::http::buffer_body>;
+
+// Points a buffer_body parser's body at [out, out + size) for PutBody / ReadBodySome, and
+// makes one put() take every complete chunk the buffer holds (up to `size` body bytes) rather
+// than stop after the first: a fast upstream's SSE events, one chunk each, then arrive together.
+inline void SetBodyBuffer(BodyParser& parser, char* out, size_t size) {
+  parser.get().body().data = out;
+  parser.get().body().size = size;
+  parser.eager(true);
+}
+
+// Feeds what `buffer` holds to the parser, whose body buffer of `size` bytes SetBodyBuffer set.
+// Returns true when a body read is over: `got` bytes arrived (> 0), the body ended, or `ec`
+// says what failed; false when it needs another network read first. No I/O.
+inline bool PutBody(boost::beast::flat_buffer& buffer, BodyParser& parser, size_t size,
+                    boost::beast::error_code& ec, size_t& got) {
+  namespace bhttp = boost::beast::http;
+  ec = {};
+  for (;;) {
+    got = size - parser.get().body().size;
+    if (parser.is_done()) return true;
+    if (buffer.size() == 0) return false;
+    boost::beast::error_code put_ec;
+    const size_t used = parser.put(buffer.data(), put_ec);
+    buffer.consume(used);
+    got = size - parser.get().body().size;
+    if (put_ec == bhttp::error::need_buffer || got > 0) return true;
+    if (put_ec && put_ec != bhttp::error::need_more) {
+      ec = put_ec;
+      return true;
+    }
+    if (put_ec || used == 0) return false;  // the parser needs more input
+  }
+}
+
 // Reads body bytes of a buffer_body response into [out, out + size) until at least one byte
 // arrived or the body ended. Returns the error and the count of bytes written.
 template <typename Stream>
 boost::asio::awaitable<std::pair<boost::beast::error_code, size_t>> ReadBodySome(
-    Stream& stream, boost::beast::flat_buffer& buffer,
-    boost::beast::http::response_parser<boost::beast::http::buffer_body>& parser, char* out,
-    size_t size) {
-  namespace bhttp = boost::beast::http;
-  parser.get().body().data = out;
-  parser.get().body().size = size;
-  while (!parser.is_done()) {
-    if (buffer.size() > 0) {
-      boost::beast::error_code ec;
-      const size_t used = parser.put(buffer.data(), ec);
-      buffer.consume(used);
-      const size_t got = size - parser.get().body().size;
-      if (ec == bhttp::error::need_buffer || got > 0)
-        co_return std::pair{boost::beast::error_code{}, got};
-      if (ec && ec != bhttp::error::need_more) co_return std::pair{ec, got};
-      if (!ec && used > 0) continue;
-    }
-    const boost::beast::error_code ec = co_await Fill(stream, buffer, parser);
-    const size_t got = size - parser.get().body().size;
-    if (ec) co_return std::pair{ec, got};
-    if (got > 0) co_return std::pair{ec, got};
+    Stream& stream, boost::beast::flat_buffer& buffer, BodyParser& parser, char* out, size_t size) {
+  SetBodyBuffer(parser, out, size);
+  for (;;) {
+    boost::beast::error_code ec;
+    size_t got = 0;
+    if (PutBody(buffer, parser, size, ec, got)) co_return std::pair{ec, got};
+    ec = co_await Fill(stream, buffer, parser);
+    if (ec) co_return std::pair{ec, size - parser.get().body().size};
   }
-  co_return std::pair{boost::beast::error_code{}, size - parser.get().body().size};
 }
 
 }  // namespace turnpike::net

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "stream/chunk_parse.h"
+#include "stream/chunk_scan.h"
 #include "stream/padded_json.h"
 
 namespace turnpike::stream {
@@ -42,7 +43,8 @@ T& FindOrInsertByIndex(std::vector<T>& items, int index) {
 
 struct ChatAccumulator::Json {
   PaddedJsonParser parser;
-  ParsedChunk chunk;  // staging, reused for every chunk
+  ParsedChunk chunk;      // staging, reused for every chunk
+  std::string unescaped;  // ScanChunk's decoded strings
 };
 
 ChatAccumulator::ChatAccumulator(size_t max_content_bytes)
@@ -59,10 +61,14 @@ ChunkKind ChatAccumulator::Consume(std::string_view data) {
   }
   ParsedChunk& chunk = json_->chunk;
   chunk.Clear();
-  simdjson::ondemand::document doc;
-  if (json_->parser.Iterate(data).get(doc) != simdjson::SUCCESS || !ParseChunk(doc, chunk)) {
-    ++unparsed_chunks_;
-    return ChunkKind::kUnparsed;
+  if (!ScanChunk(data, chunk, json_->unescaped)) {
+    // Not decided by the fast path (malformed, or unusual): simdjson has the final say.
+    chunk.Clear();
+    simdjson::ondemand::document doc;
+    if (json_->parser.Iterate(data).get(doc) != simdjson::SUCCESS || !ParseChunk(doc, chunk)) {
+      ++unparsed_chunks_;
+      return ChunkKind::kUnparsed;
+    }
   }
   const bool indexes_valid =
       std::all_of(chunk.choices.begin(), chunk.choices.end(),

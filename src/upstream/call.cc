@@ -21,6 +21,13 @@ namespace bhttp = beast::http;
 namespace {
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr size_t kHeadReserve = 192;  // request line + fixed headers, typically
+// Body reads in a row that ReadSomeWithin may complete without suspending (the bytes were
+// already there) before it suspends once, so that one fast stream cannot hold the worker.
+constexpr int kMaxInlineReads = 16;
+
+bool WouldBlock(boost::system::error_code ec) {
+  return ec == asio::error::would_block || ec == asio::error::try_again;
+}
 
 template <typename Stream>
 asio::awaitable<boost::system::error_code> WriteAndReadHead(
@@ -104,6 +111,8 @@ asio::awaitable<Status> Call::Connect() {
   }
   boost::system::error_code opt_ec;
   conn->lowest().set_option(asio::ip::tcp::no_delay(true), opt_ec);
+  // Lets ReadSomeWithin try a read without suspending; async operations are unaffected.
+  if (!conn->tls) conn->plain.non_blocking(true, opt_ec);
   if (conn->tls) {
     if (!SSL_set_tlsext_host_name(conn->tls->native_handle(), origin_.host.c_str())) {
       pool_.probe().connect_errors.Add();
@@ -197,38 +206,65 @@ asio::awaitable<Result<size_t>> Call::ReadInto(char* out, size_t size,
 
 asio::awaitable<Result<std::optional<std::string_view>>> Call::ReadSomeWithin(
     std::chrono::milliseconds wait) {
-  if (last_bytes_at_ == Clock::time_point{}) last_bytes_at_ = head_received_at_;
-  const auto silent =
-      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - last_bytes_at_);
-  const auto idle_left = options_.idle_timeout - silent;
-  if (idle_left <= wait) {
-    Result<std::string_view> piece = co_await ReadSome();  // the full idle timeout applies
-    if (!piece.ok()) co_return piece.error();
-    co_return std::optional<std::string_view>(piece.value());
-  }
-  if (!read_buffer_)
-    read_buffer_ = std::make_unique_for_overwrite<char[]>(options_.read_buffer_bytes);
-  Result<size_t> got = co_await ReadInto(read_buffer_.get(), options_.read_buffer_bytes, wait);
-  if (!got.ok()) {
-    // The soft wait passed with nothing read: the connection is intact (the cancelled read took
-    // no bytes), so the caller may read again.
-    if (got.error().code == ErrorCode::kUpstreamTimeout && !cancelled_) {
-      co_return std::optional<std::string_view>{};
-    }
-    co_return got.error();
-  }
-  co_return std::optional<std::string_view>(std::string_view(read_buffer_.get(), got.value()));
-}
-
-asio::awaitable<Result<std::string_view>> Call::ReadSome() {
+  using Piece = std::optional<std::string_view>;
   if (!read_buffer_) {
     // Not zero-filled: only the bytes a read wrote are ever looked at.
     read_buffer_ = std::make_unique_for_overwrite<char[]>(options_.read_buffer_bytes);
   }
-  Result<size_t> got =
-      co_await ReadInto(read_buffer_.get(), options_.read_buffer_bytes, options_.idle_timeout);
-  if (!got.ok()) co_return got.error();
-  co_return std::string_view(read_buffer_.get(), got.value());
+  if (done_ || !connection_) co_return Piece(std::string_view{});
+  if (last_bytes_at_ == Clock::time_point{}) last_bytes_at_ = head_received_at_;
+  UpstreamConnection& c = *connection_;
+  char* const out = read_buffer_.get();
+  const size_t size = options_.read_buffer_bytes;
+  net::SetBodyBuffer(*parser_, out, size);
+  // One coroutine from the socket to the caller: buffered bytes first, then a read that does
+  // not suspend if bytes are waiting, and only then an asynchronous read under a deadline.
+  for (;;) {
+    beast::error_code ec;
+    size_t got = 0;
+    if (net::PutBody(c.buffer, *parser_, size, ec, got)) {
+      if (ec) co_return Failure(Classify(ec), "reading the body");
+      if (parser_->is_done()) Finish();
+      last_bytes_at_ = Clock::now();
+      co_return Piece(std::string_view(out, got));
+    }
+    if (!c.tls && inline_reads_ < kMaxInlineReads && c.plain.non_blocking()) {
+      const size_t n = c.plain.read_some(c.buffer.prepare(net::kReadChunkBytes), ec);
+      if (!WouldBlock(ec)) {
+        ++inline_reads_;
+        ec = net::CommitRead(c.buffer, *parser_, ec, n);
+        if (ec) co_return Failure(Classify(ec), "reading the body");
+        continue;
+      }
+    }
+    inline_reads_ = 0;
+    // A soft wait ends early with nullopt; once the silence would reach the idle timeout, the
+    // whole idle timeout applies and passing it is an error.
+    const auto silent =
+        std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - last_bytes_at_);
+    const bool soft = wait.count() > 0 && options_.idle_timeout - silent > wait;
+    c.Arm(soft ? wait : options_.idle_timeout);
+    if (c.tls) {
+      ec = co_await net::Fill(*c.tls, c.buffer, *parser_);
+    } else {
+      auto [read_ec, n] =
+          co_await c.plain.async_read_some(c.buffer.prepare(net::kReadChunkBytes), kTuple);
+      ec = net::CommitRead(c.buffer, *parser_, read_ec, n);
+    }
+    if (!ec) continue;
+    ec = Classify(ec);
+    // The soft wait passed with nothing read: the connection is intact (the cancelled read
+    // took no bytes), so the caller may read again.
+    if (soft && ec == beast::error::timeout && !cancelled_) co_return Piece{};
+    co_return Failure(ec, "reading the body");
+  }
+}
+
+asio::awaitable<Result<std::string_view>> Call::ReadSome() {
+  Result<std::optional<std::string_view>> piece =
+      co_await ReadSomeWithin(std::chrono::milliseconds::zero());
+  if (!piece.ok()) co_return piece.error();
+  co_return *piece.value();  // no soft wait, so never nullopt
 }
 
 asio::awaitable<Result<std::string>> Call::ReadAll(size_t max_bytes) {

@@ -66,6 +66,9 @@ class Call {
   // Like ReadSome, but waits at most `wait` (less than the idle timeout) for bytes: nullopt
   // means nothing arrived in that time and the connection is still good (the stream relay
   // sends a keep-alive comment then). Once the silence reaches the idle timeout it is an error.
+  // A zero `wait` means no soft wait: exactly ReadSome. Bytes already received (in the
+  // connection's buffer or the socket's) are returned without suspending, up to a few reads in
+  // a row; then it suspends once so that other connections of the worker get their turn.
   boost::asio::awaitable<Result<std::optional<std::string_view>>> ReadSomeWithin(
       std::chrono::milliseconds wait);
   // The whole body; kUpstreamBadResponse if it is larger than `max_bytes`.
@@ -88,7 +91,7 @@ class Call {
   Error Failure(boost::system::error_code ec, std::string_view during) const;
   // The error to report for a failed operation: a passed deadline reads as a timeout.
   boost::system::error_code Classify(boost::system::error_code ec) const;
-  // Reads body bytes under a deadline of `wait` (default: the idle timeout).
+  // Reads body bytes under a deadline of `wait` (ReadAll).
   boost::asio::awaitable<Result<size_t>> ReadInto(char* out, size_t size,
                                                   std::chrono::milliseconds wait);
   void Finish();
@@ -106,6 +109,7 @@ class Call {
   Clock::time_point request_sent_at_{};
   Clock::time_point head_received_at_{};
   Clock::time_point last_bytes_at_{};  // for the idle timeout across ReadSomeWithin calls
+  int inline_reads_ = 0;               // reads in a row that completed without suspending
 };
 
 }  // namespace turnpike::upstream

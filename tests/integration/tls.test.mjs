@@ -65,6 +65,20 @@ test('an https deployment signed by the configured CA works', async () => {
   assert.equal((await r.json()).object, 'chat.completion');
 });
 
+test('a stream from an https deployment is relayed in full', async () => {
+  const gw = await startGateway(gatewayConfig({
+    models: { 'mock-model': [`https://localhost:${tlsPort}/v1`] },
+    upstream: { ca_file: path.join(dir, 'ca.pem') },
+  }));
+  const r = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: chatBody({ stream: true }),
+  });
+  assert.equal(r.status, 200);
+  const body = await r.text();
+  assert.equal(body.split('"content":"tok').length - 1, 2, body);
+  assert.ok(body.endsWith('data: [DONE]\n\n'), body);
+});
+
 test('an untrusted certificate is refused by default (502, no retry into success)', async () => {
   const gw = await startGateway(gatewayConfig({
     models: { 'mock-model': [`https://localhost:${tlsPort}/v1`] },

@@ -1,0 +1,491 @@
+#include "stream/chunk_scan.h"
+
+#include <cstdint>
+#include <cstring>
+
+#include "stream/byte_scan.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace turnpike::stream {
+namespace {
+
+// simdjson's default is 1024; real chunks nest about 8 deep (logprobs a little more). Deeper
+// input is left to ParseChunk.
+constexpr int kMaxDepth = 64;
+// Up to 18 decimal digits always fit an int64; longer literals are left to ParseChunk.
+constexpr int kMaxIntDigits = 18;
+
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool AboveSpace(char c) { return static_cast<unsigned char>(c) > ' '; }
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The four hex digits at `p` (bounds checked by the caller), or -1.
+int32_t Hex4(const char* p) {
+  int32_t value = 0;
+  for (int i = 0; i < 4; ++i) {
+    const int digit = HexValue(p[i]);
+    if (digit < 0) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
+void AppendUtf8(std::string& to, uint32_t cp) {
+  if (cp < 0x80) {
+    to.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    to.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    to.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    to.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    to.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    to.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    to.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    to.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    to.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    to.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// Every function returns false to mean "leave this payload to ParseChunk"; the position is then
+// meaningless.
+class Scanner {
+ public:
+  Scanner(std::string_view json, std::string& unescaped)
+      : p_(json.data()), end_(json.data() + json.size()), unescaped_(unescaped) {
+    plain_ = IsPlain(p_, end_);
+  }
+
+  bool Chunk(ParsedChunk& out);
+
+ private:
+  // The next byte that is not whitespace ('\0' at the end).
+  char Peek() {
+    if (p_ < end_ && AboveSpace(*p_)) return *p_;
+    while (p_ < end_ && IsSpace(*p_)) ++p_;
+    return p_ < end_ ? *p_ : '\0';
+  }
+  // A payload with no backslash, no byte below 0x20 (so no whitespace but spaces) and no byte
+  // above 0x7F is "plain": a string in it ends at the next quote and needs no checking.
+  static bool IsPlain(const char* begin, const char* end);
+  bool Literal(std::string_view word);
+  bool SkipUtf8();
+  bool SkipEscape();
+  // A string whose opening quote is at p_: `raw` is its bytes between the quotes.
+  bool RawString(std::string_view& raw, bool& escaped) {
+    escaped = false;
+    if (!plain_) return CheckedString(raw, escaped);
+    const char* begin = p_ + 1;
+    const char* close = FindEither(begin, end_, '"', '"');
+    if (close == end_) return false;
+    raw = std::string_view(begin, static_cast<size_t>(close - begin));
+    p_ = close + 1;
+    return true;
+  }
+  bool CheckedString(std::string_view& raw, bool& escaped);
+  bool Unescape(std::string_view raw, std::string_view& out);
+  bool Number();
+  bool SkipValue(int depth);
+  bool OptionalString(std::string_view& out);
+  bool OptionalInt(int64_t& out);
+  // Object members (null counts as empty): on_member(raw key) must read the value.
+  template <typename F>
+  bool Members(F&& on_member);
+  // Array elements (null counts as empty): on_element(position) must read the element.
+  template <typename F>
+  bool Elements(F&& on_element);
+
+  bool Usage(stream::Usage& usage);
+  bool ToolCall(ToolCallDelta& call);
+  bool Delta(size_t slot, ParsedChunk& out);
+  bool Choices(ParsedChunk& out);
+  bool Error(ParsedChunk& out);
+
+  const char* p_;
+  const char* const end_;
+  std::string& unescaped_;
+  bool plain_ = false;
+};
+
+bool Scanner::IsPlain(const char* begin, const char* end) {
+  const char* p = begin;
+#if defined(__SSE2__)
+  constexpr long kLanes = 16;
+  const __m128i backslash = _mm_set1_epi8('\\');
+  const __m128i space = _mm_set1_epi8(0x20);
+  __m128i special = _mm_setzero_si128();
+  for (; end - p >= kLanes; p += kLanes) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    special = _mm_or_si128(
+        special, _mm_or_si128(_mm_cmpeq_epi8(bytes, backslash), _mm_cmplt_epi8(bytes, space)));
+  }
+  if (_mm_movemask_epi8(special) != 0) return false;
+#endif
+  for (; p < end; ++p) {
+    const auto c = static_cast<unsigned char>(*p);
+    if (c == '\\' || c < 0x20 || c >= 0x80) return false;
+  }
+  return true;
+}
+
+bool Scanner::Literal(std::string_view word) {
+  if (static_cast<size_t>(end_ - p_) < word.size() ||
+      std::memcmp(p_, word.data(), word.size()) != 0) {
+    return false;
+  }
+  p_ += word.size();
+  return true;
+}
+
+// One UTF-8 sequence of 2 to 4 bytes at p_ (RFC 3629: no overlongs, no surrogates, <= U+10FFFF).
+bool Scanner::SkipUtf8() {
+  const auto byte = [this](long i) { return static_cast<unsigned char>(p_[i]); };
+  const auto cont = [&](long i) { return (byte(i) & 0xC0) == 0x80; };
+  const unsigned char lead = byte(0);
+  const long left = end_ - p_;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    if (left < 2 || !cont(1)) return false;
+    p_ += 2;
+    return true;
+  }
+  if (lead >= 0xE0 && lead <= 0xEF) {
+    if (left < 3 || !cont(1) || !cont(2)) return false;
+    if (lead == 0xE0 && byte(1) < 0xA0) return false;  // overlong
+    if (lead == 0xED && byte(1) > 0x9F) return false;  // surrogate
+    p_ += 3;
+    return true;
+  }
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    if (left < 4 || !cont(1) || !cont(2) || !cont(3)) return false;
+    if (lead == 0xF0 && byte(1) < 0x90) return false;  // overlong
+    if (lead == 0xF4 && byte(1) > 0x8F) return false;  // above U+10FFFF
+    p_ += 4;
+    return true;
+  }
+  return false;
+}
+
+// An escape at p_ (the backslash): grammar only; Unescape judges surrogates.
+bool Scanner::SkipEscape() {
+  if (end_ - p_ < 2) return false;
+  switch (p_[1]) {
+    case '"':
+    case '\\':
+    case '/':
+    case 'b':
+    case 'f':
+    case 'n':
+    case 'r':
+    case 't':
+      p_ += 2;
+      return true;
+    case 'u':
+      if (end_ - p_ < 6 || Hex4(p_ + 2) < 0) return false;
+      p_ += 6;
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool Scanner::CheckedString(std::string_view& raw, bool& escaped) {
+  const char* begin = ++p_;
+  for (;;) {
+    p_ = FindStringSpecial(p_, end_);
+    if (p_ == end_) return false;
+    const auto c = static_cast<unsigned char>(*p_);
+    if (c == '"') {
+      raw = std::string_view(begin, static_cast<size_t>(p_ - begin));
+      ++p_;
+      return true;
+    }
+    if (c == '\\') {
+      escaped = true;
+      if (!SkipEscape()) return false;
+    } else if (c < 0x20 || !SkipUtf8()) {
+      return false;
+    }
+  }
+}
+
+// Decodes an escaped string's raw bytes (already checked by RawString) into unescaped_.
+bool Scanner::Unescape(std::string_view raw, std::string_view& out) {
+  // Nothing decodes longer than its escaped form, so reserving the whole payload once keeps
+  // every earlier view into unescaped_ valid.
+  const size_t payload = static_cast<size_t>(end_ - raw.data());
+  if (unescaped_.capacity() < unescaped_.size() + payload) {
+    if (!unescaped_.empty()) return false;  // cannot happen: reserved at the first escape
+    unescaped_.reserve(payload);
+  }
+  const size_t start = unescaped_.size();
+  const char* p = raw.data();
+  const char* end = raw.data() + raw.size();
+  while (p < end) {
+    const char* backslash = FindEither(p, end, '\\', '\\');
+    unescaped_.append(p, static_cast<size_t>(backslash - p));
+    if (backslash == end) break;
+    p = backslash + 2;
+    switch (backslash[1]) {
+      case 'b':
+        unescaped_.push_back('\b');
+        break;
+      case 'f':
+        unescaped_.push_back('\f');
+        break;
+      case 'n':
+        unescaped_.push_back('\n');
+        break;
+      case 'r':
+        unescaped_.push_back('\r');
+        break;
+      case 't':
+        unescaped_.push_back('\t');
+        break;
+      case 'u': {
+        uint32_t cp = static_cast<uint32_t>(Hex4(p));
+        p += 4;
+        if (cp >= 0xDC00 && cp <= 0xDFFF) return false;  // a low surrogate first
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return false;
+          const auto low = static_cast<uint32_t>(Hex4(p + 2));
+          if (low < 0xDC00 || low > 0xDFFF) return false;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          p += 6;
+        }
+        AppendUtf8(unescaped_, cp);
+        break;
+      }
+      default:
+        unescaped_.push_back(backslash[1]);
+        break;  // '"', '\\', '/'
+    }
+  }
+  out = std::string_view(unescaped_.data() + start, unescaped_.size() - start);
+  return true;
+}
+
+// A number at p_, by the JSON grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+bool Scanner::Number() {
+  if (p_ < end_ && *p_ == '-') ++p_;
+  if (p_ == end_ || !IsDigit(*p_)) return false;
+  if (*p_ == '0') {
+    ++p_;
+  } else {
+    while (p_ < end_ && IsDigit(*p_)) ++p_;
+  }
+  if (p_ < end_ && *p_ == '.') {
+    ++p_;
+    if (p_ == end_ || !IsDigit(*p_)) return false;
+    while (p_ < end_ && IsDigit(*p_)) ++p_;
+  }
+  if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
+    ++p_;
+    if (p_ < end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+    if (p_ == end_ || !IsDigit(*p_)) return false;
+    while (p_ < end_ && IsDigit(*p_)) ++p_;
+  }
+  return true;
+}
+
+bool Scanner::SkipValue(int depth) {
+  if (depth > kMaxDepth) return false;
+  switch (Peek()) {
+    case '"': {
+      std::string_view raw;
+      bool escaped;
+      return RawString(raw, escaped);
+    }
+    case '{':
+      return Members([&](std::string_view) { return SkipValue(depth + 1); });
+    case '[':
+      return Elements([&](int64_t) { return SkipValue(depth + 1); });
+    case 't':
+      return Literal("true");
+    case 'f':
+      return Literal("false");
+    case 'n':
+      return Literal("null");
+    default:
+      return Number();
+  }
+}
+
+template <typename F>
+bool Scanner::Members(F&& on_member) {
+  const char first = Peek();
+  if (first == 'n') return Literal("null");
+  if (first != '{') return false;
+  ++p_;
+  if (Peek() == '}') {
+    ++p_;
+    return true;
+  }
+  for (;;) {
+    if (Peek() != '"') return false;
+    std::string_view key;
+    bool escaped;
+    // Keys are compared raw, as ParseChunk does: an escaped key matches no known name.
+    if (!RawString(key, escaped) || Peek() != ':') return false;
+    ++p_;
+    if (!on_member(key)) return false;
+    const char next = Peek();
+    if (next == '}') {
+      ++p_;
+      return true;
+    }
+    if (next != ',') return false;
+    ++p_;
+  }
+}
+
+template <typename F>
+bool Scanner::Elements(F&& on_element) {
+  const char first = Peek();
+  if (first == 'n') return Literal("null");
+  if (first != '[') return false;
+  ++p_;
+  if (Peek() == ']') {
+    ++p_;
+    return true;
+  }
+  for (int64_t position = 0;; ++position) {
+    if (!on_element(position)) return false;
+    const char next = Peek();
+    if (next == ']') {
+      ++p_;
+      return true;
+    }
+    if (next != ',') return false;
+    ++p_;
+  }
+}
+
+bool Scanner::OptionalString(std::string_view& out) {
+  const char first = Peek();
+  if (first == 'n') return Literal("null");
+  if (first != '"') return false;
+  std::string_view raw;
+  bool escaped;
+  if (!RawString(raw, escaped)) return false;
+  if (!escaped) {
+    out = raw;
+    return true;
+  }
+  return Unescape(raw, out);
+}
+
+bool Scanner::OptionalInt(int64_t& out) {
+  const char first = Peek();
+  if (first == 'n') return Literal("null");
+  const bool negative = first == '-';
+  if (negative) ++p_;
+  if (p_ == end_ || !IsDigit(*p_)) return false;
+  if (*p_ == '0' && p_ + 1 < end_ && IsDigit(p_[1])) return false;  // a leading zero
+  int64_t value = 0;
+  int digits = 0;
+  for (; p_ < end_ && IsDigit(*p_); ++p_) {
+    if (++digits > kMaxIntDigits) return false;
+    value = value * 10 + (*p_ - '0');
+  }
+  if (p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E')) return false;  // not an integer
+  out = negative ? -value : value;
+  return true;
+}
+
+bool Scanner::Usage(stream::Usage& usage) {
+  return Members([&](std::string_view key) {
+    if (key == "prompt_tokens") return OptionalInt(usage.prompt_tokens);
+    if (key == "completion_tokens") return OptionalInt(usage.completion_tokens);
+    if (key == "total_tokens") return OptionalInt(usage.total_tokens);
+    if (key != "prompt_tokens_details") return SkipValue(3);
+    return Members([&](std::string_view detail) {
+      return detail == "cached_tokens" ? OptionalInt(usage.cached_tokens) : SkipValue(4);
+    });
+  });
+}
+
+bool Scanner::ToolCall(ToolCallDelta& call) {
+  return Members([&](std::string_view key) {
+    if (key == "index") return OptionalInt(call.index);
+    if (key == "id") return OptionalString(call.id);
+    if (key == "type") return OptionalString(call.type);
+    if (key != "function") return SkipValue(7);
+    return Members([&](std::string_view field) {
+      if (field == "name") return OptionalString(call.name);
+      if (field == "arguments") return OptionalString(call.arguments);
+      return SkipValue(8);
+    });
+  });
+}
+
+bool Scanner::Delta(size_t slot, ParsedChunk& out) {
+  return Members([&](std::string_view key) {
+    ChoiceDelta& choice = out.choices[slot];  // re-fetched: tool calls do not touch `choices`
+    if (key == "content") return OptionalString(choice.content);
+    if (key == "role") return OptionalString(choice.role);
+    if (key != "tool_calls") return SkipValue(5);
+    return Elements([&](int64_t position) {
+      ToolCallDelta& call = out.tool_calls.emplace_back();
+      call.choice_slot = slot;
+      call.index = position;
+      return ToolCall(call);
+    });
+  });
+}
+
+bool Scanner::Choices(ParsedChunk& out) {
+  return Elements([&](int64_t position) {
+    const size_t slot = out.choices.size();
+    out.choices.emplace_back().index = position;
+    return Members([&](std::string_view key) {
+      if (key == "index") return OptionalInt(out.choices[slot].index);
+      if (key == "delta") return Delta(slot, out);
+      if (key == "finish_reason") return OptionalString(out.choices[slot].finish_reason);
+      return SkipValue(4);
+    });
+  });
+}
+
+bool Scanner::Error(ParsedChunk& out) {
+  out.is_error = true;
+  if (Peek() == '"') return OptionalString(out.error_message);
+  return Members([&](std::string_view key) {
+    return key == "message" ? OptionalString(out.error_message) : SkipValue(3);
+  });
+}
+
+bool Scanner::Chunk(ParsedChunk& out) {
+  if (Peek() != '{') return false;
+  const bool members = Members([&](std::string_view key) {
+    if (key == "choices") return Choices(out);
+    if (key == "usage") {
+      out.has_usage = Peek() == '{';
+      return Usage(out.usage);
+    }
+    if (key == "id") return OptionalString(out.id);
+    if (key == "model") return OptionalString(out.model);
+    if (key == "error") return Error(out);
+    return SkipValue(2);
+  });
+  return members && Peek() == '\0' && p_ == end_;
+}
+
+}  // namespace
+
+bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped) {
+  unescaped.clear();
+  return Scanner(json, unescaped).Chunk(out);
+}
+
+}  // namespace turnpike::stream

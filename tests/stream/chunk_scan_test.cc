@@ -1,0 +1,197 @@
+// ScanChunk (the accumulator's fast path) against ParseChunk (simdjson), which has the final
+// say: whenever ScanChunk decides a payload, both must read the same thing.
+#include "stream/chunk_scan.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "stream/chunk_parse.h"
+#include "stream/padded_json.h"
+
+namespace turnpike::stream {
+namespace {
+
+// Payloads the fast path must decide itself (valid JSON of the usual shapes and then some).
+const std::vector<std::string> kDecided = {
+    // OpenAI, as in chat_accumulator_test.cc.
+    R"({"id":"chatcmpl-9x","object":"chat.completion.chunk","created":1718000000,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"logprobs":null,"finish_reason":null}],"usage":null})",
+    R"({"id":"chatcmpl-9x","object":"chat.completion.chunk","created":1718000000,"model":"gpt-4o-2024-08-06","choices":[{"index":0,"delta":{"content":"check \"both\"."},"logprobs":null,"finish_reason":null}],"usage":null})",
+    R"({"id":"chatcmpl-9x","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_A","type":"function","function":{"name":"get_weather","arguments":""}}]},"logprobs":null,"finish_reason":null}],"usage":null})",
+    R"({"id":"chatcmpl-9x","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\"tz\":"}}]},"finish_reason":null}]})",
+    R"({"id":"chatcmpl-9x","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}],"usage":null})",
+    R"({"id":"chatcmpl-9x","choices":[],"usage":{"prompt_tokens":120,"completion_tokens":45,"total_tokens":165,"prompt_tokens_details":{"cached_tokens":64,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}})",
+    // The mock provider's token chunk.
+    R"({"id":"chatcmpl-mock-1","object":"chat.completion.chunk","created":1,"model":"bench-model","choices":[{"index":0,"delta":{"content":" tok3"},"logprobs":null,"finish_reason":null}],"usage":null})",
+    // Errors.
+    R"({"error":{"message":"The server had an error.","type":"server_error","param":null,"code":null}})",
+    R"({"error":"overloaded"})",
+    R"({"error":null})",
+    // Escapes, raw UTF-8, \u escapes and a surrogate pair.
+    R"({"choices":[{"index":0,"delta":{"content":"a\nb\tc\\d\/e\"f\bg\fh\ri"}}]})",
+    R"({"choices":[{"index":0,"delta":{"content":"caf\u00e9 \u4e2d \ud83d\ude00 \u0041"}}]})",
+    "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"caf\xc3\xa9 \xe4\xb8\xad "
+    "\xf0\x9f\x98\x80\"}}]}",
+    R"({"id":"a\u0000b","model":"m\"x","choices":[{"index":0,"delta":{"role":"assistant","content":"\u00e9\n"}}]})",
+    // Whitespace everywhere.
+    " { \"id\" : \"x\" ,\n\t\"choices\" : [ { \"index\" : 0 , \"delta\" : { \"content\" : \"y\" } ,"
+    " \"finish_reason\" : \"stop\" } ] , \"usage\" : { \"total_tokens\" : 3 } }\r\n",
+    // Nulls where objects and arrays go; empty containers.
+    R"({"choices":null,"usage":null,"id":null,"model":null})",
+    R"({"choices":[null,{"delta":null},{"index":null,"delta":{"tool_calls":null}}]})",
+    R"({"choices":[{"index":2,"delta":{"tool_calls":[null,{"function":null},{"index":3,"id":null}]}}]})",
+    R"({})",
+    R"({"choices":[{}],"usage":{}})",
+    // Duplicate keys: every one is visited, in order.
+    R"({"id":"first","id":"second","choices":[{"index":0,"delta":{"content":"a","content":"b"}}],"choices":[{"index":1}]})",
+    // Several choices, tool calls in two of them.
+    R"({"choices":[{"index":1,"delta":{"tool_calls":[{"index":0,"function":{"name":"f"}}]}},{"index":0,"delta":{"content":"c","tool_calls":[{"index":2,"function":{"arguments":"{}"}}]}}]})",
+    // Unknown members of every kind, skipped.
+    R"({"x":[1,-2,3.5,-0.25e-3,1E+9,0,true,false,null,"s\u1234",{"a":[[],{}]}],"choices":[{"index":0,"logprobs":{"content":[{"token":"a","logprob":-0.01,"bytes":[97],"top_logprobs":[]}]},"delta":{"refusal":null,"audio":{"id":"x"},"content":"z"}}]})",
+    R"({"usage":{"prompt_tokens":-0,"completion_tokens":123456789012345678,"prompt_tokens_details":null,"total_tokens":null}})",
+    // A key with an escape is a different key (compared raw, as ParseChunk does).
+    R"({"\u0069d":"not the id","choices":[{"ind\u0065x":5,"index":1}]})",
+    // Longer than the quote index covers (1 KiB).
+    R"({"id":"long","choices":[{"index":0,"delta":{"content":")" + std::string(1100, 'a') +
+        R"("}}]})",
+    // Nesting 60 deep in an unknown member.
+    R"({"deep":)" + std::string(60, '[') + std::string(60, ']') + R"(,"id":"d"})",
+};
+
+// Valid or not, payloads the fast path leaves to ParseChunk.
+const std::vector<std::string> kDeferred = {
+    "",
+    "{not json",
+    "[1,2]",
+    "\"text\"",
+    "null",
+    R"({"choices":[]} trailing)",
+    R"({"choices":[]}{"choices":[]})",
+    R"({"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":7}]})",
+    R"({"choices":[{"index":0,"delta":{"content":5}}]})",
+    R"({"choices":[{"index":1.0}]})",
+    R"({"choices":[{"index":01}]})",
+    R"({"usage":{"total_tokens":1234567890123456789}})",
+    R"({"usage":{"total_tokens":"9"}})",
+    R"({"usage":[]})",
+    "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\xff\"}}]}",
+    "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\xc0\xaf\"}}]}",      // overlong
+    "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\xed\xa0\x80\"}}]}",  // surrogate
+    "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\x01\"}}]}",         // control char
+    R"({"choices":[{"index":0,"delta":{"content":"\ud83d"}}]})",  // lone high surrogate
+    R"({"choices":[{"index":0,"delta":{"content":"\ude00"}}]})",  // lone low surrogate
+    R"({"choices":[{"index":0,"delta":{"content":"\ud83d\u0041"}}]})",
+    R"({"choices":[{"index":0,"delta":{"content":"\x"}}]})",
+    R"({"choices":[{"index":0,"delta":{"content":"\u12g4"}}]})",
+    R"({"a":tru})",
+    R"({"a":-})",
+    R"({"a":1.})",
+    R"({"a":.5})",
+    R"({"a":1e})",
+    R"({"a":[1,]})",
+    R"({"a":1,})",
+    R"({"a" 1})",
+    R"({"deep":)" + std::string(70, '[') + std::string(70, ']') + "}",
+};
+
+void ExpectSame(const ParsedChunk& fast, const ParsedChunk& slow, const std::string& json) {
+  EXPECT_EQ(fast.id, slow.id) << json;
+  EXPECT_EQ(fast.model, slow.model) << json;
+  EXPECT_EQ(fast.is_error, slow.is_error) << json;
+  EXPECT_EQ(fast.error_message, slow.error_message) << json;
+  EXPECT_EQ(fast.has_usage, slow.has_usage) << json;
+  EXPECT_EQ(fast.usage.prompt_tokens, slow.usage.prompt_tokens) << json;
+  EXPECT_EQ(fast.usage.completion_tokens, slow.usage.completion_tokens) << json;
+  EXPECT_EQ(fast.usage.total_tokens, slow.usage.total_tokens) << json;
+  EXPECT_EQ(fast.usage.cached_tokens, slow.usage.cached_tokens) << json;
+  ASSERT_EQ(fast.choices.size(), slow.choices.size()) << json;
+  for (size_t i = 0; i < fast.choices.size(); ++i) {
+    EXPECT_EQ(fast.choices[i].index, slow.choices[i].index) << json;
+    EXPECT_EQ(fast.choices[i].role, slow.choices[i].role) << json;
+    EXPECT_EQ(fast.choices[i].content, slow.choices[i].content) << json;
+    EXPECT_EQ(fast.choices[i].finish_reason, slow.choices[i].finish_reason) << json;
+  }
+  ASSERT_EQ(fast.tool_calls.size(), slow.tool_calls.size()) << json;
+  for (size_t i = 0; i < fast.tool_calls.size(); ++i) {
+    EXPECT_EQ(fast.tool_calls[i].choice_slot, slow.tool_calls[i].choice_slot) << json;
+    EXPECT_EQ(fast.tool_calls[i].index, slow.tool_calls[i].index) << json;
+    EXPECT_EQ(fast.tool_calls[i].id, slow.tool_calls[i].id) << json;
+    EXPECT_EQ(fast.tool_calls[i].type, slow.tool_calls[i].type) << json;
+    EXPECT_EQ(fast.tool_calls[i].name, slow.tool_calls[i].name) << json;
+    EXPECT_EQ(fast.tool_calls[i].arguments, slow.tool_calls[i].arguments) << json;
+  }
+}
+
+class ChunkScanTest : public ::testing::Test {
+ protected:
+  bool Fast(const std::string& json) {
+    fast_.Clear();
+    return ScanChunk(json, fast_, unescaped_);
+  }
+  bool Slow(const std::string& json) {
+    slow_.Clear();
+    simdjson::ondemand::document doc;
+    return parser_.Iterate(json).get(doc) == simdjson::SUCCESS && ParseChunk(doc, slow_);
+  }
+
+  std::string unescaped_;
+  ParsedChunk fast_, slow_;
+  PaddedJsonParser parser_;
+};
+
+TEST_F(ChunkScanTest, DecidesUsualPayloadsAsSimdjsonReadsThem) {
+  for (const std::string& json : kDecided) {
+    ASSERT_TRUE(Fast(json)) << json;
+    ASSERT_TRUE(Slow(json)) << json;
+    ExpectSame(fast_, slow_, json);
+  }
+}
+
+TEST_F(ChunkScanTest, ReadsValuesItself) {
+  ASSERT_TRUE(Fast(kDecided[11]));
+  ASSERT_EQ(fast_.choices.size(), 1u);
+  EXPECT_EQ(fast_.choices[0].content, "caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 A");
+  ASSERT_TRUE(Fast(kDecided[5]));
+  EXPECT_TRUE(fast_.has_usage);
+  EXPECT_EQ(fast_.usage.cached_tokens, 64);
+  EXPECT_EQ(fast_.usage.total_tokens, 165);
+}
+
+TEST_F(ChunkScanTest, LeavesMalformedAndUnusualPayloadsToSimdjson) {
+  for (const std::string& json : kDeferred) EXPECT_FALSE(Fast(json)) << json;
+}
+
+// Every decided payload, truncated, with one byte deleted, and with one byte replaced by each
+// of a set of troublemakers: whatever the fast path still decides, simdjson must read the same.
+TEST_F(ChunkScanTest, MutationsNeverDisagreeWithSimdjson) {
+  const std::string kBytes = "\"\\{}[],: 0-.en1tu\x01\xff\xc3\xa9";
+  size_t decided = 0, deferred = 0;
+  auto check = [&](const std::string& json) {
+    if (!Fast(json)) {
+      ++deferred;
+      return;
+    }
+    ++decided;
+    ASSERT_TRUE(Slow(json)) << "fast path accepted what simdjson rejects: " << json;
+    ExpectSame(fast_, slow_, json);
+  };
+  for (const std::string& base : kDecided) {
+    for (size_t i = 0; i < base.size(); ++i) {
+      check(base.substr(0, i));
+      check(base.substr(0, i) + base.substr(i + 1));
+      for (char b : kBytes) {
+        std::string mutated = base;
+        mutated[i] = b;
+        check(mutated);
+      }
+      if (HasFailure()) return;
+    }
+  }
+  // Not vacuous: a fair share of the mutations is decided by each side.
+  EXPECT_GT(decided, 1000u);
+  EXPECT_GT(deferred, 1000u);
+}
+
+}  // namespace
+}  // namespace turnpike::stream
