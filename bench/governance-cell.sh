@@ -4,6 +4,7 @@
 # RPM and TPM limits, the call log written to SQLite), interleaved in one run.
 #
 #   bench/governance-cell.sh [--runs 3] [--duration 5] [--connections 50] [--workers 1]
+#                            [--log-store on|off]   (off: governance on, call-log rows off)
 #
 # Starts (and on exit stops, by PID) one mock provider and two Turnpike instances, provisions
 # a plan/tenant/key with `turnpike admin`, then alternates measured runs between the two
@@ -11,13 +12,14 @@
 # rows written. Needs: the turnpike binary ($TURNPIKE), jq.
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
-runs=3 duration=5 connections=50 workers=1
+runs=3 duration=5 connections=50 workers=1 log_store=on
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --connections) connections=$2; shift 2 ;;
     --workers) workers=$2; shift 2 ;;
+    --log-store) log_store=$2; shift 2 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -44,6 +46,7 @@ gateway() {  # gateway NAME GOVERNANCE_ENABLED
 server: {listen: 127.0.0.1:0, workers: $workers, access_log: ""}
 governance: {enabled: $2}
 store: {path: $dir/$1.db}
+call_log: {log_store: $log_store}
 prices:
   bench-model: {input: 0.15, output: 0.60, max_output_tokens: 4096}
 models:
