@@ -4,6 +4,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <charconv>
 
 #include "gateway/llm_handler.h"
 #include "gateway/openai_errors.h"
@@ -36,21 +37,35 @@ std::string FormatReset(governance::Nanos reset) {
   return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
 }
 
+struct RateHeaderNames {
+  std::string_view limit, remaining, reset;
+};
+constexpr RateHeaderNames kRequestHeaders{
+    "x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"};
+constexpr RateHeaderNames kTokenHeaders{"x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens",
+                                        "x-ratelimit-reset-tokens"};
+
+// The response headers are still empty of these: insert, not set (no search, no name string).
 void SetRateHeaders(http::Fields& headers, const governance::RateDecision& d,
-                    std::string_view unit) {
+                    const RateHeaderNames& names) {
   if (d.limit == 0) return;
-  const std::string suffix(unit);
-  headers.set("x-ratelimit-limit-" + suffix, std::to_string(d.limit));
-  headers.set("x-ratelimit-remaining-" + suffix, std::to_string(d.remaining));
-  headers.set("x-ratelimit-reset-" + suffix, FormatReset(d.reset));
+  char text[24];
+  auto number = [&text](int64_t value) {
+    const auto end = std::to_chars(text, text + sizeof(text), value).ptr;
+    return std::string_view(text, static_cast<size_t>(end - text));
+  };
+  headers.insert(names.limit, number(d.limit));
+  headers.insert(names.remaining, number(d.remaining));
+  const std::string reset = FormatReset(d.reset);
+  headers.insert(names.reset, reset);
 }
 
 // OpenAI's x-ratelimit-* headers for the tighter of the key's and tenant's limits, and
 // Retry-After on a rate refusal.
 void SetRateLimitHeaders(http::Fields& headers, const pipeline::RequestContext& ctx,
                          const std::optional<Error>& refused) {
-  SetRateHeaders(headers, ctx.rate_requests, "requests");
-  SetRateHeaders(headers, ctx.rate_tokens, "tokens");
+  SetRateHeaders(headers, ctx.rate_requests, kRequestHeaders);
+  SetRateHeaders(headers, ctx.rate_tokens, kTokenHeaders);
   if (!refused || refused->code != ErrorCode::kRateLimited) return;
   const governance::RateDecision& d = !ctx.rate_requests.allowed && ctx.rate_requests.limit != 0
                                           ? ctx.rate_requests
