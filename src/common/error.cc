@@ -69,6 +69,30 @@ std::string_view OpenAiErrorType(ErrorCode code) {
   return "server_error";
 }
 
+ErrorCode ErrorCodeForStatus(int status) {
+  switch (status) {
+    case 400:
+      return ErrorCode::kInvalidRequest;
+    case 401:
+      return ErrorCode::kUnauthorized;
+    case 403:
+      return ErrorCode::kForbidden;
+    case 404:
+      return ErrorCode::kNotFound;
+    case 413:
+      return ErrorCode::kPayloadTooLarge;
+    case 429:
+      return ErrorCode::kRateLimited;
+    case 503:
+      return ErrorCode::kUnavailable;
+    case 504:
+      return ErrorCode::kUpstreamTimeout;
+    default:
+      return status >= 400 && status < 500 ? ErrorCode::kInvalidRequest
+                                           : ErrorCode::kUpstreamBadResponse;
+  }
+}
+
 std::string_view ErrorCodeName(ErrorCode code) {
   switch (code) {
     case ErrorCode::kInvalidRequest:

@@ -34,6 +34,10 @@ enum class ErrorCode {
 // HTTP status for a code.
 int HttpStatus(ErrorCode code);
 
+// The reverse, for an error status a provider answered: 400, 401, 403, 404, 413, 429, 503 and
+// 504 map to their code; any other 4xx is kInvalidRequest, anything else kUpstreamBadResponse.
+ErrorCode ErrorCodeForStatus(int status);
+
 // OpenAI's `error.type` for a code (e.g. "invalid_request_error").
 std::string_view OpenAiErrorType(ErrorCode code);
 

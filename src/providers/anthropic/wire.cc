@@ -28,30 +28,11 @@ constexpr TypeEntry kTypes[] = {
     {"timeout_error", ErrorCode::kUpstreamTimeout},
 };
 
+// Anthropic's extras over the common mapping: 402 (billing) and 529 (overloaded).
 ErrorCode CodeForStatus(int status) {
-  switch (status) {
-    case 400:
-      return ErrorCode::kInvalidRequest;
-    case 401:
-      return ErrorCode::kUnauthorized;
-    case 402:
-    case 403:
-      return ErrorCode::kForbidden;
-    case 404:
-      return ErrorCode::kNotFound;
-    case 413:
-      return ErrorCode::kPayloadTooLarge;
-    case 429:
-      return ErrorCode::kRateLimited;
-    case 503:
-    case kOverloadedStatus:
-      return ErrorCode::kUnavailable;
-    case 504:
-      return ErrorCode::kUpstreamTimeout;
-    default:
-      return status >= 400 && status < 500 ? ErrorCode::kInvalidRequest
-                                           : ErrorCode::kUpstreamBadResponse;
-  }
+  if (status == 402) return ErrorCode::kForbidden;
+  if (status == kOverloadedStatus) return ErrorCode::kUnavailable;
+  return ErrorCodeForStatus(status);
 }
 
 }  // namespace
@@ -94,6 +75,7 @@ std::string_view TypeForCode(ErrorCode code) {
     case ErrorCode::kRequestTimeout:
     case ErrorCode::kHeadersTooLarge:
     case ErrorCode::kUnsupportedMediaType:
+    case ErrorCode::kConflict:
       return "invalid_request_error";
     case ErrorCode::kUnauthorized:
       return "authentication_error";
@@ -104,6 +86,7 @@ std::string_view TypeForCode(ErrorCode code) {
     case ErrorCode::kPayloadTooLarge:
       return "request_too_large";
     case ErrorCode::kRateLimited:
+    case ErrorCode::kQuotaExceeded:  // a spent budget: Anthropic has no quota type; 429 either way
       return "rate_limit_error";
     case ErrorCode::kUnavailable:
       return "overloaded_error";

@@ -27,30 +27,6 @@ int64_t Count(const json::object& object, std::string_view key) {
   return value != nullptr && value->is_int64() ? value->as_int64() : -1;
 }
 
-ErrorCode CodeForStatus(int status) {
-  switch (status) {
-    case 400:
-      return ErrorCode::kInvalidRequest;
-    case 401:
-      return ErrorCode::kUnauthorized;
-    case 403:
-      return ErrorCode::kForbidden;
-    case 404:
-      return ErrorCode::kNotFound;
-    case 413:
-      return ErrorCode::kPayloadTooLarge;
-    case 429:
-      return ErrorCode::kRateLimited;
-    case 503:
-      return ErrorCode::kUnavailable;
-    case 504:
-      return ErrorCode::kUpstreamTimeout;
-    default:
-      return status >= 400 && status < 500 ? ErrorCode::kInvalidRequest
-                                           : ErrorCode::kUpstreamBadResponse;
-  }
-}
-
 }  // namespace
 
 Result<std::string> OpenAiProvider::BuildRequest(const json::object& chat,
@@ -120,7 +96,7 @@ Result<Response> OpenAiProvider::ParseResponse(std::string_view body) const {
 }
 
 Error OpenAiProvider::ParseError(int status, std::string_view body) const {
-  Error error{CodeForStatus(status),
+  Error error{ErrorCodeForStatus(status),
               "The upstream provider answered HTTP " + std::to_string(status) + ".", ""};
   boost::system::error_code ec;
   json::value doc = json::parse(body, ec);
