@@ -54,33 +54,43 @@ models:
     deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
 YAML
   TURNPIKE_ADMIN_TOKEN=bench "$TURNPIKE" serve --config "$dir/$1.yaml" >"$dir/$1.log" 2>&1 &
-  pids+=($!)
+  echo $! >"$dir/$1.pid"
   port_of "$dir/$1.log" "turnpike listening on"
 }
-off_port=$(gateway off false)
-on_port=$(gateway on true)
+# gateway runs in a command substitution's subshell: its PID comes back through a file.
+off_port=$(gateway off false); pids+=("$(cat "$dir/off.pid")")
+on_port=$(gateway on true); pids+=("$(cat "$dir/on.pid")")
+
+cpu_ticks() {  # user + system clock ticks of a process, all threads
+  awk '{print $14 + $15}' "/proc/$1/stat"
+}
+hz=$(getconf CLK_TCK)
 
 export TURNPIKE_ADMIN_TOKEN=bench TURNPIKE_URL=http://127.0.0.1:$on_port
 "$TURNPIKE" admin plans put bench --budget 1000000 --rpm 100000000 --tpm 1000000000 >/dev/null
 "$TURNPIKE" admin tenants create bench --plan bench >/dev/null
 key=$("$TURNPIKE" admin --json keys create --tenant bench --rpm 100000000 | jq -r .key)
 
-echo "| run | governance off (req/s) | governance on (req/s) | on / off |"
-echo "|---|---|---|---|"
+echo "| run | governance off (req/s) | governance on (req/s) | on / off | gateway CPU per request off / on (µs) |"
+echo "|---|---|---|---|---|"
 for ((r = 1; r <= runs; r++)); do
-  declare -A rps=()
+  declare -A rps=() cpu=()
   order=(off on); ((r % 2 == 0)) && order=(on off)
   for which in "${order[@]}"; do
     port=$off_port; headers=()
     [[ $which == on ]] && { port=$on_port; headers=(-H "Authorization: Bearer $key"); }
+    pid=$(cat "$dir/$which.pid"); before=$(cpu_ticks "$pid")
     "$TURNPIKE" bench --url "http://127.0.0.1:$port/v1/chat/completions" -c "$connections" \
       -d "$duration" --warmup 1 -q "${headers[@]}" --json "$dir/$which.json" >/dev/null 2>&1
     failures=$(jq '.requests_failed' "$dir/$which.json")
     [[ $failures == 0 ]] || echo "warning: $which had $failures failures" >&2
     rps[$which]=$(jq '.requests_per_second' "$dir/$which.json")
+    # CPU over warm-up and measurement, per request (the warm-up's requests are estimated
+    # at the measured rate; the load generator does not count them).
+    cpu[$which]=$(jq "($(cpu_ticks "$pid") - $before) / $hz * 1e6 / (.requests_per_second * (.duration_s + .warmup_s))" "$dir/$which.json")
   done
   ratio=$(jq -n "${rps[on]} / ${rps[off]}")
-  printf '| %d | %.0f | %.0f | %.2f |\n' "$r" "${rps[off]}" "${rps[on]}" "$ratio"
+  printf '| %d | %.0f | %.0f | %.2f | %.1f / %.1f |\n' "$r" "${rps[off]}" "${rps[on]}" "$ratio" "${cpu[off]}" "${cpu[on]}"
 done
 rows=$(curl -s "http://127.0.0.1:$on_port/metrics" | awk '/^turnpike_call_log_rows_total /{print $2}')
 echo

@@ -658,7 +658,7 @@ net::awaitable<Reply> Dispatch(store::GovernanceService& service, const std::str
 
 net::awaitable<void> AdminApi::Handle(http::Exchange& exchange) {
   Reply reply = co_await Dispatch(service_, token_, exchange.request());
-  if (!reply.allow.empty()) exchange.response_headers().set(bhttp::field::allow, reply.allow);
+  if (!reply.allow.empty()) exchange.response_headers().Add("Allow", reply.allow);
   co_await exchange.Respond(reply.status, kJson, std::move(reply.body));
 }
 

@@ -1,5 +1,6 @@
 #include "gateway/chat_flow.h"
 
+#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -27,14 +28,26 @@ std::string_view HeaderValue(const Request& request, Field field) {
   return it == request.end() ? std::string_view{} : std::string_view(it->value());
 }
 
-// OpenAI's reset format: "20ms", "1s", "6m0s".
-std::string FormatReset(governance::Nanos reset) {
+// OpenAI's reset format: "20ms", "1s", "6m0s", written into `out`; returns what was written.
+std::string_view FormatReset(governance::Nanos reset, std::array<char, 48>& out) {
   using namespace std::chrono;
+  char* p = out.data();
+  char* const end = out.data() + out.size();
   const int64_t ms = duration_cast<milliseconds>(reset).count();
-  if (ms < 1000) return std::to_string(ms) + "ms";
-  const int64_t s = (ms + 999) / 1000;
-  if (s < 60) return std::to_string(s) + "s";
-  return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+  if (ms < 1000) {
+    p = std::to_chars(p, end, ms).ptr;
+    *p++ = 'm';
+    *p++ = 's';
+  } else if (const int64_t s = (ms + 999) / 1000; s < 60) {
+    p = std::to_chars(p, end, s).ptr;
+    *p++ = 's';
+  } else {
+    p = std::to_chars(p, end, s / 60).ptr;
+    *p++ = 'm';
+    p = std::to_chars(p, end, s % 60).ptr;
+    *p++ = 's';
+  }
+  return std::string_view(out.data(), static_cast<size_t>(p - out.data()));
 }
 
 struct RateHeaderNames {
@@ -45,34 +58,26 @@ constexpr RateHeaderNames kRequestHeaders{
 constexpr RateHeaderNames kTokenHeaders{"x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens",
                                         "x-ratelimit-reset-tokens"};
 
-// The response headers are still empty of these: insert, not set (no search, no name string).
-void SetRateHeaders(http::Fields& headers, const governance::RateDecision& d,
+void AddRateHeaders(http::ResponseHeaders& headers, const governance::RateDecision& d,
                     const RateHeaderNames& names) {
   if (d.limit == 0) return;
-  char text[24];
-  auto number = [&text](int64_t value) {
-    const auto end = std::to_chars(text, text + sizeof(text), value).ptr;
-    return std::string_view(text, static_cast<size_t>(end - text));
-  };
-  headers.insert(names.limit, number(d.limit));
-  headers.insert(names.remaining, number(d.remaining));
-  const std::string reset = FormatReset(d.reset);
-  headers.insert(names.reset, reset);
+  headers.Add(names.limit, d.limit);
+  headers.Add(names.remaining, d.remaining);
+  std::array<char, 48> reset;
+  headers.Add(names.reset, FormatReset(d.reset, reset));
 }
 
 // OpenAI's x-ratelimit-* headers for the tighter of the key's and tenant's limits, and
 // Retry-After on a rate refusal.
-void SetRateLimitHeaders(http::Fields& headers, const pipeline::RequestContext& ctx,
+void AddRateLimitHeaders(http::ResponseHeaders& headers, const pipeline::RequestContext& ctx,
                          const std::optional<Error>& refused) {
-  SetRateHeaders(headers, ctx.rate_requests, kRequestHeaders);
-  SetRateHeaders(headers, ctx.rate_tokens, kTokenHeaders);
+  AddRateHeaders(headers, ctx.rate_requests, kRequestHeaders);
+  AddRateHeaders(headers, ctx.rate_tokens, kTokenHeaders);
   if (!refused || refused->code != ErrorCode::kRateLimited) return;
   const governance::RateDecision& d = !ctx.rate_requests.allowed && ctx.rate_requests.limit != 0
                                           ? ctx.rate_requests
                                           : ctx.rate_tokens;
-  if (d.limit != 0 && !d.exceeds_limit) {
-    headers.set("Retry-After", std::to_string(d.RetryAfterSeconds()));
-  }
+  if (d.limit != 0 && !d.exceeds_limit) headers.Add("Retry-After", d.RetryAfterSeconds());
 }
 
 bool ContentTypeIs(std::string_view value, std::string_view type) {
@@ -132,7 +137,7 @@ net::awaitable<void> ChatFlow::Run() {
 
   size_t ran = 0;
   std::optional<Error> refused = handler_.chain_.Request(ctx_, ran);
-  SetRateLimitHeaders(exchange_.response_headers(), ctx_, refused);
+  AddRateLimitHeaders(exchange_.response_headers(), ctx_, refused);
   if (refused) {
     co_await handler_.RespondError(exchange_, ctx_, *refused);
   } else {
@@ -242,7 +247,7 @@ net::awaitable<void> ChatFlow::GiveUp(const std::optional<Error>& error,
   if (answer) {
     // Pass the last upstream answer on as it was: its status and OpenAI-shaped body.
     if (answer->retry_after_seconds >= 0) {
-      exchange_.response_headers().set("Retry-After", std::to_string(answer->retry_after_seconds));
+      exchange_.response_headers().Add("Retry-After", int64_t{answer->retry_after_seconds});
     }
     ctx_.error = answer->status == 429 ? ErrorCode::kRateLimited : ErrorCode::kUpstreamBadResponse;
     if (ContentTypeIs(answer->content_type, kJson) && !answer->body.empty()) {

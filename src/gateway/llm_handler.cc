@@ -127,7 +127,7 @@ net::awaitable<void> LlmHandler::Respond(http::Exchange& exchange, pipeline::Req
                                          std::string body) {
   ctx.status = static_cast<int>(status);
   if (shared_.config.server.server_timing) {
-    exchange.response_headers().set("Server-Timing",
+    exchange.response_headers().Add("Server-Timing",
                                     ServerTimingHeader(ctx.phases, pipeline::Clock::now()));
   }
   const bool ok = co_await exchange.Respond(status, content_type, std::move(body));
@@ -152,7 +152,7 @@ net::awaitable<void> LlmHandler::Handle(http::Exchange& exchange) {
   const bhttp::verb method = request.method();
 
   auto method_not_allowed = [&](std::string_view allow) {
-    exchange.response_headers().set(bhttp::field::allow, allow);
+    exchange.response_headers().Add("Allow", allow);
     return Error{ErrorCode::kMethodNotAllowed,
                  "Method " + std::string(request.method_string()) + " is not allowed on " +
                      std::string(path) + "; use " + std::string(allow) + ".",
@@ -296,7 +296,8 @@ void LlmHandler::LogCall(const http::Exchange& exchange, const pipeline::Request
                          int64_t overhead_us) {
   const pipeline::Phases& p = ctx.phases;
   const governance::Principal& principal = ctx.principal;
-  store::CallRecord r;
+  // A reused slot (call_record.h): assigning its strings reuses their buffers.
+  store::CallRecord& r = call_log_->Add();
   const auto now = std::chrono::system_clock::now();
   r.time_ms = UnixMillis(now) -
               std::chrono::duration_cast<std::chrono::milliseconds>(p.done - p.received).count();
@@ -320,7 +321,6 @@ void LlmHandler::LogCall(const http::Exchange& exchange, const pipeline::Request
   r.overhead_us = overhead_us;
   r.month = governance::MonthOf(ctx.now_unix);
   if (principal.tenant->tenant.log_bodies) r.request_body = exchange.request().body();
-  call_log_->Append(std::move(r));
 }
 
 }  // namespace turnpike::gateway

@@ -20,9 +20,9 @@ bool Contains(std::string_view outer, std::string_view inner) {
 }  // namespace
 
 net::awaitable<void> StreamRelay::Run() {
-  exchange_.response_headers().set("Cache-Control", "no-cache");
+  exchange_.response_headers().Add("Cache-Control", "no-cache");
   if (server_timing_) {
-    exchange_.response_headers().set("Server-Timing",
+    exchange_.response_headers().Add("Server-Timing",
                                      ServerTimingHeader(ctx_.phases, pipeline::Clock::now()));
   }
   const bool started = co_await exchange_.StartStream(200, "text/event-stream");

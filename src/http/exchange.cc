@@ -170,7 +170,7 @@ std::string Exchange::SerializeHead(unsigned status, std::string_view content_ty
                                     size_t content_length) {
   response_status_ = status;
   std::string head;
-  head.reserve(256);
+  head.reserve(160 + content_type.size() + request_id_.size() + response_headers_.lines().size());
   head.append("HTTP/1.1 ");
   head.append(std::to_string(status));
   head.push_back(' ');
@@ -185,9 +185,7 @@ std::string Exchange::SerializeHead(unsigned status, std::string_view content_ty
     head.append("Content-Length: ").append(std::to_string(content_length)).append("\r\n");
   }
   head.append("x-request-id: ").append(request_id_).append("\r\n");
-  for (const auto& field : response_headers_) {
-    head.append(field.name_string()).append(": ").append(field.value()).append("\r\n");
-  }
+  head.append(response_headers_.lines());
   const bool keep = !draining_ && request_.keep_alive();
   head.append(keep ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
   return head;

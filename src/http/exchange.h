@@ -28,6 +28,8 @@
 #include <string>
 #include <string_view>
 
+#include "http/response_headers.h"
+
 namespace turnpike::http {
 
 using Request = boost::beast::http::request<boost::beast::http::string_body>;
@@ -55,8 +57,8 @@ class Exchange {
   // The server is draining: the handler should answer readiness checks with 503.
   bool draining() const { return draining_; }
 
-  // Headers to send with the response; set them before Respond()/StartStream().
-  Fields& response_headers() { return response_headers_; }
+  // Headers to send with the response; add them before Respond()/StartStream().
+  ResponseHeaders& response_headers() { return response_headers_; }
 
   // Sends a complete response with Content-Length.
   boost::asio::awaitable<bool> Respond(unsigned status, std::string_view content_type,
@@ -108,7 +110,7 @@ class Exchange {
   const Clock::time_point started_;
   const bool draining_;
   std::string request_id_;
-  Fields response_headers_;
+  ResponseHeaders response_headers_;
   State state_ = State::kNew;
   uint64_t bytes_sent_ = 0;
   unsigned response_status_ = 0;

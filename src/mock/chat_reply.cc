@@ -113,7 +113,7 @@ net::awaitable<void> ChatReply::RespondFault() {
   stats_.AddFault(plan_.fault);
   const Error error = FaultError(plan_.fault, options_.retry_after_s);
   if (plan_.fault == FaultKind::kHttp429) {
-    exchange_.response_headers().set("Retry-After", std::to_string(options_.retry_after_s));
+    exchange_.response_headers().Add("Retry-After", int64_t{options_.retry_after_s});
   }
   const bool anthropic = chat_.wire == Wire::kAnthropic;
   std::string body = anthropic ? RenderAnthropicError(error) : RenderErrorBody(error);

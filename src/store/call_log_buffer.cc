@@ -5,9 +5,9 @@
 
 namespace turnpike::store {
 
-void CallLogBuffer::Append(CallRecord record) {
-  rows_.push_back(std::move(record));
+CallRecord& CallLogBuffer::Add() {
   if (rows_.size() >= options_.batch_rows) Flush();
+  return rows_.Add();
 }
 
 void CallLogBuffer::Flush(bool final) {
@@ -28,7 +28,7 @@ void CallLogBuffer::Flush(bool final) {
 
 void CallLogBuffer::Drop() {
   std::map<std::tuple<std::string, std::string, governance::MonthId>, CallRecord> standins;
-  for (CallRecord& row : rows_) {
+  for (const CallRecord& row : rows_.records()) {
     CallRecord& s = standins[{row.tenant_id, row.key_id, row.month}];
     if (s.dropped_rows == 0) {
       s.time_ms = row.time_ms;
@@ -46,15 +46,14 @@ void CallLogBuffer::Drop() {
     s.unpriced = s.unpriced || row.unpriced;
   }
   uint64_t dropped = 0;
-  for (const CallRecord& row : rows_) {
+  for (const CallRecord& row : rows_.records()) {
     dropped += static_cast<uint64_t>(row.dropped_rows > 0 ? 0 : 1);
   }
   dropped_.Add(dropped);
-  rows_.clear();
-  for (auto& [scope, standin] : standins) rows_.push_back(std::move(standin));
+  rows_.Clear();
+  for (auto& [scope, standin] : standins) rows_.Add() = std::move(standin);
   // Stand-ins are few (one per tenant, key and month) and carry spend: queued past the bound.
-  (void)thread_.SubmitRecords(rows_, true);
-  rows_.clear();
+  if (thread_.SubmitRecords(rows_, true) != SubmitResult::kAccepted) rows_.Clear();
 }
 
 }  // namespace turnpike::store

@@ -16,7 +16,6 @@
 #pragma once
 
 #include <chrono>
-#include <vector>
 
 #include "observability/metrics.h"
 #include "store/call_record.h"
@@ -39,7 +38,8 @@ class CallLogBuffer {
       : thread_(thread), options_(options) {}
   ~CallLogBuffer() { Flush(true); }
 
-  void Append(CallRecord record);
+  // A slot for the record of a request that ended, to fill in at once (call_record.h).
+  CallRecord& Add();
   // Offers the buffered rows to the queue; `final` ignores the queue's bound (shutdown).
   void Flush(bool final = false);
 
@@ -51,7 +51,7 @@ class CallLogBuffer {
 
   StoreThread& thread_;
   const CallLogBufferOptions options_;
-  std::vector<CallRecord> rows_;
+  CallBatch rows_;
   Clock::time_point waiting_since_{};  // first refusal of the rows now buffered
   observability::Counter dropped_;
 };

@@ -3,10 +3,18 @@
 // the store thread's bounded queue, and written in batches by the store thread. The same
 // record carries the spend the writer adds to the persisted counters, so the spend table and
 // the call log are committed in one transaction and cannot disagree (store.h).
+//
+// CallBatch holds the records a worker collects between flushes. Its slots are reused: a
+// cleared batch keeps its records and their strings' buffers, and the worker's buffer and the
+// store thread hand batches back and forth, so logging a request allocates nothing once warm
+// (no per-request string made on a worker and freed on the store thread).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "governance/budget.h"
 
@@ -36,6 +44,29 @@ struct CallRecord {
   // with their summed cost and tokens, request_id empty, error "log_rows_dropped", and
   // `dropped_rows` the number of requests it stands for. Spend is never dropped with a row.
   int64_t dropped_rows = 0;
+};
+
+// Rows written in one transaction, in order: spans into CallBatches.
+using CallRecordSpans = std::span<const std::span<const CallRecord>>;
+
+class CallBatch {
+ public:
+  // A slot for one more record, equal to a default CallRecord. Its strings keep the buffers of
+  // the record that used the slot before, unless one grew past kMaxKeptCapacity (an opted-in
+  // request body): that one is freed, so a batch does not hold on to large buffers.
+  CallRecord& Add();
+
+  std::span<const CallRecord> records() const { return {rows_.data(), size_}; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  // Forgets the records and keeps the slots.
+  void Clear() { size_ = 0; }
+
+  static constexpr size_t kMaxKeptCapacity = 1'024;
+
+ private:
+  std::vector<CallRecord> rows_;
+  size_t size_ = 0;
 };
 
 }  // namespace turnpike::store

@@ -95,8 +95,7 @@ Result<std::unique_ptr<GovernanceService>> GovernanceService::Open(const config:
   options.batch_rows = config.call_log.batch_rows;
   GovernanceService* self = service.get();
   service->thread_ = std::make_unique<StoreThread>(
-      store, options,
-      [self](Store& s, std::vector<CallRecord>& records) { self->WriteBatch(s, records); },
+      store, options, [self](Store& s, CallRecordSpans records) { self->WriteBatch(s, records); },
       [self](Store& s) { self->Tick(s); });
   const auto now = std::chrono::steady_clock::now();
   service->next_version_check_ = now + config.governance.snapshot_ttl;
@@ -379,19 +378,21 @@ boost::asio::awaitable<Result<ReconcileReport>> GovernanceService::ReconcileNow(
   co_return result;
 }
 
-void GovernanceService::WriteBatch(Store& store, std::vector<CallRecord>& records) {
+void GovernanceService::WriteBatch(Store& store, CallRecordSpans records) {
   const std::span<const SpendRow> no_extra;
   Status written = store.WriteCalls(records, config_.call_log.log_store, no_extra);
-  last_batch_rows_.Set(static_cast<int64_t>(records.size()));
+  size_t rows = 0;
+  for (const std::span<const CallRecord>& part : records) rows += part.size();
+  last_batch_rows_.Set(static_cast<int64_t>(rows));
   if (!written.ok()) {
     // The rows and their spend are lost to the store (the live counters still hold the spend
     // until a restart). Loud, counted, and the thread goes on.
-    write_errors_.Add(records.size());
-    std::fprintf(stderr, "turnpike: call log write failed (%zu rows): %s\n", records.size(),
+    write_errors_.Add(rows);
+    std::fprintf(stderr, "turnpike: call log write failed (%zu rows): %s\n", rows,
                  written.error().message.c_str());
     return;
   }
-  call_log_rows_.Add(records.size());
+  call_log_rows_.Add(rows);
 }
 
 Result<ReconcileReport> GovernanceService::Reconcile(Store& store) {

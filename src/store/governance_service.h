@@ -125,7 +125,7 @@ class GovernanceService {
   template <typename Write>
   Status Commit(GovernanceRows rows, Write&& write);
   Status ReloadOnThread(Store& store);
-  void WriteBatch(Store& store, std::vector<CallRecord>& records);
+  void WriteBatch(Store& store, CallRecordSpans records);
   void Tick(Store& store);
   Result<ReconcileReport> Reconcile(Store& store);
   std::vector<PriceInfo> EffectivePrices() const;

@@ -30,6 +30,8 @@ std::string_view StoreOpName(StoreOp op) {
       return "admin_write";
     case StoreOp::kCallLogInsert:
       return "call_log_insert";
+    case StoreOp::kCallLogMonth:
+      return "call_log_month";
     case StoreOp::kSpendWrite:
       return "spend_write";
     case StoreOp::kTransaction:
@@ -66,6 +68,11 @@ Statement& Statement::Bind(int index, int64_t value) {
 
 Statement& Statement::Bind(int index, std::string_view text) {
   sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+Statement& Statement::BindView(int index, std::string_view text) {
+  sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
   return *this;
 }
 
@@ -187,6 +194,8 @@ Status Database::Exec(std::string_view sql, StoreOp op) {
   }
   return Ok{};
 }
+
+int64_t Database::LastInsertId() const { return sqlite3_last_insert_rowid(db_); }
 
 Error Database::LastError(std::string_view what) const {
   const int code = sqlite3_extended_errcode(db_);

@@ -34,6 +34,7 @@ enum class StoreOp : uint8_t {
   kAdminRead,      // admin API reads (call log pages, spend of past months)
   kAdminWrite,     // admin API writes
   kCallLogInsert,  // one row of the call log
+  kCallLogMonth,   // the first row of a month noted in call_log_months (once a month)
   kSpendWrite,     // one spend row upserted (write-behind of the budget counters)
   kTransaction,    // BEGIN / COMMIT / ROLLBACK
   kReconcile,      // the reconcile job's sums and corrections
@@ -64,6 +65,8 @@ class Statement {
   // Binds are 1-based like SQLite's. Text is copied (SQLITE_TRANSIENT).
   Statement& Bind(int index, int64_t value);
   Statement& Bind(int index, std::string_view text);
+  // Not copied (SQLITE_STATIC): `text` must outlive the next Step/Run of this binding.
+  Statement& BindView(int index, std::string_view text);
   Statement& BindBlob(int index, const void* data, size_t size);
   Statement& BindNull(int index);
   Statement& BindBool(int index, bool value) { return Bind(index, int64_t{value ? 1 : 0}); }
@@ -114,6 +117,8 @@ class Database {
   Status Commit() { return Exec("COMMIT", StoreOp::kTransaction); }
   void Rollback() { (void)Exec("ROLLBACK", StoreOp::kTransaction); }
 
+  // The rowid of the last row inserted on this connection.
+  int64_t LastInsertId() const;
   Error LastError(std::string_view what) const;
   StatementCounts& counts() { return *counts_; }
 

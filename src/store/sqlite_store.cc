@@ -1,8 +1,11 @@
 #include "store/sqlite_store.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <map>
+#include <optional>
+#include <unordered_map>
 #include <utility>
 
 #include "common/clock.h"
@@ -17,7 +20,8 @@ using governance::Tenant;
 using governance::TenantStatus;
 
 // Each entry is one schema version; never edit a released one, append a new one.
-constexpr std::array<std::string_view, 1> kMigrations = {R"sql(
+constexpr std::array<std::string_view, 2> kMigrations = {
+    R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
   monthly_budget_micros INTEGER,
@@ -91,6 +95,17 @@ CREATE TABLE call_log (
 );
 CREATE INDEX call_log_tenant ON call_log (tenant_id, id);
 CREATE INDEX call_log_month ON call_log (month, tenant_id, key_id);
+)sql",
+    // 2: the month index cost every insert an index entry (about a third of the row's cost) for a
+    // query that runs once an hour. Reconcile instead scans ids from the month's first row, which
+    // call_log_months records once per month.
+    R"sql(
+DROP INDEX call_log_month;
+CREATE TABLE call_log_months (
+  month TEXT PRIMARY KEY,
+  first_id INTEGER NOT NULL
+);
+INSERT INTO call_log_months (month, first_id) SELECT month, MIN(id) FROM call_log GROUP BY month;
 )sql"};
 
 // Allowed-model lists are stored as one text of names separated by newlines.
@@ -118,8 +133,6 @@ std::vector<std::string> SplitModels(const std::string& text) {
 std::string_view ScopeName(SpendScope scope) {
   return scope == SpendScope::kTenant ? "tenant" : "key";
 }
-
-int64_t MsToUs(double ms) { return static_cast<int64_t>(ms * 1000.0); }
 
 Error NotFound(std::string what) { return Error{ErrorCode::kNotFound, std::move(what), ""}; }
 
@@ -153,20 +166,6 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
   Result<std::unique_ptr<Database>> db = Database::Open(path, synchronous_full, counts);
   if (!db.ok()) return db.error();
   return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(db.value())));
-}
-
-template <typename Body>
-Status SqliteStore::InTransaction(Body&& body) {
-  Status begun = db_->Begin();
-  if (!begun.ok()) return begun;
-  Status done = body();
-  if (!done.ok()) {
-    db_->Rollback();
-    return done;
-  }
-  Status committed = db_->Commit();
-  if (!committed.ok()) db_->Rollback();
-  return committed;
 }
 
 Result<Statement*> SqliteStore::Cached(std::unique_ptr<Statement>& slot, std::string_view sql,
@@ -446,8 +445,8 @@ Result<std::vector<SpendRow>> SqliteStore::LoadSpend(std::span<const std::string
   return out;
 }
 
-Status SqliteStore::AddSpend(SpendScope scope, const std::string& scope_id,
-                             const std::string& month, int64_t micros) {
+Status SqliteStore::AddSpend(SpendScope scope, std::string_view scope_id, std::string_view month,
+                             int64_t micros) {
   Result<Statement*> q = Cached(add_spend_,
                                 "INSERT INTO spend (scope, scope_id, month, spent_micros) "
                                 "VALUES (?, ?, ?, ?) ON CONFLICT (scope, scope_id, month) "
@@ -456,156 +455,6 @@ Status SqliteStore::AddSpend(SpendScope scope, const std::string& scope_id,
   if (!q.ok()) return q.error();
   (*q)->Bind(1, ScopeName(scope)).Bind(2, scope_id).Bind(3, month).Bind(4, micros);
   return (*q)->Run();
-}
-
-Status SqliteStore::WriteCalls(std::span<const CallRecord> records, bool log_rows,
-                               std::span<const SpendRow> extra_spend) {
-  return InTransaction([&]() -> Status {
-    // Spend per (scope, id, month), summed over the batch: one upsert per scope, not per row.
-    std::map<std::tuple<SpendScope, std::string, governance::MonthId>, int64_t> spend;
-    Statement* insert = nullptr;
-    if (log_rows && !records.empty()) {
-      Result<Statement*> q = Cached(
-          insert_call_,
-          "INSERT INTO call_log (time_ms, request_id, tenant_id, key_id, model, deployment, "
-          "status, error, prompt_tokens, completion_tokens, cached_tokens, cost_micros, "
-          "estimated, unpriced, ttft_us, total_us, overhead_us, month, request_body, dropped_rows) "
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-          StoreOp::kCallLogInsert);
-      if (!q.ok()) return q.error();
-      insert = q.value();
-    }
-    for (const CallRecord& r : records) {
-      if (r.cost_micros > 0) {
-        spend[{SpendScope::kTenant, r.tenant_id, r.month}] += r.cost_micros;
-        spend[{SpendScope::kKey, r.key_id, r.month}] += r.cost_micros;
-      }
-      if (insert == nullptr) continue;
-      insert->Bind(1, r.time_ms)
-          .Bind(2, r.request_id)
-          .Bind(3, r.tenant_id)
-          .Bind(4, r.key_id)
-          .Bind(5, r.model)
-          .Bind(6, r.deployment)
-          .Bind(7, r.status)
-          .Bind(8, r.error)
-          .Bind(9, r.prompt_tokens)
-          .Bind(10, r.completion_tokens)
-          .Bind(11, r.cached_tokens)
-          .Bind(12, r.cost_micros)
-          .BindBool(13, r.estimated)
-          .BindBool(14, r.unpriced);
-      if (r.ttft_ms >= 0) {
-        insert->Bind(15, MsToUs(r.ttft_ms));
-      } else {
-        insert->BindNull(15);
-      }
-      insert->Bind(16, MsToUs(r.total_ms));
-      if (r.overhead_us >= 0) {
-        insert->Bind(17, r.overhead_us);
-      } else {
-        insert->BindNull(17);
-      }
-      insert->Bind(18, governance::FormatMonth(r.month));
-      if (r.request_body.empty()) {
-        insert->BindNull(19);
-      } else {
-        insert->Bind(19, r.request_body);
-      }
-      insert->Bind(20, r.dropped_rows);
-      Status ran = insert->Run();
-      if (!ran.ok()) return ran;
-    }
-    for (const auto& [scope, micros] : spend) {
-      Status added = AddSpend(std::get<0>(scope), std::get<1>(scope),
-                              governance::FormatMonth(std::get<2>(scope)), micros);
-      if (!added.ok()) return added;
-    }
-    for (const SpendRow& row : extra_spend) {
-      Status added = AddSpend(row.scope, row.scope_id, row.month, row.spent_micros);
-      if (!added.ok()) return added;
-    }
-    return Ok{};
-  });
-}
-
-Result<std::vector<CallRow>> SqliteStore::QueryCalls(const CallQuery& query) {
-  std::string sql =
-      "SELECT id, time_ms, request_id, tenant_id, key_id, model, deployment, status, error, "
-      "prompt_tokens, completion_tokens, cached_tokens, cost_micros, estimated, unpriced, "
-      "ttft_us, total_us, overhead_us, month, request_body, dropped_rows FROM call_log "
-      "WHERE 1 = 1";
-  // Filters in a fixed order, bound in the same order below.
-  if (!query.tenant_id.empty()) sql += " AND tenant_id = ?";
-  if (!query.key_id.empty()) sql += " AND key_id = ?";
-  if (!query.model.empty()) sql += " AND model = ?";
-  if (query.status != 0) sql += " AND status = ?";
-  if (query.since_ms != 0) sql += " AND time_ms >= ?";
-  if (query.until_ms != 0) sql += " AND time_ms < ?";
-  if (query.before_id != 0) sql += " AND id < ?";
-  sql += " ORDER BY id DESC LIMIT ?";
-  Result<Statement> q = db_->Prepare(sql, StoreOp::kAdminRead);
-  if (!q.ok()) return q.error();
-  int i = 1;
-  if (!query.tenant_id.empty()) q->Bind(i++, query.tenant_id);
-  if (!query.key_id.empty()) q->Bind(i++, query.key_id);
-  if (!query.model.empty()) q->Bind(i++, query.model);
-  if (query.status != 0) q->Bind(i++, query.status);
-  if (query.since_ms != 0) q->Bind(i++, query.since_ms);
-  if (query.until_ms != 0) q->Bind(i++, query.until_ms);
-  if (query.before_id != 0) q->Bind(i++, query.before_id);
-  q->Bind(i++, query.limit);
-  std::vector<CallRow> out;
-  Result<bool> r = q->Step();
-  for (; r.ok() && r.value(); r = q->Step()) {
-    CallRow row;
-    row.id = q->Int(0);
-    CallRecord& c = row.record;
-    c.time_ms = q->Int(1);
-    c.request_id = q->Text(2);
-    c.tenant_id = q->Text(3);
-    c.key_id = q->Text(4);
-    c.model = q->Text(5);
-    c.deployment = q->Text(6);
-    c.status = static_cast<int>(q->Int(7));
-    c.error = q->Text(8);
-    c.prompt_tokens = q->Int(9);
-    c.completion_tokens = q->Int(10);
-    c.cached_tokens = q->Int(11);
-    c.cost_micros = q->Int(12);
-    c.estimated = q->Int(13) != 0;
-    c.unpriced = q->Int(14) != 0;
-    c.ttft_ms = q->IsNull(15) ? -1 : static_cast<double>(q->Int(15)) / 1000.0;
-    c.total_ms = static_cast<double>(q->Int(16)) / 1000.0;
-    c.overhead_us = q->IsNull(17) ? -1 : q->Int(17);
-    c.request_body = q->Text(19);
-    c.dropped_rows = q->Int(20);
-    out.push_back(std::move(row));
-  }
-  if (!r.ok()) return r.error();
-  return out;
-}
-
-Result<std::vector<SpendRow>> SqliteStore::SumCallLog(const std::string& month) {
-  Result<Statement> q = db_->Prepare(
-      "SELECT tenant_id, key_id, SUM(cost_micros) FROM call_log WHERE month = ? "
-      "GROUP BY tenant_id, key_id",
-      StoreOp::kReconcile);
-  if (!q.ok()) return q.error();
-  q->Bind(1, month);
-  std::map<std::string, int64_t> tenants;
-  std::vector<SpendRow> out;
-  Result<bool> r = q->Step();
-  for (; r.ok() && r.value(); r = q->Step()) {
-    const int64_t sum = q->Int(2);
-    tenants[q->Text(0)] += sum;
-    out.push_back({SpendScope::kKey, q->Text(1), month, sum});
-  }
-  if (!r.ok()) return r.error();
-  for (const auto& [tenant, sum] : tenants) {
-    out.push_back({SpendScope::kTenant, tenant, month, sum});
-  }
-  return out;
 }
 
 Status SqliteStore::SetSpend(std::span<const SpendRow> rows) {

@@ -2,13 +2,15 @@
 //
 // Schema: versioned migrations (sqlite_store.cc, kMigrations) recorded in schema_migrations,
 // applied in order at start-up, each in its own transaction; a database newer than this
-// binary is refused. Hot statements (call-log insert, spend upsert) are prepared once.
+// binary is refused. Hot statements (call-log insert, spend upsert) are prepared once. The
+// call-log side (writing, paging, reconcile sums) is in sqlite_call_log.cc.
 //
 // Ownership and threads: owned by the store thread, used only there (store.h).
 #pragma once
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "store/sqlite.h"
 #include "store/store.h"
@@ -33,7 +35,7 @@ class SqliteStore : public Store {
   Status UpsertPrice(const PriceOverride& price) override;
   Status DeletePrice(std::string_view model) override;
   Result<std::vector<SpendRow>> LoadSpend(std::span<const std::string> months) override;
-  Status WriteCalls(std::span<const CallRecord> records, bool log_rows,
+  Status WriteCalls(CallRecordSpans records, bool log_rows,
                     std::span<const SpendRow> extra_spend) override;
   Result<std::vector<CallRow>> QueryCalls(const CallQuery& query) override;
   Result<std::vector<SpendRow>> SumCallLog(const std::string& month) override;
@@ -46,14 +48,38 @@ class SqliteStore : public Store {
   // Runs `body` inside BEGIN IMMEDIATE / COMMIT; ROLLBACK if it fails.
   template <typename Body>
   Status InTransaction(Body&& body);
-  Status AddSpend(SpendScope scope, const std::string& scope_id, const std::string& month,
+  // Records `first_id` as the first call-log row of `month` (call_log_months).
+  Status NoteMonth(std::string_view month, int64_t first_id);
+  Status AddSpend(SpendScope scope, std::string_view scope_id, std::string_view month,
                   int64_t micros);
 
   std::unique_ptr<Database> db_;
-  std::unique_ptr<Statement> insert_call_;
+  // Inserts rows_ into the call log; months whose first row it inserted go to `noting`.
+  Status InsertCalls(std::vector<governance::MonthId>& noting);
+
+  std::unique_ptr<Statement> insert_call_;   // one row
+  std::unique_ptr<Statement> insert_calls_;  // kRowsPerInsert rows (sqlite_call_log.cc)
+  std::unique_ptr<Statement> insert_month_;
+  std::vector<const CallRecord*> rows_;  // the rows WriteCalls is inserting
+  // Months whose first call-log row is in call_log_months (committed).
+  std::vector<governance::MonthId> months_noted_;
   std::unique_ptr<Statement> add_spend_;
   std::unique_ptr<Statement> set_spend_;
   std::unique_ptr<Statement> data_version_;
 };
+
+template <typename Body>
+Status SqliteStore::InTransaction(Body&& body) {
+  Status begun = db_->Begin();
+  if (!begun.ok()) return begun;
+  Status done = body();
+  if (!done.ok()) {
+    db_->Rollback();
+    return done;
+  }
+  Status committed = db_->Commit();
+  if (!committed.ok()) db_->Rollback();
+  return committed;
+}
 
 }  // namespace turnpike::store

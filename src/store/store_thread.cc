@@ -24,26 +24,38 @@ void StoreThread::Post(std::unique_ptr<StoreJob> job) {
   job->Refuse(error);
 }
 
-SubmitResult StoreThread::SubmitRecords(std::vector<CallRecord>& records, bool force) {
+namespace {
+
+// Spare batches kept for reuse: enough for a flush of every worker between two writes.
+constexpr size_t kMaxSpares = 64;
+
+}  // namespace
+
+SubmitResult StoreThread::SubmitRecords(CallBatch& batch, bool force) {
   std::lock_guard lock(mu_);
   if (stopping_) return SubmitResult::kClosed;
-  if (!force && records_.size() + records.size() > options_.max_records) {
-    return SubmitResult::kFull;
-  }
-  if (records_.empty()) {
-    records_.swap(records);
+  if (!force && queued_rows_ + batch.size() > options_.max_records) return SubmitResult::kFull;
+  if (batch.empty()) return SubmitResult::kAccepted;
+  queued_rows_ += batch.size();
+  queued_.push_back(std::move(batch));
+  if (spares_.empty()) {
+    batch = CallBatch{};
   } else {
-    records_.insert(records_.end(), std::make_move_iterator(records.begin()),
-                    std::make_move_iterator(records.end()));
+    batch = std::move(spares_.back());
+    spares_.pop_back();
   }
-  records.clear();
   wake_.notify_one();
   return SubmitResult::kAccepted;
 }
 
 size_t StoreThread::queued_records() const {
   std::lock_guard lock(mu_);
-  return records_.size();
+  return queued_rows_;
+}
+
+size_t StoreThread::spare_batches() const {
+  std::lock_guard lock(mu_);
+  return spares_.size();
 }
 
 void StoreThread::CloseJobs() {
@@ -70,33 +82,39 @@ void StoreThread::Stop() {
   for (auto& job : left) job->Refuse(Error{ErrorCode::kUnavailable, "The store stopped.", ""});
 }
 
-void StoreThread::WriteAll(std::vector<CallRecord>& records) {
-  if (records.size() <= options_.batch_rows) {
-    write_(store_, records);
-    return;
+void StoreThread::WriteAll(std::vector<CallBatch>& batches) {
+  size_t rows = 0;
+  for (const CallBatch& batch : batches) {
+    const std::span<const CallRecord> records = batch.records();
+    for (size_t i = 0; i < records.size(); i += options_.batch_rows) {
+      const std::span<const CallRecord> part =
+          records.subspan(i, std::min(options_.batch_rows, records.size() - i));
+      if (rows > 0 && rows + part.size() > options_.batch_rows) {
+        write_(store_, group_);
+        group_.clear();
+        rows = 0;
+      }
+      group_.push_back(part);
+      rows += part.size();
+    }
   }
-  std::vector<CallRecord> batch;
-  batch.reserve(options_.batch_rows);
-  for (size_t i = 0; i < records.size(); i += options_.batch_rows) {
-    const size_t end = std::min(records.size(), i + options_.batch_rows);
-    batch.assign(std::make_move_iterator(records.begin() + static_cast<ptrdiff_t>(i)),
-                 std::make_move_iterator(records.begin() + static_cast<ptrdiff_t>(end)));
-    write_(store_, batch);
-  }
+  if (!group_.empty()) write_(store_, group_);
+  group_.clear();
 }
 
 void StoreThread::Loop() {
   auto next_tick = std::chrono::steady_clock::now() + options_.tick;
-  std::vector<CallRecord> records;
+  std::vector<CallBatch> batches;
   std::deque<std::unique_ptr<StoreJob>> jobs;
   for (;;) {
     bool stop = false;
     {
       std::unique_lock lock(mu_);
       wake_.wait_until(lock, next_tick,
-                       [this] { return stopping_ || !jobs_.empty() || !records_.empty(); });
+                       [this] { return stopping_ || !jobs_.empty() || !queued_.empty(); });
       jobs.swap(jobs_);
-      records.swap(records_);
+      batches.swap(queued_);
+      queued_rows_ = 0;
       stop = stopping_;
       busy_ = !jobs.empty();
     }
@@ -107,9 +125,17 @@ void StoreThread::Loop() {
       busy_ = false;
       jobs_done_.notify_all();
     }
-    if (!records.empty()) {
-      WriteAll(records);
-      records.clear();
+    if (!batches.empty()) {
+      WriteAll(batches);
+      {
+        std::lock_guard lock(mu_);
+        for (CallBatch& batch : batches) {
+          if (spares_.size() >= kMaxSpares) break;
+          batch.Clear();
+          spares_.push_back(std::move(batch));
+        }
+      }
+      batches.clear();  // those beyond kMaxSpares are freed here
     }
     const auto now = std::chrono::steady_clock::now();
     if (now >= next_tick) {
@@ -118,7 +144,7 @@ void StoreThread::Loop() {
     }
     if (stop) {
       std::lock_guard lock(mu_);
-      if (jobs_.empty() && records_.empty()) break;
+      if (jobs_.empty() && queued_.empty()) break;
     }
   }
   std::lock_guard lock(mu_);

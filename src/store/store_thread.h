@@ -3,9 +3,11 @@
 //   jobs     admin reads and writes, snapshot reloads, reconciliation: StoreJob objects. A
 //            coroutine on a worker awaits one with Call(), which suspends it (the worker keeps
 //            serving) and resumes it on its own executor with the result.
-//   records  the call log: workers hand over batches of CallRecords (CallLogBuffer); the thread
-//            takes everything queued and writes it in transactions of at most batch_rows rows
-//            (group commit: under load one commit carries many requests).
+//   records  the call log: workers hand over CallBatches (CallLogBuffer); the thread takes
+//            everything queued and writes it in transactions of at most batch_rows rows (group
+//            commit: under load one commit carries many requests), then keeps the emptied
+//            batches as spares that SubmitRecords hands back, so batches (and the strings in
+//            their slots) are reused, not reallocated.
 // A tick runs every `tick` for periodic work (the reconcile schedule).
 //
 // Nobody waits on this thread while holding anything: workers only take the queue mutex to
@@ -60,8 +62,8 @@ enum class SubmitResult { kAccepted, kFull, kClosed };
 
 class StoreThread {
  public:
-  // Writes one batch (at most batch_rows records) on the store thread.
-  using WriteFn = std::function<void(Store&, std::vector<CallRecord>&)>;
+  // Writes one transaction's rows (at most batch_rows records) on the store thread.
+  using WriteFn = std::function<void(Store&, CallRecordSpans)>;
   using TickFn = std::function<void(Store&)>;
 
   StoreThread(Store& store, StoreThreadOptions options, WriteFn write, TickFn tick);
@@ -75,9 +77,10 @@ class StoreThread {
   // calling thread).
   void Post(std::unique_ptr<StoreJob> job);
 
-  // Moves `records` into the queue unless that would exceed max_records (kFull, `records`
-  // untouched) or the queue is stopped (kClosed). `force` ignores the bound (final flushes).
-  SubmitResult SubmitRecords(std::vector<CallRecord>& records, bool force = false);
+  // Moves `batch` into the queue, leaving an empty (recycled) batch in its place, unless that
+  // would exceed max_records (kFull, `batch` untouched) or the queue is stopped (kClosed).
+  // `force` ignores the bound (final flushes).
+  SubmitResult SubmitRecords(CallBatch& batch, bool force = false);
 
   void CloseJobs();
   void Stop();
@@ -88,13 +91,16 @@ class StoreThread {
   boost::asio::awaitable<Result<T>> Call(Fn fn);
 
   size_t queued_records() const;
+  // Written, emptied batches waiting to be handed back by SubmitRecords.
+  size_t spare_batches() const;
 
  private:
   template <typename T, typename Fn, typename Handler>
   class CallJob;
 
   void Loop();
-  void WriteAll(std::vector<CallRecord>& records);
+  // Writes `batches` in transactions of at most batch_rows rows.
+  void WriteAll(std::vector<CallBatch>& batches);
 
   Store& store_;
   const StoreThreadOptions options_;
@@ -104,7 +110,10 @@ class StoreThread {
   std::condition_variable wake_;
   std::condition_variable jobs_done_;
   std::deque<std::unique_ptr<StoreJob>> jobs_;
-  std::vector<CallRecord> records_;
+  std::vector<CallBatch> queued_;  // batches waiting for the thread
+  size_t queued_rows_ = 0;         // records in queued_
+  std::vector<CallBatch> spares_;  // written and cleared, for SubmitRecords to hand back
+  std::vector<std::span<const CallRecord>> group_;  // the thread's: one transaction's spans
   bool jobs_closed_ = false;
   bool stopping_ = false;
   bool busy_ = false;  // the thread is running jobs it took from the queue

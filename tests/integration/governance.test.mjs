@@ -226,9 +226,13 @@ test('statement budget: 1,000 warm requests execute no store statement on the re
   for (const op of ['snapshot_load', 'admin_read', 'admin_write', 'migrate', 'reconcile']) {
     assert.equal(delta(op), 0, op);
   }
-  // Background, per 1,000 requests: one insert per row, and per batch BEGIN/COMMIT plus one
-  // spend upsert per scope (tenant, key). Budget recorded in docs/BENCHMARKS.md.
-  assert.equal(delta('call_log_insert'), 1000);
+  // Background, per 1,000 requests: the rows go in INSERTs of 32 rows, the rest of a batch one
+  // per row (so at most one statement per row, at least one per 32); per batch BEGIN/COMMIT
+  // plus one spend upsert per scope (tenant, key); the month was noted before. Budget
+  // recorded in docs/BENCHMARKS.md.
+  assert.ok(delta('call_log_insert') <= 1000 && delta('call_log_insert') >= Math.ceil(1000 / 32),
+    `call_log_insert = ${delta('call_log_insert')}`);
+  assert.equal(delta('call_log_month'), 0);
   const perBatch = delta('transaction') + delta('spend_write');
   console.log(`# statements per 1,000 requests: ${delta('call_log_insert')} inserts, ${delta('transaction')} transaction, ${delta('spend_write')} spend upserts, ${delta('change_check')} change checks`);
   assert.ok(perBatch <= 400, `transaction + spend_write = ${perBatch}`);

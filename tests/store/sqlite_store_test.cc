@@ -66,11 +66,11 @@ class SqliteStoreTest : public ::testing::Test {
 };
 
 TEST_F(SqliteStoreTest, MigrationsApplyOnceAndRecordTheirVersion) {
-  EXPECT_EQ(store_->SchemaVersion(), 1);
+  EXPECT_EQ(store_->SchemaVersion(), 2);
   const uint64_t before = counts_.value(StoreOp::kMigrate);
   store_.reset();
   store_ = Open();  // a second start applies nothing new
-  EXPECT_EQ(store_->SchemaVersion(), 1);
+  EXPECT_EQ(store_->SchemaVersion(), 2);
   EXPECT_LT(counts_.value(StoreOp::kMigrate) - before, 10u);
 }
 
@@ -111,9 +111,12 @@ TEST_F(SqliteStoreTest, CallsAndSpendAreWrittenTogetherAndPage) {
   std::vector<CallRecord> rows;
   for (int i = 1; i <= 5; ++i) rows.push_back(Row(i * 100, month));
   const uint64_t transactions = counts_.value(StoreOp::kTransaction);  // migrations' so far
-  ASSERT_TRUE(store_->WriteCalls(rows, true, {}).ok());
-  // One batch: 5 inserts, BEGIN + COMMIT, one upsert per scope.
+  const std::span<const CallRecord> batch[] = {rows};
+  ASSERT_TRUE(store_->WriteCalls(batch, true, {}).ok());
+  // One batch: 5 inserts, the month's first row noted once, BEGIN + COMMIT, one upsert per
+  // scope.
   EXPECT_EQ(counts_.value(StoreOp::kCallLogInsert), 5u);
+  EXPECT_EQ(counts_.value(StoreOp::kCallLogMonth), 1u);
   EXPECT_EQ(counts_.value(StoreOp::kTransaction) - transactions, 2u);
   EXPECT_EQ(counts_.value(StoreOp::kSpendWrite), 2u);
 
@@ -144,7 +147,8 @@ TEST_F(SqliteStoreTest, SpendWithoutRowsWhenTheLogIsOff) {
   Seed();
   const governance::MonthId month = governance::MonthOf(1'790'000'000);
   std::vector<CallRecord> rows = {Row(250, month), Row(250, month)};
-  ASSERT_TRUE(store_->WriteCalls(rows, false, {}).ok());
+  const std::span<const CallRecord> batch[] = {rows};
+  ASSERT_TRUE(store_->WriteCalls(batch, false, {}).ok());
   EXPECT_EQ(counts_.value(StoreOp::kCallLogInsert), 0u);
   const std::string months[] = {governance::FormatMonth(month)};
   auto spend = store_->LoadSpend(months);
@@ -154,6 +158,60 @@ TEST_F(SqliteStoreTest, SpendWithoutRowsWhenTheLogIsOff) {
   auto page = store_->QueryCalls(CallQuery{});
   ASSERT_TRUE(page.ok());
   EXPECT_TRUE(page->empty());
+}
+
+// Reconcile finds a month's rows from the first id noted for it: rows of a month that arrive
+// after the next month began (a request that started before midnight) and rows of later
+// transactions must all be summed, and each month is noted once, not per transaction.
+TEST_F(SqliteStoreTest, ReconcileSumsEveryRowOfAMonthAcrossBatches) {
+  Seed();
+  const governance::MonthId october = governance::MonthOf(1'790'000'000);
+  const governance::MonthId november = october + 1;
+  std::vector<CallRecord> first = {Row(100, october), Row(100, october)};
+  std::vector<CallRecord> second = {Row(7, november), Row(100, october), Row(7, november)};
+  std::vector<CallRecord> third = {Row(100, october)};
+  const std::span<const CallRecord> two_batches[] = {first, second};
+  ASSERT_TRUE(store_->WriteCalls(two_batches, true, {}).ok());
+  const std::span<const CallRecord> one_batch[] = {third};
+  ASSERT_TRUE(store_->WriteCalls(one_batch, true, {}).ok());
+  EXPECT_EQ(counts_.value(StoreOp::kCallLogMonth), 2u);
+
+  for (auto [month, cost] : {std::pair{october, 400}, std::pair{november, 14}}) {
+    auto sums = store_->SumCallLog(governance::FormatMonth(month));
+    ASSERT_TRUE(sums.ok());
+    ASSERT_EQ(sums->size(), 2u);  // the key and the tenant
+    for (const SpendRow& row : sums.value()) EXPECT_EQ(row.spent_micros, cost);
+  }
+  auto none = store_->SumCallLog(governance::FormatMonth(november + 1));
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+// Rows go in multi-row statements (32 rows each) with single-row ones for the rest; a month
+// that begins inside a multi-row statement is noted at its own first row.
+TEST_F(SqliteStoreTest, ManyRowsGoInMultiRowStatementsAndMonthsStillSum) {
+  Seed();
+  const governance::MonthId october = governance::MonthOf(1'790'000'000);
+  const governance::MonthId november = october + 1;
+  std::vector<CallRecord> rows;
+  for (int i = 0; i < 40; ++i) rows.push_back(Row(10, october));
+  for (int i = 0; i < 30; ++i) rows.push_back(Row(1, november));
+  const std::span<const CallRecord> batch[] = {rows};
+  ASSERT_TRUE(store_->WriteCalls(batch, true, {}).ok());
+  EXPECT_EQ(counts_.value(StoreOp::kCallLogInsert), 2u + 6u);  // 32 + 32 + 6 x 1
+  for (auto [month, cost] : {std::pair{october, 400}, std::pair{november, 30}}) {
+    auto sums = store_->SumCallLog(governance::FormatMonth(month));
+    ASSERT_TRUE(sums.ok());
+    ASSERT_EQ(sums->size(), 2u);
+    for (const SpendRow& row : sums.value()) EXPECT_EQ(row.spent_micros, cost);
+  }
+  CallQuery q;
+  q.limit = 1000;
+  auto page = store_->QueryCalls(q);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->size(), 70u);
+  EXPECT_EQ(page->back().record.cost_micros, 10);  // oldest first row: October's
+  EXPECT_EQ(page->front().record.cost_micros, 1);
 }
 
 }  // namespace

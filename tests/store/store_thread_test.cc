@@ -33,9 +33,7 @@ class RecordingStore : public Store {
   Result<std::vector<SpendRow>> LoadSpend(std::span<const std::string>) override {
     return std::vector<SpendRow>{};
   }
-  Status WriteCalls(std::span<const CallRecord>, bool, std::span<const SpendRow>) override {
-    return Ok{};
-  }
+  Status WriteCalls(CallRecordSpans, bool, std::span<const SpendRow>) override { return Ok{}; }
   Result<std::vector<CallRow>> QueryCalls(const CallQuery&) override {
     return std::vector<CallRow>{};
   }
@@ -52,10 +50,12 @@ struct Written {
 };
 
 StoreThread::WriteFn Recorder(Written& w) {
-  return [&w](Store&, std::vector<CallRecord>& batch) {
+  return [&w](Store&, CallRecordSpans transaction) {
     std::lock_guard lock(w.mu);
     ++w.batches;
-    for (CallRecord& r : batch) w.rows.push_back(std::move(r));
+    for (std::span<const CallRecord> part : transaction) {
+      w.rows.insert(w.rows.end(), part.begin(), part.end());
+    }
   };
 }
 
@@ -117,15 +117,19 @@ TEST(StoreThreadTest, StopWritesEveryQueuedRecordInBatches) {
   StoreThreadOptions options;
   options.batch_rows = 10;
   StoreThread thread(store, options, Recorder(written), nullptr);
-  std::vector<CallRecord> rows;
-  for (int i = 0; i < 25; ++i) rows.push_back(Row("k", 1));
+  CallBatch rows;
+  for (int i = 0; i < 25; ++i) rows.Add() = Row("k", 1);
   ASSERT_EQ(thread.SubmitRecords(rows), SubmitResult::kAccepted);
   EXPECT_TRUE(rows.empty());
+  CallBatch more;
+  for (int i = 0; i < 7; ++i) more.Add() = Row("k", 1);
+  ASSERT_EQ(thread.SubmitRecords(more), SubmitResult::kAccepted);
   thread.Start();
   thread.Stop();
-  EXPECT_EQ(written.rows.size(), 25u);
-  EXPECT_EQ(written.batches, 3u);  // 10 + 10 + 5
-  std::vector<CallRecord> late = {Row("k", 1)};
+  EXPECT_EQ(written.rows.size(), 32u);
+  EXPECT_EQ(written.batches, 4u);  // 10 + 10 + (5 + 5 of the next batch) + 2
+  CallBatch late;
+  late.Add() = Row("k", 1);
   EXPECT_EQ(thread.SubmitRecords(late), SubmitResult::kClosed);
 }
 
@@ -139,12 +143,14 @@ TEST(CallLogBufferTest, DropPolicyKeepsSpendAsOneStandInPerKey) {
   buffer_options.batch_rows = 1'000;
   buffer_options.drop_when_full = true;
   {
-    std::vector<CallRecord> fill = {Row("k1", 0), Row("k1", 0)};
+    CallBatch fill;
+    fill.Add() = Row("k1", 0);
+    fill.Add() = Row("k1", 0);
     ASSERT_EQ(thread.SubmitRecords(fill), SubmitResult::kAccepted);
     CallLogBuffer buffer(thread, buffer_options);
-    buffer.Append(Row("k1", 100));
-    buffer.Append(Row("k1", 200));
-    buffer.Append(Row("k2", 50));
+    buffer.Add() = Row("k1", 100);
+    buffer.Add() = Row("k1", 200);
+    buffer.Add() = Row("k2", 50);
     buffer.Flush();
     EXPECT_EQ(buffer.dropped_rows(), 3u);
   }
@@ -174,10 +180,11 @@ TEST(CallLogBufferTest, WaitPolicyKeepsRowsUntilTheQueueHasRoom) {
   StoreThread thread(store, options, Recorder(written), nullptr);
   CallLogBufferOptions buffer_options;
   buffer_options.max_wait = std::chrono::seconds(60);
-  std::vector<CallRecord> fill = {Row("k", 0)};
+  CallBatch fill;
+  fill.Add() = Row("k", 0);
   ASSERT_EQ(thread.SubmitRecords(fill), SubmitResult::kAccepted);
   CallLogBuffer buffer(thread, buffer_options);
-  buffer.Append(Row("k", 5));
+  buffer.Add() = Row("k", 5);
   buffer.Flush();
   EXPECT_EQ(buffer.buffered(), 1u);  // kept, not dropped
   EXPECT_EQ(buffer.dropped_rows(), 0u);
@@ -192,6 +199,53 @@ TEST(CallLogBufferTest, WaitPolicyKeepsRowsUntilTheQueueHasRoom) {
   EXPECT_EQ(buffer.buffered(), 0u);
   thread.Stop();
   EXPECT_EQ(written.rows.size(), 2u);
+}
+
+// A batch's slots are reused: the second fill allocates no string (the buffers of the first
+// are kept), and every field of a reused slot starts from its default.
+TEST(CallBatchTest, ReusedSlotsKeepSmallBuffersAndResetFields) {
+  CallBatch batch;
+  CallRecord& first = batch.Add();
+  first.request_id = std::string(40, 'r');  // past the small-string buffer: heap
+  first.request_body = std::string(CallBatch::kMaxKeptCapacity + 1, 'b');
+  first.cost_micros = 5;
+  first.estimated = true;
+  const char* buffer = first.request_id.data();
+  batch.Clear();
+  CallRecord& again = batch.Add();
+  EXPECT_TRUE(again.request_id.empty());
+  EXPECT_EQ(again.request_id.data(), buffer);  // the same buffer, kept
+  EXPECT_GE(again.request_id.capacity(), 40u);
+  EXPECT_LE(again.request_body.capacity(), CallBatch::kMaxKeptCapacity);  // the large one freed
+  EXPECT_EQ(again.cost_micros, 0);
+  EXPECT_FALSE(again.estimated);
+  EXPECT_EQ(again.ttft_ms, -1);
+  EXPECT_EQ(batch.size(), 1u);
+}
+
+// Batches come back: after the thread wrote a batch, the next SubmitRecords hands it back
+// (with its slots) in exchange for the one submitted.
+TEST(StoreThreadTest, WrittenBatchesAreHandedBackForReuse) {
+  RecordingStore store;
+  Written written;
+  StoreThread thread(store, {}, Recorder(written), nullptr);
+  thread.Start();
+  CallBatch batch;
+  batch.Add() = Row("k", 1);
+  const CallRecord* first_slots = batch.records().data();
+  ASSERT_EQ(thread.SubmitRecords(batch), SubmitResult::kAccepted);
+  ASSERT_TRUE([&] {
+    for (int i = 0; i < 1000 && thread.spare_batches() == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return thread.spare_batches() == 1;
+  }());
+  batch.Add() = Row("k", 2);
+  ASSERT_EQ(thread.SubmitRecords(batch), SubmitResult::kAccepted);
+  EXPECT_TRUE(batch.empty());
+  batch.Add() = Row("k", 3);
+  EXPECT_EQ(batch.records().data(), first_slots);  // the first batch's slots, reused
+  thread.Stop();
 }
 
 }  // namespace

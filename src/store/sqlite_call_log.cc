@@ -1,0 +1,320 @@
+// SqliteStore's call log: writing batches of rows with the spend they add (one transaction),
+// paging through them, and summing a month for reconcile. The write is the store thread's
+// per-request cost, so it is built to be cheap per row: rows go in multi-row INSERTs of
+// kRowsPerInsert (one statement's fixed cost for many rows), text is bound without copying,
+// spend is summed in the batch without copying ids, and each month's first row is noted once
+// (call_log_months) so reconcile scans ids from there instead of the table keeping a month
+// index on every row.
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+
+#include "store/sqlite_store.h"
+
+namespace turnpike::store {
+namespace {
+
+constexpr int kCallColumns = 20;
+constexpr size_t kRowsPerInsert = 32;
+
+constexpr std::string_view kInsertCallPrefix =
+    "INSERT INTO call_log (time_ms, request_id, tenant_id, key_id, model, deployment, status, "
+    "error, prompt_tokens, completion_tokens, cached_tokens, cost_micros, estimated, unpriced, "
+    "ttft_us, total_us, overhead_us, month, request_body, dropped_rows) VALUES ";
+
+// "INSERT ... VALUES (?, ..., ?), ..." for `rows` rows.
+std::string InsertCallsSql(size_t rows) {
+  std::string sql(kInsertCallPrefix);
+  for (size_t r = 0; r < rows; ++r) {
+    sql += r == 0 ? "(" : ", (";
+    for (int c = 0; c < kCallColumns; ++c) sql += c == 0 ? "?" : ", ?";
+    sql += ")";
+  }
+  return sql;
+}
+
+int64_t MsToUs(double ms) { return static_cast<int64_t>(ms * 1000.0); }
+
+// Binds one row's columns at parameters first .. first + kCallColumns - 1. The text is bound,
+// not copied: `r` and `month` must outlive the statement's Run.
+void BindCall(Statement& q, int first, const CallRecord& r, std::string_view month) {
+  const int f = first - 1;
+  q.Bind(f + 1, r.time_ms)
+      .BindView(f + 2, r.request_id)
+      .BindView(f + 3, r.tenant_id)
+      .BindView(f + 4, r.key_id)
+      .BindView(f + 5, r.model)
+      .BindView(f + 6, r.deployment)
+      .Bind(f + 7, r.status)
+      .BindView(f + 8, r.error)
+      .Bind(f + 9, r.prompt_tokens)
+      .Bind(f + 10, r.completion_tokens)
+      .Bind(f + 11, r.cached_tokens)
+      .Bind(f + 12, r.cost_micros)
+      .BindBool(f + 13, r.estimated)
+      .BindBool(f + 14, r.unpriced);
+  if (r.ttft_ms >= 0) {
+    q.Bind(f + 15, MsToUs(r.ttft_ms));
+  } else {
+    q.BindNull(f + 15);
+  }
+  q.Bind(f + 16, MsToUs(r.total_ms));
+  if (r.overhead_us >= 0) {
+    q.Bind(f + 17, r.overhead_us);
+  } else {
+    q.BindNull(f + 17);
+  }
+  q.BindView(f + 18, month);
+  if (r.request_body.empty()) {
+    q.BindNull(f + 19);
+  } else {
+    q.BindView(f + 19, r.request_body);
+  }
+  q.Bind(f + 20, r.dropped_rows);
+}
+
+// "YYYY-MM" of the months in one transaction, each formatted once; the texts stay put
+// (a deque) while statements hold them bound.
+class MonthTexts {
+ public:
+  std::string_view Text(governance::MonthId month) {
+    if (!texts_.empty() && texts_.back().first == month) return texts_.back().second;
+    for (const auto& [m, text] : texts_) {
+      if (m == month) return text;
+    }
+    texts_.emplace_back(month, governance::FormatMonth(month));
+    return texts_.back().second;
+  }
+
+ private:
+  std::deque<std::pair<governance::MonthId, std::string>> texts_;
+};
+
+// The spend a batch adds to one scope (tenants or keys), summed per id and month. The ids are
+// views into the batch's records: no string is copied per row. A batch usually has few
+// distinct ids (the tenants and keys that were busy), so the list is searched from its last
+// hit; past kLinear entries a hash index takes over, so many distinct keys stay linear time.
+class SpendSums {
+ public:
+  explicit SpendSums(SpendScope scope) : scope_(scope) {}
+
+  void Add(std::string_view id, governance::MonthId month, int64_t micros) {
+    sums_[Find(id, month)].micros += micros;
+  }
+
+  struct Sum {
+    std::string_view id;
+    governance::MonthId month;
+    int64_t micros;
+  };
+  SpendScope scope() const { return scope_; }
+  const std::vector<Sum>& sums() const { return sums_; }
+
+ private:
+  static constexpr size_t kLinear = 16;
+  using Key = std::pair<std::string_view, governance::MonthId>;
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<std::string_view>{}(k.first) ^ (size_t{k.second} * 0x9e3779b97f4a7c15ULL);
+    }
+  };
+
+  size_t Find(std::string_view id, governance::MonthId month) {
+    if (last_ < sums_.size() && sums_[last_].month == month && sums_[last_].id == id) return last_;
+    if (sums_.size() <= kLinear) {
+      for (size_t i = 0; i < sums_.size(); ++i) {
+        if (sums_[i].month == month && sums_[i].id == id) return last_ = i;
+      }
+    } else {
+      if (index_.empty()) {
+        for (size_t i = 0; i < sums_.size(); ++i)
+          index_.emplace(Key{sums_[i].id, sums_[i].month}, i);
+      }
+      auto [it, added] = index_.emplace(Key{id, month}, sums_.size());
+      if (!added) return last_ = it->second;
+    }
+    sums_.push_back({id, month, 0});
+    return last_ = sums_.size() - 1;
+  }
+
+  const SpendScope scope_;
+  std::vector<Sum> sums_;
+  std::unordered_map<Key, size_t, KeyHash> index_;  // built once sums_ passes kLinear
+  size_t last_ = 0;
+};
+
+}  // namespace
+
+Status SqliteStore::WriteCalls(CallRecordSpans records, bool log_rows,
+                               std::span<const SpendRow> extra_spend) {
+  std::vector<governance::MonthId> noting;  // months this transaction notes
+  Status written = InTransaction([&]() -> Status {
+    SpendSums tenant_spend(SpendScope::kTenant);
+    SpendSums key_spend(SpendScope::kKey);
+    rows_.clear();
+    for (const std::span<const CallRecord>& part : records) {
+      for (const CallRecord& r : part) {
+        if (r.cost_micros > 0) {
+          tenant_spend.Add(r.tenant_id, r.month, r.cost_micros);
+          key_spend.Add(r.key_id, r.month, r.cost_micros);
+        }
+        if (log_rows) rows_.push_back(&r);
+      }
+    }
+    Status inserted = InsertCalls(noting);
+    if (!inserted.ok()) return inserted;
+    for (const SpendSums* sums : {&tenant_spend, &key_spend}) {
+      for (const SpendSums::Sum& sum : sums->sums()) {
+        Status added =
+            AddSpend(sums->scope(), sum.id, governance::FormatMonth(sum.month), sum.micros);
+        if (!added.ok()) return added;
+      }
+    }
+    for (const SpendRow& row : extra_spend) {
+      Status added = AddSpend(row.scope, row.scope_id, row.month, row.spent_micros);
+      if (!added.ok()) return added;
+    }
+    return Ok{};
+  });
+  if (written.ok()) months_noted_.insert(months_noted_.end(), noting.begin(), noting.end());
+  return written;
+}
+
+Status SqliteStore::InsertCalls(std::vector<governance::MonthId>& noting) {
+  if (rows_.empty()) return Ok{};
+  Result<Statement*> one = Cached(insert_call_, InsertCallsSql(1), StoreOp::kCallLogInsert);
+  if (!one.ok()) return one.error();
+  Statement* many = nullptr;
+  if (rows_.size() >= kRowsPerInsert) {
+    Result<Statement*> q =
+        Cached(insert_calls_, InsertCallsSql(kRowsPerInsert), StoreOp::kCallLogInsert);
+    if (!q.ok()) return q.error();
+    many = q.value();
+  }
+  auto noted = [&](governance::MonthId m) {
+    return std::find(months_noted_.begin(), months_noted_.end(), m) != months_noted_.end() ||
+           std::find(noting.begin(), noting.end(), m) != noting.end();
+  };
+  MonthTexts months;
+  std::optional<governance::MonthId> last_month;  // the previous row's month, known noted
+  for (size_t i = 0; i < rows_.size();) {
+    const size_t n = rows_.size() - i >= kRowsPerInsert ? kRowsPerInsert : 1;
+    Statement& q = n == 1 ? *one.value() : *many;
+    for (size_t j = 0; j < n; ++j) {
+      const CallRecord& r = *rows_[i + j];
+      BindCall(q, static_cast<int>(j) * kCallColumns + 1, r, months.Text(r.month));
+    }
+    Status ran = q.Run();
+    if (!ran.ok()) return ran;
+    // The statement's rows took consecutive ids ending at the last insert id.
+    const int64_t first_id = db_->LastInsertId() - static_cast<int64_t>(n - 1);
+    for (size_t j = 0; j < n; ++j) {
+      const governance::MonthId month = rows_[i + j]->month;
+      if (last_month != month && !noted(month)) {
+        Status note = NoteMonth(months.Text(month), first_id + static_cast<int64_t>(j));
+        if (!note.ok()) return note;
+        noting.push_back(month);
+      }
+      last_month = month;
+    }
+    i += n;
+  }
+  return Ok{};
+}
+
+Status SqliteStore::NoteMonth(std::string_view month, int64_t first_id) {
+  // The first transaction to commit a row of `month` holds its lowest id (ids only grow), so
+  // the first note wins and later ones (another process, a restart) change nothing.
+  Result<Statement*> q = Cached(insert_month_,
+                                "INSERT INTO call_log_months (month, first_id) VALUES (?, ?) "
+                                "ON CONFLICT (month) DO NOTHING",
+                                StoreOp::kCallLogMonth);
+  if (!q.ok()) return q.error();
+  (*q)->BindView(1, month).Bind(2, first_id);
+  return (*q)->Run();
+}
+
+Result<std::vector<CallRow>> SqliteStore::QueryCalls(const CallQuery& query) {
+  std::string sql =
+      "SELECT id, time_ms, request_id, tenant_id, key_id, model, deployment, status, error, "
+      "prompt_tokens, completion_tokens, cached_tokens, cost_micros, estimated, unpriced, "
+      "ttft_us, total_us, overhead_us, month, request_body, dropped_rows FROM call_log "
+      "WHERE 1 = 1";
+  // Filters in a fixed order, bound in the same order below.
+  if (!query.tenant_id.empty()) sql += " AND tenant_id = ?";
+  if (!query.key_id.empty()) sql += " AND key_id = ?";
+  if (!query.model.empty()) sql += " AND model = ?";
+  if (query.status != 0) sql += " AND status = ?";
+  if (query.since_ms != 0) sql += " AND time_ms >= ?";
+  if (query.until_ms != 0) sql += " AND time_ms < ?";
+  if (query.before_id != 0) sql += " AND id < ?";
+  sql += " ORDER BY id DESC LIMIT ?";
+  Result<Statement> q = db_->Prepare(sql, StoreOp::kAdminRead);
+  if (!q.ok()) return q.error();
+  int i = 1;
+  if (!query.tenant_id.empty()) q->Bind(i++, query.tenant_id);
+  if (!query.key_id.empty()) q->Bind(i++, query.key_id);
+  if (!query.model.empty()) q->Bind(i++, query.model);
+  if (query.status != 0) q->Bind(i++, query.status);
+  if (query.since_ms != 0) q->Bind(i++, query.since_ms);
+  if (query.until_ms != 0) q->Bind(i++, query.until_ms);
+  if (query.before_id != 0) q->Bind(i++, query.before_id);
+  q->Bind(i++, query.limit);
+  std::vector<CallRow> out;
+  Result<bool> r = q->Step();
+  for (; r.ok() && r.value(); r = q->Step()) {
+    CallRow row;
+    row.id = q->Int(0);
+    CallRecord& c = row.record;
+    c.time_ms = q->Int(1);
+    c.request_id = q->Text(2);
+    c.tenant_id = q->Text(3);
+    c.key_id = q->Text(4);
+    c.model = q->Text(5);
+    c.deployment = q->Text(6);
+    c.status = static_cast<int>(q->Int(7));
+    c.error = q->Text(8);
+    c.prompt_tokens = q->Int(9);
+    c.completion_tokens = q->Int(10);
+    c.cached_tokens = q->Int(11);
+    c.cost_micros = q->Int(12);
+    c.estimated = q->Int(13) != 0;
+    c.unpriced = q->Int(14) != 0;
+    c.ttft_ms = q->IsNull(15) ? -1 : static_cast<double>(q->Int(15)) / 1000.0;
+    c.total_ms = static_cast<double>(q->Int(16)) / 1000.0;
+    c.overhead_us = q->IsNull(17) ? -1 : q->Int(17);
+    c.request_body = q->Text(19);
+    c.dropped_rows = q->Int(20);
+    out.push_back(std::move(row));
+  }
+  if (!r.ok()) return r.error();
+  return out;
+}
+
+Result<std::vector<SpendRow>> SqliteStore::SumCallLog(const std::string& month) {
+  Result<Statement> q = db_->Prepare(
+      "SELECT tenant_id, key_id, SUM(cost_micros) FROM call_log "
+      "WHERE id >= (SELECT first_id FROM call_log_months WHERE month = ?) AND month = ? "
+      "GROUP BY tenant_id, key_id",
+      StoreOp::kReconcile);
+  if (!q.ok()) return q.error();
+  q->Bind(1, month).Bind(2, month);
+  std::map<std::string, int64_t> tenants;
+  std::vector<SpendRow> out;
+  Result<bool> r = q->Step();
+  for (; r.ok() && r.value(); r = q->Step()) {
+    const int64_t sum = q->Int(2);
+    tenants[q->Text(0)] += sum;
+    out.push_back({SpendScope::kKey, q->Text(1), month, sum});
+  }
+  if (!r.ok()) return r.error();
+  for (const auto& [tenant, sum] : tenants) {
+    out.push_back({SpendScope::kTenant, tenant, month, sum});
+  }
+  return out;
+}
+
+}  // namespace turnpike::store
