@@ -61,36 +61,48 @@ YAML
 off_port=$(gateway off false); pids+=("$(cat "$dir/off.pid")")
 on_port=$(gateway on true); pids+=("$(cat "$dir/on.pid")")
 
-cpu_ticks() {  # user + system clock ticks of a process, all threads
-  awk '{print $14 + $15}' "/proc/$1/stat"
+cpu_ticks() {  # cpu_ticks PID [THREAD-NAME-PREFIX]: user + system clock ticks of its threads
+  local sum=0 t
+  for t in /proc/"$1"/task/*; do
+    [[ -z ${2:-} || $(cat "$t/comm") == "$2"* ]] || continue
+    sum=$((sum + $(awk '{print $14 + $15}' "$t/stat")))
+  done
+  echo "$sum"
 }
 hz=$(getconf CLK_TCK)
+per_request() {  # per_request TICKS RESULT.json: µs of CPU per request over warm-up + run (the
+  # warm-up's requests are estimated at the measured rate; the load generator does not count them)
+  jq "$1 / $hz * 1e6 / (.requests_per_second * (.duration_s + .warmup_s))" "$2"
+}
 
 export TURNPIKE_ADMIN_TOKEN=bench TURNPIKE_URL=http://127.0.0.1:$on_port
 "$TURNPIKE" admin plans put bench --budget 1000000 --rpm 100000000 --tpm 1000000000 >/dev/null
 "$TURNPIKE" admin tenants create bench --plan bench >/dev/null
 key=$("$TURNPIKE" admin --json keys create --tenant bench --rpm 100000000 | jq -r .key)
 
-echo "| run | governance off (req/s) | governance on (req/s) | on / off | gateway CPU per request off / on (µs) |"
-echo "|---|---|---|---|---|"
+echo "| run | governance off (req/s) | governance on (req/s) | on / off | gateway CPU per request off / on (µs) | of which workers off / on | store thread (on) |"
+echo "|---|---|---|---|---|---|---|"
 for ((r = 1; r <= runs; r++)); do
-  declare -A rps=() cpu=()
+  declare -A rps=() cpu=() workers=() store=()
   order=(off on); ((r % 2 == 0)) && order=(on off)
   for which in "${order[@]}"; do
     port=$off_port; headers=()
     [[ $which == on ]] && { port=$on_port; headers=(-H "Authorization: Bearer $key"); }
-    pid=$(cat "$dir/$which.pid"); before=$(cpu_ticks "$pid")
+    pid=$(cat "$dir/$which.pid")
+    before=$(cpu_ticks "$pid") before_workers=$(cpu_ticks "$pid" tp-worker)
+    before_store=$(cpu_ticks "$pid" tp-store)
     "$TURNPIKE" bench --url "http://127.0.0.1:$port/v1/chat/completions" -c "$connections" \
       -d "$duration" --warmup 1 -q "${headers[@]}" --json "$dir/$which.json" >/dev/null 2>&1
     failures=$(jq '.requests_failed' "$dir/$which.json")
     [[ $failures == 0 ]] || echo "warning: $which had $failures failures" >&2
     rps[$which]=$(jq '.requests_per_second' "$dir/$which.json")
-    # CPU over warm-up and measurement, per request (the warm-up's requests are estimated
-    # at the measured rate; the load generator does not count them).
-    cpu[$which]=$(jq "($(cpu_ticks "$pid") - $before) / $hz * 1e6 / (.requests_per_second * (.duration_s + .warmup_s))" "$dir/$which.json")
+    cpu[$which]=$(per_request $(($(cpu_ticks "$pid") - before)) "$dir/$which.json")
+    workers[$which]=$(per_request $(($(cpu_ticks "$pid" tp-worker) - before_workers)) "$dir/$which.json")
+    store[$which]=$(per_request $(($(cpu_ticks "$pid" tp-store) - before_store)) "$dir/$which.json")
   done
   ratio=$(jq -n "${rps[on]} / ${rps[off]}")
-  printf '| %d | %.0f | %.0f | %.2f | %.1f / %.1f |\n' "$r" "${rps[off]}" "${rps[on]}" "$ratio" "${cpu[off]}" "${cpu[on]}"
+  printf '| %d | %.0f | %.0f | %.2f | %.1f / %.1f | %.1f / %.1f | %.1f |\n' "$r" "${rps[off]}" \
+    "${rps[on]}" "$ratio" "${cpu[off]}" "${cpu[on]}" "${workers[off]}" "${workers[on]}" "${store[on]}"
 done
 rows=$(curl -s "http://127.0.0.1:$on_port/metrics" | awk '/^turnpike_call_log_rows_total /{print $2}')
 echo

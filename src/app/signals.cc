@@ -5,6 +5,8 @@
 
 #include <ctime>
 
+#include "common/thread_name.h"
+
 namespace turnpike::app {
 namespace {
 constexpr long kPollNanos = 100'000'000;  // how often the thread checks for stop
@@ -29,6 +31,7 @@ SignalWatcher::SignalWatcher(std::function<void()> on_signal) {
   const sigset_t set = TerminationSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   thread_ = std::thread([this, set, on_signal = std::move(on_signal)] {
+    SetThreadName("tp-signals");
     const timespec poll{0, kPollNanos};
     while (!stop_.load()) {
       if (sigtimedwait(&set, nullptr, &poll) > 0) on_signal();

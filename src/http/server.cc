@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "common/thread_name.h"
 #include "http/worker.h"
 
 namespace turnpike::http {
@@ -66,8 +67,12 @@ Status Server::Bind() {
 void Server::Run() {
   std::vector<std::thread> threads;
   for (size_t i = 1; i < workers_.size(); ++i) {
-    threads.emplace_back([w = workers_[i].get()] { w->Run(); });
+    threads.emplace_back([w = workers_[i].get(), i] {
+      SetThreadName("tp-worker-" + std::to_string(i));
+      w->Run();
+    });
   }
+  SetThreadName("tp-worker-0");  // the calling (main) thread is worker 0
   workers_[0]->Run();
   for (auto& t : threads) t.join();
 }

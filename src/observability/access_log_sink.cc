@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <system_error>
 
+#include "common/thread_name.h"
 #include "observability/access_log.h"
 
 namespace turnpike::observability {
@@ -74,6 +75,7 @@ void AccessLogSink::Flush() {
 }
 
 void AccessLogSink::Run() {
+  SetThreadName("tp-access-log");
   std::vector<std::string> batches;
   std::unique_lock lock(mu_);
   while (true) {

@@ -30,8 +30,8 @@ std::string_view StoreOpName(StoreOp op) {
       return "admin_write";
     case StoreOp::kCallLogInsert:
       return "call_log_insert";
-    case StoreOp::kCallLogMonth:
-      return "call_log_month";
+    case StoreOp::kCallLogIndex:
+      return "call_log_index";
     case StoreOp::kSpendWrite:
       return "spend_write";
     case StoreOp::kTransaction:
@@ -97,17 +97,17 @@ Result<bool> Statement::Step() {
   return db_->LastError("step");
 }
 
-Status Statement::Run() {
+Status Statement::Run(Bindings after) {
   Result<bool> row = Step();
   while (row.ok() && row.value()) row = Step();
-  Reset();
+  Reset(after);
   if (!row.ok()) return row.error();
   return Ok{};
 }
 
-void Statement::Reset() {
+void Statement::Reset(Bindings after) {
   sqlite3_reset(stmt_);
-  sqlite3_clear_bindings(stmt_);
+  if (after == Bindings::kClear) sqlite3_clear_bindings(stmt_);
   started_ = false;
 }
 

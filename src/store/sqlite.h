@@ -34,7 +34,7 @@ enum class StoreOp : uint8_t {
   kAdminRead,      // admin API reads (call log pages, spend of past months)
   kAdminWrite,     // admin API writes
   kCallLogInsert,  // one row of the call log
-  kCallLogMonth,   // the first row of a month noted in call_log_months (once a month)
+  kCallLogIndex,   // the call log's coarse indexes: a batch's tenant id ranges, a month's first id
   kSpendWrite,     // one spend row upserted (write-behind of the budget counters)
   kTransaction,    // BEGIN / COMMIT / ROLLBACK
   kReconcile,      // the reconcile job's sums and corrections
@@ -79,10 +79,14 @@ class Statement {
 
   // true: a row is ready; false: done. Counts one execution on the first step after Reset.
   Result<bool> Step();
+  // What Run leaves bound: kClear (the default) unbinds every parameter, so nothing stale or
+  // dangling (BindView) survives; kKeep skips that for a caller that binds every parameter
+  // before each Run anyway (the call-log insert: hundreds of parameters per statement).
+  enum class Bindings { kClear, kKeep };
   // Steps to completion, ignoring rows; then resets.
-  Status Run();
-  // Clears bindings and rewinds for the next execution.
-  void Reset();
+  Status Run(Bindings after = Bindings::kClear);
+  // Clears bindings (unless kKeep) and rewinds for the next execution.
+  void Reset(Bindings after = Bindings::kClear);
 
   int64_t Int(int column) const;
   std::optional<int64_t> OptionalInt(int column) const;

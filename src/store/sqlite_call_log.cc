@@ -2,11 +2,15 @@
 // paging through them, and summing a month for reconcile. The write is the store thread's
 // per-request cost, so it is built to be cheap per row: rows go in multi-row INSERTs of
 // kRowsPerInsert (one statement's fixed cost for many rows), text is bound without copying,
-// spend is summed in the batch without copying ids, and each month's first row is noted once
-// (call_log_months) so reconcile scans ids from there instead of the table keeping a month
-// index on every row.
+// spend is summed in the batch without copying ids, and the table has no secondary index at
+// all (each would cost every row an index entry, about a fifth of the row's cost each).
+// Instead two small tables index it coarsely, written once per batch or month, not per row:
+//   call_log_blocks  per transaction, each tenant's id range in it: a tenant's page is read
+//                    by scanning those ranges (newest first), skipping other tenants' rows;
+//   call_log_months  each month's first id: reconcile scans ids from there.
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -93,58 +97,57 @@ class MonthTexts {
   std::deque<std::pair<governance::MonthId, std::string>> texts_;
 };
 
-// The spend a batch adds to one scope (tenants or keys), summed per id and month. The ids are
-// views into the batch's records: no string is copied per row. A batch usually has few
-// distinct ids (the tenants and keys that were busy), so the list is searched from its last
-// hit; past kLinear entries a hash index takes over, so many distinct keys stay linear time.
-class SpendSums {
+// Values per key in first-seen order, for what one batch sums per tenant, key and month. A
+// batch usually has few distinct keys (the tenants and keys that were busy), so the list is
+// searched from its last hit; past kLinear entries a hash index takes over, so a batch of many
+// distinct keys stays linear time. Keys are views into the batch's records: nothing is copied
+// per row.
+template <typename Key, typename Value, typename Hash>
+class BatchMap {
  public:
-  explicit SpendSums(SpendScope scope) : scope_(scope) {}
-
-  void Add(std::string_view id, governance::MonthId month, int64_t micros) {
-    sums_[Find(id, month)].micros += micros;
-  }
-
-  struct Sum {
-    std::string_view id;
-    governance::MonthId month;
-    int64_t micros;
-  };
-  SpendScope scope() const { return scope_; }
-  const std::vector<Sum>& sums() const { return sums_; }
+  Value& operator[](const Key& key) { return items_[Find(key)].second; }
+  const std::vector<std::pair<Key, Value>>& items() const { return items_; }
 
  private:
   static constexpr size_t kLinear = 16;
-  using Key = std::pair<std::string_view, governance::MonthId>;
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return std::hash<std::string_view>{}(k.first) ^ (size_t{k.second} * 0x9e3779b97f4a7c15ULL);
-    }
-  };
 
-  size_t Find(std::string_view id, governance::MonthId month) {
-    if (last_ < sums_.size() && sums_[last_].month == month && sums_[last_].id == id) return last_;
-    if (sums_.size() <= kLinear) {
-      for (size_t i = 0; i < sums_.size(); ++i) {
-        if (sums_[i].month == month && sums_[i].id == id) return last_ = i;
+  size_t Find(const Key& key) {
+    if (last_ < items_.size() && items_[last_].first == key) return last_;
+    if (items_.size() <= kLinear) {
+      for (size_t i = 0; i < items_.size(); ++i) {
+        if (items_[i].first == key) return last_ = i;
       }
     } else {
       if (index_.empty()) {
-        for (size_t i = 0; i < sums_.size(); ++i)
-          index_.emplace(Key{sums_[i].id, sums_[i].month}, i);
+        for (size_t i = 0; i < items_.size(); ++i) index_.emplace(items_[i].first, i);
       }
-      auto [it, added] = index_.emplace(Key{id, month}, sums_.size());
+      auto [it, added] = index_.emplace(key, items_.size());
       if (!added) return last_ = it->second;
     }
-    sums_.push_back({id, month, 0});
-    return last_ = sums_.size() - 1;
+    items_.emplace_back(key, Value{});
+    return last_ = items_.size() - 1;
   }
 
-  const SpendScope scope_;
-  std::vector<Sum> sums_;
-  std::unordered_map<Key, size_t, KeyHash> index_;  // built once sums_ passes kLinear
+  std::vector<std::pair<Key, Value>> items_;
+  std::unordered_map<Key, size_t, Hash> index_;  // built once items_ passes kLinear
   size_t last_ = 0;
 };
+
+using IdMonth = std::pair<std::string_view, governance::MonthId>;
+struct IdMonthHash {
+  size_t operator()(const IdMonth& k) const {
+    return std::hash<std::string_view>{}(k.first) ^ (size_t{k.second} * 0x9e3779b97f4a7c15ULL);
+  }
+};
+// Spend per scope id and month.
+using SpendSums = BatchMap<IdMonth, int64_t, IdMonthHash>;
+
+// The ids a tenant's rows took in one transaction.
+struct IdRange {
+  int64_t first = 0;
+  int64_t last = 0;
+};
+using TenantRanges = BatchMap<std::string_view, IdRange, std::hash<std::string_view>>;
 
 }  // namespace
 
@@ -152,24 +155,25 @@ Status SqliteStore::WriteCalls(CallRecordSpans records, bool log_rows,
                                std::span<const SpendRow> extra_spend) {
   std::vector<governance::MonthId> noting;  // months this transaction notes
   Status written = InTransaction([&]() -> Status {
-    SpendSums tenant_spend(SpendScope::kTenant);
-    SpendSums key_spend(SpendScope::kKey);
+    SpendSums tenant_spend;
+    SpendSums key_spend;
     rows_.clear();
     for (const std::span<const CallRecord>& part : records) {
       for (const CallRecord& r : part) {
         if (r.cost_micros > 0) {
-          tenant_spend.Add(r.tenant_id, r.month, r.cost_micros);
-          key_spend.Add(r.key_id, r.month, r.cost_micros);
+          tenant_spend[{r.tenant_id, r.month}] += r.cost_micros;
+          key_spend[{r.key_id, r.month}] += r.cost_micros;
         }
         if (log_rows) rows_.push_back(&r);
       }
     }
     Status inserted = InsertCalls(noting);
     if (!inserted.ok()) return inserted;
-    for (const SpendSums* sums : {&tenant_spend, &key_spend}) {
-      for (const SpendSums::Sum& sum : sums->sums()) {
+    for (auto [scope, sums] :
+         {std::pair{SpendScope::kTenant, &tenant_spend}, std::pair{SpendScope::kKey, &key_spend}}) {
+      for (const auto& [id_month, micros] : sums->items()) {
         Status added =
-            AddSpend(sums->scope(), sum.id, governance::FormatMonth(sum.month), sum.micros);
+            AddSpend(scope, id_month.first, governance::FormatMonth(id_month.second), micros);
         if (!added.ok()) return added;
       }
     }
@@ -185,12 +189,13 @@ Status SqliteStore::WriteCalls(CallRecordSpans records, bool log_rows,
 
 Status SqliteStore::InsertCalls(std::vector<governance::MonthId>& noting) {
   if (rows_.empty()) return Ok{};
-  Result<Statement*> one = Cached(insert_call_, InsertCallsSql(1), StoreOp::kCallLogInsert);
+  static const std::string kInsertOne = InsertCallsSql(1);
+  static const std::string kInsertMany = InsertCallsSql(kRowsPerInsert);
+  Result<Statement*> one = Cached(insert_call_, kInsertOne, StoreOp::kCallLogInsert);
   if (!one.ok()) return one.error();
   Statement* many = nullptr;
   if (rows_.size() >= kRowsPerInsert) {
-    Result<Statement*> q =
-        Cached(insert_calls_, InsertCallsSql(kRowsPerInsert), StoreOp::kCallLogInsert);
+    Result<Statement*> q = Cached(insert_calls_, kInsertMany, StoreOp::kCallLogInsert);
     if (!q.ok()) return q.error();
     many = q.value();
   }
@@ -200,6 +205,7 @@ Status SqliteStore::InsertCalls(std::vector<governance::MonthId>& noting) {
   };
   MonthTexts months;
   std::optional<governance::MonthId> last_month;  // the previous row's month, known noted
+  TenantRanges tenants;
   for (size_t i = 0; i < rows_.size();) {
     const size_t n = rows_.size() - i >= kRowsPerInsert ? kRowsPerInsert : 1;
     Statement& q = n == 1 ? *one.value() : *many;
@@ -207,14 +213,18 @@ Status SqliteStore::InsertCalls(std::vector<governance::MonthId>& noting) {
       const CallRecord& r = *rows_[i + j];
       BindCall(q, static_cast<int>(j) * kCallColumns + 1, r, months.Text(r.month));
     }
-    Status ran = q.Run();
+    Status ran = q.Run(Statement::Bindings::kKeep);  // every parameter is bound above
     if (!ran.ok()) return ran;
     // The statement's rows took consecutive ids ending at the last insert id.
     const int64_t first_id = db_->LastInsertId() - static_cast<int64_t>(n - 1);
     for (size_t j = 0; j < n; ++j) {
+      const int64_t id = first_id + static_cast<int64_t>(j);
+      IdRange& range = tenants[rows_[i + j]->tenant_id];
+      if (range.first == 0) range.first = id;
+      range.last = id;
       const governance::MonthId month = rows_[i + j]->month;
       if (last_month != month && !noted(month)) {
-        Status note = NoteMonth(months.Text(month), first_id + static_cast<int64_t>(j));
+        Status note = NoteMonth(months.Text(month), id);
         if (!note.ok()) return note;
         noting.push_back(month);
       }
@@ -222,7 +232,21 @@ Status SqliteStore::InsertCalls(std::vector<governance::MonthId>& noting) {
     }
     i += n;
   }
+  for (const auto& [tenant, range] : tenants.items()) {
+    Status noted_block = NoteTenantBlock(tenant, range.first, range.last);
+    if (!noted_block.ok()) return noted_block;
+  }
   return Ok{};
+}
+
+Status SqliteStore::NoteTenantBlock(std::string_view tenant_id, int64_t first_id, int64_t last_id) {
+  Result<Statement*> q = Cached(insert_block_,
+                                "INSERT INTO call_log_blocks (tenant_id, first_id, last_id) "
+                                "VALUES (?, ?, ?)",
+                                StoreOp::kCallLogIndex);
+  if (!q.ok()) return q.error();
+  (*q)->BindView(1, tenant_id).Bind(2, first_id).Bind(3, last_id);
+  return (*q)->Run();
 }
 
 Status SqliteStore::NoteMonth(std::string_view month, int64_t first_id) {
@@ -231,20 +255,54 @@ Status SqliteStore::NoteMonth(std::string_view month, int64_t first_id) {
   Result<Statement*> q = Cached(insert_month_,
                                 "INSERT INTO call_log_months (month, first_id) VALUES (?, ?) "
                                 "ON CONFLICT (month) DO NOTHING",
-                                StoreOp::kCallLogMonth);
+                                StoreOp::kCallLogIndex);
   if (!q.ok()) return q.error();
   (*q)->BindView(1, month).Bind(2, first_id);
   return (*q)->Run();
 }
 
+namespace {
+
+CallRow ReadCallRow(const Statement& q) {
+  CallRow row;
+  row.id = q.Int(0);
+  CallRecord& c = row.record;
+  c.time_ms = q.Int(1);
+  c.request_id = q.Text(2);
+  c.tenant_id = q.Text(3);
+  c.key_id = q.Text(4);
+  c.model = q.Text(5);
+  c.deployment = q.Text(6);
+  c.status = static_cast<int>(q.Int(7));
+  c.error = q.Text(8);
+  c.prompt_tokens = q.Int(9);
+  c.completion_tokens = q.Int(10);
+  c.cached_tokens = q.Int(11);
+  c.cost_micros = q.Int(12);
+  c.estimated = q.Int(13) != 0;
+  c.unpriced = q.Int(14) != 0;
+  c.ttft_ms = q.IsNull(15) ? -1 : static_cast<double>(q.Int(15)) / 1000.0;
+  c.total_ms = static_cast<double>(q.Int(16)) / 1000.0;
+  c.overhead_us = q.IsNull(17) ? -1 : q.Int(17);
+  c.request_body = q.Text(19);
+  c.dropped_rows = q.Int(20);
+  return row;
+}
+
+}  // namespace
+
+// Newest first. With a tenant filter the tenant's blocks are walked newest first and each id
+// range is scanned for the page's remaining rows (the table has no tenant index; see the top
+// of this file); without one, the table is scanned from its newest row.
 Result<std::vector<CallRow>> SqliteStore::QueryCalls(const CallQuery& query) {
+  const bool by_tenant = !query.tenant_id.empty();
   std::string sql =
       "SELECT id, time_ms, request_id, tenant_id, key_id, model, deployment, status, error, "
       "prompt_tokens, completion_tokens, cached_tokens, cost_micros, estimated, unpriced, "
       "ttft_us, total_us, overhead_us, month, request_body, dropped_rows FROM call_log "
       "WHERE 1 = 1";
   // Filters in a fixed order, bound in the same order below.
-  if (!query.tenant_id.empty()) sql += " AND tenant_id = ?";
+  if (by_tenant) sql += " AND id >= ? AND id <= ? AND tenant_id = ?";
   if (!query.key_id.empty()) sql += " AND key_id = ?";
   if (!query.model.empty()) sql += " AND model = ?";
   if (query.status != 0) sql += " AND status = ?";
@@ -254,43 +312,43 @@ Result<std::vector<CallRow>> SqliteStore::QueryCalls(const CallQuery& query) {
   sql += " ORDER BY id DESC LIMIT ?";
   Result<Statement> q = db_->Prepare(sql, StoreOp::kAdminRead);
   if (!q.ok()) return q.error();
-  int i = 1;
-  if (!query.tenant_id.empty()) q->Bind(i++, query.tenant_id);
-  if (!query.key_id.empty()) q->Bind(i++, query.key_id);
-  if (!query.model.empty()) q->Bind(i++, query.model);
-  if (query.status != 0) q->Bind(i++, query.status);
-  if (query.since_ms != 0) q->Bind(i++, query.since_ms);
-  if (query.until_ms != 0) q->Bind(i++, query.until_ms);
-  if (query.before_id != 0) q->Bind(i++, query.before_id);
-  q->Bind(i++, query.limit);
   std::vector<CallRow> out;
-  Result<bool> r = q->Step();
-  for (; r.ok() && r.value(); r = q->Step()) {
-    CallRow row;
-    row.id = q->Int(0);
-    CallRecord& c = row.record;
-    c.time_ms = q->Int(1);
-    c.request_id = q->Text(2);
-    c.tenant_id = q->Text(3);
-    c.key_id = q->Text(4);
-    c.model = q->Text(5);
-    c.deployment = q->Text(6);
-    c.status = static_cast<int>(q->Int(7));
-    c.error = q->Text(8);
-    c.prompt_tokens = q->Int(9);
-    c.completion_tokens = q->Int(10);
-    c.cached_tokens = q->Int(11);
-    c.cost_micros = q->Int(12);
-    c.estimated = q->Int(13) != 0;
-    c.unpriced = q->Int(14) != 0;
-    c.ttft_ms = q->IsNull(15) ? -1 : static_cast<double>(q->Int(15)) / 1000.0;
-    c.total_ms = static_cast<double>(q->Int(16)) / 1000.0;
-    c.overhead_us = q->IsNull(17) ? -1 : q->Int(17);
-    c.request_body = q->Text(19);
-    c.dropped_rows = q->Int(20);
-    out.push_back(std::move(row));
+  // Appends the rows of ids [first, last] (all ids without a tenant filter).
+  auto scan = [&](int64_t first, int64_t last) -> Status {
+    int i = 1;
+    if (by_tenant) q->Bind(i++, first).Bind(i++, last).Bind(i++, query.tenant_id);
+    if (!query.key_id.empty()) q->Bind(i++, query.key_id);
+    if (!query.model.empty()) q->Bind(i++, query.model);
+    if (query.status != 0) q->Bind(i++, query.status);
+    if (query.since_ms != 0) q->Bind(i++, query.since_ms);
+    if (query.until_ms != 0) q->Bind(i++, query.until_ms);
+    if (query.before_id != 0) q->Bind(i++, query.before_id);
+    q->Bind(i++, static_cast<int64_t>(query.limit) - static_cast<int64_t>(out.size()));
+    Result<bool> r = q->Step();
+    for (; r.ok() && r.value(); r = q->Step()) out.push_back(ReadCallRow(*q));
+    q->Reset();
+    if (!r.ok()) return r.error();
+    return Ok{};
+  };
+  if (!by_tenant) {
+    Status scanned = scan(0, 0);
+    if (!scanned.ok()) return scanned.error();
+    return out;
   }
-  if (!r.ok()) return r.error();
+  Result<Statement> blocks = db_->Prepare(
+      "SELECT first_id, last_id FROM call_log_blocks WHERE tenant_id = ? AND first_id < ? "
+      "ORDER BY first_id DESC",
+      StoreOp::kAdminRead);
+  if (!blocks.ok()) return blocks.error();
+  blocks->Bind(1, query.tenant_id)
+      .Bind(2, query.before_id != 0 ? query.before_id : std::numeric_limits<int64_t>::max());
+  Result<bool> block = blocks->Step();
+  for (; block.ok() && block.value() && out.size() < static_cast<size_t>(query.limit);
+       block = blocks->Step()) {
+    Status scanned = scan(blocks->Int(0), blocks->Int(1));
+    if (!scanned.ok()) return scanned.error();
+  }
+  if (!block.ok()) return block.error();
   return out;
 }
 

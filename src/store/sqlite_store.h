@@ -23,6 +23,8 @@ class SqliteStore : public Store {
                                                    StatementCounts* counts);
 
   Status Migrate() override;
+  // Applies migrations up to schema `version` only (tests of a migration over old data).
+  Status MigrateTo(int version);
   int SchemaVersion() override;
   Result<GovernanceRows> LoadGovernance() override;
   Result<int64_t> ChangeVersion() override;
@@ -48,6 +50,8 @@ class SqliteStore : public Store {
   // Runs `body` inside BEGIN IMMEDIATE / COMMIT; ROLLBACK if it fails.
   template <typename Body>
   Status InTransaction(Body&& body);
+  // Records [first_id, last_id] as an id range holding rows of `tenant_id` (call_log_blocks).
+  Status NoteTenantBlock(std::string_view tenant_id, int64_t first_id, int64_t last_id);
   // Records `first_id` as the first call-log row of `month` (call_log_months).
   Status NoteMonth(std::string_view month, int64_t first_id);
   Status AddSpend(SpendScope scope, std::string_view scope_id, std::string_view month,
@@ -60,6 +64,7 @@ class SqliteStore : public Store {
   std::unique_ptr<Statement> insert_call_;   // one row
   std::unique_ptr<Statement> insert_calls_;  // kRowsPerInsert rows (sqlite_call_log.cc)
   std::unique_ptr<Statement> insert_month_;
+  std::unique_ptr<Statement> insert_block_;
   std::vector<const CallRecord*> rows_;  // the rows WriteCalls is inserting
   // Months whose first call-log row is in call_log_months (committed).
   std::vector<governance::MonthId> months_noted_;

@@ -1,5 +1,7 @@
 #include "store/store_thread.h"
 
+#include "common/thread_name.h"
+
 namespace turnpike::store {
 
 StoreThread::StoreThread(Store& store, StoreThreadOptions options, WriteFn write, TickFn tick)
@@ -8,7 +10,10 @@ StoreThread::StoreThread(Store& store, StoreThreadOptions options, WriteFn write
 StoreThread::~StoreThread() { Stop(); }
 
 void StoreThread::Start() {
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    SetThreadName("tp-store");
+    Loop();
+  });
 }
 
 void StoreThread::Post(std::unique_ptr<StoreJob> job) {

@@ -227,14 +227,14 @@ test('statement budget: 1,000 warm requests execute no store statement on the re
     assert.equal(delta(op), 0, op);
   }
   // Background, per 1,000 requests: the rows go in INSERTs of 32 rows, the rest of a batch one
-  // per row (so at most one statement per row, at least one per 32); per batch BEGIN/COMMIT
-  // plus one spend upsert per scope (tenant, key); the month was noted before. Budget
-  // recorded in docs/BENCHMARKS.md.
+  // per row (so at most one statement per row, at least one per 32); per batch BEGIN/COMMIT,
+  // one spend upsert per scope (tenant, key) and the tenant's id range (call_log_index; the
+  // month was noted before). Budget recorded in docs/BENCHMARKS.md.
   assert.ok(delta('call_log_insert') <= 1000 && delta('call_log_insert') >= Math.ceil(1000 / 32),
     `call_log_insert = ${delta('call_log_insert')}`);
-  assert.equal(delta('call_log_month'), 0);
+  assert.equal(delta('call_log_index'), delta('transaction') / 2, 'one tenant range per batch');
   const perBatch = delta('transaction') + delta('spend_write');
-  console.log(`# statements per 1,000 requests: ${delta('call_log_insert')} inserts, ${delta('transaction')} transaction, ${delta('spend_write')} spend upserts, ${delta('change_check')} change checks`);
+  console.log(`# statements per 1,000 requests: ${delta('call_log_insert')} inserts, ${delta('call_log_index')} index notes, ${delta('transaction')} transaction, ${delta('spend_write')} spend upserts, ${delta('change_check')} change checks`);
   assert.ok(perBatch <= 400, `transaction + spend_write = ${perBatch}`);
 
   // The first request of a new key: the admin write published it; the request reads nothing.

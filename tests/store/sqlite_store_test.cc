@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <tuple>
 
 namespace turnpike::store {
 namespace {
@@ -113,10 +114,10 @@ TEST_F(SqliteStoreTest, CallsAndSpendAreWrittenTogetherAndPage) {
   const uint64_t transactions = counts_.value(StoreOp::kTransaction);  // migrations' so far
   const std::span<const CallRecord> batch[] = {rows};
   ASSERT_TRUE(store_->WriteCalls(batch, true, {}).ok());
-  // One batch: 5 inserts, the month's first row noted once, BEGIN + COMMIT, one upsert per
-  // scope.
+  // One batch: 5 inserts, the month's first row and the tenant's id range noted once each,
+  // BEGIN + COMMIT, one upsert per scope.
   EXPECT_EQ(counts_.value(StoreOp::kCallLogInsert), 5u);
-  EXPECT_EQ(counts_.value(StoreOp::kCallLogMonth), 1u);
+  EXPECT_EQ(counts_.value(StoreOp::kCallLogIndex), 2u);
   EXPECT_EQ(counts_.value(StoreOp::kTransaction) - transactions, 2u);
   EXPECT_EQ(counts_.value(StoreOp::kSpendWrite), 2u);
 
@@ -174,7 +175,7 @@ TEST_F(SqliteStoreTest, ReconcileSumsEveryRowOfAMonthAcrossBatches) {
   ASSERT_TRUE(store_->WriteCalls(two_batches, true, {}).ok());
   const std::span<const CallRecord> one_batch[] = {third};
   ASSERT_TRUE(store_->WriteCalls(one_batch, true, {}).ok());
-  EXPECT_EQ(counts_.value(StoreOp::kCallLogMonth), 2u);
+  EXPECT_EQ(counts_.value(StoreOp::kCallLogIndex), 2u + 2u);  // two months, a block per batch
 
   for (auto [month, cost] : {std::pair{october, 400}, std::pair{november, 14}}) {
     auto sums = store_->SumCallLog(governance::FormatMonth(month));
@@ -199,6 +200,7 @@ TEST_F(SqliteStoreTest, ManyRowsGoInMultiRowStatementsAndMonthsStillSum) {
   const std::span<const CallRecord> batch[] = {rows};
   ASSERT_TRUE(store_->WriteCalls(batch, true, {}).ok());
   EXPECT_EQ(counts_.value(StoreOp::kCallLogInsert), 2u + 6u);  // 32 + 32 + 6 x 1
+  EXPECT_EQ(counts_.value(StoreOp::kCallLogIndex), 2u + 1u);   // two months, one tenant block
   for (auto [month, cost] : {std::pair{october, 400}, std::pair{november, 30}}) {
     auto sums = store_->SumCallLog(governance::FormatMonth(month));
     ASSERT_TRUE(sums.ok());
@@ -212,6 +214,103 @@ TEST_F(SqliteStoreTest, ManyRowsGoInMultiRowStatementsAndMonthsStillSum) {
   ASSERT_EQ(page->size(), 70u);
   EXPECT_EQ(page->back().record.cost_micros, 10);  // oldest first row: October's
   EXPECT_EQ(page->front().record.cost_micros, 1);
+}
+
+// A tenant's page walks its id ranges newest first: rows of other tenants in the same batches
+// are skipped, pages continue across batches with before_id, and other filters still apply.
+TEST_F(SqliteStoreTest, TenantPagesWalkTheTenantsBlocks) {
+  Seed();
+  const governance::MonthId month = governance::MonthOf(1'790'000'000);
+  auto row = [&](std::string tenant, std::string key, int64_t cost) {
+    CallRecord r = Row(cost, month);
+    r.tenant_id = std::move(tenant);
+    r.key_id = std::move(key);
+    return r;
+  };
+  std::vector<CallRecord> first = {row("a", "ka", 1), row("b", "kb", 2), row("a", "ka2", 3),
+                                   row("b", "kb", 4)};
+  std::vector<CallRecord> second = {row("b", "kb", 5), row("b", "kb", 6)};
+  std::vector<CallRecord> third = {row("a", "ka", 7)};
+  for (const std::vector<CallRecord>* batch : {&first, &second, &third}) {
+    const std::span<const CallRecord> spans[] = {*batch};
+    ASSERT_TRUE(store_->WriteCalls(spans, true, {}).ok());
+  }
+  auto costs = [](const std::vector<CallRow>& rows) {
+    std::vector<int64_t> out;
+    for (const CallRow& r : rows) out.push_back(r.record.cost_micros);
+    return out;
+  };
+  CallQuery q;
+  q.tenant_id = "a";
+  q.limit = 2;
+  auto page = store_->QueryCalls(q);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(costs(page.value()), (std::vector<int64_t>{7, 3}));
+  q.before_id = page->back().id;
+  auto next = store_->QueryCalls(q);
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(costs(next.value()), (std::vector<int64_t>{1}));
+
+  q = CallQuery{};
+  q.tenant_id = "b";
+  auto b = store_->QueryCalls(q);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(costs(b.value()), (std::vector<int64_t>{6, 5, 4, 2}));
+
+  q.tenant_id = "a";
+  q.key_id = "ka2";
+  auto by_key = store_->QueryCalls(q);
+  ASSERT_TRUE(by_key.ok());
+  EXPECT_EQ(costs(by_key.value()), (std::vector<int64_t>{3}));
+
+  q = CallQuery{};
+  q.tenant_id = "nobody";
+  auto none = store_->QueryCalls(q);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+// Migration 2 replaces the call log's secondary indexes with coarse ones and fills them from
+// the rows already there: old rows are still found by tenant and summed by month.
+TEST_F(SqliteStoreTest, MigrationTwoIndexesRowsWrittenBeforeIt) {
+  store_.reset();
+  std::filesystem::remove_all(dir_);
+  {
+    auto opened = SqliteStore::Open((dir_ / "t.db").string(), false, &counts_);
+    ASSERT_TRUE(opened.ok());
+    ASSERT_TRUE(opened.value()->MigrateTo(1).ok());
+    ASSERT_EQ(opened.value()->SchemaVersion(), 1);
+    auto db = Database::Open((dir_ / "t.db").string(), false, &counts_);
+    ASSERT_TRUE(db.ok());
+    for (auto [tenant, month, cost] : {std::tuple{"a", "2026-10", 1}, std::tuple{"b", "2026-10", 2},
+                                       std::tuple{"a", "2026-11", 4}}) {
+      auto q = db.value()->Prepare(
+          "INSERT INTO call_log (time_ms, request_id, tenant_id, key_id, model, deployment, "
+          "status, error, prompt_tokens, completion_tokens, cached_tokens, cost_micros, "
+          "estimated, unpriced, total_us, month) "
+          "VALUES (1, 'r', ?, 'k', 'm', 'd', 200, '', 0, 0, 0, ?, 0, 0, 0, ?)",
+          StoreOp::kAdminWrite);
+      ASSERT_TRUE(q.ok());
+      q->Bind(1, tenant).Bind(2, cost).Bind(3, month);
+      ASSERT_TRUE(q->Run().ok());
+    }
+  }
+  store_ = Open();  // applies migration 2
+  EXPECT_EQ(store_->SchemaVersion(), 2);
+  CallQuery q;
+  q.tenant_id = "a";
+  auto page = store_->QueryCalls(q);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->size(), 2u);
+  EXPECT_EQ(page->at(0).record.cost_micros, 4);
+  EXPECT_EQ(page->at(1).record.cost_micros, 1);
+  auto october = store_->SumCallLog("2026-10");
+  ASSERT_TRUE(october.ok());
+  int64_t total = 0;
+  for (const SpendRow& row : october.value()) {
+    if (row.scope == SpendScope::kTenant) total += row.spent_micros;
+  }
+  EXPECT_EQ(total, 3);
 }
 
 }  // namespace
