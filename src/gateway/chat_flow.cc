@@ -9,6 +9,7 @@
 
 #include "gateway/llm_handler.h"
 #include "gateway/openai_errors.h"
+#include "gateway/rate_limit_headers.h"
 #include "gateway/stream_relay.h"
 #include "store/governance_service.h"
 #include "stream/chat_accumulator.h"
@@ -26,58 +27,6 @@ template <typename Request, typename Field>
 std::string_view HeaderValue(const Request& request, Field field) {
   auto it = request.find(field);
   return it == request.end() ? std::string_view{} : std::string_view(it->value());
-}
-
-// OpenAI's reset format: "20ms", "1s", "6m0s", written into `out`; returns what was written.
-std::string_view FormatReset(governance::Nanos reset, std::array<char, 48>& out) {
-  using namespace std::chrono;
-  char* p = out.data();
-  char* const end = out.data() + out.size();
-  const int64_t ms = duration_cast<milliseconds>(reset).count();
-  if (ms < 1000) {
-    p = std::to_chars(p, end, ms).ptr;
-    *p++ = 'm';
-    *p++ = 's';
-  } else if (const int64_t s = (ms + 999) / 1000; s < 60) {
-    p = std::to_chars(p, end, s).ptr;
-    *p++ = 's';
-  } else {
-    p = std::to_chars(p, end, s / 60).ptr;
-    *p++ = 'm';
-    p = std::to_chars(p, end, s % 60).ptr;
-    *p++ = 's';
-  }
-  return std::string_view(out.data(), static_cast<size_t>(p - out.data()));
-}
-
-struct RateHeaderNames {
-  std::string_view limit, remaining, reset;
-};
-constexpr RateHeaderNames kRequestHeaders{
-    "x-ratelimit-limit-requests", "x-ratelimit-remaining-requests", "x-ratelimit-reset-requests"};
-constexpr RateHeaderNames kTokenHeaders{"x-ratelimit-limit-tokens", "x-ratelimit-remaining-tokens",
-                                        "x-ratelimit-reset-tokens"};
-
-void AddRateHeaders(http::ResponseHeaders& headers, const governance::RateDecision& d,
-                    const RateHeaderNames& names) {
-  if (d.limit == 0) return;
-  headers.Add(names.limit, d.limit);
-  headers.Add(names.remaining, d.remaining);
-  std::array<char, 48> reset;
-  headers.Add(names.reset, FormatReset(d.reset, reset));
-}
-
-// OpenAI's x-ratelimit-* headers for the tighter of the key's and tenant's limits, and
-// Retry-After on a rate refusal.
-void AddRateLimitHeaders(http::ResponseHeaders& headers, const pipeline::RequestContext& ctx,
-                         const std::optional<Error>& refused) {
-  AddRateHeaders(headers, ctx.rate_requests, kRequestHeaders);
-  AddRateHeaders(headers, ctx.rate_tokens, kTokenHeaders);
-  if (!refused || refused->code != ErrorCode::kRateLimited) return;
-  const governance::RateDecision& d = !ctx.rate_requests.allowed && ctx.rate_requests.limit != 0
-                                          ? ctx.rate_requests
-                                          : ctx.rate_tokens;
-  if (d.limit != 0 && !d.exceeds_limit) headers.Add("Retry-After", d.RetryAfterSeconds());
 }
 
 bool ContentTypeIs(std::string_view value, std::string_view type) {
@@ -137,7 +86,8 @@ net::awaitable<void> ChatFlow::Run() {
 
   size_t ran = 0;
   std::optional<Error> refused = handler_.chain_.Request(ctx_, ran);
-  AddRateLimitHeaders(exchange_.response_headers(), ctx_, refused);
+  AddRateLimitHeaders(exchange_.response_headers(), ctx_.rate_requests, ctx_.rate_tokens,
+                      refused && refused->code == ErrorCode::kRateLimited);
   if (refused) {
     co_await handler_.RespondError(exchange_, ctx_, *refused);
   } else {

@@ -14,14 +14,19 @@ void ResponseHeaders::Add(std::string_view name, int64_t value) {
   Append(name, std::string_view(text, static_cast<size_t>(end - text)));
 }
 
+void ResponseHeaders::AddLines(std::string_view lines) { Append(lines); }
+
+void ResponseHeaders::Spill(size_t more) {
+  if (spilled_) return;
+  spill_.reserve(2 * (size_ + more));
+  spill_.assign(inline_.data(), size_);
+  spilled_ = true;
+}
+
 void ResponseHeaders::Append(std::string_view name, std::string_view value) {
   const size_t line = name.size() + value.size() + 4;
-  if (!spilled_ && size_ + line > inline_.size()) {
-    spill_.reserve(2 * (size_ + line));
-    spill_.assign(inline_.data(), size_);
-    spilled_ = true;
-  }
-  if (spilled_) {
+  if (spilled_ || size_ + line > inline_.size()) {
+    Spill(line);
     spill_.append(name).append(": ").append(value).append("\r\n");
     return;
   }
@@ -34,6 +39,16 @@ void ResponseHeaders::Append(std::string_view name, std::string_view value) {
   out += value.size();
   std::memcpy(out, "\r\n", 2);
   size_ += line;
+}
+
+void ResponseHeaders::Append(std::string_view text) {
+  if (spilled_ || size_ + text.size() > inline_.size()) {
+    Spill(text.size());
+    spill_.append(text);
+    return;
+  }
+  std::memcpy(inline_.data() + size_, text.data(), text.size());
+  size_ += text.size();
 }
 
 std::string_view ResponseHeaders::Find(std::string_view name) const {

@@ -23,6 +23,8 @@ class ResponseHeaders {
 
   void Add(std::string_view name, std::string_view value);
   void Add(std::string_view name, int64_t value);
+  // Appends already formatted lines ("Name: value\r\n" each), for callers that format many.
+  void AddLines(std::string_view lines);
 
   // The lines added so far, each ending in CRLF.
   std::string_view lines() const {
@@ -36,6 +38,9 @@ class ResponseHeaders {
 
  private:
   void Append(std::string_view name, std::string_view value);
+  void Append(std::string_view text);
+  // Moves the lines to spill_ (once), with room for `more` bytes.
+  void Spill(size_t more);
 
   std::array<char, kInlineBytes> inline_;
   size_t size_ = 0;
