@@ -28,14 +28,7 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$dir"; }
 trap cleanup EXIT
 
-port_of() {  # port_of LOGFILE PATTERN
-  for _ in $(seq 100); do
-    local p; p=$(grep -oE "$2 [0-9.]+:[0-9]+" "$1" | grep -oE '[0-9]+$' || true)
-    [[ -n $p ]] && { echo "$p"; return; }
-    sleep 0.05
-  done
-  echo "no port in $1" >&2; exit 1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 "$TURNPIKE" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
 pids+=($!)
@@ -76,9 +69,7 @@ per_request() {  # per_request TICKS RESULT.json: µs of CPU per request over wa
 }
 
 export TURNPIKE_ADMIN_TOKEN=bench TURNPIKE_URL=http://127.0.0.1:$on_port
-"$TURNPIKE" admin plans put bench --budget 1000000 --rpm 100000000 --tpm 1000000000 >/dev/null
-"$TURNPIKE" admin tenants create bench --plan bench >/dev/null
-key=$("$TURNPIKE" admin --json keys create --tenant bench --rpm 100000000 | jq -r .key)
+key=$(bench_key)
 
 echo "| run | governance off (req/s) | governance on (req/s) | on / off | gateway CPU per request off / on (µs) | of which workers off / on | store thread (on) |"
 echo "|---|---|---|---|---|---|---|"
