@@ -35,6 +35,9 @@ struct MockOptions {
   Millis slow_headers{0};       // delay before every response head; also the length of
                                 // `x-mock-fault: slow-headers` when non-zero
   uint64_t seed = 1;            // fault draws are reproducible per (seed, worker)
+  bool tool_calls = false;      // answer every request that offers tools with a call to the
+                                // first one (as `x-mock-tool-call: 1` does per request: for
+                                // clients behind a gateway that does not forward headers)
 };
 
 // Parses "0", "250ms", "2s", "1m". Errors name `what` (the option).

@@ -13,6 +13,7 @@ void StreamTranslator::OnEvent(const StreamEvent& event) {
     case EventKind::kToolCallStart:
     case EventKind::kToolArgsDelta:
       saw_first_token_ = true;
+      output_bytes_ += static_cast<int64_t>(event.text.size() + event.name.size());
       break;
     case EventKind::kFinish:
       finish_ = event.finish;

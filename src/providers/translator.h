@@ -14,6 +14,7 @@
 // nothing.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -41,6 +42,9 @@ class StreamTranslator : private EventSink {
   const TokenUsage& usage() const { return decoder_->usage(); }
   FinishReason finish() const { return finish_; }
   bool saw_first_token() const { return saw_first_token_; }
+  // Text, tool name and tool argument bytes (escaped) decoded so far: what the gateway prices
+  // a stream by when the upstream reported no usage (a client that left early).
+  int64_t output_bytes() const { return output_bytes_; }
   bool ended() const { return ended_; }
 
  private:
@@ -49,6 +53,7 @@ class StreamTranslator : private EventSink {
   std::unique_ptr<StreamDecoder> decoder_;
   std::unique_ptr<StreamEncoder> encoder_;
   FinishReason finish_ = FinishReason::kNone;
+  int64_t output_bytes_ = 0;
   bool saw_first_token_ = false;
   bool ended_ = false;  // an end or error event went to the client
 };

@@ -30,6 +30,14 @@ std::string Body(bool stream, std::string_view extra = {}) {
   return body + "}";
 }
 
+// The headers every Messages request carries (the API answers 400 without anthropic-version),
+// plus `extra`.
+Headers Versioned(std::pair<std::string, std::string> extra = {}) {
+  Headers headers = {{"anthropic-version", "2023-06-01"}};
+  if (!extra.first.empty()) headers.push_back(std::move(extra));
+  return headers;
+}
+
 constexpr std::string_view kTools =
     R"("tools":[{"name":"get_weather","input_schema":{"type":"object"}}])";
 
@@ -58,7 +66,7 @@ std::string Content(int tokens) {
 TEST(MockMessages, NonStreamHasAnthropicShape) {
   RunningMock mock(Options());
   const std::string body = Body(false);
-  Reply reply = Send(mock.port(), "POST", kMessages, body);
+  Reply reply = Send(mock.port(), "POST", kMessages, body, Versioned());
   ASSERT_EQ(reply.status, 200u) << reply.body;
   json::object message = json::parse(reply.body).as_object();
   EXPECT_TRUE(message.at("id").as_string().starts_with("msg_mock_"));
@@ -75,7 +83,7 @@ TEST(MockMessages, NonStreamHasAnthropicShape) {
 
 TEST(MockMessages, StreamFollowsTheEventFlow) {
   RunningMock mock(Options());
-  Reply reply = Send(mock.port(), "POST", kMessages, Body(true));
+  Reply reply = Send(mock.port(), "POST", kMessages, Body(true), Versioned());
   ASSERT_EQ(reply.status, 200u) << reply.body;
   EXPECT_EQ(reply.headers["Content-Type"], "text/event-stream");
   auto events = Events(reply.body);
@@ -109,8 +117,8 @@ TEST(MockMessages, StreamFollowsTheEventFlow) {
 
 TEST(MockMessages, MaxTokensCapsTheReply) {
   RunningMock mock(Options());
-  Reply reply =
-      Send(mock.port(), "POST", kMessages, R"({"model":"m","max_tokens":2,"messages":[]})");
+  Reply reply = Send(mock.port(), "POST", kMessages,
+                     R"({"model":"m","max_tokens":2,"messages":[]})", Versioned());
   ASSERT_EQ(reply.status, 200u) << reply.body;
   json::value message = json::parse(reply.body);
   EXPECT_EQ(message.at("content").at(0).at("text"), Content(2).c_str());
@@ -119,8 +127,8 @@ TEST(MockMessages, MaxTokensCapsTheReply) {
 
 TEST(MockMessages, StreamedToolUseArrivesAsInputJsonDeltas) {
   RunningMock mock(Options());
-  Reply reply =
-      Send(mock.port(), "POST", kMessages, Body(true, kTools), {{"x-mock-tool-call", "1"}});
+  Reply reply = Send(mock.port(), "POST", kMessages, Body(true, kTools),
+                     Versioned({"x-mock-tool-call", "1"}));
   ASSERT_EQ(reply.status, 200u) << reply.body;
   auto events = Events(reply.body);
   const json::value& block = events.at(1).second.at("content_block");
@@ -142,8 +150,8 @@ TEST(MockMessages, StreamedToolUseArrivesAsInputJsonDeltas) {
 
 TEST(MockMessages, NonStreamToolUse) {
   RunningMock mock(Options());
-  Reply reply =
-      Send(mock.port(), "POST", kMessages, Body(false, kTools), {{"x-mock-tool-call", "1"}});
+  Reply reply = Send(mock.port(), "POST", kMessages, Body(false, kTools),
+                     Versioned({"x-mock-tool-call", "1"}));
   ASSERT_EQ(reply.status, 200u) << reply.body;
   json::value message = json::parse(reply.body);
   EXPECT_EQ(message.at("stop_reason"), "tool_use");
@@ -154,12 +162,21 @@ TEST(MockMessages, NonStreamToolUse) {
 
 TEST(MockMessages, MissingMaxTokensIsAnAnthropic400) {
   RunningMock mock(Options());
-  Reply reply = Send(mock.port(), "POST", kMessages, R"({"model":"m","messages":[]})");
+  Reply reply = Send(mock.port(), "POST", kMessages, R"({"model":"m","messages":[]})", Versioned());
   ASSERT_EQ(reply.status, 400u);
   json::value error = json::parse(reply.body);
   EXPECT_EQ(error.at("type"), "error");
   EXPECT_EQ(error.at("error").at("type"), "invalid_request_error");
   EXPECT_TRUE(error.at("error").at("message").as_string().starts_with("max_tokens: "));
+}
+
+TEST(MockMessages, MissingVersionHeaderIsAnAnthropic400) {
+  RunningMock mock(Options());
+  Reply reply = Send(mock.port(), "POST", kMessages, Body(false));
+  ASSERT_EQ(reply.status, 400u);
+  json::value error = json::parse(reply.body);
+  EXPECT_EQ(error.at("error").at("type"), "invalid_request_error");
+  EXPECT_TRUE(error.at("error").at("message").as_string().starts_with("anthropic-version: "));
 }
 
 TEST(MockMessages, FaultsUseAnthropicErrors) {
@@ -171,7 +188,8 @@ TEST(MockMessages, FaultsUseAnthropicErrors) {
   };
   for (const Case& c : {Case{"500", 500, "api_error"}, Case{"503", 529, "overloaded_error"},
                         Case{"429", 429, "rate_limit_error"}}) {
-    Reply reply = Send(mock.port(), "POST", kMessages, Body(true), {{"x-mock-fault", c.fault}});
+    Reply reply =
+        Send(mock.port(), "POST", kMessages, Body(true), Versioned({"x-mock-fault", c.fault}));
     EXPECT_EQ(reply.status, c.status) << c.fault;
     json::value error = json::parse(reply.body);
     EXPECT_EQ(error.at("type"), "error");
@@ -185,8 +203,8 @@ TEST(MockMessages, FaultsUseAnthropicErrors) {
 
 TEST(MockMessages, CloseWithoutDoneOmitsTheEnd) {
   RunningMock mock(Options());
-  Reply reply =
-      Send(mock.port(), "POST", kMessages, Body(true), {{"x-mock-fault", "close-without-done"}});
+  Reply reply = Send(mock.port(), "POST", kMessages, Body(true),
+                     Versioned({"x-mock-fault", "close-without-done"}));
   ASSERT_EQ(reply.status, 200u);
   EXPECT_EQ(reply.body.find("message_delta"), std::string::npos) << reply.body;
   EXPECT_EQ(reply.body.find("message_stop"), std::string::npos);
@@ -195,14 +213,16 @@ TEST(MockMessages, CloseWithoutDoneOmitsTheEnd) {
 
 TEST(MockMessages, ResetCutsTheStream) {
   RunningMock mock(Options());
-  Reply reply = Send(mock.port(), "POST", kMessages, Body(true), {{"x-mock-fault", "reset"}});
+  Reply reply =
+      Send(mock.port(), "POST", kMessages, Body(true), Versioned({"x-mock-fault", "reset"}));
   EXPECT_TRUE(reply.error) << reply.body;
   EXPECT_EQ(reply.body.find("message_stop"), std::string::npos);
 }
 
 TEST(MockMessages, TokensHeaderOverridesTheOption) {
   RunningMock mock(Options());
-  Reply reply = Send(mock.port(), "POST", kMessages, Body(false), {{"x-mock-tokens", "2"}});
+  Reply reply =
+      Send(mock.port(), "POST", kMessages, Body(false), Versioned({"x-mock-tokens", "2"}));
   ASSERT_EQ(reply.status, 200u);
   EXPECT_EQ(json::parse(reply.body).at("content").at(0).at("text"), Content(2).c_str());
 }
