@@ -19,6 +19,9 @@
 // A malformed body or x-mock-* header is answered 400 in the route's API error envelope, and so
 // is a /v1/messages request without the `anthropic-version` header (the real API requires it).
 // --tool-calls makes every request that offers tools answer with a call (x-mock-tool-call: 1).
+// --cached-tokens / --cache-write-tokens report that part of the prompt as read from / written
+// to the prompt cache (OpenAI: prompt_tokens_details.cached_tokens; Anthropic:
+// cache_read_input_tokens / cache_creation_input_tokens, outside input_tokens).
 // Random faults (--fail-rate, --rate-limit-rate, --reset-rate) are drawn only for requests
 // without x-mock-fault. /mock/stats counts every delayed head as a "slow-headers" fault, so
 // with --slow-headers set every request counts.

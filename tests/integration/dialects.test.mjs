@@ -28,12 +28,17 @@ let mock;       // plain answers
 let toolMock;   // answers every request that offers tools with a call to the first one
 let failMock;   // 500 to everything
 let limitMock;  // 429 to everything
+let cacheMock;  // reports prompt-cache reads and writes
+const CACHED = 4;
+const CACHE_WRITTEN = 2;
 let gw;
 before(async () => {
   mock = await startMock(['--tokens', String(TOKENS)]);
   toolMock = await startMock(['--tokens', String(TOKENS), '--tool-calls']);
   failMock = await startMock(['--fail-rate', '1']);
   limitMock = await startMock(['--rate-limit-rate', '1', '--retry-after', '0']);
+  cacheMock = await startMock(['--tokens', String(TOKENS), '--cached-tokens', String(CACHED),
+    '--cache-write-tokens', String(CACHE_WRITTEN)]);
   const anthropic = (m, model = 'claude-upstream') => [{ provider: 'anthropic', base_url: `http://127.0.0.1:${m.port}`, api_key: 'sk-ant-test', model }];
   const openai = (m) => [{ provider: 'openai', base_url: `http://127.0.0.1:${m.port}/v1`, model: 'gpt-upstream' }];
   gw = await startGateway(gatewayConfig({
@@ -251,6 +256,8 @@ describe('governed translation', () => {
       models: {
         claude: [{ provider: 'anthropic', base_url: `http://127.0.0.1:${mock.port}`, model: 'claude-upstream' }],
         gpt: [{ provider: 'openai', base_url: `http://127.0.0.1:${mock.port}/v1`, model: 'gpt-upstream' }],
+        'claude-cached': [{ provider: 'anthropic', base_url: `http://127.0.0.1:${cacheMock.port}`, model: 'claude-upstream' }],
+        'gpt-cached': [{ provider: 'openai', base_url: `http://127.0.0.1:${cacheMock.port}/v1`, model: 'gpt-upstream' }],
       },
       governance: { enabled: true, reconcile_interval: '0s' },
       store: { path: path.join(dir, 'turnpike.db') },
@@ -289,6 +296,41 @@ describe('governed translation', () => {
     }
     // The output price dominates: TOKENS completion tokens at 1000 USD per million.
     assert.ok(toAnthropic.cost_usd >= TOKENS * 1000 / 1e6);
+  });
+
+  test('prompt-cache reads and writes reach the client and the call log, translated or not', async () => {
+    const before = (await calls()).length;
+    const openai = new OpenAI({ baseURL: `${ggw.url}/v1`, apiKey: secret, maxRetries: 0 });
+    const anthropic = new Anthropic({ baseURL: ggw.url, apiKey: secret, maxRetries: 0 });
+    // OpenAI client, Anthropic upstream: cache writes count in prompt_tokens, reads as cached.
+    const stream = await openai.chat.completions.create({
+      model: 'claude-cached', max_tokens: 50, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Hi' }],
+    });
+    let usage = null;
+    for await (const chunk of stream) if (chunk.usage) usage = chunk.usage;
+    assert.equal(usage.prompt_tokens_details.cached_tokens, CACHED);
+    assert.ok(usage.prompt_tokens > CACHED + CACHE_WRITTEN);
+    // Anthropic client, Anthropic upstream (identity) and OpenAI upstream (translated).
+    const identity = await anthropic.messages.stream({ model: 'claude-cached', max_tokens: 50, messages: [{ role: 'user', content: 'Hi' }] }).finalMessage();
+    assert.equal(identity.usage.cache_read_input_tokens, CACHED);
+    assert.equal(identity.usage.cache_creation_input_tokens, CACHE_WRITTEN);
+    const translated = await anthropic.messages.create({ model: 'gpt-cached', max_tokens: 50, messages: [{ role: 'user', content: 'Hi' }] });
+    assert.equal(translated.usage.cache_read_input_tokens, CACHED);
+
+    const rows = await eventually(async () => { const x = await calls(); return x.length === before + 3 ? x : null; }, 5000);
+    assert.ok(rows, 'three more call-log rows');
+    const cachedRows = rows.filter((r) => r.model.endsWith('-cached'));
+    assert.equal(cachedRows.length, 3);
+    for (const row of cachedRows) {
+      assert.equal(row.cached_tokens, CACHED, JSON.stringify(row));
+      assert.equal(row.completion_tokens, TOKENS);
+      assert.ok(row.cost_usd > 0);
+    }
+    const claudeRows = cachedRows.filter((r) => r.model === 'claude-cached');
+    assert.equal(claudeRows.length, 2);
+    const identityRow = claudeRows.find((r) => r.prompt_tokens === identity.usage.input_tokens + CACHED + CACHE_WRITTEN);
+    assert.ok(identityRow, `identity row counts input + cache reads + writes: ${JSON.stringify(claudeRows)}`);
+    assert.ok(claudeRows.some((r) => r.prompt_tokens === usage.prompt_tokens), JSON.stringify(claudeRows));
   });
 
   test('governance refusals on /v1/messages are in Anthropic shape', async () => {

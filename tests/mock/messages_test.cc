@@ -81,6 +81,30 @@ TEST(MockMessages, NonStreamHasAnthropicShape) {
   EXPECT_EQ(message.at("usage").at("output_tokens"), kTokens);
 }
 
+TEST(MockMessages, CacheTokensAreReportedOutsideInputTokens) {
+  MockOptions options = Options();
+  options.cached_tokens = 3;
+  options.cache_write_tokens = 2;
+  RunningMock mock(options);
+  const std::string body = Body(false);
+  const int64_t prompt = static_cast<int64_t>(body.size() / 4);
+  const json::value expected = {{"input_tokens", prompt - 5},
+                                {"cache_creation_input_tokens", 2},
+                                {"cache_read_input_tokens", 3},
+                                {"output_tokens", kTokens}};
+  Reply reply = Send(mock.port(), "POST", kMessages, body, Versioned());
+  ASSERT_EQ(reply.status, 200u) << reply.body;
+  EXPECT_EQ(json::parse(reply.body).at("usage"), expected);
+  Reply stream = Send(mock.port(), "POST", kMessages, Body(true), Versioned());
+  ASSERT_EQ(stream.status, 200u);
+  const auto events = Events(stream.body);
+  ASSERT_FALSE(events.empty());
+  const json::value& start = events.front().second.at("message").at("usage");
+  EXPECT_EQ(start.at("cache_read_input_tokens"), 3);
+  EXPECT_EQ(start.at("cache_creation_input_tokens"), 2);
+  EXPECT_EQ(start.at("input_tokens"), static_cast<int64_t>(Body(true).size() / 4) - 5);
+}
+
 TEST(MockMessages, StreamFollowsTheEventFlow) {
   RunningMock mock(Options());
   Reply reply = Send(mock.port(), "POST", kMessages, Body(true), Versioned());
