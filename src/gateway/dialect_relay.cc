@@ -35,6 +35,9 @@ void DialectRelay::Tap::OnEvent(const providers::StreamEvent& event) {
       finish = event.finish;
       break;
     case providers::EventKind::kError:
+      error = event.error->code;
+      ended = true;
+      break;
     case providers::EventKind::kEnd:
       ended = true;
       break;
@@ -187,6 +190,9 @@ void DialectRelay::Settle() {
   ctx_.usage = {u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.cache_creation_tokens};
   ctx_.output_bytes = translator_ ? translator_->output_bytes() : tap_.output_bytes;
   const providers::FinishReason finish = translator_ ? translator_->finish() : tap_.finish;
+  // An error event the upstream sent (or a translation failure) is the request's error.
+  const std::optional<ErrorCode> error = translator_ ? translator_->error() : tap_.error;
+  if (error && !ctx_.error) ctx_.error = *error;
   if (finish != providers::FinishReason::kNone) {
     ctx_.finish_reason = providers::openai::FinishReasonName(finish);
   }

@@ -22,6 +22,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "http/exchange.h"
@@ -55,6 +56,7 @@ class DialectRelay {
    public:
     void OnEvent(const providers::StreamEvent& event) override;
     providers::FinishReason finish = providers::FinishReason::kNone;
+    std::optional<ErrorCode> error;
     bool saw_first_token = false;
     bool ended = false;
     int64_t output_bytes = 0;

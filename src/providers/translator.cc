@@ -19,6 +19,9 @@ void StreamTranslator::OnEvent(const StreamEvent& event) {
       finish_ = event.finish;
       break;
     case EventKind::kError:
+      error_ = event.error->code;
+      ended_ = true;
+      break;
     case EventKind::kEnd:
       ended_ = true;
       break;
