@@ -29,6 +29,7 @@ let toolMock;   // answers every request that offers tools with a call to the fi
 let failMock;   // 500 to everything
 let limitMock;  // 429 to everything
 let cacheMock;  // reports prompt-cache reads and writes
+let slowMock;   // 50 tokens, 40 ms apart
 const CACHED = 4;
 const CACHE_WRITTEN = 2;
 let gw;
@@ -37,6 +38,7 @@ before(async () => {
   toolMock = await startMock(['--tokens', String(TOKENS), '--tool-calls']);
   failMock = await startMock(['--fail-rate', '1']);
   limitMock = await startMock(['--rate-limit-rate', '1', '--retry-after', '0']);
+  slowMock = await startMock(['--tokens', '50', '--inter-token', '40ms']);
   cacheMock = await startMock(['--tokens', String(TOKENS), '--cached-tokens', String(CACHED),
     '--cache-write-tokens', String(CACHE_WRITTEN)]);
   const anthropic = (m, model = 'claude-upstream') => [{ provider: 'anthropic', base_url: `http://127.0.0.1:${m.port}`, api_key: 'sk-ant-test', model }];
@@ -258,6 +260,7 @@ describe('governed translation', () => {
         gpt: [{ provider: 'openai', base_url: `http://127.0.0.1:${mock.port}/v1`, model: 'gpt-upstream' }],
         'claude-cached': [{ provider: 'anthropic', base_url: `http://127.0.0.1:${cacheMock.port}`, model: 'claude-upstream' }],
         'gpt-cached': [{ provider: 'openai', base_url: `http://127.0.0.1:${cacheMock.port}/v1`, model: 'gpt-upstream' }],
+        'gpt-slow': [{ provider: 'openai', base_url: `http://127.0.0.1:${slowMock.port}/v1`, model: 'gpt-upstream' }],
       },
       governance: { enabled: true, reconcile_interval: '0s' },
       store: { path: path.join(dir, 'turnpike.db') },
@@ -293,6 +296,7 @@ describe('governed translation', () => {
       assert.ok(row.prompt_tokens > 0, JSON.stringify(row));
       assert.equal(row.estimated, false);
       assert.ok(row.cost_usd > 0, JSON.stringify(row));
+      assert.notEqual(row.ttft_ms, null, 'the first token was timed');
     }
     // The output price dominates: TOKENS completion tokens at 1000 USD per million.
     assert.ok(toAnthropic.cost_usd >= TOKENS * 1000 / 1e6);
@@ -331,6 +335,23 @@ describe('governed translation', () => {
     const identityRow = claudeRows.find((r) => r.prompt_tokens === identity.usage.input_tokens + CACHED + CACHE_WRITTEN);
     assert.ok(identityRow, `identity row counts input + cache reads + writes: ${JSON.stringify(claudeRows)}`);
     assert.ok(claudeRows.some((r) => r.prompt_tokens === usage.prompt_tokens), JSON.stringify(claudeRows));
+  });
+
+  test('a translated stream the client leaves before any usage is settled from an estimate', async () => {
+    const before = (await calls()).length;
+    const r = await fetch(`${ggw.url}/v1/messages`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': secret },
+      body: JSON.stringify({ model: 'gpt-slow', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    const reader = r.body.getReader();
+    let text = '';
+    while (!text.includes('tok3')) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    const row = await eventually(async () => { const x = await calls(); return x.length === before + 1 && x.find((c) => c.model === 'gpt-slow'); }, 5000);
+    assert.ok(row, 'the stream the client left is logged');
+    assert.equal(row.status, 499);
+    assert.equal(row.estimated, true);
+    assert.ok(row.completion_tokens > 0 && row.cost_usd > 0, JSON.stringify(row));
   });
 
   test('governance refusals on /v1/messages are in Anthropic shape', async () => {
