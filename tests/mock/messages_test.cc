@@ -184,6 +184,21 @@ TEST(MockMessages, NonStreamToolUse) {
   EXPECT_EQ(block.at("input"), json::parse(R"({"location":"Paris"})"));
 }
 
+TEST(MockMessages, ToolCallsOptionCallsWithoutTheHeader) {
+  MockOptions options = Options();
+  options.tool_calls = true;
+  RunningMock mock(options);
+  Reply with_tools = Send(mock.port(), "POST", kMessages, Body(false, kTools), Versioned());
+  ASSERT_EQ(with_tools.status, 200u) << with_tools.body;
+  json::value message = json::parse(with_tools.body);
+  EXPECT_EQ(message.at("stop_reason"), "tool_use");
+  EXPECT_EQ(message.at("content").at(0).at("type"), "tool_use");
+  // Without tools there is nothing to call: text as usual.
+  Reply without = Send(mock.port(), "POST", kMessages, Body(false), Versioned());
+  ASSERT_EQ(without.status, 200u);
+  EXPECT_EQ(json::parse(without.body).at("stop_reason"), "end_turn");
+}
+
 TEST(MockMessages, MissingMaxTokensIsAnAnthropic400) {
   RunningMock mock(Options());
   Reply reply = Send(mock.port(), "POST", kMessages, R"({"model":"m","messages":[]})", Versioned());
