@@ -14,7 +14,10 @@
 # (utime + stime, children's threads included) just before and after the measured run.
 # Markdown tables go to stdout, raw JSON to the output directory.
 #
-# --cells runs only the listed cells (kind:connections; default: all of them). With
+# --cells runs only the listed cells (kind:connections; default: all of them). The xstream
+# kind is the stream cell plus the target "translated": a third Turnpike whose deployment is
+# `provider: anthropic` on the same mock (OpenAI client -> Anthropic dialect -> OpenAI chunks),
+# next to the identity path; that instance runs only when an xstream cell is asked for. With
 # BASELINE=PATH, a second pair of Turnpike instances from that binary (e.g. the previous
 # commit's) joins each cell as the target "baseline", on ports base + 7 and base + 8; the mocks
 # and the load generator still come from $TURNPIKE.
@@ -41,7 +44,7 @@ base_port=18700
 self_check=0
 only_cells=""
 
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 while (($#)); do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
@@ -130,6 +133,7 @@ port_tp=$((base_port + 5))
 port_tp_ttft=$((base_port + 6))
 port_base=$((base_port + 7))
 port_base_ttft=$((base_port + 8))
+port_tp_x=$((base_port + 9))
 
 start_nginx() {
   mkdir -p "$run_dir/nginx"
@@ -142,9 +146,12 @@ start_nginx() {
   wait_port "$port_nginx_fixed" "$pid_nginx"
 }
 
-# start_turnpike NAME PORT MOCK_PORT [BINARY]: sets $last_pid.
+# start_turnpike NAME PORT MOCK_PORT [BINARY] [PROVIDER]: sets $last_pid. PROVIDER openai
+# (default) or anthropic: the mock answers both dialects on one port.
 start_turnpike() {
-  local name=$1 port=$2 mock_port=$3 binary=${4:-$TURNPIKE}
+  local name=$1 port=$2 mock_port=$3 binary=${4:-$TURNPIKE} provider=${5:-openai}
+  local base_url=http://127.0.0.1:$mock_port/v1
+  [[ $provider == anthropic ]] && base_url=http://127.0.0.1:$mock_port
   cat >"$run_dir/$name.yaml" <<YAML
 server:
   listen: 127.0.0.1:$port
@@ -154,8 +161,8 @@ governance: {enabled: false}   # the proxy path alone; bench/governance-cell.sh 
 models:
   - name: bench-model
     deployments:
-      - provider: openai
-        base_url: http://127.0.0.1:$mock_port/v1
+      - provider: $provider
+        base_url: $base_url
 YAML
   start "$name" "$binary" serve --config "$run_dir/$name.yaml"
   wait_port "$port" "$last_pid"
@@ -235,16 +242,22 @@ if [[ -n $BASELINE ]]; then
   targets+=(baseline)
 fi
 # Cells: kind:connections. plain = non-streaming; stream = 20 tokens, no delay;
-# ttft = 50 ms first token then 20 tokens 5 ms apart.
-cells=(plain:1 plain:10 plain:50 plain:100 stream:1 stream:8 stream:32 ttft:1 ttft:8 ttft:32)
+# ttft = 50 ms first token then 20 tokens 5 ms apart; xstream = stream, plus the translated
+# target (an anthropic deployment on the same mock).
+cells=(plain:1 plain:10 plain:50 plain:100 stream:1 stream:8 stream:32 xstream:32 ttft:1 ttft:8
+  ttft:32)
 if [[ -n $only_cells ]]; then read -r -a cells <<<"${only_cells//,/ }"; fi
+if [[ " ${cells[*]}" == *" xstream:"* ]]; then
+  start_turnpike turnpike-x "$port_tp_x" "$port_mock" "$TURNPIKE" anthropic
+  pid_tp_x=$last_pid
+fi
 
 # run_cell RUN KIND CONNS TARGET: one warm-up, one measured run; appends a TSV row.
 run_cell() {
   local run=$1 kind=$2 conns=$3 target=$4 port proxy_pid="" mock_pid stream_args=()
   case "$kind" in
     plain) mock_pid=$pid_mock ;;
-    stream) mock_pid=$pid_mock; stream_args=(--stream-every 1) ;;
+    stream | xstream) mock_pid=$pid_mock; stream_args=(--stream-every 1) ;;
     ttft) mock_pid=$pid_mock_ttft; stream_args=(--stream-every 1) ;;
   esac
   case "$target:$kind" in
@@ -256,6 +269,7 @@ run_cell() {
     turnpike:*) port=$port_tp; proxy_pid=$pid_tp ;;
     baseline:ttft) port=$port_base_ttft; proxy_pid=$pid_base_ttft ;;
     baseline:*) port=$port_base; proxy_pid=$pid_base ;;
+    translated:*) port=$port_tp_x; proxy_pid=$pid_tp_x ;;
   esac
   local url="http://127.0.0.1:$port/v1/chat/completions"
   local json="$out_dir/run$run/$kind-c$conns-$target.json"
@@ -296,7 +310,7 @@ print_table() {
       if ($3 == "direct") { d50[key] = $7; d99[key] = $9 }
     }
     END {
-      n = split("direct nginx turnpike baseline", names, " ")
+      n = split("direct nginx turnpike translated baseline", names, " ")
       for (c = 1; c <= cells; c++) for (t = 1; t <= n; t++) {
         key = order[c]
         if (!((key, names[t]) in row)) continue
@@ -327,8 +341,10 @@ for ((run = 1; run <= runs; run++)); do
   for cell in "${cells[@]}"; do
     kind=${cell%%:*}
     conns=${cell##*:}
-    for ((t = 0; t < ${#targets[@]}; t++)); do
-      target=${targets[$(((t + cell_index) % ${#targets[@]}))]}
+    cell_targets=("${targets[@]}")
+    [[ $kind == xstream ]] && cell_targets+=(translated)
+    for ((t = 0; t < ${#cell_targets[@]}; t++)); do
+      target=${cell_targets[$(((t + cell_index) % ${#cell_targets[@]}))]}
       echo "run $run: $kind c=$conns $target" >&2
       run_cell "$run" "$kind" "$conns" "$target"
     done

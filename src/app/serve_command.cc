@@ -17,6 +17,9 @@
 #include "http/server.h"
 #include "observability/access_log.h"
 #include "pipeline/route_table.h"
+#include "providers/anthropic/anthropic_provider.h"
+#include "providers/openai/openai_provider.h"
+#include "providers/registry.h"
 #include "store/governance_service.h"
 #include "upstream/pool.h"
 
@@ -46,6 +49,22 @@ std::unique_ptr<observability::AccessLogSink> OpenAccessLog(const std::string& w
   return std::make_unique<observability::AccessLogSink>(fd, true);
 }
 
+// Every API dialect the gateway speaks, one line each (providers/provider.h).
+std::unique_ptr<providers::Registry> MakeRegistry(const pipeline::RouteTable& routes) {
+  auto registry = std::make_unique<providers::Registry>();
+  registry->Add(std::make_unique<providers::openai::OpenAiProvider>());
+  registry->Add(std::make_unique<providers::anthropic::AnthropicProvider>());
+  for (const auto& model : routes.models()) {
+    for (const auto& deployment : model.deployments) {
+      if (registry->Find(deployment.provider) == nullptr) {
+        throw config::ConfigError("model " + model.name + ": no dialect for provider \"" +
+                                  deployment.provider + "\"");
+      }
+    }
+  }
+  return registry;
+}
+
 int Serve(const std::string& config_path) {
   SignalWatcher::BlockSignals();  // before the first thread (store, access log) starts
   const config::Config config = config::LoadConfig(config_path);
@@ -61,7 +80,9 @@ int Serve(const std::string& config_path) {
   for (const auto& model : routes->models()) probes.model_names.push_back(model.name);
   if (access_log)
     probes.access_log_dropped = [sink = access_log.get()] { return sink->dropped_lines(); };
+  const std::unique_ptr<providers::Registry> registry = MakeRegistry(*routes);
   gateway::GatewayShared shared{config, routes, tls, access_log.get(), probes};
+  shared.providers = registry.get();
 
   std::unique_ptr<store::GovernanceService> governance;
   std::unique_ptr<admin::AdminApi> admin_api;

@@ -19,7 +19,7 @@ constexpr int64_t kMaxAttempts = 10;
 constexpr int64_t kMaxWeight = 1'000'000;
 constexpr int64_t kMaxIdlePerOrigin = 1'000'000;
 constexpr size_t kMinBufferBytes = 1024;
-constexpr std::string_view kSupportedProviders[] = {"openai"};
+constexpr std::string_view kSupportedProviders[] = {"openai", "anthropic"};
 
 void RequireAtLeast(const YamlMap& map, std::string_view key, size_t value, size_t min,
                     std::string_view min_text) {

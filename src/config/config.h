@@ -34,9 +34,14 @@
 //   models:                            # required, at least one
 //     - name: gpt-4o-mini              # required, unique: the public model name
 //       deployments:                   # required, at least one
-//         - provider: openai           # required; only "openai" for now
-//           base_url: http://127.0.0.1:9000/v1   # required
-//           api_key: ${OPENAI_API_KEY} # optional
+//         - provider: openai           # required: openai (OpenAI-compatible servers) or
+//                                      # anthropic (the Messages API)
+//           base_url: http://127.0.0.1:9000/v1   # required. openai: up to /v1 (the gateway
+//                                      # adds /chat/completions); anthropic: the origin, e.g.
+//                                      # https://api.anthropic.com (the gateway adds
+//                                      # /v1/messages)
+//           api_key: ${OPENAI_API_KEY} # optional; openai: Authorization: Bearer; anthropic:
+//                                      # x-api-key (with anthropic-version: 2023-06-01)
 //           model: gpt-4o-mini         # upstream model name; default = public name
 //           weight: 1                  # >= 1
 //           tls_verify: true
@@ -62,6 +67,12 @@
 //     max_wait: 2s
 //   prices:                            # USD per million tokens; override the built-in table
 //     gpt-4o-mini: {input: 0.15, output: 0.60, cached_input: 0.075, max_output_tokens: 16384}
+//                                      # max_output_tokens is also the max_tokens sent to a
+//                                      # provider that requires one (anthropic) when the client
+//                                      # gave none; without a price entry, 4096
+//
+// A client of one API reaches a deployment of the other through translation (providers/):
+// OpenAI /v1/chat/completions -> anthropic, Anthropic /v1/messages -> openai.
 #pragma once
 
 #include <chrono>
@@ -114,10 +125,10 @@ struct RoutingConfig {
 };
 
 struct Deployment {
-  std::string provider = "openai";
-  std::string base_url;  // scheme://host[:port][/path], no trailing slash after parsing
-  std::string api_key;   // already substituted; may be empty
-  std::string model;     // upstream model name
+  std::string provider = "openai";  // "openai" | "anthropic"
+  std::string base_url;             // scheme://host[:port][/path], no trailing slash after parsing
+  std::string api_key;              // already substituted; may be empty
+  std::string model;                // upstream model name
   uint32_t weight = 1;
   bool tls_verify = true;
 };

@@ -56,13 +56,13 @@ net::awaitable<void> ChatFlow::Run() {
     const Error error{
         ErrorCode::kUnsupportedMediaType,
         "Content-Type must be application/json, not " + std::string(content_type->value()), ""};
-    co_await handler_.RespondError(exchange_, ctx_, error);
+    co_await Fail(error);
     co_return;
   }
   Result<providers::openai::ChatRequestInfo> info =
       providers::openai::InspectChatRequest(request.body());
   if (!info.ok()) {
-    co_await handler_.RespondError(exchange_, ctx_, info.error());
+    co_await Fail(info.error());
     co_return;
   }
   info_ = std::move(info.value());
@@ -79,7 +79,7 @@ net::awaitable<void> ChatFlow::Run() {
     // Read-through (debugging): this request waits for a fresh snapshot.
     Status reloaded = co_await governance->Reload();
     if (!reloaded.ok()) {
-      co_await handler_.RespondError(exchange_, ctx_, reloaded.error());
+      co_await Fail(reloaded.error());
       co_return;
     }
   }
@@ -89,7 +89,7 @@ net::awaitable<void> ChatFlow::Run() {
   AddRateLimitHeaders(exchange_.response_headers(), ctx_.rate_requests, ctx_.rate_tokens,
                       refused && refused->code == ErrorCode::kRateLimited);
   if (refused) {
-    co_await handler_.RespondError(exchange_, ctx_, *refused);
+    co_await Fail(*refused);
   } else {
     ctx_.phases.admitted = pipeline::Clock::now();
     co_await Attempts();
@@ -141,14 +141,28 @@ net::awaitable<void> ChatFlow::Attempts() {
     ctx_.deployment = &target;
     ctx_.attempts_made = a + 1;
 
-    std::string body = providers::openai::BuildUpstreamChatBody(exchange_.request().body(), info_,
-                                                                target.upstream_model, true);
+    // Identity (same dialect both ends): the client's bytes with the model spliced in.
+    const bool identity = target.provider == client_.name();
+    const providers::Provider* dialect = identity ? &client_ : handler_.Dialect(target.provider);
+    std::string body;
+    if (identity) {
+      body = providers::openai::BuildUpstreamChatBody(
+          exchange_.request().body(), info_, target.upstream_model, api_ == ClientApi::kOpenAiChat);
+    } else {
+      Result<std::string> built = TranslateRequest(target, *dialect);
+      if (!built.ok()) {
+        co_await Fail(built.error());
+        co_return;
+      }
+      body = std::move(built.value());
+    }
     upstream::OutgoingRequest out;
     out.target = target.chat_path;
     out.body = body;
     out.accept = info_.stream ? "text/event-stream" : "application/json";
     out.authorization = target.authorization;
     out.request_id = ctx_.request_id;
+    out.extra_headers = target.extra_headers;
 
     upstream::Call call(handler_.pool_, target.origin, handler_.call_options_);
     WatchScope watch(exchange_, call);
@@ -174,18 +188,27 @@ net::awaitable<void> ChatFlow::Attempts() {
         MarkClientGone();
         co_return;
       }
-      last_answer =
-          RetryableAnswer{status, std::string(call.header("content-type")),
-                          answer_body.ok() ? std::move(answer_body.value()) : "",
-                          pipeline::ParseRetryAfterSeconds(call.header("retry-after")), index};
+      last_answer = RetryableAnswer{status,
+                                    std::string(call.header("content-type")),
+                                    answer_body.ok() ? std::move(answer_body.value()) : "",
+                                    pipeline::ParseRetryAfterSeconds(call.header("retry-after")),
+                                    index,
+                                    identity ? nullptr : dialect};
       last_error.reset();
       continue;
     }
-    if (info_.stream && status / 100 == 2 &&
-        ContentTypeIs(call.header("content-type"), "text/event-stream")) {
-      co_await RelayStream(call);
+    const bool stream = info_.stream && status / 100 == 2 &&
+                        ContentTypeIs(call.header("content-type"), "text/event-stream");
+    if (identity && api_ == ClientApi::kOpenAiChat) {
+      if (stream) {
+        co_await RelayStream(call);
+      } else {
+        co_await RelayWhole(call);
+      }
+    } else if (stream) {
+      co_await RelayDialectStream(call, *dialect, identity);
     } else {
-      co_await RelayWhole(call);
+      co_await RelayDialectWhole(call, *dialect, identity);
     }
     co_return;
   }
@@ -200,6 +223,16 @@ net::awaitable<void> ChatFlow::GiveUp(const std::optional<Error>& error,
       exchange_.response_headers().Add("Retry-After", int64_t{answer->retry_after_seconds});
     }
     ctx_.error = answer->status == 429 ? ErrorCode::kRateLimited : ErrorCode::kUpstreamBadResponse;
+    if (answer->translate_from != nullptr) {
+      // Another dialect's error: read it, answer it in the client's shape and status.
+      const Error parsed =
+          answer->translate_from->ParseError(static_cast<int>(answer->status), answer->body);
+      ctx_.error = parsed.code;
+      providers::ErrorReply reply = ClientError(parsed);
+      co_await handler_.Respond(exchange_, ctx_, static_cast<unsigned>(reply.status), kJson,
+                                std::move(reply.body));
+      co_return;
+    }
     if (ContentTypeIs(answer->content_type, kJson) && !answer->body.empty()) {
       co_await handler_.Respond(exchange_, ctx_, answer->status, kJson, std::move(answer->body));
       co_return;
@@ -208,13 +241,25 @@ net::awaitable<void> ChatFlow::GiveUp(const std::optional<Error>& error,
                   "The upstream provider answered HTTP " + std::to_string(answer->status) + ".",
                   ""};
     ctx_.error = wrapped.code;
-    std::string body = OpenAiErrorBody(wrapped);
+    std::string body = ClientError(wrapped).body;
     co_await handler_.Respond(exchange_, ctx_, answer->status, kJson, std::move(body));
     co_return;
   }
   const Error final_error =
       error.value_or(Error{ErrorCode::kUpstreamUnavailable, "No upstream attempt was made.", ""});
-  co_await handler_.RespondError(exchange_, ctx_, final_error);
+  co_await Fail(final_error);
+}
+
+providers::ErrorReply ChatFlow::ClientError(const Error& error) const {
+  if (api_ == ClientApi::kOpenAiChat) return {HttpStatus(error.code), OpenAiErrorBody(error)};
+  return client_.RenderError(error);
+}
+
+net::awaitable<void> ChatFlow::Fail(const Error& error) {
+  ctx_.error = error.code;
+  providers::ErrorReply reply = ClientError(error);
+  co_await handler_.Respond(exchange_, ctx_, static_cast<unsigned>(reply.status), kJson,
+                            std::move(reply.body));
 }
 
 net::awaitable<void> ChatFlow::RelayWhole(upstream::Call& call) {
@@ -225,7 +270,7 @@ net::awaitable<void> ChatFlow::RelayWhole(upstream::Call& call) {
     co_return;
   }
   if (!body.ok()) {
-    co_await handler_.RespondError(exchange_, ctx_, body.error());
+    co_await Fail(body.error());
     co_return;
   }
   const unsigned status = call.status();

@@ -1,35 +1,60 @@
-// One POST /v1/chat/completions, from the parsed body to the last byte sent: filter chain,
-// attempts over the planned deployments with backoff and Retry-After, then a whole-body or a
-// streamed relay of the chosen upstream's answer.
+// One model request, from the parsed body to the last byte sent: filter chain, attempts over
+// the planned deployments with backoff and Retry-After, then a whole-body or a streamed relay
+// of the chosen upstream's answer. Serves both LLM APIs: OpenAI POST /v1/chat/completions and
+// Anthropic POST /v1/messages.
+//
+// Paths, per attempt (the deployment's `provider` against the client's API):
+//   OpenAI client, openai deployment        identity: the body forwarded with the upstream model
+//                                           spliced in; StreamRelay (bytes untouched)
+//   Anthropic client, anthropic deployment  identity as well; DialectRelay in passthrough mode
+//                                           (the Anthropic decoder taps usage)
+//   any other pair                          translated through providers/: the client's
+//                                           ParseRequest (once) -> the upstream's BuildRequest;
+//                                           answers through ParseResponse / ParseError and the
+//                                           client's RenderResponse / RenderError; streams
+//                                           through DialectRelay's StreamTranslator
 //
 // Failover: a connect error, a timeout before the response head, a 5xx or a 429 moves on to
 // the next planned attempt, as long as nothing reached the client. Once the stream started, an
-// upstream failure becomes an in-stream OpenAI error event and the stream ends.
+// upstream failure becomes an in-stream error event (the client's dialect) and the stream ends.
+// Errors: every error the client gets is in its API's shape (OpenAI's envelope, or Anthropic's
+// {"type":"error","error":{...}}), with that API's status; a request the deployment's dialect
+// cannot express is a 400 naming the field.
 //
 // Ownership: lives on the handler's coroutine frame for one request; borrows the handler (its
-// pool, chain, probe), the exchange and the context. Single-threaded.
+// pool, chain, probe), the exchange, the context and the client's Provider. Single-threaded.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 
 #include "http/exchange.h"
 #include "pipeline/request_context.h"
 #include "providers/openai/chat_request.h"
+#include "providers/provider.h"
 #include "upstream/call.h"
 
 namespace turnpike::gateway {
 
 class LlmHandler;
 
+// The API the client called.
+enum class ClientApi : uint8_t { kOpenAiChat, kAnthropicMessages };
+
 class ChatFlow {
  public:
-  ChatFlow(LlmHandler& handler, http::Exchange& exchange, pipeline::RequestContext& ctx)
-      : handler_(handler), exchange_(exchange), ctx_(ctx) {}
+  // `client` is the Provider of the client's dialect (openai for kOpenAiChat).
+  ChatFlow(LlmHandler& handler, http::Exchange& exchange, pipeline::RequestContext& ctx,
+           ClientApi api, const providers::Provider& client)
+      : handler_(handler), exchange_(exchange), ctx_(ctx), api_(api), client_(client) {}
 
   boost::asio::awaitable<void> Run();
+  // Answers `error` in the client's shape (also used by the handler before a flow runs).
+  boost::asio::awaitable<void> Fail(const Error& error);
 
  private:
   // An upstream answer that asked for a retry (5xx, 429), kept to pass on if every attempt fails.
@@ -39,6 +64,7 @@ class ChatFlow {
     std::string body;
     int64_t retry_after_seconds = -1;
     size_t deployment = 0;
+    const providers::Provider* translate_from = nullptr;  // set: the body is in this dialect
   };
 
   boost::asio::awaitable<void> Attempts();
@@ -46,6 +72,17 @@ class ChatFlow {
   boost::asio::awaitable<bool> Sleep(std::chrono::milliseconds delay);
   boost::asio::awaitable<void> RelayWhole(upstream::Call& call);
   boost::asio::awaitable<void> RelayStream(upstream::Call& call);
+  // The non-identity paths and the Anthropic identity path (chat_flow_dialects.cc).
+  Result<std::string> TranslateRequest(const pipeline::DeploymentTarget& target,
+                                       const providers::Provider& upstream);
+  boost::asio::awaitable<void> RelayDialectWhole(upstream::Call& call,
+                                                 const providers::Provider& upstream,
+                                                 bool identity);
+  boost::asio::awaitable<void> RelayDialectStream(upstream::Call& call,
+                                                  const providers::Provider& upstream,
+                                                  bool identity);
+  // An error in the client's shape and the status its API uses for it.
+  providers::ErrorReply ClientError(const Error& error) const;
   boost::asio::awaitable<void> GiveUp(const std::optional<Error>& error,
                                       std::optional<RetryableAnswer>& answer);
   void MarkClientGone();
@@ -53,7 +90,10 @@ class ChatFlow {
   LlmHandler& handler_;
   http::Exchange& exchange_;
   pipeline::RequestContext& ctx_;
+  const ClientApi api_;
+  const providers::Provider& client_;
   providers::openai::ChatRequestInfo info_;
+  std::optional<boost::json::object> pivot_;  // the parsed request, once a translation needs it
 };
 
 }  // namespace turnpike::gateway

@@ -10,6 +10,8 @@ std::string_view RouteName(RouteId route) {
   switch (route) {
     case RouteId::kChatCompletions:
       return "chat_completions";
+    case RouteId::kMessages:
+      return "messages";
     case RouteId::kModels:
       return "models";
     case RouteId::kHealth:

@@ -31,6 +31,7 @@ namespace turnpike::gateway {
 
 enum class RouteId : uint8_t {
   kChatCompletions,
+  kMessages,
   kModels,
   kHealth,
   kMetrics,

@@ -25,6 +25,9 @@ constexpr std::string_view kJson = "application/json";
 constexpr std::string_view kPrometheusText = "text/plain; version=0.0.4; charset=utf-8";
 constexpr uint32_t kSeedMix = 0x9e3779b9u;
 constexpr std::string_view kAdminPrefix = "/admin/";
+constexpr std::string_view kOpenAi = "openai";
+constexpr std::string_view kAnthropic = "anthropic";
+constexpr std::string_view kMessagesPath = "/v1/messages";
 
 std::string_view PathOf(std::string_view target) {
   size_t q = target.find('?');
@@ -70,7 +73,10 @@ LlmHandler::LlmHandler(const GatewayShared& shared, int worker_index, net::io_co
       call_options_(MakeCallOptions(shared.config.upstream)),
       probe_(shared.routes->models().size()),
       rng_(static_cast<uint32_t>(worker_index + 1) * kSeedMix),
-      models_body_(ModelsBody()) {
+      models_body_(ModelsBody()),
+      openai_(shared.providers != nullptr ? shared.providers->Find(kOpenAi) : nullptr),
+      anthropic_(shared.providers != nullptr ? shared.providers->Find(kAnthropic) : nullptr) {
+  if (openai_ == nullptr) throw std::runtime_error("the provider registry has no openai dialect");
   if (shared.governance != nullptr) {
     Result<governance::SecretVerifier> verifier = governance::SecretVerifier::Create();
     if (!verifier.ok()) throw std::runtime_error(verifier.error().message);
@@ -118,6 +124,9 @@ std::string LlmHandler::ModelsBody() const {
 std::string LlmHandler::RenderError(std::string_view target, const Error& error) const {
   if (shared_.admin != nullptr && target.starts_with(kAdminPrefix)) {
     return shared_.admin->RenderError(target, error);
+  }
+  if (anthropic_ != nullptr && PathOf(target) == kMessagesPath) {
+    return anthropic_->RenderError(error).body;
   }
   return OpenAiErrorBody(error);
 }
@@ -171,7 +180,16 @@ net::awaitable<void> LlmHandler::Handle(http::Exchange& exchange) {
       const Error error = method_not_allowed("POST");
       co_await RespondError(exchange, ctx, error);
     } else {
-      ChatFlow flow(*this, exchange, ctx);
+      ChatFlow flow(*this, exchange, ctx, ClientApi::kOpenAiChat, *openai_);
+      co_await flow.Run();
+    }
+  } else if (anthropic_ != nullptr && path == kMessagesPath) {
+    route = RouteId::kMessages;
+    ChatFlow flow(*this, exchange, ctx, ClientApi::kAnthropicMessages, *anthropic_);
+    if (method != bhttp::verb::post) {
+      const Error error = method_not_allowed("POST");
+      co_await flow.Fail(error);
+    } else {
       co_await flow.Run();
     }
   } else if (path == "/v1/models" || path == "/healthz" || path == "/readyz" ||

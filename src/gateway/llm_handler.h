@@ -1,6 +1,8 @@
-// The LLM front door: OpenAI-compatible routes on one worker.
+// The LLM front door: OpenAI- and Anthropic-compatible routes on one worker.
 //
-//   POST /v1/chat/completions   stream and non-stream, routed through the filter chain
+//   POST /v1/chat/completions   OpenAI chat, stream and non-stream, through the filter chain
+//   POST /v1/messages           Anthropic Messages, the same way (its errors in Anthropic's
+//                               shape); only when the registry has the anthropic dialect
 //   GET  /v1/models             the configured public model names
 //   GET  /healthz               alive
 //   GET  /readyz                200, or 503 while draining
@@ -25,6 +27,7 @@
 #include "observability/access_log.h"
 #include "pipeline/filter.h"
 #include "pipeline/route_table.h"
+#include "providers/registry.h"
 #include "store/call_log_buffer.h"
 #include "store/governance_service.h"
 #include "upstream/call.h"
@@ -42,6 +45,8 @@ struct GatewayShared {
   ProbeRegistry& probes;
   store::GovernanceService* governance = nullptr;  // nullptr = governance off (open gateway)
   http::Handler* admin = nullptr;  // answers /admin/...; shared by workers; nullptr = none
+  // The API dialects (providers/): must hold "openai" and every deployment's provider.
+  const providers::Registry* providers = nullptr;
 };
 
 class LlmHandler : public http::Handler {
@@ -55,6 +60,10 @@ class LlmHandler : public http::Handler {
 
  private:
   friend class ChatFlow;
+  // The dialect of a deployment's provider (checked at start-up: never null for a route).
+  const providers::Provider* Dialect(std::string_view name) const {
+    return shared_.providers->Find(name);
+  }
   boost::asio::awaitable<void> Respond(http::Exchange& exchange, pipeline::RequestContext& ctx,
                                        unsigned status, std::string_view content_type,
                                        std::string body);
@@ -77,6 +86,8 @@ class LlmHandler : public http::Handler {
   std::unique_ptr<store::CallLogBuffer> call_log_;
   std::minstd_rand rng_;
   const std::string models_body_;
+  const providers::Provider* openai_;     // the client dialect of /v1/chat/completions
+  const providers::Provider* anthropic_;  // of /v1/messages; nullptr = route off
 };
 
 }  // namespace turnpike::gateway

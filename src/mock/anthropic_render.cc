@@ -20,6 +20,17 @@ void AppendQuoted(std::string& out, std::string_view text) {
   out.push_back('"');
 }
 
+// `"input_tokens":N` without the cache's parts, then the cache counts when there are any.
+void AppendInputUsage(std::string& out, const Usage& usage) {
+  out.append(R"("input_tokens":)");
+  AppendUint(out, usage.prompt_tokens - usage.cached_tokens - usage.cache_write_tokens);
+  if (usage.cached_tokens == 0 && usage.cache_write_tokens == 0) return;
+  out.append(R"(,"cache_creation_input_tokens":)");
+  AppendUint(out, usage.cache_write_tokens);
+  out.append(R"(,"cache_read_input_tokens":)");
+  AppendUint(out, usage.cached_tokens);
+}
+
 std::string_view ErrorType(ErrorCode code) {
   switch (code) {
     case ErrorCode::kInvalidRequest:
@@ -80,16 +91,16 @@ std::string RenderMessage(const ReplyIdentity& identity, int tokens, std::string
   }
   out.append(R"(],"stop_reason":)");
   AppendQuoted(out, StopReasonFor(finish_reason));
-  out.append(R"(,"stop_sequence":null,"usage":{"input_tokens":)");
-  AppendUint(out, usage.prompt_tokens);
+  out.append(R"(,"stop_sequence":null,"usage":{)");
+  AppendInputUsage(out, usage);
   out.append(R"(,"output_tokens":)");
   AppendUint(out, usage.completion_tokens);
   out.append("}}");
   return out;
 }
 
-MessageStreamRenderer::MessageStreamRenderer(const ReplyIdentity& identity, uint64_t prompt_tokens)
-    : identity_(identity), prompt_tokens_(prompt_tokens) {}
+MessageStreamRenderer::MessageStreamRenderer(const ReplyIdentity& identity, const Usage& usage)
+    : identity_(identity), usage_(usage) {}
 
 void MessageStreamRenderer::StartEvent(std::string_view type) {
   buffer_.append("event: ");
@@ -106,9 +117,8 @@ std::string_view MessageStreamRenderer::Opening(std::string_view tool) {
   AppendQuoted(buffer_, identity_.id);
   buffer_.append(R"(,"type":"message","role":"assistant","model":)");
   AppendQuoted(buffer_, identity_.model);
-  buffer_.append(
-      R"(,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":)");
-  AppendUint(buffer_, prompt_tokens_);
+  buffer_.append(R"(,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{)");
+  AppendInputUsage(buffer_, usage_);
   buffer_.append(R"(,"output_tokens":1}}})"
                  "\n\n");
   StartEvent("content_block_start");

@@ -32,8 +32,8 @@ std::string RenderMessage(const ReplyIdentity& identity, int tokens, std::string
 
 class MessageStreamRenderer final : public StreamRenderer {
  public:
-  // `prompt_tokens` goes into message_start's usage.
-  MessageStreamRenderer(const ReplyIdentity& identity, uint64_t prompt_tokens);
+  // The input counts of `usage` go into message_start's usage.
+  MessageStreamRenderer(const ReplyIdentity& identity, const Usage& usage);
 
   // message_start, then content_block_start (text, or tool_use for `tool`), then a ping.
   std::string_view Opening(std::string_view tool) override;
@@ -48,7 +48,7 @@ class MessageStreamRenderer final : public StreamRenderer {
   void StartEvent(std::string_view type);  // `event: <type>\ndata: {"type":"<type>"`
 
   const ReplyIdentity& identity_;
-  const uint64_t prompt_tokens_;
+  const Usage usage_;
   std::string buffer_;
 };
 

@@ -78,7 +78,11 @@ std::string_view ChatReply::FinishReason() const {
 }
 
 Usage ChatReply::MakeUsage() const {
-  return Usage{chat_.prompt_tokens, static_cast<uint64_t>(plan_.tokens)};
+  // Cache reads, then cache writes, take what the prompt has.
+  const uint64_t cached = std::min<uint64_t>(options_.cached_tokens, chat_.prompt_tokens);
+  const uint64_t written =
+      std::min<uint64_t>(options_.cache_write_tokens, chat_.prompt_tokens - cached);
+  return Usage{chat_.prompt_tokens, static_cast<uint64_t>(plan_.tokens), cached, written};
 }
 
 net::awaitable<void> ChatReply::Run() {
@@ -148,7 +152,7 @@ net::awaitable<void> ChatReply::RunStream() {
   std::optional<MessageStreamRenderer> events;
   StreamRenderer* renderer = nullptr;
   if (chat_.wire == Wire::kAnthropic) {
-    renderer = &events.emplace(identity_, chat_.prompt_tokens);
+    renderer = &events.emplace(identity_, MakeUsage());
   } else {
     renderer = &chunks.emplace(identity_, chat_.include_usage);
   }

@@ -185,7 +185,8 @@ Result<ChatPlan> MakePlan(const MockOptions& options, const ChatRequest& chat,
   if (inter.value()) plan.inter_token = Millis(*inter.value());
 
   auto tool = request.find(kToolCallHeader);
-  plan.tool_call = !chat.first_tool.empty() && tool != request.end() && tool->value() == "1";
+  plan.tool_call = !chat.first_tool.empty() &&
+                   (options.tool_calls || (tool != request.end() && tool->value() == "1"));
   if (plan.tool_call) count = static_cast<int64_t>(kToolArgumentFragments.size());
   if (!plan.tool_call && chat.max_tokens >= 0 && chat.max_tokens < count) {
     count = chat.max_tokens;

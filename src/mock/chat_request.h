@@ -62,7 +62,8 @@ struct ChatPlan {
   FaultKind fault = FaultKind::kNone;
 };
 
-// Applies the options, the request's limits and its `x-mock-*` headers; draws a random fault
+// Applies the options (--tool-calls), the request's limits and its `x-mock-*` headers; draws a
+// random fault
 // when the request names none.
 Result<ChatPlan> MakePlan(const MockOptions& options, const ChatRequest& chat,
                           const http::Request& request, std::mt19937_64& random);

@@ -122,6 +122,14 @@ void RegisterMockProviderCommand(CLI::App& root) {
   cmd->add_option("--slow-headers", raw->slow_headers, "Delay before every response head")
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed of the fault draws")->capture_default_str();
+  cmd->add_option("--cached-tokens", o.cached_tokens,
+                  "Prompt tokens reported as read from the prompt cache")
+      ->capture_default_str();
+  cmd->add_option("--cache-write-tokens", o.cache_write_tokens,
+                  "Prompt tokens reported as written to the prompt cache (Anthropic)")
+      ->capture_default_str();
+  cmd->add_flag("--tool-calls", o.tool_calls,
+                "Answer requests that offer tools with a call to the first tool");
   cmd->callback([raw] { ServeMockProvider(Resolve(*raw), std::cout); });
 }
 

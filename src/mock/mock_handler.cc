@@ -16,6 +16,7 @@ using Verb = boost::beast::http::verb;
 constexpr std::string_view kJson = "application/json";
 constexpr std::string_view kChatPath = "/v1/chat/completions";
 constexpr std::string_view kMessagesPath = "/v1/messages";
+constexpr std::string_view kVersionHeader = "anthropic-version";
 constexpr std::string_view kModelsPath = "/v1/models";
 constexpr std::string_view kStatsPath = "/mock/stats";
 constexpr std::string_view kStatsResetPath = "/mock/stats/reset";
@@ -105,6 +106,12 @@ net::awaitable<void> MockHandler::Handle(http::Exchange& exchange) {
 net::awaitable<void> MockHandler::HandleChat(http::Exchange& exchange, Wire wire) {
   stats_.Add(Counter::kRequests);
   const bool anthropic = wire == Wire::kAnthropic;
+  if (anthropic && exchange.request().find(kVersionHeader) == exchange.request().end()) {
+    // As the Messages API does: the version header is required.
+    Error error{ErrorCode::kInvalidRequest, "header is required", std::string(kVersionHeader)};
+    co_await RespondError(exchange, std::move(error), wire);
+    co_return;
+  }
   Result<ChatRequest> chat = anthropic ? parser_.ParseMessages(exchange.request().body())
                                        : parser_.Parse(exchange.request().body());
   if (!chat.ok()) {

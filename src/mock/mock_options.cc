@@ -67,6 +67,9 @@ Status Validate(const MockOptions& options) {
     return Invalid("--tokens must be between 0 and " + std::to_string(kMaxTokens));
   }
   if (options.retry_after_s < 0) return Invalid("--retry-after must not be negative");
+  if (options.cached_tokens < 0 || options.cache_write_tokens < 0) {
+    return Invalid("--cached-tokens and --cache-write-tokens must not be negative");
+  }
   if (!IsRate(options.fail_rate) || !IsRate(options.rate_limit_rate) ||
       !IsRate(options.reset_rate)) {
     return Invalid("--fail-rate, --rate-limit-rate and --reset-rate must be within [0, 1]");

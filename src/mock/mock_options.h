@@ -35,6 +35,11 @@ struct MockOptions {
   Millis slow_headers{0};       // delay before every response head; also the length of
                                 // `x-mock-fault: slow-headers` when non-zero
   uint64_t seed = 1;            // fault draws are reproducible per (seed, worker)
+  int cached_tokens = 0;        // prompt tokens reported as read from the prompt cache
+  int cache_write_tokens = 0;   // ... as written to it (Anthropic only; OpenAI cannot say)
+  bool tool_calls = false;      // answer every request that offers tools with a call to the
+                                // first one (as `x-mock-tool-call: 1` does per request: for
+                                // clients behind a gateway that does not forward headers)
 };
 
 // Parses "0", "250ms", "2s", "1m". Errors name `what` (the option).
@@ -49,7 +54,7 @@ struct HostPort {
 Result<HostPort> ParseHostPort(std::string_view text);
 
 // Checks ranges: rates in [0, 1] with fail + rate-limit + reset <= 1, workers >= 1,
-// tokens in [0, kMaxTokens], retry_after_s >= 0.
+// tokens in [0, kMaxTokens], retry_after_s, cached_tokens, cache_write_tokens >= 0.
 Status Validate(const MockOptions& options);
 
 }  // namespace turnpike::mock

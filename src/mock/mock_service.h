@@ -16,7 +16,12 @@
 //   x-mock-tokens: N   x-mock-first-token-delay-ms: N   x-mock-inter-token-ms: N
 //   x-mock-slow-headers-ms: N (length of the slow-headers fault; default --slow-headers or 5s)
 //   x-mock-tool-call: 1 (with `tools` in the body: reply with a call to the first tool)
-// A malformed body or x-mock-* header is answered 400 in the route's API error envelope.
+// A malformed body or x-mock-* header is answered 400 in the route's API error envelope, and so
+// is a /v1/messages request without the `anthropic-version` header (the real API requires it).
+// --tool-calls makes every request that offers tools answer with a call (x-mock-tool-call: 1).
+// --cached-tokens / --cache-write-tokens report that part of the prompt as read from / written
+// to the prompt cache (OpenAI: prompt_tokens_details.cached_tokens; Anthropic:
+// cache_read_input_tokens / cache_creation_input_tokens, outside input_tokens).
 // Random faults (--fail-rate, --rate-limit-rate, --reset-rate) are drawn only for requests
 // without x-mock-fault. /mock/stats counts every delayed head as a "slow-headers" fault, so
 // with --slow-headers set every request counts.

@@ -34,6 +34,11 @@ void AppendUsage(std::string& out, const Usage& usage) {
   AppendInt(out, static_cast<int64_t>(usage.completion_tokens));
   out.append(R"(,"total_tokens":)");
   AppendInt(out, static_cast<int64_t>(usage.prompt_tokens + usage.completion_tokens));
+  if (usage.cached_tokens > 0) {
+    out.append(R"(,"prompt_tokens_details":{"cached_tokens":)");
+    AppendInt(out, static_cast<int64_t>(usage.cached_tokens));
+    out.push_back('}');
+  }
   out.push_back('}');
 }
 

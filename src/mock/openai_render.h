@@ -29,9 +29,14 @@ struct ReplyIdentity {
   std::string_view model;
 };
 
+// prompt_tokens counts every input token; cached_tokens and cache_write_tokens are parts of
+// it (read from / written to the prompt cache). OpenAI reports only the first part
+// (prompt_tokens_details.cached_tokens), Anthropic both, outside input_tokens.
 struct Usage {
   uint64_t prompt_tokens = 0;
   uint64_t completion_tokens = 0;
+  uint64_t cached_tokens = 0;
+  uint64_t cache_write_tokens = 0;
 };
 
 // Appends `text` JSON-escaped (without quotes).

@@ -32,10 +32,14 @@ struct Phases {
   Clock::time_point done;                // the response ended
 };
 
+// The provider's usage in the governance convention (OpenAI's): prompt_tokens counts every
+// input token, cached_tokens the part read from a prompt cache, cache_creation_tokens the part
+// written to one (Anthropic only). -1 = not reported.
 struct Usage {
   int64_t prompt_tokens = -1;
   int64_t completion_tokens = -1;
   int64_t cached_tokens = -1;
+  int64_t cache_creation_tokens = -1;
 };
 
 struct RequestContext {

@@ -3,7 +3,25 @@
 #include <algorithm>
 #include <charconv>
 
+#include "governance/default_prices.h"
+
 namespace turnpike::pipeline {
+namespace {
+
+constexpr std::string_view kAnthropic = "anthropic";
+
+// The configured price's max output, else the built-in table's, else the documented default.
+int64_t MaxOutputTokens(const config::Config& config, std::string_view model) {
+  for (const config::PriceConfig& price : config.prices) {
+    if (price.model == model && price.max_output_tokens > 0) return price.max_output_tokens;
+  }
+  for (const governance::DefaultPrice& price : governance::DefaultPrices()) {
+    if (price.model == model) return price.price.max_output_tokens;
+  }
+  return kDefaultMaxTokens;
+}
+
+}  // namespace
 
 std::shared_ptr<const RouteTable> RouteTable::Build(const config::Config& config) {
   auto table = std::make_shared<RouteTable>();
@@ -25,8 +43,15 @@ std::shared_ptr<const RouteTable> RouteTable::Build(const config::Config& config
       target.origin = std::move(origin.value());
       target.name = target.origin.key + target.origin.base_path;
       target.upstream_model = dep.model.empty() ? route.name : dep.model;
-      target.chat_path = target.origin.base_path + "/chat/completions";
-      if (!dep.api_key.empty()) target.authorization = "Bearer " + dep.api_key;
+      if (dep.provider == kAnthropic) {
+        target.chat_path = target.origin.base_path + "/v1/messages";
+        if (!dep.api_key.empty()) target.extra_headers = "x-api-key: " + dep.api_key + "\r\n";
+        target.extra_headers.append("anthropic-version: ").append(kAnthropicVersion);
+      } else {
+        target.chat_path = target.origin.base_path + "/chat/completions";
+        if (!dep.api_key.empty()) target.authorization = "Bearer " + dep.api_key;
+      }
+      target.default_max_tokens = MaxOutputTokens(config, target.upstream_model);
       target.weight = std::max<uint32_t>(1, dep.weight);
       entry.total_weight += target.weight;
       entry.deployments.push_back(std::move(target));

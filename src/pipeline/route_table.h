@@ -19,13 +19,25 @@
 
 namespace turnpike::pipeline {
 
+// The version of the Messages API the gateway speaks to `provider: anthropic` deployments.
+inline constexpr std::string_view kAnthropicVersion = "2023-06-01";
+// max_tokens for a provider that requires it (anthropic) when the client gave none and no
+// price entry names the model's max output.
+inline constexpr int64_t kDefaultMaxTokens = 4096;
+
 struct DeploymentTarget {
-  std::string provider;        // "openai"
+  std::string provider;        // the dialect's name: "openai" | "anthropic"
   std::string name;            // for logs and metrics: "<origin key><base path>"
   std::string upstream_model;  // the model name sent upstream
   upstream::Origin origin;
-  std::string chat_path;      // base path + "/chat/completions"
-  std::string authorization;  // "Bearer <key>" or empty
+  // openai: base path + "/chat/completions"; anthropic: base path + "/v1/messages".
+  std::string chat_path;
+  std::string authorization;  // openai: "Bearer <key>" or empty
+  // anthropic: "x-api-key: <key>\r\nanthropic-version: ..." (upstream::OutgoingRequest)
+  std::string extra_headers;
+  // max_tokens for a translated request that names none: max_output_tokens of the upstream
+  // model's price (config `prices`, else the built-in table), else kDefaultMaxTokens.
+  int64_t default_max_tokens = kDefaultMaxTokens;
   uint32_t weight = 1;
 };
 

@@ -13,11 +13,15 @@ void StreamTranslator::OnEvent(const StreamEvent& event) {
     case EventKind::kToolCallStart:
     case EventKind::kToolArgsDelta:
       saw_first_token_ = true;
+      output_bytes_ += static_cast<int64_t>(event.text.size() + event.name.size());
       break;
     case EventKind::kFinish:
       finish_ = event.finish;
       break;
     case EventKind::kError:
+      error_ = event.error->code;
+      ended_ = true;
+      break;
     case EventKind::kEnd:
       ended_ = true;
       break;

@@ -14,7 +14,9 @@
 // nothing.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/result.h"
@@ -41,7 +43,12 @@ class StreamTranslator : private EventSink {
   const TokenUsage& usage() const { return decoder_->usage(); }
   FinishReason finish() const { return finish_; }
   bool saw_first_token() const { return saw_first_token_; }
+  // Text, tool name and tool argument bytes (escaped) decoded so far: what the gateway prices
+  // a stream by when the upstream reported no usage (a client that left early).
+  int64_t output_bytes() const { return output_bytes_; }
   bool ended() const { return ended_; }
+  // The code of the error event that ended the stream (upstream's, or a decode failure).
+  std::optional<ErrorCode> error() const { return error_; }
 
  private:
   void OnEvent(const StreamEvent& event) override;
@@ -49,6 +56,8 @@ class StreamTranslator : private EventSink {
   std::unique_ptr<StreamDecoder> decoder_;
   std::unique_ptr<StreamEncoder> encoder_;
   FinishReason finish_ = FinishReason::kNone;
+  int64_t output_bytes_ = 0;
+  std::optional<ErrorCode> error_;
   bool saw_first_token_ = false;
   bool ended_ = false;  // an end or error event went to the client
 };

@@ -146,7 +146,8 @@ asio::awaitable<boost::system::error_code> Call::SendAndReadHead(const std::stri
 
 asio::awaitable<Status> Call::Start(const OutgoingRequest& request) {
   std::string head;
-  head.reserve(kHeadReserve + request.target.size() + request.authorization.size());
+  head.reserve(kHeadReserve + request.target.size() + request.authorization.size() +
+               request.extra_headers.size());
   head.append(request.method).append(" ").append(request.target).append(" HTTP/1.1\r\nHost: ");
   head.append(origin_.host_header).append("\r\nContent-Length: ");
   head.append(std::to_string(request.body.size()));
@@ -157,6 +158,7 @@ asio::awaitable<Status> Call::Start(const OutgoingRequest& request) {
   add("Accept", request.accept);
   add("Authorization", request.authorization);
   add("x-request-id", request.request_id);
+  if (!request.extra_headers.empty()) head.append("\r\n").append(request.extra_headers);
   head.append("\r\n\r\n");
 
   connection_ = pool_.Acquire(origin_);

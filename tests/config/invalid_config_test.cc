@@ -82,9 +82,9 @@ std::vector<InvalidCase> Cases() {
        "  - {name: x, deployments: [{provider: openai, base_url: 'http://b'}]}\n",
        "models[1].name: duplicate model name \"x\""},
       {"UnsupportedProvider",
-       "models: [{name: m, deployments: [{provider: anthropic, base_url: 'http://h'}]}]",
-       "models[0].deployments[0].provider: unsupported provider \"anthropic\" (supported: "
-       "openai)"},
+       "models: [{name: m, deployments: [{provider: gemini, base_url: 'http://h'}]}]",
+       "models[0].deployments[0].provider: unsupported provider \"gemini\" (supported: "
+       "openai, anthropic)"},
       {"MissingProvider", "models: [{name: m, deployments: [{base_url: 'http://h'}]}]",
        "models[0].deployments[0].provider: required"},
       {"MissingBaseUrl", "models: [{name: m, deployments: [{provider: openai}]}]",
@@ -121,8 +121,7 @@ std::vector<InvalidCase> Cases() {
        "call_log.when_full: must be wait or drop"},
       {"CallLogBool", WithModels("call_log: {log_store: maybe}"),
        "call_log.log_store: expected true or false"},
-      {"PriceNegative",
-       WithModels("prices: {m: {input: -1, output: 1, max_output_tokens: 10}}"),
+      {"PriceNegative", WithModels("prices: {m: {input: -1, output: 1, max_output_tokens: 10}}"),
        "prices.m.input: must be between"},
       {"PriceMissingOutput", WithModels("prices: {m: {input: 1, max_output_tokens: 10}}"),
        "prices.m.output: required"},

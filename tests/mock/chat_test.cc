@@ -48,6 +48,19 @@ TEST(MockChat, NonStreamHasOpenAiShape) {
   EXPECT_EQ(usage.at("total_tokens"), static_cast<int64_t>(body.size() / 4 + kTokens));
 }
 
+TEST(MockChat, CachedTokensAreReportedInPromptTokensDetails) {
+  MockOptions options = FiveTokens();
+  options.cached_tokens = 3;
+  options.cache_write_tokens = 2;  // OpenAI has no field for cache writes
+  RunningMock mock(options);
+  const std::string body = ChatBody(false);
+  Reply reply = Send(mock.port(), "POST", kChat, body);
+  ASSERT_EQ(reply.status, 200u) << reply.body;
+  const json::value usage = json::parse(reply.body).at("usage");
+  EXPECT_EQ(usage.at("prompt_tokens"), static_cast<int64_t>(body.size() / 4));
+  EXPECT_EQ(usage.at("prompt_tokens_details"), json::parse(R"({"cached_tokens":3})"));
+}
+
 TEST(MockChat, MaxTokensCapsTheReply) {
   RunningMock mock(FiveTokens());
   Reply reply = Send(mock.port(), "POST", kChat, ChatBody(false, false, R"("max_tokens":2)"));

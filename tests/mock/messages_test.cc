@@ -30,6 +30,14 @@ std::string Body(bool stream, std::string_view extra = {}) {
   return body + "}";
 }
 
+// The headers every Messages request carries (the API answers 400 without anthropic-version),
+// plus `extra`.
+Headers Versioned(std::pair<std::string, std::string> extra = {}) {
+  Headers headers = {{"anthropic-version", "2023-06-01"}};
+  if (!extra.first.empty()) headers.push_back(std::move(extra));
+  return headers;
+}
+
 constexpr std::string_view kTools =
     R"("tools":[{"name":"get_weather","input_schema":{"type":"object"}}])";
 
@@ -58,7 +66,7 @@ std::string Content(int tokens) {
 TEST(MockMessages, NonStreamHasAnthropicShape) {
   RunningMock mock(Options());
   const std::string body = Body(false);
-  Reply reply = Send(mock.port(), "POST", kMessages, body);
+  Reply reply = Send(mock.port(), "POST", kMessages, body, Versioned());
   ASSERT_EQ(reply.status, 200u) << reply.body;
   json::object message = json::parse(reply.body).as_object();
   EXPECT_TRUE(message.at("id").as_string().starts_with("msg_mock_"));
@@ -73,9 +81,33 @@ TEST(MockMessages, NonStreamHasAnthropicShape) {
   EXPECT_EQ(message.at("usage").at("output_tokens"), kTokens);
 }
 
+TEST(MockMessages, CacheTokensAreReportedOutsideInputTokens) {
+  MockOptions options = Options();
+  options.cached_tokens = 3;
+  options.cache_write_tokens = 2;
+  RunningMock mock(options);
+  const std::string body = Body(false);
+  const int64_t prompt = static_cast<int64_t>(body.size() / 4);
+  const json::value expected = {{"input_tokens", prompt - 5},
+                                {"cache_creation_input_tokens", 2},
+                                {"cache_read_input_tokens", 3},
+                                {"output_tokens", kTokens}};
+  Reply reply = Send(mock.port(), "POST", kMessages, body, Versioned());
+  ASSERT_EQ(reply.status, 200u) << reply.body;
+  EXPECT_EQ(json::parse(reply.body).at("usage"), expected);
+  Reply stream = Send(mock.port(), "POST", kMessages, Body(true), Versioned());
+  ASSERT_EQ(stream.status, 200u);
+  const auto events = Events(stream.body);
+  ASSERT_FALSE(events.empty());
+  const json::value& start = events.front().second.at("message").at("usage");
+  EXPECT_EQ(start.at("cache_read_input_tokens"), 3);
+  EXPECT_EQ(start.at("cache_creation_input_tokens"), 2);
+  EXPECT_EQ(start.at("input_tokens"), static_cast<int64_t>(Body(true).size() / 4) - 5);
+}
+
 TEST(MockMessages, StreamFollowsTheEventFlow) {
   RunningMock mock(Options());
-  Reply reply = Send(mock.port(), "POST", kMessages, Body(true));
+  Reply reply = Send(mock.port(), "POST", kMessages, Body(true), Versioned());
   ASSERT_EQ(reply.status, 200u) << reply.body;
   EXPECT_EQ(reply.headers["Content-Type"], "text/event-stream");
   auto events = Events(reply.body);
@@ -109,8 +141,8 @@ TEST(MockMessages, StreamFollowsTheEventFlow) {
 
 TEST(MockMessages, MaxTokensCapsTheReply) {
   RunningMock mock(Options());
-  Reply reply =
-      Send(mock.port(), "POST", kMessages, R"({"model":"m","max_tokens":2,"messages":[]})");
+  Reply reply = Send(mock.port(), "POST", kMessages,
+                     R"({"model":"m","max_tokens":2,"messages":[]})", Versioned());
   ASSERT_EQ(reply.status, 200u) << reply.body;
   json::value message = json::parse(reply.body);
   EXPECT_EQ(message.at("content").at(0).at("text"), Content(2).c_str());
@@ -119,8 +151,8 @@ TEST(MockMessages, MaxTokensCapsTheReply) {
 
 TEST(MockMessages, StreamedToolUseArrivesAsInputJsonDeltas) {
   RunningMock mock(Options());
-  Reply reply =
-      Send(mock.port(), "POST", kMessages, Body(true, kTools), {{"x-mock-tool-call", "1"}});
+  Reply reply = Send(mock.port(), "POST", kMessages, Body(true, kTools),
+                     Versioned({"x-mock-tool-call", "1"}));
   ASSERT_EQ(reply.status, 200u) << reply.body;
   auto events = Events(reply.body);
   const json::value& block = events.at(1).second.at("content_block");
@@ -142,8 +174,8 @@ TEST(MockMessages, StreamedToolUseArrivesAsInputJsonDeltas) {
 
 TEST(MockMessages, NonStreamToolUse) {
   RunningMock mock(Options());
-  Reply reply =
-      Send(mock.port(), "POST", kMessages, Body(false, kTools), {{"x-mock-tool-call", "1"}});
+  Reply reply = Send(mock.port(), "POST", kMessages, Body(false, kTools),
+                     Versioned({"x-mock-tool-call", "1"}));
   ASSERT_EQ(reply.status, 200u) << reply.body;
   json::value message = json::parse(reply.body);
   EXPECT_EQ(message.at("stop_reason"), "tool_use");
@@ -152,14 +184,38 @@ TEST(MockMessages, NonStreamToolUse) {
   EXPECT_EQ(block.at("input"), json::parse(R"({"location":"Paris"})"));
 }
 
+TEST(MockMessages, ToolCallsOptionCallsWithoutTheHeader) {
+  MockOptions options = Options();
+  options.tool_calls = true;
+  RunningMock mock(options);
+  Reply with_tools = Send(mock.port(), "POST", kMessages, Body(false, kTools), Versioned());
+  ASSERT_EQ(with_tools.status, 200u) << with_tools.body;
+  json::value message = json::parse(with_tools.body);
+  EXPECT_EQ(message.at("stop_reason"), "tool_use");
+  EXPECT_EQ(message.at("content").at(0).at("type"), "tool_use");
+  // Without tools there is nothing to call: text as usual.
+  Reply without = Send(mock.port(), "POST", kMessages, Body(false), Versioned());
+  ASSERT_EQ(without.status, 200u);
+  EXPECT_EQ(json::parse(without.body).at("stop_reason"), "end_turn");
+}
+
 TEST(MockMessages, MissingMaxTokensIsAnAnthropic400) {
   RunningMock mock(Options());
-  Reply reply = Send(mock.port(), "POST", kMessages, R"({"model":"m","messages":[]})");
+  Reply reply = Send(mock.port(), "POST", kMessages, R"({"model":"m","messages":[]})", Versioned());
   ASSERT_EQ(reply.status, 400u);
   json::value error = json::parse(reply.body);
   EXPECT_EQ(error.at("type"), "error");
   EXPECT_EQ(error.at("error").at("type"), "invalid_request_error");
   EXPECT_TRUE(error.at("error").at("message").as_string().starts_with("max_tokens: "));
+}
+
+TEST(MockMessages, MissingVersionHeaderIsAnAnthropic400) {
+  RunningMock mock(Options());
+  Reply reply = Send(mock.port(), "POST", kMessages, Body(false));
+  ASSERT_EQ(reply.status, 400u);
+  json::value error = json::parse(reply.body);
+  EXPECT_EQ(error.at("error").at("type"), "invalid_request_error");
+  EXPECT_TRUE(error.at("error").at("message").as_string().starts_with("anthropic-version: "));
 }
 
 TEST(MockMessages, FaultsUseAnthropicErrors) {
@@ -171,7 +227,8 @@ TEST(MockMessages, FaultsUseAnthropicErrors) {
   };
   for (const Case& c : {Case{"500", 500, "api_error"}, Case{"503", 529, "overloaded_error"},
                         Case{"429", 429, "rate_limit_error"}}) {
-    Reply reply = Send(mock.port(), "POST", kMessages, Body(true), {{"x-mock-fault", c.fault}});
+    Reply reply =
+        Send(mock.port(), "POST", kMessages, Body(true), Versioned({"x-mock-fault", c.fault}));
     EXPECT_EQ(reply.status, c.status) << c.fault;
     json::value error = json::parse(reply.body);
     EXPECT_EQ(error.at("type"), "error");
@@ -185,8 +242,8 @@ TEST(MockMessages, FaultsUseAnthropicErrors) {
 
 TEST(MockMessages, CloseWithoutDoneOmitsTheEnd) {
   RunningMock mock(Options());
-  Reply reply =
-      Send(mock.port(), "POST", kMessages, Body(true), {{"x-mock-fault", "close-without-done"}});
+  Reply reply = Send(mock.port(), "POST", kMessages, Body(true),
+                     Versioned({"x-mock-fault", "close-without-done"}));
   ASSERT_EQ(reply.status, 200u);
   EXPECT_EQ(reply.body.find("message_delta"), std::string::npos) << reply.body;
   EXPECT_EQ(reply.body.find("message_stop"), std::string::npos);
@@ -195,14 +252,16 @@ TEST(MockMessages, CloseWithoutDoneOmitsTheEnd) {
 
 TEST(MockMessages, ResetCutsTheStream) {
   RunningMock mock(Options());
-  Reply reply = Send(mock.port(), "POST", kMessages, Body(true), {{"x-mock-fault", "reset"}});
+  Reply reply =
+      Send(mock.port(), "POST", kMessages, Body(true), Versioned({"x-mock-fault", "reset"}));
   EXPECT_TRUE(reply.error) << reply.body;
   EXPECT_EQ(reply.body.find("message_stop"), std::string::npos);
 }
 
 TEST(MockMessages, TokensHeaderOverridesTheOption) {
   RunningMock mock(Options());
-  Reply reply = Send(mock.port(), "POST", kMessages, Body(false), {{"x-mock-tokens", "2"}});
+  Reply reply =
+      Send(mock.port(), "POST", kMessages, Body(false), Versioned({"x-mock-tokens", "2"}));
   ASSERT_EQ(reply.status, 200u);
   EXPECT_EQ(json::parse(reply.body).at("content").at(0).at("text"), Content(2).c_str());
 }

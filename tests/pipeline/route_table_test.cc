@@ -53,6 +53,40 @@ TEST(RouteTableTest, BuildsTargetsWithPathsAndAuthorization) {
   EXPECT_EQ(table->Find(""), nullptr);
 }
 
+TEST(RouteTableTest, AnthropicDeploymentsGetTheMessagesPathAndTheirHeaders) {
+  config::Config c = TwoModels();
+  config::Deployment claude;
+  claude.provider = "anthropic";
+  claude.base_url = "https://api.anthropic.com";
+  claude.api_key = "sk-ant-1";
+  claude.model = "claude-3-5-haiku-latest";  // in the built-in price table
+  config::Deployment keyless = claude;
+  keyless.base_url = "http://127.0.0.1:9002/proxy";
+  keyless.api_key = "";
+  keyless.model = "claude-private";  // priced by config only
+  config::Deployment unpriced = keyless;
+  unpriced.model = "claude-unknown";
+  c.models[1].deployments = {claude, keyless, unpriced};
+  c.prices.push_back(config::PriceConfig{"claude-private", 1, 2, 0, 1234});
+  auto table = RouteTable::Build(c);
+  const ModelEntry* beta = table->Find("beta");
+  ASSERT_NE(beta, nullptr);
+  ASSERT_EQ(beta->deployments.size(), 3u);
+  const DeploymentTarget& a = beta->deployments[0];
+  EXPECT_EQ(a.provider, "anthropic");
+  EXPECT_EQ(a.chat_path, "/v1/messages");
+  EXPECT_EQ(a.authorization, "");
+  EXPECT_EQ(a.extra_headers, "x-api-key: sk-ant-1\r\nanthropic-version: 2023-06-01");
+  EXPECT_EQ(a.default_max_tokens, 8192);
+  const DeploymentTarget& b = beta->deployments[1];
+  EXPECT_EQ(b.chat_path, "/proxy/v1/messages");
+  EXPECT_EQ(b.extra_headers, "anthropic-version: 2023-06-01");
+  EXPECT_EQ(b.default_max_tokens, 1234);
+  EXPECT_EQ(beta->deployments[2].default_max_tokens, kDefaultMaxTokens);
+  // OpenAI deployments keep Authorization and get no extra header.
+  EXPECT_EQ(table->Find("alpha")->deployments[0].extra_headers, "");
+}
+
 TEST(RouteTableTest, RejectsAnUnparseableBaseUrlNamingTheKey) {
   config::Config c = TwoModels();
   c.models[1].deployments[0].base_url = "ftp://nope";

@@ -27,8 +27,13 @@ mock::MockOptions Options() {
   return options;
 }
 
-std::string Translate(const Provider& from, const Provider& to, std::string_view upstream,
-                      TokenUsage& usage) {
+struct Translated {
+  std::string out;
+  TokenUsage usage;
+  int64_t output_bytes = 0;
+};
+
+Translated Translate(const Provider& from, const Provider& to, std::string_view upstream) {
   EncoderOptions options;
   options.include_usage = true;
   StreamTranslator translator(from.NewDecoder(), to.NewEncoder(options));
@@ -40,8 +45,7 @@ std::string Translate(const Provider& from, const Provider& to, std::string_view
   });
   EXPECT_TRUE(fed.ok());
   translator.Finish(out);
-  usage = translator.usage();
-  return out;
+  return Translated{std::move(out), translator.usage(), translator.output_bytes()};
 }
 
 TEST(MockRoundTrip, AnthropicToolStreamReadsAsOpenAiChunks) {
@@ -49,12 +53,13 @@ TEST(MockRoundTrip, AnthropicToolStreamReadsAsOpenAiChunks) {
   const std::string body =
       R"({"model":"claude-test","max_tokens":100,"stream":true,"messages":[{"role":"user",)"
       R"("content":"Weather?"}],"tools":[{"name":"get_weather","input_schema":{"type":"object"}}]})";
-  Reply reply = Send(mock.port(), "POST", "/v1/messages", body, {{"x-mock-tool-call", "1"}});
+  Reply reply = Send(mock.port(), "POST", "/v1/messages", body,
+                     {{"x-mock-tool-call", "1"}, {"anthropic-version", "2023-06-01"}});
   ASSERT_EQ(reply.status, 200u) << reply.body;
   anthropic::AnthropicProvider anthropic;
   openai::OpenAiProvider openai;
-  TokenUsage usage;
-  const std::string out = Translate(anthropic, openai, reply.body, usage);
+  const Translated translated = Translate(anthropic, openai, reply.body);
+  const std::string& out = translated.out;
 
   stream::ChatAccumulator accumulator;
   stream::SseParser parser;
@@ -74,7 +79,10 @@ TEST(MockRoundTrip, AnthropicToolStreamReadsAsOpenAiChunks) {
   EXPECT_EQ(json::parse(choice.tool_calls[0].arguments), json::parse(R"({"location":"Paris"})"));
   EXPECT_EQ(accumulator.usage().prompt_tokens, static_cast<int64_t>(body.size() / 4));
   EXPECT_EQ(accumulator.usage().completion_tokens, 5);  // the five argument fragments
-  EXPECT_EQ(usage.prompt_tokens, accumulator.usage().prompt_tokens);
+  EXPECT_EQ(translated.usage.prompt_tokens, accumulator.usage().prompt_tokens);
+  // Output bytes count the name and the escaped argument text: at least the unescaped size.
+  EXPECT_GE(translated.output_bytes, static_cast<int64_t>(choice.tool_calls[0].name.size() +
+                                                          choice.tool_calls[0].arguments.size()));
 }
 
 TEST(MockRoundTrip, OpenAiTextStreamReadsAsAnthropicEvents) {
@@ -84,8 +92,8 @@ TEST(MockRoundTrip, OpenAiTextStreamReadsAsAnthropicEvents) {
   ASSERT_EQ(reply.status, 200u) << reply.body;
   anthropic::AnthropicProvider anthropic;
   openai::OpenAiProvider openai;
-  TokenUsage usage;
-  const std::string out = Translate(openai, anthropic, reply.body, usage);
+  const Translated translated = Translate(openai, anthropic, reply.body);
+  const std::string& out = translated.out;
 
   std::vector<std::string> types;
   std::string text;
@@ -111,7 +119,8 @@ TEST(MockRoundTrip, OpenAiTextStreamReadsAsAnthropicEvents) {
   EXPECT_EQ(final_delta.at("delta").at("stop_reason"), "end_turn");
   EXPECT_EQ(final_delta.at("usage").at("output_tokens"), kTokens);
   EXPECT_EQ(final_delta.at("usage").at("input_tokens"), static_cast<int64_t>(body.size() / 4));
-  EXPECT_EQ(usage.completion_tokens, kTokens);
+  EXPECT_EQ(translated.usage.completion_tokens, kTokens);
+  EXPECT_EQ(translated.output_bytes, static_cast<int64_t>(tokens.size()));
 }
 
 }  // namespace

@@ -44,7 +44,8 @@ export async function startMock(flags = []) {
   return startProcess(['mock-provider', '--listen', '127.0.0.1:0', ...flags]);
 }
 
-// `deployments` maps public model name -> list of base URLs (or {base_url, weight, model}).
+// `models` maps public model name -> list of base URLs (or {provider, base_url, weight, model};
+// provider defaults to openai).
 // Governance is off unless `governance` says otherwise (most tests exercise the open gateway);
 // `store`, `call_log` add those sections, `prices` maps model -> {input, output, ...}.
 export function gatewayConfig({
@@ -74,8 +75,8 @@ export function gatewayConfig({
   for (const [name, deps] of Object.entries(models)) {
     lines.push(`  - name: ${name}`, '    deployments:');
     for (const d of deps) {
-      const dep = typeof d === 'string' ? { base_url: d } : d;
-      lines.push('      - provider: openai');
+      const { provider = 'openai', ...dep } = typeof d === 'string' ? { base_url: d } : d;
+      lines.push(`      - provider: ${provider}`);
       for (const [k, v] of Object.entries(dep)) lines.push(`        ${k}: ${v}`);
     }
   }

@@ -1,0 +1,108 @@
+// ChatFlow's paths through providers/: translated requests and answers, and the Anthropic
+// identity path (bytes forwarded, usage read). The OpenAI identity path never comes here.
+#include <boost/asio/use_awaitable.hpp>
+
+#include "common/clock.h"
+#include "gateway/chat_flow.h"
+#include "gateway/dialect_relay.h"
+#include "gateway/llm_handler.h"
+#include "providers/openai/stream_codec.h"
+
+namespace turnpike::gateway {
+namespace net = boost::asio;
+
+namespace {
+constexpr std::string_view kJson = "application/json";
+
+// The max_tokens a provider that requires one gets when the client gave none: the upstream
+// model's max output from the request's governance snapshot (admin overrides included), else
+// from config and the built-in table (pre-computed in the route table).
+int64_t DefaultMaxTokens(const pipeline::RequestContext& ctx,
+                         const pipeline::DeploymentTarget& target) {
+  if (ctx.snapshot) {
+    const governance::ModelPrice* price = ctx.snapshot->FindPrice(target.upstream_model);
+    if (price != nullptr && price->max_output_tokens > 0) return price->max_output_tokens;
+  }
+  return target.default_max_tokens;
+}
+
+int64_t OutputBytes(const providers::Response& response) {
+  int64_t bytes = static_cast<int64_t>(response.text.size());
+  for (const providers::ToolCall& call : response.tool_calls) {
+    bytes += static_cast<int64_t>(call.name.size() + call.arguments.size());
+  }
+  return bytes;
+}
+}  // namespace
+
+Result<std::string> ChatFlow::TranslateRequest(const pipeline::DeploymentTarget& target,
+                                               const providers::Provider& upstream) {
+  if (!pivot_) {
+    Result<boost::json::object> parsed = client_.ParseRequest(exchange_.request().body());
+    if (!parsed.ok()) return parsed.error();
+    pivot_.emplace(std::move(parsed.value()));
+  }
+  providers::UpstreamRequestOptions options;
+  options.upstream_model = target.upstream_model;
+  options.default_max_tokens = DefaultMaxTokens(ctx_, target);
+  return upstream.BuildRequest(*pivot_, options);
+}
+
+net::awaitable<void> ChatFlow::RelayDialectWhole(upstream::Call& call,
+                                                 const providers::Provider& upstream,
+                                                 bool identity) {
+  Result<std::string> body =
+      co_await call.ReadAll(handler_.shared_.config.upstream.max_response_bytes);
+  if (exchange_.client_gone()) {
+    MarkClientGone();
+    co_return;
+  }
+  if (!body.ok()) {
+    co_await Fail(body.error());
+    co_return;
+  }
+  const unsigned status = call.status();
+  if (status / 100 != 2 && !identity) {
+    const Error error = upstream.ParseError(static_cast<int>(status), body.value());
+    co_await Fail(error);
+    co_return;
+  }
+  if (status / 100 == 2) {
+    Result<providers::Response> parsed = upstream.ParseResponse(body.value());
+    if (parsed.ok()) {
+      const providers::TokenUsage& u = parsed.value().usage;
+      ctx_.usage = {u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.cache_creation_tokens};
+      ctx_.output_bytes = OutputBytes(parsed.value());
+      ctx_.finish_reason = providers::openai::FinishReasonName(parsed.value().finish);
+      if (!identity) {
+        std::string rendered = client_.RenderResponse(parsed.value(), UnixSeconds());
+        co_await handler_.Respond(exchange_, ctx_, 200, kJson, std::move(rendered));
+        co_return;
+      }
+    } else if (!identity) {
+      const Error error = parsed.error();
+      co_await Fail(error);
+      co_return;
+    }
+  }
+  // Identity: the upstream's answer as it came (an unreadable one too: the client judges it).
+  std::string content_type(call.header("content-type"));
+  if (content_type.empty()) content_type = kJson;
+  co_await handler_.Respond(exchange_, ctx_, status, content_type, std::move(body.value()));
+}
+
+net::awaitable<void> ChatFlow::RelayDialectStream(upstream::Call& call,
+                                                  const providers::Provider& upstream,
+                                                  bool identity) {
+  DialectRelayOptions options;
+  options.client = &client_;
+  options.upstream = &upstream;
+  options.translate = !identity;
+  options.include_usage = info_.include_usage;
+  options.keepalive = handler_.shared_.config.server.sse_keepalive;
+  options.server_timing = handler_.shared_.config.server.server_timing;
+  DialectRelay relay(exchange_, call, ctx_, options);
+  co_await relay.Run();
+}
+
+}  // namespace turnpike::gateway

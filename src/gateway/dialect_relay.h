@@ -1,0 +1,83 @@
+// Relays an upstream SSE stream to a client whose API differs from the OpenAI identity path:
+// either translated (the upstream's dialect decoded, the client's encoded) or forwarded byte
+// for byte between two ends of the same non-OpenAI dialect (Anthropic to Anthropic), with the
+// upstream's decoder run passively to learn usage and the first token.
+//
+//   translate:    upstream event -> StreamTranslator -> client bytes (one event at a time)
+//   passthrough:  upstream event -> client, untouched; a copy of its view goes to the decoder
+//
+// The same rules as StreamRelay (stream_relay.h): complete SSE events only, the next upstream
+// read starts after the client took the previous bytes (backpressure, one read buffer per
+// stream), `: keep-alive` comments while the upstream is silent (a comment in either dialect),
+// a client that leaves cancels the upstream call. An upstream failure mid-stream, or an end
+// without the dialect's final event, becomes the client dialect's in-stream error event.
+//
+// The OpenAI identity path does not use this class: it keeps StreamRelay and its one-pass
+// chunk scanner.
+//
+// Ownership: lives on ChatFlow's frame for one stream; borrows the exchange, the call, the
+// context and the two providers (owned by the registry). Single-threaded.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "http/exchange.h"
+#include "pipeline/request_context.h"
+#include "providers/provider.h"
+#include "providers/translator.h"
+#include "stream/sse_parser.h"
+#include "upstream/call.h"
+
+namespace turnpike::gateway {
+
+struct DialectRelayOptions {
+  const providers::Provider* client = nullptr;    // the dialect the client speaks
+  const providers::Provider* upstream = nullptr;  // the dialect the deployment speaks
+  bool translate = true;       // false: same dialect both ends, bytes forwarded untouched
+  bool include_usage = false;  // an OpenAI client asked for the usage chunk
+  std::chrono::milliseconds keepalive{0};
+  bool server_timing = false;
+};
+
+class DialectRelay {
+ public:
+  DialectRelay(http::Exchange& exchange, upstream::Call& call, pipeline::RequestContext& ctx,
+               const DialectRelayOptions& options);
+
+  boost::asio::awaitable<void> Run();
+
+ private:
+  // Collects what the passive decoder reports: the first token, the end, the output size.
+  class Tap final : public providers::EventSink {
+   public:
+    void OnEvent(const providers::StreamEvent& event) override;
+    providers::FinishReason finish = providers::FinishReason::kNone;
+    std::optional<ErrorCode> error;
+    bool saw_first_token = false;
+    bool ended = false;
+    int64_t output_bytes = 0;
+  };
+
+  boost::asio::awaitable<void> Pump();
+  // Feeds one read's events; false when the stream must stop (a translation error went out).
+  bool Feed(std::string_view piece);
+  void FailInto(const Error& error);
+  boost::asio::awaitable<void> WriteFailure(const Error& error);
+  void Settle();
+
+  http::Exchange& exchange_;
+  upstream::Call& call_;
+  pipeline::RequestContext& ctx_;
+  const DialectRelayOptions options_;
+  stream::SseParser parser_;
+  std::unique_ptr<providers::StreamTranslator> translator_;  // translate mode
+  std::unique_ptr<providers::StreamDecoder> decoder_;        // passthrough mode
+  Tap tap_;
+  std::string out_;  // client bytes of this read
+};
+
+}  // namespace turnpike::gateway
