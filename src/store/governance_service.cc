@@ -119,7 +119,8 @@ CallLogBufferOptions GovernanceService::buffer_options() const {
   return o;
 }
 
-std::vector<PriceInfo> GovernanceService::EffectivePrices() const {
+std::vector<PriceInfo> GovernanceService::EffectivePrices(
+    const std::vector<PriceOverride>& overrides) const {
   std::map<std::string, PriceInfo> merged;
   for (const governance::DefaultPrice& p : governance::DefaultPrices()) {
     merged[std::string(p.model)] = {std::string(p.model), p.price, PriceSource::kBuiltIn};
@@ -130,7 +131,7 @@ std::vector<PriceInfo> GovernanceService::EffectivePrices() const {
                         p.cached_input_micros_per_mtok, p.max_output_tokens},
                        PriceSource::kConfig};
   }
-  for (const PriceOverride& p : rows_.prices) {
+  for (const PriceOverride& p : overrides) {
     merged[p.model] = {p.model, p.price, PriceSource::kAdmin};
   }
   std::vector<PriceInfo> out;
@@ -140,7 +141,7 @@ std::vector<PriceInfo> GovernanceService::EffectivePrices() const {
 }
 
 Result<PriceInfo> GovernanceService::PriceOf(const std::string& model) const {
-  for (PriceInfo& info : EffectivePrices()) {
+  for (PriceInfo& info : EffectivePrices(rows_.prices)) {
     if (info.model == model) return std::move(info);
   }
   return NotFound("no price for model " + model, "model");
@@ -151,7 +152,9 @@ Result<governance::SnapshotPtr> GovernanceService::BuildFrom(const GovernanceRow
   data.plans = rows.plans;
   data.tenants = rows.tenants;
   data.keys = rows.keys;
-  for (PriceInfo& info : EffectivePrices()) {
+  // The prices of `rows`, not of rows_: a price write publishes its own new price, and at
+  // start-up rows_ is still empty.
+  for (PriceInfo& info : EffectivePrices(rows.prices)) {
     data.prices.emplace_back(std::move(info.model), info.price);
   }
   const governance::SnapshotPtr previous = cell_ ? cell_->Load() : nullptr;
@@ -320,7 +323,9 @@ boost::asio::awaitable<Result<PriceInfo>> GovernanceService::DeletePrice(std::st
 }
 
 boost::asio::awaitable<Result<std::vector<PriceInfo>>> GovernanceService::Prices() {
-  auto job = [this](Store&) -> Result<std::vector<PriceInfo>> { return EffectivePrices(); };
+  auto job = [this](Store&) -> Result<std::vector<PriceInfo>> {
+    return EffectivePrices(rows_.prices);
+  };
   Result<std::vector<PriceInfo>> result =
       co_await thread_->Call<std::vector<PriceInfo>>(std::move(job));
   co_return result;

@@ -128,7 +128,8 @@ class GovernanceService {
   void WriteBatch(Store& store, CallRecordSpans records);
   void Tick(Store& store);
   Result<ReconcileReport> Reconcile(Store& store);
-  std::vector<PriceInfo> EffectivePrices() const;
+  // Built-in, then config, then `overrides` (the admin's), each replacing the one before.
+  std::vector<PriceInfo> EffectivePrices(const std::vector<PriceOverride>& overrides) const;
   Result<PriceInfo> PriceOf(const std::string& model) const;
 
   const config::Config& config_;

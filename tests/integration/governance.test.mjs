@@ -308,6 +308,31 @@ test('restart: spend survives a graceful stop; a SIGKILL loses at most the rows 
   assert.equal(usd(after.spent_usd), rows.reduce((s, x) => s + usd(x.cost_usd), 0));
 });
 
+test('prices: an admin price applies from the next request, and again after a restart', async () => {
+  const cfg = config();
+  let gw = await startGateway(cfg, ENV);
+  const { secret } = await provision(gw);
+  // The config prices output at 1000 USD per million tokens; the admin doubles it.
+  const put = await admin(gw, 'PUT', 'prices/mock-model', { input: 0, output: 2000, max_output_tokens: 100000 });
+  assert.equal(put.status, 200);
+  const costOfNext = async () => {
+    const r = await chat(gw, secret);
+    assert.equal(r.status, 200);
+    const id = r.headers.get('x-request-id');
+    const row = await eventually(async () => (await allCalls(gw)).find((x) => x.request_id === id), 3000);
+    assert.ok(row, 'the request is logged');
+    return row;
+  };
+  let row = await costOfNext();
+  assert.equal(usd(row.cost_usd), row.completion_tokens * 2000, JSON.stringify(row));
+
+  gw.kill('SIGTERM');
+  assert.equal(await waitExit(gw), 0);
+  gw = await startGateway(cfg, ENV);  // the price is in the store, read at start-up
+  row = await costOfNext();
+  assert.equal(usd(row.cost_usd), row.completion_tokens * 2000, JSON.stringify(row));
+});
+
 test('reconcile: drift between the call log and the persisted spend is found, corrected and exported', async () => {
   const cfg = config();
   const dbPath = /path: (.*turnpike\.db)/.exec(cfg)[1];
