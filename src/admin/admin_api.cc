@@ -104,6 +104,7 @@ json::object PriceJson(const store::PriceInfo& p) {
           {"input", Usd(p.price.input_micros_per_mtok)},
           {"output", Usd(p.price.output_micros_per_mtok)},
           {"cached_input", Usd(p.price.cached_input_micros_per_mtok)},
+          {"cache_write", Usd(p.price.cache_write())},
           {"max_output_tokens", p.price.max_output_tokens},
           {"source", store::PriceSourceName(p.source)}};
 }
@@ -123,6 +124,7 @@ json::object CallJson(const store::CallRow& row) {
       {"prompt_tokens", c.prompt_tokens},
       {"completion_tokens", c.completion_tokens},
       {"cached_tokens", c.cached_tokens},
+      {"cache_creation_tokens", c.cache_creation_tokens},
       {"cost_usd", Usd(c.cost_micros)},
       {"estimated", c.estimated},
       {"unpriced", c.unpriced},
@@ -503,15 +505,18 @@ net::awaitable<Reply> Prices(store::GovernanceService& service, const Target& t,
   if (method != bhttp::verb::put) co_return NotAllowed("PUT, DELETE");
   Result<json::object> object = ParseObject(raw_body);
   if (!object.ok()) co_return ErrorReply(object.error());
-  Body body(object.value(), {"input", "output", "cached_input", "max_output_tokens"});
+  Body body(object.value(),
+            {"input", "output", "cached_input", "cache_write", "max_output_tokens"});
   store::PriceOverride price;
   price.model = model;
   std::optional<int64_t> input = body.Usd("input", true);
   std::optional<int64_t> output = body.Usd("output", true);
   std::optional<int64_t> cached = body.Usd("cached_input");
+  std::optional<int64_t> cache_write = body.Usd("cache_write");
   std::optional<int64_t> max_output = body.Int("max_output_tokens", 1, 100'000'000, true);
   if (body.error) co_return ErrorReply(*body.error);
-  price.price = {*input, *output, cached.value_or(*input), *max_output};
+  price.price = {*input, *output, cached.value_or(*input), *max_output,
+                 cache_write.value_or(*input)};
   Result<store::PriceInfo> saved = co_await service.PutPrice(std::move(price));
   if (!saved.ok()) co_return ErrorReply(saved.error());
   co_return JsonReply(200, PriceJson(saved.value()));

@@ -182,7 +182,7 @@ int Show(const Connection& c, const Response& r) {
 struct Args {
   Connection connection;
   std::string id, plan, name, status, tenant, key, model, month, cursor;
-  std::optional<double> budget, max_request_cost, input, output, cached_input;
+  std::optional<double> budget, max_request_cost, input, output, cached_input, cache_write;
   std::optional<int64_t> rpm, tpm, max_output_tokens, expires_at, limit, http_status;
   std::optional<bool> log_bodies;
   std::vector<std::string> models;
@@ -338,6 +338,8 @@ void RegisterAdminCommand(CLI::App& root) {
   price_set->add_option("--input", a.input, "USD per million input tokens")->required();
   price_set->add_option("--output", a.output, "USD per million output tokens")->required();
   price_set->add_option("--cached-input", a.cached_input, "USD per million cached input tokens");
+  price_set->add_option("--cache-write", a.cache_write,
+                        "USD per million prompt tokens written to the prompt cache");
   price_set
       ->add_option("--max-output-tokens", a.max_output_tokens,
                    "The model's largest "
@@ -348,6 +350,7 @@ void RegisterAdminCommand(CLI::App& root) {
     SetUsd(body, "input", args->input);
     SetUsd(body, "output", args->output);
     SetUsd(body, "cached_input", args->cached_input);
+    SetUsd(body, "cache_write", args->cache_write);
     SetInt(body, "max_output_tokens", args->max_output_tokens);
     Run(*args, bhttp::verb::put, "prices/" + Encode(args->model), body);
   });

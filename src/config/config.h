@@ -67,6 +67,9 @@
 //     max_wait: 2s
 //   prices:                            # USD per million tokens; override the built-in table
 //     gpt-4o-mini: {input: 0.15, output: 0.60, cached_input: 0.075, max_output_tokens: 16384}
+//     claude-x: {input: 3, output: 15, cached_input: 0.3, cache_write: 3.75, max_output_tokens: 64000}
+//                                      # cached_input, cache_write (prompt-cache reads and
+//                                      # writes) default to the input price
 //                                      # max_output_tokens is also the max_tokens sent to a
 //                                      # provider that requires one (anthropic) when the client
 //                                      # gave none; without a price entry, 4096
@@ -164,8 +167,9 @@ struct PriceConfig {
   std::string model;
   int64_t input_micros_per_mtok = 0;
   int64_t output_micros_per_mtok = 0;
-  int64_t cached_input_micros_per_mtok = 0;
+  int64_t cached_input_micros_per_mtok = 0;  // default: the input price
   int64_t max_output_tokens = 0;
+  int64_t cache_write_micros_per_mtok = -1;  // prompt-cache writes; -1: the input price
 };
 
 struct Config {

@@ -329,6 +329,7 @@ void LlmHandler::LogCall(const http::Exchange& exchange, const pipeline::Request
   r.prompt_tokens = std::max<int64_t>(ctx.usage.prompt_tokens, 0);
   r.completion_tokens = std::max<int64_t>(ctx.usage.completion_tokens, 0);
   r.cached_tokens = std::max<int64_t>(ctx.usage.cached_tokens, 0);
+  r.cache_creation_tokens = std::max<int64_t>(ctx.usage.cache_creation_tokens, 0);
   r.cost_micros = ctx.cost_micros;
   r.estimated = ctx.usage_estimated;
   r.unpriced = ctx.unpriced;

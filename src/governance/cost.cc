@@ -29,7 +29,10 @@ CostEstimate EstimateMaxCost(int64_t prompt_bytes, std::optional<int64_t> max_to
     estimate.unpriced = true;
     return estimate;
   }
-  Wide sum = Wide{estimate.prompt_tokens} * price->input_micros_per_mtok +
+  // The prompt at the dearer of the input and cache-write prices: a prompt written to the cache
+  // must not settle above what was reserved.
+  const int64_t prompt_price = std::max(price->input_micros_per_mtok, price->cache_write());
+  Wide sum = Wide{estimate.prompt_tokens} * prompt_price +
              Wide{estimate.output_tokens} * price->output_micros_per_mtok;
   estimate.micros = ToMicros(sum);
   return estimate;
@@ -39,9 +42,11 @@ CostResult Cost(const TokenUsage& usage, const ModelPrice* price) {
   if (price == nullptr) return CostResult{0, true};
   int64_t prompt = std::max<int64_t>(usage.prompt_tokens, 0);
   int64_t cached = std::clamp<int64_t>(usage.cached_tokens, 0, prompt);
+  int64_t written = std::clamp<int64_t>(usage.cache_creation_tokens, 0, prompt - cached);
   int64_t completion = std::max<int64_t>(usage.completion_tokens, 0);
-  Wide sum = Wide{prompt - cached} * price->input_micros_per_mtok +
+  Wide sum = Wide{prompt - cached - written} * price->input_micros_per_mtok +
              Wide{cached} * price->cached_input_micros_per_mtok +
+             Wide{written} * price->cache_write() +
              Wide{completion} * price->output_micros_per_mtok;
   return CostResult{ToMicros(sum), false};
 }

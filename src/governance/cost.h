@@ -37,6 +37,15 @@ struct ModelPrice {
   int64_t output_micros_per_mtok = 0;
   int64_t cached_input_micros_per_mtok = 0;
   int64_t max_output_tokens = 0;  // the model's largest completion; > 0
+  // Prompt tokens written to the provider's prompt cache (Anthropic's cache_creation, 1.25x the
+  // input price for 5-minute entries). kSameAsInput: priced as input, for providers that do not
+  // bill cache writes apart.
+  int64_t cache_write_micros_per_mtok = kSameAsInput;
+
+  static constexpr int64_t kSameAsInput = -1;
+  int64_t cache_write() const {
+    return cache_write_micros_per_mtok < 0 ? input_micros_per_mtok : cache_write_micros_per_mtok;
+  }
 };
 
 struct CostEstimate {
@@ -56,11 +65,13 @@ CostEstimate EstimateMaxCost(int64_t prompt_bytes, std::optional<int64_t> max_to
 
 // What the provider reported; `cached_tokens` is the part of `prompt_tokens` read from its
 // prompt cache (OpenAI prompt_tokens_details.cached_tokens; for Anthropic, the adapter adds
-// cache reads into both fields).
+// cache reads into both fields), `cache_creation_tokens` the part written to it (Anthropic's
+// cache_creation_input_tokens, also counted in prompt_tokens).
 struct TokenUsage {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;
+  int64_t cache_creation_tokens = 0;
 };
 
 struct CostResult {
@@ -68,8 +79,9 @@ struct CostResult {
   bool unpriced = false;
 };
 
-// Uncached prompt tokens at the input price, cached ones at the cached price (each token is
-// priced once), completion tokens at the output price.
+// Prompt tokens read from the cache at the cached price, those written to it at the cache-write
+// price, the rest at the input price (each token is priced once; reads and writes are clamped
+// to the prompt), completion tokens at the output price.
 CostResult Cost(const TokenUsage& usage, const ModelPrice* price);
 
 }  // namespace turnpike::governance

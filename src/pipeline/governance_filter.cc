@@ -54,7 +54,7 @@ void GovernanceFilter::OnComplete(RequestContext& context) {
   governance::TokenUsage usage;
   if (u.prompt_tokens >= 0 || u.completion_tokens >= 0) {
     usage = {std::max<int64_t>(u.prompt_tokens, 0), std::max<int64_t>(u.completion_tokens, 0),
-             std::max<int64_t>(u.cached_tokens, 0)};
+             std::max<int64_t>(u.cached_tokens, 0), std::max<int64_t>(u.cache_creation_tokens, 0)};
   } else if (context.output_bytes > 0) {
     usage = {admission.estimate().prompt_tokens,
              CeilDiv(context.output_bytes, governance::kPromptBytesPerToken), 0};

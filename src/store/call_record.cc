@@ -16,7 +16,7 @@ void Clear(std::string& text) {
 // Every field back to its default. A field added to CallRecord must be reset here: the
 // static_assert stops the build until this function has been looked at.
 void Reset(CallRecord& r) {
-  static_assert(sizeof(CallRecord) == 320, "CallRecord changed: reset the new field in Reset()");
+  static_assert(sizeof(CallRecord) == 328, "CallRecord changed: reset the new field in Reset()");
   static const CallRecord kDefaults{};
   r.time_ms = kDefaults.time_ms;
   Clear(r.request_id);
@@ -29,6 +29,7 @@ void Reset(CallRecord& r) {
   r.prompt_tokens = kDefaults.prompt_tokens;
   r.completion_tokens = kDefaults.completion_tokens;
   r.cached_tokens = kDefaults.cached_tokens;
+  r.cache_creation_tokens = kDefaults.cache_creation_tokens;
   r.cost_micros = kDefaults.cost_micros;
   r.estimated = kDefaults.estimated;
   r.unpriced = kDefaults.unpriced;

@@ -32,6 +32,7 @@ struct CallRecord {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;
+  int64_t cache_creation_tokens = 0;  // prompt tokens written to the provider's prompt cache
   int64_t cost_micros = 0;
   bool estimated = false;  // tokens estimated: the provider reported no usage
   bool unpriced = false;   // no price for the model: cost_micros is 0 but not free

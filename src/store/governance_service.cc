@@ -126,10 +126,11 @@ std::vector<PriceInfo> GovernanceService::EffectivePrices(
     merged[std::string(p.model)] = {std::string(p.model), p.price, PriceSource::kBuiltIn};
   }
   for (const config::PriceConfig& p : config_.prices) {
-    merged[p.model] = {p.model,
-                       {p.input_micros_per_mtok, p.output_micros_per_mtok,
-                        p.cached_input_micros_per_mtok, p.max_output_tokens},
-                       PriceSource::kConfig};
+    merged[p.model] = {
+        p.model,
+        {p.input_micros_per_mtok, p.output_micros_per_mtok, p.cached_input_micros_per_mtok,
+         p.max_output_tokens, p.cache_write_micros_per_mtok},
+        PriceSource::kConfig};
   }
   for (const PriceOverride& p : overrides) {
     merged[p.model] = {p.model, p.price, PriceSource::kAdmin};

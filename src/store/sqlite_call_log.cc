@@ -21,13 +21,14 @@
 namespace turnpike::store {
 namespace {
 
-constexpr int kCallColumns = 20;
+constexpr int kCallColumns = 21;
 constexpr size_t kRowsPerInsert = 32;
 
 constexpr std::string_view kInsertCallPrefix =
     "INSERT INTO call_log (time_ms, request_id, tenant_id, key_id, model, deployment, status, "
     "error, prompt_tokens, completion_tokens, cached_tokens, cost_micros, estimated, unpriced, "
-    "ttft_us, total_us, overhead_us, month, request_body, dropped_rows) VALUES ";
+    "ttft_us, total_us, overhead_us, month, request_body, dropped_rows, cache_creation_tokens) "
+    "VALUES ";
 
 // "INSERT ... VALUES (?, ..., ?), ..." for `rows` rows.
 std::string InsertCallsSql(size_t rows) {
@@ -78,6 +79,7 @@ void BindCall(Statement& q, int first, const CallRecord& r, std::string_view mon
     q.BindView(f + 19, r.request_body);
   }
   q.Bind(f + 20, r.dropped_rows);
+  q.Bind(f + 21, r.cache_creation_tokens);
 }
 
 // "YYYY-MM" of the months in one transaction, each formatted once; the texts stay put
@@ -286,6 +288,7 @@ CallRow ReadCallRow(const Statement& q) {
   c.overhead_us = q.IsNull(17) ? -1 : q.Int(17);
   c.request_body = q.Text(19);
   c.dropped_rows = q.Int(20);
+  c.cache_creation_tokens = q.Int(21);
   return row;
 }
 
@@ -299,7 +302,8 @@ Result<std::vector<CallRow>> SqliteStore::QueryCalls(const CallQuery& query) {
   std::string sql =
       "SELECT id, time_ms, request_id, tenant_id, key_id, model, deployment, status, error, "
       "prompt_tokens, completion_tokens, cached_tokens, cost_micros, estimated, unpriced, "
-      "ttft_us, total_us, overhead_us, month, request_body, dropped_rows FROM call_log "
+      "ttft_us, total_us, overhead_us, month, request_body, dropped_rows, cache_creation_tokens "
+      "FROM call_log "
       "WHERE 1 = 1";
   // Filters in a fixed order, bound in the same order below.
   if (by_tenant) sql += " AND id >= ? AND id <= ? AND tenant_id = ?";

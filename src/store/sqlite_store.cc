@@ -94,7 +94,8 @@ CREATE INDEX call_log_month ON call_log (month, tenant_id, key_id);
 )sql",
     // 2: each secondary index cost every call-log insert an index entry (about a fifth of the
     // row's cost each). Coarse indexes written once per batch or month replace them
-    // (sqlite_call_log.cc): a tenant's id ranges per batch, and each month's first id.
+    // (sqlite_call_log.cc): a tenant's id ranges per batch, and each month's first id. And
+    // prompt-cache writes get their own price and call-log column.
     R"sql(
 DROP INDEX call_log_tenant;
 DROP INDEX call_log_month;
@@ -111,6 +112,9 @@ CREATE TABLE call_log_months (
   first_id INTEGER NOT NULL
 );
 INSERT INTO call_log_months (month, first_id) SELECT month, MIN(id) FROM call_log GROUP BY month;
+-- Prompt-cache writes: priced apart (NULL: as input) and logged.
+ALTER TABLE prices ADD COLUMN cache_write_micros_per_mtok INTEGER;
+ALTER TABLE call_log ADD COLUMN cache_creation_tokens INTEGER NOT NULL DEFAULT 0;
 )sql"};
 
 // Allowed-model lists are stored as one text of names separated by newlines.
@@ -294,13 +298,15 @@ Result<GovernanceRows> SqliteStore::LoadGovernance() {
   {
     Result<Statement> q = db_->Prepare(
         "SELECT model, input_micros_per_mtok, output_micros_per_mtok, "
-        "cached_input_micros_per_mtok, max_output_tokens, updated_at FROM prices ORDER BY model",
+        "cached_input_micros_per_mtok, max_output_tokens, updated_at, "
+        "cache_write_micros_per_mtok FROM prices ORDER BY model",
         StoreOp::kSnapshotLoad);
     if (!q.ok()) return q.error();
     Status read = ForEachRow(*q, [&]() -> Status {
       PriceOverride p;
       p.model = q->Text(0);
-      p.price = {q->Int(1), q->Int(2), q->Int(3), q->Int(4)};
+      p.price = {q->Int(1), q->Int(2), q->Int(3), q->Int(4),
+                 q->IsNull(6) ? governance::ModelPrice::kSameAsInput : q->Int(6)};
       p.updated_at = q->Int(5);
       rows.prices.push_back(std::move(p));
       return Ok{};
@@ -410,11 +416,13 @@ Status SqliteStore::SetKeyStatus(std::string_view public_id, KeyStatus status, i
 Status SqliteStore::UpsertPrice(const PriceOverride& price) {
   Result<Statement> q = db_->Prepare(
       "INSERT INTO prices (model, input_micros_per_mtok, output_micros_per_mtok, "
-      "cached_input_micros_per_mtok, max_output_tokens, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+      "cached_input_micros_per_mtok, max_output_tokens, updated_at, cache_write_micros_per_mtok) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?) "
       "ON CONFLICT (model) DO UPDATE SET input_micros_per_mtok = excluded.input_micros_per_mtok, "
       "output_micros_per_mtok = excluded.output_micros_per_mtok, "
       "cached_input_micros_per_mtok = excluded.cached_input_micros_per_mtok, "
-      "max_output_tokens = excluded.max_output_tokens, updated_at = excluded.updated_at",
+      "max_output_tokens = excluded.max_output_tokens, updated_at = excluded.updated_at, "
+      "cache_write_micros_per_mtok = excluded.cache_write_micros_per_mtok",
       StoreOp::kAdminWrite);
   if (!q.ok()) return q.error();
   q->Bind(1, price.model)
@@ -422,7 +430,8 @@ Status SqliteStore::UpsertPrice(const PriceOverride& price) {
       .Bind(3, price.price.output_micros_per_mtok)
       .Bind(4, price.price.cached_input_micros_per_mtok)
       .Bind(5, price.price.max_output_tokens)
-      .Bind(6, price.updated_at);
+      .Bind(6, price.updated_at)
+      .Bind(7, price.price.cache_write());
   return q->Run();
 }
 

@@ -65,5 +65,25 @@ TEST(CostTest, EstimateCoversTheActualCostOfTheSameTokens) {
   EXPECT_EQ(actual.micros, estimate.micros);
 }
 
+// Anthropic-style: writes to the prompt cache cost 1.25x input, reads 0.1x.
+constexpr ModelPrice kCachingPrice{3'000'000, 15'000'000, 300'000, 64'000, 3'750'000};
+
+TEST(CostTest, CacheWritesArePricedOnceAtTheirOwnPrice) {
+  // 1000 prompt tokens: 400 read from the cache, 500 written to it, 100 plain; 10 completion:
+  // 100 * 3 + 400 * 0.3 + 500 * 3.75 + 10 * 15 = 300 + 120 + 1875 + 150 = 2445 micro-USD.
+  EXPECT_EQ(Cost({1'000, 10, 400, 500}, &kCachingPrice).micros, 2'445);
+  // Without a cache-write price, writes cost what input costs.
+  EXPECT_EQ(Cost({1'000, 10, 400, 500}, &kPrice).micros, 1'500 + 500 + 100);
+  // Writes are clamped to the prompt left after reads.
+  EXPECT_EQ(Cost({1'000, 0, 400, 5'000}, &kCachingPrice).micros, 120 + 600 * 3.75);
+}
+
+TEST(CostTest, EstimateCoversAPromptWrittenToTheCache) {
+  CostEstimate estimate = EstimateMaxCost(3'000, 100, &kCachingPrice);
+  CostResult all_written = Cost(
+      {estimate.prompt_tokens, estimate.output_tokens, 0, estimate.prompt_tokens}, &kCachingPrice);
+  EXPECT_EQ(all_written.micros, estimate.micros);
+}
+
 }  // namespace
 }  // namespace turnpike::governance

@@ -247,7 +247,8 @@ describe('anthropic SDK -> /v1/messages', () => {
 describe('governed translation', () => {
   const TOKEN = 'test-admin-token';
   const PRICES = {
-    'claude-upstream': { input: 1, output: 1000, max_output_tokens: 100000 },
+    // Cache reads at a tenth of the input price, writes at 100x: each visible in the cost.
+    'claude-upstream': { input: 1, output: 1000, cached_input: 0.1, cache_write: 100, max_output_tokens: 100000 },
     'gpt-upstream': { input: 1, output: 1000, max_output_tokens: 100000 },
   };
   let ggw;
@@ -344,6 +345,14 @@ describe('governed translation', () => {
     const identityRow = claudeRows.find((r) => r.prompt_tokens === identity.usage.input_tokens + CACHED + CACHE_WRITTEN);
     assert.ok(identityRow, `identity row counts input + cache reads + writes: ${JSON.stringify(claudeRows)}`);
     assert.ok(claudeRows.some((r) => r.prompt_tokens === usage.prompt_tokens), JSON.stringify(claudeRows));
+    // Cache writes are logged and priced apart: uncached input at 1, reads at 0.1, writes at
+    // 100, output at 1000 USD per million tokens (= micro-USD per token), rounded up.
+    for (const row of claudeRows) {
+      assert.equal(row.cache_creation_tokens, CACHE_WRITTEN, JSON.stringify(row));
+      const uncached = row.prompt_tokens - CACHED - CACHE_WRITTEN;
+      const micros = Math.ceil(uncached * 1 + CACHED * 0.1 + CACHE_WRITTEN * 100 + TOKENS * 1000);
+      assert.equal(Math.round(row.cost_usd * 1e6), micros, JSON.stringify(row));
+    }
   });
 
   test('a translated stream the client leaves before any usage is settled from an estimate', async () => {
