@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string_view>
 
+#include "common/json_escape.h"
+
 namespace turnpike::loadgen {
 namespace {
 
@@ -21,21 +23,6 @@ void Append(std::string& out, const char* format, Args... args) {
   char buffer[kFormatBufferSize];
   const int n = std::snprintf(buffer, sizeof buffer, format, args...);
   if (n > 0) out.append(buffer, std::min<size_t>(static_cast<size_t>(n), sizeof buffer - 1));
-}
-
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      Append(out, "\\u%04x", static_cast<unsigned>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 void AppendHistogramJson(std::string& out, const char* name, const Histogram& h) {
@@ -94,7 +81,8 @@ std::string FormatSummary(const BenchOptions& o, const BenchResult& r) {
 
 std::string FormatJson(const BenchOptions& o, const BenchResult& r) {
   const RunStats& s = r.stats;
-  std::string out = "{\"url\":" + JsonString(o.url);
+  std::string out = "{\"url\":";
+  AppendJsonQuoted(out, o.url);
   Append(out, ",\"connections\":%d,\"threads\":%d,\"duration_s\":%.3f,\"warmup_s\":%.3f,",
          o.connections, o.threads, o.duration_s, o.warmup_s);
   Append(out, "\"stream_every\":%d,\"elapsed_s\":%.6f,\"requests_ok\":%llu,", o.stream_every,

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "common/json_escape.h"
+
 namespace turnpike::mock {
 namespace {
 
@@ -12,12 +14,6 @@ void AppendUint(std::string& out, uint64_t value) {
   char digits[kMaxDigits];
   auto [end, ec] = std::to_chars(digits, digits + kMaxDigits, value);
   out.append(digits, end);
-}
-
-void AppendQuoted(std::string& out, std::string_view text) {
-  out.push_back('"');
-  AppendJsonEscaped(out, text);
-  out.push_back('"');
 }
 
 // `"input_tokens":N` without the cache's parts, then the cache counts when there are any.
@@ -54,7 +50,7 @@ unsigned AnthropicStatus(ErrorCode code) {
 
 std::string RenderAnthropicError(const Error& error) {
   std::string out = R"({"type":"error","error":{"type":)";
-  AppendQuoted(out, ErrorType(error.code));
+  AppendJsonQuoted(out, ErrorType(error.code));
   out.append(R"(,"message":")");
   if (!error.param.empty()) {
     AppendJsonEscaped(out, error.param);
@@ -74,9 +70,9 @@ std::string_view StopReasonFor(std::string_view finish_reason) {
 std::string RenderMessage(const ReplyIdentity& identity, int tokens, std::string_view tool,
                           std::string_view finish_reason, const Usage& usage) {
   std::string out = R"({"id":)";
-  AppendQuoted(out, identity.id);
+  AppendJsonQuoted(out, identity.id);
   out.append(R"(,"type":"message","role":"assistant","model":)");
-  AppendQuoted(out, identity.model);
+  AppendJsonQuoted(out, identity.model);
   out.append(R"(,"content":[)");
   if (tool.empty()) {
     out.append(R"({"type":"text","text":")");
@@ -84,13 +80,13 @@ std::string RenderMessage(const ReplyIdentity& identity, int tokens, std::string
     out.append("\"}");
   } else {
     out.append(R"({"type":"tool_use","id":)");
-    AppendQuoted(out, identity.call_id);
+    AppendJsonQuoted(out, identity.call_id);
     out.append(R"(,"name":)");
-    AppendQuoted(out, tool);
+    AppendJsonQuoted(out, tool);
     out.append(R"(,"input":{"location":"Paris"}})");
   }
   out.append(R"(],"stop_reason":)");
-  AppendQuoted(out, StopReasonFor(finish_reason));
+  AppendJsonQuoted(out, StopReasonFor(finish_reason));
   out.append(R"(,"stop_sequence":null,"usage":{)");
   AppendInputUsage(out, usage);
   out.append(R"(,"output_tokens":)");
@@ -114,9 +110,9 @@ std::string_view MessageStreamRenderer::Opening(std::string_view tool) {
   buffer_.clear();
   StartEvent("message_start");
   buffer_.append(R"(,"message":{"id":)");
-  AppendQuoted(buffer_, identity_.id);
+  AppendJsonQuoted(buffer_, identity_.id);
   buffer_.append(R"(,"type":"message","role":"assistant","model":)");
-  AppendQuoted(buffer_, identity_.model);
+  AppendJsonQuoted(buffer_, identity_.model);
   buffer_.append(R"(,"content":[],"stop_reason":null,"stop_sequence":null,"usage":{)");
   AppendInputUsage(buffer_, usage_);
   buffer_.append(R"(,"output_tokens":1}}})"
@@ -126,9 +122,9 @@ std::string_view MessageStreamRenderer::Opening(std::string_view tool) {
     buffer_.append(R"(,"index":0,"content_block":{"type":"text","text":""}})");
   } else {
     buffer_.append(R"(,"index":0,"content_block":{"type":"tool_use","id":)");
-    AppendQuoted(buffer_, identity_.call_id);
+    AppendJsonQuoted(buffer_, identity_.call_id);
     buffer_.append(R"(,"name":)");
-    AppendQuoted(buffer_, tool);
+    AppendJsonQuoted(buffer_, tool);
     buffer_.append(R"(,"input":{}}})");
   }
   buffer_.append("\n\n");
@@ -163,7 +159,7 @@ std::string_view MessageStreamRenderer::Closing(std::string_view finish_reason,
                  "\n\n");
   StartEvent("message_delta");
   buffer_.append(R"(,"delta":{"stop_reason":)");
-  AppendQuoted(buffer_, StopReasonFor(finish_reason));
+  AppendJsonQuoted(buffer_, StopReasonFor(finish_reason));
   buffer_.append(R"(,"stop_sequence":null},"usage":{"output_tokens":)");
   AppendUint(buffer_, usage.completion_tokens);
   buffer_.append("}}\n\n");

@@ -1,7 +1,8 @@
 #include "mock/openai_render.h"
 
 #include <charconv>
-#include <cstdio>
+
+#include "common/json_escape.h"
 
 namespace turnpike::mock {
 namespace {
@@ -19,12 +20,6 @@ void AppendInt(std::string& out, int64_t value) {
   char digits[kMaxDigits];
   auto [end, ec] = std::to_chars(digits, digits + kMaxDigits, value);
   out.append(digits, end);
-}
-
-void AppendQuoted(std::string& out, std::string_view text) {
-  out.push_back('"');
-  AppendJsonEscaped(out, text);
-  out.push_back('"');
 }
 
 void AppendUsage(std::string& out, const Usage& usage) {
@@ -45,56 +40,26 @@ void AppendUsage(std::string& out, const Usage& usage) {
 // `"id":..,"object":..,"created":..,"model":..,"system_fingerprint":..,` shared by both shapes.
 void AppendIdentity(std::string& out, const ReplyIdentity& identity, std::string_view object) {
   out.append(R"("id":)");
-  AppendQuoted(out, identity.id);
+  AppendJsonQuoted(out, identity.id);
   out.append(R"(,"object":)");
-  AppendQuoted(out, object);
+  AppendJsonQuoted(out, object);
   out.append(R"(,"created":)");
   AppendInt(out, identity.created);
   out.append(R"(,"model":)");
-  AppendQuoted(out, identity.model);
+  AppendJsonQuoted(out, identity.model);
   out.append(R"(,"system_fingerprint":)");
-  AppendQuoted(out, kFingerprint);
+  AppendJsonQuoted(out, kFingerprint);
   out.push_back(',');
 }
 
 void AppendToolCallHead(std::string& out, const ReplyIdentity& identity, std::string_view tool) {
   out.append(R"("id":)");
-  AppendQuoted(out, identity.call_id);
+  AppendJsonQuoted(out, identity.call_id);
   out.append(R"(,"type":"function","function":{"name":)");
-  AppendQuoted(out, tool);
+  AppendJsonQuoted(out, tool);
 }
 
 }  // namespace
-
-void AppendJsonEscaped(std::string& out, std::string_view text) {
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out.append("\\\"");
-        break;
-      case '\\':
-        out.append("\\\\");
-        break;
-      case '\n':
-        out.append("\\n");
-        break;
-      case '\r':
-        out.append("\\r");
-        break;
-      case '\t':
-        out.append("\\t");
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          int n = std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-          out.append(escaped, static_cast<size_t>(n));
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-}
 
 void AppendTokenText(std::string& out, int index) {
   out.append(kTokenStem);
@@ -104,17 +69,17 @@ void AppendTokenText(std::string& out, int index) {
 
 std::string RenderErrorBody(const Error& error) {
   std::string out = R"({"error":{"message":)";
-  AppendQuoted(out, error.message);
+  AppendJsonQuoted(out, error.message);
   out.append(R"(,"type":)");
-  AppendQuoted(out, OpenAiErrorType(error.code));
+  AppendJsonQuoted(out, OpenAiErrorType(error.code));
   out.append(R"(,"param":)");
   if (error.param.empty()) {
     out.append("null");
   } else {
-    AppendQuoted(out, error.param);
+    AppendJsonQuoted(out, error.param);
   }
   out.append(R"(,"code":)");
-  AppendQuoted(out, ErrorCodeName(error.code));
+  AppendJsonQuoted(out, ErrorCodeName(error.code));
   out.append("}}");
   return out;
 }
@@ -136,7 +101,7 @@ std::string RenderCompletion(const ReplyIdentity& identity, int tokens, std::str
     out.append(R"("}}])");
   }
   out.append(R"(,"refusal":null},"logprobs":null,"finish_reason":)");
-  AppendQuoted(out, finish_reason);
+  AppendJsonQuoted(out, finish_reason);
   out.append("}],");
   AppendUsage(out, usage);
   out.push_back('}');
@@ -148,7 +113,7 @@ std::string RenderModelList() {
   for (size_t i = 0; i < kModels.size(); ++i) {
     if (i > 0) out.push_back(',');
     out.append(R"({"id":)");
-    AppendQuoted(out, kModels[i]);
+    AppendJsonQuoted(out, kModels[i]);
     out.append(R"(,"object":"model","created":)");
     AppendInt(out, kModelsCreated);
     out.append(R"(,"owned_by":"turnpike-mock"})");
@@ -173,7 +138,7 @@ void ChunkRenderer::EndChoice(std::string_view finish_reason) {
   if (finish_reason.empty()) {
     buffer_.append("null");
   } else {
-    AppendQuoted(buffer_, finish_reason);
+    AppendJsonQuoted(buffer_, finish_reason);
   }
   buffer_.append("}]");
   if (include_usage_) buffer_.append(R"(,"usage":null)");

@@ -39,9 +39,6 @@ struct Usage {
   uint64_t cache_write_tokens = 0;
 };
 
-// Appends `text` JSON-escaped (without quotes).
-void AppendJsonEscaped(std::string& out, std::string_view text);
-
 // Appends the content of token `index`: "tok<index> ".
 void AppendTokenText(std::string& out, int index);
 

@@ -10,17 +10,11 @@
 #include <string>
 #include <string_view>
 
+#include "common/json_escape.h"
+
 namespace turnpike::providers {
 
-// Appends `text` escaped for a JSON string (without quotes).
-void AppendEscaped(std::string& out, std::string_view text);
-
-// Appends `text` as a quoted JSON string.
-inline void AppendQuoted(std::string& out, std::string_view text) {
-  out.push_back('"');
-  AppendEscaped(out, text);
-  out.push_back('"');
-}
+// Escaping text is common/json_escape.h's (AppendJsonEscaped, AppendJsonQuoted).
 
 // Appends `escaped` (already in escaped form) between quotes.
 inline void AppendQuotedEscaped(std::string& out, std::string_view escaped) {

@@ -91,12 +91,6 @@ TEST(MockFaults, DrawSharesMatchRates) {
   EXPECT_LT(failed, kDraws * 3 / 10);
 }
 
-TEST(MockRender, EscapesJson) {
-  std::string out;
-  AppendJsonEscaped(out, "a\"b\\c\n\x01");
-  EXPECT_EQ(out, R"(a\"b\\c\n\u0001)");
-}
-
 TEST(MockRender, ChunksAreValidJsonAndReuseTheBuffer) {
   ReplyIdentity identity{"chatcmpl-mock-0-1", "call_mock_0-1", 42, "m\"x"};
   ChunkRenderer renderer(identity, true);

@@ -106,13 +106,13 @@ int StatusForCode(ErrorCode code) {
 
 std::string ErrorObject(const Error& error) {
   std::string out = R"({"type":)";
-  AppendQuoted(out, TypeForCode(error.code));
+  AppendJsonQuoted(out, TypeForCode(error.code));
   out.append(R"(,"message":")");
   if (!error.param.empty()) {
-    AppendEscaped(out, error.param);
+    AppendJsonEscaped(out, error.param);
     out.append(": ");
   }
-  AppendEscaped(out, error.message);
+  AppendJsonEscaped(out, error.message);
   out.append("\"}");
   return out;
 }

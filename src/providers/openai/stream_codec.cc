@@ -58,17 +58,17 @@ std::string ErrorObject(const Error& error) {
   std::string_view code = ErrorCodeName(error.code);
   if (error.code == ErrorCode::kNotFound && error.param == "model") code = "model_not_found";
   std::string out = R"({"message":)";
-  AppendQuoted(out, error.message);
+  AppendJsonQuoted(out, error.message);
   out.append(R"(,"type":)");
-  AppendQuoted(out, OpenAiErrorType(error.code));
+  AppendJsonQuoted(out, OpenAiErrorType(error.code));
   out.append(R"(,"param":)");
   if (error.param.empty()) {
     out.append("null");
   } else {
-    AppendQuoted(out, error.param);
+    AppendJsonQuoted(out, error.param);
   }
   out.append(R"(,"code":)");
-  AppendQuoted(out, code);
+  AppendJsonQuoted(out, code);
   out.push_back('}');
   return out;
 }
@@ -232,7 +232,7 @@ void OpenAiStreamEncoder::CloseChunk(FinishReason finish) {
   if (finish == FinishReason::kNone) {
     o.append("null");
   } else {
-    AppendQuoted(o, FinishReasonName(finish));
+    AppendJsonQuoted(o, FinishReasonName(finish));
   }
   o.append("}]");
   if (options_.include_usage) o.append(R"(,"usage":null)");

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <string>
 
+#include "common/json_escape.h"
 #include "providers/openai/chat_request.h"
 
 namespace turnpike::providers::openai {
@@ -13,40 +14,6 @@ constexpr std::string_view kStreamOptionsValue = R"({"include_usage":true})";
 constexpr std::string_view kIncludeUsageOnly = R"("include_usage":true)";
 constexpr std::string_view kIncludeUsageFirst = R"("include_usage":true,)";
 constexpr std::string_view kTrue = "true";
-
-// Appends `text` as a JSON string token.
-void AppendJsonString(std::string& out, std::string_view text) {
-  constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += "\\u00";
-          out += kHex[(c >> 4) & 0xF];
-          out += kHex[c & 0xF];
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
 
 // Replace body[begin, end) with `text`, or with the upstream model token when `text` is empty.
 struct Splice {
@@ -89,7 +56,7 @@ std::string BuildUpstreamChatBody(std::string_view body, const ChatRequestInfo& 
   for (size_t i = 0; i < count; ++i) {
     out.append(body, pos, splices[i].begin - pos);
     if (splices[i].text.empty()) {
-      AppendJsonString(out, upstream_model);
+      AppendJsonQuoted(out, upstream_model);
     } else {
       out.append(splices[i].text);
     }
