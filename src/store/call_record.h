@@ -6,8 +6,9 @@
 //
 // CallBatch holds the records a worker collects between flushes. Its slots are reused: a
 // cleared batch keeps its records and their strings' buffers, and the worker's buffer and the
-// store thread hand batches back and forth, so logging a request allocates nothing once warm
-// (no per-request string made on a worker and freed on the store thread).
+// store thread hand batches back and forth, so once warm a row reuses buffers instead of
+// allocating (only a string longer than any before it in that slot allocates), and no
+// per-request string is made on a worker and freed on the store thread.
 #pragma once
 
 #include <array>
