@@ -83,6 +83,12 @@ async function metrics(gw) {
   }
   return out;
 }
+// Another process writing the gateway's database, as an operator's sqlite3 would. The gateway's
+// store thread may hold the write lock for a call-log batch at that moment; like any second
+// writer on a WAL database, the CLI waits for it (.timeout) instead of failing at once.
+function sqliteExec(dbPath, sql) {
+  execFileSync('sqlite3', ['-cmd', '.timeout 10000', dbPath, sql]);
+}
 const stmt = (m, op) => m[`turnpike_store_statements_total{op="${op}"}`];
 
 async function allCalls(gw, query = '') {
@@ -341,7 +347,7 @@ test('reconcile: drift between the call log and the persisted spend is found, co
   for (let i = 0; i < 5; ++i) assert.equal((await chat(gw, secret)).status, 200);
   await eventually(async () => (await allCalls(gw)).length === 5, 3000);
   // Someone edits the spend table behind the gateway's back.
-  execFileSync('sqlite3', [dbPath, "UPDATE spend SET spent_micros = spent_micros + 1000000 WHERE scope = 'tenant'"]);
+  sqliteExec(dbPath, "UPDATE spend SET spent_micros = spent_micros + 1000000 WHERE scope = 'tenant'");
   const r = await admin(gw, 'POST', 'reconcile');
   assert.equal(r.status, 200);
   assert.equal(usd(r.body.drift_usd), usd(1));
@@ -357,7 +363,7 @@ test('a change another process commits to the store is picked up within hotpath.
   const gw = await startGateway(cfg, ENV);
   const { secret, id } = await provision(gw);
   assert.equal((await chat(gw, secret)).status, 200);
-  execFileSync('sqlite3', [dbPath, `UPDATE api_keys SET status = 'revoked' WHERE public_id = '${id}'`]);
+  sqliteExec(dbPath, `UPDATE api_keys SET status = 'revoked' WHERE public_id = '${id}'`);
   const refused = await eventually(async () => (await chat(gw, secret)).status === 403, 3000, 50);
   assert.ok(refused, 'the revocation written behind the gateway took effect');
   const m = await metrics(gw);
@@ -373,7 +379,7 @@ test('a change another process commits to the store is picked up within hotpath.
   assert.equal((await chat(gw0, k0.secret)).status, 200);
   const after = await metrics(gw0);
   assert.equal(stmt(after, 'snapshot_load') - stmt(before, 'snapshot_load'), 4);
-  execFileSync('sqlite3', [db0, `UPDATE api_keys SET status = 'revoked' WHERE public_id = '${k0.id}'`]);
+  sqliteExec(db0, `UPDATE api_keys SET status = 'revoked' WHERE public_id = '${k0.id}'`);
   assert.equal((await chat(gw0, k0.secret)).status, 403);
 });
 
