@@ -49,26 +49,20 @@ std::unique_ptr<observability::AccessLogSink> OpenAccessLog(const std::string& w
   return std::make_unique<observability::AccessLogSink>(fd, true);
 }
 
-// Every API dialect the gateway speaks, one line each (providers/provider.h).
-std::unique_ptr<providers::Registry> MakeRegistry(const pipeline::RouteTable& routes) {
+// Every API dialect the gateway speaks, one line each (providers/provider.h). The route table
+// checks each deployment's provider against it.
+std::unique_ptr<providers::Registry> MakeRegistry() {
   auto registry = std::make_unique<providers::Registry>();
   registry->Add(std::make_unique<providers::openai::OpenAiProvider>());
   registry->Add(std::make_unique<providers::anthropic::AnthropicProvider>());
-  for (const auto& model : routes.models()) {
-    for (const auto& deployment : model.deployments) {
-      if (registry->Find(deployment.provider) == nullptr) {
-        throw config::ConfigError("model " + model.name + ": no dialect for provider \"" +
-                                  deployment.provider + "\"");
-      }
-    }
-  }
   return registry;
 }
 
 int Serve(const std::string& config_path) {
   SignalWatcher::BlockSignals();  // before the first thread (store, access log) starts
   const config::Config config = config::LoadConfig(config_path);
-  const auto routes = pipeline::RouteTable::Build(config);
+  const std::unique_ptr<providers::Registry> registry = MakeRegistry();
+  const auto routes = pipeline::RouteTable::Build(config, *registry);
   bool any_tls = false;
   for (const auto& model : routes->models()) {
     for (const auto& deployment : model.deployments) any_tls |= deployment.origin.tls;
@@ -80,7 +74,6 @@ int Serve(const std::string& config_path) {
   for (const auto& model : routes->models()) probes.model_names.push_back(model.name);
   if (access_log)
     probes.access_log_dropped = [sink = access_log.get()] { return sink->dropped_lines(); };
-  const std::unique_ptr<providers::Registry> registry = MakeRegistry(*routes);
   gateway::GatewayShared shared{config, routes, tls, access_log.get(), probes};
   shared.providers = registry.get();
 
@@ -164,7 +157,7 @@ void RegisterServeCommands(CLI::App& root) {
   validate->callback([validate_path] {
     try {
       const config::Config config = config::LoadConfig(*validate_path);
-      pipeline::RouteTable::Build(config);
+      pipeline::RouteTable::Build(config, *MakeRegistry());
       std::cout << config::DescribeConfig(config) << "config OK\n";
       std::exit(0);
     } catch (const std::exception& e) {

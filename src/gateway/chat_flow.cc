@@ -143,7 +143,7 @@ net::awaitable<void> ChatFlow::Attempts() {
 
     // Identity (same dialect both ends): the client's bytes with the model spliced in.
     const bool identity = target.provider == client_.name();
-    const providers::Provider* dialect = identity ? &client_ : handler_.Dialect(target.provider);
+    const providers::Provider* dialect = identity ? &client_ : target.dialect;
     std::string body;
     if (identity) {
       body = providers::openai::BuildUpstreamChatBody(
@@ -157,7 +157,7 @@ net::awaitable<void> ChatFlow::Attempts() {
       body = std::move(built.value());
     }
     upstream::OutgoingRequest out;
-    out.target = target.chat_path;
+    out.target = info_.stream ? target.stream_path : target.chat_path;
     out.body = body;
     out.accept = info_.stream ? "text/event-stream" : "application/json";
     out.authorization = target.authorization;

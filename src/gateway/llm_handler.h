@@ -60,10 +60,6 @@ class LlmHandler : public http::Handler {
 
  private:
   friend class ChatFlow;
-  // The dialect of a deployment's provider (checked at start-up: never null for a route).
-  const providers::Provider* Dialect(std::string_view name) const {
-    return shared_.providers->Find(name);
-  }
   boost::asio::awaitable<void> Respond(http::Exchange& exchange, pipeline::RequestContext& ctx,
                                        unsigned status, std::string_view content_type,
                                        std::string body);

@@ -8,8 +8,6 @@
 namespace turnpike::pipeline {
 namespace {
 
-constexpr std::string_view kAnthropic = "anthropic";
-
 // The configured price's max output, else the built-in table's, else the documented default.
 int64_t MaxOutputTokens(const config::Config& config, std::string_view model) {
   for (const config::PriceConfig& price : config.prices) {
@@ -23,7 +21,8 @@ int64_t MaxOutputTokens(const config::Config& config, std::string_view model) {
 
 }  // namespace
 
-std::shared_ptr<const RouteTable> RouteTable::Build(const config::Config& config) {
+std::shared_ptr<const RouteTable> RouteTable::Build(const config::Config& config,
+                                                    const providers::Registry& dialects) {
   auto table = std::make_shared<RouteTable>();
   table->models_.reserve(config.models.size());
   for (size_t m = 0; m < config.models.size(); ++m) {
@@ -33,24 +32,26 @@ std::shared_ptr<const RouteTable> RouteTable::Build(const config::Config& config
     entry.index = m;
     for (size_t d = 0; d < route.deployments.size(); ++d) {
       const config::Deployment& dep = route.deployments[d];
+      const std::string where =
+          "models[" + std::to_string(m) + "].deployments[" + std::to_string(d) + "].";
       Result<upstream::Origin> origin = upstream::ParseOrigin(dep.base_url, dep.tls_verify);
-      if (!origin.ok()) {
-        throw config::ConfigError("models[" + std::to_string(m) + "].deployments[" +
-                                  std::to_string(d) + "].base_url: " + origin.error().message);
-      }
+      if (!origin.ok()) throw config::ConfigError(where + "base_url: " + origin.error().message);
       DeploymentTarget target;
       target.provider = dep.provider;
+      target.dialect = dialects.Find(dep.provider);
+      if (target.dialect == nullptr) {
+        throw config::ConfigError(where + "provider: unsupported provider \"" + dep.provider +
+                                  "\" (supported: " + dialects.Names() + ")");
+      }
       target.origin = std::move(origin.value());
       target.name = target.origin.key + target.origin.base_path;
       target.upstream_model = dep.model.empty() ? route.name : dep.model;
-      if (dep.provider == kAnthropic) {
-        target.chat_path = target.origin.base_path + "/v1/messages";
-        if (!dep.api_key.empty()) target.extra_headers = "x-api-key: " + dep.api_key + "\r\n";
-        target.extra_headers.append("anthropic-version: ").append(kAnthropicVersion);
-      } else {
-        target.chat_path = target.origin.base_path + "/chat/completions";
-        if (!dep.api_key.empty()) target.authorization = "Bearer " + dep.api_key;
-      }
+      providers::UpstreamEndpoint endpoint =
+          target.dialect->Endpoint({target.origin.base_path, target.upstream_model, dep.api_key});
+      target.chat_path = std::move(endpoint.path);
+      target.stream_path = std::move(endpoint.stream_path);
+      target.authorization = std::move(endpoint.authorization);
+      target.extra_headers = std::move(endpoint.extra_headers);
       target.default_max_tokens = MaxOutputTokens(config, target.upstream_model);
       target.weight = std::max<uint32_t>(1, dep.weight);
       entry.total_weight += target.weight;

@@ -2,7 +2,7 @@
 //
 // Immutable after Build(); shared read-only by every worker (a later admin API publishes a new
 // table as a new snapshot). Holds everything a request needs pre-computed: parsed origins,
-// the upstream path and the Authorization header, so the hot path only looks things up.
+// each deployment's dialect, upstream paths and headers, so the hot path only looks things up.
 #pragma once
 
 #include <cstdint>
@@ -15,26 +15,26 @@
 
 #include "common/result.h"
 #include "config/config.h"
+#include "providers/registry.h"
 #include "upstream/origin.h"
 
 namespace turnpike::pipeline {
 
-// The version of the Messages API the gateway speaks to `provider: anthropic` deployments.
-inline constexpr std::string_view kAnthropicVersion = "2023-06-01";
 // max_tokens for a provider that requires it (anthropic) when the client gave none and no
 // price entry names the model's max output.
 inline constexpr int64_t kDefaultMaxTokens = 4096;
 
 struct DeploymentTarget {
-  std::string provider;        // the dialect's name: "openai" | "anthropic"
-  std::string name;            // for logs and metrics: "<origin key><base path>"
-  std::string upstream_model;  // the model name sent upstream
+  std::string provider;                          // the dialect's name (config `provider`)
+  const providers::Provider* dialect = nullptr;  // that dialect, owned by the registry
+  std::string name;                              // for logs and metrics: "<origin key><base path>"
+  std::string upstream_model;                    // the model name sent upstream
   upstream::Origin origin;
-  // openai: base path + "/chat/completions"; anthropic: base path + "/v1/messages".
-  std::string chat_path;
-  std::string authorization;  // openai: "Bearer <key>" or empty
-  // anthropic: "x-api-key: <key>\r\nanthropic-version: ..." (upstream::OutgoingRequest)
-  std::string extra_headers;
+  // Request targets and headers, from the dialect's Endpoint (providers/provider.h).
+  std::string chat_path;      // a whole answer
+  std::string stream_path;    // a streamed answer
+  std::string authorization;  // empty: no Authorization header
+  std::string extra_headers;  // "Name: value" lines joined by CRLF (upstream::OutgoingRequest)
   // max_tokens for a translated request that names none: max_output_tokens of the upstream
   // model's price (config `prices`, else the built-in table), else kDefaultMaxTokens.
   int64_t default_max_tokens = kDefaultMaxTokens;
@@ -50,8 +50,10 @@ struct ModelEntry {
 
 class RouteTable {
  public:
-  // Throws config::ConfigError on an unparseable base URL (start-up only).
-  static std::shared_ptr<const RouteTable> Build(const config::Config& config);
+  // Throws config::ConfigError on an unparseable base URL or a provider no dialect in
+  // `dialects` speaks (start-up only). The registry must outlive the table.
+  static std::shared_ptr<const RouteTable> Build(const config::Config& config,
+                                                 const providers::Registry& dialects);
 
   // nullptr when the model is unknown.
   const ModelEntry* Find(std::string_view model) const;

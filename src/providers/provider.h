@@ -34,6 +34,30 @@
 
 namespace turnpike::providers {
 
+// What Endpoint needs to know about one deployment.
+struct EndpointParams {
+  std::string_view base_path;  // the deployment's base URL path, no trailing '/' ("" or "/v1")
+  std::string_view model;      // the model name the provider knows
+  std::string_view api_key;    // may be empty (a keyless local server)
+};
+
+// Where and how a deployment of a dialect is called. Worked out once per deployment when the
+// route table is built, so the hot path only hands these strings to the upstream call.
+struct UpstreamEndpoint {
+  std::string path;           // request target for a whole answer, base path included
+  std::string stream_path;    // request target for a streamed answer
+  std::string authorization;  // the Authorization header's value, or empty for none
+  // More request header lines, "Name: value" joined by CRLF, no trailing CRLF; may be empty.
+  std::string extra_headers;
+};
+
+// How the dialect frames a streamed answer; the relay splits the upstream bytes accordingly and
+// hands each frame to the decoder as an SseEvent (NDJSON: `data` is one line, `event` empty).
+enum class StreamFraming : uint8_t {
+  kSse,     // text/event-stream
+  kNdjson,  // one JSON document per line (application/x-ndjson)
+};
+
 // Used by BuildRequest.
 struct UpstreamRequestOptions {
   std::string_view upstream_model;  // the model name the provider knows
@@ -82,6 +106,8 @@ class Provider {
   virtual std::string_view name() const = 0;
 
   // Upstream role.
+  virtual UpstreamEndpoint Endpoint(const EndpointParams& params) const = 0;
+  virtual StreamFraming stream_framing() const { return StreamFraming::kSse; }
   // The request body for this provider from the pivot request (`model` is replaced).
   virtual Result<std::string> BuildRequest(const boost::json::object& chat,
                                            const UpstreamRequestOptions& options) const = 0;

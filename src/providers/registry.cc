@@ -15,4 +15,13 @@ const Provider* Registry::Find(std::string_view name) const {
   return nullptr;
 }
 
+std::string Registry::Names() const {
+  std::string names;
+  for (const auto& provider : providers_) {
+    if (!names.empty()) names += ", ";
+    names += provider->name();
+  }
+  return names;
+}
+
 }  // namespace turnpike::providers

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -25,6 +26,9 @@ class Registry {
 
   // nullptr when no dialect has that name.
   const Provider* Find(std::string_view name) const;
+
+  // The names, in the order added, comma-separated (for error messages).
+  std::string Names() const;
 
  private:
   std::vector<std::unique_ptr<Provider>> providers_;  // a handful: a linear search is fastest

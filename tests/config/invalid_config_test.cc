@@ -81,10 +81,8 @@ std::vector<InvalidCase> Cases() {
        "  - {name: x, deployments: [{provider: openai, base_url: 'http://a'}]}\n"
        "  - {name: x, deployments: [{provider: openai, base_url: 'http://b'}]}\n",
        "models[1].name: duplicate model name \"x\""},
-      {"UnsupportedProvider",
-       "models: [{name: m, deployments: [{provider: gemini, base_url: 'http://h'}]}]",
-       "models[0].deployments[0].provider: unsupported provider \"gemini\" (supported: "
-       "openai, anthropic)"},
+      {"EmptyProvider", "models: [{name: m, deployments: [{provider: '', base_url: 'http://h'}]}]",
+       "models[0].deployments[0].provider: must not be empty"},
       {"MissingProvider", "models: [{name: m, deployments: [{base_url: 'http://h'}]}]",
        "models[0].deployments[0].provider: required"},
       {"MissingBaseUrl", "models: [{name: m, deployments: [{provider: openai}]}]",

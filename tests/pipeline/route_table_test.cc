@@ -5,9 +5,21 @@
 #include <map>
 
 #include "pipeline/route_filter.h"
+#include "providers/anthropic/anthropic_provider.h"
+#include "providers/openai/openai_provider.h"
 
 namespace turnpike::pipeline {
 namespace {
+
+const providers::Registry& Dialects() {
+  static const providers::Registry* const registry = [] {
+    auto* r = new providers::Registry;
+    r->Add(std::make_unique<providers::openai::OpenAiProvider>());
+    r->Add(std::make_unique<providers::anthropic::AnthropicProvider>());
+    return r;
+  }();
+  return *registry;
+}
 
 config::Config TwoModels() {
   config::Config c;
@@ -32,13 +44,14 @@ config::Config TwoModels() {
 }
 
 TEST(RouteTableTest, BuildsTargetsWithPathsAndAuthorization) {
-  auto table = RouteTable::Build(TwoModels());
+  auto table = RouteTable::Build(TwoModels(), Dialects());
   const ModelEntry* alpha = table->Find("alpha");
   ASSERT_NE(alpha, nullptr);
   EXPECT_EQ(alpha->index, 0u);
   EXPECT_EQ(alpha->total_weight, 4u);
   ASSERT_EQ(alpha->deployments.size(), 2u);
   EXPECT_EQ(alpha->deployments[0].chat_path, "/v1/chat/completions");
+  EXPECT_EQ(alpha->deployments[0].stream_path, "/v1/chat/completions");
   EXPECT_EQ(alpha->deployments[0].authorization, "Bearer sk-1");
   EXPECT_EQ(alpha->deployments[0].upstream_model, "alpha");
   EXPECT_EQ(alpha->deployments[1].chat_path, "/openai/v1/chat/completions");
@@ -68,13 +81,15 @@ TEST(RouteTableTest, AnthropicDeploymentsGetTheMessagesPathAndTheirHeaders) {
   unpriced.model = "claude-unknown";
   c.models[1].deployments = {claude, keyless, unpriced};
   c.prices.push_back(config::PriceConfig{"claude-private", 1, 2, 0, 1234});
-  auto table = RouteTable::Build(c);
+  auto table = RouteTable::Build(c, Dialects());
   const ModelEntry* beta = table->Find("beta");
   ASSERT_NE(beta, nullptr);
   ASSERT_EQ(beta->deployments.size(), 3u);
   const DeploymentTarget& a = beta->deployments[0];
   EXPECT_EQ(a.provider, "anthropic");
   EXPECT_EQ(a.chat_path, "/v1/messages");
+  EXPECT_EQ(a.stream_path, "/v1/messages");
+  EXPECT_EQ(a.dialect, Dialects().Find("anthropic"));
   EXPECT_EQ(a.authorization, "");
   EXPECT_EQ(a.extra_headers, "x-api-key: sk-ant-1\r\nanthropic-version: 2023-06-01");
   EXPECT_EQ(a.default_max_tokens, 8192);
@@ -91,7 +106,7 @@ TEST(RouteTableTest, RejectsAnUnparseableBaseUrlNamingTheKey) {
   config::Config c = TwoModels();
   c.models[1].deployments[0].base_url = "ftp://nope";
   try {
-    RouteTable::Build(c);
+    RouteTable::Build(c, Dialects());
     FAIL() << "expected ConfigError";
   } catch (const config::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("models[1].deployments[0].base_url"), std::string::npos)
@@ -99,8 +114,21 @@ TEST(RouteTableTest, RejectsAnUnparseableBaseUrlNamingTheKey) {
   }
 }
 
+TEST(RouteTableTest, RejectsAProviderNoDialectSpeaksNamingTheKnownOnes) {
+  config::Config c = TwoModels();
+  c.models[0].deployments[1].provider = "nonesuch";
+  try {
+    RouteTable::Build(c, Dialects());
+    FAIL() << "expected ConfigError";
+  } catch (const config::ConfigError& e) {
+    EXPECT_STREQ(e.what(),
+                 "models[0].deployments[1].provider: unsupported provider \"nonesuch\" "
+                 "(supported: openai, anthropic)");
+  }
+}
+
 TEST(PlanAttemptsTest, FirstPickFollowsWeightsAndEveryDeploymentAppearsOnce) {
-  auto table = RouteTable::Build(TwoModels());
+  auto table = RouteTable::Build(TwoModels(), Dialects());
   const ModelEntry& alpha = *table->Find("alpha");
   std::minstd_rand rng(7);
   std::map<int, int> first;
@@ -116,7 +144,7 @@ TEST(PlanAttemptsTest, FirstPickFollowsWeightsAndEveryDeploymentAppearsOnce) {
 }
 
 TEST(PlanAttemptsTest, MoreAttemptsThanDeploymentsCycles) {
-  auto table = RouteTable::Build(TwoModels());
+  auto table = RouteTable::Build(TwoModels(), Dialects());
   std::minstd_rand rng(1);
   AttemptPlan plan = PlanAttempts(*table->Find("beta"), 3, rng);
   ASSERT_EQ(plan.count, 3);
@@ -153,7 +181,7 @@ TEST(RetryAfterTest, ParsesDeltaSecondsOnly) {
 }
 
 TEST(RouteFilterTest, UnknownModelIsA404OnParamModel) {
-  auto table = RouteTable::Build(TwoModels());
+  auto table = RouteTable::Build(TwoModels(), Dialects());
   config::RoutingConfig routing;
   RouteFilter filter(table, routing, 1);
   RequestContext ctx;

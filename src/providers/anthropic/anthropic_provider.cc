@@ -13,6 +13,9 @@ namespace {
 
 namespace json = boost::json;
 
+// The version of the Messages API spoken to `provider: anthropic` deployments.
+constexpr std::string_view kApiVersion = "2023-06-01";
+
 // The status an error found in a 2xx body is judged by when its type is unknown.
 constexpr int kStatusForErrorIn2xx = 502;
 
@@ -31,6 +34,17 @@ std::string StringOr(const json::object& object, std::string_view key) {
 }
 
 }  // namespace
+
+UpstreamEndpoint AnthropicProvider::Endpoint(const EndpointParams& params) const {
+  UpstreamEndpoint endpoint;
+  endpoint.path = std::string(params.base_path) + "/v1/messages";
+  endpoint.stream_path = endpoint.path;
+  if (!params.api_key.empty()) {
+    endpoint.extra_headers = "x-api-key: " + std::string(params.api_key) + "\r\n";
+  }
+  endpoint.extra_headers.append("anthropic-version: ").append(kApiVersion);
+  return endpoint;
+}
 
 Result<std::string> AnthropicProvider::BuildRequest(const json::object& chat,
                                                     const UpstreamRequestOptions& options) const {

@@ -13,6 +13,8 @@ class AnthropicProvider final : public Provider {
  public:
   std::string_view name() const override { return "anthropic"; }
 
+  // <base>/v1/messages with `x-api-key` and `anthropic-version: 2023-06-01`.
+  UpstreamEndpoint Endpoint(const EndpointParams& params) const override;
   Result<std::string> BuildRequest(const boost::json::object& chat,
                                    const UpstreamRequestOptions& options) const override;
   std::unique_ptr<StreamDecoder> NewDecoder() const override;

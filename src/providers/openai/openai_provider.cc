@@ -29,6 +29,14 @@ int64_t Count(const json::object& object, std::string_view key) {
 
 }  // namespace
 
+UpstreamEndpoint OpenAiProvider::Endpoint(const EndpointParams& params) const {
+  UpstreamEndpoint endpoint;
+  endpoint.path = std::string(params.base_path) + "/chat/completions";
+  endpoint.stream_path = endpoint.path;
+  if (!params.api_key.empty()) endpoint.authorization = "Bearer " + std::string(params.api_key);
+  return endpoint;
+}
+
 Result<std::string> OpenAiProvider::BuildRequest(const json::object& chat,
                                                  const UpstreamRequestOptions& options) const {
   json::object out = chat;

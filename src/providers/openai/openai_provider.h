@@ -15,6 +15,8 @@ class OpenAiProvider final : public Provider {
  public:
   std::string_view name() const override { return "openai"; }
 
+  // <base>/chat/completions with `Authorization: Bearer <key>`.
+  UpstreamEndpoint Endpoint(const EndpointParams& params) const override;
   // Replaces `model`; for streams also asks for usage (stream_options.include_usage), so a
   // translated stream can always be priced.
   Result<std::string> BuildRequest(const boost::json::object& chat,
