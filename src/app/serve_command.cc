@@ -19,6 +19,8 @@
 #include "pipeline/route_table.h"
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/openai/openai_provider.h"
+#include "providers/openai_completions/completions_provider.h"
+#include "providers/openai_responses/responses_provider.h"
 #include "providers/registry.h"
 #include "store/governance_service.h"
 #include "upstream/pool.h"
@@ -55,6 +57,8 @@ std::unique_ptr<providers::Registry> MakeRegistry() {
   auto registry = std::make_unique<providers::Registry>();
   registry->Add(std::make_unique<providers::openai::OpenAiProvider>());
   registry->Add(std::make_unique<providers::anthropic::AnthropicProvider>());
+  registry->Add(std::make_unique<providers::openai_responses::ResponsesProvider>());
+  registry->Add(std::make_unique<providers::openai_completions::CompletionsProvider>());
   return registry;
 }
 
