@@ -103,6 +103,15 @@ for (const [label, model, upstreamModel] of [['openai deployment', 'gpt', 'gpt-u
       assert.equal(events[0].response.id, done.id);
     });
 
+    test('a stream cut by max_output_tokens ends with response.incomplete', async () => {
+      const events = await collect(await client.responses.create({ model, input: 'Hi', max_output_tokens: SHORT, stream: true }));
+      const last = events.at(-1);
+      assert.equal(last.type, 'response.incomplete');
+      assert.deepEqual(last.response.incomplete_details, { reason: 'max_output_tokens' });
+      assert.equal(last.response.output[0].status, 'incomplete');
+      assert.equal(last.response.usage.output_tokens, SHORT);
+    });
+
     test('the SDK stream helper assembles the final response', async () => {
       const stream = client.responses.stream({ model, input: 'Hi' });
       let text = '';
@@ -206,6 +215,13 @@ for (const [label, model, upstreamModel] of [['openai deployment', 'gpt', 'gpt-u
       assert.equal(words(text).length, TOKENS);
       assert.equal(finish, 'stop');
       assert.equal(usage.completion_tokens, TOKENS);
+    });
+
+    test('completions: upstream errors become the SDK error classes', async () => {
+      await assert.rejects(client.completions.create({ model: `${model}-failing`, prompt: 'Hi' }),
+        (e) => e instanceof OpenAI.InternalServerError && e.status === 502);
+      await assert.rejects(client.completions.create({ model: `${model}-limited`, prompt: 'Hi', stream: true }),
+        (e) => e instanceof OpenAI.RateLimitError && e.status === 429);
     });
 
     test('completions: several prompts are a BadRequestError naming prompt', async () => {
