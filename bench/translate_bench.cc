@@ -14,6 +14,8 @@
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
+#include "providers/openai_completions/completions_provider.h"
+#include "providers/openai_responses/responses_provider.h"
 #include "providers/translator.h"
 #include "stream/ndjson_parser.h"
 #include "stream/sse_parser.h"
@@ -63,6 +65,8 @@ const std::string kOllamaDelta =
 const anthropic::AnthropicProvider kAnthropic;
 const ollama::OllamaProvider kOllama;
 const openai::OpenAiProvider kOpenAi;
+const openai_responses::ResponsesProvider kResponses;
+const openai_completions::CompletionsProvider kCompletions;
 
 // Items per second, and its inverse: CPU seconds per chunk (shown as e.g. "280n").
 void Report(benchmark::State& state, size_t event_bytes) {
@@ -131,6 +135,14 @@ BENCHMARK_CAPTURE(BM_Translate, ollama_to_openai_text, kOllama, kOpenAi, kOllama
                   kOllamaDelta);
 BENCHMARK_CAPTURE(BM_Translate, ollama_to_anthropic_text, kOllama, kAnthropic, kOllamaDelta,
                   kOllamaDelta);
+// The Responses encoder keeps the answer's text for its done events, so here its message text
+// grows by one delta per iteration (appends amortised, as in a long answer).
+BENCHMARK_CAPTURE(BM_Translate, openai_to_responses_text, kOpenAi, kResponses, kOpenAiDelta,
+                  kOpenAiDelta);
+BENCHMARK_CAPTURE(BM_Translate, anthropic_to_responses_text, kAnthropic, kResponses, kAnthropicOpen,
+                  kAnthropicDelta);
+BENCHMARK_CAPTURE(BM_Translate, openai_to_completions_text, kOpenAi, kCompletions, kOpenAiDelta,
+                  kOpenAiDelta);
 
 }  // namespace
 }  // namespace turnpike::providers

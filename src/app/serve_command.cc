@@ -20,6 +20,8 @@
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
+#include "providers/openai_completions/completions_provider.h"
+#include "providers/openai_responses/responses_provider.h"
 #include "providers/registry.h"
 #include "store/governance_service.h"
 #include "upstream/pool.h"
@@ -57,6 +59,8 @@ std::unique_ptr<providers::Registry> MakeRegistry() {
   registry->Add(std::make_unique<providers::openai::OpenAiProvider>());
   registry->Add(std::make_unique<providers::anthropic::AnthropicProvider>());
   registry->Add(std::make_unique<providers::ollama::OllamaProvider>());
+  registry->Add(std::make_unique<providers::openai_responses::ResponsesProvider>());
+  registry->Add(std::make_unique<providers::openai_completions::CompletionsProvider>());
   return registry;
 }
 

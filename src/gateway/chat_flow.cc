@@ -59,13 +59,18 @@ net::awaitable<void> ChatFlow::Run() {
     co_await Fail(error);
     co_return;
   }
-  Result<providers::openai::ChatRequestInfo> info =
-      providers::openai::InspectChatRequest(request.body());
-  if (!info.ok()) {
-    co_await Fail(info.error());
+  if (api_ == ClientApi::kOpenAiChat || api_ == ClientApi::kAnthropicMessages) {
+    Result<providers::openai::ChatRequestInfo> info =
+        providers::openai::InspectChatRequest(request.body());
+    if (!info.ok()) {
+      co_await Fail(info.error());
+      co_return;
+    }
+    info_ = std::move(info.value());
+  } else if (Status parsed = ParsePivot(); !parsed.ok()) {
+    co_await Fail(parsed.error());
     co_return;
   }
-  info_ = std::move(info.value());
   ctx_.model = info_.model;
   ctx_.stream = info_.stream;
   ctx_.prompt_bytes = static_cast<int64_t>(request.body().size());

@@ -1,7 +1,7 @@
 // One model request, from the parsed body to the last byte sent: filter chain, attempts over
 // the planned deployments with backoff and Retry-After, then a whole-body or a streamed relay
-// of the chosen upstream's answer. Serves both LLM APIs: OpenAI POST /v1/chat/completions and
-// Anthropic POST /v1/messages.
+// of the chosen upstream's answer. Serves the LLM APIs: OpenAI POST /v1/chat/completions,
+// /v1/responses and /v1/completions, and Anthropic POST /v1/messages.
 //
 // Paths, per attempt (the deployment's `provider` against the client's API):
 //   OpenAI client, openai deployment        identity: the body forwarded with the upstream model
@@ -42,8 +42,15 @@ namespace turnpike::gateway {
 
 class LlmHandler;
 
-// The API the client called.
-enum class ClientApi : uint8_t { kOpenAiChat, kAnthropicMessages };
+// The API the client called. The first two have an identity path (a deployment of the same
+// dialect gets the client's bytes); the others are always translated through the pivot, which
+// their Run parses up front (their bodies have no `messages` for InspectChatRequest).
+enum class ClientApi : uint8_t {
+  kOpenAiChat,
+  kAnthropicMessages,
+  kOpenAiResponses,    // POST /v1/responses (stateless)
+  kOpenAiCompletions,  // POST /v1/completions (legacy)
+};
 
 class ChatFlow {
  public:
@@ -67,6 +74,9 @@ class ChatFlow {
     const providers::Provider* translate_from = nullptr;  // set: the body is in this dialect
   };
 
+  // info_ and pivot_ for the pivot-only APIs (Responses, completions): the client's body
+  // translated once, before the filter chain (which needs the model).
+  Status ParsePivot();
   boost::asio::awaitable<void> Attempts();
   // Waits `delay` unless the client goes away first; false if it did.
   boost::asio::awaitable<bool> Sleep(std::chrono::milliseconds delay);

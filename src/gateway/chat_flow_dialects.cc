@@ -35,6 +35,25 @@ int64_t OutputBytes(const providers::Response& response) {
 }
 }  // namespace
 
+Status ChatFlow::ParsePivot() {
+  Result<boost::json::object> parsed = client_.ParseRequest(exchange_.request().body());
+  if (!parsed.ok()) return parsed.error();
+  const boost::json::object& pivot = pivot_.emplace(std::move(parsed.value()));
+  // ParseRequest guarantees a string model; the rest is optional.
+  info_.model = std::string(pivot.at("model").as_string());
+  const boost::json::value* stream = pivot.if_contains("stream");
+  info_.stream = stream != nullptr && *stream == true;
+  const boost::json::value* options = pivot.if_contains("stream_options");
+  const boost::json::value* include = options != nullptr && options->is_object()
+                                          ? options->as_object().if_contains("include_usage")
+                                          : nullptr;
+  info_.has_stream_options = options != nullptr;
+  info_.include_usage = include != nullptr && *include == true;
+  const boost::json::value* max = pivot.if_contains("max_completion_tokens");
+  if (max != nullptr && max->is_int64()) info_.max_tokens = max->as_int64();
+  return Ok{};
+}
+
 Result<std::string> ChatFlow::TranslateRequest(const pipeline::DeploymentTarget& target,
                                                const providers::Provider& upstream) {
   if (!pivot_) {
@@ -75,7 +94,10 @@ net::awaitable<void> ChatFlow::RelayDialectWhole(upstream::Call& call,
       ctx_.output_bytes = OutputBytes(parsed.value());
       ctx_.finish_reason = providers::openai::FinishReasonName(parsed.value().finish);
       if (!identity) {
-        std::string rendered = client_.RenderResponse(parsed.value(), UnixSeconds());
+        providers::EncoderOptions render;
+        render.created = UnixSeconds();
+        render.client_body = exchange_.request().body();
+        std::string rendered = client_.RenderWholeResponse(parsed.value(), render);
         co_await handler_.Respond(exchange_, ctx_, 200, kJson, std::move(rendered));
         co_return;
       }
@@ -99,6 +121,7 @@ net::awaitable<void> ChatFlow::RelayDialectStream(upstream::Call& call,
   options.upstream = &upstream;
   options.translate = !identity;
   options.include_usage = info_.include_usage;
+  options.client_body = exchange_.request().body();
   options.keepalive = handler_.shared_.config.server.sse_keepalive;
   options.server_timing = handler_.shared_.config.server.server_timing;
   DialectRelay relay(exchange_, call, ctx_, options);

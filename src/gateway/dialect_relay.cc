@@ -14,6 +14,7 @@ providers::EncoderOptions MakeEncoderOptions(const DialectRelayOptions& options)
   providers::EncoderOptions encoder;
   encoder.created = UnixSeconds();
   encoder.include_usage = options.include_usage;
+  encoder.client_body = options.client_body;
   return encoder;
 }
 

@@ -40,8 +40,9 @@ namespace turnpike::gateway {
 struct DialectRelayOptions {
   const providers::Provider* client = nullptr;    // the dialect the client speaks
   const providers::Provider* upstream = nullptr;  // the dialect the deployment speaks
-  bool translate = true;       // false: same dialect both ends, bytes forwarded untouched
-  bool include_usage = false;  // an OpenAI client asked for the usage chunk
+  bool translate = true;         // false: same dialect both ends, bytes forwarded untouched
+  bool include_usage = false;    // an OpenAI client asked for the usage chunk
+  std::string_view client_body;  // the client's request (EncoderOptions::client_body)
   std::chrono::milliseconds keepalive{0};
   bool server_timing = false;
 };

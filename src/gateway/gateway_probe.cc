@@ -13,6 +13,10 @@ std::string_view RouteName(RouteId route) {
       return "chat_completions";
     case RouteId::kMessages:
       return "messages";
+    case RouteId::kResponses:
+      return "responses";
+    case RouteId::kCompletions:
+      return "completions";
     case RouteId::kModels:
       return "models";
     case RouteId::kHealth:

@@ -32,6 +32,8 @@ namespace turnpike::gateway {
 enum class RouteId : uint8_t {
   kChatCompletions,
   kMessages,
+  kResponses,
+  kCompletions,
   kModels,
   kHealth,
   kMetrics,

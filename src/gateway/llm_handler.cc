@@ -28,6 +28,10 @@ constexpr std::string_view kAdminPrefix = "/admin/";
 constexpr std::string_view kOpenAi = "openai";
 constexpr std::string_view kAnthropic = "anthropic";
 constexpr std::string_view kMessagesPath = "/v1/messages";
+constexpr std::string_view kOpenAiResponses = "openai_responses";
+constexpr std::string_view kOpenAiCompletions = "openai_completions";
+constexpr std::string_view kResponsesPath = "/v1/responses";
+constexpr std::string_view kCompletionsPath = "/v1/completions";
 
 std::string_view PathOf(std::string_view target) {
   size_t q = target.find('?');
@@ -75,7 +79,10 @@ LlmHandler::LlmHandler(const GatewayShared& shared, int worker_index, net::io_co
       rng_(static_cast<uint32_t>(worker_index + 1) * kSeedMix),
       models_body_(ModelsBody()),
       openai_(shared.providers != nullptr ? shared.providers->Find(kOpenAi) : nullptr),
-      anthropic_(shared.providers != nullptr ? shared.providers->Find(kAnthropic) : nullptr) {
+      anthropic_(shared.providers != nullptr ? shared.providers->Find(kAnthropic) : nullptr),
+      responses_(shared.providers != nullptr ? shared.providers->Find(kOpenAiResponses) : nullptr),
+      completions_(shared.providers != nullptr ? shared.providers->Find(kOpenAiCompletions)
+                                               : nullptr) {
   if (openai_ == nullptr) throw std::runtime_error("the provider registry has no openai dialect");
   if (shared.governance != nullptr) {
     Result<governance::SecretVerifier> verifier = governance::SecretVerifier::Create();
@@ -186,6 +193,19 @@ net::awaitable<void> LlmHandler::Handle(http::Exchange& exchange) {
   } else if (anthropic_ != nullptr && path == kMessagesPath) {
     route = RouteId::kMessages;
     ChatFlow flow(*this, exchange, ctx, ClientApi::kAnthropicMessages, *anthropic_);
+    if (method != bhttp::verb::post) {
+      const Error error = method_not_allowed("POST");
+      co_await flow.Fail(error);
+    } else {
+      co_await flow.Run();
+    }
+  } else if ((responses_ != nullptr && path == kResponsesPath) ||
+             (completions_ != nullptr && path == kCompletionsPath)) {
+    const bool responses = path == kResponsesPath;
+    route = responses ? RouteId::kResponses : RouteId::kCompletions;
+    ChatFlow flow(*this, exchange, ctx,
+                  responses ? ClientApi::kOpenAiResponses : ClientApi::kOpenAiCompletions,
+                  responses ? *responses_ : *completions_);
     if (method != bhttp::verb::post) {
       const Error error = method_not_allowed("POST");
       co_await flow.Fail(error);

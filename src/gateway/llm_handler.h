@@ -3,6 +3,9 @@
 //   POST /v1/chat/completions   OpenAI chat, stream and non-stream, through the filter chain
 //   POST /v1/messages           Anthropic Messages, the same way (its errors in Anthropic's
 //                               shape); only when the registry has the anthropic dialect
+//   POST /v1/responses          OpenAI Responses (stateless) and legacy completions, always
+//   POST /v1/completions        translated through the pivot; only when the registry has the
+//                               openai_responses / openai_completions dialect
 //   GET  /v1/models             the configured public model names
 //   GET  /healthz               alive
 //   GET  /readyz                200, or 503 while draining
@@ -82,8 +85,10 @@ class LlmHandler : public http::Handler {
   std::unique_ptr<store::CallLogBuffer> call_log_;
   std::minstd_rand rng_;
   const std::string models_body_;
-  const providers::Provider* openai_;     // the client dialect of /v1/chat/completions
-  const providers::Provider* anthropic_;  // of /v1/messages; nullptr = route off
+  const providers::Provider* openai_;       // the client dialect of /v1/chat/completions
+  const providers::Provider* anthropic_;    // of /v1/messages; nullptr = route off
+  const providers::Provider* responses_;    // of /v1/responses; nullptr = route off
+  const providers::Provider* completions_;  // of /v1/completions; nullptr = route off
 };
 
 }  // namespace turnpike::gateway

@@ -43,6 +43,10 @@ std::shared_ptr<const RouteTable> RouteTable::Build(const config::Config& config
         throw config::ConfigError(where + "provider: unsupported provider \"" + dep.provider +
                                   "\" (supported: " + dialects.Names() + ")");
       }
+      if (!target.dialect->serves_upstream()) {
+        throw config::ConfigError(where + "provider: \"" + dep.provider +
+                                  "\" is a client API only, not an upstream provider");
+      }
       target.origin = std::move(origin.value());
       target.name = target.origin.key + target.origin.base_path;
       target.upstream_model = dep.model.empty() ? route.name : dep.model;

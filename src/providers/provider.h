@@ -73,6 +73,9 @@ struct UpstreamRequestOptions {
 struct EncoderOptions {
   int64_t created = 0;         // unix seconds, for dialects whose chunks carry it
   bool include_usage = false;  // the client asked for a usage chunk (OpenAI stream_options)
+  // The client's request body, for dialects whose answers echo request fields (the Responses
+  // API). Borrowed: valid for the request's life; read once when the encoder is made.
+  std::string_view client_body;
 };
 
 // Turns one stream's upstream SSE events into StreamEvents. State is per stream and small
@@ -109,6 +112,10 @@ class Provider {
 
   // The dialect's name as configured (`provider: anthropic`).
   virtual std::string_view name() const = 0;
+  // False for a client-only dialect (an inbound API with no upstream role, such as the OpenAI
+  // Responses API): the route table refuses it as a deployment's provider, and its upstream
+  // role methods are never called.
+  virtual bool serves_upstream() const { return true; }
 
   // Upstream role.
   virtual UpstreamEndpoint Endpoint(const EndpointParams& params) const = 0;
@@ -128,6 +135,12 @@ class Provider {
   virtual Result<boost::json::object> ParseRequest(std::string_view body) const = 0;
   virtual std::unique_ptr<StreamEncoder> NewEncoder(const EncoderOptions& options) const = 0;
   virtual std::string RenderResponse(const Response& response, int64_t created) const = 0;
+  // The same, for dialects whose whole answers echo request fields (options.client_body); what
+  // the gateway calls. By default RenderResponse(response, options.created).
+  virtual std::string RenderWholeResponse(const Response& response,
+                                          const EncoderOptions& options) const {
+    return RenderResponse(response, options.created);
+  }
   virtual ErrorReply RenderError(const Error& error) const = 0;
 };
 

@@ -18,6 +18,7 @@ const Provider* Registry::Find(std::string_view name) const {
 std::string Registry::Names() const {
   std::string names;
   for (const auto& provider : providers_) {
+    if (!provider->serves_upstream()) continue;
     if (!names.empty()) names += ", ";
     names += provider->name();
   }

@@ -27,7 +27,8 @@ class Registry {
   // nullptr when no dialect has that name.
   const Provider* Find(std::string_view name) const;
 
-  // The names, in the order added, comma-separated (for error messages).
+  // The names of the dialects that serve upstream (a deployment's `provider`), in the order
+  // added, comma-separated (for error messages).
   std::string Names() const;
 
  private:

@@ -12,7 +12,9 @@
 //   (.ndjson)                upstream_stream.ndjson, split in lines by stream::NdjsonParser)
 //                            == client_stream.sse (events compared by name and JSON value);
 //                            with client_body.json, the final body a client SDK assembles
-//                            from that stream == client_body.json
+//                            from that stream == client_body.json (for the Responses API:
+//                            the final event's response, after checking that the deltas
+//                            add up to it and that sequence numbers count from 0)
 //   upstream_body.json    -> ParseResponse/RenderResponse (2xx; an error object in it is
 //                            rendered as the client's error) or ParseError/RenderError
 //                            == client_body.json with client_status
@@ -28,6 +30,8 @@
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
+#include "providers/openai_completions/completions_provider.h"
+#include "providers/openai_responses/responses_provider.h"
 #include "providers/translator.h"
 #include "stream/ndjson_parser.h"
 #include "stream/sse_parser.h"
@@ -51,8 +55,12 @@ const Provider& ByName(std::string_view name) {
   static const openai::OpenAiProvider kOpenAi;
   static const anthropic::AnthropicProvider kAnthropic;
   static const ollama::OllamaProvider kOllama;
+  static const openai_responses::ResponsesProvider kResponses;
+  static const openai_completions::CompletionsProvider kCompletions;
   if (name == "anthropic") return kAnthropic;
   if (name == "ollama") return kOllama;
+  if (name == "openai_responses") return kResponses;
+  if (name == "openai_completions") return kCompletions;
   return kOpenAi;
 }
 
@@ -181,11 +189,90 @@ json::value AssembleAnthropic(const Events& events) {
   return message;
 }
 
+// What an OpenAI SDK's ResponseStream assembles from a Responses event stream: the response of
+// the final response.completed / response.incomplete / response.failed event. Along the way,
+// checks what the SDK relies on: sequence numbers 0, 1, 2...; every delta lands on an item
+// that was added; and the snapshot built from the deltas has the final event's output.
+json::value AssembleResponses(const Events& events) {
+  json::value final_response;
+  json::array output;  // the SDK's snapshot of output items
+  int64_t expected_sequence = 0;
+  for (const auto& [name, data] : events) {
+    EXPECT_EQ(name, data.at("type").as_string()) << "the SSE event name is the event's type";
+    EXPECT_EQ(data.at("sequence_number").as_int64(), expected_sequence++) << name;
+    if (name == "response.output_item.added") {
+      EXPECT_EQ(data.at("output_index").as_int64(), static_cast<int64_t>(output.size()));
+      output.push_back(data.at("item"));
+    } else if (name == "response.content_part.added") {
+      json::object& item = output.at(data.at("output_index").as_int64()).as_object();
+      item["content"].as_array().push_back(data.at("part"));
+    } else if (name == "response.output_text.delta") {
+      json::object& item = output.at(data.at("output_index").as_int64()).as_object();
+      EXPECT_EQ(item["id"], data.at("item_id"));
+      json::object& part = item["content"].as_array().at(0).as_object();
+      json::string text = part["text"].as_string();
+      text.append(data.at("delta").as_string());
+      part["text"] = text;
+    } else if (name == "response.function_call_arguments.delta") {
+      json::object& item = output.at(data.at("output_index").as_int64()).as_object();
+      EXPECT_EQ(item["id"], data.at("item_id"));
+      json::string arguments = item["arguments"].as_string();
+      arguments.append(data.at("delta").as_string());
+      item["arguments"] = arguments;
+    } else if (name == "response.output_item.done") {
+      json::object& item = output.at(data.at("output_index").as_int64()).as_object();
+      item["status"] = data.at("item").at("status");
+      EXPECT_EQ(item, data.at("item").as_object()) << "the done item differs from its deltas";
+    } else if (name == "response.completed" || name == "response.incomplete" ||
+               name == "response.failed") {
+      final_response = data.at("response");
+      if (name == "response.failed") {
+        // No done events after a failure: the open item's status is only in the final event.
+        const json::array& final_output = final_response.at("output").as_array();
+        for (size_t i = 0; i < output.size() && i < final_output.size(); ++i) {
+          output[i].as_object()["status"] = final_output[i].at("status");
+        }
+      }
+      EXPECT_EQ(final_response.at("output"), output) << "deltas and the final response differ";
+    }
+  }
+  return final_response;
+}
+
+// What a client assembles from text_completion chunks: one text_completion.
+json::value AssembleCompletions(const Events& events) {
+  json::object completion;
+  json::string text;
+  json::value finish = nullptr;
+  for (const auto& [name, chunk] : events) {
+    if (!chunk.is_object() || chunk.as_object().contains("error")) continue;
+    for (const char* key : {"id", "object", "created", "model"}) completion[key] = chunk.at(key);
+    if (chunk.as_object().contains("usage") && chunk.at("usage").is_object()) {
+      completion["usage"] = chunk.at("usage");
+    }
+    for (const json::value& choice : chunk.at("choices").as_array()) {
+      text.append(choice.at("text").as_string());
+      if (!choice.at("finish_reason").is_null()) finish = choice.at("finish_reason");
+    }
+  }
+  completion["choices"] = json::array{
+      json::object{{"text", text}, {"index", 0}, {"logprobs", nullptr}, {"finish_reason", finish}}};
+  return completion;
+}
+
+json::value Assemble(std::string_view client, const Events& events) {
+  if (client == "anthropic") return AssembleAnthropic(events);
+  if (client == "openai_responses") return AssembleResponses(events);
+  if (client == "openai_completions") return AssembleCompletions(events);
+  return AssembleOpenAi(events);
+}
+
 class GoldenTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     dir_ = fs::path(TESTDATA_DIR) / GetParam();
     spec_ = ReadJson(dir_ / "case.json").as_object();
+    client_request_ = Read(dir_ / "client_request.json");
   }
   const Provider& client() const { return ByName(spec_.at("client").as_string()); }
   const Provider& upstream() const { return ByName(spec_.at("upstream").as_string()); }
@@ -201,6 +288,7 @@ class GoldenTest : public ::testing::TestWithParam<std::string> {
     EncoderOptions options;
     options.created = Int("created", 0);
     options.include_usage = include_usage;
+    options.client_body = client_request_;
     StreamTranslator translator(upstream().NewDecoder(), client().NewEncoder(options));
     stream::SseParser sse;
     stream::NdjsonParser ndjson;
@@ -223,11 +311,12 @@ class GoldenTest : public ::testing::TestWithParam<std::string> {
 
   fs::path dir_;
   json::object spec_;
+  std::string client_request_;
 };
 
 TEST_P(GoldenTest, Transcript) {
   SCOPED_TRACE(spec_.at("description").as_string().c_str());
-  Result<json::object> pivot = client().ParseRequest(Read(dir_ / "client_request.json"));
+  Result<json::object> pivot = client().ParseRequest(client_request_);
   UpstreamRequestOptions options;
   const std::string upstream_model(spec_.at("upstream_model").as_string());
   options.upstream_model = upstream_model;
@@ -266,8 +355,7 @@ TEST_P(GoldenTest, Transcript) {
     ExpectUsage(spec_, usage);
     if (Has("client_body.json")) {
       // The final body a client SDK builds from the translated stream.
-      const json::value assembled =
-          client().name() == "anthropic" ? AssembleAnthropic(actual) : AssembleOpenAi(actual);
+      const json::value assembled = Assemble(client().name(), actual);
       EXPECT_EQ(assembled, ReadJson(dir_ / "client_body.json")) << json::serialize(assembled);
     }
     // Translation is per event: any split of the upstream bytes gives the same client bytes.
@@ -286,7 +374,10 @@ TEST_P(GoldenTest, Transcript) {
         status / 100 == 2 ? upstream().ParseResponse(body)
                           : Result<Response>(upstream().ParseError(static_cast<int>(status), body));
     if (response.ok()) {
-      rendered = client().RenderResponse(response.value(), Int("created", 0));
+      EncoderOptions render;
+      render.created = Int("created", 0);
+      render.client_body = client_request_;
+      rendered = client().RenderWholeResponse(response.value(), render);
       ExpectUsage(spec_, response->usage);
     } else {
       // An error answer, or an error object in a 2xx body: the client's error, never a 200.

@@ -1,0 +1,39 @@
+// OpenAI Responses API request bodies (POST /v1/responses, the stateless form) -> the pivot (an
+// OpenAI chat completions request), and the request fields a Responses answer echoes back.
+// Internal to providers/openai_responses/; README.md in this folder has the field mapping and
+// the list of what is refused.
+//
+// Stateless; thread-safe. Errors: kInvalidRequest with `param` naming the client's field in
+// OpenAI's style ("input[2].content[0].image_url", "tools[1].type", "store").
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace turnpike::providers::openai_responses {
+
+// The whole request, validated and translated. The pivot always has `model` and `messages`;
+// `stream` requests also get stream_options.include_usage (a Responses stream always ends with
+// its usage).
+Result<boost::json::object> ParseResponsesRequest(std::string_view body);
+
+// The members a response object echoes from the request, rendered once per request as JSON
+// object members without the braces and without a trailing comma:
+//   "instructions":..,"max_output_tokens":..,"metadata":..,"parallel_tool_calls":..,
+//   "previous_response_id":null,"reasoning":..,"store":false,"temperature":..,"text":..,
+//   "tool_choice":..,"tools":..,"top_p":..,"truncation":"disabled","user":..
+// with the API's defaults for fields the request left out. A body that does not parse (it was
+// already validated, so only in tests) gives the defaults. Cost: a second DOM parse of the
+// body, once per request (not per chunk); the pivot does not keep these fields.
+std::string EchoFields(std::string_view body);
+
+// A pivot field name in an error (from an upstream dialect refusing the pivot, or an upstream
+// error) -> the Responses field the client wrote: max_completion_tokens -> max_output_tokens,
+// response_format... -> text.format..., tools[i].function.x -> tools[i].x, messages... -> input,
+// reasoning_effort -> reasoning.effort, verbosity -> text.verbosity. Others are unchanged.
+std::string ClientParam(std::string_view pivot_param);
+
+}  // namespace turnpike::providers::openai_responses

@@ -1,0 +1,92 @@
+#include "providers/openai_responses/responses_provider.h"
+
+#include "providers/json_text.h"
+#include "providers/openai/stream_codec.h"
+#include "providers/openai_responses/render.h"
+#include "providers/openai_responses/request.h"
+#include "providers/openai_responses/stream_encoder.h"
+
+namespace turnpike::providers::openai_responses {
+namespace {
+
+Error NotUpstream() {
+  return Error{ErrorCode::kInternal,
+               "The Responses API dialect is a client API only, not an upstream provider.", ""};
+}
+
+std::string Escaped(std::string_view text) {
+  std::string out;
+  AppendJsonEscaped(out, text);
+  return out;
+}
+
+}  // namespace
+
+UpstreamEndpoint ResponsesProvider::Endpoint(const EndpointParams&) const { return {}; }
+
+Result<std::string> ResponsesProvider::BuildRequest(const boost::json::object&,
+                                                    const UpstreamRequestOptions&) const {
+  return NotUpstream();
+}
+
+std::unique_ptr<StreamDecoder> ResponsesProvider::NewDecoder() const { return nullptr; }
+
+Result<Response> ResponsesProvider::ParseResponse(std::string_view) const { return NotUpstream(); }
+
+Error ResponsesProvider::ParseError(int, std::string_view) const { return NotUpstream(); }
+
+Result<boost::json::object> ResponsesProvider::ParseRequest(std::string_view body) const {
+  return ParseResponsesRequest(body);
+}
+
+std::unique_ptr<StreamEncoder> ResponsesProvider::NewEncoder(const EncoderOptions& options) const {
+  return std::make_unique<ResponsesStreamEncoder>(options);
+}
+
+std::string ResponsesProvider::RenderResponse(const Response& response, int64_t created) const {
+  EncoderOptions options;
+  options.created = created;
+  return RenderWholeResponse(response, options);
+}
+
+std::string ResponsesProvider::RenderWholeResponse(const Response& response,
+                                                   const EncoderOptions& options) const {
+  const std::string id = "resp_" + Escaped(response.id);
+  const std::string model = Escaped(response.model);
+  const std::string echo = EchoFields(options.client_body);
+  std::vector<OutputItem> items;
+  if (!response.text.empty()) {
+    OutputItem message;
+    message.id = "msg_" + Escaped(response.id);
+    message.text = Escaped(response.text);
+    items.push_back(std::move(message));
+  }
+  for (const ToolCall& call : response.tool_calls) {
+    OutputItem item;
+    item.is_call = true;
+    item.call_id = Escaped(call.id);
+    item.id = "fc_" + item.call_id;
+    item.name = Escaped(call.name);
+    item.text = Escaped(call.arguments);
+    items.push_back(std::move(item));
+  }
+  std::string out;
+  const ResponseHead head{id, model, options.created, echo};
+  AppendResponse(out, head, StatusFor(response.finish), response.finish, items, &response.usage,
+                 nullptr);
+  return out;
+}
+
+ErrorReply ResponsesProvider::RenderError(const Error& error) const {
+  Error named = error;
+  if (!named.param.empty()) {
+    named.param = ClientParam(error.param);
+    // A message quoting the pivot's name quotes the client's instead.
+    const size_t at = named.message.find(error.param);
+    if (at != std::string::npos) named.message.replace(at, error.param.size(), named.param);
+  }
+  std::string body = R"({"error":)" + openai::ErrorObject(named) + "}";
+  return ErrorReply{HttpStatus(error.code), std::move(body)};
+}
+
+}  // namespace turnpike::providers::openai_responses

@@ -1,0 +1,208 @@
+#include "providers/openai_responses/stream_encoder.h"
+
+#include "common/error.h"
+#include "providers/json_text.h"
+#include "providers/openai_responses/request.h"
+
+namespace turnpike::providers::openai_responses {
+
+ResponsesStreamEncoder::ResponsesStreamEncoder(const EncoderOptions& options)
+    : created_(options.created), echo_(EchoFields(options.client_body)) {}
+
+void ResponsesStreamEncoder::OpenEvent(std::string_view type) {
+  std::string& o = out();
+  o.append("event: ");
+  o.append(type);
+  o.append("\ndata: {\"type\":\"");
+  o.append(type);
+  o.append(R"(","sequence_number":)");
+  AppendInt(o, sequence_++);
+}
+
+void ResponsesStreamEncoder::CloseEvent() { out().append("}\n\n"); }
+
+void ResponsesStreamEncoder::AppendItemRef(size_t index) {
+  std::string& o = out();
+  o.append(R"(,"item_id":)");
+  AppendQuotedEscaped(o, items_[index].id);
+  o.append(R"(,"output_index":)");
+  AppendInt(o, static_cast<int64_t>(index));
+}
+
+void ResponsesStreamEncoder::Snapshot(std::string_view type, ResponseStatus status,
+                                      const Error* error) {
+  OpenEvent(type);
+  std::string& o = out();
+  o.append(R"(,"response":)");
+  const ResponseHead head{id_, model_, created_, echo_};
+  const bool final = status != ResponseStatus::kInProgress;
+  const std::vector<OutputItem> none;
+  AppendResponse(o, head, status, finish_, final ? items_ : none, final ? &usage_ : nullptr, error);
+  CloseEvent();
+}
+
+void ResponsesStreamEncoder::Start(const StreamEvent& event) {
+  started_ = true;
+  id_.assign("resp_").append(event.id);
+  message_id_.assign("msg_").append(event.id);
+  model_.assign(event.model);
+  if (event.usage.present()) usage_ = event.usage;
+  Snapshot("response.created", ResponseStatus::kInProgress, nullptr);
+  Snapshot("response.in_progress", ResponseStatus::kInProgress, nullptr);
+}
+
+void ResponsesStreamEncoder::OpenItem(OutputItem item) {
+  CloseItem();
+  items_.push_back(std::move(item));
+  open_ = static_cast<int64_t>(items_.size() - 1);
+  const OutputItem& added = items_.back();
+  std::string& o = out();
+  OpenEvent("response.output_item.added");
+  o.append(R"(,"output_index":)");
+  AppendInt(o, open_);
+  o.append(R"(,"item":)");
+  AppendItem(o, added, "in_progress");
+  CloseEvent();
+  if (added.is_call) return;
+  OpenEvent("response.content_part.added");
+  AppendItemRef(open_);
+  o.append(R"(,"content_index":0,"part":)");
+  AppendTextPart(o, "");
+  CloseEvent();
+}
+
+void ResponsesStreamEncoder::CloseItem() {
+  if (open_ < 0) return;
+  const size_t index = static_cast<size_t>(open_);
+  open_ = -1;
+  open_tool_ = -1;
+  const OutputItem& item = items_[index];
+  std::string& o = out();
+  const std::string_view status = !item.is_call && StatusFor(finish_) == ResponseStatus::kIncomplete
+                                      ? "incomplete"
+                                      : "completed";
+  if (item.is_call) {
+    OpenEvent("response.function_call_arguments.done");
+    AppendItemRef(index);
+    o.append(R"(,"name":)");
+    AppendQuotedEscaped(o, item.name);
+    o.append(R"(,"arguments":)");
+    AppendQuotedEscaped(o, item.text);
+    CloseEvent();
+  } else {
+    OpenEvent("response.output_text.done");
+    AppendItemRef(index);
+    o.append(R"(,"content_index":0,"logprobs":[],"text":)");
+    AppendQuotedEscaped(o, item.text);
+    CloseEvent();
+    OpenEvent("response.content_part.done");
+    AppendItemRef(index);
+    o.append(R"(,"content_index":0,"part":)");
+    AppendTextPart(o, item.text);
+    CloseEvent();
+  }
+  OpenEvent("response.output_item.done");
+  o.append(R"(,"output_index":)");
+  AppendInt(o, static_cast<int64_t>(index));
+  o.append(R"(,"item":)");
+  AppendItem(o, item, status);
+  CloseEvent();
+}
+
+void ResponsesStreamEncoder::Fail(const Error& error) {
+  done_ = true;
+  std::string& o = out();
+  OpenEvent("error");
+  o.append(R"(,"code":)");
+  AppendJsonQuoted(o, ErrorCodeName(error.code));
+  o.append(R"(,"message":)");
+  AppendJsonQuoted(o, error.message);
+  o.append(R"(,"param":)");
+  if (error.param.empty()) {
+    o.append("null");
+  } else {
+    AppendJsonQuoted(o, ClientParam(error.param));
+  }
+  CloseEvent();
+  if (started_) Snapshot("response.failed", ResponseStatus::kFailed, &error);
+}
+
+void ResponsesStreamEncoder::OnEvent(const StreamEvent& event) {
+  if (done_) return;
+  if (event.kind == EventKind::kError) {
+    Fail(*event.error);
+    return;
+  }
+  if (!started_) {
+    // The pivot's first event always starts the answer; a decoder that did not is a bug.
+    StreamEvent start;
+    if (event.kind == EventKind::kStart) start = event;
+    Start(start);
+    if (event.kind == EventKind::kStart) return;
+  }
+  std::string& o = out();
+  switch (event.kind) {
+    case EventKind::kTextDelta: {
+      if (open_ < 0 || items_[open_].is_call) {
+        OutputItem message;
+        message.id = message_id_;
+        // A second message (text after a tool call) needs an id of its own.
+        if (messages_ > 0) message.id.append("_").append(std::to_string(messages_));
+        ++messages_;
+        OpenItem(std::move(message));
+      }
+      items_[open_].text.append(event.text);
+      OpenEvent("response.output_text.delta");
+      AppendItemRef(open_);
+      o.append(R"(,"content_index":0,"delta":)");
+      AppendQuotedEscaped(o, event.text);
+      o.append(R"(,"logprobs":[])");
+      CloseEvent();
+      break;
+    }
+    case EventKind::kToolCallStart: {
+      OutputItem call;
+      call.is_call = true;
+      call.id.assign("fc_").append(event.id);
+      call.call_id.assign(event.id);
+      call.name.assign(event.name);
+      OpenItem(std::move(call));
+      open_tool_ = event.tool_index;
+      break;
+    }
+    case EventKind::kToolArgsDelta:
+      if (open_ < 0 || !items_[open_].is_call || event.tool_index != open_tool_) {
+        Fail(Error{ErrorCode::kUpstreamBadResponse,
+                   "The upstream interleaved tool call arguments, which a Responses stream "
+                   "cannot express.",
+                   ""});
+        return;
+      }
+      items_[open_].text.append(event.text);
+      OpenEvent("response.function_call_arguments.delta");
+      AppendItemRef(open_);
+      o.append(R"(,"delta":)");
+      AppendQuotedEscaped(o, event.text);
+      CloseEvent();
+      break;
+    case EventKind::kFinish:
+      finish_ = event.finish;
+      CloseItem();
+      break;
+    case EventKind::kUsage:
+      usage_ = event.usage;
+      break;
+    case EventKind::kEnd: {
+      CloseItem();
+      done_ = true;
+      const ResponseStatus status = StatusFor(finish_);
+      Snapshot(status == ResponseStatus::kIncomplete ? "response.incomplete" : "response.completed",
+               status, nullptr);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+}  // namespace turnpike::providers::openai_responses

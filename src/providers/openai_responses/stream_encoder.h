@@ -1,0 +1,71 @@
+// StreamEvents -> Responses API SSE (`event: <type>` + `data: {..,"sequence_number":n}`), for
+// clients of the inbound /v1/responses API (internal to providers/openai_responses/).
+//
+//   kStart         -> response.created, response.in_progress (status in_progress, no output)
+//   kTextDelta     -> when no message item is open: the open item's done events, then
+//                     response.output_item.added (message) and response.content_part.added;
+//                     then response.output_text.delta
+//   kToolCallStart -> the open item's done events, response.output_item.added (function_call)
+//   kToolArgsDelta -> response.function_call_arguments.delta of the open call
+//   kFinish        -> the open item's done events (output_text.done, content_part.done,
+//                     output_item.done; or function_call_arguments.done, output_item.done)
+//   kUsage         -> remembered
+//   kEnd           -> response.completed, or response.incomplete (length, content filter), with
+//                     the whole response: every item and the usage
+//   kError         -> `error` (code, message, param), then response.failed with the response so
+//                     far and its error
+//
+// sequence_number counts every event from 0. Arguments for a call other than the open one (an
+// upstream interleaving calls) cannot be expressed once that call is done, and end the stream
+// with the error events.
+//
+// Memory: the `.done` events and the final response repeat the whole output, so the encoder
+// keeps each item's text and arguments (escaped) until the stream ends: as many bytes as the
+// answer the client receives anyway, plus the request's echoed fields (EchoFields). Only this
+// dialect pays it; other encoders keep no text.
+//
+// Thread safety: none; one per stream.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "providers/openai_responses/render.h"
+#include "providers/provider.h"
+
+namespace turnpike::providers::openai_responses {
+
+class ResponsesStreamEncoder final : public StreamEncoder {
+ public:
+  explicit ResponsesStreamEncoder(const EncoderOptions& options);
+  void OnEvent(const StreamEvent& event) override;
+
+ private:
+  void Start(const StreamEvent& event);
+  // `event: <type>\ndata: {"type":"<type>","sequence_number":n` (the caller closes it).
+  void OpenEvent(std::string_view type);
+  void CloseEvent();
+  void OpenItem(OutputItem item);
+  void CloseItem();
+  // The item fields every item-level event repeats: "item_id":..,"output_index":n.
+  void AppendItemRef(size_t index);
+  void Snapshot(std::string_view type, ResponseStatus status, const Error* error);
+  void Fail(const Error& error);
+
+  const int64_t created_;
+  const std::string echo_;
+  std::string id_;          // escaped "resp_<upstream id>"
+  std::string model_;       // escaped
+  std::string message_id_;  // escaped "msg_<upstream id>"
+  std::vector<OutputItem> items_;
+  int64_t open_ = -1;       // index in items_ of the open item, -1 when none
+  int32_t open_tool_ = -1;  // tool_index of the open call
+  int64_t sequence_ = 0;
+  int32_t messages_ = 0;  // message items opened so far (the second gets a suffix)
+  FinishReason finish_ = FinishReason::kNone;
+  TokenUsage usage_;
+  bool started_ = false;
+  bool done_ = false;
+};
+
+}  // namespace turnpike::providers::openai_responses
