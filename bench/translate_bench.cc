@@ -11,6 +11,7 @@
 #include <string>
 
 #include "providers/anthropic/anthropic_provider.h"
+#include "providers/cohere/cohere_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/translator.h"
 #include "stream/sse_parser.h"
@@ -51,8 +52,23 @@ const std::string kOpenAiDelta =
     R"("choices":[{"index":0,"delta":{"content":" world"},"logprobs":null,"finish_reason":null}]})"
     "\n\n";
 
+// Cohere v2: message-start and content-start, then a typical content-delta.
+const std::string kCohereOpen =
+    "event: message-start\ndata: "
+    R"({"id":"29f14a5a-11de-4cae-9800-25e4747408ea","type":"message-start","delta":{"message":)"
+    R"({"role":"assistant","content":[],"tool_plan":"","tool_calls":[],"citations":[]}}})"
+    "\n\n"
+    "event: content-start\ndata: "
+    R"({"type":"content-start","index":0,"delta":{"message":{"content":{"type":"text","text":""}}}})"
+    "\n\n";
+const std::string kCohereDelta =
+    "event: content-delta\ndata: "
+    R"({"type":"content-delta","index":0,"delta":{"message":{"content":{"text":" world"}}}})"
+    "\n\n";
+
 const anthropic::AnthropicProvider kAnthropic;
 const openai::OpenAiProvider kOpenAi;
+const cohere::CohereProvider kCohere;
 
 // Items per second, and its inverse: CPU seconds per chunk (shown as e.g. "280n").
 void Report(benchmark::State& state, size_t event_bytes) {
@@ -76,6 +92,7 @@ void BM_Identity(benchmark::State& state, const std::string& event) {
 }
 BENCHMARK_CAPTURE(BM_Identity, anthropic_text, kAnthropicDelta);
 BENCHMARK_CAPTURE(BM_Identity, openai_text, kOpenAiDelta);
+BENCHMARK_CAPTURE(BM_Identity, cohere_text, kCohereDelta);
 
 void BM_Translate(benchmark::State& state, const Provider& from, const Provider& to,
                   const std::string& open, const std::string& event) {
@@ -114,6 +131,9 @@ BENCHMARK_CAPTURE(BM_Translate, anthropic_to_openai_tool_args, kAnthropic, kOpen
                   kAnthropicToolDelta);
 BENCHMARK_CAPTURE(BM_Translate, openai_to_anthropic_text, kOpenAi, kAnthropic, kOpenAiDelta,
                   kOpenAiDelta);
+BENCHMARK_CAPTURE(BM_Translate, cohere_to_openai_text, kCohere, kOpenAi, kCohereOpen, kCohereDelta);
+BENCHMARK_CAPTURE(BM_Translate, cohere_to_anthropic_text, kCohere, kAnthropic, kCohereOpen,
+                  kCohereDelta);
 
 }  // namespace
 }  // namespace turnpike::providers

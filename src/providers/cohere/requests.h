@@ -1,0 +1,21 @@
+// Request translation from an OpenAI chat completion request (the pivot, provider.h) to a
+// Cohere v2 Chat request (internal to providers/cohere/). Walks a DOM once per request. See
+// README.md for the field mapping and what is refused.
+//
+// Stateless; thread-safe. Errors: kInvalidRequest naming the client's field in `param`, in the
+// pivot's (OpenAI) style: "messages[1].content[0].type", "tool_choice".
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <string>
+
+#include "common/result.h"
+#include "providers/provider.h"
+
+namespace turnpike::providers::cohere {
+
+// The pivot -> a Cohere POST /v2/chat body.
+Result<std::string> BuildChatRequest(const boost::json::object& chat,
+                                     const UpstreamRequestOptions& options);
+
+}  // namespace turnpike::providers::cohere
