@@ -8,6 +8,7 @@
 
 #include <boost/json/object.hpp>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 #include "providers/provider.h"
@@ -17,5 +18,18 @@ namespace turnpike::providers::cohere {
 // The pivot -> a Cohere POST /v2/chat body.
 Result<std::string> BuildChatRequest(const boost::json::object& chat,
                                      const UpstreamRequestOptions& options);
+
+// One pivot message -> one Cohere message; `param` is its path ("messages[2]").
+Result<boost::json::object> MessageFromChat(const boost::json::object& message,
+                                            const std::string& param);
+
+// Shared by the translation files: kInvalidRequest errors naming `param`.
+Error Invalid(std::string message, std::string param);
+Error Unsupported(const std::string& param);  // "not supported by ... (Cohere)"
+Error WrongType(const std::string& param, std::string_view expected);
+// The key is there and not null.
+bool Present(const boost::json::object& object, std::string_view key);
+// "base[index]".
+std::string At(const std::string& base, size_t index);
 
 }  // namespace turnpike::providers::cohere
