@@ -39,6 +39,8 @@ struct DialectRelayOptions {
   const providers::Provider* upstream = nullptr;  // the dialect the deployment speaks
   bool translate = true;       // false: same dialect both ends, bytes forwarded untouched
   bool include_usage = false;  // an OpenAI client asked for the usage chunk
+  // The deployment's model, named to the client when the upstream's answer names none.
+  std::string_view upstream_model;
   std::chrono::milliseconds keepalive{0};
   bool server_timing = false;
 };

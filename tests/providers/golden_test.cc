@@ -199,6 +199,7 @@ class GoldenTest : public ::testing::TestWithParam<std::string> {
     options.created = Int("created", 0);
     options.include_usage = include_usage;
     StreamTranslator translator(upstream().NewDecoder(), client().NewEncoder(options));
+    translator.set_fallback_model(spec_.at("upstream_model").as_string());  // as the relay does
     stream::SseParser parser;
     std::string out;
     for (size_t at = 0; at < upstream_stream.size(); at += piece) {
@@ -273,6 +274,8 @@ TEST_P(GoldenTest, Transcript) {
     if (status / 100 == 2) {
       Result<Response> response = upstream().ParseResponse(body);
       ASSERT_TRUE(response.ok()) << response.error().message;
+      // As the gateway does for an answer that names no model.
+      if (response->model.empty()) response->model = spec_.at("upstream_model").as_string();
       rendered = client().RenderResponse(response.value(), Int("created", 0));
       ExpectUsage(spec_, response->usage);
     } else {
