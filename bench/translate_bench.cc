@@ -12,6 +12,7 @@
 #include <string>
 
 #include "providers/anthropic/anthropic_provider.h"
+#include "providers/cohere/cohere_provider.h"
 #include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/openai_completions/completions_provider.h"
@@ -61,12 +62,26 @@ const std::string kOllamaDelta =
     R"({"model":"llama3.2","created_at":"2023-08-04T08:52:19.385406455-07:00",)"
     R"("message":{"role":"assistant","content":" world"},"done":false})"
     "\n";
+// Cohere v2: message-start and content-start, then a typical content-delta.
+const std::string kCohereOpen =
+    "event: message-start\ndata: "
+    R"({"id":"29f14a5a-11de-4cae-9800-25e4747408ea","type":"message-start","delta":{"message":)"
+    R"({"role":"assistant","content":[],"tool_plan":"","tool_calls":[],"citations":[]}}})"
+    "\n\n"
+    "event: content-start\ndata: "
+    R"({"type":"content-start","index":0,"delta":{"message":{"content":{"type":"text","text":""}}}})"
+    "\n\n";
+const std::string kCohereDelta =
+    "event: content-delta\ndata: "
+    R"({"type":"content-delta","index":0,"delta":{"message":{"content":{"text":" world"}}}})"
+    "\n\n";
 
 const anthropic::AnthropicProvider kAnthropic;
 const ollama::OllamaProvider kOllama;
 const openai::OpenAiProvider kOpenAi;
 const openai_responses::ResponsesProvider kResponses;
 const openai_completions::CompletionsProvider kCompletions;
+const cohere::CohereProvider kCohere;
 
 // Items per second, and its inverse: CPU seconds per chunk (shown as e.g. "280n").
 void Report(benchmark::State& state, size_t event_bytes) {
@@ -90,6 +105,7 @@ void BM_Identity(benchmark::State& state, const std::string& event) {
 }
 BENCHMARK_CAPTURE(BM_Identity, anthropic_text, kAnthropicDelta);
 BENCHMARK_CAPTURE(BM_Identity, openai_text, kOpenAiDelta);
+BENCHMARK_CAPTURE(BM_Identity, cohere_text, kCohereDelta);
 
 void BM_Translate(benchmark::State& state, const Provider& from, const Provider& to,
                   const std::string& open, const std::string& event) {
@@ -143,6 +159,9 @@ BENCHMARK_CAPTURE(BM_Translate, anthropic_to_responses_text, kAnthropic, kRespon
                   kAnthropicDelta);
 BENCHMARK_CAPTURE(BM_Translate, openai_to_completions_text, kOpenAi, kCompletions, kOpenAiDelta,
                   kOpenAiDelta);
+BENCHMARK_CAPTURE(BM_Translate, cohere_to_openai_text, kCohere, kOpenAi, kCohereOpen, kCohereDelta);
+BENCHMARK_CAPTURE(BM_Translate, cohere_to_anthropic_text, kCohere, kAnthropic, kCohereOpen,
+                  kCohereDelta);
 
 }  // namespace
 }  // namespace turnpike::providers

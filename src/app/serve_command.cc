@@ -18,6 +18,7 @@
 #include "observability/access_log.h"
 #include "pipeline/route_table.h"
 #include "providers/anthropic/anthropic_provider.h"
+#include "providers/cohere/cohere_provider.h"
 #include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/openai_completions/completions_provider.h"
@@ -59,6 +60,7 @@ std::unique_ptr<providers::Registry> MakeRegistry() {
   registry->Add(std::make_unique<providers::openai::OpenAiProvider>());
   registry->Add(std::make_unique<providers::anthropic::AnthropicProvider>());
   registry->Add(std::make_unique<providers::ollama::OllamaProvider>());
+  registry->Add(std::make_unique<providers::cohere::CohereProvider>());
   registry->Add(std::make_unique<providers::openai_responses::ResponsesProvider>());
   registry->Add(std::make_unique<providers::openai_completions::CompletionsProvider>());
   return registry;

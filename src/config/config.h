@@ -34,14 +34,16 @@
 //   models:                            # required, at least one
 //     - name: gpt-4o-mini              # required, unique: the public model name
 //       deployments:                   # required, at least one
-//         - provider: openai           # required: openai (OpenAI-compatible servers) or
-//                                      # anthropic (the Messages API)
+//         - provider: openai           # required: openai (OpenAI-compatible servers),
+//                                      # anthropic (the Messages API) or cohere (v2 Chat)
 //           base_url: http://127.0.0.1:9000/v1   # required. openai: up to /v1 (the gateway
 //                                      # adds /chat/completions); anthropic: the origin, e.g.
 //                                      # https://api.anthropic.com (the gateway adds
-//                                      # /v1/messages)
+//                                      # /v1/messages); cohere: the origin, e.g.
+//                                      # https://api.cohere.com (the gateway adds /v2/chat)
 //           api_key: ${OPENAI_API_KEY} # optional; openai: Authorization: Bearer; anthropic:
-//                                      # x-api-key (with anthropic-version: 2023-06-01)
+//                                      # x-api-key (with anthropic-version: 2023-06-01);
+//                                      # cohere: Authorization: Bearer
 //           model: gpt-4o-mini         # upstream model name; default = public name
 //           weight: 1                  # >= 1
 //           tls_verify: true
@@ -128,7 +130,7 @@ struct RoutingConfig {
 };
 
 struct Deployment {
-  std::string provider = "openai";  // "openai" | "anthropic"
+  std::string provider = "openai";  // "openai" | "anthropic" | "cohere"
   std::string base_url;             // scheme://host[:port][/path], no trailing slash after parsing
   std::string api_key;              // already substituted; may be empty
   std::string model;                // upstream model name

@@ -89,6 +89,10 @@ net::awaitable<void> ChatFlow::RelayDialectWhole(upstream::Call& call,
   if (status / 100 == 2) {
     Result<providers::Response> parsed = upstream.ParseResponse(body.value());
     if (parsed.ok()) {
+      // Cohere's answers name no model: the client is told the deployment's.
+      if (parsed.value().model.empty() && ctx_.deployment != nullptr) {
+        parsed.value().model = ctx_.deployment->upstream_model;
+      }
       const providers::TokenUsage& u = parsed.value().usage;
       ctx_.usage = {u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.cache_creation_tokens};
       ctx_.output_bytes = OutputBytes(parsed.value());
@@ -122,6 +126,7 @@ net::awaitable<void> ChatFlow::RelayDialectStream(upstream::Call& call,
   options.translate = !identity;
   options.include_usage = info_.include_usage;
   options.client_body = exchange_.request().body();
+  if (ctx_.deployment != nullptr) options.upstream_model = ctx_.deployment->upstream_model;
   options.keepalive = handler_.shared_.config.server.sse_keepalive;
   options.server_timing = handler_.shared_.config.server.server_timing;
   DialectRelay relay(exchange_, call, ctx_, options);

@@ -57,6 +57,7 @@ DialectRelay::DialectRelay(http::Exchange& exchange, upstream::Call& call,
   if (options_.translate) {
     translator_ = std::make_unique<providers::StreamTranslator>(
         options_.upstream->NewDecoder(), options_.client->NewEncoder(MakeEncoderOptions(options)));
+    translator_->set_fallback_model(options_.upstream_model);
   } else {
     decoder_ = options_.upstream->NewDecoder();
   }

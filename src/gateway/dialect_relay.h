@@ -43,6 +43,8 @@ struct DialectRelayOptions {
   bool translate = true;         // false: same dialect both ends, bytes forwarded untouched
   bool include_usage = false;    // an OpenAI client asked for the usage chunk
   std::string_view client_body;  // the client's request (EncoderOptions::client_body)
+  // The deployment's model, named to the client when the upstream's answer names none.
+  std::string_view upstream_model;
   std::chrono::milliseconds keepalive{0};
   bool server_timing = false;
 };

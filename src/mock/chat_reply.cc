@@ -6,6 +6,7 @@
 #include <string>
 
 #include "mock/anthropic_render.h"
+#include "mock/cohere_render.h"
 #include "mock/ollama_render.h"
 
 namespace turnpike::mock {
@@ -127,8 +128,12 @@ net::awaitable<void> ChatReply::RespondFault() {
   }
   const bool anthropic = chat_.wire == Wire::kAnthropic;
   std::string body = anthropic ? RenderAnthropicError(error) : RenderErrorBody(error);
-  const unsigned status =
+  unsigned status =
       anthropic ? AnthropicStatus(error.code) : static_cast<unsigned>(HttpStatus(error.code));
+  if (chat_.wire == Wire::kCohere) {
+    body = RenderCohereError(error);
+    status = CohereStatus(error.code);
+  }
   co_await exchange_.Respond(status, kJson, std::move(body));
 }
 
@@ -143,12 +148,16 @@ net::awaitable<void> ChatReply::RunSingle() {
     co_return;
   }
   const std::string_view tool = plan_.tool_call ? std::string_view(chat_.first_tool) : "";
-  std::string body =
-      chat_.wire == Wire::kAnthropic
-          ? RenderMessage(identity_, plan_.tokens, tool, FinishReason(), MakeUsage())
-      : chat_.wire == Wire::kOllama
-          ? RenderOllamaChat(identity_, plan_.tokens, tool, FinishReason(), MakeUsage())
-          : RenderCompletion(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
+  std::string body;
+  if (chat_.wire == Wire::kAnthropic) {
+    body = RenderMessage(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
+  } else if (chat_.wire == Wire::kOllama) {
+    body = RenderOllamaChat(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
+  } else if (chat_.wire == Wire::kCohere) {
+    body = RenderCohereChat(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
+  } else {
+    body = RenderCompletion(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
+  }
   stats_.Add(Counter::kCompletionTokens, static_cast<uint64_t>(plan_.tokens));
   co_await exchange_.Respond(kOk, kJson, std::move(body));
 }
@@ -159,11 +168,14 @@ net::awaitable<void> ChatReply::RunStream() {
   std::optional<ChunkRenderer> chunks;
   std::optional<MessageStreamRenderer> events;
   std::optional<OllamaStreamRenderer> lines;
+  std::optional<CohereStreamRenderer> cohere_events;
   StreamRenderer* renderer = nullptr;
   if (chat_.wire == Wire::kAnthropic) {
     renderer = &events.emplace(identity_, MakeUsage());
   } else if (chat_.wire == Wire::kOllama) {
     renderer = &lines.emplace(identity_);
+  } else if (chat_.wire == Wire::kCohere) {
+    renderer = &cohere_events.emplace(identity_);
   } else {
     renderer = &chunks.emplace(identity_, chat_.include_usage);
   }

@@ -21,7 +21,7 @@
 namespace turnpike::mock {
 
 // Which API the request came in on, and so which wire shapes the reply uses.
-enum class Wire { kOpenAi, kAnthropic, kOllama };
+enum class Wire { kOpenAi, kAnthropic, kOllama, kCohere };
 
 struct ChatRequest {
   Wire wire = Wire::kOpenAi;

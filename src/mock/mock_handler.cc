@@ -5,6 +5,7 @@
 
 #include "mock/anthropic_render.h"
 #include "mock/chat_reply.h"
+#include "mock/cohere_render.h"
 #include "mock/ollama_render.h"
 #include "mock/openai_render.h"
 
@@ -17,6 +18,7 @@ using Verb = boost::beast::http::verb;
 constexpr std::string_view kJson = "application/json";
 constexpr std::string_view kChatPath = "/v1/chat/completions";
 constexpr std::string_view kMessagesPath = "/v1/messages";
+constexpr std::string_view kCohereChatPath = "/v2/chat";
 constexpr std::string_view kVersionHeader = "anthropic-version";
 constexpr std::string_view kModelsPath = "/v1/models";
 constexpr std::string_view kStatsPath = "/mock/stats";
@@ -33,9 +35,9 @@ struct Route {
 };
 
 constexpr Route kRoutes[] = {{kChatPath, Verb::post},       {kMessagesPath, Verb::post},
-                             {kOllamaChatPath, Verb::post}, {kModelsPath, Verb::get},
-                             {kStatsPath, Verb::get},       {kStatsResetPath, Verb::post},
-                             {kHealthPath, Verb::get}};
+                             {kOllamaChatPath, Verb::post}, {kCohereChatPath, Verb::post},
+                             {kModelsPath, Verb::get},      {kStatsPath, Verb::get},
+                             {kStatsResetPath, Verb::post}, {kHealthPath, Verb::get}};
 
 // nullopt when the route exists and the method fits; else the error to answer.
 std::optional<Error> CheckRoute(std::string_view path, Verb verb) {
@@ -76,8 +78,12 @@ net::awaitable<void> MockHandler::RespondError(http::Exchange& exchange, Error e
   }
   const bool anthropic = wire == Wire::kAnthropic;
   std::string body = anthropic ? RenderAnthropicError(error) : RenderErrorBody(error);
-  const unsigned status =
+  unsigned status =
       anthropic ? AnthropicStatus(error.code) : static_cast<unsigned>(HttpStatus(error.code));
+  if (wire == Wire::kCohere) {
+    body = RenderCohereError(error);
+    status = CohereStatus(error.code);
+  }
   co_await exchange.Respond(status, kJson, std::move(body));
 }
 
@@ -95,6 +101,8 @@ net::awaitable<void> MockHandler::Handle(http::Exchange& exchange) {
     co_await HandleChat(exchange, Wire::kAnthropic);
   } else if (path == kOllamaChatPath) {
     co_await HandleChat(exchange, Wire::kOllama);
+  } else if (path == kCohereChatPath) {
+    co_await HandleChat(exchange, Wire::kCohere);
   } else if (path == kModelsPath) {
     std::string body = RenderModelList();
     co_await RespondJson(exchange, kOk, std::move(body));
@@ -133,6 +141,8 @@ net::awaitable<void> MockHandler::HandleChat(http::Exchange& exchange, Wire wire
     co_await RespondError(exchange, std::move(error), wire);
     co_return;
   }
+  // A Cohere v2 body reads like OpenAI's (model, messages, stream, max_tokens, tools).
+  if (wire == Wire::kCohere) chat.value().wire = Wire::kCohere;
   Result<ChatPlan> plan = MakePlan(options_, chat.value(), exchange.request(), random_);
   if (!plan.ok()) {
     Error error = plan.error();

@@ -12,6 +12,9 @@
 // GET /mock/stats, POST /mock/stats/reset, GET /healthz. Anything else: OpenAI's 404 envelope.
 // On /v1/messages the 503 fault answers Anthropic's overload status, 529 overloaded_error, and
 // a stream counts as completed once message_stop is sent.
+// POST /v2/chat answers in Cohere's v2 Chat shapes (cohere_render.h), stream or not; its errors
+// are Cohere's {"id","message"} with the fault's status; --cached-tokens is reported as
+// usage.cached_tokens (--cache-write-tokens cannot be: Cohere has no such count).
 //
 // Per-request overrides (request headers), so tests inject faults without a restart:
 //   x-mock-fault: 500|503|429|reset|reset-before-head|slow-headers|close-without-done

@@ -1,13 +1,26 @@
 #include "providers/translator.h"
 
+#include "common/json_escape.h"
+
 namespace turnpike::providers {
 
 StreamTranslator::StreamTranslator(std::unique_ptr<StreamDecoder> decoder,
                                    std::unique_ptr<StreamEncoder> encoder)
     : decoder_(std::move(decoder)), encoder_(std::move(encoder)) {}
 
+void StreamTranslator::set_fallback_model(std::string_view model) {
+  fallback_model_.clear();
+  AppendJsonEscaped(fallback_model_, model);
+}
+
 void StreamTranslator::OnEvent(const StreamEvent& event) {
   if (ended_) return;
+  if (event.kind == EventKind::kStart && event.model.empty() && !fallback_model_.empty()) {
+    StreamEvent named = event;
+    named.model = fallback_model_;
+    encoder_->OnEvent(named);
+    return;
+  }
   switch (event.kind) {
     case EventKind::kTextDelta:
     case EventKind::kToolCallStart:

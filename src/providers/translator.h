@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/result.h"
 #include "providers/provider.h"
@@ -39,6 +40,10 @@ class StreamTranslator : private EventSink {
   // Ends the stream with `error` (e.g. the upstream read failed), in the client's dialect.
   void Fail(const Error& error, std::string& out);
 
+  // The model the answer names when the upstream's names none (Cohere's answers do not):
+  // given as configured, escaped once here. Call before the first Translate.
+  void set_fallback_model(std::string_view model);
+
   // Usage reported by the upstream so far, in the common convention.
   const TokenUsage& usage() const { return decoder_->usage(); }
   FinishReason finish() const { return finish_; }
@@ -55,6 +60,7 @@ class StreamTranslator : private EventSink {
 
   std::unique_ptr<StreamDecoder> decoder_;
   std::unique_ptr<StreamEncoder> encoder_;
+  std::string fallback_model_;  // escaped; empty = none
   FinishReason finish_ = FinishReason::kNone;
   int64_t output_bytes_ = 0;
   std::optional<ErrorCode> error_;

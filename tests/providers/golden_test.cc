@@ -28,6 +28,7 @@
 #include <sstream>
 
 #include "providers/anthropic/anthropic_provider.h"
+#include "providers/cohere/cohere_provider.h"
 #include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/openai_completions/completions_provider.h"
@@ -55,10 +56,12 @@ const Provider& ByName(std::string_view name) {
   static const openai::OpenAiProvider kOpenAi;
   static const anthropic::AnthropicProvider kAnthropic;
   static const ollama::OllamaProvider kOllama;
+  static const cohere::CohereProvider kCohere;
   static const openai_responses::ResponsesProvider kResponses;
   static const openai_completions::CompletionsProvider kCompletions;
   if (name == "anthropic") return kAnthropic;
   if (name == "ollama") return kOllama;
+  if (name == "cohere") return kCohere;
   if (name == "openai_responses") return kResponses;
   if (name == "openai_completions") return kCompletions;
   return kOpenAi;
@@ -290,6 +293,7 @@ class GoldenTest : public ::testing::TestWithParam<std::string> {
     options.include_usage = include_usage;
     options.client_body = client_request_;
     StreamTranslator translator(upstream().NewDecoder(), client().NewEncoder(options));
+    translator.set_fallback_model(spec_.at("upstream_model").as_string());  // as the relay does
     stream::SseParser sse;
     stream::NdjsonParser ndjson;
     const bool lines = upstream().stream_framing() == StreamFraming::kNdjson;
@@ -374,6 +378,8 @@ TEST_P(GoldenTest, Transcript) {
         status / 100 == 2 ? upstream().ParseResponse(body)
                           : Result<Response>(upstream().ParseError(static_cast<int>(status), body));
     if (response.ok()) {
+      // As the gateway does for an answer that names no model.
+      if (response->model.empty()) response->model = spec_.at("upstream_model").as_string();
       EncoderOptions render;
       render.created = Int("created", 0);
       render.client_body = client_request_;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "providers/anthropic/anthropic_provider.h"
+#include "providers/cohere/cohere_provider.h"
 #include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/translator.h"
@@ -87,6 +88,26 @@ const std::string kOllamaToolCall =
     R"({"role":"assistant","content":"","tool_calls":[{"function":{"name":"get_weather",)"
     R"("arguments":{"location":"Paris, \"FR\"","format":"celsius"}}}]},"done":false})"
     "\n";
+const std::string kCohereOpen =
+    "event: message-start\ndata: "
+    R"({"id":"m-1","type":"message-start","delta":{"message":{"role":"assistant","content":[],)"
+    R"("tool_plan":"","tool_calls":[],"citations":[]}}})"
+    "\n\n";
+const std::string kCohereText =
+    "event: content-delta\ndata: "
+    R"({"type":"content-delta","index":0,"delta":{"message":{"content":{"text":" w\"o\n"}}}})"
+    "\n\n";
+const std::string kCohereToolOpen =
+    kCohereOpen +
+    "event: tool-call-start\ndata: "
+    R"({"type":"tool-call-start","index":0,"delta":{"message":{"tool_calls":{"id":"c1",)"
+    R"("type":"function","function":{"name":"f","arguments":""}}}}})"
+    "\n\n";
+const std::string kCohereToolArgs =
+    "event: tool-call-delta\ndata: "
+    R"({"type":"tool-call-delta","index":0,"delta":{"message":{"tool_calls":{"function":)"
+    R"({"arguments":"{\"a\":"}}}}})"
+    "\n\n";
 
 size_t AllocationsPerChunk(const Provider& from, const Provider& to, const std::string& open,
                            const std::string& chunk) {
@@ -140,6 +161,18 @@ TEST(TranslateAllocations, OllamaToOpenAiToolCallsAllocateNothing) {
   const ollama::OllamaProvider ollama;
   const openai::OpenAiProvider openai;
   EXPECT_EQ(AllocationsPerChunk(ollama, openai, kOllamaOpen, kOllamaToolCall), 0u);
+}
+
+TEST(TranslateAllocations, CohereToOpenAiTextAllocatesNothing) {
+  const cohere::CohereProvider cohere;
+  const openai::OpenAiProvider openai;
+  EXPECT_EQ(AllocationsPerChunk(cohere, openai, kCohereOpen, kCohereText), 0u);
+}
+
+TEST(TranslateAllocations, CohereToAnthropicToolArgumentsAllocateNothing) {
+  const cohere::CohereProvider cohere;
+  const anthropic::AnthropicProvider anthropic;
+  EXPECT_EQ(AllocationsPerChunk(cohere, anthropic, kCohereToolOpen, kCohereToolArgs), 0u);
 }
 
 // The counter works: a translator built inside the counted window allocates.

@@ -54,6 +54,23 @@ TEST(StreamTranslator, ReportsFirstTokenOutputBytesAndTheUpstreamError) {
   EXPECT_NE(out.find("data: {\"error\":{"), std::string::npos) << out;
 }
 
+TEST(StreamTranslator, TheFallbackModelNamesOnlyAnAnswerThatNamesNone) {
+  anthropic::AnthropicProvider anthropic;
+  openai::OpenAiProvider openai;
+  StreamTranslator named(anthropic.NewDecoder(), openai.NewEncoder(EncoderOptions{}));
+  named.set_fallback_model("configured");
+  EXPECT_NE(Feed(named, kStart).find(R"("model":"claude")"), std::string::npos);
+
+  // The same start without a model: the configured name, escaped.
+  constexpr std::string_view kNoModel =
+      "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\","
+      "\"model\":\"\",\"usage\":{\"input_tokens\":7,\"output_tokens\":1}}}\n\n";
+  StreamTranslator unnamed(anthropic.NewDecoder(), openai.NewEncoder(EncoderOptions{}));
+  unnamed.set_fallback_model("odd\"name");
+  const std::string out = Feed(unnamed, kNoModel);
+  EXPECT_NE(out.find(R"("model":"odd\"name")"), std::string::npos) << out;
+}
+
 TEST(StreamTranslator, AStreamThatStopsShortEndsWithAnErrorAndSaysSo) {
   anthropic::AnthropicProvider anthropic;
   openai::OpenAiProvider openai;

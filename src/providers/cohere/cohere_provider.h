@@ -1,0 +1,35 @@
+// The Cohere v2 Chat dialect (https://docs.cohere.com/reference/chat): upstream for
+// `provider: cohere` deployments, reached by OpenAI and Anthropic clients through the pivot.
+// See provider.h for the contract and README.md in this folder for the API's quirks relied on.
+//
+// Upstream role only. No front door speaks Cohere, so the client role is not implemented:
+// ParseRequest answers kNotFound, NewEncoder returns nullptr (never called), RenderResponse and
+// RenderError render Cohere's shapes for completeness.
+//
+// Immutable; thread-safe. Decoders it makes belong to one stream.
+#pragma once
+
+#include "providers/provider.h"
+
+namespace turnpike::providers::cohere {
+
+class CohereProvider final : public Provider {
+ public:
+  std::string_view name() const override { return "cohere"; }
+
+  // <base>/v2/chat for both whole and streamed answers (the body's `stream` decides), with
+  // `Authorization: Bearer <key>` when a key is set.
+  UpstreamEndpoint Endpoint(const EndpointParams& params) const override;
+  Result<std::string> BuildRequest(const boost::json::object& chat,
+                                   const UpstreamRequestOptions& options) const override;
+  std::unique_ptr<StreamDecoder> NewDecoder() const override;
+  Result<Response> ParseResponse(std::string_view body) const override;
+  Error ParseError(int status, std::string_view body) const override;
+
+  Result<boost::json::object> ParseRequest(std::string_view body) const override;
+  std::unique_ptr<StreamEncoder> NewEncoder(const EncoderOptions& options) const override;
+  std::string RenderResponse(const Response& response, int64_t created) const override;
+  ErrorReply RenderError(const Error& error) const override;
+};
+
+}  // namespace turnpike::providers::cohere

@@ -1,0 +1,234 @@
+// OpenAI chat request (the pivot) -> Cohere v2 Chat request.
+#include <boost/json/serialize.hpp>
+
+#include "providers/cohere/requests.h"
+
+namespace turnpike::providers::cohere {
+namespace {
+
+namespace json = boost::json;
+
+// Top-level fields that have a Cohere equivalent, or (stream_options, user) whose meaning is
+// kept without one: Cohere always reports usage at message-end, and `user` only identifies the
+// end user without changing the answer. Anything else present and not null is refused, so that
+// nothing the client asked for is dropped silently.
+constexpr std::string_view kHandled[] = {"model",
+                                         "messages",
+                                         "max_tokens",
+                                         "max_completion_tokens",
+                                         "temperature",
+                                         "top_p",
+                                         "stop",
+                                         "stream",
+                                         "tools",
+                                         "tool_choice",
+                                         "n",
+                                         "parallel_tool_calls",
+                                         "seed",
+                                         "frequency_penalty",
+                                         "presence_penalty",
+                                         "response_format",
+                                         "logprobs",
+                                         "stream_options",
+                                         "user"};
+
+// Sampling fields that pass under the same name, or under Cohere's (top_p -> p).
+struct Renamed {
+  std::string_view from, to;
+};
+constexpr Renamed kNumbers[] = {{"temperature", "temperature"},
+                                {"top_p", "p"},
+                                {"frequency_penalty", "frequency_penalty"},
+                                {"presence_penalty", "presence_penalty"}};
+
+class Translation {
+ public:
+  explicit Translation(const json::object& chat) : chat_(chat) {}
+
+  Result<json::object> Run(const UpstreamRequestOptions& options) {
+    for (const auto& [key, value] : chat_) {
+      if (value.is_null()) continue;
+      bool handled = false;
+      for (std::string_view name : kHandled) handled = handled || key == name;
+      if (!handled) return Unsupported(std::string(key));
+    }
+    out_["model"] = options.upstream_model;
+    for (auto step : {&Translation::Messages, &Translation::Limits, &Translation::Sampling,
+                      &Translation::Tools, &Translation::Format}) {
+      if (Status s = (this->*step)(); !s.ok()) return s.error();
+    }
+    if (const json::value* stream = chat_.if_contains("stream"); stream && !stream->is_null()) {
+      if (!stream->is_bool()) return WrongType("stream", "a boolean");
+      if (stream->as_bool()) out_["stream"] = true;
+    }
+    if (Present(chat_, "user") && !chat_.at("user").is_string()) {
+      return WrongType("user", "a string");
+    }
+    return std::move(out_);
+  }
+
+ private:
+  Status Messages() {
+    const json::value* messages = chat_.if_contains("messages");
+    if (messages == nullptr || !messages->is_array()) return WrongType("messages", "an array");
+    json::array converted;
+    size_t i = 0;
+    for (const json::value& message : messages->as_array()) {
+      const std::string param = At("messages", i++);
+      if (!message.is_object()) return WrongType(param, "an object");
+      Result<json::object> m = MessageFromChat(message.as_object(), param);
+      if (!m.ok()) return m.error();
+      converted.push_back(std::move(m.value()));
+    }
+    out_["messages"] = std::move(converted);
+    return Ok{};
+  }
+
+  Status Limits() {
+    for (std::string_view key : {"max_tokens", "max_completion_tokens"}) {
+      if (!Present(chat_, key)) continue;
+      const json::value& value = chat_.at(key);
+      if (!value.is_int64() || value.as_int64() < 1) {
+        return WrongType(std::string(key), "a positive integer");
+      }
+      out_["max_tokens"] = value.as_int64();
+    }
+    if (Present(chat_, "n")) {
+      const json::value& n = chat_.at("n");
+      if (!n.is_int64() || n.as_int64() != 1) {
+        return Invalid("Cohere returns one choice per request; 'n' must be 1.", "n");
+      }
+    }
+    return Ok{};
+  }
+
+  Status Sampling() {
+    for (const Renamed& field : kNumbers) {
+      if (!Present(chat_, field.from)) continue;
+      const json::value& value = chat_.at(field.from);
+      if (!value.is_number()) return WrongType(std::string(field.from), "a number");
+      out_[field.to] = value;
+    }
+    if (Present(chat_, "seed")) {
+      if (!chat_.at("seed").is_int64()) return WrongType("seed", "an integer");
+      out_["seed"] = chat_.at("seed");
+    }
+    if (Present(chat_, "stop")) {
+      const json::value& stop = chat_.at("stop");
+      json::array sequences;
+      if (stop.is_string()) {
+        sequences.push_back(stop);
+      } else if (stop.is_array()) {
+        for (const json::value& s : stop.as_array()) {
+          if (!s.is_string()) return WrongType("stop", "a string or an array of strings");
+          sequences.push_back(s);
+        }
+      } else {
+        return WrongType("stop", "a string or an array of strings");
+      }
+      out_["stop_sequences"] = std::move(sequences);
+    }
+    // Cohere's logprobs have another shape, which the answer's translation does not carry.
+    if (Present(chat_, "logprobs") && chat_.at("logprobs") != false) return Unsupported("logprobs");
+    return Ok{};
+  }
+
+  Status Tools() {
+    if (Present(chat_, "tools")) {
+      const json::value& tools = chat_.at("tools");
+      if (!tools.is_array()) return WrongType("tools", "an array");
+      json::array list;
+      size_t i = 0;
+      int strict = -1;  // Cohere's strict_tools covers every tool: -1 unknown, 0 no, 1 yes
+      for (const json::value& tool : tools.as_array()) {
+        const std::string param = At("tools", i++);
+        if (!tool.is_object()) return WrongType(param, "an object");
+        const json::value* type = tool.as_object().if_contains("type");
+        if (type == nullptr || *type != "function") return Unsupported(param + ".type");
+        const json::value* function = tool.as_object().if_contains("function");
+        if (function == nullptr || !function->is_object()) {
+          return WrongType(param + ".function", "an object");
+        }
+        const json::object& f = function->as_object();
+        const json::value* name = f.if_contains("name");
+        if (name == nullptr || !name->is_string()) {
+          return WrongType(param + ".function.name", "a string");
+        }
+        const json::value* strict_value = f.if_contains("strict");
+        const int this_strict = strict_value && *strict_value == true ? 1 : 0;
+        if (strict >= 0 && this_strict != strict) {
+          return Invalid("Cohere's strict mode applies to all tools or none.",
+                         param + ".function.strict");
+        }
+        strict = this_strict;
+        json::object converted{{"name", *name}};
+        if (Present(f, "description")) converted["description"] = f.at("description");
+        converted["parameters"] =
+            Present(f, "parameters")
+                ? f.at("parameters")
+                : json::object{{"type", "object"}, {"properties", json::object()}};
+        list.push_back(json::object{{"type", "function"}, {"function", std::move(converted)}});
+      }
+      if (!list.empty()) out_["tools"] = std::move(list);
+      if (strict == 1) out_["strict_tools"] = true;
+    }
+    if (Present(chat_, "tool_choice")) {
+      // Cohere's tool_choice is REQUIRED or NONE; its default is OpenAI's auto. It cannot
+      // force one named function.
+      const json::value& value = chat_.at("tool_choice");
+      if (value == "required") {
+        out_["tool_choice"] = "REQUIRED";
+      } else if (value == "none") {
+        out_["tool_choice"] = "NONE";
+      } else if (value != "auto") {
+        return Invalid(
+            "Cohere can require a tool call but not a specific function: tool_choice "
+            "must be auto, required or none.",
+            "tool_choice");
+      }
+    }
+    if (Present(chat_, "parallel_tool_calls")) {
+      const json::value& parallel = chat_.at("parallel_tool_calls");
+      if (!parallel.is_bool()) return WrongType("parallel_tool_calls", "a boolean");
+      if (!parallel.as_bool()) {
+        return Invalid("Cohere cannot disable parallel tool calls.", "parallel_tool_calls");
+      }
+    }
+    return Ok{};
+  }
+
+  Status Format() {
+    if (!Present(chat_, "response_format")) return Ok{};
+    const json::value& format = chat_.at("response_format");
+    const json::value* type = format.is_object() ? format.as_object().if_contains("type") : nullptr;
+    if (type == nullptr || !type->is_string()) return WrongType("response_format.type", "a string");
+    if (*type == "text") return Ok{};
+    if (*type == "json_object") {
+      out_["response_format"] = json::object{{"type", "json_object"}};
+      return Ok{};
+    }
+    if (*type != "json_schema") return Unsupported("response_format.type");
+    const json::value* spec = format.as_object().if_contains("json_schema");
+    const json::value* schema =
+        spec && spec->is_object() ? spec->as_object().if_contains("schema") : nullptr;
+    if (schema == nullptr || !schema->is_object()) {
+      return WrongType("response_format.json_schema.schema", "an object");
+    }
+    out_["response_format"] = json::object{{"type", "json_object"}, {"json_schema", *schema}};
+    return Ok{};
+  }
+
+  const json::object& chat_;
+  json::object out_;
+};
+
+}  // namespace
+
+Result<std::string> BuildChatRequest(const json::object& chat,
+                                     const UpstreamRequestOptions& options) {
+  Result<json::object> out = Translation(chat).Run(options);
+  if (!out.ok()) return out.error();
+  return json::serialize(out.value());
+}
+
+}  // namespace turnpike::providers::cohere

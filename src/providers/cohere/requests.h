@@ -1,0 +1,35 @@
+// Request translation from an OpenAI chat completion request (the pivot, provider.h) to a
+// Cohere v2 Chat request (internal to providers/cohere/). Walks a DOM once per request. See
+// README.md for the field mapping and what is refused.
+//
+// Stateless; thread-safe. Errors: kInvalidRequest naming the client's field in `param`, in the
+// pivot's (OpenAI) style: "messages[1].content[0].type", "tool_choice".
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "providers/provider.h"
+
+namespace turnpike::providers::cohere {
+
+// The pivot -> a Cohere POST /v2/chat body.
+Result<std::string> BuildChatRequest(const boost::json::object& chat,
+                                     const UpstreamRequestOptions& options);
+
+// One pivot message -> one Cohere message; `param` is its path ("messages[2]").
+Result<boost::json::object> MessageFromChat(const boost::json::object& message,
+                                            const std::string& param);
+
+// Shared by the translation files: kInvalidRequest errors naming `param`.
+Error Invalid(std::string message, std::string param);
+Error Unsupported(const std::string& param);  // "not supported by ... (Cohere)"
+Error WrongType(const std::string& param, std::string_view expected);
+// The key is there and not null.
+bool Present(const boost::json::object& object, std::string_view key);
+// "base[index]".
+std::string At(const std::string& base, size_t index);
+
+}  // namespace turnpike::providers::cohere
