@@ -18,6 +18,7 @@
 #include "observability/access_log.h"
 #include "pipeline/route_table.h"
 #include "providers/anthropic/anthropic_provider.h"
+#include "providers/gemini/gemini_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/registry.h"
 #include "store/governance_service.h"
@@ -55,6 +56,7 @@ std::unique_ptr<providers::Registry> MakeRegistry() {
   auto registry = std::make_unique<providers::Registry>();
   registry->Add(std::make_unique<providers::openai::OpenAiProvider>());
   registry->Add(std::make_unique<providers::anthropic::AnthropicProvider>());
+  registry->Add(std::make_unique<providers::gemini::GeminiProvider>());
   return registry;
 }
 

@@ -24,6 +24,7 @@
 #include <sstream>
 
 #include "providers/anthropic/anthropic_provider.h"
+#include "providers/gemini/gemini_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/translator.h"
 #include "stream/sse_parser.h"
@@ -46,7 +47,9 @@ json::value ReadJson(const fs::path& path) { return json::parse(Read(path)); }
 const Provider& ByName(std::string_view name) {
   static const openai::OpenAiProvider kOpenAi;
   static const anthropic::AnthropicProvider kAnthropic;
+  static const gemini::GeminiProvider kGemini;
   if (name == "anthropic") return kAnthropic;
+  if (name == "gemini") return kGemini;
   return kOpenAi;
 }
 
