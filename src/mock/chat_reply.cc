@@ -6,6 +6,7 @@
 #include <string>
 
 #include "mock/anthropic_render.h"
+#include "mock/gemini_render.h"
 
 namespace turnpike::mock {
 namespace {
@@ -120,9 +121,13 @@ net::awaitable<void> ChatReply::RespondFault() {
     exchange_.response_headers().Add("Retry-After", int64_t{options_.retry_after_s});
   }
   const bool anthropic = chat_.wire == Wire::kAnthropic;
-  std::string body = anthropic ? RenderAnthropicError(error) : RenderErrorBody(error);
-  const unsigned status =
-      anthropic ? AnthropicStatus(error.code) : static_cast<unsigned>(HttpStatus(error.code));
+  const bool gemini = chat_.wire == Wire::kGemini;
+  std::string body = gemini      ? RenderGeminiError(error)
+                     : anthropic ? RenderAnthropicError(error)
+                                 : RenderErrorBody(error);
+  const unsigned status = gemini      ? GeminiStatus(error.code)
+                          : anthropic ? AnthropicStatus(error.code)
+                                      : static_cast<unsigned>(HttpStatus(error.code));
   co_await exchange_.Respond(status, kJson, std::move(body));
 }
 
@@ -138,7 +143,9 @@ net::awaitable<void> ChatReply::RunSingle() {
   }
   const std::string_view tool = plan_.tool_call ? std::string_view(chat_.first_tool) : "";
   std::string body =
-      chat_.wire == Wire::kAnthropic
+      chat_.wire == Wire::kGemini
+          ? RenderGenerateContent(identity_, plan_.tokens, tool, FinishReason(), MakeUsage())
+      : chat_.wire == Wire::kAnthropic
           ? RenderMessage(identity_, plan_.tokens, tool, FinishReason(), MakeUsage())
           : RenderCompletion(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
   stats_.Add(Counter::kCompletionTokens, static_cast<uint64_t>(plan_.tokens));
@@ -147,11 +154,14 @@ net::awaitable<void> ChatReply::RunSingle() {
 
 net::awaitable<void> ChatReply::RunStream() {
   stats_.Add(Counter::kStreamsStarted);
-  // Both live in the coroutine frame; only the one for the request's API is built.
+  // Each lives in the coroutine frame; only the one for the request's API is built.
   std::optional<ChunkRenderer> chunks;
   std::optional<MessageStreamRenderer> events;
+  std::optional<GeminiStreamRenderer> gemini;
   StreamRenderer* renderer = nullptr;
-  if (chat_.wire == Wire::kAnthropic) {
+  if (chat_.wire == Wire::kGemini) {
+    renderer = &gemini.emplace(identity_, MakeUsage());
+  } else if (chat_.wire == Wire::kAnthropic) {
     renderer = &events.emplace(identity_, MakeUsage());
   } else {
     renderer = &chunks.emplace(identity_, chat_.include_usage);

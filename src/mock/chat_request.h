@@ -21,7 +21,7 @@
 namespace turnpike::mock {
 
 // Which API the request came in on, and so which wire shapes the reply uses.
-enum class Wire { kOpenAi, kAnthropic };
+enum class Wire { kOpenAi, kAnthropic, kGemini };
 
 struct ChatRequest {
   Wire wire = Wire::kOpenAi;
@@ -43,6 +43,11 @@ class BodyParser {
   // An Anthropic /v1/messages body: model, messages and max_tokens (>= 1) are required;
   // stream, tools[0].name are read. Errors name fields the Anthropic way ("max_tokens").
   Result<ChatRequest> ParseMessages(std::string_view body);
+  // A Gemini generateContent body; the model and streaming come from the URL. `contents` (a
+  // non-empty array) is required; generationConfig.maxOutputTokens and
+  // tools[0].functionDeclarations[0].name are read.
+  Result<ChatRequest> ParseGenerateContent(std::string_view body, std::string_view model,
+                                           bool stream);
 
  private:
   // Parses `body` into the reused buffer; the root object or the error to answer.
