@@ -11,6 +11,7 @@
 #include <string>
 
 #include "providers/anthropic/anthropic_provider.h"
+#include "providers/gemini/gemini_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/translator.h"
 #include "stream/sse_parser.h"
@@ -51,8 +52,18 @@ const std::string kOpenAiDelta =
     R"("choices":[{"index":0,"delta":{"content":" world"},"logprobs":null,"finish_reason":null}]})"
     "\n\n";
 
+// Gemini (alt=sse): every event is a whole GenerateContentResponse, usageMetadata included.
+const std::string kGeminiDelta =
+    "data: "
+    R"({"candidates": [{"content": {"parts": [{"text": " world"}],"role": "model"},"index": 0}],)"
+    R"("usageMetadata": {"promptTokenCount": 25,"totalTokenCount": 25,"promptTokensDetails": )"
+    R"([{"modality": "TEXT","tokenCount": 25}]},"modelVersion": "gemini-2.5-flash",)"
+    R"("responseId": "fHkmaKz2MZ2dz7IP-ZqpiAM"})"
+    "\r\n\r\n";
+
 const anthropic::AnthropicProvider kAnthropic;
 const openai::OpenAiProvider kOpenAi;
+const gemini::GeminiProvider kGemini;
 
 // Items per second, and its inverse: CPU seconds per chunk (shown as e.g. "280n").
 void Report(benchmark::State& state, size_t event_bytes) {
@@ -76,6 +87,7 @@ void BM_Identity(benchmark::State& state, const std::string& event) {
 }
 BENCHMARK_CAPTURE(BM_Identity, anthropic_text, kAnthropicDelta);
 BENCHMARK_CAPTURE(BM_Identity, openai_text, kOpenAiDelta);
+BENCHMARK_CAPTURE(BM_Identity, gemini_text, kGeminiDelta);
 
 void BM_Translate(benchmark::State& state, const Provider& from, const Provider& to,
                   const std::string& open, const std::string& event) {
@@ -114,6 +126,8 @@ BENCHMARK_CAPTURE(BM_Translate, anthropic_to_openai_tool_args, kAnthropic, kOpen
                   kAnthropicToolDelta);
 BENCHMARK_CAPTURE(BM_Translate, openai_to_anthropic_text, kOpenAi, kAnthropic, kOpenAiDelta,
                   kOpenAiDelta);
+BENCHMARK_CAPTURE(BM_Translate, gemini_to_openai_text, kGemini, kOpenAi, kGeminiDelta,
+                  kGeminiDelta);
 
 }  // namespace
 }  // namespace turnpike::providers
