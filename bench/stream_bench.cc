@@ -95,6 +95,49 @@ void BM_AccumulatorConsume(benchmark::State& state, const std::string& json) {
 BENCHMARK_CAPTURE(BM_AccumulatorConsume, openai_chunk, kChunkJson);
 BENCHMARK_CAPTURE(BM_AccumulatorConsume, short_chunk, kShortChunkJson);
 
+// A stream as a provider sends it: a role chunk, then content chunks whose text changes (words
+// of 1 to 9 bytes, some non-ASCII, one in 16 with an escape), the finish chunk and the usage
+// chunk. Repeating one identical chunk would flatter any cache; this is the honest case.
+std::vector<std::string> RealisticStream() {
+  const std::string head =
+      R"({"id":"chatcmpl-AbCdEfGhIjKlMnOpQrStUvWxYz012","object":"chat.completion.chunk",)"
+      R"("created":1718000000,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_0ba0d124f1",)"
+      R"("choices":[{"index":0,"delta":{)";
+  const std::string tail = R"(},"logprobs":null,"finish_reason":null}]})";
+  const char* words[] = {
+      " the", " world", ",",       " caf\xc3\xa9", " is",  " open",         " today", ".",
+      " We",  " serve", " coffee", " and",         " tea", " \xe2\x80\x94", " 42",    "!"};
+  std::vector<std::string> chunks;
+  chunks.push_back(head + R"("role":"assistant","content":"")" + tail);
+  for (size_t i = 0; chunks.size() < kStreamChunks - 2; ++i) {
+    const std::string word = i % 16 == 15 ? std::string(R"(\n)") : std::string(words[i % 16]);
+    chunks.push_back(head + R"("content":")" + word + R"(")" + tail);
+  }
+  chunks.push_back(head.substr(0, head.size() - std::string_view(R"("delta":{)").size()) +
+                   R"("delta":{},"logprobs":null,"finish_reason":"stop"}]})");
+  chunks.push_back(
+      R"({"id":"chatcmpl-AbCdEfGhIjKlMnOpQrStUvWxYz012","object":"chat.completion.chunk",)"
+      R"("created":1718000000,"model":"gpt-4o-mini-2024-07-18","choices":[],)"
+      R"("usage":{"prompt_tokens":12,"completion_tokens":254,"total_tokens":266}})");
+  return chunks;
+}
+
+void BM_AccumulatorStream(benchmark::State& state) {
+  const std::vector<std::string> chunks = RealisticStream();
+  size_t bytes = 0;
+  for (const std::string& chunk : chunks) bytes += chunk.size();
+  size_t fast = 0;
+  for (auto _ : state) {
+    ChatAccumulator acc;
+    for (const std::string& chunk : chunks) benchmark::DoNotOptimize(acc.Consume(chunk));
+    benchmark::DoNotOptimize(acc.choices().data());
+    fast = acc.template_chunks();
+  }
+  CountEvents(state, chunks.size(), bytes);
+  state.counters["template_chunks"] = static_cast<double>(fast);
+}
+BENCHMARK(BM_AccumulatorStream);
+
 // Both stages together, one event per read: the per-event cost of the tee.
 void BM_SseThenAccumulate(benchmark::State& state) {
   const std::string event = Event(kChunkJson);

@@ -1,5 +1,6 @@
 // Dialect translation per stream chunk (issue 5 bar: <= 0.5 us per chunk), next to the
-// identity path, which frames the same event with the SseParser and forwards its bytes.
+// identity path, which frames the same event with the SseParser and forwards its bytes. Ollama's
+// NDJSON lines are split by stream::NdjsonParser.
 //
 //   ninja -C build bench/translate_bench && build/bench/translate_bench
 //
@@ -12,8 +13,10 @@
 
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/gemini/gemini_provider.h"
+#include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/translator.h"
+#include "stream/ndjson_parser.h"
 #include "stream/sse_parser.h"
 
 namespace turnpike::providers {
@@ -52,6 +55,11 @@ const std::string kOpenAiDelta =
     R"("choices":[{"index":0,"delta":{"content":" world"},"logprobs":null,"finish_reason":null}]})"
     "\n\n";
 
+// Ollama: one /api/chat NDJSON line per token (docs/api.md's streaming example).
+const std::string kOllamaDelta =
+    R"({"model":"llama3.2","created_at":"2023-08-04T08:52:19.385406455-07:00",)"
+    R"("message":{"role":"assistant","content":" world"},"done":false})"
+    "\n";
 // Gemini (alt=sse): every event is a whole GenerateContentResponse, usageMetadata included.
 const std::string kGeminiDelta =
     "data: "
@@ -62,6 +70,7 @@ const std::string kGeminiDelta =
     "\r\n\r\n";
 
 const anthropic::AnthropicProvider kAnthropic;
+const ollama::OllamaProvider kOllama;
 const openai::OpenAiProvider kOpenAi;
 const gemini::GeminiProvider kGemini;
 
@@ -96,12 +105,15 @@ void BM_Translate(benchmark::State& state, const Provider& from, const Provider&
   options.include_usage = true;
   StreamTranslator translator(from.NewDecoder(), to.NewEncoder(options));
   stream::SseParser parser;
+  stream::NdjsonParser lines;
+  const bool ndjson = from.stream_framing() == StreamFraming::kNdjson;
   std::string out;
   auto feed = [&](const std::string& bytes) {
-    return parser.Feed(bytes, [&](const stream::SseEvent& e) {
+    auto on_event = [&](const stream::SseEvent& e) {
       Status translated = translator.Translate(e, out);
       benchmark::DoNotOptimize(translated);
-    });
+    };
+    return ndjson ? lines.Feed(bytes, on_event) : parser.Feed(bytes, on_event);
   };
   Status opened = feed(open);
   if (!opened.ok() || translator.ended()) {
@@ -126,6 +138,10 @@ BENCHMARK_CAPTURE(BM_Translate, anthropic_to_openai_tool_args, kAnthropic, kOpen
                   kAnthropicToolDelta);
 BENCHMARK_CAPTURE(BM_Translate, openai_to_anthropic_text, kOpenAi, kAnthropic, kOpenAiDelta,
                   kOpenAiDelta);
+BENCHMARK_CAPTURE(BM_Translate, ollama_to_openai_text, kOllama, kOpenAi, kOllamaDelta,
+                  kOllamaDelta);
+BENCHMARK_CAPTURE(BM_Translate, ollama_to_anthropic_text, kOllama, kAnthropic, kOllamaDelta,
+                  kOllamaDelta);
 BENCHMARK_CAPTURE(BM_Translate, gemini_to_openai_text, kGemini, kOpenAi, kGeminiDelta,
                   kGeminiDelta);
 

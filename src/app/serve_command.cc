@@ -19,6 +19,7 @@
 #include "pipeline/route_table.h"
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/gemini/gemini_provider.h"
+#include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/registry.h"
 #include "store/governance_service.h"
@@ -56,6 +57,7 @@ std::unique_ptr<providers::Registry> MakeRegistry() {
   auto registry = std::make_unique<providers::Registry>();
   registry->Add(std::make_unique<providers::openai::OpenAiProvider>());
   registry->Add(std::make_unique<providers::anthropic::AnthropicProvider>());
+  registry->Add(std::make_unique<providers::ollama::OllamaProvider>());
   registry->Add(std::make_unique<providers::gemini::GeminiProvider>());
   return registry;
 }

@@ -159,7 +159,8 @@ net::awaitable<void> ChatFlow::Attempts() {
     upstream::OutgoingRequest out;
     out.target = info_.stream ? target.stream_path : target.chat_path;
     out.body = body;
-    out.accept = info_.stream ? "text/event-stream" : "application/json";
+    const std::string_view stream_type = providers::StreamContentType(dialect->stream_framing());
+    out.accept = info_.stream ? stream_type : "application/json";
     out.authorization = target.authorization;
     out.request_id = ctx_.request_id;
     out.extra_headers = target.extra_headers;
@@ -198,7 +199,7 @@ net::awaitable<void> ChatFlow::Attempts() {
       continue;
     }
     const bool stream = info_.stream && status / 100 == 2 &&
-                        ContentTypeIs(call.header("content-type"), "text/event-stream");
+                        ContentTypeIs(call.header("content-type"), stream_type);
     if (identity && api_ == ClientApi::kOpenAiChat) {
       if (stream) {
         co_await RelayStream(call);

@@ -48,7 +48,11 @@ void DialectRelay::Tap::OnEvent(const providers::StreamEvent& event) {
 
 DialectRelay::DialectRelay(http::Exchange& exchange, upstream::Call& call,
                            pipeline::RequestContext& ctx, const DialectRelayOptions& options)
-    : exchange_(exchange), call_(call), ctx_(ctx), options_(options) {
+    : exchange_(exchange),
+      call_(call),
+      ctx_(ctx),
+      options_(options),
+      ndjson_(options.upstream->stream_framing() == providers::StreamFraming::kNdjson) {
   if (options_.translate) {
     translator_ = std::make_unique<providers::StreamTranslator>(
         options_.upstream->NewDecoder(), options_.client->NewEncoder(MakeEncoderOptions(options)));
@@ -77,7 +81,7 @@ net::awaitable<void> DialectRelay::Run() {
 
 bool DialectRelay::Feed(std::string_view piece) {
   bool go_on = true;
-  Status fed = parser_.Feed(piece, [this, &go_on](const stream::SseEvent& event) {
+  auto on_event = [this, &go_on](const stream::SseEvent& event) {
     if (!go_on) return;
     if (translator_) {
       Status translated = translator_->Translate(event, out_);
@@ -91,7 +95,8 @@ bool DialectRelay::Feed(std::string_view piece) {
     // A tap that cannot read an event does not stop the stream: the bytes are the upstream's
     // own, and the client judges them; only the accounting loses that event.
     if (event.has_data) static_cast<void>(decoder_->Decode(event, tap_));
-  });
+  };
+  Status fed = ndjson_ ? ndjson_parser_.Feed(piece, on_event) : sse_parser_.Feed(piece, on_event);
   if (!fed.ok()) {
     FailInto(fed.error());
     return false;

@@ -1,4 +1,4 @@
-// Relays an upstream SSE stream to a client whose API differs from the OpenAI identity path:
+// Relays an upstream stream to a client whose API differs from the OpenAI identity path:
 // either translated (the upstream's dialect decoded, the client's encoded) or forwarded byte
 // for byte between two ends of the same non-OpenAI dialect (Anthropic to Anthropic), with the
 // upstream's decoder run passively to learn usage and the first token.
@@ -6,7 +6,9 @@
 //   translate:    upstream event -> StreamTranslator -> client bytes (one event at a time)
 //   passthrough:  upstream event -> client, untouched; a copy of its view goes to the decoder
 //
-// The same rules as StreamRelay (stream_relay.h): complete SSE events only, the next upstream
+// The upstream's bytes are framed by its dialect's stream_framing(): SSE events, or NDJSON lines
+// (each handed to the decoder as an SseEvent whose `data` is the line); the client always gets
+// SSE. The same rules as StreamRelay (stream_relay.h): complete events only, the next upstream
 // read starts after the client took the previous bytes (backpressure, one read buffer per
 // stream), `: keep-alive` comments while the upstream is silent (a comment in either dialect),
 // a client that leaves cancels the upstream call. An upstream failure mid-stream, or an end
@@ -29,6 +31,7 @@
 #include "pipeline/request_context.h"
 #include "providers/provider.h"
 #include "providers/translator.h"
+#include "stream/ndjson_parser.h"
 #include "stream/sse_parser.h"
 #include "upstream/call.h"
 
@@ -73,7 +76,11 @@ class DialectRelay {
   upstream::Call& call_;
   pipeline::RequestContext& ctx_;
   const DialectRelayOptions options_;
-  stream::SseParser parser_;
+  // One of the two splitters is used, chosen once from the upstream's framing (no per-byte
+  // dispatch); the other stays empty.
+  const bool ndjson_;
+  stream::SseParser sse_parser_;
+  stream::NdjsonParser ndjson_parser_;
   std::unique_ptr<providers::StreamTranslator> translator_;  // translate mode
   std::unique_ptr<providers::StreamDecoder> decoder_;        // passthrough mode
   Tap tap_;

@@ -1,6 +1,7 @@
 #include "gateway/gateway_probe.h"
 
 #include "gateway/server_timing.h"
+#include "observability/allocation_count.h"
 
 namespace turnpike::gateway {
 namespace obs = observability;
@@ -123,6 +124,12 @@ std::string RenderMetrics(const ProbeRegistry& registry) {
     for (const GatewayProbe* probe : registry.gateway) total += (probe->*member).value();
     return static_cast<double>(total);
   };
+  if (obs::counting_allocations()) {
+    WriteSum(w, "turnpike_allocations_total",
+             "C++ heap allocations (operator new) by every thread of the process; the C "
+             "libraries' own mallocs are not counted.",
+             obs::MetricType::kCounter, [] { return static_cast<double>(obs::AllocationCount()); });
+  }
   WriteSum(w, "turnpike_upstream_retries_total", "Upstream attempts after the first.",
            obs::MetricType::kCounter, [&] { return sum_gateway(&GatewayProbe::retries); });
   WriteSum(w, "turnpike_client_cancels_total", "Clients that went away before the response ended.",

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "net/deadline.h"
+#include "net/header_arena.h"
 
 namespace turnpike::http {
 
@@ -37,6 +38,8 @@ struct Connection : std::enable_shared_from_this<Connection> {
   boost::asio::ip::tcp::socket socket;
   net::Deadline deadline;
   boost::beast::flat_buffer buffer;
+  // The header fields of the request being served; reset before each request is parsed.
+  net::HeaderArena arena;
   std::chrono::milliseconds write_timeout{60'000};
   bool peer_gone = false;  // the client closed or reset the connection, or stalled a write
 

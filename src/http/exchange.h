@@ -29,10 +29,14 @@
 #include <string_view>
 
 #include "http/response_headers.h"
+#include "net/header_arena.h"
 
 namespace turnpike::http {
 
-using Request = boost::beast::http::request<boost::beast::http::string_body>;
+// Header fields live in the connection's HeaderArena (net/header_arena.h).
+using Request =
+    boost::beast::http::request<boost::beast::http::string_body,
+                                boost::beast::http::basic_fields<net::ArenaAllocator<char>>>;
 using Fields = boost::beast::http::fields;
 using Clock = std::chrono::steady_clock;
 

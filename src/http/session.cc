@@ -107,7 +107,10 @@ net::awaitable<void> RunSession(SessionContext ctx, std::shared_ptr<Connection> 
     first = false;
     const Clock::time_point started = Clock::now();
 
-    bhttp::request_parser<bhttp::string_body> parser;
+    c.arena.Reset();  // the previous request's parser is gone
+    bhttp::request_parser<bhttp::string_body, tpnet::ArenaAllocator<char>> parser(
+        std::piecewise_construct, std::make_tuple(),
+        std::make_tuple(tpnet::ArenaAllocator<char>(&c.arena)));
     parser.header_limit(static_cast<uint32_t>(ctx.options.max_header_bytes));
     parser.body_limit(ctx.options.max_body_bytes);
     c.Arm(ctx.options.read_headers_timeout);

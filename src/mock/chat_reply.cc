@@ -7,6 +7,7 @@
 
 #include "mock/anthropic_render.h"
 #include "mock/gemini_render.h"
+#include "mock/ollama_render.h"
 
 namespace turnpike::mock {
 namespace {
@@ -120,6 +121,11 @@ net::awaitable<void> ChatReply::RespondFault() {
   if (plan_.fault == FaultKind::kHttp429) {
     exchange_.response_headers().Add("Retry-After", int64_t{options_.retry_after_s});
   }
+  if (chat_.wire == Wire::kOllama) {
+    std::string body = RenderOllamaError(error);
+    co_await exchange_.Respond(OllamaStatus(error.code), kJson, std::move(body));
+    co_return;
+  }
   const bool anthropic = chat_.wire == Wire::kAnthropic;
   const bool gemini = chat_.wire == Wire::kGemini;
   std::string body = gemini      ? RenderGeminiError(error)
@@ -147,6 +153,8 @@ net::awaitable<void> ChatReply::RunSingle() {
           ? RenderGenerateContent(identity_, plan_.tokens, tool, FinishReason(), MakeUsage())
       : chat_.wire == Wire::kAnthropic
           ? RenderMessage(identity_, plan_.tokens, tool, FinishReason(), MakeUsage())
+      : chat_.wire == Wire::kOllama
+          ? RenderOllamaChat(identity_, plan_.tokens, tool, FinishReason(), MakeUsage())
           : RenderCompletion(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
   stats_.Add(Counter::kCompletionTokens, static_cast<uint64_t>(plan_.tokens));
   co_await exchange_.Respond(kOk, kJson, std::move(body));
@@ -157,12 +165,15 @@ net::awaitable<void> ChatReply::RunStream() {
   // Each lives in the coroutine frame; only the one for the request's API is built.
   std::optional<ChunkRenderer> chunks;
   std::optional<MessageStreamRenderer> events;
+  std::optional<OllamaStreamRenderer> lines;
   std::optional<GeminiStreamRenderer> gemini;
   StreamRenderer* renderer = nullptr;
   if (chat_.wire == Wire::kGemini) {
     renderer = &gemini.emplace(identity_, MakeUsage());
   } else if (chat_.wire == Wire::kAnthropic) {
     renderer = &events.emplace(identity_, MakeUsage());
+  } else if (chat_.wire == Wire::kOllama) {
+    renderer = &lines.emplace(identity_);
   } else {
     renderer = &chunks.emplace(identity_, chat_.include_usage);
   }
@@ -188,7 +199,9 @@ net::awaitable<void> ChatReply::RunStream() {
 }
 
 net::awaitable<bool> ChatReply::StreamBody(StreamRenderer& renderer) {
-  const bool head_sent = co_await exchange_.StartStream(kOk, kEventStream);
+  const std::string_view content_type =
+      chat_.wire == Wire::kOllama ? kNdjsonContentType : kEventStream;
+  const bool head_sent = co_await exchange_.StartStream(kOk, content_type);
   gone_ = gone_ || !head_sent;
   const bool present = co_await Pause(plan_.first_token_delay);
   if (!present) co_return false;

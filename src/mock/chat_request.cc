@@ -166,6 +166,34 @@ Result<ChatRequest> BodyParser::ParseMessages(std::string_view body) {
   return chat;
 }
 
+Result<ChatRequest> BodyParser::ParseOllama(std::string_view body) {
+  Result<simdjson::dom::object> parsed = ParseRoot(body);
+  if (!parsed.ok()) return parsed.error();
+  const simdjson::dom::object root = parsed.value();
+
+  ChatRequest chat;
+  chat.wire = Wire::kOllama;
+  chat.stream = true;  // Ollama streams unless told not to
+  std::string_view model;
+  if (root["model"].get_string().get(model)) return Invalid("model is required", "");
+  chat.model = std::string(model);
+  simdjson::dom::array messages;
+  if (root["messages"].get_array().get(messages)) return Invalid("messages is required", "");
+  const Field stream = root["stream"];
+  if (!Absent(stream) && stream.get_bool().get(chat.stream)) {
+    return Invalid("stream must be a boolean", "");
+  }
+  const Field limit = root["options"]["num_predict"];
+  int64_t num_predict = 0;
+  if (!Absent(limit) && limit.get_int64().get(num_predict)) {
+    return Invalid("options.num_predict must be an integer", "");
+  }
+  if (num_predict > 0) chat.max_tokens = num_predict;
+  if (Status tools = ParseTools(root, chat); !tools.ok()) return tools.error();
+  chat.prompt_tokens = body.size() / kBytesPerPromptToken;
+  return chat;
+}
+
 Result<ChatRequest> BodyParser::ParseGenerateContent(std::string_view body, std::string_view model,
                                                      bool stream) {
   Result<simdjson::dom::object> parsed = ParseRoot(body);

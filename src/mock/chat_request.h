@@ -21,7 +21,7 @@
 namespace turnpike::mock {
 
 // Which API the request came in on, and so which wire shapes the reply uses.
-enum class Wire { kOpenAi, kAnthropic, kGemini };
+enum class Wire { kOpenAi, kAnthropic, kOllama, kGemini };
 
 struct ChatRequest {
   Wire wire = Wire::kOpenAi;
@@ -43,6 +43,9 @@ class BodyParser {
   // An Anthropic /v1/messages body: model, messages and max_tokens (>= 1) are required;
   // stream, tools[0].name are read. Errors name fields the Anthropic way ("max_tokens").
   Result<ChatRequest> ParseMessages(std::string_view body);
+  // An Ollama /api/chat body: model and messages are required; stream (default true!),
+  // options.num_predict (> 0 is a limit) and tools[0].function.name are read.
+  Result<ChatRequest> ParseOllama(std::string_view body);
   // A Gemini generateContent body; the model and streaming come from the URL. `contents` (a
   // non-empty array) is required; generationConfig.maxOutputTokens and
   // tools[0].functionDeclarations[0].name are read.

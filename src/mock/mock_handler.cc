@@ -6,6 +6,7 @@
 #include "mock/anthropic_render.h"
 #include "mock/chat_reply.h"
 #include "mock/gemini_render.h"
+#include "mock/ollama_render.h"
 #include "mock/openai_render.h"
 
 namespace turnpike::mock {
@@ -33,8 +34,9 @@ struct Route {
 };
 
 constexpr Route kRoutes[] = {{kChatPath, Verb::post},       {kMessagesPath, Verb::post},
-                             {kModelsPath, Verb::get},      {kStatsPath, Verb::get},
-                             {kStatsResetPath, Verb::post}, {kHealthPath, Verb::get}};
+                             {kOllamaChatPath, Verb::post}, {kModelsPath, Verb::get},
+                             {kStatsPath, Verb::get},       {kStatsResetPath, Verb::post},
+                             {kHealthPath, Verb::get}};
 
 // nullopt when the route exists and the method fits; else the error to answer.
 std::optional<Error> CheckRoute(std::string_view path, Verb verb) {
@@ -68,6 +70,11 @@ net::awaitable<void> MockHandler::RespondJson(http::Exchange& exchange, unsigned
 }
 
 net::awaitable<void> MockHandler::RespondError(http::Exchange& exchange, Error error, Wire wire) {
+  if (wire == Wire::kOllama) {
+    std::string body = RenderOllamaError(error);
+    co_await exchange.Respond(OllamaStatus(error.code), kJson, std::move(body));
+    co_return;
+  }
   if (wire == Wire::kGemini) {
     std::string body = RenderGeminiError(error);
     co_await exchange.Respond(GeminiStatus(error.code), kJson, std::move(body));
@@ -96,6 +103,8 @@ net::awaitable<void> MockHandler::Handle(http::Exchange& exchange) {
     co_await HandleChat(exchange, Wire::kOpenAi);
   } else if (path == kMessagesPath) {
     co_await HandleChat(exchange, Wire::kAnthropic);
+  } else if (path == kOllamaChatPath) {
+    co_await HandleChat(exchange, Wire::kOllama);
   } else if (path == kModelsPath) {
     std::string body = RenderModelList();
     co_await RespondJson(exchange, kOk, std::move(body));
@@ -142,8 +151,12 @@ net::awaitable<void> MockHandler::HandleChat(http::Exchange& exchange, Wire wire
   const std::string_view body = exchange.request().body();
   Result<ChatRequest> chat = wire == Wire::kGemini
                                  ? parser_.ParseGenerateContent(body, gemini.model, gemini.stream)
-                             : anthropic ? parser_.ParseMessages(body)
-                                         : parser_.Parse(body);
+                             : anthropic             ? parser_.ParseMessages(body)
+                             : wire == Wire::kOllama ? parser_.ParseOllama(body)
+                                                     : parser_.Parse(body);
+  if (chat.ok() && wire == Wire::kOllama && chat->model.ends_with(kOllamaMissingModelSuffix)) {
+    chat = OllamaModelNotFound(chat->model);
+  }
   if (!chat.ok()) {
     Error error = chat.error();
     co_await RespondError(exchange, std::move(error), wire);

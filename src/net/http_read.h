@@ -22,6 +22,8 @@
 #include <cstddef>
 #include <utility>
 
+#include "net/header_arena.h"
+
 namespace turnpike::net {
 
 inline constexpr size_t kReadChunkBytes = 16 * 1024;
@@ -89,7 +91,9 @@ boost::asio::awaitable<boost::beast::error_code> ReadBody(
   co_return boost::beast::error_code{};
 }
 
-using BodyParser = boost::beast::http::response_parser<boost::beast::http::buffer_body>;
+// An upstream response parser; its header fields live in a HeaderArena (header_arena.h).
+using BodyParser =
+    boost::beast::http::response_parser<boost::beast::http::buffer_body, ArenaAllocator<char>>;
 
 // Points a buffer_body parser's body at [out, out + size) for PutBody / ReadBodySome, and
 // makes one put() take every complete chunk the buffer holds (up to `size` body bytes) rather

@@ -58,6 +58,11 @@ enum class StreamFraming : uint8_t {
   kNdjson,  // one JSON document per line (application/x-ndjson)
 };
 
+// The Content-Type a streamed answer in that framing comes with (and the Accept asked for).
+constexpr std::string_view StreamContentType(StreamFraming framing) {
+  return framing == StreamFraming::kNdjson ? "application/x-ndjson" : "text/event-stream";
+}
+
 // Used by BuildRequest.
 struct UpstreamRequestOptions {
   std::string_view upstream_model;  // the model name the provider knows

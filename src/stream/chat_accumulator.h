@@ -9,6 +9,10 @@
 // otherwise ignored: a chunk is applied all or nothing. Members the accumulator does not read
 // (logprobs, system_fingerprint...) are skipped without being validated.
 //
+// Speed: most chunks of a stream are the previous chunk's bytes with other text in its content.
+// Such a chunk is recognised by comparing the bytes around the content with the last scanned
+// content-only chunk, and applied without a scan (see ContentTemplate in the .cc).
+//
 // Memory: content and each tool call's arguments are capped at max_content_bytes (cut on a
 // UTF-8 character boundary); truncated() says whether anything was dropped.
 #pragma once
@@ -21,6 +25,8 @@
 #include <vector>
 
 namespace turnpike::stream {
+
+struct ParsedChunk;  // chunk_parse.h (internal)
 
 // Token counts as reported by the provider; -1 when not reported.
 struct Usage {
@@ -79,10 +85,15 @@ class ChatAccumulator {
   std::string_view error_message() const { return error_message_; }  // of the last kError
   bool truncated() const { return truncated_; }
   size_t unparsed_chunks() const { return unparsed_chunks_; }
+  // Chunks applied by the content-only fast path without a scan (for tests and benchmarks).
+  size_t template_chunks() const { return template_chunks_; }
 
  private:
   struct Json;  // parser, padded scratch buffer and staging chunk; defined in the .cc
 
+  // The content-only fast path (see ContentTemplate in the .cc): true when `data` was applied.
+  bool ConsumeLikeTemplate(std::string_view data);
+  void RememberTemplate(std::string_view data, const ParsedChunk& chunk);
   Choice& ChoiceAt(int64_t index);
   void AppendCapped(std::string& to, std::string_view from);
 
@@ -97,6 +108,7 @@ class ChatAccumulator {
   bool done_ = false;
   bool truncated_ = false;
   size_t unparsed_chunks_ = 0;
+  size_t template_chunks_ = 0;
 };
 
 // Usage from a non-streaming chat.completion body; !present() if it has none or is not valid

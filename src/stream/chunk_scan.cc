@@ -58,6 +58,29 @@ void AppendUtf8(std::string& to, uint32_t cp) {
   }
 }
 
+// The length of the UTF-8 sequence of 2 to 4 bytes at `p` (RFC 3629: no overlongs, no
+// surrogates, <= U+10FFFF), or 0 when it is not one.
+int Utf8SequenceLength(const char* p, const char* end) {
+  const auto byte = [p](long i) { return static_cast<unsigned char>(p[i]); };
+  const auto cont = [&](long i) { return (byte(i) & 0xC0) == 0x80; };
+  const unsigned char lead = byte(0);
+  const long left = end - p;
+  if (lead >= 0xC2 && lead <= 0xDF) return left >= 2 && cont(1) ? 2 : 0;
+  if (lead >= 0xE0 && lead <= 0xEF) {
+    if (left < 3 || !cont(1) || !cont(2)) return 0;
+    if (lead == 0xE0 && byte(1) < 0xA0) return 0;  // overlong
+    if (lead == 0xED && byte(1) > 0x9F) return 0;  // surrogate
+    return 3;
+  }
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    if (left < 4 || !cont(1) || !cont(2) || !cont(3)) return 0;
+    if (lead == 0xF0 && byte(1) < 0x90) return 0;  // overlong
+    if (lead == 0xF4 && byte(1) > 0x8F) return 0;  // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
 // Every function returns false to mean "leave this payload to ParseChunk"; the position is then
 // meaningless.
 class Scanner {
@@ -148,32 +171,10 @@ bool Scanner::Literal(std::string_view word) {
   return true;
 }
 
-// One UTF-8 sequence of 2 to 4 bytes at p_ (RFC 3629: no overlongs, no surrogates, <= U+10FFFF).
 bool Scanner::SkipUtf8() {
-  const auto byte = [this](long i) { return static_cast<unsigned char>(p_[i]); };
-  const auto cont = [&](long i) { return (byte(i) & 0xC0) == 0x80; };
-  const unsigned char lead = byte(0);
-  const long left = end_ - p_;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    if (left < 2 || !cont(1)) return false;
-    p_ += 2;
-    return true;
-  }
-  if (lead >= 0xE0 && lead <= 0xEF) {
-    if (left < 3 || !cont(1) || !cont(2)) return false;
-    if (lead == 0xE0 && byte(1) < 0xA0) return false;  // overlong
-    if (lead == 0xED && byte(1) > 0x9F) return false;  // surrogate
-    p_ += 3;
-    return true;
-  }
-  if (lead >= 0xF0 && lead <= 0xF4) {
-    if (left < 4 || !cont(1) || !cont(2) || !cont(3)) return false;
-    if (lead == 0xF0 && byte(1) < 0x90) return false;  // overlong
-    if (lead == 0xF4 && byte(1) > 0x8F) return false;  // above U+10FFFF
-    p_ += 4;
-    return true;
-  }
-  return false;
+  const int length = Utf8SequenceLength(p_, end_);
+  p_ += length;
+  return length != 0;
 }
 
 // An escape at p_ (the backslash): grammar only; Unescape judges surrogates.
@@ -229,48 +230,7 @@ bool Scanner::Unescape(std::string_view raw, std::string_view& out) {
     unescaped_.reserve(payload);
   }
   const size_t start = unescaped_.size();
-  const char* p = raw.data();
-  const char* end = raw.data() + raw.size();
-  while (p < end) {
-    const char* backslash = FindEither(p, end, '\\', '\\');
-    unescaped_.append(p, static_cast<size_t>(backslash - p));
-    if (backslash == end) break;
-    p = backslash + 2;
-    switch (backslash[1]) {
-      case 'b':
-        unescaped_.push_back('\b');
-        break;
-      case 'f':
-        unescaped_.push_back('\f');
-        break;
-      case 'n':
-        unescaped_.push_back('\n');
-        break;
-      case 'r':
-        unescaped_.push_back('\r');
-        break;
-      case 't':
-        unescaped_.push_back('\t');
-        break;
-      case 'u': {
-        uint32_t cp = static_cast<uint32_t>(Hex4(p));
-        p += 4;
-        if (cp >= 0xDC00 && cp <= 0xDFFF) return false;  // a low surrogate first
-        if (cp >= 0xD800 && cp <= 0xDBFF) {
-          if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return false;
-          const auto low = static_cast<uint32_t>(Hex4(p + 2));
-          if (low < 0xDC00 || low > 0xDFFF) return false;
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-          p += 6;
-        }
-        AppendUtf8(unescaped_, cp);
-        break;
-      }
-      default:
-        unescaped_.push_back(backslash[1]);
-        break;  // '"', '\\', '/'
-    }
-  }
+  if (!AppendDecodedStringBody(raw, unescaped_)) return false;
   out = std::string_view(unescaped_.data() + start, unescaped_.size() - start);
   return true;
 }
@@ -482,6 +442,81 @@ bool Scanner::Chunk(ParsedChunk& out) {
 }
 
 }  // namespace
+
+bool AppendDecodedStringBody(std::string_view body, std::string& to) {
+  const char* p = body.data();
+  const char* const end = p + body.size();
+  for (;;) {
+    const char* special = FindStringSpecial(p, end);
+    to.append(p, static_cast<size_t>(special - p));
+    if (special == end) return true;
+    p = special;
+    const auto c = static_cast<unsigned char>(*p);
+    if (c >= 0x80) {
+      const int length = Utf8SequenceLength(p, end);
+      if (length == 0) return false;
+      to.append(p, static_cast<size_t>(length));
+      p += length;
+      continue;
+    }
+    if (c != '\\' || end - p < 2) return false;  // a quote or a control character ends it here
+    const char kind = p[1];
+    p += 2;
+    switch (kind) {
+      case '"':
+      case '\\':
+      case '/':
+        to.push_back(kind);
+        break;
+      case 'b':
+        to.push_back('\b');
+        break;
+      case 'f':
+        to.push_back('\f');
+        break;
+      case 'n':
+        to.push_back('\n');
+        break;
+      case 'r':
+        to.push_back('\r');
+        break;
+      case 't':
+        to.push_back('\t');
+        break;
+      case 'u': {
+        if (end - p < 4) return false;
+        const int32_t high = Hex4(p);
+        p += 4;
+        if (high < 0 || (high >= 0xDC00 && high <= 0xDFFF)) return false;  // a low one first
+        uint32_t cp = static_cast<uint32_t>(high);
+        if (high >= 0xD800 && high <= 0xDBFF) {
+          if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return false;
+          const int32_t low = Hex4(p + 2);
+          if (low < 0xDC00 || low > 0xDFFF) return false;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + static_cast<uint32_t>(low - 0xDC00);
+          p += 6;
+        }
+        AppendUtf8(to, cp);
+        break;
+      }
+      default:
+        return false;
+    }
+  }
+}
+
+bool IsUnescapedStringBody(std::string_view bytes) {
+  const char* p = bytes.data();
+  const char* const end = p + bytes.size();
+  for (;;) {
+    p = FindStringSpecial(p, end);
+    if (p == end) return true;
+    if (static_cast<unsigned char>(*p) < 0x80) return false;  // a quote, backslash or control
+    const int length = Utf8SequenceLength(p, end);
+    if (length == 0) return false;
+    p += length;
+  }
+}
 
 bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped) {
   unescaped.clear();

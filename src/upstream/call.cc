@@ -31,8 +31,8 @@ bool WouldBlock(boost::system::error_code ec) {
 
 template <typename Stream>
 asio::awaitable<boost::system::error_code> WriteAndReadHead(
-    Stream& stream, beast::flat_buffer& buffer, bhttp::response_parser<bhttp::buffer_body>& parser,
-    const std::string& head, std::string_view body, Clock::time_point& sent_at) {
+    Stream& stream, beast::flat_buffer& buffer, net::BodyParser& parser, const std::string& head,
+    std::string_view body, Clock::time_point& sent_at) {
   std::array<asio::const_buffer, 2> buffers{asio::buffer(head), asio::buffer(body)};
   auto [wec, wn] = co_await asio::async_write(stream, buffers, kTuple);
   if (wec) co_return wec;
@@ -134,7 +134,10 @@ asio::awaitable<Status> Call::Connect() {
 
 asio::awaitable<boost::system::error_code> Call::SendAndReadHead(const std::string& head,
                                                                  std::string_view body) {
-  parser_.emplace();
+  parser_.reset();
+  arena_.Reset();
+  parser_.emplace(std::piecewise_construct, std::make_tuple(),
+                  std::make_tuple(net::ArenaAllocator<char>(&arena_)));
   parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
   UpstreamConnection& c = *connection_;
   connection_->Arm(options_.first_byte_timeout);

@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "common/result.h"
+#include "net/http_read.h"
 #include "upstream/origin.h"
 #include "upstream/pool.h"
 
@@ -87,7 +88,7 @@ class Call {
   Clock::time_point head_received_at() const { return head_received_at_; }
 
  private:
-  using Parser = boost::beast::http::response_parser<boost::beast::http::buffer_body>;
+  using Parser = net::BodyParser;
   boost::asio::awaitable<Status> Connect();
   boost::asio::awaitable<boost::system::error_code> SendAndReadHead(const std::string& head,
                                                                     std::string_view body);
@@ -103,6 +104,7 @@ class Call {
   const Origin& origin_;
   const CallOptions& options_;
   std::shared_ptr<UpstreamConnection> connection_;
+  net::HeaderArena arena_;  // the response header's fields; outlives parser_ (declared first)
   std::optional<Parser> parser_;
   std::unique_ptr<char[]> read_buffer_;  // for ReadSome, allocated on first use
   bool cancelled_ = false;

@@ -1,7 +1,7 @@
-// The translator against the mock provider, whose Anthropic, OpenAI and Gemini wire shapes are
-// written independently (src/mock/): real streams from one dialect, translated, must read
-// correctly in the other, down to what the gateway's accounting tee (stream::ChatAccumulator)
-// extracts.
+// The translator against the mock provider, whose Anthropic, OpenAI, Ollama and Gemini wire
+// shapes are written independently (src/mock/): real streams from one dialect, translated, must
+// read correctly in the other, down to what the gateway's accounting tee
+// (stream::ChatAccumulator) extracts.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -9,9 +9,11 @@
 #include "../mock/mock_client.h"
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/gemini/gemini_provider.h"
+#include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/translator.h"
 #include "stream/chat_accumulator.h"
+#include "stream/ndjson_parser.h"
 
 namespace turnpike::providers {
 namespace {
@@ -40,11 +42,14 @@ Translated Translate(const Provider& from, const Provider& to, std::string_view 
   options.include_usage = true;
   StreamTranslator translator(from.NewDecoder(), to.NewEncoder(options));
   stream::SseParser parser;
+  stream::NdjsonParser lines;
   std::string out;
-  Status fed = parser.Feed(upstream, [&](const stream::SseEvent& event) {
+  auto on_event = [&](const stream::SseEvent& event) {
     Status translated = translator.Translate(event, out);
     EXPECT_TRUE(translated.ok()) << translated.error().message;
-  });
+  };
+  Status fed = from.stream_framing() == StreamFraming::kNdjson ? lines.Feed(upstream, on_event)
+                                                               : parser.Feed(upstream, on_event);
   EXPECT_TRUE(fed.ok());
   translator.Finish(out);
   return Translated{std::move(out), translator.usage(), translator.output_bytes()};
@@ -123,6 +128,63 @@ TEST(MockRoundTrip, OpenAiTextStreamReadsAsAnthropicEvents) {
   EXPECT_EQ(final_delta.at("usage").at("input_tokens"), static_cast<int64_t>(body.size() / 4));
   EXPECT_EQ(translated.usage.completion_tokens, kTokens);
   EXPECT_EQ(translated.output_bytes, static_cast<int64_t>(tokens.size()));
+}
+
+TEST(MockRoundTrip, OllamaToolStreamReadsAsOpenAiChunks) {
+  RunningMock mock(Options());
+  const std::string body =
+      R"({"model":"llama3.2","messages":[{"role":"user","content":"Weather?"}],)"
+      R"("tools":[{"type":"function","function":{"name":"get_weather"}}]})";
+  Reply reply = Send(mock.port(), "POST", "/api/chat", body, {{"x-mock-tool-call", "1"}});
+  ASSERT_EQ(reply.status, 200u) << reply.body;
+  ollama::OllamaProvider ollama;
+  openai::OpenAiProvider openai;
+  const Translated translated = Translate(ollama, openai, reply.body);
+
+  stream::ChatAccumulator accumulator;
+  stream::SseParser parser;
+  Status fed = parser.Feed(translated.out, [&](const stream::SseEvent& event) {
+    EXPECT_NE(accumulator.Consume(event.data), stream::ChunkKind::kUnparsed) << event.data;
+  });
+  ASSERT_TRUE(fed.ok());
+  EXPECT_TRUE(accumulator.done());
+  ASSERT_EQ(accumulator.choices().size(), 1u);
+  const stream::Choice& choice = accumulator.choices()[0];
+  EXPECT_EQ(choice.role, "assistant");
+  EXPECT_EQ(choice.finish_reason, "tool_calls");
+  ASSERT_EQ(choice.tool_calls.size(), 1u);
+  EXPECT_EQ(choice.tool_calls[0].name, "get_weather");
+  EXPECT_EQ(choice.tool_calls[0].id, "call_0");
+  EXPECT_EQ(json::parse(choice.tool_calls[0].arguments), json::parse(R"({"location":"Paris"})"));
+  EXPECT_EQ(accumulator.usage().prompt_tokens, static_cast<int64_t>(body.size() / 4));
+  EXPECT_EQ(translated.usage.prompt_tokens, accumulator.usage().prompt_tokens);
+}
+
+TEST(MockRoundTrip, OllamaTextStreamReadsAsAnthropicEvents) {
+  RunningMock mock(Options());
+  const std::string body =
+      R"({"model":"llama3.2","messages":[{"role":"user","content":"Hi"}],"stream":true})";
+  Reply reply = Send(mock.port(), "POST", "/api/chat", body);
+  ASSERT_EQ(reply.status, 200u) << reply.body;
+  ollama::OllamaProvider ollama;
+  anthropic::AnthropicProvider anthropic;
+  const Translated translated = Translate(ollama, anthropic, reply.body);
+
+  std::string text;
+  json::value final_delta;
+  stream::SseParser parser;
+  Status fed = parser.Feed(translated.out, [&](const stream::SseEvent& event) {
+    json::value data = json::parse(event.data);
+    if (event.event == "content_block_delta") text += data.at("delta").at("text").as_string();
+    if (event.event == "message_delta") final_delta = data;
+  });
+  ASSERT_TRUE(fed.ok());
+  std::string tokens;
+  for (int i = 0; i < kTokens; ++i) tokens += "tok" + std::to_string(i) + " ";
+  EXPECT_EQ(text, tokens);
+  EXPECT_EQ(final_delta.at("delta").at("stop_reason"), "end_turn");
+  EXPECT_EQ(final_delta.at("usage").at("output_tokens"), kTokens);
+  EXPECT_EQ(translated.usage.completion_tokens, kTokens);
 }
 
 TEST(MockRoundTrip, GeminiToolStreamReadsAsOpenAiChunks) {

@@ -8,8 +8,10 @@
 
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/gemini/gemini_provider.h"
+#include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/translator.h"
+#include "stream/ndjson_parser.h"
 
 namespace {
 thread_local bool counting = false;
@@ -73,6 +75,19 @@ const std::string kOpenAiToolOpen =
     R"("function":{"name":"f","arguments":""}}]},"finish_reason":null}]})"
     "\n\n";
 
+const std::string kOllamaOpen =
+    R"({"model":"llama3.2","created_at":"2024-01-01T00:00:00.123456789Z","message":)"
+    R"({"role":"assistant","content":"Hi"},"done":false})"
+    "\n";
+const std::string kOllamaText =
+    R"({"model":"llama3.2","created_at":"2024-01-01T00:00:00.223456789Z","message":)"
+    R"({"role":"assistant","content":" w\"o\n"},"done":false})"
+    "\n";
+const std::string kOllamaToolCall =
+    R"({"model":"llama3.2","created_at":"2024-01-01T00:00:00.323456789Z","message":)"
+    R"({"role":"assistant","content":"","tool_calls":[{"function":{"name":"get_weather",)"
+    R"("arguments":{"location":"Paris, \"FR\"","format":"celsius"}}}]},"done":false})"
+    "\n";
 // Gemini: every chunk is a whole GenerateContentResponse (text, or a whole function call).
 const std::string kGeminiOpen =
     "data: "
@@ -99,13 +114,16 @@ size_t AllocationsPerChunk(const Provider& from, const Provider& to, const std::
   EncoderOptions options;
   options.include_usage = true;
   StreamTranslator translator(from.NewDecoder(), to.NewEncoder(options));
-  stream::SseParser parser;
+  stream::SseParser sse;
+  stream::NdjsonParser ndjson;
+  const bool lines = from.stream_framing() == StreamFraming::kNdjson;
   std::string out;
   auto feed = [&](const std::string& bytes) {
-    Status fed = parser.Feed(bytes, [&](const stream::SseEvent& event) {
+    auto on_event = [&](const stream::SseEvent& event) {
       Status translated = translator.Translate(event, out);
       EXPECT_TRUE(translated.ok());
-    });
+    };
+    Status fed = lines ? ndjson.Feed(bytes, on_event) : sse.Feed(bytes, on_event);
     EXPECT_TRUE(fed.ok());
     out.clear();
   };
@@ -129,6 +147,20 @@ TEST(TranslateAllocations, OpenAiToAnthropicToolArgumentsAllocateNothing) {
   const anthropic::AnthropicProvider anthropic;
   const openai::OpenAiProvider openai;
   EXPECT_EQ(AllocationsPerChunk(openai, anthropic, kOpenAiToolOpen, kOpenAiToolArgs), 0u);
+}
+
+TEST(TranslateAllocations, OllamaToOpenAiAndAnthropicTextAllocatesNothing) {
+  const ollama::OllamaProvider ollama;
+  const openai::OpenAiProvider openai;
+  const anthropic::AnthropicProvider anthropic;
+  EXPECT_EQ(AllocationsPerChunk(ollama, openai, kOllamaOpen, kOllamaText), 0u);
+  EXPECT_EQ(AllocationsPerChunk(ollama, anthropic, kOllamaOpen, kOllamaText), 0u);
+}
+
+TEST(TranslateAllocations, OllamaToOpenAiToolCallsAllocateNothing) {
+  const ollama::OllamaProvider ollama;
+  const openai::OpenAiProvider openai;
+  EXPECT_EQ(AllocationsPerChunk(ollama, openai, kOllamaOpen, kOllamaToolCall), 0u);
 }
 
 TEST(TranslateAllocations, GeminiToOpenAiTextAllocatesNothing) {

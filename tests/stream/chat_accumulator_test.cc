@@ -172,6 +172,103 @@ TEST(ChatAccumulatorTest, GarbageIsCountedAndNotApplied) {
   EXPECT_FALSE(acc.usage().present());
 }
 
+// Chunks that repeat the previous chunk's bytes around other content take the template path;
+// the result must be what a full scan of each gives.
+TEST(ChatAccumulatorTest, RepeatedShapeTakesTheTemplatePathWithTheSameResult) {
+  const std::string head =
+      R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1718000000,"model":"m",)"
+      R"("choices":[{"index":0,"delta":{"content":")";
+  const std::string tail = R"("},"logprobs":null,"finish_reason":null}],"usage":null})";
+  ChatAccumulator acc;
+  EXPECT_EQ(acc.Consume(head + "Hello" + tail), ChunkKind::kDelta);  // scanned: the template
+  EXPECT_EQ(acc.template_chunks(), 0u);
+  for (const char* word : {",", " w\xc3\xb6rld", "", " \xf0\x9f\x99\x82", " and more words"}) {
+    EXPECT_EQ(acc.Consume(head + word + tail), ChunkKind::kDelta);
+  }
+  EXPECT_EQ(acc.template_chunks(), 5u);
+  EXPECT_TRUE(acc.saw_first_token());
+  // Escapes are decoded on the template path too.
+  EXPECT_EQ(acc.Consume(head + R"(\n\"q\" \u00e9\ud83d\ude42)" + tail), ChunkKind::kDelta);
+  EXPECT_EQ(acc.template_chunks(), 6u);
+  EXPECT_EQ(acc.choices()[0].content,
+            "Hello, w\xc3\xb6rld \xf0\x9f\x99\x82 and more words\n\"q\" \xc3\xa9\xf0\x9f\x99\x82");
+  EXPECT_EQ(acc.unparsed_chunks(), 0u);
+  EXPECT_EQ(acc.id(), "chatcmpl-1");
+}
+
+// A middle that would change the chunk's structure, or is not a valid string, must not be
+// taken for content.
+TEST(ChatAccumulatorTest, TemplatePathRefusesWhatIsNotPlainContent) {
+  const std::string head = R"({"id":"c","choices":[{"index":0,"delta":{"content":")";
+  const std::string tail = R"("},"finish_reason":null}]})";
+  ChatAccumulator acc;
+  acc.Consume(head + "a" + tail);
+  // Valid JSON with a finish reason smuggled between the template's bytes: the full scan
+  // reads content "x" and finish_reason "stop" (a later null does not clear it).
+  EXPECT_EQ(acc.Consume(head + R"(x"},"finish_reason":"stop","z":{"q":")" + tail),
+            ChunkKind::kDelta);
+  EXPECT_EQ(acc.choices()[0].content, "ax");
+  EXPECT_EQ(acc.choices()[0].finish_reason, "stop");
+  // Invalid UTF-8, a raw control character, a bad escape, a lone surrogate: malformed, counted,
+  // not applied.
+  for (const std::string bad : {"\xc3", "\x01", R"(\x41)", R"(\ud83d)", R"(\udc00x)", R"(\)"}) {
+    EXPECT_EQ(acc.Consume(head + bad + tail), ChunkKind::kUnparsed) << bad;
+  }
+  EXPECT_EQ(acc.unparsed_chunks(), 6u);
+  EXPECT_EQ(acc.template_chunks(), 0u);
+  EXPECT_EQ(acc.choices()[0].content, "ax");
+}
+
+// Differential: a chunk read on the template path gives what a fresh accumulator's full scan
+// of the same chunk gives, whatever sits where the content was.
+TEST(ChatAccumulatorTest, TemplatePathAgreesWithAFullScan) {
+  const std::string head = R"({"id":"c","choices":[{"index":0,"delta":{"content":")";
+  const std::string tail = R"("},"finish_reason":null}]})";
+  const std::vector<std::string> middles = {"",
+                                            "plain",
+                                            " caf\xc3\xa9",
+                                            "\xe2\x82\xac\xf0\x9f\x98\x80",
+                                            R"(\n\t\"\\\/)",
+                                            R"(\u0041\u00e9\ud83d\ude00)",
+                                            "\xc0\xaf",
+                                            "\xed\xa0\x80",
+                                            "\xf4\x90\x80\x80",
+                                            "\x7f",
+                                            R"(x","role":"tool)",
+                                            R"(x"},"finish_reason":"length","y":{"z":")",
+                                            R"(\u12)",
+                                            R"(\q)",
+                                            "a\"",
+                                            "tab\there",
+                                            R"(\ud800\u0041)"};
+  for (const std::string& middle : middles) {
+    const std::string chunk = head + middle + tail;
+    ChatAccumulator templated;
+    templated.Consume(head + "a" + tail);
+    const ChunkKind via_template = templated.Consume(chunk);
+    ChatAccumulator fresh;
+    const ChunkKind via_scan = fresh.Consume(chunk);
+    EXPECT_EQ(via_template, via_scan) << middle;
+    const std::string fresh_content = fresh.choices().empty() ? "" : fresh.choices()[0].content;
+    EXPECT_EQ(templated.choices()[0].content, "a" + fresh_content) << middle;
+    const std::string fresh_finish =
+        fresh.choices().empty() ? "" : fresh.choices()[0].finish_reason;
+    EXPECT_EQ(templated.choices()[0].finish_reason, fresh_finish) << middle;
+    const std::string fresh_role = fresh.choices().empty() ? "" : fresh.choices()[0].role;
+    EXPECT_EQ(templated.choices()[0].role, fresh_role) << middle;
+  }
+}
+
+// A chunk refused after its scan (a negative index) never becomes a template.
+TEST(ChatAccumulatorTest, RefusedChunkIsNoTemplate) {
+  const std::string chunk = R"({"choices":[{"index":-1,"delta":{"content":"x"}}]})";
+  ChatAccumulator acc;
+  EXPECT_EQ(acc.Consume(chunk), ChunkKind::kUnparsed);
+  EXPECT_EQ(acc.Consume(chunk), ChunkKind::kUnparsed);
+  EXPECT_EQ(acc.unparsed_chunks(), 2u);
+  EXPECT_TRUE(acc.choices().empty());
+}
+
 TEST(ChatAccumulatorTest, DoneToleratesWhitespace) {
   ChatAccumulator acc;
   EXPECT_EQ(acc.Consume(" [DONE]\r\n"), ChunkKind::kDone);

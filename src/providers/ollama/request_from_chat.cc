@@ -1,0 +1,380 @@
+// OpenAI chat request -> Ollama /api/chat request.
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <string_view>
+
+#include "providers/ollama/requests.h"
+
+namespace turnpike::providers::ollama {
+namespace {
+
+namespace json = boost::json;
+
+constexpr std::string_view kDataUrlPrefix = "data:";
+constexpr std::string_view kBase64Marker = ";base64,";
+// Text parts of one message are joined with this into Ollama's single `content` string.
+constexpr std::string_view kPartSeparator = "\n";
+
+// Top-level fields that have an Ollama equivalent (stream_options: Ollama always reports the
+// counts in its final line, so the gateway can honour include_usage itself). Anything else
+// present and not null is refused, so that nothing the client asked for is dropped silently.
+constexpr std::string_view kHandled[] = {
+    "model",
+    "messages",
+    "stream",
+    "stream_options",
+    "max_tokens",
+    "max_completion_tokens",
+    "temperature",
+    "top_p",
+    "seed",
+    "stop",
+    "frequency_penalty",
+    "presence_penalty",
+    "response_format",
+    "tools",
+    "tool_choice",
+    "parallel_tool_calls",
+    "n",
+};
+
+Error Invalid(std::string message, std::string param) {
+  return Error{ErrorCode::kInvalidRequest, std::move(message), std::move(param)};
+}
+
+Error Unsupported(const std::string& param) {
+  return Invalid("'" + param + "' is not supported by this model's provider (Ollama).", param);
+}
+
+Error WrongType(const std::string& param, std::string_view expected) {
+  return Invalid("Invalid type for '" + param + "': expected " + std::string(expected) + ".",
+                 param);
+}
+
+bool Present(const json::object& object, std::string_view key) {
+  const json::value* value = object.if_contains(key);
+  return value != nullptr && !value->is_null();
+}
+
+std::string At(const std::string& base, size_t index) {
+  return base + "[" + std::to_string(index) + "]";
+}
+
+// An OpenAI image_url part -> the base64 payload Ollama's `images` takes.
+Result<std::string> ImageData(const json::object& part, const std::string& param) {
+  const json::value* image = part.if_contains("image_url");
+  if (image == nullptr || !image->is_object()) return WrongType(param + ".image_url", "an object");
+  const json::object& fields = image->as_object();
+  const json::value* url = fields.if_contains("url");
+  if (url == nullptr || !url->is_string()) return WrongType(param + ".image_url.url", "a string");
+  if (const json::value* detail = fields.if_contains("detail");
+      detail && !detail->is_null() && *detail != "auto") {
+    return Invalid("Ollama chooses image resolution itself; 'detail' must be 'auto'.",
+                   param + ".image_url.detail");
+  }
+  const std::string_view text = url->as_string();
+  const size_t marker = text.find(kBase64Marker);
+  if (!text.starts_with(kDataUrlPrefix) || marker == std::string_view::npos) {
+    return Invalid("Ollama takes images inline only: use a base64 data URL.",
+                   param + ".image_url.url");
+  }
+  return std::string(text.substr(marker + kBase64Marker.size()));
+}
+
+// Message content (a string or an array of parts) -> Ollama's content string, and, when
+// `images` is given, image parts -> base64 strings.
+Status ReadContent(const json::value* content, const std::string& param, std::string& text,
+                   json::array* images) {
+  if (content == nullptr || content->is_null()) return Ok{};
+  if (content->is_string()) {
+    text = content->as_string();
+    return Ok{};
+  }
+  if (!content->is_array()) return WrongType(param, "a string or an array");
+  bool first = true;
+  size_t i = 0;
+  for (const json::value& part : content->as_array()) {
+    const std::string at = At(param, i++);
+    if (!part.is_object()) return WrongType(at, "an object");
+    const json::value* type = part.as_object().if_contains("type");
+    if (type && *type == "text") {
+      const json::value* piece = part.as_object().if_contains("text");
+      if (piece == nullptr || !piece->is_string()) return WrongType(at + ".text", "a string");
+      if (!first) text.append(kPartSeparator);
+      text.append(piece->as_string());
+      first = false;
+    } else if (type && *type == "image_url" && images != nullptr) {
+      Result<std::string> data = ImageData(part.as_object(), at);
+      if (!data.ok()) return data.error();
+      images->emplace_back(data.value());
+    } else {
+      return Unsupported(at + ".type");
+    }
+  }
+  return Ok{};
+}
+
+class Translation {
+ public:
+  explicit Translation(const json::object& chat) : chat_(chat) {}
+
+  Result<json::object> Run(const UpstreamRequestOptions& options) {
+    for (const auto& [key, value] : chat_) {
+      if (value.is_null()) continue;
+      bool handled = false;
+      for (std::string_view name : kHandled) handled = handled || key == name;
+      if (!handled) return Unsupported(std::string(key));
+    }
+    json::object out;
+    out["model"] = options.upstream_model;
+    if (Status s = Messages(); !s.ok()) return s.error();
+    out["messages"] = std::move(messages_);
+    if (Status s = Tools(out); !s.ok()) return s.error();
+    if (Status s = Format(out); !s.ok()) return s.error();
+    json::object settings;
+    if (Status s = Options(settings); !s.ok()) return s.error();
+    if (!settings.empty()) out["options"] = std::move(settings);
+    // Ollama streams unless told not to: always say which.
+    bool stream = false;
+    if (Present(chat_, "stream")) {
+      if (!chat_.at("stream").is_bool()) return WrongType("stream", "a boolean");
+      stream = chat_.at("stream").as_bool();
+    }
+    out["stream"] = stream;
+    return out;
+  }
+
+ private:
+  Status Messages() {
+    const json::value* messages = chat_.if_contains("messages");
+    if (messages == nullptr || !messages->is_array()) return WrongType("messages", "an array");
+    size_t i = 0;
+    for (const json::value& message : messages->as_array()) {
+      const std::string param = At("messages", i++);
+      if (!message.is_object()) return WrongType(param, "an object");
+      if (Status s = Message(message.as_object(), param); !s.ok()) return s;
+    }
+    return Ok{};
+  }
+
+  Status Message(const json::object& message, const std::string& param) {
+    const json::value* role_value = message.if_contains("role");
+    if (role_value == nullptr || !role_value->is_string()) {
+      return WrongType(param + ".role", "a string");
+    }
+    const std::string_view role = role_value->as_string();
+    if (Present(message, "name")) return Unsupported(param + ".name");
+    const json::value* content = message.if_contains("content");
+    json::object out;
+    std::string text;
+    if (role == "system" || role == "developer") {
+      if (Status s = ReadContent(content, param + ".content", text, nullptr); !s.ok()) return s;
+      out["role"] = "system";
+    } else if (role == "user") {
+      json::array images;
+      if (Status s = ReadContent(content, param + ".content", text, &images); !s.ok()) return s;
+      out["role"] = "user";
+      if (!images.empty()) out["images"] = std::move(images);
+    } else if (role == "assistant") {
+      if (Present(message, "refusal")) return Unsupported(param + ".refusal");
+      if (Present(message, "audio")) return Unsupported(param + ".audio");
+      if (Status s = ReadContent(content, param + ".content", text, nullptr); !s.ok()) return s;
+      out["role"] = "assistant";
+      if (Present(message, "tool_calls")) {
+        json::array calls;
+        if (Status s = ToolCalls(message.at("tool_calls"), param + ".tool_calls", calls); !s.ok()) {
+          return s;
+        }
+        if (!calls.empty()) out["tool_calls"] = std::move(calls);
+      }
+    } else if (role == "tool") {
+      const json::value* id = message.if_contains("tool_call_id");
+      if (id == nullptr || !id->is_string()) return WrongType(param + ".tool_call_id", "a string");
+      const json::string* name = CallName(id->as_string());
+      if (name == nullptr) {
+        return Invalid("No earlier assistant tool call has this id; Ollama needs the tool's name.",
+                       param + ".tool_call_id");
+      }
+      if (Status s = ReadContent(content, param + ".content", text, nullptr); !s.ok()) return s;
+      out["role"] = "tool";
+      out["tool_name"] = *name;
+    } else {
+      return Unsupported(param + ".role");
+    }
+    out["content"] = text;
+    messages_.push_back(std::move(out));
+    return Ok{};
+  }
+
+  // The name of the nearest earlier call with this id (ids may repeat across turns).
+  const json::string* CallName(std::string_view id) const {
+    for (auto it = calls_.rbegin(); it != calls_.rend(); ++it) {
+      if (it->first == id) return &it->second;
+    }
+    return nullptr;
+  }
+
+  Status ToolCalls(const json::value& calls, const std::string& param, json::array& out) {
+    if (!calls.is_array()) return WrongType(param, "an array");
+    size_t i = 0;
+    for (const json::value& call : calls.as_array()) {
+      const std::string at = At(param, i++);
+      if (!call.is_object()) return WrongType(at, "an object");
+      const json::object& fields = call.as_object();
+      const json::value* type = fields.if_contains("type");
+      if (type && !type->is_null() && *type != "function") return Unsupported(at + ".type");
+      const json::value* id = fields.if_contains("id");
+      const json::value* function = fields.if_contains("function");
+      if (id == nullptr || !id->is_string()) return WrongType(at + ".id", "a string");
+      if (function == nullptr || !function->is_object()) {
+        return WrongType(at + ".function", "an object");
+      }
+      const json::value* name = function->as_object().if_contains("name");
+      const json::value* arguments = function->as_object().if_contains("arguments");
+      if (name == nullptr || !name->is_string())
+        return WrongType(at + ".function.name", "a string");
+      if (arguments == nullptr || !arguments->is_string()) {
+        return WrongType(at + ".function.arguments", "a string");
+      }
+      boost::system::error_code ec;
+      json::value parsed = json::parse(arguments->as_string(), ec);
+      if (ec || !parsed.is_object()) {
+        return Invalid("Tool call arguments must be a JSON object.", at + ".function.arguments");
+      }
+      calls_.emplace_back(std::string(id->as_string()), name->as_string());
+      out.push_back(json::object{
+          {"function", json::object{{"name", *name}, {"arguments", std::move(parsed)}}}});
+    }
+    return Ok{};
+  }
+
+  Status Tools(json::object& out) {
+    bool offered = true;
+    if (Present(chat_, "tool_choice")) {
+      const json::value& choice = chat_.at("tool_choice");
+      // Ollama has no tool_choice: "auto" is its behaviour, "none" is offering no tools.
+      if (choice == "none") {
+        offered = false;
+      } else if (choice != "auto") {
+        return Invalid("Ollama lets the model choose: 'tool_choice' must be 'auto' or 'none'.",
+                       "tool_choice");
+      }
+    }
+    if (Present(chat_, "parallel_tool_calls")) {
+      const json::value& parallel = chat_.at("parallel_tool_calls");
+      if (!parallel.is_bool()) return WrongType("parallel_tool_calls", "a boolean");
+      if (!parallel.as_bool()) {
+        return Invalid("Ollama cannot limit the model to one tool call.", "parallel_tool_calls");
+      }
+    }
+    if (!Present(chat_, "tools")) return Ok{};
+    const json::value& tools = chat_.at("tools");
+    if (!tools.is_array()) return WrongType("tools", "an array");
+    json::array list;
+    size_t i = 0;
+    for (const json::value& tool : tools.as_array()) {
+      const std::string param = At("tools", i++);
+      if (!tool.is_object()) return WrongType(param, "an object");
+      const json::value* type = tool.as_object().if_contains("type");
+      if (type == nullptr || *type != "function") return Unsupported(param + ".type");
+      const json::value* function = tool.as_object().if_contains("function");
+      if (function == nullptr || !function->is_object()) {
+        return WrongType(param + ".function", "an object");
+      }
+      const json::object& f = function->as_object();
+      const json::value* name = f.if_contains("name");
+      if (name == nullptr || !name->is_string()) {
+        return WrongType(param + ".function.name", "a string");
+      }
+      if (const json::value* strict = f.if_contains("strict"); strict && *strict == true) {
+        return Unsupported(param + ".function.strict");
+      }
+      json::object converted{{"name", *name}};
+      if (Present(f, "description")) converted["description"] = f.at("description");
+      if (Present(f, "parameters")) converted["parameters"] = f.at("parameters");
+      list.push_back(json::object{{"type", "function"}, {"function", std::move(converted)}});
+    }
+    if (offered && !list.empty()) out["tools"] = std::move(list);
+    return Ok{};
+  }
+
+  Status Format(json::object& out) {
+    if (!Present(chat_, "response_format")) return Ok{};
+    const json::value& format = chat_.at("response_format");
+    const json::value* type = format.is_object() ? format.as_object().if_contains("type") : nullptr;
+    if (type == nullptr || !type->is_string()) return WrongType("response_format.type", "a string");
+    if (*type == "text") return Ok{};
+    if (*type == "json_object") {
+      out["format"] = "json";
+      return Ok{};
+    }
+    if (*type != "json_schema") return Unsupported("response_format.type");
+    const json::value* spec = format.as_object().if_contains("json_schema");
+    const json::value* schema =
+        spec && spec->is_object() ? spec->as_object().if_contains("schema") : nullptr;
+    if (schema == nullptr || !schema->is_object()) {
+      return WrongType("response_format.json_schema.schema", "an object");
+    }
+    out["format"] = *schema;
+    return Ok{};
+  }
+
+  Status Options(json::object& settings) {
+    for (std::string_view key : {"temperature", "top_p", "frequency_penalty", "presence_penalty"}) {
+      if (!Present(chat_, key)) continue;
+      if (!chat_.at(key).is_number()) return WrongType(std::string(key), "a number");
+      settings[key] = chat_.at(key);
+    }
+    if (Present(chat_, "seed")) {
+      if (!chat_.at("seed").is_int64()) return WrongType("seed", "an integer");
+      settings["seed"] = chat_.at("seed");
+    }
+    if (Present(chat_, "stop")) {
+      const json::value& stop = chat_.at("stop");
+      json::array sequences;
+      if (stop.is_string()) {
+        sequences.push_back(stop);
+      } else if (stop.is_array()) {
+        for (const json::value& s : stop.as_array()) {
+          if (!s.is_string()) return WrongType("stop", "a string or an array of strings");
+          sequences.push_back(s);
+        }
+      } else {
+        return WrongType("stop", "a string or an array of strings");
+      }
+      settings["stop"] = std::move(sequences);
+    }
+    // max_completion_tokens wins over the older max_tokens; without either, the model's own
+    // num_predict applies (Ollama needs no limit).
+    for (std::string_view key : {"max_tokens", "max_completion_tokens"}) {
+      if (!Present(chat_, key)) continue;
+      const json::value& value = chat_.at(key);
+      if (!value.is_int64() || value.as_int64() < 1) {
+        return WrongType(std::string(key), "a positive integer");
+      }
+      settings["num_predict"] = value;
+    }
+    if (Present(chat_, "n")) {
+      const json::value& n = chat_.at("n");
+      if (!n.is_int64() || n.as_int64() != 1) {
+        return Invalid("Ollama returns one choice per request; 'n' must be 1.", "n");
+      }
+    }
+    return Ok{};
+  }
+
+  const json::object& chat_;
+  json::array messages_;
+  std::vector<std::pair<std::string, json::string>> calls_;  // (id, name) of earlier calls
+};
+
+}  // namespace
+
+Result<std::string> BuildChatRequest(const json::object& chat,
+                                     const UpstreamRequestOptions& options) {
+  Result<json::object> out = Translation(chat).Run(options);
+  if (!out.ok()) return out.error();
+  return json::serialize(out.value());
+}
+
+}  // namespace turnpike::providers::ollama
