@@ -13,6 +13,7 @@
 
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/cohere/cohere_provider.h"
+#include "providers/gemini/gemini_provider.h"
 #include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/openai_completions/completions_provider.h"
@@ -75,6 +76,14 @@ const std::string kCohereDelta =
     "event: content-delta\ndata: "
     R"({"type":"content-delta","index":0,"delta":{"message":{"content":{"text":" world"}}}})"
     "\n\n";
+// Gemini (alt=sse): every event is a whole GenerateContentResponse, usageMetadata included.
+const std::string kGeminiDelta =
+    "data: "
+    R"({"candidates": [{"content": {"parts": [{"text": " world"}],"role": "model"},"index": 0}],)"
+    R"("usageMetadata": {"promptTokenCount": 25,"totalTokenCount": 25,"promptTokensDetails": )"
+    R"([{"modality": "TEXT","tokenCount": 25}]},"modelVersion": "gemini-2.5-flash",)"
+    R"("responseId": "fHkmaKz2MZ2dz7IP-ZqpiAM"})"
+    "\r\n\r\n";
 
 const anthropic::AnthropicProvider kAnthropic;
 const ollama::OllamaProvider kOllama;
@@ -82,6 +91,7 @@ const openai::OpenAiProvider kOpenAi;
 const openai_responses::ResponsesProvider kResponses;
 const openai_completions::CompletionsProvider kCompletions;
 const cohere::CohereProvider kCohere;
+const gemini::GeminiProvider kGemini;
 
 // Items per second, and its inverse: CPU seconds per chunk (shown as e.g. "280n").
 void Report(benchmark::State& state, size_t event_bytes) {
@@ -106,6 +116,7 @@ void BM_Identity(benchmark::State& state, const std::string& event) {
 BENCHMARK_CAPTURE(BM_Identity, anthropic_text, kAnthropicDelta);
 BENCHMARK_CAPTURE(BM_Identity, openai_text, kOpenAiDelta);
 BENCHMARK_CAPTURE(BM_Identity, cohere_text, kCohereDelta);
+BENCHMARK_CAPTURE(BM_Identity, gemini_text, kGeminiDelta);
 
 void BM_Translate(benchmark::State& state, const Provider& from, const Provider& to,
                   const std::string& open, const std::string& event) {
@@ -162,6 +173,8 @@ BENCHMARK_CAPTURE(BM_Translate, openai_to_completions_text, kOpenAi, kCompletion
 BENCHMARK_CAPTURE(BM_Translate, cohere_to_openai_text, kCohere, kOpenAi, kCohereOpen, kCohereDelta);
 BENCHMARK_CAPTURE(BM_Translate, cohere_to_anthropic_text, kCohere, kAnthropic, kCohereOpen,
                   kCohereDelta);
+BENCHMARK_CAPTURE(BM_Translate, gemini_to_openai_text, kGemini, kOpenAi, kGeminiDelta,
+                  kGeminiDelta);
 
 }  // namespace
 }  // namespace turnpike::providers

@@ -19,6 +19,7 @@
 #include "pipeline/route_table.h"
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/cohere/cohere_provider.h"
+#include "providers/gemini/gemini_provider.h"
 #include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/openai_completions/completions_provider.h"
@@ -61,6 +62,7 @@ std::unique_ptr<providers::Registry> MakeRegistry() {
   registry->Add(std::make_unique<providers::anthropic::AnthropicProvider>());
   registry->Add(std::make_unique<providers::ollama::OllamaProvider>());
   registry->Add(std::make_unique<providers::cohere::CohereProvider>());
+  registry->Add(std::make_unique<providers::gemini::GeminiProvider>());
   registry->Add(std::make_unique<providers::openai_responses::ResponsesProvider>());
   registry->Add(std::make_unique<providers::openai_completions::CompletionsProvider>());
   return registry;

@@ -7,6 +7,7 @@
 
 #include "mock/anthropic_render.h"
 #include "mock/cohere_render.h"
+#include "mock/gemini_render.h"
 #include "mock/ollama_render.h"
 
 namespace turnpike::mock {
@@ -133,6 +134,9 @@ net::awaitable<void> ChatReply::RespondFault() {
   if (chat_.wire == Wire::kCohere) {
     body = RenderCohereError(error);
     status = CohereStatus(error.code);
+  } else if (chat_.wire == Wire::kGemini) {
+    body = RenderGeminiError(error);
+    status = GeminiStatus(error.code);
   }
   co_await exchange_.Respond(status, kJson, std::move(body));
 }
@@ -155,6 +159,8 @@ net::awaitable<void> ChatReply::RunSingle() {
     body = RenderOllamaChat(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
   } else if (chat_.wire == Wire::kCohere) {
     body = RenderCohereChat(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
+  } else if (chat_.wire == Wire::kGemini) {
+    body = RenderGenerateContent(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
   } else {
     body = RenderCompletion(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
   }
@@ -164,13 +170,16 @@ net::awaitable<void> ChatReply::RunSingle() {
 
 net::awaitable<void> ChatReply::RunStream() {
   stats_.Add(Counter::kStreamsStarted);
-  // Both live in the coroutine frame; only the one for the request's API is built.
+  // Each lives in the coroutine frame; only the one for the request's API is built.
   std::optional<ChunkRenderer> chunks;
   std::optional<MessageStreamRenderer> events;
   std::optional<OllamaStreamRenderer> lines;
   std::optional<CohereStreamRenderer> cohere_events;
+  std::optional<GeminiStreamRenderer> gemini;
   StreamRenderer* renderer = nullptr;
-  if (chat_.wire == Wire::kAnthropic) {
+  if (chat_.wire == Wire::kGemini) {
+    renderer = &gemini.emplace(identity_, MakeUsage());
+  } else if (chat_.wire == Wire::kAnthropic) {
     renderer = &events.emplace(identity_, MakeUsage());
   } else if (chat_.wire == Wire::kOllama) {
     renderer = &lines.emplace(identity_);

@@ -194,6 +194,33 @@ Result<ChatRequest> BodyParser::ParseOllama(std::string_view body) {
   return chat;
 }
 
+Result<ChatRequest> BodyParser::ParseGenerateContent(std::string_view body, std::string_view model,
+                                                     bool stream) {
+  Result<simdjson::dom::object> parsed = ParseRoot(body);
+  if (!parsed.ok()) return parsed.error();
+  const simdjson::dom::object root = parsed.value();
+
+  ChatRequest chat;
+  chat.wire = Wire::kGemini;
+  chat.model = std::string(model);
+  chat.stream = stream;
+  simdjson::dom::array contents;
+  if (root["contents"].get_array().get(contents) || contents.size() == 0) {
+    return Invalid("contents is not specified", "contents");
+  }
+  const Field limit = root["generationConfig"]["maxOutputTokens"];
+  if (!Absent(limit) && (limit.get_int64().get(chat.max_tokens) || chat.max_tokens < 1)) {
+    return Invalid("max_output_tokens must be positive", "generation_config.max_output_tokens");
+  }
+  // The first function declaration, if any (a tool of another kind declares none).
+  std::string_view name;
+  if (!root["tools"].at(0)["functionDeclarations"].at(0)["name"].get_string().get(name)) {
+    chat.first_tool = std::string(name);
+  }
+  chat.prompt_tokens = body.size() / kBytesPerPromptToken;
+  return chat;
+}
+
 Result<ChatPlan> MakePlan(const MockOptions& options, const ChatRequest& chat,
                           const http::Request& request, std::mt19937_64& random) {
   ChatPlan plan;

@@ -21,7 +21,7 @@
 namespace turnpike::mock {
 
 // Which API the request came in on, and so which wire shapes the reply uses.
-enum class Wire { kOpenAi, kAnthropic, kOllama, kCohere };
+enum class Wire { kOpenAi, kAnthropic, kOllama, kCohere, kGemini };
 
 struct ChatRequest {
   Wire wire = Wire::kOpenAi;
@@ -46,6 +46,11 @@ class BodyParser {
   // An Ollama /api/chat body: model and messages are required; stream (default true!),
   // options.num_predict (> 0 is a limit) and tools[0].function.name are read.
   Result<ChatRequest> ParseOllama(std::string_view body);
+  // A Gemini generateContent body; the model and streaming come from the URL. `contents` (a
+  // non-empty array) is required; generationConfig.maxOutputTokens and
+  // tools[0].functionDeclarations[0].name are read.
+  Result<ChatRequest> ParseGenerateContent(std::string_view body, std::string_view model,
+                                           bool stream);
 
  private:
   // Parses `body` into the reused buffer; the root object or the error to answer.

@@ -103,7 +103,8 @@ void RegisterMockProviderCommand(CLI::App& root) {
   MockOptions& o = raw->options;
   CLI::App* cmd = root.add_subcommand(
       "mock-provider",
-      "Fake LLM provider for tests: OpenAI (/v1/chat/completions) and Anthropic (/v1/messages)");
+      "Fake LLM provider for tests: OpenAI (/v1/chat/completions), Anthropic (/v1/messages) and "
+      "Gemini (/v1beta/models/{model}:generateContent, :streamGenerateContent?alt=sse)");
   cmd->add_option("--listen", raw->listen, "HOST:PORT (port 0 picks a free one)")
       ->capture_default_str();
   cmd->add_option("--workers", o.workers, "Worker threads")->capture_default_str();

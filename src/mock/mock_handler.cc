@@ -6,6 +6,7 @@
 #include "mock/anthropic_render.h"
 #include "mock/chat_reply.h"
 #include "mock/cohere_render.h"
+#include "mock/gemini_render.h"
 #include "mock/ollama_render.h"
 #include "mock/openai_render.h"
 
@@ -76,6 +77,11 @@ net::awaitable<void> MockHandler::RespondError(http::Exchange& exchange, Error e
     co_await exchange.Respond(OllamaStatus(error.code), kJson, std::move(body));
     co_return;
   }
+  if (wire == Wire::kGemini) {
+    std::string body = RenderGeminiError(error);
+    co_await exchange.Respond(GeminiStatus(error.code), kJson, std::move(body));
+    co_return;
+  }
   const bool anthropic = wire == Wire::kAnthropic;
   std::string body = anthropic ? RenderAnthropicError(error) : RenderErrorBody(error);
   unsigned status =
@@ -89,6 +95,10 @@ net::awaitable<void> MockHandler::RespondError(http::Exchange& exchange, Error e
 
 net::awaitable<void> MockHandler::Handle(http::Exchange& exchange) {
   const std::string_view path = PathOf(exchange.target());
+  if (IsGeminiPath(path)) {
+    co_await HandleGemini(exchange);
+    co_return;
+  }
   std::optional<Error> route_error = CheckRoute(path, exchange.request().method());
   if (route_error) {
     Error error = std::move(*route_error);
@@ -120,7 +130,24 @@ net::awaitable<void> MockHandler::Handle(http::Exchange& exchange) {
   }
 }
 
-net::awaitable<void> MockHandler::HandleChat(http::Exchange& exchange, Wire wire) {
+net::awaitable<void> MockHandler::HandleGemini(http::Exchange& exchange) {
+  if (exchange.request().method() != Verb::post) {
+    Error error{ErrorCode::kNotFound, "Method not found. (mock)", ""};
+    co_await RespondError(exchange, std::move(error), Wire::kGemini);
+    co_return;
+  }
+  Result<GeminiRoute> route = ParseGeminiTarget(exchange.target());
+  if (!route.ok()) {
+    Error error = route.error();
+    co_await RespondError(exchange, std::move(error), Wire::kGemini);
+    co_return;
+  }
+  // No key check, as for the other dialects: the mock accepts x-goog-api-key and ignores it.
+  co_await HandleChat(exchange, Wire::kGemini, route.value());
+}
+
+net::awaitable<void> MockHandler::HandleChat(http::Exchange& exchange, Wire wire,
+                                             GeminiRoute gemini) {
   stats_.Add(Counter::kRequests);
   const bool anthropic = wire == Wire::kAnthropic;
   if (anthropic && exchange.request().find(kVersionHeader) == exchange.request().end()) {
@@ -129,10 +156,12 @@ net::awaitable<void> MockHandler::HandleChat(http::Exchange& exchange, Wire wire
     co_await RespondError(exchange, std::move(error), wire);
     co_return;
   }
-  Result<ChatRequest> chat = anthropic ? parser_.ParseMessages(exchange.request().body())
-                             : wire == Wire::kOllama
-                                 ? parser_.ParseOllama(exchange.request().body())
-                                 : parser_.Parse(exchange.request().body());
+  const std::string_view body = exchange.request().body();
+  Result<ChatRequest> chat = wire == Wire::kGemini
+                                 ? parser_.ParseGenerateContent(body, gemini.model, gemini.stream)
+                             : anthropic             ? parser_.ParseMessages(body)
+                             : wire == Wire::kOllama ? parser_.ParseOllama(body)
+                                                     : parser_.Parse(body);
   if (chat.ok() && wire == Wire::kOllama && chat->model.ends_with(kOllamaMissingModelSuffix)) {
     chat = OllamaModelNotFound(chat->model);
   }
@@ -151,7 +180,10 @@ net::awaitable<void> MockHandler::HandleChat(http::Exchange& exchange, Wire wire
   }
   const std::string suffix = std::to_string(worker_index_) + "-" + std::to_string(++replies_);
   ReplyIdentity identity;
-  identity.id = (anthropic ? "msg_mock_" : "chatcmpl-mock-") + suffix;
+  identity.id = (wire == Wire::kGemini ? "mock-"
+                 : anthropic           ? "msg_mock_"
+                                       : "chatcmpl-mock-") +
+                suffix;
   if (plan->tool_call) identity.call_id = (anthropic ? "toolu_mock_" : "call_mock_") + suffix;
   identity.created = static_cast<int64_t>(std::time(nullptr));
   identity.model = chat->model;

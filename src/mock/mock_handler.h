@@ -10,6 +10,7 @@
 #include "http/exchange.h"
 #include "http/handler.h"
 #include "mock/chat_request.h"
+#include "mock/gemini_render.h"
 #include "mock/mock_options.h"
 #include "mock/mock_stats.h"
 
@@ -24,7 +25,10 @@ class MockHandler : public http::Handler {
   std::string RenderError(std::string_view target, const Error& error) const override;
 
  private:
-  boost::asio::awaitable<void> HandleChat(http::Exchange& exchange, Wire wire);
+  // `gemini`: the model and streaming read from a Gemini URL (Wire::kGemini only).
+  boost::asio::awaitable<void> HandleChat(http::Exchange& exchange, Wire wire,
+                                          GeminiRoute gemini = {});
+  boost::asio::awaitable<void> HandleGemini(http::Exchange& exchange);
   boost::asio::awaitable<void> RespondJson(http::Exchange& exchange, unsigned status,
                                            std::string body);
   boost::asio::awaitable<void> RespondError(http::Exchange& exchange, Error error,

@@ -5,9 +5,11 @@
 //   http::Server server(service.server_options(), service.MakeHandlerFactory());
 //   server.Bind(); server.Run();
 //
-// Routes: POST /v1/chat/completions (OpenAI), POST /v1/messages (Anthropic) and POST /api/chat
+// Routes: POST /v1/chat/completions (OpenAI), POST /v1/messages (Anthropic), POST /api/chat
 // (Ollama: NDJSON streams, `stream` defaults to true; a model named "*:missing" is a 404 as for
-// a model Ollama has not pulled; see ollama_render.h), each stream or
+// a model Ollama has not pulled; see ollama_render.h) and POST
+// /v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse (Gemini; no key
+// check, as for the others; see gemini_render.h), each stream or
 // not, with tool calls and faults, in that API's wire shapes and error envelope; GET /v1/models,
 // GET /mock/stats, POST /mock/stats/reset, GET /healthz. Anything else: OpenAI's 404 envelope.
 // On /v1/messages the 503 fault answers Anthropic's overload status, 529 overloaded_error, and

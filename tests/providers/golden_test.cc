@@ -29,6 +29,7 @@
 
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/cohere/cohere_provider.h"
+#include "providers/gemini/gemini_provider.h"
 #include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/openai_completions/completions_provider.h"
@@ -57,11 +58,13 @@ const Provider& ByName(std::string_view name) {
   static const anthropic::AnthropicProvider kAnthropic;
   static const ollama::OllamaProvider kOllama;
   static const cohere::CohereProvider kCohere;
+  static const gemini::GeminiProvider kGemini;
   static const openai_responses::ResponsesProvider kResponses;
   static const openai_completions::CompletionsProvider kCompletions;
   if (name == "anthropic") return kAnthropic;
   if (name == "ollama") return kOllama;
   if (name == "cohere") return kCohere;
+  if (name == "gemini") return kGemini;
   if (name == "openai_responses") return kResponses;
   if (name == "openai_completions") return kCompletions;
   return kOpenAi;
@@ -307,7 +310,13 @@ class GoldenTest : public ::testing::TestWithParam<std::string> {
       Status fed = lines ? ndjson.Feed(chunk, on_event) : sse.Feed(chunk, on_event);
       EXPECT_TRUE(fed.ok());
     }
-    EXPECT_EQ(lines ? ndjson.buffered_bytes() : sse.buffered_bytes(), 0u);
+    // Nothing incomplete is left, except the LF of a final CRLF fed apart from its CR: the
+    // SseParser dispatches the event at the CR and counts that LF in the next event (Gemini
+    // frames its SSE with CRLF).
+    const bool split_crlf = !lines && piece < upstream_stream.size() &&
+                            upstream_stream.ends_with("\r\n") &&
+                            (upstream_stream.size() - 1) % piece == 0;
+    EXPECT_EQ(lines ? ndjson.buffered_bytes() : sse.buffered_bytes(), split_crlf ? 1u : 0u);
     translator.Finish(out);
     if (usage) *usage = translator.usage();
     return out;

@@ -1,12 +1,14 @@
-// The translator against the mock provider, whose Anthropic, OpenAI and Ollama wire shapes are
-// written independently (src/mock/): real streams from one dialect, translated, must read correctly
-// in the other, down to what the gateway's accounting tee (stream::ChatAccumulator) extracts.
+// The translator against the mock provider, whose Anthropic, OpenAI, Ollama and Gemini wire
+// shapes are written independently (src/mock/): real streams from one dialect, translated, must
+// read correctly in the other, down to what the gateway's accounting tee
+// (stream::ChatAccumulator) extracts.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 
 #include "../mock/mock_client.h"
 #include "providers/anthropic/anthropic_provider.h"
+#include "providers/gemini/gemini_provider.h"
 #include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/translator.h"
@@ -183,6 +185,77 @@ TEST(MockRoundTrip, OllamaTextStreamReadsAsAnthropicEvents) {
   EXPECT_EQ(final_delta.at("delta").at("stop_reason"), "end_turn");
   EXPECT_EQ(final_delta.at("usage").at("output_tokens"), kTokens);
   EXPECT_EQ(translated.usage.completion_tokens, kTokens);
+}
+
+TEST(MockRoundTrip, GeminiToolStreamReadsAsOpenAiChunks) {
+  RunningMock mock(Options());
+  const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"Weather?"}]}],)"
+                           R"("tools":[{"functionDeclarations":[{"name":"get_weather"}]}]})";
+  Reply reply =
+      Send(mock.port(), "POST", "/v1beta/models/gemini-test:streamGenerateContent?alt=sse", body,
+           {{"x-mock-tool-call", "1"}, {"x-goog-api-key", "k"}});
+  ASSERT_EQ(reply.status, 200u) << reply.body;
+  gemini::GeminiProvider gemini;
+  openai::OpenAiProvider openai;
+  const Translated translated = Translate(gemini, openai, reply.body);
+
+  stream::ChatAccumulator accumulator;
+  stream::SseParser parser;
+  Status fed = parser.Feed(translated.out, [&](const stream::SseEvent& event) {
+    EXPECT_NE(accumulator.Consume(event.data), stream::ChunkKind::kUnparsed) << event.data;
+  });
+  ASSERT_TRUE(fed.ok());
+  EXPECT_TRUE(accumulator.done());
+  ASSERT_EQ(accumulator.choices().size(), 1u);
+  const stream::Choice& choice = accumulator.choices()[0];
+  EXPECT_EQ(choice.role, "assistant");
+  EXPECT_EQ(choice.finish_reason, "tool_calls");
+  ASSERT_EQ(choice.tool_calls.size(), 1u);
+  EXPECT_EQ(choice.tool_calls[0].name, "get_weather");
+  EXPECT_TRUE(choice.tool_calls[0].id.starts_with("call_mock-")) << choice.tool_calls[0].id;
+  EXPECT_EQ(json::parse(choice.tool_calls[0].arguments), json::parse(R"({"location":"Paris"})"));
+  EXPECT_EQ(accumulator.usage().prompt_tokens, static_cast<int64_t>(body.size() / 4));
+  EXPECT_EQ(accumulator.usage().completion_tokens, 5);  // the mock's tool reply counts 5 tokens
+  EXPECT_EQ(translated.usage.prompt_tokens, accumulator.usage().prompt_tokens);
+}
+
+TEST(MockRoundTrip, GeminiTextStreamReadsAsAnthropicEvents) {
+  mock::MockOptions options = Options();
+  options.cached_tokens = 2;
+  RunningMock mock(options);
+  const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"Hi"}]}]})";
+  Reply reply =
+      Send(mock.port(), "POST", "/v1beta/models/gemini-test:streamGenerateContent?alt=sse", body);
+  ASSERT_EQ(reply.status, 200u) << reply.body;
+  gemini::GeminiProvider gemini;
+  anthropic::AnthropicProvider anthropic;
+  const Translated translated = Translate(gemini, anthropic, reply.body);
+
+  std::vector<std::string> types;
+  std::string text;
+  json::value final_delta;
+  stream::SseParser parser;
+  Status fed = parser.Feed(translated.out, [&](const stream::SseEvent& event) {
+    json::value data = json::parse(event.data);
+    types.emplace_back(event.event);
+    if (event.event == "content_block_delta") text += data.at("delta").at("text").as_string();
+    if (event.event == "message_delta") final_delta = data;
+  });
+  ASSERT_TRUE(fed.ok());
+  std::vector<std::string> expected = {"message_start", "content_block_start"};
+  for (int i = 0; i < kTokens; ++i) expected.push_back("content_block_delta");
+  for (const char* type : {"content_block_stop", "message_delta", "message_stop"}) {
+    expected.push_back(type);
+  }
+  EXPECT_EQ(types, expected);
+  std::string tokens;
+  for (int i = 0; i < kTokens; ++i) tokens += "tok" + std::to_string(i) + " ";
+  EXPECT_EQ(text, tokens);
+  EXPECT_EQ(final_delta.at("delta").at("stop_reason"), "end_turn");
+  EXPECT_EQ(final_delta.at("usage").at("output_tokens"), kTokens);
+  EXPECT_EQ(final_delta.at("usage").at("cache_read_input_tokens"), 2);
+  EXPECT_EQ(final_delta.at("usage").at("input_tokens"), static_cast<int64_t>(body.size() / 4) - 2);
+  EXPECT_EQ(translated.usage.cached_tokens, 2);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/cohere/cohere_provider.h"
+#include "providers/gemini/gemini_provider.h"
 #include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/translator.h"
@@ -108,6 +109,26 @@ const std::string kCohereToolArgs =
     R"({"type":"tool-call-delta","index":0,"delta":{"message":{"tool_calls":{"function":)"
     R"({"arguments":"{\"a\":"}}}}})"
     "\n\n";
+// Gemini: every chunk is a whole GenerateContentResponse (text, or a whole function call).
+const std::string kGeminiOpen =
+    "data: "
+    R"({"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"},"index":0}],)"
+    R"("usageMetadata":{"promptTokenCount":3,"totalTokenCount":3},)"
+    R"("modelVersion":"gemini-2.5-flash","responseId":"fHkmaKz2MZ2dz7IP-ZqpiAM"})"
+    "\r\n\r\n";
+const std::string kGeminiText =
+    "data: "
+    R"({"candidates": [{"content": {"parts": [{"text": " w\"o\n"}],"role": "model"},"index": 0}],)"
+    R"("usageMetadata": {"promptTokenCount": 3,"totalTokenCount": 3},)"
+    R"("modelVersion": "gemini-2.5-flash","responseId": "fHkmaKz2MZ2dz7IP-ZqpiAM"})"
+    "\r\n\r\n";
+const std::string kGeminiCall =
+    "data: "
+    R"({"candidates":[{"content":{"parts":[{"functionCall":{"name":"get_weather",)"
+    R"("args":{"location":"Paris, \"FR\"","days":[1,2]}}}],"role":"model"},"index":0}],)"
+    R"("usageMetadata":{"promptTokenCount":3,"totalTokenCount":3},)"
+    R"("modelVersion":"gemini-2.5-flash","responseId":"fHkmaKz2MZ2dz7IP-ZqpiAM"})"
+    "\r\n\r\n";
 
 size_t AllocationsPerChunk(const Provider& from, const Provider& to, const std::string& open,
                            const std::string& chunk) {
@@ -173,6 +194,20 @@ TEST(TranslateAllocations, CohereToAnthropicToolArgumentsAllocateNothing) {
   const cohere::CohereProvider cohere;
   const anthropic::AnthropicProvider anthropic;
   EXPECT_EQ(AllocationsPerChunk(cohere, anthropic, kCohereToolOpen, kCohereToolArgs), 0u);
+}
+
+TEST(TranslateAllocations, GeminiToOpenAiTextAllocatesNothing) {
+  const gemini::GeminiProvider gemini;
+  const openai::OpenAiProvider openai;
+  EXPECT_EQ(AllocationsPerChunk(gemini, openai, kGeminiOpen, kGeminiText), 0u);
+}
+
+TEST(TranslateAllocations, GeminiFunctionCallsAllocateNothing) {
+  const gemini::GeminiProvider gemini;
+  const openai::OpenAiProvider openai;
+  const anthropic::AnthropicProvider anthropic;
+  EXPECT_EQ(AllocationsPerChunk(gemini, openai, kGeminiOpen, kGeminiCall), 0u);
+  EXPECT_EQ(AllocationsPerChunk(gemini, anthropic, kGeminiOpen, kGeminiCall), 0u);
 }
 
 // The counter works: a translator built inside the counted window allocates.

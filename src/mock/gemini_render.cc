@@ -1,0 +1,184 @@
+#include "mock/gemini_render.h"
+
+#include <charconv>
+
+#include "common/json_escape.h"
+
+namespace turnpike::mock {
+namespace {
+
+constexpr std::string_view kModelsPrefix = "/v1beta/models/";
+constexpr std::string_view kGenerate = "generateContent";
+constexpr std::string_view kStreamGenerate = "streamGenerateContent";
+constexpr std::string_view kSseQuery = "alt=sse";
+constexpr std::string_view kEventEnd = "\r\n\r\n";  // Gemini frames its SSE with CRLF
+constexpr size_t kMaxDigits = 24;
+
+void AppendUint(std::string& out, uint64_t value) {
+  char digits[kMaxDigits];
+  auto [end, ec] = std::to_chars(digits, digits + kMaxDigits, value);
+  out.append(digits, end);
+}
+
+std::string_view StatusName(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kInvalidRequest:
+      return "INVALID_ARGUMENT";
+    case ErrorCode::kNotFound:
+    case ErrorCode::kMethodNotAllowed:
+      return "NOT_FOUND";
+    case ErrorCode::kRateLimited:
+      return "RESOURCE_EXHAUSTED";
+    case ErrorCode::kUnavailable:
+      return "UNAVAILABLE";
+    default:
+      return "INTERNAL";
+  }
+}
+
+// promptTokenCount includes the cached part; totalTokenCount is prompt + output.
+void AppendUsageMetadata(std::string& out, const Usage& usage, bool with_output) {
+  out.append(R"("usageMetadata":{"promptTokenCount":)");
+  AppendUint(out, usage.prompt_tokens);
+  if (with_output) {
+    out.append(R"(,"candidatesTokenCount":)");
+    AppendUint(out, usage.completion_tokens);
+  }
+  out.append(R"(,"totalTokenCount":)");
+  AppendUint(out, usage.prompt_tokens + (with_output ? usage.completion_tokens : 0));
+  if (usage.cached_tokens > 0) {
+    out.append(R"(,"cachedContentTokenCount":)");
+    AppendUint(out, usage.cached_tokens);
+  }
+  out.push_back('}');
+}
+
+void AppendFunctionCall(std::string& out, std::string_view tool) {
+  out.append(R"({"functionCall":{"name":)");
+  AppendJsonQuoted(out, tool);
+  out.append(R"(,"args":{"location":"Paris"}}})");
+}
+
+// `],"role":"model"},"finishReason":..,"index":0}],"usageMetadata":..,"modelVersion":..,
+// "responseId":..}`: everything after a candidate's parts.
+void AppendTail(std::string& out, const ReplyIdentity& identity, std::string_view finish_reason,
+                const Usage& usage, bool with_output) {
+  out.append(R"(],"role":"model"})");
+  if (!finish_reason.empty()) {
+    out.append(R"(,"finishReason":)");
+    AppendJsonQuoted(out, GeminiFinishReasonFor(finish_reason));
+  }
+  out.append(R"(,"index":0}],)");
+  AppendUsageMetadata(out, usage, with_output);
+  out.append(R"(,"modelVersion":)");
+  AppendJsonQuoted(out, identity.model);
+  out.append(R"(,"responseId":)");
+  AppendJsonQuoted(out, identity.id);
+  out.push_back('}');
+}
+
+}  // namespace
+
+bool IsGeminiPath(std::string_view path) { return path.starts_with(kModelsPrefix); }
+
+Result<GeminiRoute> ParseGeminiTarget(std::string_view target) {
+  const size_t query_at = target.find('?');
+  const std::string_view path = target.substr(0, query_at);
+  const std::string_view query =
+      query_at == std::string_view::npos ? std::string_view() : target.substr(query_at + 1);
+  const std::string_view name = path.substr(kModelsPrefix.size());
+  const size_t colon = name.rfind(':');
+  GeminiRoute route;
+  const std::string_view method = colon == std::string_view::npos ? "" : name.substr(colon + 1);
+  route.model = colon == std::string_view::npos ? name : name.substr(0, colon);
+  if (route.model.empty() || (method != kGenerate && method != kStreamGenerate)) {
+    return Error{ErrorCode::kNotFound, "Unknown request URL: " + std::string(path) + ".", ""};
+  }
+  route.stream = method == kStreamGenerate;
+  if (route.stream && query.find(kSseQuery) == std::string_view::npos) {
+    return Error{ErrorCode::kNotFound,
+                 "The mock streams only server-sent events: add ?alt=sse. (mock)", ""};
+  }
+  return route;
+}
+
+unsigned GeminiStatus(ErrorCode code) {
+  return code == ErrorCode::kMethodNotAllowed ? 404u : static_cast<unsigned>(HttpStatus(code));
+}
+
+std::string RenderGeminiError(const Error& error) {
+  std::string out = R"({"error":{"code":)";
+  AppendUint(out, GeminiStatus(error.code));
+  out.append(R"(,"message":")");
+  if (!error.param.empty()) {
+    AppendJsonEscaped(out, error.param);
+    out.append(": ");
+  }
+  AppendJsonEscaped(out, error.message);
+  out.append(R"(","status":)");
+  AppendJsonQuoted(out, StatusName(error.code));
+  out.append("}}");
+  return out;
+}
+
+std::string_view GeminiFinishReasonFor(std::string_view finish_reason) {
+  return finish_reason == "length" ? "MAX_TOKENS" : "STOP";
+}
+
+std::string RenderGenerateContent(const ReplyIdentity& identity, int tokens, std::string_view tool,
+                                  std::string_view finish_reason, const Usage& usage) {
+  std::string out = R"({"candidates":[{"content":{"parts":[)";
+  if (tool.empty()) {
+    out.append(R"({"text":")");
+    for (int i = 0; i < tokens; ++i) AppendTokenText(out, i);
+    out.append("\"}");
+  } else {
+    AppendFunctionCall(out, tool);
+  }
+  AppendTail(out, identity, finish_reason, usage, true);
+  return out;
+}
+
+GeminiStreamRenderer::GeminiStreamRenderer(const ReplyIdentity& identity, const Usage& usage)
+    : identity_(identity), usage_(usage) {}
+
+void GeminiStreamRenderer::StartChunk() {
+  buffer_.assign(R"(data: {"candidates":[{"content":{"parts":[)");
+}
+
+void GeminiStreamRenderer::EndChunk(std::string_view finish_reason, const Usage& usage,
+                                    bool with_output) {
+  AppendTail(buffer_, identity_, finish_reason, usage, with_output);
+  buffer_.append(kEventEnd);
+}
+
+std::string_view GeminiStreamRenderer::Opening(std::string_view tool) {
+  tool_ = tool;
+  return {};
+}
+
+std::string_view GeminiStreamRenderer::Token(int index) {
+  StartChunk();
+  buffer_.append(R"({"text":")");
+  AppendTokenText(buffer_, index);
+  buffer_.append("\"}");
+  EndChunk({}, usage_, false);
+  return buffer_;
+}
+
+std::string_view GeminiStreamRenderer::ToolFragment(int index) {
+  if (static_cast<size_t>(index) + 1 < kToolArgumentFragments.size()) return {};
+  StartChunk();
+  AppendFunctionCall(buffer_, tool_);
+  EndChunk({}, usage_, false);
+  return buffer_;
+}
+
+std::string_view GeminiStreamRenderer::Closing(std::string_view finish_reason, const Usage& usage) {
+  StartChunk();
+  buffer_.append(R"({"text":""})");
+  EndChunk(finish_reason, usage, true);
+  return buffer_;
+}
+
+}  // namespace turnpike::mock

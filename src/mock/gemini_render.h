@@ -1,0 +1,78 @@
+// Renders the mock's replies in the Gemini API's wire shapes
+// (https://ai.google.dev/api/generate-content,
+// https://ai.google.dev/gemini-api/docs/troubleshooting) by appending to strings: the
+// GenerateContentResponse, the `alt=sse` stream of them, and the Google error envelope; and reads
+// the Gemini route from a request target.
+//
+// Written independently of providers/gemini/ on purpose: the mock is the fake upstream the
+// translator is tested against, so it must not share the translator's reading or rendering.
+// Shapes follow the real API: no response or call ids besides `responseId` (Gemini's
+// generateContent sends function calls without ids), a function call whole in one chunk with
+// `args` an object, usageMetadata on every chunk (counts so far), SSE events framed with CRLF
+// and no end marker: the chunk with a finishReason is the last.
+// GeminiStreamRenderer renders into one reused buffer, so a token costs no allocation; the view
+// it returns stays valid until its next call. Thread-compatible: one renderer per stream.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/error.h"
+#include "common/result.h"
+#include "mock/openai_render.h"
+
+namespace turnpike::mock {
+
+// The Gemini route of a request target: /v1beta/models/{model}:generateContent, or
+// :streamGenerateContent?alt=sse (the mock speaks only the SSE form of the stream).
+struct GeminiRoute {
+  std::string_view model;
+  bool stream = false;
+};
+
+// True when the path is under /v1beta/models/ (a Gemini request, well formed or not).
+bool IsGeminiPath(std::string_view path);
+
+// The route, or the error to answer (kNotFound for an unknown method or a stream without
+// alt=sse, as the real API answers 404 for unknown methods).
+Result<GeminiRoute> ParseGeminiTarget(std::string_view target);
+
+// Gemini's HTTP status for an error: HttpStatus(code), except that an internal error stays 500.
+unsigned GeminiStatus(ErrorCode code);
+
+// {"error":{"code":N,"message":"...","status":"INVALID_ARGUMENT"}}; a `param` prefixes the
+// message.
+std::string RenderGeminiError(const Error& error);
+
+// Gemini's finishReason for the mock's OpenAI finish reason (length: MAX_TOKENS, else STOP).
+std::string_view GeminiFinishReasonFor(std::string_view finish_reason);
+
+// The non-stream reply: `tokens` text tokens, or a functionCall to `tool` when it is set.
+std::string RenderGenerateContent(const ReplyIdentity& identity, int tokens, std::string_view tool,
+                                  std::string_view finish_reason, const Usage& usage);
+
+class GeminiStreamRenderer final : public StreamRenderer {
+ public:
+  // `usage`'s prompt counts go on every chunk.
+  GeminiStreamRenderer(const ReplyIdentity& identity, const Usage& usage);
+
+  // Nothing: Gemini's first chunk already carries content.
+  std::string_view Opening(std::string_view tool) override;
+  // A chunk with one text part.
+  std::string_view Token(int index) override;
+  // Nothing until the last fragment, then the whole functionCall in one chunk.
+  std::string_view ToolFragment(int index) override;
+  // A chunk with an empty text part, the finishReason and the final usageMetadata.
+  std::string_view Closing(std::string_view finish_reason, const Usage& usage) override;
+
+ private:
+  void StartChunk();  // `data: {"candidates":[{"content":{"parts":[`
+  void EndChunk(std::string_view finish_reason, const Usage& usage, bool with_output);
+
+  const ReplyIdentity& identity_;
+  const Usage usage_;
+  std::string_view tool_;  // set by Opening; the request outlives the renderer
+  std::string buffer_;
+};
+
+}  // namespace turnpike::mock

@@ -1,0 +1,37 @@
+// The Gemini API dialect (https://ai.google.dev/api/generate-content): upstream for
+// `provider: gemini` deployments, reached by OpenAI clients (/v1/chat/completions) and
+// Anthropic clients (/v1/messages) through the pivot. See provider.h for the contract and
+// README.md in this folder for the API's quirks relied on.
+//
+// Upstream only: the gateway has no Gemini front door, so the client role is not implemented.
+// ParseRequest refuses every body (kNotFound), NewEncoder returns nullptr and RenderResponse an
+// empty string; RenderError renders Gemini's error envelope.
+//
+// Immutable; thread-safe. Decoders it makes belong to one stream.
+#pragma once
+
+#include "providers/provider.h"
+
+namespace turnpike::providers::gemini {
+
+class GeminiProvider final : public Provider {
+ public:
+  std::string_view name() const override { return "gemini"; }
+
+  // <base>/v1beta/models/<model>:generateContent, and :streamGenerateContent?alt=sse for a
+  // stream; the key as `x-goog-api-key` when there is one. A leading "models/" in the model
+  // name is accepted and not doubled.
+  UpstreamEndpoint Endpoint(const EndpointParams& params) const override;
+  Result<std::string> BuildRequest(const boost::json::object& chat,
+                                   const UpstreamRequestOptions& options) const override;
+  std::unique_ptr<StreamDecoder> NewDecoder() const override;
+  Result<Response> ParseResponse(std::string_view body) const override;
+  Error ParseError(int status, std::string_view body) const override;
+
+  Result<boost::json::object> ParseRequest(std::string_view body) const override;
+  std::unique_ptr<StreamEncoder> NewEncoder(const EncoderOptions& options) const override;
+  std::string RenderResponse(const Response& response, int64_t created) const override;
+  ErrorReply RenderError(const Error& error) const override;
+};
+
+}  // namespace turnpike::providers::gemini

@@ -1,0 +1,475 @@
+// OpenAI chat request (the pivot) -> Gemini generateContent request.
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <map>
+
+#include "providers/gemini/requests.h"
+
+namespace turnpike::providers::gemini {
+namespace {
+
+namespace json = boost::json;
+
+constexpr std::string_view kDataUrlPrefix = "data:";
+constexpr std::string_view kBase64Marker = ";base64,";
+constexpr std::string_view kUserRole = "user";
+constexpr std::string_view kModelRole = "model";
+
+// Top-level fields that have a Gemini equivalent (or, for stream and stream_options, whose
+// meaning the gateway keeps: streaming is the URL, and Gemini always reports usage). Anything
+// else present and not null is refused, so that nothing the client asked for is dropped.
+constexpr std::string_view kHandled[] = {
+    "model",
+    "messages",
+    "max_tokens",
+    "max_completion_tokens",
+    "temperature",
+    "top_p",
+    "stop",
+    "stream",
+    "stream_options",
+    "tools",
+    "tool_choice",
+    "n",
+    "response_format",
+    "parallel_tool_calls",
+    "presence_penalty",
+    "frequency_penalty",
+    "seed",
+};
+
+// OpenAI input_audio formats and the MIME types Gemini documents for them.
+struct AudioFormat {
+  std::string_view format, mime_type;
+};
+constexpr AudioFormat kAudioFormats[] = {{"wav", "audio/wav"}, {"mp3", "audio/mp3"}};
+
+Error Invalid(std::string message, std::string param) {
+  return Error{ErrorCode::kInvalidRequest, std::move(message), std::move(param)};
+}
+
+Error Unsupported(const std::string& param) {
+  return Invalid("'" + param + "' is not supported by this model's provider (Gemini).", param);
+}
+
+Error WrongType(const std::string& param, std::string_view expected) {
+  return Invalid("Invalid type for '" + param + "': expected " + std::string(expected) + ".",
+                 param);
+}
+
+bool Present(const json::object& object, std::string_view key) {
+  const json::value* value = object.if_contains(key);
+  return value != nullptr && !value->is_null();
+}
+
+std::string At(const std::string& base, size_t index) {
+  return base + "[" + std::to_string(index) + "]";
+}
+
+// An OpenAI image_url part -> an inlineData part. Gemini reads images inline or from its own
+// Files API, never from an arbitrary URL, so only data URLs can be expressed.
+Result<json::object> ImagePart(const json::object& part, const std::string& param) {
+  const json::value* image = part.if_contains("image_url");
+  if (image == nullptr || !image->is_object()) return WrongType(param + ".image_url", "an object");
+  const json::object& fields = image->as_object();
+  const json::value* url = fields.if_contains("url");
+  if (url == nullptr || !url->is_string()) return WrongType(param + ".image_url.url", "a string");
+  if (const json::value* detail = fields.if_contains("detail");
+      detail && !detail->is_null() && *detail != "auto") {
+    return Invalid(
+        "Gemini sets image resolution per request, not per image; 'detail' must be "
+        "'auto'.",
+        param + ".image_url.detail");
+  }
+  const std::string_view text = url->as_string();
+  if (!text.starts_with(kDataUrlPrefix)) {
+    return Invalid(
+        "Gemini cannot fetch images by URL: send the image inline as a base64 data "
+        "URL (data:<type>;base64,<data>).",
+        param + ".image_url");
+  }
+  const size_t marker = text.find(kBase64Marker);
+  if (marker == std::string_view::npos) {
+    return Invalid("An image data URL must be base64 encoded.", param + ".image_url.url");
+  }
+  json::object inline_data{
+      {"mimeType", text.substr(kDataUrlPrefix.size(), marker - kDataUrlPrefix.size())},
+      {"data", text.substr(marker + kBase64Marker.size())}};
+  return json::object{{"inlineData", std::move(inline_data)}};
+}
+
+// An OpenAI input_audio part ({"data": base64, "format": "wav"|"mp3"}) -> an inlineData part.
+Result<json::object> AudioPart(const json::object& part, const std::string& param) {
+  const json::value* audio = part.if_contains("input_audio");
+  if (audio == nullptr || !audio->is_object()) {
+    return WrongType(param + ".input_audio", "an object");
+  }
+  const json::value* data = audio->as_object().if_contains("data");
+  const json::value* format = audio->as_object().if_contains("format");
+  if (data == nullptr || !data->is_string()) {
+    return WrongType(param + ".input_audio.data", "a string");
+  }
+  for (const AudioFormat& known : kAudioFormats) {
+    if (format != nullptr && format->is_string() && format->as_string() == known.format) {
+      json::object inline_data{{"mimeType", known.mime_type}, {"data", *data}};
+      return json::object{{"inlineData", std::move(inline_data)}};
+    }
+  }
+  return Invalid("Audio format must be 'wav' or 'mp3'.", param + ".input_audio.format");
+}
+
+enum class Media : uint8_t { kTextOnly, kAny };
+
+// Message content (a string or an array of parts) -> Gemini parts.
+Status AppendParts(const json::value& content, const std::string& param, Media media,
+                   json::array& parts) {
+  if (content.is_null()) return Ok{};
+  if (content.is_string()) {
+    if (!content.as_string().empty()) parts.push_back(json::object{{"text", content}});
+    return Ok{};
+  }
+  if (!content.is_array()) return WrongType(param, "a string or an array");
+  size_t i = 0;
+  for (const json::value& part : content.as_array()) {
+    const std::string at = At(param, i++);
+    if (!part.is_object()) return WrongType(at, "an object");
+    const json::object& fields = part.as_object();
+    const json::value* type = fields.if_contains("type");
+    Result<json::object> converted = Unsupported(at + ".type");
+    if (type && *type == "text") {
+      const json::value* text = fields.if_contains("text");
+      if (text == nullptr || !text->is_string()) return WrongType(at + ".text", "a string");
+      converted = json::object{{"text", *text}};
+    } else if (type && *type == "image_url" && media == Media::kAny) {
+      converted = ImagePart(fields, at);
+    } else if (type && *type == "input_audio" && media == Media::kAny) {
+      converted = AudioPart(fields, at);
+    }
+    if (!converted.ok()) return converted.error();
+    parts.push_back(std::move(converted.value()));
+  }
+  return Ok{};
+}
+
+// The text of content that must be text only (a tool result), concatenated.
+Result<std::string> TextOf(const json::value& content, const std::string& param) {
+  json::array parts;
+  if (Status s = AppendParts(content, param, Media::kTextOnly, parts); !s.ok()) return s.error();
+  std::string text;
+  for (const json::value& part : parts) text += part.at("text").as_string();
+  return text;
+}
+
+class Translation {
+ public:
+  explicit Translation(const json::object& chat) : chat_(chat) {}
+
+  Result<json::object> Run() {
+    for (const auto& [key, value] : chat_) {
+      if (value.is_null()) continue;
+      bool handled = false;
+      for (std::string_view name : kHandled) handled = handled || key == name;
+      if (!handled) return Unsupported(std::string(key));
+    }
+    json::object out;
+    if (Status s = Messages(); !s.ok()) return s.error();
+    out["contents"] = std::move(contents_);
+    if (!system_.empty()) out["systemInstruction"] = json::object{{"parts", std::move(system_)}};
+    if (Status s = Tools(out); !s.ok()) return s.error();
+    json::object config;
+    if (Status s = Generation(config); !s.ok()) return s.error();
+    if (Status s = ResponseFormat(config); !s.ok()) return s.error();
+    if (!config.empty()) out["generationConfig"] = std::move(config);
+    return out;
+  }
+
+ private:
+  // Appends parts to the conversation: consecutive messages with the same Gemini role share
+  // one Content (tool results and the user text after them go in one user turn).
+  void Append(std::string_view role, json::array parts) {
+    if (parts.empty()) return;
+    if (!contents_.empty() && contents_.back().as_object().at("role").as_string() == role) {
+      json::array& last = contents_.back().as_object()["parts"].as_array();
+      for (json::value& part : parts) last.push_back(std::move(part));
+      return;
+    }
+    contents_.push_back(json::object{{"role", role}, {"parts", std::move(parts)}});
+  }
+
+  Status Messages() {
+    const json::value* messages = chat_.if_contains("messages");
+    if (messages == nullptr || !messages->is_array()) return WrongType("messages", "an array");
+    size_t i = 0;
+    for (const json::value& message : messages->as_array()) {
+      const std::string param = At("messages", i++);
+      if (!message.is_object()) return WrongType(param, "an object");
+      if (Status s = Message(message.as_object(), param); !s.ok()) return s;
+    }
+    if (contents_.empty()) {
+      return Invalid("Gemini needs at least one user or assistant message with content.",
+                     "messages");
+    }
+    return Ok{};
+  }
+
+  Status Message(const json::object& message, const std::string& param) {
+    const json::value* role_value = message.if_contains("role");
+    if (role_value == nullptr || !role_value->is_string()) {
+      return WrongType(param + ".role", "a string");
+    }
+    const std::string_view role = role_value->as_string();
+    if (Present(message, "name")) return Unsupported(param + ".name");
+    const json::value null_content;
+    const json::value* content = message.if_contains("content");
+    if (content == nullptr) content = &null_content;
+    if (role == "system" || role == "developer") {
+      // One systemInstruction: only system messages before the conversation fit in it.
+      if (!contents_.empty()) {
+        return Invalid("Gemini accepts system messages only before the conversation.",
+                       param + ".role");
+      }
+      return AppendParts(*content, param + ".content", Media::kTextOnly, system_);
+    }
+    if (role == "user") {
+      json::array parts;
+      if (Status s = AppendParts(*content, param + ".content", Media::kAny, parts); !s.ok()) {
+        return s;
+      }
+      Append(kUserRole, std::move(parts));
+      return Ok{};
+    }
+    if (role == "assistant") return Assistant(message, *content, param);
+    if (role == "tool") return ToolResult(message, *content, param);
+    return Unsupported(param + ".role");
+  }
+
+  Status Assistant(const json::object& message, const json::value& content,
+                   const std::string& param) {
+    if (Present(message, "refusal")) return Unsupported(param + ".refusal");
+    if (Present(message, "audio")) return Unsupported(param + ".audio");
+    json::array parts;
+    if (Status s = AppendParts(content, param + ".content", Media::kTextOnly, parts); !s.ok()) {
+      return s;
+    }
+    const json::value* calls = message.if_contains("tool_calls");
+    if (calls != nullptr && !calls->is_null()) {
+      if (!calls->is_array()) return WrongType(param + ".tool_calls", "an array");
+      size_t j = 0;
+      for (const json::value& call : calls->as_array()) {
+        Result<json::object> part = FunctionCall(call, At(param + ".tool_calls", j++));
+        if (!part.ok()) return part.error();
+        parts.push_back(std::move(part.value()));
+      }
+    }
+    Append(kModelRole, std::move(parts));
+    return Ok{};
+  }
+
+  // An OpenAI tool call -> a functionCall part; remembers its id for the result's name.
+  Result<json::object> FunctionCall(const json::value& call, const std::string& param) {
+    if (!call.is_object()) return WrongType(param, "an object");
+    const json::object& fields = call.as_object();
+    const json::value* type = fields.if_contains("type");
+    if (type && *type != "function") return Unsupported(param + ".type");
+    const json::value* id = fields.if_contains("id");
+    const json::value* function = fields.if_contains("function");
+    if (id == nullptr || !id->is_string()) return WrongType(param + ".id", "a string");
+    if (function == nullptr || !function->is_object()) {
+      return WrongType(param + ".function", "an object");
+    }
+    const json::value* name = function->as_object().if_contains("name");
+    const json::value* arguments = function->as_object().if_contains("arguments");
+    if (name == nullptr || !name->is_string())
+      return WrongType(param + ".function.name", "a string");
+    if (arguments == nullptr || !arguments->is_string()) {
+      return WrongType(param + ".function.arguments", "a string");
+    }
+    boost::system::error_code ec;
+    json::value args = json::parse(arguments->as_string(), ec);
+    if (ec || !args.is_object()) {
+      return Invalid("Tool call arguments must be a JSON object.", param + ".function.arguments");
+    }
+    call_names_[std::string(id->as_string())] = std::string(name->as_string());
+    json::object function_call{{"name", *name}, {"args", std::move(args)}};
+    return json::object{{"functionCall", std::move(function_call)}};
+  }
+
+  // An OpenAI tool message -> a functionResponse part named after the call it answers. The
+  // response must be an object: a result that is a JSON object is sent as is, anything else
+  // as {"content": <the text>}.
+  Status ToolResult(const json::object& message, const json::value& content,
+                    const std::string& param) {
+    const json::value* id = message.if_contains("tool_call_id");
+    if (id == nullptr || !id->is_string()) return WrongType(param + ".tool_call_id", "a string");
+    auto call = call_names_.find(std::string(id->as_string()));
+    if (call == call_names_.end()) {
+      return Invalid(
+          "Gemini names a function result after its call: no earlier assistant "
+          "message has a tool call with this id.",
+          param + ".tool_call_id");
+    }
+    Result<std::string> text = TextOf(content, param + ".content");
+    if (!text.ok()) return text.error();
+    boost::system::error_code ec;
+    json::value response = json::parse(text.value(), ec);
+    if (ec || !response.is_object()) response = json::object{{"content", text.value()}};
+    json::object function_response{{"name", call->second}, {"response", std::move(response)}};
+    json::array parts;
+    parts.push_back(json::object{{"functionResponse", std::move(function_response)}});
+    Append(kUserRole, std::move(parts));
+    return Ok{};
+  }
+
+  Status Tools(json::object& out) {
+    if (Present(chat_, "tools")) {
+      const json::value& tools = chat_.at("tools");
+      if (!tools.is_array()) return WrongType("tools", "an array");
+      json::array declarations;
+      size_t i = 0;
+      for (const json::value& tool : tools.as_array()) {
+        const std::string param = At("tools", i++);
+        if (!tool.is_object()) return WrongType(param, "an object");
+        const json::value* type = tool.as_object().if_contains("type");
+        if (type == nullptr || *type != "function") return Unsupported(param + ".type");
+        const json::value* function = tool.as_object().if_contains("function");
+        if (function == nullptr || !function->is_object()) {
+          return WrongType(param + ".function", "an object");
+        }
+        const json::object& f = function->as_object();
+        const json::value* name = f.if_contains("name");
+        if (name == nullptr || !name->is_string()) {
+          return WrongType(param + ".function.name", "a string");
+        }
+        if (const json::value* strict = f.if_contains("strict"); strict && *strict == true) {
+          return Unsupported(param + ".function.strict");
+        }
+        json::object declaration{{"name", *name}};
+        if (Present(f, "description")) declaration["description"] = f.at("description");
+        // JSON Schema as the client wrote it: `parameters` takes only Gemini's OpenAPI subset
+        // (no additionalProperties, $ref...), parametersJsonSchema takes JSON Schema.
+        if (Present(f, "parameters")) declaration["parametersJsonSchema"] = f.at("parameters");
+        declarations.push_back(std::move(declaration));
+      }
+      if (!declarations.empty()) {
+        out["tools"] = json::array{json::object{{"functionDeclarations", std::move(declarations)}}};
+      }
+    }
+    if (Present(chat_, "parallel_tool_calls")) {
+      const json::value& parallel = chat_.at("parallel_tool_calls");
+      if (!parallel.is_bool()) return WrongType("parallel_tool_calls", "a boolean");
+      // Gemini decides by itself how many calls to make: it cannot be limited to one.
+      if (!parallel.as_bool()) return Unsupported("parallel_tool_calls");
+    }
+    if (!Present(chat_, "tool_choice")) return Ok{};
+    const json::value& choice = chat_.at("tool_choice");
+    json::object config;
+    if (choice == "none") {
+      config["mode"] = "NONE";
+    } else if (choice == "auto") {
+      config["mode"] = "AUTO";
+    } else if (choice == "required") {
+      config["mode"] = "ANY";
+    } else if (choice.is_object() && choice.as_object().if_contains("function") &&
+               choice.at("function").is_object() &&
+               choice.at("function").as_object().if_contains("name") &&
+               choice.at("function").at("name").is_string()) {
+      config["mode"] = "ANY";
+      config["allowedFunctionNames"] = json::array{choice.at("function").at("name")};
+    } else {
+      return Unsupported("tool_choice");
+    }
+    out["toolConfig"] = json::object{{"functionCallingConfig", std::move(config)}};
+    return Ok{};
+  }
+
+  Status Generation(json::object& config) {
+    struct Number {
+      std::string_view from, to;
+    };
+    for (const Number& field : {Number{"temperature", "temperature"}, Number{"top_p", "topP"},
+                                Number{"presence_penalty", "presencePenalty"},
+                                Number{"frequency_penalty", "frequencyPenalty"}}) {
+      if (!Present(chat_, field.from)) continue;
+      if (!chat_.at(field.from).is_number()) return WrongType(std::string(field.from), "a number");
+      config[field.to] = chat_.at(field.from);
+    }
+    if (Present(chat_, "seed")) {
+      if (!chat_.at("seed").is_int64()) return WrongType("seed", "an integer");
+      config["seed"] = chat_.at("seed");
+    }
+    for (std::string_view key : {"max_tokens", "max_completion_tokens"}) {
+      if (!Present(chat_, key)) continue;
+      const json::value& value = chat_.at(key);
+      if (!value.is_int64() || value.as_int64() < 1) {
+        return WrongType(std::string(key), "a positive integer");
+      }
+      config["maxOutputTokens"] = value;
+    }
+    if (Present(chat_, "n")) {
+      const json::value& n = chat_.at("n");
+      if (!n.is_int64() || n.as_int64() != 1) {
+        return Invalid("Only one choice can be streamed through the gateway; 'n' must be 1.", "n");
+      }
+      config["candidateCount"] = 1;
+    }
+    if (Present(chat_, "stop")) {
+      const json::value& stop = chat_.at("stop");
+      json::array sequences;
+      if (stop.is_string()) {
+        sequences.push_back(stop);
+      } else if (stop.is_array()) {
+        for (const json::value& s : stop.as_array()) {
+          if (!s.is_string()) return WrongType("stop", "a string or an array of strings");
+          sequences.push_back(s);
+        }
+      } else {
+        return WrongType("stop", "a string or an array of strings");
+      }
+      config["stopSequences"] = std::move(sequences);
+    }
+    return Ok{};
+  }
+
+  // text -> nothing; json_object -> JSON mode; json_schema -> JSON mode with the schema, as
+  // JSON Schema (responseJsonSchema; responseSchema takes only the OpenAPI subset).
+  Status ResponseFormat(json::object& config) {
+    if (!Present(chat_, "response_format")) return Ok{};
+    const json::value& format = chat_.at("response_format");
+    const json::value* type = format.is_object() ? format.as_object().if_contains("type") : nullptr;
+    if (type == nullptr || !type->is_string()) {
+      return WrongType("response_format.type", "a string");
+    }
+    if (*type == "text") return Ok{};
+    if (*type == "json_object") {
+      config["responseMimeType"] = "application/json";
+      return Ok{};
+    }
+    if (*type != "json_schema") return Unsupported("response_format.type");
+    const json::value* spec = format.as_object().if_contains("json_schema");
+    if (spec == nullptr || !spec->is_object()) {
+      return WrongType("response_format.json_schema", "an object");
+    }
+    config["responseMimeType"] = "application/json";
+    if (const json::value* schema = spec->as_object().if_contains("schema");
+        schema && !schema->is_null()) {
+      config["responseJsonSchema"] = *schema;
+    }
+    return Ok{};
+  }
+
+  const json::object& chat_;
+  json::array system_;
+  json::array contents_;
+  std::map<std::string, std::string> call_names_;  // tool call id -> function name
+};
+
+}  // namespace
+
+Result<std::string> BuildGenerateContentRequest(const json::object& chat,
+                                                const UpstreamRequestOptions&) {
+  Result<json::object> out = Translation(chat).Run();
+  if (!out.ok()) return out.error();
+  return json::serialize(out.value());
+}
+
+}  // namespace turnpike::providers::gemini
