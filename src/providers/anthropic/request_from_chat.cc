@@ -3,6 +3,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "providers/anthropic/requests.h"
+#include "providers/request_fields.h"
 
 namespace turnpike::providers::anthropic {
 namespace {
@@ -22,27 +23,12 @@ constexpr std::string_view kHandled[] = {
     "tool_choice", "user",     "n",          "parallel_tool_calls",   "response_format",
 };
 
-Error Invalid(std::string message, std::string param) {
-  return Error{ErrorCode::kInvalidRequest, std::move(message), std::move(param)};
-}
+using request::At;
+using request::Invalid;
+using request::Present;
+using request::WrongType;
 
-Error Unsupported(const std::string& param) {
-  return Invalid("'" + param + "' is not supported by this model's provider (Anthropic).", param);
-}
-
-Error WrongType(const std::string& param, std::string_view expected) {
-  return Invalid("Invalid type for '" + param + "': expected " + std::string(expected) + ".",
-                 param);
-}
-
-bool Present(const json::object& object, std::string_view key) {
-  const json::value* value = object.if_contains(key);
-  return value != nullptr && !value->is_null();
-}
-
-std::string At(const std::string& base, size_t index) {
-  return base + "[" + std::to_string(index) + "]";
-}
+Error Unsupported(const std::string& param) { return request::UnsupportedBy(param, "Anthropic"); }
 
 // An OpenAI image_url part -> an Anthropic image block.
 Result<json::object> ImageBlock(const json::value& part, const std::string& param) {

@@ -3,6 +3,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "providers/anthropic/requests.h"
+#include "providers/request_fields.h"
 
 namespace turnpike::providers::anthropic {
 namespace {
@@ -18,9 +19,8 @@ constexpr std::string_view kHandled[] = {
     "temperature", "top_p",    "tools",      "tool_choice", "metadata",
 };
 
-Error Invalid(std::string message, std::string param) {
-  return Error{ErrorCode::kInvalidRequest, std::move(message), std::move(param)};
-}
+using request::Invalid;
+using request::Present;
 
 Error Unsupported(const std::string& param) {
   return Invalid("This model's provider (OpenAI-compatible) cannot express '" + param + "'.",
@@ -29,11 +29,6 @@ Error Unsupported(const std::string& param) {
 
 Error WrongType(const std::string& param, std::string_view expected) {
   return Invalid("Input should be " + std::string(expected) + ".", param);
-}
-
-bool Present(const json::object& object, std::string_view key) {
-  const json::value* value = object.if_contains(key);
-  return value != nullptr && !value->is_null();
 }
 
 std::string At(const std::string& base, size_t index) { return base + "." + std::to_string(index); }

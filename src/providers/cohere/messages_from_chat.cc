@@ -6,27 +6,7 @@ namespace turnpike::providers::cohere {
 
 namespace json = boost::json;
 
-Error Invalid(std::string message, std::string param) {
-  return Error{ErrorCode::kInvalidRequest, std::move(message), std::move(param)};
-}
-
-Error Unsupported(const std::string& param) {
-  return Invalid("'" + param + "' is not supported by this model's provider (Cohere).", param);
-}
-
-Error WrongType(const std::string& param, std::string_view expected) {
-  return Invalid("Invalid type for '" + param + "': expected " + std::string(expected) + ".",
-                 param);
-}
-
-bool Present(const json::object& object, std::string_view key) {
-  const json::value* value = object.if_contains(key);
-  return value != nullptr && !value->is_null();
-}
-
-std::string At(const std::string& base, size_t index) {
-  return base + "[" + std::to_string(index) + "]";
-}
+Error Unsupported(const std::string& param) { return request::UnsupportedBy(param, "Cohere"); }
 
 namespace {
 

@@ -12,6 +12,7 @@
 
 #include "common/result.h"
 #include "providers/provider.h"
+#include "providers/request_fields.h"
 
 namespace turnpike::providers::cohere {
 
@@ -23,13 +24,11 @@ Result<std::string> BuildChatRequest(const boost::json::object& chat,
 Result<boost::json::object> MessageFromChat(const boost::json::object& message,
                                             const std::string& param);
 
-// Shared by the translation files: kInvalidRequest errors naming `param`.
-Error Invalid(std::string message, std::string param);
+// Shared by the translation files (providers/request_fields.h, and Cohere's wording).
+using request::At;
+using request::Invalid;
+using request::Present;
+using request::WrongType;
 Error Unsupported(const std::string& param);  // "not supported by ... (Cohere)"
-Error WrongType(const std::string& param, std::string_view expected);
-// The key is there and not null.
-bool Present(const boost::json::object& object, std::string_view key);
-// "base[index]".
-std::string At(const std::string& base, size_t index);
 
 }  // namespace turnpike::providers::cohere

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "providers/gemini/requests.h"
+#include "providers/request_fields.h"
 
 namespace turnpike::providers::gemini {
 namespace {
@@ -44,27 +45,12 @@ struct AudioFormat {
 };
 constexpr AudioFormat kAudioFormats[] = {{"wav", "audio/wav"}, {"mp3", "audio/mp3"}};
 
-Error Invalid(std::string message, std::string param) {
-  return Error{ErrorCode::kInvalidRequest, std::move(message), std::move(param)};
-}
+using request::At;
+using request::Invalid;
+using request::Present;
+using request::WrongType;
 
-Error Unsupported(const std::string& param) {
-  return Invalid("'" + param + "' is not supported by this model's provider (Gemini).", param);
-}
-
-Error WrongType(const std::string& param, std::string_view expected) {
-  return Invalid("Invalid type for '" + param + "': expected " + std::string(expected) + ".",
-                 param);
-}
-
-bool Present(const json::object& object, std::string_view key) {
-  const json::value* value = object.if_contains(key);
-  return value != nullptr && !value->is_null();
-}
-
-std::string At(const std::string& base, size_t index) {
-  return base + "[" + std::to_string(index) + "]";
-}
+Error Unsupported(const std::string& param) { return request::UnsupportedBy(param, "Gemini"); }
 
 // An OpenAI image_url part -> an inlineData part. Gemini reads images inline or from its own
 // Files API, never from an arbitrary URL, so only data URLs can be expressed.

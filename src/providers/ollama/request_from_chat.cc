@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "providers/ollama/requests.h"
+#include "providers/request_fields.h"
 
 namespace turnpike::providers::ollama {
 namespace {
@@ -38,27 +39,12 @@ constexpr std::string_view kHandled[] = {
     "n",
 };
 
-Error Invalid(std::string message, std::string param) {
-  return Error{ErrorCode::kInvalidRequest, std::move(message), std::move(param)};
-}
+using request::At;
+using request::Invalid;
+using request::Present;
+using request::WrongType;
 
-Error Unsupported(const std::string& param) {
-  return Invalid("'" + param + "' is not supported by this model's provider (Ollama).", param);
-}
-
-Error WrongType(const std::string& param, std::string_view expected) {
-  return Invalid("Invalid type for '" + param + "': expected " + std::string(expected) + ".",
-                 param);
-}
-
-bool Present(const json::object& object, std::string_view key) {
-  const json::value* value = object.if_contains(key);
-  return value != nullptr && !value->is_null();
-}
-
-std::string At(const std::string& base, size_t index) {
-  return base + "[" + std::to_string(index) + "]";
-}
+Error Unsupported(const std::string& param) { return request::UnsupportedBy(param, "Ollama"); }
 
 // An OpenAI image_url part -> the base64 payload Ollama's `images` takes.
 Result<std::string> ImageData(const json::object& part, const std::string& param) {

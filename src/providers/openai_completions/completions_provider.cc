@@ -5,6 +5,7 @@
 
 #include "providers/json_text.h"
 #include "providers/openai/stream_codec.h"
+#include "providers/request_fields.h"
 
 namespace turnpike::providers::openai_completions {
 namespace {
@@ -24,18 +25,12 @@ constexpr std::string_view kHandled[] = {"model",    "prompt",         "max_toke
                                          "stream",   "stream_options", "n",          "echo",
                                          "logprobs", "best_of",        "suffix"};
 
-Error Invalid(std::string message, std::string param) {
-  return Error{ErrorCode::kInvalidRequest, std::move(message), std::move(param)};
-}
+using request::Invalid;
+using request::Present;
 
 Error NotUpstream() {
   return Error{ErrorCode::kInternal,
                "The completions API dialect is a client API only, not an upstream provider.", ""};
-}
-
-bool Present(const json::object& object, std::string_view key) {
-  const json::value* value = object.if_contains(key);
-  return value != nullptr && !value->is_null();
 }
 
 bool Handled(std::string_view key) {

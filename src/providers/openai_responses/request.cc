@@ -5,6 +5,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "common/error.h"
+#include "providers/request_fields.h"
 
 namespace turnpike::providers::openai_responses {
 namespace {
@@ -42,26 +43,13 @@ constexpr std::string_view kHandled[] = {
 constexpr std::string_view kSameInChat[] = {"service_tier", "prompt_cache_key",
                                             "safety_identifier"};
 
-Error Invalid(std::string message, std::string param) {
-  return Error{ErrorCode::kInvalidRequest, std::move(message), std::move(param)};
-}
+using request::At;
+using request::Invalid;
+using request::Present;
+using request::WrongType;
 
 Error Unsupported(const std::string& param, std::string_view why) {
   return Invalid("'" + param + "' is not supported here: " + std::string(why), param);
-}
-
-Error WrongType(const std::string& param, std::string_view expected) {
-  return Invalid("Invalid type for '" + param + "': expected " + std::string(expected) + ".",
-                 param);
-}
-
-bool Present(const json::object& object, std::string_view key) {
-  const json::value* value = object.if_contains(key);
-  return value != nullptr && !value->is_null();
-}
-
-std::string At(const std::string& base, size_t index) {
-  return base + "[" + std::to_string(index) + "]";
 }
 
 // Fields an item may carry that change nothing for the model: output items passed back as
