@@ -26,4 +26,34 @@ std::string At(const std::string& base, size_t index) {
   return base + "[" + std::to_string(index) + "]";
 }
 
+Result<std::vector<FunctionTool>> ReadFunctionTools(const boost::json::object& chat,
+                                                    std::string_view provider) {
+  std::vector<FunctionTool> read;
+  if (!Present(chat, "tools")) return read;
+  const boost::json::value& tools = chat.at("tools");
+  if (!tools.is_array()) return WrongType("tools", "an array");
+  read.reserve(tools.as_array().size());
+  for (const boost::json::value& tool : tools.as_array()) {
+    FunctionTool& out = read.emplace_back();
+    out.param = At("tools", read.size() - 1);
+    if (!tool.is_object()) return WrongType(out.param, "an object");
+    const boost::json::value* type = tool.as_object().if_contains("type");
+    if (type == nullptr || *type != "function") return UnsupportedBy(out.param + ".type", provider);
+    const boost::json::value* function = tool.as_object().if_contains("function");
+    if (function == nullptr || !function->is_object()) {
+      return WrongType(out.param + ".function", "an object");
+    }
+    const boost::json::object& f = function->as_object();
+    out.name = f.if_contains("name");
+    if (out.name == nullptr || !out.name->is_string()) {
+      return WrongType(out.param + ".function.name", "a string");
+    }
+    if (Present(f, "description")) out.description = &f.at("description");
+    if (Present(f, "parameters")) out.parameters = &f.at("parameters");
+    const boost::json::value* strict = f.if_contains("strict");
+    out.strict = strict != nullptr && *strict == true;
+  }
+  return read;
+}
+
 }  // namespace turnpike::providers::request

@@ -9,8 +9,10 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/error.h"
+#include "common/result.h"
 
 namespace turnpike::providers::request {
 
@@ -26,5 +28,20 @@ bool Present(const boost::json::object& object, std::string_view key);
 
 // "<base>[<index>]", the OpenAI way of naming an array element in `param`.
 std::string At(const std::string& base, size_t index);
+
+// One function tool of the pivot's `tools`, checked: its type is "function", its name a string.
+// Views into the request, which must outlive it.
+struct FunctionTool {
+  std::string param;                                // "tools[i]", for errors about this tool
+  const boost::json::value* name = nullptr;         // a string
+  const boost::json::value* description = nullptr;  // nullptr when absent or null
+  const boost::json::value* parameters = nullptr;   // nullptr when absent or null
+  bool strict = false;                              // function.strict is true
+};
+
+// The pivot's `tools` (absent or null: none). Any other tool type is refused as unsupported by
+// `provider`; what a dialect does with `strict` is its own decision.
+Result<std::vector<FunctionTool>> ReadFunctionTools(const boost::json::object& chat,
+                                                    std::string_view provider);
 
 }  // namespace turnpike::providers::request

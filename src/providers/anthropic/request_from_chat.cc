@@ -28,7 +28,9 @@ using request::Invalid;
 using request::Present;
 using request::WrongType;
 
-Error Unsupported(const std::string& param) { return request::UnsupportedBy(param, "Anthropic"); }
+constexpr std::string_view kName = "Anthropic";  // in errors: "... provider (Anthropic)."
+
+Error Unsupported(const std::string& param) { return request::UnsupportedBy(param, kName); }
 
 // An OpenAI image_url part -> an Anthropic image block.
 Result<json::object> ImageBlock(const json::value& part, const std::string& param) {
@@ -291,36 +293,18 @@ class Translation {
   }
 
   Status Tools(json::object& out) {
-    if (Present(chat_, "tools")) {
-      const json::value& tools = chat_.at("tools");
-      if (!tools.is_array()) return WrongType("tools", "an array");
-      json::array list;
-      size_t i = 0;
-      for (const json::value& tool : tools.as_array()) {
-        const std::string param = At("tools", i++);
-        if (!tool.is_object()) return WrongType(param, "an object");
-        const json::value* type = tool.as_object().if_contains("type");
-        if (type == nullptr || *type != "function") return Unsupported(param + ".type");
-        const json::value* function = tool.as_object().if_contains("function");
-        if (function == nullptr || !function->is_object()) {
-          return WrongType(param + ".function", "an object");
-        }
-        const json::object& f = function->as_object();
-        const json::value* name = f.if_contains("name");
-        if (name == nullptr || !name->is_string()) {
-          return WrongType(param + ".function.name", "a string");
-        }
-        if (const json::value* strict = f.if_contains("strict"); strict && *strict == true) {
-          return Unsupported(param + ".function.strict");
-        }
-        json::object converted{{"name", *name}};
-        if (Present(f, "description")) converted["description"] = f.at("description");
-        converted["input_schema"] =
-            Present(f, "parameters") ? f.at("parameters") : json::object{{"type", "object"}};
-        list.push_back(std::move(converted));
-      }
-      if (!list.empty()) out["tools"] = std::move(list);
+    Result<std::vector<request::FunctionTool>> tools = request::ReadFunctionTools(chat_, kName);
+    if (!tools.ok()) return tools.error();
+    json::array list;
+    for (const request::FunctionTool& tool : tools.value()) {
+      if (tool.strict) return Unsupported(tool.param + ".function.strict");
+      json::object converted{{"name", *tool.name}};
+      if (tool.description != nullptr) converted["description"] = *tool.description;
+      converted["input_schema"] =
+          tool.parameters != nullptr ? *tool.parameters : json::object{{"type", "object"}};
+      list.push_back(std::move(converted));
     }
+    if (!list.empty()) out["tools"] = std::move(list);
     json::object choice;
     if (Present(chat_, "tool_choice")) {
       const json::value& value = chat_.at("tool_choice");

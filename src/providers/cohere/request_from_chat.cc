@@ -134,44 +134,25 @@ class Translation {
   }
 
   Status Tools() {
-    if (Present(chat_, "tools")) {
-      const json::value& tools = chat_.at("tools");
-      if (!tools.is_array()) return WrongType("tools", "an array");
-      json::array list;
-      size_t i = 0;
-      int strict = -1;  // Cohere's strict_tools covers every tool: -1 unknown, 0 no, 1 yes
-      for (const json::value& tool : tools.as_array()) {
-        const std::string param = At("tools", i++);
-        if (!tool.is_object()) return WrongType(param, "an object");
-        const json::value* type = tool.as_object().if_contains("type");
-        if (type == nullptr || *type != "function") return Unsupported(param + ".type");
-        const json::value* function = tool.as_object().if_contains("function");
-        if (function == nullptr || !function->is_object()) {
-          return WrongType(param + ".function", "an object");
-        }
-        const json::object& f = function->as_object();
-        const json::value* name = f.if_contains("name");
-        if (name == nullptr || !name->is_string()) {
-          return WrongType(param + ".function.name", "a string");
-        }
-        const json::value* strict_value = f.if_contains("strict");
-        const int this_strict = strict_value && *strict_value == true ? 1 : 0;
-        if (strict >= 0 && this_strict != strict) {
-          return Invalid("Cohere's strict mode applies to all tools or none.",
-                         param + ".function.strict");
-        }
-        strict = this_strict;
-        json::object converted{{"name", *name}};
-        if (Present(f, "description")) converted["description"] = f.at("description");
-        converted["parameters"] =
-            Present(f, "parameters")
-                ? f.at("parameters")
-                : json::object{{"type", "object"}, {"properties", json::object()}};
-        list.push_back(json::object{{"type", "function"}, {"function", std::move(converted)}});
+    Result<std::vector<request::FunctionTool>> tools = request::ReadFunctionTools(chat_, "Cohere");
+    if (!tools.ok()) return tools.error();
+    json::array list;
+    // Cohere's strict_tools covers every tool, so they must all agree.
+    for (const request::FunctionTool& tool : tools.value()) {
+      if (tool.strict != tools.value().front().strict) {
+        return Invalid("Cohere's strict mode applies to all tools or none.",
+                       tool.param + ".function.strict");
       }
-      if (!list.empty()) out_["tools"] = std::move(list);
-      if (strict == 1) out_["strict_tools"] = true;
+      json::object converted{{"name", *tool.name}};
+      if (tool.description != nullptr) converted["description"] = *tool.description;
+      converted["parameters"] =
+          tool.parameters != nullptr
+              ? *tool.parameters
+              : json::object{{"type", "object"}, {"properties", json::object()}};
+      list.push_back(json::object{{"type", "function"}, {"function", std::move(converted)}});
     }
+    if (!list.empty()) out_["tools"] = std::move(list);
+    if (!tools.value().empty() && tools.value().front().strict) out_["strict_tools"] = true;
     if (Present(chat_, "tool_choice")) {
       // Cohere's tool_choice is REQUIRED or NONE; its default is OpenAI's auto. It cannot
       // force one named function.

@@ -50,7 +50,9 @@ using request::Invalid;
 using request::Present;
 using request::WrongType;
 
-Error Unsupported(const std::string& param) { return request::UnsupportedBy(param, "Gemini"); }
+constexpr std::string_view kName = "Gemini";  // in errors: "... provider (Gemini)."
+
+Error Unsupported(const std::string& param) { return request::UnsupportedBy(param, kName); }
 
 // An OpenAI image_url part -> an inlineData part. Gemini reads images inline or from its own
 // Files API, never from an arbitrary URL, so only data URLs can be expressed.
@@ -307,38 +309,20 @@ class Translation {
   }
 
   Status Tools(json::object& out) {
-    if (Present(chat_, "tools")) {
-      const json::value& tools = chat_.at("tools");
-      if (!tools.is_array()) return WrongType("tools", "an array");
-      json::array declarations;
-      size_t i = 0;
-      for (const json::value& tool : tools.as_array()) {
-        const std::string param = At("tools", i++);
-        if (!tool.is_object()) return WrongType(param, "an object");
-        const json::value* type = tool.as_object().if_contains("type");
-        if (type == nullptr || *type != "function") return Unsupported(param + ".type");
-        const json::value* function = tool.as_object().if_contains("function");
-        if (function == nullptr || !function->is_object()) {
-          return WrongType(param + ".function", "an object");
-        }
-        const json::object& f = function->as_object();
-        const json::value* name = f.if_contains("name");
-        if (name == nullptr || !name->is_string()) {
-          return WrongType(param + ".function.name", "a string");
-        }
-        if (const json::value* strict = f.if_contains("strict"); strict && *strict == true) {
-          return Unsupported(param + ".function.strict");
-        }
-        json::object declaration{{"name", *name}};
-        if (Present(f, "description")) declaration["description"] = f.at("description");
-        // JSON Schema as the client wrote it: `parameters` takes only Gemini's OpenAPI subset
-        // (no additionalProperties, $ref...), parametersJsonSchema takes JSON Schema.
-        if (Present(f, "parameters")) declaration["parametersJsonSchema"] = f.at("parameters");
-        declarations.push_back(std::move(declaration));
-      }
-      if (!declarations.empty()) {
-        out["tools"] = json::array{json::object{{"functionDeclarations", std::move(declarations)}}};
-      }
+    Result<std::vector<request::FunctionTool>> tools = request::ReadFunctionTools(chat_, kName);
+    if (!tools.ok()) return tools.error();
+    json::array declarations;
+    for (const request::FunctionTool& tool : tools.value()) {
+      if (tool.strict) return Unsupported(tool.param + ".function.strict");
+      json::object declaration{{"name", *tool.name}};
+      if (tool.description != nullptr) declaration["description"] = *tool.description;
+      // JSON Schema as the client wrote it: `parameters` takes only Gemini's OpenAPI subset
+      // (no additionalProperties, $ref...), parametersJsonSchema takes JSON Schema.
+      if (tool.parameters != nullptr) declaration["parametersJsonSchema"] = *tool.parameters;
+      declarations.push_back(std::move(declaration));
+    }
+    if (!declarations.empty()) {
+      out["tools"] = json::array{json::object{{"functionDeclarations", std::move(declarations)}}};
     }
     if (Present(chat_, "parallel_tool_calls")) {
       const json::value& parallel = chat_.at("parallel_tool_calls");

@@ -44,7 +44,9 @@ using request::Invalid;
 using request::Present;
 using request::WrongType;
 
-Error Unsupported(const std::string& param) { return request::UnsupportedBy(param, "Ollama"); }
+constexpr std::string_view kName = "Ollama";  // in errors: "... provider (Ollama)."
+
+Error Unsupported(const std::string& param) { return request::UnsupportedBy(param, kName); }
 
 // An OpenAI image_url part -> the base64 payload Ollama's `images` takes.
 Result<std::string> ImageData(const json::object& part, const std::string& param) {
@@ -253,31 +255,14 @@ class Translation {
         return Invalid("Ollama cannot limit the model to one tool call.", "parallel_tool_calls");
       }
     }
-    if (!Present(chat_, "tools")) return Ok{};
-    const json::value& tools = chat_.at("tools");
-    if (!tools.is_array()) return WrongType("tools", "an array");
+    Result<std::vector<request::FunctionTool>> tools = request::ReadFunctionTools(chat_, kName);
+    if (!tools.ok()) return tools.error();
     json::array list;
-    size_t i = 0;
-    for (const json::value& tool : tools.as_array()) {
-      const std::string param = At("tools", i++);
-      if (!tool.is_object()) return WrongType(param, "an object");
-      const json::value* type = tool.as_object().if_contains("type");
-      if (type == nullptr || *type != "function") return Unsupported(param + ".type");
-      const json::value* function = tool.as_object().if_contains("function");
-      if (function == nullptr || !function->is_object()) {
-        return WrongType(param + ".function", "an object");
-      }
-      const json::object& f = function->as_object();
-      const json::value* name = f.if_contains("name");
-      if (name == nullptr || !name->is_string()) {
-        return WrongType(param + ".function.name", "a string");
-      }
-      if (const json::value* strict = f.if_contains("strict"); strict && *strict == true) {
-        return Unsupported(param + ".function.strict");
-      }
-      json::object converted{{"name", *name}};
-      if (Present(f, "description")) converted["description"] = f.at("description");
-      if (Present(f, "parameters")) converted["parameters"] = f.at("parameters");
+    for (const request::FunctionTool& tool : tools.value()) {
+      if (tool.strict) return Unsupported(tool.param + ".function.strict");
+      json::object converted{{"name", *tool.name}};
+      if (tool.description != nullptr) converted["description"] = *tool.description;
+      if (tool.parameters != nullptr) converted["parameters"] = *tool.parameters;
       list.push_back(json::object{{"type", "function"}, {"function", std::move(converted)}});
     }
     if (offered && !list.empty()) out["tools"] = std::move(list);
