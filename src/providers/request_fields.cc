@@ -26,6 +26,35 @@ std::string At(const std::string& base, size_t index) {
   return base + "[" + std::to_string(index) + "]";
 }
 
+Result<std::string_view> ImageUrlOf(const boost::json::object& part, const std::string& param,
+                                    std::string_view detail_refusal) {
+  const boost::json::value* image = part.if_contains("image_url");
+  if (image == nullptr || !image->is_object()) return WrongType(param + ".image_url", "an object");
+  const boost::json::object& fields = image->as_object();
+  const boost::json::value* url = fields.if_contains("url");
+  if (url == nullptr || !url->is_string()) return WrongType(param + ".image_url.url", "a string");
+  if (const boost::json::value* detail = fields.if_contains("detail");
+      detail != nullptr && !detail->is_null() && *detail != "auto") {
+    return Invalid(std::string(detail_refusal), param + ".image_url.detail");
+  }
+  return std::string_view(url->as_string());
+}
+
+namespace {
+constexpr std::string_view kDataUrlPrefix = "data:";
+constexpr std::string_view kBase64Marker = ";base64,";
+}  // namespace
+
+bool IsDataUrl(std::string_view url) { return url.starts_with(kDataUrlPrefix); }
+
+std::optional<DataUrl> ParseBase64DataUrl(std::string_view url) {
+  if (!IsDataUrl(url)) return std::nullopt;
+  const size_t marker = url.find(kBase64Marker);
+  if (marker == std::string_view::npos) return std::nullopt;
+  return DataUrl{url.substr(kDataUrlPrefix.size(), marker - kDataUrlPrefix.size()),
+                 url.substr(marker + kBase64Marker.size())};
+}
+
 Result<std::vector<FunctionTool>> ReadFunctionTools(const boost::json::object& chat,
                                                     std::string_view provider) {
   std::vector<FunctionTool> read;

@@ -7,6 +7,7 @@
 
 #include <boost/json/object.hpp>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,20 @@ bool Present(const boost::json::object& object, std::string_view key);
 
 // "<base>[<index>]", the OpenAI way of naming an array element in `param`.
 std::string At(const std::string& base, size_t index);
+
+// The URL of an OpenAI image_url content part, checked: `image_url` is an object with a string
+// `url`, and its `detail` is absent, null or "auto" (the upstreams here choose the resolution
+// themselves; `detail_refusal` is the message for any other value, naming the dialect).
+Result<std::string_view> ImageUrlOf(const boost::json::object& part, const std::string& param,
+                                    std::string_view detail_refusal);
+
+// A data URL ("data:..."), base64 or not.
+bool IsDataUrl(std::string_view url);
+// "data:<media type>;base64,<data>", split; nullopt for anything else.
+struct DataUrl {
+  std::string_view media_type, data;
+};
+std::optional<DataUrl> ParseBase64DataUrl(std::string_view url);
 
 // One function tool of the pivot's `tools`, checked: its type is "function", its name a string.
 // Views into the request, which must outlive it.

@@ -11,8 +11,6 @@ namespace {
 namespace json = boost::json;
 
 constexpr double kMaxTemperature = 1.0;  // Anthropic's range is [0, 1]; OpenAI's is [0, 2]
-constexpr std::string_view kDataUrlPrefix = "data:";
-constexpr std::string_view kBase64Marker = ";base64,";
 
 // Top-level fields that have an Anthropic equivalent (or, for stream_options, whose meaning is
 // kept by the gateway: Anthropic always reports usage). Anything else present and not null is
@@ -34,26 +32,19 @@ Error Unsupported(const std::string& param) { return request::UnsupportedBy(para
 
 // An OpenAI image_url part -> an Anthropic image block.
 Result<json::object> ImageBlock(const json::value& part, const std::string& param) {
-  const json::value* image = part.as_object().if_contains("image_url");
-  if (image == nullptr || !image->is_object()) return WrongType(param + ".image_url", "an object");
-  const json::object& fields = image->as_object();
-  const json::value* url = fields.if_contains("url");
-  if (url == nullptr || !url->is_string()) return WrongType(param + ".image_url.url", "a string");
-  if (const json::value* detail = fields.if_contains("detail");
-      detail && !detail->is_null() && *detail != "auto") {
-    return Invalid("Anthropic chooses image resolution itself; 'detail' must be 'auto'.",
-                   param + ".image_url.detail");
-  }
-  const std::string_view text = url->as_string();
+  Result<std::string_view> url =
+      request::ImageUrlOf(part.as_object(), param,
+                          "Anthropic chooses image resolution itself; 'detail' must be 'auto'.");
+  if (!url.ok()) return url.error();
+  const std::string_view text = url.value();
   json::object source;
-  if (text.starts_with(kDataUrlPrefix)) {
-    const size_t marker = text.find(kBase64Marker);
-    if (marker == std::string_view::npos) {
+  if (request::IsDataUrl(text)) {
+    const std::optional<request::DataUrl> data = request::ParseBase64DataUrl(text);
+    if (!data)
       return Invalid("An image data URL must be base64 encoded.", param + ".image_url.url");
-    }
     source["type"] = "base64";
-    source["media_type"] = text.substr(kDataUrlPrefix.size(), marker - kDataUrlPrefix.size());
-    source["data"] = text.substr(marker + kBase64Marker.size());
+    source["media_type"] = data->media_type;
+    source["data"] = data->data;
   } else if (text.starts_with("https://") || text.starts_with("http://")) {
     source["type"] = "url";
     source["url"] = text;

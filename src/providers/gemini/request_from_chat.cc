@@ -11,8 +11,6 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::string_view kDataUrlPrefix = "data:";
-constexpr std::string_view kBase64Marker = ";base64,";
 constexpr std::string_view kUserRole = "user";
 constexpr std::string_view kModelRole = "model";
 
@@ -57,32 +55,19 @@ Error Unsupported(const std::string& param) { return request::UnsupportedBy(para
 // An OpenAI image_url part -> an inlineData part. Gemini reads images inline or from its own
 // Files API, never from an arbitrary URL, so only data URLs can be expressed.
 Result<json::object> ImagePart(const json::object& part, const std::string& param) {
-  const json::value* image = part.if_contains("image_url");
-  if (image == nullptr || !image->is_object()) return WrongType(param + ".image_url", "an object");
-  const json::object& fields = image->as_object();
-  const json::value* url = fields.if_contains("url");
-  if (url == nullptr || !url->is_string()) return WrongType(param + ".image_url.url", "a string");
-  if (const json::value* detail = fields.if_contains("detail");
-      detail && !detail->is_null() && *detail != "auto") {
-    return Invalid(
-        "Gemini sets image resolution per request, not per image; 'detail' must be "
-        "'auto'.",
-        param + ".image_url.detail");
-  }
-  const std::string_view text = url->as_string();
-  if (!text.starts_with(kDataUrlPrefix)) {
+  Result<std::string_view> url = request::ImageUrlOf(
+      part, param,
+      "Gemini sets image resolution per request, not per image; 'detail' must be 'auto'.");
+  if (!url.ok()) return url.error();
+  if (!request::IsDataUrl(url.value())) {
     return Invalid(
         "Gemini cannot fetch images by URL: send the image inline as a base64 data "
         "URL (data:<type>;base64,<data>).",
         param + ".image_url");
   }
-  const size_t marker = text.find(kBase64Marker);
-  if (marker == std::string_view::npos) {
-    return Invalid("An image data URL must be base64 encoded.", param + ".image_url.url");
-  }
-  json::object inline_data{
-      {"mimeType", text.substr(kDataUrlPrefix.size(), marker - kDataUrlPrefix.size())},
-      {"data", text.substr(marker + kBase64Marker.size())}};
+  const std::optional<request::DataUrl> data = request::ParseBase64DataUrl(url.value());
+  if (!data) return Invalid("An image data URL must be base64 encoded.", param + ".image_url.url");
+  json::object inline_data{{"mimeType", data->media_type}, {"data", data->data}};
   return json::object{{"inlineData", std::move(inline_data)}};
 }
 

@@ -11,8 +11,6 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::string_view kDataUrlPrefix = "data:";
-constexpr std::string_view kBase64Marker = ";base64,";
 // Text parts of one message are joined with this into Ollama's single `content` string.
 constexpr std::string_view kPartSeparator = "\n";
 
@@ -50,23 +48,15 @@ Error Unsupported(const std::string& param) { return request::UnsupportedBy(para
 
 // An OpenAI image_url part -> the base64 payload Ollama's `images` takes.
 Result<std::string> ImageData(const json::object& part, const std::string& param) {
-  const json::value* image = part.if_contains("image_url");
-  if (image == nullptr || !image->is_object()) return WrongType(param + ".image_url", "an object");
-  const json::object& fields = image->as_object();
-  const json::value* url = fields.if_contains("url");
-  if (url == nullptr || !url->is_string()) return WrongType(param + ".image_url.url", "a string");
-  if (const json::value* detail = fields.if_contains("detail");
-      detail && !detail->is_null() && *detail != "auto") {
-    return Invalid("Ollama chooses image resolution itself; 'detail' must be 'auto'.",
-                   param + ".image_url.detail");
-  }
-  const std::string_view text = url->as_string();
-  const size_t marker = text.find(kBase64Marker);
-  if (!text.starts_with(kDataUrlPrefix) || marker == std::string_view::npos) {
+  Result<std::string_view> url = request::ImageUrlOf(
+      part, param, "Ollama chooses image resolution itself; 'detail' must be 'auto'.");
+  if (!url.ok()) return url.error();
+  const std::optional<request::DataUrl> data = request::ParseBase64DataUrl(url.value());
+  if (!data) {
     return Invalid("Ollama takes images inline only: use a base64 data URL.",
                    param + ".image_url.url");
   }
-  return std::string(text.substr(marker + kBase64Marker.size()));
+  return std::string(data->data);
 }
 
 // Message content (a string or an array of parts) -> Ollama's content string, and, when
