@@ -1,14 +1,10 @@
 #include "gateway/dialect_relay.h"
 
 #include "common/clock.h"
-#include "gateway/server_timing.h"
 #include "providers/openai/stream_codec.h"
 
 namespace turnpike::gateway {
-namespace net = boost::asio;
-
 namespace {
-constexpr std::string_view kKeepAliveComment = ": keep-alive\n\n";
 
 providers::EncoderOptions MakeEncoderOptions(const DialectRelayOptions& options) {
   providers::EncoderOptions encoder;
@@ -49,9 +45,7 @@ void DialectRelay::Tap::OnEvent(const providers::StreamEvent& event) {
 
 DialectRelay::DialectRelay(http::Exchange& exchange, upstream::Call& call,
                            pipeline::RequestContext& ctx, const DialectRelayOptions& options)
-    : exchange_(exchange),
-      call_(call),
-      ctx_(ctx),
+    : RelayLoop(exchange, call, ctx, options.keepalive, options.server_timing),
       options_(options),
       ndjson_(options.upstream->stream_framing() == providers::StreamFraming::kNdjson) {
   if (options_.translate) {
@@ -63,25 +57,8 @@ DialectRelay::DialectRelay(http::Exchange& exchange, upstream::Call& call,
   }
 }
 
-net::awaitable<void> DialectRelay::Run() {
-  exchange_.response_headers().Add("Cache-Control", "no-cache");
-  if (options_.server_timing) {
-    exchange_.response_headers().Add("Server-Timing",
-                                     ServerTimingHeader(ctx_.phases, pipeline::Clock::now()));
-  }
-  const bool started = co_await exchange_.StartStream(200, "text/event-stream");
-  ctx_.status = 200;
-  ctx_.phases.client_head = exchange_.head_sent_at();
-  if (!started) {
-    ctx_.status = 499;
-    call_.Cancel();
-    co_return;
-  }
-  co_await Pump();
-  Settle();
-}
-
-bool DialectRelay::Feed(std::string_view piece) {
+RelayLoop::Output DialectRelay::Feed(std::string_view piece) {
+  out_.clear();
   bool go_on = true;
   auto on_event = [this, &go_on](const stream::SseEvent& event) {
     if (!go_on) return;
@@ -101,54 +78,17 @@ bool DialectRelay::Feed(std::string_view piece) {
   Status fed = ndjson_ ? ndjson_parser_.Feed(piece, on_event) : sse_parser_.Feed(piece, on_event);
   if (!fed.ok()) {
     FailInto(fed.error());
-    return false;
+    return {out_, false};
   }
   const bool first_token = translator_ ? translator_->saw_first_token() : tap_.saw_first_token;
   if (first_token && ctx_.phases.first_token == pipeline::Clock::time_point{}) {
     ctx_.phases.first_token = pipeline::Clock::now();
   }
-  return go_on;
+  return {out_, go_on};
 }
 
-net::awaitable<void> DialectRelay::Pump() {
-  for (;;) {
-    Result<std::optional<std::string_view>> read =
-        co_await call_.ReadSomeWithin(options_.keepalive);
-    if (exchange_.client_gone()) {
-      ctx_.status = 499;
-      call_.Cancel();
-      co_return;
-    }
-    if (!read.ok()) {
-      co_await WriteFailure(read.error());
-      co_return;
-    }
-    if (!read.value()) {
-      if (!co_await exchange_.Write(kKeepAliveComment)) {
-        ctx_.status = 499;
-        call_.Cancel();
-        co_return;
-      }
-      continue;
-    }
-    const std::string_view piece = *read.value();
-    if (piece.empty()) break;
-    const bool go_on = Feed(piece);
-    if (!out_.empty()) {
-      const bool written = co_await exchange_.Write(out_);
-      out_.clear();
-      if (!written) {
-        ctx_.status = 499;
-        call_.Cancel();
-        co_return;
-      }
-    }
-    if (!go_on) {
-      call_.Cancel();
-      co_await exchange_.EndStream();
-      co_return;
-    }
-  }
+std::string_view DialectRelay::End() {
+  out_.clear();
   // The upstream body ended: a stream without its final event must not look complete.
   if (translator_) {
     if (!translator_->ended()) ctx_.error = ErrorCode::kUpstreamBadResponse;
@@ -156,15 +96,13 @@ net::awaitable<void> DialectRelay::Pump() {
   } else if (!tap_.ended) {
     FailInto(Incomplete());
   }
-  if (!out_.empty()) {
-    const bool written = co_await exchange_.Write(out_);
-    out_.clear();
-    if (!written) {
-      ctx_.status = 499;
-      co_return;
-    }
-  }
-  co_await exchange_.EndStream();
+  return out_;
+}
+
+std::string_view DialectRelay::Fail(const Error& error) {
+  out_.clear();
+  FailInto(error);
+  return out_;
 }
 
 void DialectRelay::FailInto(const Error& error) {
@@ -182,14 +120,6 @@ void DialectRelay::FailInto(const Error& error) {
   event.error = &error;
   encoder->OnEvent(event);
   tap_.ended = true;
-}
-
-net::awaitable<void> DialectRelay::WriteFailure(const Error& error) {
-  ctx_.status = 200;  // the client got a 200 head; the failure is in the stream and the log
-  FailInto(error);
-  const bool written = co_await exchange_.Write(out_);
-  out_.clear();
-  if (written) co_await exchange_.EndStream();
 }
 
 void DialectRelay::Settle() {

@@ -8,11 +8,9 @@
 //
 // The upstream's bytes are framed by its dialect's stream_framing(): SSE events, or NDJSON lines
 // (each handed to the decoder as an SseEvent whose `data` is the line); the client always gets
-// SSE. The same rules as StreamRelay (stream_relay.h): complete events only, the next upstream
-// read starts after the client took the previous bytes (backpressure, one read buffer per
-// stream), `: keep-alive` comments while the upstream is silent (a comment in either dialect),
-// a client that leaves cancels the upstream call. An upstream failure mid-stream, or an end
-// without the dialect's final event, becomes the client dialect's in-stream error event.
+// SSE. Complete events only; the loop (backpressure, keep-alive comments, a client that leaves)
+// is RelayLoop's (relay_loop.h). An upstream failure mid-stream, or an end without the
+// dialect's final event, becomes the client dialect's in-stream error event.
 //
 // The OpenAI identity path does not use this class: it keeps StreamRelay and its one-pass
 // chunk scanner.
@@ -21,14 +19,12 @@
 // context and the two providers (owned by the registry). Single-threaded.
 #pragma once
 
-#include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "http/exchange.h"
-#include "pipeline/request_context.h"
+#include "gateway/relay_loop.h"
 #include "providers/provider.h"
 #include "providers/translator.h"
 #include "stream/ndjson_parser.h"
@@ -49,12 +45,10 @@ struct DialectRelayOptions {
   bool server_timing = false;
 };
 
-class DialectRelay {
+class DialectRelay final : public RelayLoop {
  public:
   DialectRelay(http::Exchange& exchange, upstream::Call& call, pipeline::RequestContext& ctx,
                const DialectRelayOptions& options);
-
-  boost::asio::awaitable<void> Run();
 
  private:
   // Collects what the passive decoder reports: the first token, the end, the output size.
@@ -68,16 +62,14 @@ class DialectRelay {
     int64_t output_bytes = 0;
   };
 
-  boost::asio::awaitable<void> Pump();
-  // Feeds one read's events; false when the stream must stop (a translation error went out).
-  bool Feed(std::string_view piece);
+  // One read's events as client bytes; go_on false when a translation error went out.
+  Output Feed(std::string_view piece) override;
+  std::string_view End() override;
+  std::string_view Fail(const Error& error) override;
+  void Settle() override;
+  // Appends the client dialect's error event to out_ and notes the error on the context.
   void FailInto(const Error& error);
-  boost::asio::awaitable<void> WriteFailure(const Error& error);
-  void Settle();
 
-  http::Exchange& exchange_;
-  upstream::Call& call_;
-  pipeline::RequestContext& ctx_;
   const DialectRelayOptions options_;
   // One of the two splitters is used, chosen once from the upstream's framing (no per-byte
   // dispatch); the other stays empty.
