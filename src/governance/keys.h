@@ -14,7 +14,9 @@
 //
 // Thread safety: free functions are thread-safe. A SecretVerifier is used by one thread (each
 // worker owns one); it reuses an OpenSSL digest context, which makes hashing ~3x faster than
-// the one-shot functions (~90 ns vs ~300 ns for one SHA-256 block with SHA-NI).
+// the one-shot functions (~90 ns vs ~300 ns for one SHA-256 block with SHA-NI), and it
+// remembers the secrets it verified recently (see SecretVerifier), so a key seen again costs
+// a constant-time compare instead of a hash.
 // Errors: GenerateKey and SecretVerifier::Create fail (kInternal) only if OpenSSL does.
 // Secrets are compared with CRYPTO_memcmp (constant time); nothing here logs a secret.
 #pragma once
@@ -70,16 +72,40 @@ std::optional<SecretHash> HashSecret(std::string_view secret);
 // Constant-time check of `secret` against a stored hash, one-shot API. False if OpenSSL fails.
 bool VerifySecret(std::string_view secret, const SecretHash& stored_hash);
 
-// The request path's verifier: owns a fetched SHA-256 implementation and a reusable context.
+// The request path's verifier: owns a fetched SHA-256 implementation and a reusable context,
+// and a small table of secrets it verified, by the stored hash they matched (kRememberedKeys
+// slots, direct-mapped by the hash's first byte: the hash is uniformly random, and a collision
+// only evicts). A secret presented again for the same stored hash is accepted when it equals
+// the remembered one (CRYPTO_memcmp, constant time), which is the same proof as hashing it:
+// only a secret that hashed to the stored hash was remembered. Anything else is hashed as
+// before, so a wrong secret costs what it did, and answers the same. What is remembered is
+// in-process only, never logged, and wiped (OPENSSL_cleanse) when the verifier is destroyed;
+// the status checks (revoked, expired, suspended) run after Verify on every request, so the
+// table never keeps a revoked key working.
 // One per worker; movable, not copyable, not thread-safe.
 class SecretVerifier {
  public:
   static Result<SecretVerifier> Create();
+  SecretVerifier(SecretVerifier&&) = default;
+  SecretVerifier& operator=(SecretVerifier&&) = default;
+  ~SecretVerifier();
 
-  // Constant-time comparison of SHA-256(secret) with `stored_hash`; false if OpenSSL fails.
+  // Whether SHA-256(secret) equals `stored_hash`, compared in constant time; false if OpenSSL
+  // fails.
   bool Verify(std::string_view secret, const SecretHash& stored_hash);
 
+  // Verifications answered from the table rather than by hashing (for tests).
+  uint64_t remembered_hits() const { return remembered_hits_; }
+
+  static constexpr size_t kRememberedKeys = 64;
+
  private:
+  struct Remembered {
+    SecretHash stored_hash{};
+    std::array<char, kSecretLength> secret{};
+    bool used = false;
+  };
+
   struct MdFree {
     void operator()(evp_md_st* md) const;
   };
@@ -91,6 +117,8 @@ class SecretVerifier {
 
   std::unique_ptr<evp_md_st, MdFree> md_;
   std::unique_ptr<evp_md_ctx_st, CtxFree> ctx_;
+  std::array<Remembered, kRememberedKeys> remembered_{};
+  uint64_t remembered_hits_ = 0;
 };
 
 // The credential a request presents, as a view into the header value: the token of

@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <cstddef>
+#include <string>
+#include <vector>
 
 #include "governance/keys.h"
 
@@ -41,6 +43,60 @@ TEST(ConstantTimeTest, VerificationComparesHashesWithCryptoMemcmp) {
   wrong[0] ^= 1;
   EXPECT_FALSE(verifier->Verify(parsed->secret, wrong));
   EXPECT_EQ(g_constant_time_compares.load(), before + 3);
+}
+
+// A key verified once is then checked against the remembered secret: still one constant-time
+// compare, no hash. A wrong secret for that key is hashed (and refused) as before.
+TEST(ConstantTimeTest, RememberedSecretIsComparedInConstantTime) {
+  Result<GeneratedKey> generated = GenerateKey();
+  ASSERT_TRUE(generated.ok());
+  std::optional<ParsedKey> parsed = ParseKey(generated->key);
+  ASSERT_TRUE(parsed.has_value());
+  Result<SecretVerifier> verifier = SecretVerifier::Create();
+  ASSERT_TRUE(verifier.ok());
+
+  EXPECT_TRUE(verifier->Verify(parsed->secret, generated->secret_hash));
+  EXPECT_EQ(verifier->remembered_hits(), 0u);
+  int before = g_constant_time_compares.load();
+  EXPECT_TRUE(verifier->Verify(parsed->secret, generated->secret_hash));
+  EXPECT_EQ(verifier->remembered_hits(), 1u);
+  EXPECT_EQ(g_constant_time_compares.load(), before + 1);
+
+  std::string wrong(parsed->secret);
+  wrong.back() = wrong.back() == 'A' ? 'B' : 'A';
+  before = g_constant_time_compares.load();
+  EXPECT_FALSE(verifier->Verify(wrong, generated->secret_hash));
+  EXPECT_EQ(g_constant_time_compares.load(), before + 2);  // the remembered one, then the hash
+  EXPECT_EQ(verifier->remembered_hits(), 1u);
+  // The wrong secret did not replace the right one.
+  EXPECT_TRUE(verifier->Verify(parsed->secret, generated->secret_hash));
+  EXPECT_EQ(verifier->remembered_hits(), 2u);
+  // A secret of another length is never compared against the remembered one.
+  EXPECT_FALSE(verifier->Verify(parsed->secret.substr(1), generated->secret_hash));
+  EXPECT_EQ(verifier->remembered_hits(), 2u);
+}
+
+// Keys whose hashes share a slot evict each other; each still verifies, by hashing.
+TEST(ConstantTimeTest, KeysSharingASlotBothVerify) {
+  Result<SecretVerifier> verifier = SecretVerifier::Create();
+  ASSERT_TRUE(verifier.ok());
+  std::vector<GeneratedKey> keys;
+  while (keys.size() < 2) {
+    Result<GeneratedKey> generated = GenerateKey();
+    ASSERT_TRUE(generated.ok());
+    if (keys.empty() || generated->secret_hash[0] % SecretVerifier::kRememberedKeys ==
+                            keys[0].secret_hash[0] % SecretVerifier::kRememberedKeys) {
+      keys.push_back(std::move(generated.value()));
+    }
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (const GeneratedKey& key : keys) {
+      EXPECT_TRUE(verifier->Verify(ParseKey(key.key)->secret, key.secret_hash));
+    }
+  }
+  EXPECT_EQ(verifier->remembered_hits(), 0u);  // each evicted the other
+  EXPECT_TRUE(verifier->Verify(ParseKey(keys[1].key)->secret, keys[1].secret_hash));
+  EXPECT_EQ(verifier->remembered_hits(), 1u);
 }
 
 }  // namespace
