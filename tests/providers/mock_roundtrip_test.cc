@@ -114,7 +114,7 @@ TEST(MockRoundTrip, OpenAiTextStreamReadsAsAnthropicEvents) {
     if (event.event == "message_delta") final_delta = data;
   });
   ASSERT_TRUE(fed.ok());
-  std::vector<std::string> expected = {"message_start", "content_block_start"};
+  std::vector<std::string> expected = {"message_start", "ping", "content_block_start"};
   for (int i = 0; i < kTokens; ++i) expected.push_back("content_block_delta");
   for (const char* type : {"content_block_stop", "message_delta", "message_stop"}) {
     expected.push_back(type);
@@ -242,7 +242,7 @@ TEST(MockRoundTrip, GeminiTextStreamReadsAsAnthropicEvents) {
     if (event.event == "message_delta") final_delta = data;
   });
   ASSERT_TRUE(fed.ok());
-  std::vector<std::string> expected = {"message_start", "content_block_start"};
+  std::vector<std::string> expected = {"message_start", "ping", "content_block_start"};
   for (int i = 0; i < kTokens; ++i) expected.push_back("content_block_delta");
   for (const char* type : {"content_block_stop", "message_delta", "message_stop"}) {
     expected.push_back(type);

@@ -7,6 +7,7 @@
 
 namespace turnpike::providers::anthropic {
 namespace {
+constexpr std::string_view kPingEvent = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
 
 // Anthropic's input_tokens excludes cache reads and cache writes.
 int64_t InputTokens(const TokenUsage& usage) {
@@ -96,6 +97,9 @@ void AnthropicStreamEncoder::StartMessage(const StreamEvent& event) {
   o.append(R"(,"content":[],"stop_reason":null,"stop_sequence":null,)");
   AppendUsage(o, usage_, false);
   o.append("}}\n\n");
+  // As Anthropic's own streams do; clients ignore it, and the event types the SDKs know all
+  // appear.
+  o.append(kPingEvent);
 }
 
 void AnthropicStreamEncoder::OpenBlock(Block block, const StreamEvent& event) {
