@@ -4,6 +4,7 @@
 #include <charconv>
 #include <optional>
 
+#include "mock/gemini_render.h"
 #include "mock/openai_render.h"
 
 namespace turnpike::mock {
@@ -207,6 +208,9 @@ Result<ChatRequest> BodyParser::ParseGenerateContent(std::string_view body, std:
   simdjson::dom::array contents;
   if (root["contents"].get_array().get(contents) || contents.size() == 0) {
     return Invalid("contents is not specified", "contents");
+  }
+  if (Status signatures = CheckThoughtSignatures(contents); !signatures.ok()) {
+    return signatures.error();
   }
   const Field limit = root["generationConfig"]["maxOutputTokens"];
   if (!Absent(limit) && (limit.get_int64().get(chat.max_tokens) || chat.max_tokens < 1)) {

@@ -48,7 +48,8 @@ class BodyParser {
   Result<ChatRequest> ParseOllama(std::string_view body);
   // A Gemini generateContent body; the model and streaming come from the URL. `contents` (a
   // non-empty array) is required; generationConfig.maxOutputTokens and
-  // tools[0].functionDeclarations[0].name are read.
+  // tools[0].functionDeclarations[0].name are read. The history's function calls must carry
+  // the thought signatures the mock gave them, as Gemini 3 wants (CheckThoughtSignatures).
   Result<ChatRequest> ParseGenerateContent(std::string_view body, std::string_view model,
                                            bool stream);
 

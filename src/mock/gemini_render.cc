@@ -14,6 +14,18 @@ constexpr std::string_view kSseQuery = "alt=sse";
 constexpr std::string_view kEventEnd = "\r\n\r\n";  // Gemini frames its SSE with CRLF
 constexpr size_t kMaxDigits = 24;
 
+// Thought signatures: FNV-1a over a salt and the function's name, twice, as 16 bytes.
+constexpr std::string_view kBase64Digits =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+constexpr uint32_t kSixBits = 0x3f;  // one base64 digit
+constexpr uint64_t kFnvOffset = 14695981039346656037ull;
+constexpr uint64_t kFnvPrime = 1099511628211ull;
+constexpr std::string_view kSignatureSalt = "turnpike-mock-thought-signature:";
+constexpr size_t kHashBytes = 8;
+constexpr size_t kBitsPerByte = 8;
+constexpr std::string_view kSignatureDocs =
+    "https://ai.google.dev/gemini-api/docs/thought-signatures";
+
 void AppendUint(std::string& out, uint64_t value) {
   char digits[kMaxDigits];
   auto [end, ec] = std::to_chars(digits, digits + kMaxDigits, value);
@@ -53,10 +65,48 @@ void AppendUsageMetadata(std::string& out, const Usage& usage, bool with_output)
   out.push_back('}');
 }
 
+uint64_t Fnv1a(uint64_t hash, std::string_view bytes) {
+  for (const char c : bytes) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= kFnvPrime;
+  }
+  return hash;
+}
+
+// Standard base64 with padding.
+void AppendBase64(std::string& out, const unsigned char* bytes, size_t size) {
+  for (size_t i = 0; i < size; i += 3) {
+    uint32_t group = static_cast<uint32_t>(bytes[i]) << 16;
+    if (i + 1 < size) group |= static_cast<uint32_t>(bytes[i + 1]) << 8;
+    if (i + 2 < size) group |= bytes[i + 2];
+    out.push_back(kBase64Digits[(group >> 18) & kSixBits]);
+    out.push_back(kBase64Digits[(group >> 12) & kSixBits]);
+    out.push_back(i + 1 < size ? kBase64Digits[(group >> 6) & kSixBits] : '=');
+    out.push_back(i + 2 < size ? kBase64Digits[group & kSixBits] : '=');
+  }
+}
+
 void AppendFunctionCall(std::string& out, std::string_view tool) {
   out.append(R"({"functionCall":{"name":)");
   AppendJsonQuoted(out, tool);
-  out.append(R"(,"args":{"location":"Paris"}}})");
+  out.append(R"(,"args":{"location":"Paris"}},"thoughtSignature":")");
+  AppendThoughtSignature(out, tool);
+  out.append("\"}");
+}
+
+// "... function call `default_api:<name>` , position <n>. ...", in Gemini's words.
+Error SignatureError(std::string_view problem, std::string_view name, size_t position) {
+  return Error{ErrorCode::kInvalidRequest,
+               std::string(problem) + " Additional data, function call `default_api:" +
+                   std::string(name) + "` , position " + std::to_string(position) +
+                   ". Please refer to " + std::string(kSignatureDocs) + " for more details.",
+               ""};
+}
+
+std::string_view RoleOf(const simdjson::dom::element& content) {
+  std::string_view role = "user";  // Gemini reads a content without a role as the user's
+  (void)content["role"].get_string().get(role);
+  return role;
 }
 
 // `],"role":"model"},"finishReason":..,"index":0}],"usageMetadata":..,"modelVersion":..,
@@ -78,6 +128,61 @@ void AppendTail(std::string& out, const ReplyIdentity& identity, std::string_vie
 }
 
 }  // namespace
+
+void AppendThoughtSignature(std::string& out, std::string_view tool) {
+  const uint64_t first = Fnv1a(Fnv1a(kFnvOffset, kSignatureSalt), tool);
+  const uint64_t second = Fnv1a(first, tool);
+  unsigned char bytes[2 * kHashBytes];
+  for (size_t i = 0; i < kHashBytes; ++i) {
+    bytes[i] = static_cast<unsigned char>(first >> (kBitsPerByte * i));
+    bytes[kHashBytes + i] = static_cast<unsigned char>(second >> (kBitsPerByte * i));
+  }
+  AppendBase64(out, bytes, sizeof(bytes));
+}
+
+Status CheckThoughtSignatures(const simdjson::dom::array& contents) {
+  // The current turn begins at the last user content that is not only function responses.
+  size_t turn = 0;
+  size_t index = 0;
+  for (const simdjson::dom::element content : contents) {
+    const size_t at = index++;
+    simdjson::dom::array parts;
+    if (RoleOf(content) != "user" || content["parts"].get_array().get(parts)) continue;
+    for (const simdjson::dom::element part : parts) {
+      if (part["functionResponse"].error() == simdjson::NO_SUCH_FIELD) turn = at;
+    }
+  }
+  index = 0;
+  for (const simdjson::dom::element content : contents) {
+    const size_t position = ++index;  // Gemini counts contents from 1
+    simdjson::dom::array parts;
+    if (position - 1 <= turn || RoleOf(content) != "model") continue;
+    if (content["parts"].get_array().get(parts)) continue;
+    for (const simdjson::dom::element part : parts) {
+      simdjson::dom::object call;
+      if (part["functionCall"].get_object().get(call)) continue;
+      // Only the first call of a step is signed (parallel calls share its signature).
+      std::string_view name;
+      (void)call["name"].get_string().get(name);
+      std::string_view given;
+      if (part["thoughtSignature"].get_string().get(given)) {
+        return SignatureError(
+            "Function call is missing a thought_signature in functionCall parts. This is "
+            "required for tools to work correctly, and missing thought_signature may lead to "
+            "degraded model performance.",
+            name, position);
+      }
+      std::string expected;
+      AppendThoughtSignature(expected, name);
+      if (given != expected) {
+        return SignatureError("Function call has a thought_signature that is not valid. (mock)",
+                              name, position);
+      }
+      break;
+    }
+  }
+  return Ok{};
+}
 
 bool IsGeminiPath(std::string_view path) { return path.starts_with(kModelsPrefix); }
 

@@ -8,11 +8,14 @@
 // translator is tested against, so it must not share the translator's reading or rendering.
 // Shapes follow the real API: no response or call ids besides `responseId` (Gemini's
 // generateContent sends function calls without ids), a function call whole in one chunk with
-// `args` an object, usageMetadata on every chunk (counts so far), SSE events framed with CRLF
-// and no end marker: the chunk with a finishReason is the last.
-// GeminiStreamRenderer renders into one reused buffer, so a token costs no allocation; the view
-// it returns stays valid until its next call. Thread-compatible: one renderer per stream.
+// `args` an object and a `thoughtSignature` on its part, as Gemini 3 sends
+// (https://ai.google.dev/gemini-api/docs/thought-signatures), usageMetadata on every chunk (counts
+// so far), SSE events framed with CRLF and no end marker: the chunk with a finishReason is the
+// last. GeminiStreamRenderer renders into one reused buffer, so a token costs no allocation; the
+// view it returns stays valid until its next call. Thread-compatible: one renderer per stream.
 #pragma once
+
+#include <simdjson.h>
 
 #include <string>
 #include <string_view>
@@ -36,6 +39,19 @@ bool IsGeminiPath(std::string_view path);
 // The route, or the error to answer (kNotFound for an unknown method or a stream without
 // alt=sse, as the real API answers 404 for unknown methods).
 Result<GeminiRoute> ParseGeminiTarget(std::string_view target);
+
+// The thoughtSignature the mock gives a call to `tool`: standard base64, with padding, of a
+// 16-byte hash of the function's name. Deterministic, so that a later request can be checked
+// without keeping state (CheckThoughtSignatures).
+void AppendThoughtSignature(std::string& out, std::string_view tool);
+
+// Gemini 3's check of a request's history: in the current turn (the contents after the last
+// user content with a part that is not a functionResponse), the first functionCall part of each
+// model content must carry the thoughtSignature the mock gave that call. Earlier turns are not
+// checked, as Gemini does not check them. A missing signature is the 400 INVALID_ARGUMENT
+// Gemini answers ("Function call is missing a thought_signature in functionCall parts..."); a
+// different one is a 400 too. Allocates only for the error.
+Status CheckThoughtSignatures(const simdjson::dom::array& contents);
 
 // Gemini's HTTP status for an error: HttpStatus(code), except that an internal error stays 500.
 unsigned GeminiStatus(ErrorCode code);

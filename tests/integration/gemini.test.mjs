@@ -160,7 +160,7 @@ describe('openai SDK -> gemini deployment', () => {
     const call = choice.message.tool_calls[0];
     assert.equal(call.type, 'function');
     assert.equal(call.function.name, 'get_weather');
-    assert.match(call.id, /^call_mock-.+_0$/);
+    assert.match(call.id, /^call_mock-.+_0_ts_[A-Za-z0-9_-]+$/);
     assert.deepEqual(JSON.parse(call.function.arguments), { location: 'Paris' });
 
     // The result goes back as a functionResponse named after the call.
@@ -172,6 +172,55 @@ describe('openai SDK -> gemini deployment', () => {
       ],
     });
     assert.equal(next.choices[0].message.content, expectedText);
+  });
+
+  test('a two-turn tool call: the thought signature rides in the call id and goes back', async () => {
+    // Turn 1: the mock (as Gemini 3) signs its functionCall part.
+    const messages = [{ role: 'user', content: 'Weather?' }];
+    const first = await client.chat.completions.create({ model: 'gemini-tools', tools: openaiTools, messages });
+    const assistant = first.choices[0].message;
+    assert.equal(first.choices[0].finish_reason, 'tool_calls');
+    const call = assistant.tool_calls[0];
+    assert.match(call.id, /^call_mock-[A-Za-z0-9-]+_0_ts_[A-Za-z0-9_-]+$/);
+    // Turn 2: the assistant message as the SDK returned it, then the result. The mock answers
+    // 400 unless the functionCall part carries the signature it gave.
+    const toolResult = { role: 'tool', tool_call_id: call.id, content: '15 degrees' };
+    const second = await client.chat.completions.create({
+      model: 'gemini-tools', tools: openaiTools, messages: [...messages, assistant, toolResult],
+    });
+    assert.equal(second.choices[0].finish_reason, 'tool_calls');
+    // The same turn with the signature cut off the id: Gemini 3 refuses it.
+    const plain = call.id.slice(0, call.id.indexOf('_ts_'));
+    const stripped = { ...assistant, tool_calls: [{ ...call, id: plain }] };
+    await assert.rejects(
+      client.chat.completions.create({
+        model: 'gemini-tools', tools: openaiTools, messages: [...messages, stripped, { ...toolResult, tool_call_id: plain }],
+      }),
+      (e) => e instanceof OpenAI.BadRequestError && e.status === 400 && /thought_signature/.test(e.message),
+    );
+    // A signature segment that is not base64url is refused by the gateway, naming the field.
+    await assert.rejects(
+      client.chat.completions.create({
+        model: 'gemini-tools', tools: openaiTools,
+        messages: [...messages, { ...assistant, tool_calls: [{ ...call, id: `${plain}_ts_a.b` }] }, toolResult],
+      }),
+      (e) => e instanceof OpenAI.BadRequestError && e.param === 'messages[1].tool_calls[0].id',
+    );
+  });
+
+  test('a two-turn streamed tool call: the assembled message goes back as is', async () => {
+    const messages = [{ role: 'user', content: 'Weather?' }];
+    const first = await client.chat.completions.stream({ model: 'gemini-tools', tools: openaiTools, messages }).finalChatCompletion();
+    const { role, content, tool_calls: toolCalls } = first.choices[0].message;
+    assert.match(toolCalls[0].id, /_ts_/);
+    const second = await client.chat.completions.stream({
+      model: 'gemini-tools', tools: openaiTools, messages: [
+        ...messages,
+        { role, content, tool_calls: toolCalls.map(({ id, type, function: f }) => ({ id, type, function: { name: f.name, arguments: f.arguments } })) },
+        { role: 'tool', tool_call_id: toolCalls[0].id, content: '15 degrees' },
+      ],
+    }).finalChatCompletion();
+    assert.equal(second.choices[0].finish_reason, 'tool_calls');
   });
 
   test('a non-stream tool call', async () => {
@@ -261,6 +310,36 @@ describe('anthropic SDK -> gemini deployment', () => {
     assert.equal(block.name, 'get_weather');
     assert.ok(block.id.length > 0);
     assert.deepEqual(block.input, { location: 'Paris' });
+  });
+
+  test('a two-turn tool use: the thought signature rides in the tool_use id and goes back', async () => {
+    const messages = [{ role: 'user', content: 'Weather?' }];
+    const first = await client.messages.create({ model: 'gemini-tools', max_tokens: 100, tools: anthropicTools, messages });
+    assert.equal(first.stop_reason, 'tool_use');
+    const block = first.content.find((b) => b.type === 'tool_use');
+    assert.match(block.id, /_ts_[A-Za-z0-9_-]+$/);
+    const result = (id) => ({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: '15 degrees' }] });
+    // Turn 2: the assistant content as the SDK returned it, then the result.
+    const second = await client.messages.create({
+      model: 'gemini-tools', max_tokens: 100, tools: anthropicTools,
+      messages: [...messages, { role: 'assistant', content: first.content }, result(block.id)],
+    });
+    assert.equal(second.stop_reason, 'tool_use');
+    // Streamed turn 2 as well.
+    const streamed = await client.messages.stream({
+      model: 'gemini-tools', max_tokens: 100, tools: anthropicTools,
+      messages: [...messages, { role: 'assistant', content: first.content }, result(block.id)],
+    }).finalMessage();
+    assert.equal(streamed.stop_reason, 'tool_use');
+    // Without the signature, Gemini 3 refuses the turn.
+    const plain = block.id.slice(0, block.id.indexOf('_ts_'));
+    await assert.rejects(
+      client.messages.create({
+        model: 'gemini-tools', max_tokens: 100, tools: anthropicTools,
+        messages: [...messages, { role: 'assistant', content: [{ ...block, id: plain }] }, result(plain)],
+      }),
+      (e) => e instanceof Anthropic.BadRequestError && e.status === 400 && /thought_signature/.test(e.message),
+    );
   });
 
   test('upstream errors become the SDK error classes', async () => {

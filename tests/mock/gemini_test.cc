@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include "mock/gemini_render.h"
 #include "mock_client.h"
 
 namespace turnpike::mock::testing {
@@ -92,8 +93,12 @@ TEST(MockGemini, StreamIsOneWholeResponsePerEventWithCrlfFraming) {
   EXPECT_EQ(Stats(mock.port()).at("streams_completed"), 1);
 }
 
-TEST(MockGemini, FunctionCallsArriveWholeWithoutIds) {
+TEST(MockGemini, FunctionCallsArriveWholeWithoutIdsAndSigned) {
   RunningMock mock(Options());
+  std::string signature;
+  AppendThoughtSignature(signature, "get_weather");
+  EXPECT_EQ(signature.size(), 24u);  // 16 bytes in base64, padded
+  EXPECT_TRUE(signature.ends_with("=="));
   for (std::string_view target : {kGenerate, kStream}) {
     Reply reply = Send(mock.port(), "POST", target, Body(kTools), {{"x-mock-tool-call", "1"}});
     ASSERT_EQ(reply.status, 200u) << reply.body;
@@ -107,11 +112,51 @@ TEST(MockGemini, FunctionCallsArriveWholeWithoutIds) {
         ++calls;
         EXPECT_EQ(part.at("functionCall"),
                   json::parse(R"({"name":"get_weather","args":{"location":"Paris"}})"));
+        EXPECT_EQ(part.at("thoughtSignature"), signature.c_str()) << target;
       }
     }
     EXPECT_EQ(calls, 1) << target;
     EXPECT_EQ(events.back().at("candidates").at(0).at("finishReason"), "STOP") << target;
   }
+}
+
+// A request whose history has the call of `model_parts`, then its result.
+std::string History(std::string_view model_parts, std::string_view after = {}) {
+  std::string body = R"({"contents":[{"role":"user","parts":[{"text":"Weather?"}]},)"
+                     R"({"role":"model","parts":[)" +
+                     std::string(model_parts) +
+                     R"(]},{"role":"user","parts":[{"functionResponse":{"name":"get_weather",)"
+                     R"("response":{"temp":14}}}]})";
+  if (!after.empty()) body += "," + std::string(after);
+  return body + "]," + std::string(kTools) + "}";
+}
+
+TEST(MockGemini, TheCurrentTurnsFunctionCallsMustCarryTheirSignature) {
+  RunningMock mock(Options());
+  std::string signature;
+  AppendThoughtSignature(signature, "get_weather");
+  const std::string call = R"({"functionCall":{"name":"get_weather","args":{}})";
+  const std::string signed_call = call + R"(,"thoughtSignature":")" + signature + R"("})";
+  for (std::string_view target : {kGenerate, kStream}) {
+    Reply kept = Send(mock.port(), "POST", target, History(signed_call + "," + call + "}"));
+    EXPECT_EQ(kept.status, 200u) << target << kept.body;  // parallel calls: the first is signed
+    Reply dropped = Send(mock.port(), "POST", target, History(call + "}"));
+    ASSERT_EQ(dropped.status, 400u) << target << dropped.body;
+    const json::value error = json::parse(dropped.body).at("error");
+    EXPECT_EQ(error.at("status"), "INVALID_ARGUMENT");
+    EXPECT_EQ(error.at("code"), 400);
+    const std::string message(error.at("message").as_string());
+    EXPECT_TRUE(message.starts_with("Function call is missing a thought_signature")) << message;
+    EXPECT_NE(message.find("`default_api:get_weather` , position 2."), std::string::npos)
+        << message;
+    Reply other =
+        Send(mock.port(), "POST", target, History(call + R"(,"thoughtSignature":"AAAA"})"));
+    EXPECT_EQ(other.status, 400u) << target << other.body;
+  }
+  // A later user message starts a new turn: the earlier turn's calls are not checked.
+  Reply later = Send(mock.port(), "POST", kGenerate,
+                     History(call + "}", R"({"role":"user","parts":[{"text":"Thanks"}]})"));
+  EXPECT_EQ(later.status, 200u) << later.body;
 }
 
 TEST(MockGemini, ErrorsUseGooglesEnvelope) {

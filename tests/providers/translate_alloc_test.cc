@@ -130,6 +130,17 @@ const std::string kGeminiCall =
     R"("modelVersion":"gemini-2.5-flash","responseId":"fHkmaKz2MZ2dz7IP-ZqpiAM"})"
     "\r\n\r\n";
 
+// Gemini 3: the call's thoughtSignature (a few hundred base64 characters) rides in the call id.
+const std::string kGeminiSignedCall =
+    "data: "
+    R"({"candidates":[{"content":{"parts":[{"functionCall":{"name":"get_weather",)"
+    R"("args":{"location":"Paris"}},"thoughtSignature":")" +
+    std::string(299, 'Q') +
+    R"(+/w=="}],"role":"model"},"index":0}],)"
+    R"("usageMetadata":{"promptTokenCount":3,"totalTokenCount":3},)"
+    R"("modelVersion":"gemini-3-pro-preview","responseId":"fHkmaKz2MZ2dz7IP-ZqpiAM"})"
+    "\r\n\r\n";
+
 size_t AllocationsPerChunk(const Provider& from, const Provider& to, const std::string& open,
                            const std::string& chunk) {
   EncoderOptions options;
@@ -208,6 +219,14 @@ TEST(TranslateAllocations, GeminiFunctionCallsAllocateNothing) {
   const anthropic::AnthropicProvider anthropic;
   EXPECT_EQ(AllocationsPerChunk(gemini, openai, kGeminiOpen, kGeminiCall), 0u);
   EXPECT_EQ(AllocationsPerChunk(gemini, anthropic, kGeminiOpen, kGeminiCall), 0u);
+}
+
+TEST(TranslateAllocations, GeminiSignedFunctionCallsAllocateNothing) {
+  const gemini::GeminiProvider gemini;
+  const openai::OpenAiProvider openai;
+  const anthropic::AnthropicProvider anthropic;
+  EXPECT_EQ(AllocationsPerChunk(gemini, openai, kGeminiOpen, kGeminiSignedCall), 0u);
+  EXPECT_EQ(AllocationsPerChunk(gemini, anthropic, kGeminiOpen, kGeminiSignedCall), 0u);
 }
 
 // The counter works: a translator built inside the counted window allocates.

@@ -6,6 +6,7 @@
 
 #include "providers/gemini/requests.h"
 #include "providers/gemini/stream_decoder.h"
+#include "providers/gemini/thought_signature.h"
 #include "providers/gemini/wire.h"
 
 namespace turnpike::providers::gemini {
@@ -65,18 +66,26 @@ Status ReadParts(const json::value& content, Response& response) {
       continue;
     }
     const json::value* call = part.if_contains("functionCall");
+    if (call == nullptr && part.size() == 1 && part.contains("thoughtSignature")) {
+      continue;  // a signature alone (carried only on function calls)
+    }
     if (call == nullptr || !call->is_object()) {
       return Bad(
           "The upstream answered with a content part (not text or a function call) that "
           "the client's API cannot express.");
     }
     const json::object& fields = call->as_object();
+    const std::string signature = StringOr(part, "thoughtSignature");
+    if (!signature.empty() && !IsSignature(signature)) {
+      return Bad("The upstream sent a function call's thoughtSignature that is not base64.");
+    }
     std::string id = StringOr(fields, "id");
     if (id.empty()) {
       id = "call_";
       if (!response.id.empty()) id += response.id + "_";
       id += std::to_string(response.tool_calls.size());
     }
+    MakeClientId(id, signature);  // the client gives it back with the call next turn
     const json::value* args = fields.if_contains("args");
     response.tool_calls.push_back(
         ToolCall{std::move(id), StringOr(fields, "name"),

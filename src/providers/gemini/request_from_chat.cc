@@ -4,6 +4,7 @@
 #include <map>
 
 #include "providers/gemini/requests.h"
+#include "providers/gemini/thought_signature.h"
 #include "providers/request_fields.h"
 
 namespace turnpike::providers::gemini {
@@ -51,6 +52,14 @@ using request::WrongType;
 constexpr std::string_view kName = "Gemini";  // in errors: "... provider (Gemini)."
 
 Error Unsupported(const std::string& param) { return request::UnsupportedBy(param, kName); }
+
+// An id with the thought-signature separator whose signature segment is not base64url.
+Error MalformedId(const std::string& param) {
+  return Invalid(
+      "This tool call id carries a Gemini thought signature after '_ts_' that is not valid "
+      "base64url: send the id back exactly as the gateway returned it.",
+      param);
+}
 
 // An OpenAI image_url part -> an inlineData part. Gemini reads images inline or from its own
 // Files API, never from an arbitrary URL, so only data URLs can be expressed.
@@ -238,7 +247,8 @@ class Translation {
     return Ok{};
   }
 
-  // An OpenAI tool call -> a functionCall part; remembers its id for the result's name.
+  // An OpenAI tool call -> a functionCall part, with the thoughtSignature its id carries
+  // (thought_signature.h); remembers its plain id for the result's name.
   Result<json::object> FunctionCall(const json::value& call, const std::string& param) {
     if (!call.is_object()) return WrongType(param, "an object");
     const json::object& fields = call.as_object();
@@ -257,14 +267,18 @@ class Translation {
     if (arguments == nullptr || !arguments->is_string()) {
       return WrongType(param + ".function.arguments", "a string");
     }
+    std::optional<CallId> split = SplitCallId(id->as_string());
+    if (!split) return MalformedId(param + ".id");
     boost::system::error_code ec;
     json::value args = json::parse(arguments->as_string(), ec);
     if (ec || !args.is_object()) {
       return Invalid("Tool call arguments must be a JSON object.", param + ".function.arguments");
     }
-    call_names_[std::string(id->as_string())] = std::string(name->as_string());
+    call_names_[std::string(split->plain)] = std::string(name->as_string());
     json::object function_call{{"name", *name}, {"args", std::move(args)}};
-    return json::object{{"functionCall", std::move(function_call)}};
+    json::object part{{"functionCall", std::move(function_call)}};
+    if (!split->signature.empty()) part["thoughtSignature"] = split->signature;
+    return part;
   }
 
   // An OpenAI tool message -> a functionResponse part named after the call it answers. The
@@ -274,7 +288,9 @@ class Translation {
                     const std::string& param) {
     const json::value* id = message.if_contains("tool_call_id");
     if (id == nullptr || !id->is_string()) return WrongType(param + ".tool_call_id", "a string");
-    auto call = call_names_.find(std::string(id->as_string()));
+    std::optional<CallId> split = SplitCallId(id->as_string());
+    if (!split) return MalformedId(param + ".tool_call_id");
+    auto call = call_names_.find(std::string(split->plain));
     if (call == call_names_.end()) {
       return Invalid(
           "Gemini names a function result after its call: no earlier assistant "
@@ -415,7 +431,7 @@ class Translation {
   const json::object& chat_;
   json::array system_;
   json::array contents_;
-  std::map<std::string, std::string> call_names_;  // tool call id -> function name
+  std::map<std::string, std::string> call_names_;  // plain tool call id -> function name
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "providers/gemini/thought_signature.h"
 #include "providers/gemini/wire.h"
 #include "providers/json_text.h"
 
@@ -23,6 +24,7 @@ struct Chunk {
   std::string_view finish_reason, block_reason;
   bool other_candidate = false;  // a candidate other than the first
   bool unknown_part = false;     // a part that is neither text nor a function call
+  bool bad_signature = false;    // a function call's thoughtSignature that is not base64
   bool has_usage = false;
   int64_t prompt = -1, candidates = -1, cached = -1, thoughts = -1, tool_prompt = -1;
   bool is_error = false;
@@ -80,11 +82,17 @@ struct Reader {
         known = true;
         return FunctionCall(v, part);
       }
-      return SUCCESS;  // thoughtSignature, metadata: nothing the client reads
+      if (key == "thoughtSignature") return ReadEscaped(v, part.signature);
+      return SUCCESS;  // metadata: nothing the client reads
     });
     if (e) return e;
-    // A thought summary is reasoning, not the answer: it is skipped whatever it carries.
-    if (!known && !part.thought) chunk.unknown_part = true;
+    if (part.call && !part.signature.empty() && !IsSignature(part.signature)) {
+      chunk.bad_signature = true;
+    }
+    // A thought summary is reasoning, not the answer: it is skipped whatever it carries; so is
+    // a part that carries only a signature (a function call's is kept, another's is not).
+    const bool signature_only = !known && !part.signature.empty();
+    if (!known && !part.thought && !signature_only) chunk.unknown_part = true;
     if (known || part.thought) parts.push_back(part);
     return SUCCESS;
   }
@@ -188,6 +196,9 @@ Status GeminiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
   if (chunk.other_candidate) {
     return Bad("The upstream sent more than one candidate; the client's API carries one.");
   }
+  if (chunk.bad_signature) {
+    return Bad("The upstream sent a function call's thoughtSignature that is not base64.");
+  }
   if (chunk.unknown_part) {
     return Bad(
         "The upstream sent a content part (not text or a function call) that the "
@@ -207,8 +218,6 @@ Status GeminiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
   if (!started_) {
     started_ = true;
     response_id_.assign(chunk.id);
-    // Sized once, so that numbering calls never grows it mid-stream.
-    call_id_.reserve(kCallIdPrefix.size() + response_id_.size() + 1 + kMaxDigits);
     out.kind = EventKind::kStart;
     out.id = response_id_;
     out.model = chunk.model;
@@ -225,13 +234,21 @@ Status GeminiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
       sink.OnEvent(text);
       continue;
     }
-    if (part.call_id.empty()) {
+    // Room for the longest id this part can give, so that later calls with signatures of that
+    // size (and more digits) do not grow it again.
+    const size_t synthesized = kCallIdPrefix.size() + response_id_.size() + 1 + kMaxDigits;
+    call_id_.reserve(std::max(synthesized, part.call_id.size()) + kSignatureSeparator.size() +
+                     part.signature.size());
+    // Gemini's own id unless it has escapes: the client would see it unescaped, where a "_ts_"
+    // could hide. Ids are never sent back to Gemini, so any id unique in the answer does.
+    if (part.call_id.empty() || part.call_id.find('\\') != std::string_view::npos) {
       call_id_.assign(kCallIdPrefix);
       if (!response_id_.empty()) call_id_.append(response_id_).push_back('_');
       AppendInt(call_id_, tools_);
     } else {
       call_id_.assign(part.call_id);
     }
+    MakeClientId(call_id_, part.signature);
     StreamEvent call;
     call.kind = EventKind::kToolCallStart;
     call.tool_index = tools_;

@@ -11,12 +11,16 @@
 //
 // Gemini sends each function call whole in one part, its `args` an object: the decoder escapes
 // that object's JSON text into one arguments delta. Calls are numbered in order of appearance;
-// the call id is functionCall.id when Gemini sends one, else "call_<responseId>_<n>".
+// the call id is functionCall.id when Gemini sends one (without escapes), else
+// "call_<responseId>_<n>", and it carries the part's thoughtSignature (thought_signature.h), so
+// that the client's next request can give it back. A signature that is not base64 ends the
+// stream with an error; a part with only a signature is skipped.
 // usageMetadata counts are cumulative; the last one seen is the stream's (see README.md for how
 // thoughts and tool-use prompts are counted). Chunks after the end are ignored.
 //
 // Memory: the parser, a vector of the current chunk's parts and two strings (arguments text,
-// call id), all reused: no allocation per chunk once they have grown. One per stream.
+// call id with its signature), all reused: no allocation per chunk once they have grown (a
+// call id grows once to the longest signature seen). One per stream.
 #pragma once
 
 #include <string>
@@ -37,6 +41,7 @@ class GeminiStreamDecoder final : public StreamDecoder {
     std::string_view text;              // escaped
     std::string_view name;              // functionCall.name, escaped; empty for a text part
     std::string_view call_id;           // functionCall.id, escaped; may be empty
+    std::string_view signature;         // thoughtSignature, escaped; may be empty
     size_t args_at = 0, args_size = 0;  // the escaped arguments, in args_
     bool thought = false;               // a thought summary, not the answer
     bool call = false;                  // a functionCall part

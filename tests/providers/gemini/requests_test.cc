@@ -169,6 +169,56 @@ TEST(ChatToGemini, ParallelToolResultsShareOneUserTurnInOrder) {
         {"text":"thanks"}]}])"));
 }
 
+TEST(ChatToGemini, ThoughtSignaturesInCallIdsGoBackOnTheirFunctionCallParts) {
+  const json::value body = Built(R"({"model":"m","messages":[
+      {"role":"user","content":"go"},
+      {"role":"assistant","content":null,"tool_calls":[
+        {"id":"call_r_0_ts_Cik-_w_Q","type":"function","function":{"name":"f","arguments":"{}"}},
+        {"id":"call_r_1","type":"function","function":{"name":"g","arguments":"{}"}}]},
+      {"role":"tool","tool_call_id":"call_r_1","content":"1"},
+      {"role":"tool","tool_call_id":"call_r_0_ts_Cik-_w_Q","content":"0"}]})");
+  EXPECT_EQ(body.at("contents"), json::parse(R"([
+      {"role":"user","parts":[{"text":"go"}]},
+      {"role":"model","parts":[
+        {"functionCall":{"name":"f","args":{}},"thoughtSignature":"Cik+/w/Q"},
+        {"functionCall":{"name":"g","args":{}}}]},
+      {"role":"user","parts":[
+        {"functionResponse":{"name":"g","response":{"content":"1"}}},
+        {"functionResponse":{"name":"f","response":{"content":"0"}}}]}])"));
+}
+
+TEST(ChatToGemini, AToolResultMatchesItsCallByThePlainId) {
+  // The result names the call by its plain id, whether or not it repeats the signature.
+  const json::value body = Built(R"({"model":"m","messages":[
+      {"role":"user","content":"go"},
+      {"role":"assistant","tool_calls":[
+        {"id":"c_ts_AAAA","type":"function","function":{"name":"f","arguments":"{}"}}]},
+      {"role":"tool","tool_call_id":"c","content":"1"}]})");
+  EXPECT_EQ(body.at("contents").at(2), json::parse(R"({"role":"user","parts":[
+                {"functionResponse":{"name":"f","response":{"content":"1"}}}]})"));
+}
+
+TEST(ChatToGemini, AMalformedSignatureSegmentIsRefusedByName) {
+  const std::string call =
+      R"({"role":"assistant","tool_calls":[{"id":"c_ts_AAAA","type":"function",)"
+      R"("function":{"name":"f","arguments":"{}"}}]})";
+  for (const auto& [messages, param] : {
+           std::pair{
+               std::string(R"([{"role":"user","content":"go"},)"
+                           R"({"role":"assistant","tool_calls":[{"id":"c_ts_A.B",)"
+                           R"("type":"function","function":{"name":"f","arguments":"{}"}}]}])"),
+               "messages[1].tool_calls[0].id"},
+           std::pair{R"([{"role":"user","content":"go"},)" + call +
+                         R"(,{"role":"tool","tool_call_id":"c_ts_","content":"1"}])",
+                     "messages[2].tool_call_id"},
+       }) {
+    Result<std::string> out = FromChat(R"({"model":"m","messages":)" + messages + "}");
+    ASSERT_FALSE(out.ok()) << out.value();
+    EXPECT_EQ(out.error().code, ErrorCode::kInvalidRequest);
+    EXPECT_EQ(out.error().param, param);
+  }
+}
+
 TEST(ChatToGemini, DeveloperMessagesJoinTheSystemInstruction) {
   const json::value body = Built(R"({"model":"m","messages":[
       {"role":"developer","content":"A"},

@@ -113,6 +113,31 @@ TEST(GeminiStreamDecoder, FunctionCallsAreNumberedAcrossChunksWithSynthesizedIds
   EXPECT_EQ(sink.events[8].kind, EventKind::kEnd);  // no usage reported: no usage event
 }
 
+TEST(GeminiStreamDecoder, CallIdsCarryTheThoughtSignature) {
+  GeminiStreamDecoder decoder;
+  Recorder sink;
+  // Parallel calls: Gemini signs the first only. A text part's signature and a part that is
+  // only a signature are not carried.
+  ASSERT_TRUE(Feed(decoder, R"({"candidates":[{"content":{"parts":[
+      {"text":"Let me check.","thoughtSignature":"dGV4dA=="},
+      {"functionCall":{"name":"f","args":{}},"thoughtSignature":"Cik+/w\/QAA=="},
+      {"functionCall":{"id":"fc_ts_1","name":"g","args":{}}},
+      {"functionCall":{"id":"a\u005fts_b","name":"h","args":{}},"thoughtSignature":"AAAA"},
+      {"thoughtSignature":"c2lnbmF0dXJl"}]},"finishReason":"STOP"}],"responseId":"r"})",
+                   sink)
+                  .ok());
+  ASSERT_EQ(Kinds(sink), (std::vector<EventKind>{
+                             EventKind::kStart, EventKind::kTextDelta, EventKind::kToolCallStart,
+                             EventKind::kToolArgsDelta, EventKind::kToolCallStart,
+                             EventKind::kToolArgsDelta, EventKind::kToolCallStart,
+                             EventKind::kToolArgsDelta, EventKind::kFinish, EventKind::kEnd}));
+  EXPECT_EQ(sink.events[1].text, "Let me check.");
+  EXPECT_EQ(sink.events[2].id, "call_r_0_ts_Cik-_w_QAA");
+  EXPECT_EQ(sink.events[4].id, "fc-ts_1");           // defused: not read as a signature next turn
+  EXPECT_EQ(sink.events[6].id, "call_r_2_ts_AAAA");  // an escaped id is replaced
+  EXPECT_EQ(sink.events[8].finish, FinishReason::kToolCalls);
+}
+
 TEST(GeminiStreamDecoder, FinishReasonsMap) {
   for (const auto& [reason, finish] :
        {std::pair{"MAX_TOKENS", FinishReason::kLength},
@@ -171,6 +196,8 @@ TEST(GeminiStreamDecoder, WhatCannotBeExpressedIsAnError) {
            std::string_view(R"({"candidates":[{"index":0},{"index":1}]})"),
            std::string_view(R"({"candidates":[{"content":{"parts":[
                {"functionCall":{"name":"f","args":[1]}}]}}]})"),
+           std::string_view(R"({"candidates":[{"content":{"parts":[
+               {"functionCall":{"name":"f"},"thoughtSignature":"not base64!"}]}}]})"),
        }) {
     GeminiStreamDecoder decoder;
     Recorder sink;

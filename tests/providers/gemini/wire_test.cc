@@ -119,5 +119,21 @@ TEST(GeminiProvider, WholeFunctionCallsGetIdsAndTheToolCallsFinish) {
   EXPECT_FALSE(parsed->usage.present());
 }
 
+TEST(GeminiProvider, WholeFunctionCallsCarryTheirThoughtSignatureInTheId) {
+  const GeminiProvider provider;
+  Result<Response> parsed = provider.ParseResponse(R"({"candidates":[{"content":{"parts":[
+      {"functionCall":{"name":"f","args":{"a":1}},"thoughtSignature":"Cik+/w=="},
+      {"functionCall":{"name":"g"}},{"thoughtSignature":"c2ln"}],"role":"model"},
+      "finishReason":"STOP"}],"responseId":"R"})");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  ASSERT_EQ(parsed->tool_calls.size(), 2u);
+  EXPECT_EQ(parsed->tool_calls[0].id, "call_R_0_ts_Cik-_w");
+  EXPECT_EQ(parsed->tool_calls[1].id, "call_R_1");
+  Result<Response> bad = provider.ParseResponse(R"({"candidates":[{"content":{"parts":[
+      {"functionCall":{"name":"f"},"thoughtSignature":"A"}]}}]})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::kUpstreamBadResponse);
+}
+
 }  // namespace
 }  // namespace turnpike::providers::gemini
