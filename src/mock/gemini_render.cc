@@ -104,8 +104,9 @@ Error SignatureError(std::string_view problem, std::string_view name, size_t pos
 }
 
 std::string_view RoleOf(const simdjson::dom::element& content) {
-  std::string_view role = "user";  // Gemini reads a content without a role as the user's
-  (void)content["role"].get_string().get(role);
+  std::string_view role;
+  // Gemini reads a content without a role as the user's.
+  if (content["role"].get_string().get(role) != simdjson::SUCCESS) return "user";
   return role;
 }
 
@@ -163,7 +164,7 @@ Status CheckThoughtSignatures(const simdjson::dom::array& contents) {
       if (part["functionCall"].get_object().get(call)) continue;
       // Only the first call of a step is signed (parallel calls share its signature).
       std::string_view name;
-      (void)call["name"].get_string().get(name);
+      if (call["name"].get_string().get(name) != simdjson::SUCCESS) name = {};
       std::string_view given;
       if (part["thoughtSignature"].get_string().get(given)) {
         return SignatureError(
