@@ -1,5 +1,6 @@
 #include "gateway/chat_flow.h"
 
+#include <algorithm>
 #include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -67,13 +68,19 @@ net::awaitable<void> ChatFlow::Run() {
       co_return;
     }
     info_ = std::move(info.value());
+  } else if (api_ == ClientApi::kOpenAiEmbeddings) {
+    if (Status parsed = ParseEmbeddings(); !parsed.ok()) {
+      co_await Fail(parsed.error());
+      co_return;
+    }
   } else if (Status parsed = ParsePivot(); !parsed.ok()) {
     co_await Fail(parsed.error());
     co_return;
   }
   ctx_.model = info_.model;
   ctx_.stream = info_.stream;
-  ctx_.prompt_bytes = static_cast<int64_t>(request.body().size());
+  // The body's size, or more when a parser found more (token ids are shorter than 3 bytes each).
+  ctx_.prompt_bytes = std::max(ctx_.prompt_bytes, static_cast<int64_t>(request.body().size()));
   if (info_.max_tokens >= 0) ctx_.max_tokens = info_.max_tokens;
   ctx_.authorization = HeaderValue(request, boost::beast::http::field::authorization);
   ctx_.x_api_key = HeaderValue(request, "x-api-key");
@@ -149,21 +156,16 @@ net::awaitable<void> ChatFlow::Attempts() {
     // Identity (same dialect both ends): the client's bytes with the model spliced in.
     const bool identity = target.provider == client_.name();
     const providers::Provider* dialect = identity ? &client_ : target.dialect;
-    std::string body;
-    if (identity) {
-      body = providers::openai::BuildUpstreamChatBody(
-          exchange_.request().body(), info_, target.upstream_model, api_ == ClientApi::kOpenAiChat);
-    } else {
-      Result<std::string> built = TranslateRequest(target, *dialect);
-      if (!built.ok()) {
-        co_await Fail(built.error());
-        co_return;
-      }
-      body = std::move(built.value());
+    Result<std::string> body = BuildBody(target, *dialect, identity);
+    if (!body.ok()) {
+      co_await Fail(body.error());
+      co_return;
     }
     upstream::OutgoingRequest out;
-    out.target = info_.stream ? target.stream_path : target.chat_path;
-    out.body = body;
+    out.target = api_ == ClientApi::kOpenAiEmbeddings ? target.embed_path
+                 : info_.stream                       ? target.stream_path
+                                                      : target.chat_path;
+    out.body = body.value();
     const std::string_view stream_type = providers::StreamContentType(dialect->stream_framing());
     out.accept = info_.stream ? stream_type : "application/json";
     out.authorization = target.authorization;
@@ -205,7 +207,9 @@ net::awaitable<void> ChatFlow::Attempts() {
     }
     const bool stream = info_.stream && status / 100 == 2 &&
                         ContentTypeIs(call.header("content-type"), stream_type);
-    if (identity && api_ == ClientApi::kOpenAiChat) {
+    if (api_ == ClientApi::kOpenAiEmbeddings) {
+      co_await RelayEmbeddings(call, *dialect, identity);
+    } else if (identity && api_ == ClientApi::kOpenAiChat) {
       if (stream) {
         co_await RelayStream(call);
       } else {
@@ -257,7 +261,9 @@ net::awaitable<void> ChatFlow::GiveUp(const std::optional<Error>& error,
 }
 
 providers::ErrorReply ChatFlow::ClientError(const Error& error) const {
-  if (api_ == ClientApi::kOpenAiChat) return {HttpStatus(error.code), OpenAiErrorBody(error)};
+  if (api_ == ClientApi::kOpenAiChat || api_ == ClientApi::kOpenAiEmbeddings) {
+    return {HttpStatus(error.code), OpenAiErrorBody(error)};
+  }
   return client_.RenderError(error);
 }
 

@@ -1,7 +1,13 @@
 // One model request, from the parsed body to the last byte sent: filter chain, attempts over
 // the planned deployments with backoff and Retry-After, then a whole-body or a streamed relay
 // of the chosen upstream's answer. Serves the LLM APIs: OpenAI POST /v1/chat/completions,
-// /v1/responses and /v1/completions, and Anthropic POST /v1/messages.
+// /v1/responses, /v1/completions and /v1/embeddings, and Anthropic POST /v1/messages.
+//
+// Embeddings take the same governed path (admission, attempts, settlement, call log): the
+// request is parsed once (providers/embeddings.h), no output tokens are reserved, each attempt
+// goes to the deployment's embed_path through its dialect's EmbeddingsApi, and the whole answer
+// is relayed untouched (openai deployment: identity) or translated (chat_flow_embeddings.cc). A
+// deployment whose dialect has no EmbeddingsApi answers 400 naming `model`.
 //
 // Paths, per attempt (the deployment's `provider` against the client's API):
 //   OpenAI client, openai deployment        identity: the body forwarded with the upstream model
@@ -34,6 +40,7 @@
 
 #include "http/exchange.h"
 #include "pipeline/request_context.h"
+#include "providers/embeddings.h"
 #include "providers/openai/chat_request.h"
 #include "providers/provider.h"
 #include "upstream/call.h"
@@ -50,6 +57,7 @@ enum class ClientApi : uint8_t {
   kAnthropicMessages,
   kOpenAiResponses,    // POST /v1/responses (stateless)
   kOpenAiCompletions,  // POST /v1/completions (legacy)
+  kOpenAiEmbeddings,   // POST /v1/embeddings (never streamed)
 };
 
 class ChatFlow {
@@ -77,6 +85,9 @@ class ChatFlow {
   // info_ and pivot_ for the pivot-only APIs (Responses, completions): the client's body
   // translated once, before the filter chain (which needs the model).
   Status ParsePivot();
+  // The request body for an attempt: identity, translated chat, or embeddings.
+  Result<std::string> BuildBody(const pipeline::DeploymentTarget& target,
+                                const providers::Provider& dialect, bool identity);
   boost::asio::awaitable<void> Attempts();
   // Waits `delay` unless the client goes away first; false if it did.
   boost::asio::awaitable<bool> Sleep(std::chrono::milliseconds delay);
@@ -91,6 +102,15 @@ class ChatFlow {
   boost::asio::awaitable<void> RelayDialectStream(upstream::Call& call,
                                                   const providers::Provider& upstream,
                                                   bool identity);
+  // Embeddings (chat_flow_embeddings.cc): embeddings_, info_.model and the prompt estimate's
+  // input from the client's body; the body for a deployment; its whole answer relayed.
+  Status ParseEmbeddings();
+  Result<std::string> BuildEmbeddings(const pipeline::DeploymentTarget& target,
+                                      const providers::Provider& upstream) const;
+  boost::asio::awaitable<void> RelayEmbeddings(upstream::Call& call,
+                                               const providers::Provider& upstream, bool identity);
+  // Usage for settlement; without a reported count, the admission's prompt estimate, flagged.
+  void SetEmbeddingsUsage(int64_t prompt_tokens);
   // An error in the client's shape and the status its API uses for it.
   providers::ErrorReply ClientError(const Error& error) const;
   boost::asio::awaitable<void> GiveUp(const std::optional<Error>& error,
@@ -104,6 +124,7 @@ class ChatFlow {
   const providers::Provider& client_;
   providers::openai::ChatRequestInfo info_;
   std::optional<boost::json::object> pivot_;  // the parsed request, once a translation needs it
+  std::optional<providers::EmbeddingsRequest> embeddings_;  // kOpenAiEmbeddings only
 };
 
 }  // namespace turnpike::gateway

@@ -54,6 +54,16 @@ Status ChatFlow::ParsePivot() {
   return Ok{};
 }
 
+Result<std::string> ChatFlow::BuildBody(const pipeline::DeploymentTarget& target,
+                                        const providers::Provider& dialect, bool identity) {
+  if (api_ == ClientApi::kOpenAiEmbeddings) return BuildEmbeddings(target, dialect);
+  if (identity) {
+    return providers::openai::BuildUpstreamChatBody(
+        exchange_.request().body(), info_, target.upstream_model, api_ == ClientApi::kOpenAiChat);
+  }
+  return TranslateRequest(target, dialect);
+}
+
 Result<std::string> ChatFlow::TranslateRequest(const pipeline::DeploymentTarget& target,
                                                const providers::Provider& upstream) {
   if (!pivot_) {

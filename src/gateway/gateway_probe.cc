@@ -17,6 +17,8 @@ std::string_view RouteName(RouteId route) {
       return "responses";
     case RouteId::kCompletions:
       return "completions";
+    case RouteId::kEmbeddings:
+      return "embeddings";
     case RouteId::kModels:
       return "models";
     case RouteId::kHealth:

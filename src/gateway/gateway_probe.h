@@ -34,6 +34,7 @@ enum class RouteId : uint8_t {
   kMessages,
   kResponses,
   kCompletions,
+  kEmbeddings,
   kModels,
   kHealth,
   kMetrics,

@@ -32,6 +32,7 @@ constexpr std::string_view kOpenAiResponses = "openai_responses";
 constexpr std::string_view kOpenAiCompletions = "openai_completions";
 constexpr std::string_view kResponsesPath = "/v1/responses";
 constexpr std::string_view kCompletionsPath = "/v1/completions";
+constexpr std::string_view kEmbeddingsPath = "/v1/embeddings";
 
 std::string_view PathOf(std::string_view target) {
   size_t q = target.find('?');
@@ -193,6 +194,15 @@ net::awaitable<void> LlmHandler::Handle(http::Exchange& exchange) {
   } else if (anthropic_ != nullptr && path == kMessagesPath) {
     route = RouteId::kMessages;
     ChatFlow flow(*this, exchange, ctx, ClientApi::kAnthropicMessages, *anthropic_);
+    if (method != bhttp::verb::post) {
+      const Error error = method_not_allowed("POST");
+      co_await flow.Fail(error);
+    } else {
+      co_await flow.Run();
+    }
+  } else if (path == kEmbeddingsPath) {
+    route = RouteId::kEmbeddings;
+    ChatFlow flow(*this, exchange, ctx, ClientApi::kOpenAiEmbeddings, *openai_);
     if (method != bhttp::verb::post) {
       const Error error = method_not_allowed("POST");
       co_await flow.Fail(error);

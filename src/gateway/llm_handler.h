@@ -6,6 +6,7 @@
 //   POST /v1/responses          OpenAI Responses (stateless) and legacy completions, always
 //   POST /v1/completions        translated through the pivot; only when the registry has the
 //                               openai_responses / openai_completions dialect
+//   POST /v1/embeddings         OpenAI embeddings, governed like chat (chat_flow.h)
 //   GET  /v1/models             the configured public model names
 //   GET  /healthz               alive
 //   GET  /readyz                200, or 503 while draining

@@ -43,14 +43,15 @@ bool IsStatusFault(FaultKind kind) {
 
 ChatReply::ChatReply(http::Exchange& exchange, const MockOptions& options, const ChatRequest& chat,
                      const ChatPlan& plan, const ReplyIdentity& identity, WorkerStats& stats,
-                     net::io_context& context)
+                     net::io_context& context, std::string prepared)
     : exchange_(exchange),
       options_(options),
       chat_(chat),
       plan_(plan),
       identity_(identity),
       stats_(stats),
-      timer_(context) {}
+      timer_(context),
+      prepared_(std::move(prepared)) {}
 
 ChatReply::~ChatReply() {
   if (watching_) exchange_.StopWatching();
@@ -153,7 +154,9 @@ net::awaitable<void> ChatReply::RunSingle() {
   }
   const std::string_view tool = plan_.tool_call ? std::string_view(chat_.first_tool) : "";
   std::string body;
-  if (chat_.wire == Wire::kAnthropic) {
+  if (!prepared_.empty()) {
+    body = std::move(prepared_);
+  } else if (chat_.wire == Wire::kAnthropic) {
     body = RenderMessage(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
   } else if (chat_.wire == Wire::kOllama) {
     body = RenderOllamaChat(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());

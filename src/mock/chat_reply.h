@@ -1,7 +1,8 @@
 // Internal to mock/: answers one chat completion (or Anthropic message) request according to
 // its ChatPlan: the slow-headers delay, the injected fault, then a single reply or an SSE
 // stream paced by the first-token and inter-token delays, in the wire shapes of the API the
-// request came in on (ChatRequest::wire).
+// request came in on (ChatRequest::wire). A reply may come prepared (`prepared`, an embeddings
+// answer): it is sent instead of a rendered completion, after the same delays and faults.
 //
 // Lifetime: made on the handler's coroutine frame for one exchange and destroyed before the
 // exchange; it borrows everything it is given. While a delay is pending it watches the client
@@ -27,7 +28,7 @@ class ChatReply {
  public:
   ChatReply(http::Exchange& exchange, const MockOptions& options, const ChatRequest& chat,
             const ChatPlan& plan, const ReplyIdentity& identity, WorkerStats& stats,
-            boost::asio::io_context& context);
+            boost::asio::io_context& context, std::string prepared = {});
   ~ChatReply();
   ChatReply(const ChatReply&) = delete;
   ChatReply& operator=(const ChatReply&) = delete;
@@ -53,6 +54,7 @@ class ChatReply {
   const ReplyIdentity& identity_;
   WorkerStats& stats_;
   boost::asio::steady_timer timer_;
+  std::string prepared_;  // non-empty: the single reply's body
   bool watching_ = false;
   bool gone_ = false;  // the client left (seen by the watch or a failed write)
 };

@@ -6,6 +6,7 @@
 #include "mock/anthropic_render.h"
 #include "mock/chat_reply.h"
 #include "mock/cohere_render.h"
+#include "mock/embeddings.h"
 #include "mock/gemini_render.h"
 #include "mock/ollama_render.h"
 #include "mock/openai_render.h"
@@ -35,10 +36,11 @@ struct Route {
   Verb verb;
 };
 
-constexpr Route kRoutes[] = {{kChatPath, Verb::post},       {kMessagesPath, Verb::post},
-                             {kOllamaChatPath, Verb::post}, {kCohereChatPath, Verb::post},
-                             {kModelsPath, Verb::get},      {kStatsPath, Verb::get},
-                             {kStatsResetPath, Verb::post}, {kHealthPath, Verb::get}};
+constexpr Route kRoutes[] = {
+    {kChatPath, Verb::post},       {kMessagesPath, Verb::post}, {kOllamaChatPath, Verb::post},
+    {kCohereChatPath, Verb::post}, {kModelsPath, Verb::get},    {kStatsPath, Verb::get},
+    {kStatsResetPath, Verb::post}, {kHealthPath, Verb::get},    {kOpenAiEmbeddingsPath, Verb::post},
+    {kOllamaEmbedPath, Verb::post}};
 
 // nullopt when the route exists and the method fits; else the error to answer.
 std::optional<Error> CheckRoute(std::string_view path, Verb verb) {
@@ -113,6 +115,10 @@ net::awaitable<void> MockHandler::Handle(http::Exchange& exchange) {
     co_await HandleChat(exchange, Wire::kOllama);
   } else if (path == kCohereChatPath) {
     co_await HandleChat(exchange, Wire::kCohere);
+  } else if (path == kOpenAiEmbeddingsPath) {
+    co_await HandleEmbeddings(exchange, Wire::kOpenAi);
+  } else if (path == kOllamaEmbedPath) {
+    co_await HandleEmbeddings(exchange, Wire::kOllama);
   } else if (path == kModelsPath) {
     std::string body = RenderModelList();
     co_await RespondJson(exchange, kOk, std::move(body));
@@ -188,6 +194,42 @@ net::awaitable<void> MockHandler::HandleChat(http::Exchange& exchange, Wire wire
   identity.created = static_cast<int64_t>(std::time(nullptr));
   identity.model = chat->model;
   ChatReply reply(exchange, options_, chat.value(), plan.value(), identity, stats_, context_);
+  co_await reply.Run();
+}
+
+net::awaitable<void> MockHandler::HandleEmbeddings(http::Exchange& exchange, Wire wire) {
+  stats_.Add(Counter::kRequests);
+  const std::string_view body = exchange.request().body();
+  Result<EmbedRequest> request =
+      wire == Wire::kOllama ? ParseOllamaEmbed(body) : ParseOpenAiEmbed(body);
+  if (request.ok() && wire == Wire::kOllama &&
+      request->model.ends_with(kOllamaMissingModelSuffix)) {
+    request = OllamaModelNotFound(request->model);
+  }
+  if (!request.ok()) {
+    Error error = request.error();
+    co_await RespondError(exchange, std::move(error), wire);
+    co_return;
+  }
+  // Delays and faults are planned as for a non-stream chat request with no output tokens.
+  ChatRequest chat;
+  chat.wire = wire;
+  chat.model = request->model;
+  Result<ChatPlan> plan = MakePlan(options_, chat, exchange.request(), random_);
+  if (!plan.ok()) {
+    Error error = plan.error();
+    co_await RespondError(exchange, std::move(error), wire);
+    co_return;
+  }
+  plan->tokens = 0;
+  plan->tool_call = false;
+  plan->truncated = false;
+  std::string answer = wire == Wire::kOllama ? RenderOllamaEmbed(request.value())
+                                             : RenderOpenAiEmbeddings(request.value());
+  ReplyIdentity identity;
+  identity.model = chat.model;
+  ChatReply reply(exchange, options_, chat, plan.value(), identity, stats_, context_,
+                  std::move(answer));
   co_await reply.Run();
 }
 

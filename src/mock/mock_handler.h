@@ -29,6 +29,9 @@ class MockHandler : public http::Handler {
   boost::asio::awaitable<void> HandleChat(http::Exchange& exchange, Wire wire,
                                           GeminiRoute gemini = {});
   boost::asio::awaitable<void> HandleGemini(http::Exchange& exchange);
+  // POST /v1/embeddings (Wire::kOpenAi) and /api/embed (Wire::kOllama): the same delays and
+  // faults as a non-stream chat reply (embeddings.h for the answer).
+  boost::asio::awaitable<void> HandleEmbeddings(http::Exchange& exchange, Wire wire);
   boost::asio::awaitable<void> RespondJson(http::Exchange& exchange, unsigned status,
                                            std::string body);
   boost::asio::awaitable<void> RespondError(http::Exchange& exchange, Error error,

@@ -22,7 +22,7 @@
 namespace turnpike::mock {
 
 enum class Counter {
-  kRequests,           // chat completion and message requests (other routes are not counted)
+  kRequests,           // chat, message and embeddings requests (other routes are not counted)
   kStreamsStarted,     // stream response heads sent
   kStreamsCompleted,   // streams that sent everything (through `data: [DONE]` / message_stop)
   kClientDisconnects,  // streams whose client went away before the end (injected resets and

@@ -54,6 +54,7 @@ std::shared_ptr<const RouteTable> RouteTable::Build(const config::Config& config
           target.dialect->Endpoint({target.origin.base_path, target.upstream_model, dep.api_key});
       target.chat_path = std::move(endpoint.path);
       target.stream_path = std::move(endpoint.stream_path);
+      target.embed_path = std::move(endpoint.embed_path);
       target.authorization = std::move(endpoint.authorization);
       target.extra_headers = std::move(endpoint.extra_headers);
       target.default_max_tokens = MaxOutputTokens(config, target.upstream_model);

@@ -33,6 +33,7 @@ struct DeploymentTarget {
   // Request targets and headers, from the dialect's Endpoint (providers/provider.h).
   std::string chat_path;      // a whole answer
   std::string stream_path;    // a streamed answer
+  std::string embed_path;     // embeddings; empty when the dialect has none
   std::string authorization;  // empty: no Authorization header
   std::string extra_headers;  // "Name: value" lines joined by CRLF (upstream::OutgoingRequest)
   // max_tokens for a translated request that names none: max_output_tokens of the upstream

@@ -49,6 +49,8 @@ struct UpstreamEndpoint {
   std::string authorization;  // the Authorization header's value, or empty for none
   // More request header lines, "Name: value" joined by CRLF, no trailing CRLF; may be empty.
   std::string extra_headers;
+  // Request target of the dialect's embeddings API (embeddings.h); empty when it has none.
+  std::string embed_path;
 };
 
 // How the dialect frames a streamed answer; the relay splits the upstream bytes accordingly and
@@ -106,6 +108,8 @@ class StreamEncoder : public EventSink {
   std::string* out_ = nullptr;
 };
 
+class EmbeddingsApi;  // embeddings.h
+
 class Provider {
  public:
   virtual ~Provider() = default;
@@ -142,6 +146,11 @@ class Provider {
     return RenderResponse(response, options.created);
   }
   virtual ErrorReply RenderError(const Error& error) const = 0;
+
+  // Optional: the dialect's embeddings translation (embeddings.h), owned by the provider; nullptr
+  // when the API has none (the gateway answers 400 for a model served by such a dialect).
+  // Upstream errors of embeddings calls go through ParseError above.
+  virtual const EmbeddingsApi* embeddings() const { return nullptr; }
 };
 
 }  // namespace turnpike::providers

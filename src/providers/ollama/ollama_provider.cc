@@ -58,6 +58,7 @@ UpstreamEndpoint OllamaProvider::Endpoint(const EndpointParams& params) const {
   UpstreamEndpoint endpoint;
   endpoint.path = std::string(params.base_path) + "/api/chat";
   endpoint.stream_path = endpoint.path;
+  endpoint.embed_path = std::string(params.base_path) + "/api/embed";
   if (!params.api_key.empty()) endpoint.authorization = "Bearer " + std::string(params.api_key);
   return endpoint;
 }

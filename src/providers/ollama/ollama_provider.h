@@ -10,6 +10,7 @@
 // Immutable; thread-safe. Decoders it makes belong to one stream.
 #pragma once
 
+#include "providers/ollama/embeddings.h"
 #include "providers/provider.h"
 
 namespace turnpike::providers::ollama {
@@ -18,8 +19,9 @@ class OllamaProvider final : public Provider {
  public:
   std::string_view name() const override { return "ollama"; }
 
-  // <base>/api/chat for whole and streamed answers; `Authorization: Bearer <key>` only when a
-  // key is set (an Ollama behind an authenticating proxy, or ollama.com).
+  // <base>/api/chat for whole and streamed answers, <base>/api/embed for embeddings;
+  // `Authorization: Bearer <key>` only when a key is set (an Ollama behind an authenticating
+  // proxy, or ollama.com).
   UpstreamEndpoint Endpoint(const EndpointParams& params) const override;
   StreamFraming stream_framing() const override { return StreamFraming::kNdjson; }
   Result<std::string> BuildRequest(const boost::json::object& chat,
@@ -32,6 +34,11 @@ class OllamaProvider final : public Provider {
   std::unique_ptr<StreamEncoder> NewEncoder(const EncoderOptions& options) const override;
   std::string RenderResponse(const Response& response, int64_t created) const override;
   ErrorReply RenderError(const Error& error) const override;
+
+  const EmbeddingsApi* embeddings() const override { return &embeddings_; }
+
+ private:
+  OllamaEmbeddings embeddings_;
 };
 
 }  // namespace turnpike::providers::ollama

@@ -33,6 +33,7 @@ UpstreamEndpoint OpenAiProvider::Endpoint(const EndpointParams& params) const {
   UpstreamEndpoint endpoint;
   endpoint.path = std::string(params.base_path) + "/chat/completions";
   endpoint.stream_path = endpoint.path;
+  endpoint.embed_path = std::string(params.base_path) + "/embeddings";
   if (!params.api_key.empty()) endpoint.authorization = "Bearer " + std::string(params.api_key);
   return endpoint;
 }

@@ -7,6 +7,7 @@
 // Immutable; thread-safe. Decoders and encoders it makes belong to one stream.
 #pragma once
 
+#include "providers/openai/embeddings.h"
 #include "providers/provider.h"
 
 namespace turnpike::providers::openai {
@@ -15,7 +16,7 @@ class OpenAiProvider final : public Provider {
  public:
   std::string_view name() const override { return "openai"; }
 
-  // <base>/chat/completions with `Authorization: Bearer <key>`.
+  // <base>/chat/completions (embeddings: <base>/embeddings) with `Authorization: Bearer <key>`.
   UpstreamEndpoint Endpoint(const EndpointParams& params) const override;
   // Replaces `model`; for streams also asks for usage (stream_options.include_usage), so a
   // translated stream can always be priced.
@@ -29,6 +30,11 @@ class OpenAiProvider final : public Provider {
   std::unique_ptr<StreamEncoder> NewEncoder(const EncoderOptions& options) const override;
   std::string RenderResponse(const Response& response, int64_t created) const override;
   ErrorReply RenderError(const Error& error) const override;
+
+  const EmbeddingsApi* embeddings() const override { return &embeddings_; }
+
+ private:
+  OpenAiEmbeddings embeddings_;
 };
 
 }  // namespace turnpike::providers::openai

@@ -1,0 +1,54 @@
+// Internal to mock/: the mock's embeddings, in OpenAI's POST /v1/embeddings and Ollama's
+// POST /api/embed wire shapes. Written independently of providers/ on purpose (the mock is the
+// fake upstream the gateway's translation is tested against).
+//
+// Vectors are deterministic: each input's vector is seeded by a hash of the input (its text,
+// or its token ids), so the same input gives the same vector on every wire and every run, and
+// different inputs give different ones. Vectors are unit length (as real embedding models'
+// are) with `dimensions` components (default kMockEmbeddingDimensions). Usage is counted as the
+// mock counts chat prompts: the body's bytes / 4.
+//
+// Pure functions; thread-safe. Errors: kInvalidRequest naming the field, rendered by the
+// handler in the route's error envelope.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "mock/chat_request.h"
+
+namespace turnpike::mock {
+
+inline constexpr std::string_view kOpenAiEmbeddingsPath = "/v1/embeddings";
+inline constexpr std::string_view kOllamaEmbedPath = "/api/embed";
+// text-embedding-3-small's length, so answers are realistically sized.
+inline constexpr int64_t kMockEmbeddingDimensions = 1536;
+inline constexpr int64_t kMaxMockEmbeddingDimensions = 8192;
+
+struct EmbedRequest {
+  Wire wire = Wire::kOpenAi;
+  std::string model;
+  std::vector<std::string> seeds;  // one per input: its text, or "tokens:" + its ids
+  int64_t dimensions = kMockEmbeddingDimensions;
+  bool base64 = false;  // OpenAI encoding_format "base64"
+  uint64_t prompt_tokens = 0;
+};
+
+// An OpenAI embeddings body: model; input a string, strings, token ids or arrays of them;
+// encoding_format "float" (default) or "base64"; dimensions.
+Result<EmbedRequest> ParseOpenAiEmbed(std::string_view body);
+// An Ollama /api/embed body: model; input a string or strings; dimensions (truncate ignored).
+Result<EmbedRequest> ParseOllamaEmbed(std::string_view body);
+
+// The deterministic unit vector for one input.
+std::vector<float> MockEmbedding(std::string_view seed, int64_t dimensions);
+
+// {"object":"list","data":[{"object":"embedding","index","embedding"}],"model","usage"}
+std::string RenderOpenAiEmbeddings(const EmbedRequest& request);
+// {"model","embeddings":[[..]],"total_duration","load_duration","prompt_eval_count"}
+std::string RenderOllamaEmbed(const EmbedRequest& request);
+
+}  // namespace turnpike::mock
