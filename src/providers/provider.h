@@ -142,6 +142,13 @@ class Provider {
     return RenderResponse(response, options.created);
   }
   virtual ErrorReply RenderError(const Error& error) const = 0;
+  // The identity path of a dialect whose requests the gateway reads only through the pivot (the
+  // Responses API): the client's body for a deployment of this same dialect, bytes untouched
+  // but for `model` (and what the dialect must force, as the Responses API's store:false).
+  // Chat and Messages bodies are spliced by the gateway itself (openai/chat_request.h); by
+  // default this is not available (kInternal).
+  virtual Result<std::string> IdentityBody(std::string_view body,
+                                           std::string_view upstream_model) const;
 };
 
 }  // namespace turnpike::providers
