@@ -150,7 +150,17 @@ net::awaitable<void> ChatFlow::Attempts() {
     const bool identity = target.provider == client_.name();
     const providers::Provider* dialect = identity ? &client_ : target.dialect;
     std::string body;
-    if (identity) {
+    const bool pivot_only = api_ != ClientApi::kOpenAiChat && api_ != ClientApi::kAnthropicMessages;
+    if (identity && pivot_only) {
+      // A pivot-only API (Responses): its dialect splices its own body.
+      Result<std::string> forwarded =
+          client_.IdentityBody(exchange_.request().body(), target.upstream_model);
+      if (!forwarded.ok()) {
+        co_await Fail(forwarded.error());
+        co_return;
+      }
+      body = std::move(forwarded.value());
+    } else if (identity) {
       body = providers::openai::BuildUpstreamChatBody(
           exchange_.request().body(), info_, target.upstream_model, api_ == ClientApi::kOpenAiChat);
     } else {
