@@ -21,7 +21,7 @@
 namespace turnpike::mock {
 
 // Which API the request came in on, and so which wire shapes the reply uses.
-enum class Wire { kOpenAi, kAnthropic, kOllama, kCohere, kGemini };
+enum class Wire { kOpenAi, kAnthropic, kOllama, kCohere, kGemini, kResponses };
 
 struct ChatRequest {
   Wire wire = Wire::kOpenAi;
@@ -49,6 +49,10 @@ class BodyParser {
   // A Gemini generateContent body; the model and streaming come from the URL. `contents` (a
   // non-empty array) is required; generationConfig.maxOutputTokens and
   // tools[0].functionDeclarations[0].name are read.
+  // An OpenAI /v1/responses body: model and input (a string or an array) are required; stream,
+  // max_output_tokens and tools[0].name (flat function tools) are read. Stricter than the API on
+  // one point, to hold the gateway to its stateless promise: `store` must be false.
+  Result<ChatRequest> ParseResponses(std::string_view body);
   Result<ChatRequest> ParseGenerateContent(std::string_view body, std::string_view model,
                                            bool stream);
 
