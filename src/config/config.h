@@ -71,8 +71,8 @@
 //     max_wait: 2s
 //   prices:                            # USD per million tokens; override the built-in table
 //     gpt-4o-mini: {input: 0.15, output: 0.60, cached_input: 0.075, max_output_tokens: 16384}
-//     claude-x: {input: 3, output: 15, cached_input: 0.3, cache_write: 3.75, max_output_tokens:
-//     64000}
+//     claude-x: {input: 3, output: 15, cached_input: 0.3, cache_write: 3.75,
+//                max_output_tokens: 64000}
 //                                      # cached_input, cache_write (prompt-cache reads and
 //                                      # writes) default to the input price
 //                                      # max_output_tokens is also the max_tokens sent to a

@@ -237,6 +237,10 @@ models:
   EXPECT_EQ(d[2].api, "chat");
   EXPECT_EQ(DialectOf(d[2]), "openai");
   EXPECT_EQ(DialectOf(d[3]), "anthropic");
+  // `validate` shows the api only where it is not the default.
+  const std::string text = DescribeConfig(c);
+  EXPECT_NE(text.find("- openai api=responses http://h/v1"), std::string::npos) << text;
+  EXPECT_EQ(text.find("api=chat"), std::string::npos) << text;
 }
 
 }  // namespace
