@@ -1,5 +1,6 @@
-// ChatFlow's paths through providers/: translated requests and answers, and the Anthropic
-// identity path (bytes forwarded, usage read). The OpenAI identity path never comes here.
+// ChatFlow's paths through providers/: translated requests and answers, and the Anthropic and
+// Responses identity paths (bytes forwarded, usage read). The OpenAI chat identity path never
+// comes here.
 #include <boost/asio/use_awaitable.hpp>
 
 #include "common/clock.h"
