@@ -159,7 +159,10 @@ describe('openai SDK /v1/responses -> responses deployment (identity)', () => {
     const final = await stream.finalResponse();
     assert.match(final.id, /^resp_chatcmpl-mock-/);
     assert.equal(deltas, EXPECTED_TEXT);
-    assert.equal(final.output_text, EXPECTED_TEXT);
+    // (The SDK's finalResponse() has no output_text convenience: the message item's text.)
+    assert.equal(final.status, 'completed');
+    assert.equal(final.output[0].content[0].text, EXPECTED_TEXT);
+    assert.equal(final.store, false);
     assert.equal(final.usage.output_tokens, TOKENS);
   });
 
