@@ -112,9 +112,9 @@ class Provider {
 
   // The dialect's name as configured (`provider: anthropic`).
   virtual std::string_view name() const = 0;
-  // False for a client-only dialect (an inbound API with no upstream role, such as the OpenAI
-  // Responses API): the route table refuses it as a deployment's provider, and its upstream
-  // role methods are never called.
+  // False for a client-only dialect (an inbound API with no upstream role, such as OpenAI's
+  // legacy completions): the route table refuses it as a deployment's provider, and its
+  // upstream role methods are never called.
   virtual bool serves_upstream() const { return true; }
 
   // Upstream role.
