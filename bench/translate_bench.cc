@@ -85,6 +85,18 @@ const std::string kGeminiDelta =
     R"("responseId": "fHkmaKz2MZ2dz7IP-ZqpiAM"})"
     "\r\n\r\n";
 
+// The Responses API as an upstream: one response.output_text.delta per token.
+const std::string kResponsesOpen =
+    "event: response.created\ndata: "
+    R"({"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":)"
+    R"("response","status":"in_progress","model":"gpt-4.1","output":[],"usage":null}})"
+    "\n\n";
+const std::string kResponsesDelta =
+    "event: response.output_text.delta\ndata: "
+    R"({"type":"response.output_text.delta","sequence_number":5,"item_id":"msg_1",)"
+    R"("output_index":0,"content_index":0,"delta":" world","logprobs":[]})"
+    "\n\n";
+
 const anthropic::AnthropicProvider kAnthropic;
 const ollama::OllamaProvider kOllama;
 const openai::OpenAiProvider kOpenAi;
@@ -168,6 +180,10 @@ BENCHMARK_CAPTURE(BM_Translate, openai_to_responses_text, kOpenAi, kResponses, k
                   kOpenAiDelta);
 BENCHMARK_CAPTURE(BM_Translate, anthropic_to_responses_text, kAnthropic, kResponses, kAnthropicOpen,
                   kAnthropicDelta);
+BENCHMARK_CAPTURE(BM_Translate, responses_to_openai_text, kResponses, kOpenAi, kResponsesOpen,
+                  kResponsesDelta);
+BENCHMARK_CAPTURE(BM_Translate, responses_to_anthropic_text, kResponses, kAnthropic, kResponsesOpen,
+                  kResponsesDelta);
 BENCHMARK_CAPTURE(BM_Translate, openai_to_completions_text, kOpenAi, kCompletions, kOpenAiDelta,
                   kOpenAiDelta);
 BENCHMARK_CAPTURE(BM_Translate, cohere_to_openai_text, kCohere, kOpenAi, kCohereOpen, kCohereDelta);

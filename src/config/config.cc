@@ -121,15 +121,30 @@ std::string NormalizeBaseUrl(const YamlMap& m, std::string url) {
   return url;
 }
 
+// `api` picks which of a provider's APIs the deployment is called through. Only OpenAI has two.
+std::string ParseApi(const YamlMap& m, const std::string& provider) {
+  if (!m.Child("api").IsDefined()) return "chat";
+  if (provider != "openai") {
+    FailAt(m.KeyPath("api"), "only a deployment of provider openai may choose its api");
+  }
+  std::string api = m.String("api", "");
+  if (api != "chat" && api != "responses") {
+    FailAt(m.KeyPath("api"), "must be chat or responses, not \"" + api + "\"");
+  }
+  return api;
+}
+
 Deployment ParseDeployment(const YAML::Node& node, const std::string& path,
                            const std::string& public_name) {
   Deployment d;
-  YamlMap m(node, path, {"provider", "base_url", "api_key", "model", "weight", "tls_verify"});
+  YamlMap m(node, path,
+            {"provider", "api", "base_url", "api_key", "model", "weight", "tls_verify"});
   if (!node.IsMap()) FailAt(path, "expected a mapping with provider and base_url", node);
   m.Require("provider");
   d.provider = m.String("provider", "");
   // Which dialects exist is the provider registry's to say: pipeline::RouteTable::Build checks.
   if (d.provider.empty()) FailAt(m.KeyPath("provider"), "must not be empty");
+  d.api = ParseApi(m, d.provider);
   m.Require("base_url");
   d.base_url = NormalizeBaseUrl(m, m.String("base_url", ""));
   d.api_key = m.String("api_key", "");
@@ -266,6 +281,11 @@ std::vector<PriceConfig> ParsePrices(const YamlMap& root) {
 }
 
 }  // namespace
+
+std::string DialectOf(const Deployment& deployment) {
+  if (deployment.provider == "openai" && deployment.api == "responses") return "openai_responses";
+  return deployment.provider;
+}
 
 Config ParseConfig(const std::string& yaml_text) {
   try {

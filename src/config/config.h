@@ -41,6 +41,8 @@
 //                                      # https://api.anthropic.com (the gateway adds
 //                                      # /v1/messages); cohere: the origin, e.g.
 //                                      # https://api.cohere.com (the gateway adds /v2/chat)
+//           api: chat                  # openai only: chat (default, /chat/completions) or
+//                                      # responses (the Responses API, <base_url>/responses)
 //           api_key: ${OPENAI_API_KEY} # optional; openai: Authorization: Bearer; anthropic:
 //                                      # x-api-key (with anthropic-version: 2023-06-01);
 //                                      # cohere: Authorization: Bearer
@@ -69,7 +71,8 @@
 //     max_wait: 2s
 //   prices:                            # USD per million tokens; override the built-in table
 //     gpt-4o-mini: {input: 0.15, output: 0.60, cached_input: 0.075, max_output_tokens: 16384}
-//     claude-x: {input: 3, output: 15, cached_input: 0.3, cache_write: 3.75, max_output_tokens: 64000}
+//     claude-x: {input: 3, output: 15, cached_input: 0.3, cache_write: 3.75,
+//                max_output_tokens: 64000}
 //                                      # cached_input, cache_write (prompt-cache reads and
 //                                      # writes) default to the input price
 //                                      # max_output_tokens is also the max_tokens sent to a
@@ -130,7 +133,8 @@ struct RoutingConfig {
 };
 
 struct Deployment {
-  std::string provider = "openai";  // "openai" | "anthropic" | "cohere"
+  std::string provider = "openai";  // "openai" | "anthropic" | "ollama" | "cohere" | "gemini"
+  std::string api = "chat";         // openai only: "chat" | "responses" (see DialectOf)
   std::string base_url;             // scheme://host[:port][/path], no trailing slash after parsing
   std::string api_key;              // already substituted; may be empty
   std::string model;                // upstream model name
@@ -184,6 +188,10 @@ struct Config {
   CallLogConfig call_log;
   std::vector<PriceConfig> prices;
 };
+
+// The dialect (provider registry entry) a deployment is called in: its `provider`, or
+// "openai_responses" for `provider: openai` with `api: responses` (the Responses API).
+std::string DialectOf(const Deployment& deployment);
 
 // Parses and validates YAML text. Throws ConfigError naming the key and the problem.
 Config ParseConfig(const std::string& yaml_text);

@@ -49,8 +49,10 @@ std::string DescribeConfig(const Config& config) {
   for (const ModelRoute& model : config.models) {
     out << "  " << model.name << "\n";
     for (const Deployment& d : model.deployments) {
-      out << "    - " << d.provider << " " << MaskUserInfo(d.base_url) << " model=" << d.model
-          << " weight=" << d.weight << " api_key=" << (d.api_key.empty() ? "none" : "set");
+      out << "    - " << d.provider;
+      if (d.api != "chat") out << " api=" << d.api;
+      out << " " << MaskUserInfo(d.base_url) << " model=" << d.model << " weight=" << d.weight
+          << " api_key=" << (d.api_key.empty() ? "none" : "set");
       if (!d.tls_verify) out << " tls_verify=false";
       out << "\n";
     }

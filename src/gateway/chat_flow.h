@@ -14,6 +14,9 @@
 //                                           spliced in; StreamRelay (bytes untouched)
 //   Anthropic client, anthropic deployment  identity as well; DialectRelay in passthrough mode
 //                                           (the Anthropic decoder taps usage)
+//   Responses client, Responses deployment  identity as well (`api: responses`): the body from
+//                                           the dialect's IdentityBody (model, store:false
+//                                           spliced); DialectRelay in passthrough mode
 //   any other pair                          translated through providers/: the client's
 //                                           ParseRequest (once) -> the upstream's BuildRequest;
 //                                           answers through ParseResponse / ParseError and the

@@ -1,5 +1,6 @@
-// ChatFlow's paths through providers/: translated requests and answers, and the Anthropic
-// identity path (bytes forwarded, usage read). The OpenAI identity path never comes here.
+// ChatFlow's paths through providers/: translated requests and answers, and the Anthropic and
+// Responses identity paths (bytes forwarded, usage read). The OpenAI chat identity path never
+// comes here.
 #include <boost/asio/use_awaitable.hpp>
 
 #include "common/clock.h"
@@ -57,11 +58,13 @@ Status ChatFlow::ParsePivot() {
 Result<std::string> ChatFlow::BuildBody(const pipeline::DeploymentTarget& target,
                                         const providers::Provider& dialect, bool identity) {
   if (api_ == ClientApi::kOpenAiEmbeddings) return BuildEmbeddings(target, dialect);
-  if (identity) {
+  if (!identity) return TranslateRequest(target, dialect);
+  if (api_ == ClientApi::kOpenAiChat || api_ == ClientApi::kAnthropicMessages) {
     return providers::openai::BuildUpstreamChatBody(
         exchange_.request().body(), info_, target.upstream_model, api_ == ClientApi::kOpenAiChat);
   }
-  return TranslateRequest(target, dialect);
+  // A pivot-only API (Responses): its dialect splices its own body.
+  return client_.IdentityBody(exchange_.request().body(), target.upstream_model);
 }
 
 Result<std::string> ChatFlow::TranslateRequest(const pipeline::DeploymentTarget& target,

@@ -9,6 +9,7 @@
 #include "mock/cohere_render.h"
 #include "mock/gemini_render.h"
 #include "mock/ollama_render.h"
+#include "mock/responses_render.h"
 
 namespace turnpike::mock {
 namespace {
@@ -164,6 +165,9 @@ net::awaitable<void> ChatReply::RunSingle() {
     body = RenderCohereChat(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
   } else if (chat_.wire == Wire::kGemini) {
     body = RenderGenerateContent(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
+  } else if (chat_.wire == Wire::kResponses) {
+    body = RenderResponsesReply(identity_, exchange_.request().body(), plan_.tokens, tool,
+                                FinishReason(), MakeUsage());
   } else {
     body = RenderCompletion(identity_, plan_.tokens, tool, FinishReason(), MakeUsage());
   }
@@ -179,8 +183,11 @@ net::awaitable<void> ChatReply::RunStream() {
   std::optional<OllamaStreamRenderer> lines;
   std::optional<CohereStreamRenderer> cohere_events;
   std::optional<GeminiStreamRenderer> gemini;
+  std::optional<ResponsesStreamRenderer> responses;
   StreamRenderer* renderer = nullptr;
-  if (chat_.wire == Wire::kGemini) {
+  if (chat_.wire == Wire::kResponses) {
+    renderer = &responses.emplace(identity_, exchange_.request().body());
+  } else if (chat_.wire == Wire::kGemini) {
     renderer = &gemini.emplace(identity_, MakeUsage());
   } else if (chat_.wire == Wire::kAnthropic) {
     renderer = &events.emplace(identity_, MakeUsage());

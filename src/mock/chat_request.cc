@@ -132,6 +132,52 @@ Result<ChatRequest> BodyParser::Parse(std::string_view body) {
   return chat;
 }
 
+Result<ChatRequest> BodyParser::ParseResponses(std::string_view body) {
+  Result<simdjson::dom::object> parsed = ParseRoot(body);
+  if (!parsed.ok()) return parsed.error();
+  const simdjson::dom::object root = parsed.value();
+
+  ChatRequest chat;
+  chat.wire = Wire::kResponses;
+  std::string_view model;
+  if (root["model"].get_string().get(model)) {
+    return Invalid("'model' is required and must be a string", "model");
+  }
+  chat.model = std::string(model);
+  const Field input = root["input"];
+  if (Absent(input) || (!input.is_string() && !input.is_array())) {
+    return Invalid("'input' is required: a string or an array", "input");
+  }
+  bool store = true;  // the API's default
+  const Field store_field = root["store"];
+  if (!Absent(store_field) && store_field.get_bool().get(store)) {
+    return Invalid("'store' must be a boolean", "store");
+  }
+  if (store) return Invalid("mock: 'store' must be false (the gateway is stateless)", "store");
+  const Field stream = root["stream"];
+  if (!Absent(stream) && stream.get_bool().get(chat.stream)) {
+    return Invalid("'stream' must be a boolean", "stream");
+  }
+  const Field limit = root["max_output_tokens"];
+  if (!Absent(limit) && (limit.get_int64().get(chat.max_tokens) || chat.max_tokens < 1)) {
+    return Invalid("'max_output_tokens' must be a positive integer", "max_output_tokens");
+  }
+  const Field tools = root["tools"];
+  simdjson::dom::array list;
+  if (!Absent(tools) && tools.get_array().get(list)) {
+    return Invalid("'tools' must be an array", "tools");
+  }
+  if (!Absent(tools) && list.size() > 0) {
+    std::string_view name;
+    if (list.at(0)["name"].get_string().get(name)) {
+      return Invalid("'tools[0].name' must be a string", "tools[0].name");
+    }
+    chat.first_tool = std::string(name);
+  }
+  chat.prompt_tokens = body.size() / kBytesPerPromptToken;
+  return chat;
+}
+
 Result<ChatRequest> BodyParser::ParseMessages(std::string_view body) {
   Result<simdjson::dom::object> parsed = ParseRoot(body);
   if (!parsed.ok()) return parsed.error();

@@ -21,7 +21,7 @@
 namespace turnpike::mock {
 
 // Which API the request came in on, and so which wire shapes the reply uses.
-enum class Wire { kOpenAi, kAnthropic, kOllama, kCohere, kGemini };
+enum class Wire { kOpenAi, kAnthropic, kOllama, kCohere, kGemini, kResponses };
 
 struct ChatRequest {
   Wire wire = Wire::kOpenAi;
@@ -46,6 +46,10 @@ class BodyParser {
   // An Ollama /api/chat body: model and messages are required; stream (default true!),
   // options.num_predict (> 0 is a limit) and tools[0].function.name are read.
   Result<ChatRequest> ParseOllama(std::string_view body);
+  // An OpenAI /v1/responses body: model and input (a string or an array) are required; stream,
+  // max_output_tokens and tools[0].name (flat function tools) are read. Stricter than the API on
+  // one point, to hold the gateway to its stateless promise: `store` must be false.
+  Result<ChatRequest> ParseResponses(std::string_view body);
   // A Gemini generateContent body; the model and streaming come from the URL. `contents` (a
   // non-empty array) is required; generationConfig.maxOutputTokens and
   // tools[0].functionDeclarations[0].name are read. The history's function calls must carry

@@ -10,6 +10,7 @@
 #include "mock/gemini_render.h"
 #include "mock/ollama_render.h"
 #include "mock/openai_render.h"
+#include "mock/responses_render.h"
 
 namespace turnpike::mock {
 namespace {
@@ -36,11 +37,12 @@ struct Route {
   Verb verb;
 };
 
-constexpr Route kRoutes[] = {
-    {kChatPath, Verb::post},       {kMessagesPath, Verb::post}, {kOllamaChatPath, Verb::post},
-    {kCohereChatPath, Verb::post}, {kModelsPath, Verb::get},    {kStatsPath, Verb::get},
-    {kStatsResetPath, Verb::post}, {kHealthPath, Verb::get},    {kOpenAiEmbeddingsPath, Verb::post},
-    {kOllamaEmbedPath, Verb::post}};
+constexpr Route kRoutes[] = {{kChatPath, Verb::post},       {kMessagesPath, Verb::post},
+                             {kResponsesPath, Verb::post},  {kOllamaChatPath, Verb::post},
+                             {kCohereChatPath, Verb::post}, {kModelsPath, Verb::get},
+                             {kStatsPath, Verb::get},       {kStatsResetPath, Verb::post},
+                             {kHealthPath, Verb::get},      {kOpenAiEmbeddingsPath, Verb::post},
+                             {kOllamaEmbedPath, Verb::post}};
 
 // nullopt when the route exists and the method fits; else the error to answer.
 std::optional<Error> CheckRoute(std::string_view path, Verb verb) {
@@ -111,6 +113,8 @@ net::awaitable<void> MockHandler::Handle(http::Exchange& exchange) {
     co_await HandleChat(exchange, Wire::kOpenAi);
   } else if (path == kMessagesPath) {
     co_await HandleChat(exchange, Wire::kAnthropic);
+  } else if (path == kResponsesPath) {
+    co_await HandleChat(exchange, Wire::kResponses);
   } else if (path == kOllamaChatPath) {
     co_await HandleChat(exchange, Wire::kOllama);
   } else if (path == kCohereChatPath) {
@@ -165,9 +169,10 @@ net::awaitable<void> MockHandler::HandleChat(http::Exchange& exchange, Wire wire
   const std::string_view body = exchange.request().body();
   Result<ChatRequest> chat = wire == Wire::kGemini
                                  ? parser_.ParseGenerateContent(body, gemini.model, gemini.stream)
-                             : anthropic             ? parser_.ParseMessages(body)
-                             : wire == Wire::kOllama ? parser_.ParseOllama(body)
-                                                     : parser_.Parse(body);
+                             : anthropic                ? parser_.ParseMessages(body)
+                             : wire == Wire::kOllama    ? parser_.ParseOllama(body)
+                             : wire == Wire::kResponses ? parser_.ParseResponses(body)
+                                                        : parser_.Parse(body);
   if (chat.ok() && wire == Wire::kOllama && chat->model.ends_with(kOllamaMissingModelSuffix)) {
     chat = OllamaModelNotFound(chat->model);
   }

@@ -9,7 +9,8 @@
 // (Ollama: NDJSON streams, `stream` defaults to true; a model named "*:missing" is a 404 as for
 // a model Ollama has not pulled; see ollama_render.h) and POST
 // /v1beta/models/{model}:generateContent and :streamGenerateContent?alt=sse (Gemini; no key
-// check, as for the others; see gemini_render.h), each stream or
+// check, as for the others; see gemini_render.h) and POST /v1/responses (the OpenAI Responses
+// API, stateless: a body without `store: false` is a 400; see responses_render.h), each stream or
 // not, with tool calls and faults, in that API's wire shapes and error envelope; GET /v1/models,
 // GET /mock/stats, POST /mock/stats/reset, GET /healthz. Anything else: OpenAI's 404 envelope.
 // POST /v1/embeddings (OpenAI, float or base64) and POST /api/embed (Ollama) answer

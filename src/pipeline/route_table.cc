@@ -37,14 +37,15 @@ std::shared_ptr<const RouteTable> RouteTable::Build(const config::Config& config
       Result<upstream::Origin> origin = upstream::ParseOrigin(dep.base_url, dep.tls_verify);
       if (!origin.ok()) throw config::ConfigError(where + "base_url: " + origin.error().message);
       DeploymentTarget target;
-      target.provider = dep.provider;
-      target.dialect = dialects.Find(dep.provider);
+      // `provider` (and `api`) name the registry's dialect that calls the deployment.
+      target.provider = config::DialectOf(dep);
+      target.dialect = dialects.Find(target.provider);
       if (target.dialect == nullptr) {
-        throw config::ConfigError(where + "provider: unsupported provider \"" + dep.provider +
+        throw config::ConfigError(where + "provider: unsupported provider \"" + target.provider +
                                   "\" (supported: " + dialects.Names() + ")");
       }
       if (!target.dialect->serves_upstream()) {
-        throw config::ConfigError(where + "provider: \"" + dep.provider +
+        throw config::ConfigError(where + "provider: \"" + target.provider +
                                   "\" is a client API only, not an upstream provider");
       }
       target.origin = std::move(origin.value());

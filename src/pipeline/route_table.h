@@ -25,7 +25,8 @@ namespace turnpike::pipeline {
 inline constexpr int64_t kDefaultMaxTokens = 4096;
 
 struct DeploymentTarget {
-  std::string provider;                          // the dialect's name (config `provider`)
+  // The dialect's name: config `provider`, or openai_responses for `api: responses`.
+  std::string provider;
   const providers::Provider* dialect = nullptr;  // that dialect, owned by the registry
   std::string name;                              // for logs and metrics: "<origin key><base path>"
   std::string upstream_model;                    // the model name sent upstream

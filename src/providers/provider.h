@@ -116,9 +116,9 @@ class Provider {
 
   // The dialect's name as configured (`provider: anthropic`).
   virtual std::string_view name() const = 0;
-  // False for a client-only dialect (an inbound API with no upstream role, such as the OpenAI
-  // Responses API): the route table refuses it as a deployment's provider, and its upstream
-  // role methods are never called.
+  // False for a client-only dialect (an inbound API with no upstream role, such as OpenAI's
+  // legacy completions): the route table refuses it as a deployment's provider, and its
+  // upstream role methods are never called.
   virtual bool serves_upstream() const { return true; }
 
   // Upstream role.
@@ -146,6 +146,13 @@ class Provider {
     return RenderResponse(response, options.created);
   }
   virtual ErrorReply RenderError(const Error& error) const = 0;
+  // The identity path of a dialect whose requests the gateway reads only through the pivot (the
+  // Responses API): the client's body for a deployment of this same dialect, bytes untouched
+  // but for `model` (and what the dialect must force, as the Responses API's store:false).
+  // Chat and Messages bodies are spliced by the gateway itself (openai/chat_request.h); by
+  // default this is not available (kInternal).
+  virtual Result<std::string> IdentityBody(std::string_view body,
+                                           std::string_view upstream_model) const;
 
   // Optional: the dialect's embeddings translation (embeddings.h), owned by the provider; nullptr
   // when the API has none (the gateway answers 400 for a model served by such a dialect).

@@ -220,5 +220,28 @@ TEST(DescribeConfigTest, SummarizesWithoutSecrets) {
   EXPECT_EQ(text.find("hunter2"), std::string::npos) << text;
 }
 
+TEST(ConfigTest, ApiPicksTheOpenAiDialect) {
+  const Config c = ParseConfig(R"(
+models:
+  - name: m
+    deployments:
+      - {provider: openai, api: responses, base_url: "http://h/v1"}
+      - {provider: openai, api: chat, base_url: "http://h/v1"}
+      - {provider: openai, base_url: "http://h/v1"}
+      - {provider: anthropic, base_url: "http://a"}
+)");
+  const std::vector<Deployment>& d = c.models[0].deployments;
+  EXPECT_EQ(d[0].api, "responses");
+  EXPECT_EQ(DialectOf(d[0]), "openai_responses");
+  EXPECT_EQ(DialectOf(d[1]), "openai");
+  EXPECT_EQ(d[2].api, "chat");
+  EXPECT_EQ(DialectOf(d[2]), "openai");
+  EXPECT_EQ(DialectOf(d[3]), "anthropic");
+  // `validate` shows the api only where it is not the default.
+  const std::string text = DescribeConfig(c);
+  EXPECT_NE(text.find("- openai api=responses http://h/v1"), std::string::npos) << text;
+  EXPECT_EQ(text.find("api=chat"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace turnpike::config

@@ -85,6 +85,14 @@ std::vector<InvalidCase> Cases() {
        "models[0].deployments[0].provider: must not be empty"},
       {"MissingProvider", "models: [{name: m, deployments: [{base_url: 'http://h'}]}]",
        "models[0].deployments[0].provider: required"},
+      {"ApiOnAnotherProvider",
+       "models: [{name: m, deployments: [{provider: anthropic, api: responses, base_url: "
+       "'http://h'}]}]",
+       "models[0].deployments[0].api: only a deployment of provider openai may choose its api"},
+      {"UnknownApi",
+       "models: [{name: m, deployments: [{provider: openai, api: assistants, base_url: "
+       "'http://h'}]}]",
+       "models[0].deployments[0].api: must be chat or responses, not \"assistants\""},
       {"MissingBaseUrl", "models: [{name: m, deployments: [{provider: openai}]}]",
        "models[0].deployments[0].base_url: required"},
       {"BadScheme",

@@ -258,7 +258,7 @@ test('SSE events carry their type as the event name', async () => {
 
 test('a deployment cannot use a client-only dialect as its provider', async () => {
   await assert.rejects(
-    startGateway(gatewayConfig({ models: { m: [{ provider: 'openai_responses', base_url: 'http://127.0.0.1:1' }] } })),
-    /provider: "openai_responses" is a client API only/,
+    startGateway(gatewayConfig({ models: { m: [{ provider: 'openai_completions', base_url: 'http://127.0.0.1:1' }] } })),
+    /provider: "openai_completions" is a client API only/,
   );
 });

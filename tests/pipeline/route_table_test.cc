@@ -7,6 +7,7 @@
 #include "pipeline/route_filter.h"
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/openai/openai_provider.h"
+#include "providers/openai_responses/responses_provider.h"
 
 namespace turnpike::pipeline {
 namespace {
@@ -16,6 +17,7 @@ const providers::Registry& Dialects() {
     auto* r = new providers::Registry;
     r->Add(std::make_unique<providers::openai::OpenAiProvider>());
     r->Add(std::make_unique<providers::anthropic::AnthropicProvider>());
+    r->Add(std::make_unique<providers::openai_responses::ResponsesProvider>());
     return r;
   }();
   return *registry;
@@ -123,8 +125,22 @@ TEST(RouteTableTest, RejectsAProviderNoDialectSpeaksNamingTheKnownOnes) {
   } catch (const config::ConfigError& e) {
     EXPECT_STREQ(e.what(),
                  "models[0].deployments[1].provider: unsupported provider \"nonesuch\" "
-                 "(supported: openai, anthropic)");
+                 "(supported: openai, anthropic, openai_responses)");
   }
+}
+
+TEST(RouteTableTest, ApiResponsesPicksTheResponsesDialect) {
+  config::Config c = TwoModels();
+  c.models[0].deployments[0].api = "responses";
+  auto table = RouteTable::Build(c, Dialects());
+  const DeploymentTarget& responses = table->Find("alpha")->deployments[0];
+  EXPECT_EQ(responses.provider, "openai_responses");
+  ASSERT_NE(responses.dialect, nullptr);
+  EXPECT_EQ(responses.dialect->name(), "openai_responses");
+  EXPECT_EQ(responses.chat_path, responses.origin.base_path + "/responses");
+  EXPECT_EQ(responses.stream_path, responses.chat_path);
+  // The other deployment keeps chat completions.
+  EXPECT_EQ(table->Find("alpha")->deployments[1].provider, "openai");
 }
 
 TEST(PlanAttemptsTest, FirstPickFollowsWeightsAndEveryDeploymentAppearsOnce) {

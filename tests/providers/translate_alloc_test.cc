@@ -11,6 +11,7 @@
 #include "providers/gemini/gemini_provider.h"
 #include "providers/ollama/ollama_provider.h"
 #include "providers/openai/openai_provider.h"
+#include "providers/openai_responses/responses_provider.h"
 #include "providers/translator.h"
 #include "stream/ndjson_parser.h"
 
@@ -140,6 +141,36 @@ const std::string kGeminiSignedCall =
     R"("usageMetadata":{"promptTokenCount":3,"totalTokenCount":3},)"
     R"("modelVersion":"gemini-3-pro-preview","responseId":"fHkmaKz2MZ2dz7IP-ZqpiAM"})"
     "\r\n\r\n";
+// The Responses API as an upstream: response.created, a message item, then text deltas; or a
+// function_call item, then argument deltas.
+const std::string kResponsesOpen =
+    "event: response.created\ndata: "
+    R"({"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":)"
+    R"("response","status":"in_progress","model":"gpt-4.1","output":[],"usage":null}})"
+    "\n\n"
+    "event: response.output_item.added\ndata: "
+    R"({"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":)"
+    R"({"id":"msg_1","type":"message","status":"in_progress","role":"assistant","content":[]}})"
+    "\n\n";
+const std::string kResponsesText =
+    "event: response.output_text.delta\ndata: "
+    R"({"type":"response.output_text.delta","sequence_number":2,"item_id":"msg_1",)"
+    R"("output_index":0,"content_index":0,"delta":" w\"o\n","logprobs":[]})"
+    "\n\n";
+const std::string kResponsesToolOpen =
+    "event: response.created\ndata: "
+    R"({"type":"response.created","sequence_number":0,"response":{"id":"resp_1","model":"m"}})"
+    "\n\n"
+    "event: response.output_item.added\ndata: "
+    R"({"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":)"
+    R"({"id":"fc_1","type":"function_call","status":"in_progress","arguments":"",)"
+    R"("call_id":"call_1","name":"f"}})"
+    "\n\n";
+const std::string kResponsesToolArgs =
+    "event: response.function_call_arguments.delta\ndata: "
+    R"({"type":"response.function_call_arguments.delta","sequence_number":2,"item_id":"fc_1",)"
+    R"("output_index":0,"delta":"{\"a\":"})"
+    "\n\n";
 
 size_t AllocationsPerChunk(const Provider& from, const Provider& to, const std::string& open,
                            const std::string& chunk) {
@@ -237,6 +268,15 @@ TEST(TranslateAllocations, CounterSeesAllocations) {
   auto decoder = anthropic.NewDecoder();
   counting = false;
   EXPECT_GT(allocations, 0u);
+}
+
+TEST(TranslateAllocations, ResponsesToOpenAiAndAnthropicAllocatesNothing) {
+  const openai_responses::ResponsesProvider responses;
+  const openai::OpenAiProvider openai;
+  const anthropic::AnthropicProvider anthropic;
+  EXPECT_EQ(AllocationsPerChunk(responses, openai, kResponsesOpen, kResponsesText), 0u);
+  EXPECT_EQ(AllocationsPerChunk(responses, anthropic, kResponsesOpen, kResponsesText), 0u);
+  EXPECT_EQ(AllocationsPerChunk(responses, openai, kResponsesToolOpen, kResponsesToolArgs), 0u);
 }
 
 }  // namespace

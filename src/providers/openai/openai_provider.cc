@@ -29,6 +29,20 @@ int64_t Count(const json::object& object, std::string_view key) {
 
 }  // namespace
 
+Error ParseErrorEnvelope(int status, std::string_view body) {
+  Error error{ErrorCodeForStatus(status),
+              "The upstream provider answered HTTP " + std::to_string(status) + ".", ""};
+  boost::system::error_code ec;
+  json::value doc = json::parse(body, ec);
+  if (ec || !doc.is_object()) return error;
+  const json::value* inner = doc.as_object().if_contains("error");
+  if (inner == nullptr || !inner->is_object()) return error;
+  std::string message = StringOr(inner->as_object(), "message");
+  if (!message.empty()) error.message = std::move(message);
+  error.param = StringOr(inner->as_object(), "param");
+  return error;
+}
+
 UpstreamEndpoint OpenAiProvider::Endpoint(const EndpointParams& params) const {
   UpstreamEndpoint endpoint;
   endpoint.path = std::string(params.base_path) + "/chat/completions";
@@ -105,17 +119,7 @@ Result<Response> OpenAiProvider::ParseResponse(std::string_view body) const {
 }
 
 Error OpenAiProvider::ParseError(int status, std::string_view body) const {
-  Error error{ErrorCodeForStatus(status),
-              "The upstream provider answered HTTP " + std::to_string(status) + ".", ""};
-  boost::system::error_code ec;
-  json::value doc = json::parse(body, ec);
-  if (ec || !doc.is_object()) return error;
-  const json::value* inner = doc.as_object().if_contains("error");
-  if (inner == nullptr || !inner->is_object()) return error;
-  std::string message = StringOr(inner->as_object(), "message");
-  if (!message.empty()) error.message = std::move(message);
-  error.param = StringOr(inner->as_object(), "param");
-  return error;
+  return ParseErrorEnvelope(status, body);
 }
 
 Result<json::object> OpenAiProvider::ParseRequest(std::string_view body) const {

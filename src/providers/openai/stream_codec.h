@@ -74,4 +74,9 @@ FinishReason ParseFinishReason(std::string_view reason);
 // {"message":..,"type":..,"param":..|null,"code":..}, the inside of OpenAI's error envelope.
 std::string ErrorObject(const Error& error);
 
+// A non-2xx OpenAI answer (any body, even not JSON) as a neutral error: the code from the
+// status, the message and param from the {"error":{..}} envelope when there is one. Shared by
+// the chat and Responses dialects, whose errors have the same shape.
+Error ParseErrorEnvelope(int status, std::string_view body);
+
 }  // namespace turnpike::providers::openai

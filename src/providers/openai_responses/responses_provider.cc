@@ -2,17 +2,16 @@
 
 #include "providers/json_text.h"
 #include "providers/openai/stream_codec.h"
+#include "providers/openai_responses/identity_body.h"
 #include "providers/openai_responses/render.h"
 #include "providers/openai_responses/request.h"
+#include "providers/openai_responses/stream_decoder.h"
 #include "providers/openai_responses/stream_encoder.h"
+#include "providers/openai_responses/upstream_answer.h"
+#include "providers/openai_responses/upstream_request.h"
 
 namespace turnpike::providers::openai_responses {
 namespace {
-
-Error NotUpstream() {
-  return Error{ErrorCode::kInternal,
-               "The Responses API dialect is a client API only, not an upstream provider.", ""};
-}
 
 std::string Escaped(std::string_view text) {
   std::string out;
@@ -22,18 +21,35 @@ std::string Escaped(std::string_view text) {
 
 }  // namespace
 
-UpstreamEndpoint ResponsesProvider::Endpoint(const EndpointParams&) const { return {}; }
-
-Result<std::string> ResponsesProvider::BuildRequest(const boost::json::object&,
-                                                    const UpstreamRequestOptions&) const {
-  return NotUpstream();
+UpstreamEndpoint ResponsesProvider::Endpoint(const EndpointParams& params) const {
+  UpstreamEndpoint endpoint;
+  endpoint.path = std::string(params.base_path) + "/responses";
+  endpoint.stream_path = endpoint.path;
+  if (!params.api_key.empty()) endpoint.authorization = "Bearer " + std::string(params.api_key);
+  return endpoint;
 }
 
-std::unique_ptr<StreamDecoder> ResponsesProvider::NewDecoder() const { return nullptr; }
+Result<std::string> ResponsesProvider::BuildRequest(const boost::json::object& chat,
+                                                    const UpstreamRequestOptions& options) const {
+  return BuildResponsesRequest(chat, options);
+}
 
-Result<Response> ResponsesProvider::ParseResponse(std::string_view) const { return NotUpstream(); }
+std::unique_ptr<StreamDecoder> ResponsesProvider::NewDecoder() const {
+  return std::make_unique<ResponsesStreamDecoder>();
+}
 
-Error ResponsesProvider::ParseError(int, std::string_view) const { return NotUpstream(); }
+Result<Response> ResponsesProvider::ParseResponse(std::string_view body) const {
+  return ParseResponseBody(body);
+}
+
+Error ResponsesProvider::ParseError(int status, std::string_view body) const {
+  return openai::ParseErrorEnvelope(status, body);
+}
+
+Result<std::string> ResponsesProvider::IdentityBody(std::string_view body,
+                                                    std::string_view upstream_model) const {
+  return ForwardResponsesBody(body, upstream_model);
+}
 
 Result<boost::json::object> ResponsesProvider::ParseRequest(std::string_view body) const {
   return ParseResponsesRequest(body);

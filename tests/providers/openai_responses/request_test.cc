@@ -176,9 +176,8 @@ TEST(ResponsesRequest, PivotNamesBecomeClientNames) {
   EXPECT_EQ(ClientParam("max_tokensx"), "max_tokensx");
 }
 
-TEST(ResponsesProvider, IsClientOnlyAndRendersErrorsInClientNames) {
+TEST(ResponsesProvider, RendersErrorsInClientNames) {
   const ResponsesProvider provider;
-  EXPECT_FALSE(provider.serves_upstream());
   const ErrorReply reply = provider.RenderError(
       Error{ErrorCode::kInvalidRequest, "'tools[0].function.strict' is not supported.",
             "tools[0].function.strict"});
@@ -190,6 +189,11 @@ TEST(ResponsesProvider, IsClientOnlyAndRendersErrorsInClientNames) {
 }
 
 // Completions.
+TEST(CompletionsProvider, IsClientOnly) {
+  // Responses serves both roles (upstream_test.cc); legacy completions only the client's.
+  EXPECT_FALSE(openai_completions::CompletionsProvider().serves_upstream());
+}
+
 class CompletionsRefusalTest : public ::testing::TestWithParam<Refusal> {};
 
 TEST_P(CompletionsRefusalTest, NamesTheField) {
