@@ -1,7 +1,8 @@
 // Heap allocations per request, counted by the real binary (turnpike_allocations_total: every
 // C++ operator new on every thread, see src/observability/allocation_count.h), on the paths a
-// warm gateway serves: non-streamed and streamed chat, with governance off and on (key check,
-// budgets, RPM/TPM, the call log). The budgets below are the counts measured when they were
+// warm gateway serves: non-streamed and streamed chat, a stream translated from Anthropic's
+// dialect, and embeddings, each with governance off and on (key check, budgets, RPM/TPM, the
+// call log). The budgets below are the counts measured when they were
 // set, rounded up a little; adding an allocation to a request path means raising the budget
 // here in the same commit (DESIGN.md, hot-path rule 2). Sanitizer builds keep their runtime's
 // operator new and export no count: the test says so and skips.
@@ -18,9 +19,13 @@ const MEASURED = 1000;
 // Allocations per request, whole process (workers, store thread, access log), keep-alive.
 // Measured 2026-11-30: plain 7.00 / 7.30, stream 17.00 / 17.07 (governance off / on), after the
 // header fields moved into per-connection and per-call arenas (22 / 23.2 and 32 / 33.2 before).
+// Translated stream (20 tokens, Anthropic upstream) 52.96 / 53.00 and embeddings (two inputs,
+// identity) 16.00 / 16.11, first counted 2026-11-30 17:40 UTC.
 const BUDGET = {
   plain: { off: 7.5, on: 8 },
   stream: { off: 17.5, on: 18 },
+  translated: { off: 53.5, on: 54 },
+  embeddings: { off: 16.5, on: 17 },
 };
 
 let mock;
@@ -43,24 +48,39 @@ async function admin(gw, method, route, body) {
   return JSON.parse(text);
 }
 
-async function send(gw, headers, stream) {
-  const r = await fetch(`${gw.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ model: 'mock-model', stream, max_tokens: 100, messages: [{ role: 'user', content: 'Hello there' }] }),
+const chat = (model, stream) => ({
+  path: '/v1/chat/completions',
+  body: JSON.stringify({ model, stream, max_tokens: 100, messages: [{ role: 'user', content: 'Hello there' }] }),
+  done: stream ? /data: \[DONE\]/ : /"finish_reason":"stop"/,
+});
+// What each kind of request sends, and a sign in the answer that it ran to its end.
+const KINDS = {
+  plain: chat('mock-model', false),
+  stream: chat('mock-model', true),
+  translated: chat('mock-claude', true),  // OpenAI client, Anthropic-dialect deployment
+  embeddings: {
+    path: '/v1/embeddings',
+    body: JSON.stringify({ model: 'mock-model', input: ['Hello there', 'General Kenobi'] }),
+    done: /"object":"list"/,
+  },
+};
+
+async function send(gw, headers, kind) {
+  const r = await fetch(`${gw.url}${kind.path}`, {
+    method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: kind.body,
   });
   const text = await r.text();
   assert.equal(r.status, 200, text);
-  if (stream) assert.match(text, /data: \[DONE\]/);
+  assert.match(text, kind.done);
 }
 
 // Allocations per request over MEASURED requests after WARMUP, minus one scrape's own.
-async function perRequest(gw, headers, stream) {
-  for (let i = 0; i < WARMUP; ++i) await send(gw, headers, stream);
+async function perRequest(gw, headers, kind) {
+  for (let i = 0; i < WARMUP; ++i) await send(gw, headers, kind);
   const a = await allocations(gw);
   const b = await allocations(gw);
   const scrape = b - a;
-  for (let i = 0; i < MEASURED; ++i) await send(gw, headers, stream);
+  for (let i = 0; i < MEASURED; ++i) await send(gw, headers, kind);
   const c = await allocations(gw);
   return (c - b - scrape) / MEASURED;
 }
@@ -69,10 +89,16 @@ for (const governance of ['off', 'on']) {
   test(`allocations per warm request stay within budget, governance ${governance}`, async (t) => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-alloc-'));
     const cfg = gatewayConfig({
-      models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] },
+      models: {
+        'mock-model': [`http://127.0.0.1:${mock.port}/v1`],
+        'mock-claude': [{ provider: 'anthropic', base_url: `http://127.0.0.1:${mock.port}`, model: 'claude-upstream' }],
+      },
       governance: { enabled: governance === 'on' },
       store: { path: path.join(dir, 'turnpike.db') },
-      prices: { 'mock-model': { input: 1, output: 2, max_output_tokens: 4096 } },
+      prices: {
+        'mock-model': { input: 1, output: 2, max_output_tokens: 4096 },
+        'claude-upstream': { input: 1, output: 2, max_output_tokens: 4096 },
+      },
     });
     const gw = await startGateway(cfg, { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
     if (await allocations(gw) === null) {
@@ -86,9 +112,8 @@ for (const governance of ['off', 'on']) {
       const key = await admin(gw, 'POST', 'keys', { tenant: 't', name: 'alloc' });
       headers = { authorization: `Bearer ${key.key}` };
     }
-    for (const stream of [false, true]) {
-      const kind = stream ? 'stream' : 'plain';
-      const measured = await perRequest(gw, headers, stream);
+    for (const kind of Object.keys(KINDS)) {
+      const measured = await perRequest(gw, headers, KINDS[kind]);
       t.diagnostic(`${kind}, governance ${governance}: ${measured.toFixed(2)} allocations per request`);
       assert.ok(measured <= BUDGET[kind][governance],
         `${kind}, governance ${governance}: ${measured.toFixed(2)} allocations per request > budget ${BUDGET[kind][governance]}`);
