@@ -9,7 +9,10 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startMock, startGateway, gatewayConfig, stopAll } from './lib/harness.mjs';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startMock, startGateway, gatewayConfig, stopAll, eventually } from './lib/harness.mjs';
 
 const TOKENS = 5;
 const EXPECTED_TEXT = Array.from({ length: TOKENS }, (_, i) => `tok${i} `).join('');
@@ -175,5 +178,67 @@ describe('openai SDK /v1/responses -> responses deployment (identity)', () => {
       client.responses.create({ model: 'resp', input: 'Hi', previous_response_id: 'resp_1' }),
       (err) => err instanceof OpenAI.BadRequestError && err.param === 'previous_response_id',
     );
+  });
+});
+
+// Governed: what reached a Responses deployment is priced from the Responses API's usage,
+// whether the client spoke it too (identity: the bytes are forwarded, the decoder only reads
+// them) or spoke chat completions (translated), streamed or not.
+describe('governed responses deployment', () => {
+  const TOKEN = 'test-admin-token';
+  const PRICES = { 'gpt-up': { input: 1, output: 1000, max_output_tokens: 100000 } };
+  let ggw;
+  let client;
+  const admin = async (method, route, body) => {
+    const r = await fetch(`${ggw.url}/admin/v1/${route}`, {
+      method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: r.status, body: await r.json() };
+  };
+
+  before(async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-responses-'));
+    ggw = await startGateway(gatewayConfig({
+      models: { resp: responses(mock) },
+      governance: { enabled: true, reconcile_interval: '0s' },
+      store: { path: path.join(dir, 'turnpike.db') },
+      call_log: { flush_interval: '50ms' },
+      prices: PRICES,
+    }), { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
+    assert.equal((await admin('PUT', 'plans/p1', {})).status, 200);
+    assert.equal((await admin('POST', 'tenants', { id: 't1', plan: 'p1' })).status, 201);
+    const created = await admin('POST', 'keys', { tenant: 't1', name: 'responses' });
+    assert.equal(created.status, 201);
+    client = new OpenAI({ baseURL: `${ggw.url}/v1`, apiKey: created.body.key, maxRetries: 0 });
+  });
+
+  test('identity and translated calls, whole and streamed, are logged with their tokens and a cost', async () => {
+    const whole = await client.responses.create({ model: 'resp', input: 'Hi' });
+    const stream = client.responses.stream({ model: 'resp', input: 'Hi there' });
+    const streamed = await stream.finalResponse();
+    const chat = await client.chat.completions.create({ model: 'resp', messages: [{ role: 'user', content: 'Hello' }] });
+    const chunks = await client.chat.completions.create({
+      model: 'resp', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Hey' }],
+    });
+    let chatStreamUsage = null;
+    for await (const chunk of chunks) if (chunk.usage) chatStreamUsage = chunk.usage;
+
+    const expected = [whole.usage.input_tokens, streamed.usage.input_tokens, chat.usage.prompt_tokens,
+      chatStreamUsage.prompt_tokens].sort((a, b) => a - b);
+    const rows = await eventually(async () => {
+      const r = (await admin('GET', 'calls?limit=100')).body.data;
+      return r.length === 4 ? r : null;
+    }, 5000);
+    assert.ok(rows, 'four call-log rows');
+    assert.deepEqual(rows.map((r) => r.prompt_tokens).sort((a, b) => a - b), expected, JSON.stringify(rows));
+    for (const row of rows) {
+      assert.equal(row.status, 200, JSON.stringify(row));
+      assert.equal(row.completion_tokens, TOKENS, JSON.stringify(row));
+      assert.equal(row.estimated, false, JSON.stringify(row));
+      assert.equal(row.unpriced, false, JSON.stringify(row));
+      // 1 and 1000 USD per million tokens = micro-USD per token.
+      assert.equal(Math.round(row.cost_usd * 1e6), row.prompt_tokens + TOKENS * 1000, JSON.stringify(row));
+    }
   });
 });
