@@ -22,6 +22,17 @@ bool Present(const boost::json::object& object, std::string_view key) {
   return value != nullptr && !value->is_null();
 }
 
+std::optional<std::string> FirstUnhandled(const boost::json::object& object,
+                                          std::span<const std::string_view> handled) {
+  for (const auto& [key, value] : object) {
+    if (value.is_null()) continue;
+    bool known = false;
+    for (std::string_view name : handled) known = known || key == name;
+    if (!known) return std::string(key);
+  }
+  return std::nullopt;
+}
+
 std::string At(const std::string& base, size_t index) {
   return base + "[" + std::to_string(index) + "]";
 }

@@ -8,6 +8,7 @@
 #include <boost/json/object.hpp>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,11 @@ Error WrongType(const std::string& param, std::string_view expected);
 
 // Whether `key` is in `object` with a value other than null.
 bool Present(const boost::json::object& object, std::string_view key);
+
+// The first member of `object` that is not null and not named in `handled`: the field a
+// dialect must refuse rather than drop (nothing is dropped silently). nullopt: none.
+std::optional<std::string> FirstUnhandled(const boost::json::object& object,
+                                          std::span<const std::string_view> handled);
 
 // "<base>[<index>]", the OpenAI way of naming an array element in `param`.
 std::string At(const std::string& base, size_t index);

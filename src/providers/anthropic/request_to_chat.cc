@@ -111,11 +111,8 @@ class Translation {
   explicit Translation(const json::object& request) : in_(request) {}
 
   Result<json::object> Run() {
-    for (const auto& [key, value] : in_) {
-      if (value.is_null()) continue;
-      bool handled = false;
-      for (std::string_view name : kHandled) handled = handled || key == name;
-      if (!handled) return Unsupported(std::string(key));
+    if (std::optional<std::string> field = request::FirstUnhandled(in_, kHandled)) {
+      return Unsupported(*field);
     }
     const json::value* model = in_.if_contains("model");
     if (model == nullptr || !model->is_string()) return WrongType("model", "a valid string");

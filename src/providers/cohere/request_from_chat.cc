@@ -46,11 +46,8 @@ class Translation {
   explicit Translation(const json::object& chat) : chat_(chat) {}
 
   Result<json::object> Run(const UpstreamRequestOptions& options) {
-    for (const auto& [key, value] : chat_) {
-      if (value.is_null()) continue;
-      bool handled = false;
-      for (std::string_view name : kHandled) handled = handled || key == name;
-      if (!handled) return Unsupported(std::string(key));
+    if (std::optional<std::string> field = request::FirstUnhandled(chat_, kHandled)) {
+      return Unsupported(*field);
     }
     out_["model"] = options.upstream_model;
     for (auto step : {&Translation::Messages, &Translation::Limits, &Translation::Sampling,

@@ -84,14 +84,8 @@ class Translation {
   explicit Translation(const json::object& request) : in_(request) {}
 
   Result<json::object> Run() {
-    for (const auto& [key, value] : in_) {
-      if (value.is_null()) continue;
-      bool handled = false;
-      for (std::string_view name : kHandled) handled = handled || key == name;
-      if (!handled) {
-        return Unsupported(std::string(key),
-                           "the gateway cannot carry it to the model's provider.");
-      }
+    if (std::optional<std::string> field = request::FirstUnhandled(in_, kHandled)) {
+      return Unsupported(*field, "the gateway cannot carry it to the model's provider.");
     }
     if (Status s = Stateless(); !s.ok()) return s.error();
     const json::value* model = in_.if_contains("model");
