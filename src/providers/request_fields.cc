@@ -22,6 +22,26 @@ bool Present(const boost::json::object& object, std::string_view key) {
   return value != nullptr && !value->is_null();
 }
 
+Result<std::optional<int64_t>> MaxOutputTokens(const boost::json::object& chat) {
+  std::optional<int64_t> limit;
+  for (std::string_view key : {"max_tokens", "max_completion_tokens"}) {
+    if (!Present(chat, key)) continue;
+    const boost::json::value& value = chat.at(key);
+    if (!value.is_int64() || value.as_int64() < 1) {
+      return WrongType(std::string(key), "a positive integer");
+    }
+    limit = value.as_int64();
+  }
+  return limit;
+}
+
+Status OneChoice(const boost::json::object& chat, std::string_view message) {
+  if (!Present(chat, "n")) return Ok{};
+  const boost::json::value& n = chat.at("n");
+  if (!n.is_int64() || n.as_int64() != 1) return Invalid(std::string(message), "n");
+  return Ok{};
+}
+
 std::optional<std::string> FirstUnhandled(const boost::json::object& object,
                                           std::span<const std::string_view> handled) {
   for (const auto& [key, value] : object) {

@@ -28,6 +28,14 @@ Error WrongType(const std::string& param, std::string_view expected);
 // Whether `key` is in `object` with a value other than null.
 bool Present(const boost::json::object& object, std::string_view key);
 
+// The token limit the client set for the answer: max_completion_tokens, else the older
+// max_tokens; nullopt when neither is set. Each that is set must be a positive integer (else a
+// 400 naming it).
+Result<std::optional<int64_t>> MaxOutputTokens(const boost::json::object& chat);
+
+// `n` absent, null or 1; anything else is a 400 naming `n` with `message`.
+Status OneChoice(const boost::json::object& chat, std::string_view message);
+
 // The first member of `object` that is not null and not named in `handled`: the field a
 // dialect must refuse rather than drop (nothing is dropped silently). nullopt: none.
 std::optional<std::string> FirstUnhandled(const boost::json::object& object,
@@ -64,5 +72,21 @@ struct FunctionTool {
 // `provider`; what a dialect does with `strict` is its own decision.
 Result<std::vector<FunctionTool>> ReadFunctionTools(const boost::json::object& chat,
                                                     std::string_view provider);
+
+// Calls on_message(message, param) for each object of chat.messages, param being
+// "messages[i]"; the first error stops. A missing or non-array `messages`, or a message that
+// is not an object, is a 400 naming it.
+template <typename F>
+Status ForEachMessage(const boost::json::object& chat, F&& on_message) {
+  const boost::json::value* messages = chat.if_contains("messages");
+  if (messages == nullptr || !messages->is_array()) return WrongType("messages", "an array");
+  size_t i = 0;
+  for (const boost::json::value& message : messages->as_array()) {
+    const std::string param = At("messages", i++);
+    if (!message.is_object()) return WrongType(param, "an object");
+    if (Status s = on_message(message.as_object(), param); !s.ok()) return s;
+  }
+  return Ok{};
+}
 
 }  // namespace turnpike::providers::request

@@ -156,14 +156,11 @@ class Translation {
   }
 
   Status Messages() {
-    const json::value* messages = chat_.if_contains("messages");
-    if (messages == nullptr || !messages->is_array()) return WrongType("messages", "an array");
-    size_t i = 0;
-    for (const json::value& message : messages->as_array()) {
-      const std::string param = At("messages", i++);
-      if (!message.is_object()) return WrongType(param, "an object");
-      if (Status s = Message(message.as_object(), param); !s.ok()) return s;
-    }
+    Status read = request::ForEachMessage(
+        chat_, [this](const json::object& message, const std::string& param) {
+          return Message(message, param);
+        });
+    if (!read.ok()) return read;
     return Ok{};
   }
 
@@ -218,27 +215,15 @@ class Translation {
   }
 
   Status Limits(json::object& out, const UpstreamRequestOptions& options) {
-    int64_t max_tokens = options.default_max_tokens;
-    for (std::string_view key : {"max_tokens", "max_completion_tokens"}) {
-      if (!Present(chat_, key)) continue;
-      const json::value& value = chat_.at(key);
-      if (!value.is_int64() || value.as_int64() < 1) {
-        return WrongType(std::string(key), "a positive integer");
-      }
-      max_tokens = value.as_int64();
-    }
+    Result<std::optional<int64_t>> limit = request::MaxOutputTokens(chat_);
+    if (!limit.ok()) return limit.error();
+    const int64_t max_tokens = limit->value_or(options.default_max_tokens);
     if (max_tokens < 1) {
       return Invalid("Anthropic requires a token limit: set max_completion_tokens.",
                      "max_completion_tokens");
     }
     out["max_tokens"] = max_tokens;
-    if (Present(chat_, "n")) {
-      const json::value& n = chat_.at("n");
-      if (!n.is_int64() || n.as_int64() != 1) {
-        return Invalid("Anthropic returns one choice per request; 'n' must be 1.", "n");
-      }
-    }
-    return Ok{};
+    return request::OneChoice(chat_, "Anthropic returns one choice per request; 'n' must be 1.");
   }
 
   Status Sampling(json::object& out) {

@@ -66,37 +66,24 @@ class Translation {
 
  private:
   Status Messages() {
-    const json::value* messages = chat_.if_contains("messages");
-    if (messages == nullptr || !messages->is_array()) return WrongType("messages", "an array");
     json::array converted;
-    size_t i = 0;
-    for (const json::value& message : messages->as_array()) {
-      const std::string param = At("messages", i++);
-      if (!message.is_object()) return WrongType(param, "an object");
-      Result<json::object> m = MessageFromChat(message.as_object(), param);
-      if (!m.ok()) return m.error();
-      converted.push_back(std::move(m.value()));
-    }
+    Status read = request::ForEachMessage(
+        chat_, [this, &converted](const json::object& message, const std::string& param) -> Status {
+          Result<json::object> m = MessageFromChat(message, param);
+          if (!m.ok()) return m.error();
+          converted.push_back(std::move(m.value()));
+          return Ok{};
+        });
+    if (!read.ok()) return read;
     out_["messages"] = std::move(converted);
     return Ok{};
   }
 
   Status Limits() {
-    for (std::string_view key : {"max_tokens", "max_completion_tokens"}) {
-      if (!Present(chat_, key)) continue;
-      const json::value& value = chat_.at(key);
-      if (!value.is_int64() || value.as_int64() < 1) {
-        return WrongType(std::string(key), "a positive integer");
-      }
-      out_["max_tokens"] = value.as_int64();
-    }
-    if (Present(chat_, "n")) {
-      const json::value& n = chat_.at("n");
-      if (!n.is_int64() || n.as_int64() != 1) {
-        return Invalid("Cohere returns one choice per request; 'n' must be 1.", "n");
-      }
-    }
-    return Ok{};
+    Result<std::optional<int64_t>> limit = request::MaxOutputTokens(chat_);
+    if (!limit.ok()) return limit.error();
+    if (*limit) out_["max_tokens"] = **limit;
+    return request::OneChoice(chat_, "Cohere returns one choice per request; 'n' must be 1.");
   }
 
   Status Sampling() {

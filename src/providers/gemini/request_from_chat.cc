@@ -176,14 +176,11 @@ class Translation {
   }
 
   Status Messages() {
-    const json::value* messages = chat_.if_contains("messages");
-    if (messages == nullptr || !messages->is_array()) return WrongType("messages", "an array");
-    size_t i = 0;
-    for (const json::value& message : messages->as_array()) {
-      const std::string param = At("messages", i++);
-      if (!message.is_object()) return WrongType(param, "an object");
-      if (Status s = Message(message.as_object(), param); !s.ok()) return s;
-    }
+    Status read = request::ForEachMessage(
+        chat_, [this](const json::object& message, const std::string& param) {
+          return Message(message, param);
+        });
+    if (!read.ok()) return read;
     if (contents_.empty()) {
       return Invalid("Gemini needs at least one user or assistant message with content.",
                      "messages");
@@ -365,21 +362,15 @@ class Translation {
       if (!chat_.at("seed").is_int64()) return WrongType("seed", "an integer");
       config["seed"] = chat_.at("seed");
     }
-    for (std::string_view key : {"max_tokens", "max_completion_tokens"}) {
-      if (!Present(chat_, key)) continue;
-      const json::value& value = chat_.at(key);
-      if (!value.is_int64() || value.as_int64() < 1) {
-        return WrongType(std::string(key), "a positive integer");
-      }
-      config["maxOutputTokens"] = value;
+    Result<std::optional<int64_t>> limit = request::MaxOutputTokens(chat_);
+    if (!limit.ok()) return limit.error();
+    if (*limit) config["maxOutputTokens"] = **limit;
+    if (Status one = request::OneChoice(
+            chat_, "Only one choice can be streamed through the gateway; 'n' must be 1.");
+        !one.ok()) {
+      return one;
     }
-    if (Present(chat_, "n")) {
-      const json::value& n = chat_.at("n");
-      if (!n.is_int64() || n.as_int64() != 1) {
-        return Invalid("Only one choice can be streamed through the gateway; 'n' must be 1.", "n");
-      }
-      config["candidateCount"] = 1;
-    }
+    if (Present(chat_, "n")) config["candidateCount"] = 1;
     if (Present(chat_, "stop")) {
       const json::value& stop = chat_.at("stop");
       json::array sequences;

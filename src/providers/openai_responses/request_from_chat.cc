@@ -83,14 +83,11 @@ class Translation {
 
  private:
   Status Messages() {
-    const json::value* messages = chat_.if_contains("messages");
-    if (messages == nullptr || !messages->is_array()) return WrongType("messages", "an array");
-    size_t i = 0;
-    for (const json::value& message : messages->as_array()) {
-      const std::string param = At("messages", i++);
-      if (!message.is_object()) return WrongType(param, "an object");
-      if (Status s = Message(message.as_object(), param); !s.ok()) return s;
-    }
+    Status read = request::ForEachMessage(
+        chat_, [this](const json::object& message, const std::string& param) {
+          return Message(message, param);
+        });
+    if (!read.ok()) return read;
     return Ok{};
   }
 
@@ -250,19 +247,13 @@ class Translation {
       if (Present(chat_, key)) out[key] = chat_.at(key);
     }
     // max_completion_tokens wins over the older max_tokens.
-    for (std::string_view key : {"max_tokens", "max_completion_tokens"}) {
-      if (!Present(chat_, key)) continue;
-      const json::value& value = chat_.at(key);
-      if (!value.is_int64() || value.as_int64() < 1) {
-        return WrongType(std::string(key), "a positive integer");
-      }
-      out["max_output_tokens"] = value;
-    }
-    if (Present(chat_, "n")) {
-      const json::value& n = chat_.at("n");
-      if (!n.is_int64() || n.as_int64() != 1) {
-        return Invalid("The Responses API returns one answer per request; 'n' must be 1.", "n");
-      }
+    Result<std::optional<int64_t>> limit = request::MaxOutputTokens(chat_);
+    if (!limit.ok()) return limit.error();
+    if (*limit) out["max_output_tokens"] = **limit;
+    if (Status one = request::OneChoice(
+            chat_, "The Responses API returns one answer per request; 'n' must be 1.");
+        !one.ok()) {
+      return one;
     }
     if (Present(chat_, "logprobs") && chat_.at("logprobs") != false) return Unsupported("logprobs");
     if (const json::value* store = chat_.if_contains("store"); store && *store == true) {
