@@ -4,12 +4,9 @@
 // The mock provider answers Cohere's POST /v2/chat; it is the only stand-in.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startMock, startGateway, gatewayConfig, stopAll, eventually } from './lib/harness.mjs';
+import { startMock, startGateway, startGovernedGateway, gatewayConfig, stopAll, eventually } from './lib/harness.mjs';
 
 const TOKENS = 6;
 const CACHED = 4;
@@ -215,34 +212,19 @@ describe('anthropic SDK -> cohere deployment', () => {
 
 // Governed: the call log's tokens and cost for Cohere answers.
 describe('governed cohere deployment', () => {
-  const TOKEN = 'test-admin-token';
   // Cache reads at a tenth of the input price: visible in the cost.
   const PRICES = { 'command-upstream': { input: 1, output: 1000, cached_input: 0.1, max_output_tokens: 100000 } };
   let ggw;
   let secret;
-  const admin = async (method, route, body) => {
-    const r = await fetch(`${ggw.url}/admin/v1/${route}`, {
-      method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, body: await r.json() };
-  };
-  const calls = async () => (await admin('GET', 'calls?limit=100')).body.data;
+  let admin;
+  let calls;
 
   before(async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-cohere-'));
-    ggw = await startGateway(gatewayConfig({
+    ({ gw: ggw, key: secret, admin, calls } = await startGovernedGateway({
+      name: 'cohere',
       models: { 'command-cached': cohere(cacheMock) },
-      governance: { enabled: true, reconcile_interval: '0s' },
-      store: { path: path.join(dir, 'turnpike.db') },
-      call_log: { flush_interval: '50ms' },
       prices: PRICES,
-    }), { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
-    assert.equal((await admin('PUT', 'plans/p1', {})).status, 200);
-    assert.equal((await admin('POST', 'tenants', { id: 't1', plan: 'p1' })).status, 201);
-    const created = await admin('POST', 'keys', { tenant: 't1', name: 'cohere' });
-    assert.equal(created.status, 201);
-    secret = created.body.key;
+    }));
   });
 
   test('streamed and whole answers are logged with billed tokens, cached tokens and a cost', async () => {

@@ -5,14 +5,11 @@
 // The mock provider answers both dialects; it is the only stand-in.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import {
-  startMock, startGateway, gatewayConfig, stopAll, eventually, mockStats, readSse, rssKiB, sleep, dechunk,
+  startMock, startGateway, startGovernedGateway, gatewayConfig, stopAll, eventually, mockStats, readSse, rssKiB, sleep, dechunk,
 } from './lib/harness.mjs';
 
 const TOKENS = 6;
@@ -245,7 +242,6 @@ describe('anthropic SDK -> /v1/messages', () => {
 
 // Governed: keys from the admin API, the call log's tokens and cost for translated streams.
 describe('governed translation', () => {
-  const TOKEN = 'test-admin-token';
   const PRICES = {
     // Cache reads at a tenth of the input price, writes at 100x: each visible in the cost.
     'claude-upstream': { input: 1, output: 1000, cached_input: 0.1, cache_write: 100, max_output_tokens: 100000 },
@@ -253,18 +249,12 @@ describe('governed translation', () => {
   };
   let ggw;
   let secret;
-  const admin = async (method, route, body) => {
-    const r = await fetch(`${ggw.url}/admin/v1/${route}`, {
-      method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, body: await r.json() };
-  };
-  const calls = async () => (await admin('GET', 'calls?limit=100')).body.data;
+  let admin;
+  let calls;
 
   before(async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-dialects-'));
-    ggw = await startGateway(gatewayConfig({
+    ({ gw: ggw, key: secret, admin, calls } = await startGovernedGateway({
+      name: 'dialects',
       models: {
         claude: [{ provider: 'anthropic', base_url: `http://127.0.0.1:${mock.port}`, model: 'claude-upstream' }],
         gpt: [{ provider: 'openai', base_url: `http://127.0.0.1:${mock.port}/v1`, model: 'gpt-upstream' }],
@@ -272,16 +262,8 @@ describe('governed translation', () => {
         'gpt-cached': [{ provider: 'openai', base_url: `http://127.0.0.1:${cacheMock.port}/v1`, model: 'gpt-upstream' }],
         'gpt-slow': [{ provider: 'openai', base_url: `http://127.0.0.1:${slowMock.port}/v1`, model: 'gpt-upstream' }],
       },
-      governance: { enabled: true, reconcile_interval: '0s' },
-      store: { path: path.join(dir, 'turnpike.db') },
-      call_log: { flush_interval: '50ms' },
       prices: PRICES,
-    }), { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
-    assert.equal((await admin('PUT', 'plans/p1', {})).status, 200);
-    assert.equal((await admin('POST', 'tenants', { id: 't1', plan: 'p1' })).status, 201);
-    const created = await admin('POST', 'keys', { tenant: 't1', name: 'dialects' });
-    assert.equal(created.status, 201);
-    secret = created.body.key;
+    }));
   });
 
   test('translated streams both ways are logged with their tokens and a cost', async () => {

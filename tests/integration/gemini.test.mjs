@@ -6,14 +6,11 @@
 // INVALID_ARGUMENT, a bad key, an error object in a 200 body).
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import {
-  startMock, startGateway, gatewayConfig, stopAll, eventually,
+  startMock, startGateway, startGovernedGateway, gatewayConfig, stopAll, eventually,
 } from './lib/harness.mjs';
 
 const TOKENS = 6;
@@ -351,33 +348,19 @@ describe('anthropic SDK -> gemini deployment', () => {
 });
 
 describe('governed gemini', () => {
-  const TOKEN = 'test-admin-token';
   // Output at 1000 USD per million tokens, cached input at a tenth of the input price.
   const PRICES = { [UPSTREAM]: { input: 1, output: 1000, cached_input: 0.1, max_output_tokens: 100000 } };
   let ggw;
   let secret;
-  const admin = async (method, route, body) => {
-    const r = await fetch(`${ggw.url}/admin/v1/${route}`, {
-      method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, body: await r.json() };
-  };
+  let admin;
+  let calls;
 
   before(async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-gemini-'));
-    ggw = await startGateway(gatewayConfig({
+    ({ gw: ggw, key: secret, admin, calls } = await startGovernedGateway({
+      name: 'gemini',
       models: { 'gemini-cached': gemini(cacheMock.port) },
-      governance: { enabled: true, reconcile_interval: '0s' },
-      store: { path: path.join(dir, 'turnpike.db') },
-      call_log: { flush_interval: '50ms' },
       prices: PRICES,
-    }), { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
-    assert.equal((await admin('PUT', 'plans/p1', {})).status, 200);
-    assert.equal((await admin('POST', 'tenants', { id: 't1', plan: 'p1' })).status, 201);
-    const created = await admin('POST', 'keys', { tenant: 't1', name: 'gemini' });
-    assert.equal(created.status, 201);
-    secret = created.body.key;
+    }));
   });
 
   test('streams are priced from Gemini usage, cached prompt tokens included', async () => {

@@ -4,14 +4,11 @@
 // The mock provider answers Ollama's POST /api/chat (NDJSON streams); it is the only stand-in.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import {
-  startMock, startGateway, gatewayConfig, stopAll, eventually, mockStats, rssKiB, sleep, dechunk,
+  startMock, startGateway, startGovernedGateway, gatewayConfig, stopAll, eventually, mockStats, rssKiB, sleep, dechunk,
 } from './lib/harness.mjs';
 
 const TOKENS = 6;
@@ -256,31 +253,17 @@ describe('stream lifetime', () => {
 });
 
 describe('governed', () => {
-  const TOKEN = 'test-admin-token';
   let ggw;
   let secret;
-  const admin = async (method, route, body) => {
-    const r = await fetch(`${ggw.url}/admin/v1/${route}`, {
-      method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, body: await r.json() };
-  };
+  let admin;
+  let calls;
 
   before(async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-ollama-'));
-    ggw = await startGateway(gatewayConfig({
+    ({ gw: ggw, key: secret, admin, calls } = await startGovernedGateway({
+      name: 'ollama',
       models: { local: ollama(mock) },
-      governance: { enabled: true, reconcile_interval: '0s' },
-      store: { path: path.join(dir, 'turnpike.db') },
-      call_log: { flush_interval: '50ms' },
       prices: { 'llama3.2': { input: 1, output: 1000, max_output_tokens: 100000 } },
-    }), { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
-    assert.equal((await admin('PUT', 'plans/p1', {})).status, 200);
-    assert.equal((await admin('POST', 'tenants', { id: 't1', plan: 'p1' })).status, 201);
-    const created = await admin('POST', 'keys', { tenant: 't1', name: 'ollama' });
-    assert.equal(created.status, 201);
-    secret = created.body.key;
+    }));
   });
 
   test('translated streams both ways are logged with the upstream counts and priced', async () => {

@@ -9,10 +9,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { startMock, startGateway, gatewayConfig, stopAll, eventually } from './lib/harness.mjs';
+import { startMock, startGateway, startGovernedGateway, gatewayConfig, stopAll, eventually } from './lib/harness.mjs';
 
 const TOKENS = 5;
 const EXPECTED_TEXT = Array.from({ length: TOKENS }, (_, i) => `tok${i} `).join('');
@@ -185,32 +182,20 @@ describe('openai SDK /v1/responses -> responses deployment (identity)', () => {
 // whether the client spoke it too (identity: the bytes are forwarded, the decoder only reads
 // them) or spoke chat completions (translated), streamed or not.
 describe('governed responses deployment', () => {
-  const TOKEN = 'test-admin-token';
   const PRICES = { 'gpt-up': { input: 1, output: 1000, max_output_tokens: 100000 } };
   let ggw;
+  let secret;
+  let admin;
+  let calls;
   let client;
-  const admin = async (method, route, body) => {
-    const r = await fetch(`${ggw.url}/admin/v1/${route}`, {
-      method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: r.status, body: await r.json() };
-  };
 
   before(async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-responses-'));
-    ggw = await startGateway(gatewayConfig({
+    ({ gw: ggw, key: secret, admin, calls } = await startGovernedGateway({
+      name: 'responses',
       models: { resp: responses(mock) },
-      governance: { enabled: true, reconcile_interval: '0s' },
-      store: { path: path.join(dir, 'turnpike.db') },
-      call_log: { flush_interval: '50ms' },
       prices: PRICES,
-    }), { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
-    assert.equal((await admin('PUT', 'plans/p1', {})).status, 200);
-    assert.equal((await admin('POST', 'tenants', { id: 't1', plan: 'p1' })).status, 201);
-    const created = await admin('POST', 'keys', { tenant: 't1', name: 'responses' });
-    assert.equal(created.status, 201);
-    client = new OpenAI({ baseURL: `${ggw.url}/v1`, apiKey: created.body.key, maxRetries: 0 });
+    }));
+    client = new OpenAI({ baseURL: `${ggw.url}/v1`, apiKey: secret, maxRetries: 0 });
   });
 
   test('identity and translated calls, whole and streamed, are logged with their tokens and a cost', async () => {

@@ -92,6 +92,39 @@ export async function startGateway(configText, opts = {}) {
   return proc;
 }
 
+// A gateway with governance on (SQLite in a fresh directory, reconcile off, the call log
+// flushed every 50 ms) serving `models` at `prices`, with a plan, a tenant on it and one key.
+// Returns the gateway, the key, `admin(method, route, body)` -> {status, body} for the admin
+// API, and `calls()`: the call log's newest 100 rows.
+export async function startGovernedGateway({ name, models, prices }) {
+  const token = 'test-admin-token';
+  const dir = mkdtempSync(path.join(os.tmpdir(), `turnpike-${name}-`));
+  const gw = await startGateway(gatewayConfig({
+    models,
+    governance: { enabled: true, reconcile_interval: '0s' },
+    store: { path: path.join(dir, 'turnpike.db') },
+    call_log: { flush_interval: '50ms' },
+    prices,
+  }), { env: { TURNPIKE_ADMIN_TOKEN: token } });
+  const admin = async (method, route, body) => {
+    const r = await fetch(`${gw.url}/admin/v1/${route}`, {
+      method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: r.status, body: await r.json() };
+  };
+  const expect = async (status, call) => {
+    const r = await call;
+    if (r.status !== status) throw new Error(`admin: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  };
+  await expect(200, admin('PUT', 'plans/p1', {}));
+  await expect(201, admin('POST', 'tenants', { id: 't1', plan: 'p1' }));
+  const created = await expect(201, admin('POST', 'keys', { tenant: 't1', name }));
+  const calls = async () => (await admin('GET', 'calls?limit=100')).body.data;
+  return { gw, key: created.key, admin, calls };
+}
+
 export async function stopAll() {
   const waits = [];
   for (const proc of started) {
