@@ -274,26 +274,32 @@ net::awaitable<void> ChatFlow::Fail(const Error& error) {
                             std::move(reply.body));
 }
 
-net::awaitable<void> ChatFlow::RelayWhole(upstream::Call& call) {
+net::awaitable<std::optional<std::string>> ChatFlow::ReadWholeAnswer(upstream::Call& call) {
   Result<std::string> body =
       co_await call.ReadAll(handler_.shared_.config.upstream.max_response_bytes);
   if (exchange_.client_gone()) {
     MarkClientGone();
-    co_return;
+    co_return std::nullopt;
   }
   if (!body.ok()) {
     co_await Fail(body.error());
-    co_return;
+    co_return std::nullopt;
   }
+  co_return std::move(body.value());
+}
+
+net::awaitable<void> ChatFlow::RelayWhole(upstream::Call& call) {
+  std::optional<std::string> body = co_await ReadWholeAnswer(call);
+  if (!body) co_return;
   const unsigned status = call.status();
   if (status / 100 == 2) {
-    stream::Usage usage = stream::ExtractUsage(body.value());
+    stream::Usage usage = stream::ExtractUsage(*body);
     ctx_.usage = {usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens};
-    ctx_.output_bytes = static_cast<int64_t>(body.value().size());
+    ctx_.output_bytes = static_cast<int64_t>(body->size());
   }
   std::string content_type(call.header("content-type"));
   if (content_type.empty()) content_type = kJson;
-  co_await handler_.Respond(exchange_, ctx_, status, content_type, std::move(body.value()));
+  co_await handler_.Respond(exchange_, ctx_, status, content_type, std::move(*body));
 }
 
 net::awaitable<void> ChatFlow::RelayStream(upstream::Call& call) {

@@ -94,6 +94,9 @@ class ChatFlow {
   boost::asio::awaitable<void> Attempts();
   // Waits `delay` unless the client goes away first; false if it did.
   boost::asio::awaitable<bool> Sleep(std::chrono::milliseconds delay);
+  // The whole upstream answer (bounded by upstream.max_response_bytes); nullopt when the client
+  // left or the read failed, both already answered for.
+  boost::asio::awaitable<std::optional<std::string>> ReadWholeAnswer(upstream::Call& call);
   boost::asio::awaitable<void> RelayWhole(upstream::Call& call);
   boost::asio::awaitable<void> RelayStream(upstream::Call& call);
   // The non-identity paths and the Anthropic identity path (chat_flow_dialects.cc).

@@ -83,24 +83,16 @@ Result<std::string> ChatFlow::TranslateRequest(const pipeline::DeploymentTarget&
 net::awaitable<void> ChatFlow::RelayDialectWhole(upstream::Call& call,
                                                  const providers::Provider& upstream,
                                                  bool identity) {
-  Result<std::string> body =
-      co_await call.ReadAll(handler_.shared_.config.upstream.max_response_bytes);
-  if (exchange_.client_gone()) {
-    MarkClientGone();
-    co_return;
-  }
-  if (!body.ok()) {
-    co_await Fail(body.error());
-    co_return;
-  }
+  std::optional<std::string> body = co_await ReadWholeAnswer(call);
+  if (!body) co_return;
   const unsigned status = call.status();
   if (status / 100 != 2 && !identity) {
-    const Error error = upstream.ParseError(static_cast<int>(status), body.value());
+    const Error error = upstream.ParseError(static_cast<int>(status), *body);
     co_await Fail(error);
     co_return;
   }
   if (status / 100 == 2) {
-    Result<providers::Response> parsed = upstream.ParseResponse(body.value());
+    Result<providers::Response> parsed = upstream.ParseResponse(*body);
     if (parsed.ok()) {
       // Cohere's answers name no model: the client is told the deployment's.
       if (parsed.value().model.empty() && ctx_.deployment != nullptr) {
@@ -127,7 +119,7 @@ net::awaitable<void> ChatFlow::RelayDialectWhole(upstream::Call& call,
   // Identity: the upstream's answer as it came (an unreadable one too: the client judges it).
   std::string content_type(call.header("content-type"));
   if (content_type.empty()) content_type = kJson;
-  co_await handler_.Respond(exchange_, ctx_, status, content_type, std::move(body.value()));
+  co_await handler_.Respond(exchange_, ctx_, status, content_type, std::move(*body));
 }
 
 net::awaitable<void> ChatFlow::RelayDialectStream(upstream::Call& call,

@@ -56,34 +56,26 @@ void ChatFlow::SetEmbeddingsUsage(int64_t prompt_tokens) {
 
 net::awaitable<void> ChatFlow::RelayEmbeddings(upstream::Call& call,
                                                const providers::Provider& upstream, bool identity) {
-  Result<std::string> body =
-      co_await call.ReadAll(handler_.shared_.config.upstream.max_response_bytes);
-  if (exchange_.client_gone()) {
-    MarkClientGone();
-    co_return;
-  }
-  if (!body.ok()) {
-    co_await Fail(body.error());
-    co_return;
-  }
+  std::optional<std::string> body = co_await ReadWholeAnswer(call);
+  if (!body) co_return;
   const unsigned status = call.status();
   if (identity) {
     // The answer is already the client's: relayed untouched, only `usage` read.
     if (status / 100 == 2) {
-      const stream::Usage usage = stream::ExtractUsage(body.value());
+      const stream::Usage usage = stream::ExtractUsage(*body);
       SetEmbeddingsUsage(usage.prompt_tokens >= 0 ? usage.prompt_tokens : usage.total_tokens);
     }
     std::string content_type(call.header("content-type"));
     if (content_type.empty()) content_type = kJson;
-    co_await handler_.Respond(exchange_, ctx_, status, content_type, std::move(body.value()));
+    co_await handler_.Respond(exchange_, ctx_, status, content_type, std::move(*body));
     co_return;
   }
   if (status / 100 != 2) {
-    const Error error = upstream.ParseError(static_cast<int>(status), body.value());
+    const Error error = upstream.ParseError(static_cast<int>(status), *body);
     co_await Fail(error);
     co_return;
   }
-  Result<providers::Embeddings> parsed = upstream.embeddings()->ParseResponse(body.value());
+  Result<providers::Embeddings> parsed = upstream.embeddings()->ParseResponse(*body);
   if (parsed.ok() && parsed.value().count() != embeddings_->input_count) {
     parsed = Error{ErrorCode::kUpstreamBadResponse,
                    "The upstream answer has " + std::to_string(parsed.value().count()) +
