@@ -12,7 +12,9 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr uint64_t kBytesPerPromptToken = 4;  // as for chat prompts (chat_request.cc)
+constexpr uint64_t kBytesPerPromptToken = 4;
+constexpr size_t kMaxCohereMockTexts =
+    96;  // Cohere's own limit per request  // as for chat prompts (chat_request.cc)
 constexpr uint64_t kFnvOffset = 14695981039346656037ull;
 constexpr uint64_t kFnvPrime = 1099511628211ull;
 constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ull;
@@ -141,6 +143,56 @@ Result<EmbedRequest> ParseOllamaEmbed(std::string_view body) {
   return out;
 }
 
+Result<EmbedRequest> ParseCohereEmbed(std::string_view body) {
+  Result<json::object> root = Root(body);
+  if (!root.ok()) return root.error();
+  const json::object& in = root.value();
+  EmbedRequest out;
+  out.wire = Wire::kCohere;
+  const json::value* model = in.if_contains("model");
+  if (model == nullptr || !model->is_string()) {
+    return Invalid("invalid request: model must be a string", "model");
+  }
+  out.model = std::string(model->as_string());
+  const json::value* texts = in.if_contains("texts");
+  if (texts == nullptr || !texts->is_array() || texts->as_array().empty() ||
+      texts->as_array().size() > kMaxCohereMockTexts) {
+    return Invalid("invalid request: texts must be an array of 1 to 96 strings", "texts");
+  }
+  for (const json::value& text : texts->as_array()) {
+    if (!text.is_string()) return Invalid("invalid request: texts must be strings", "texts");
+    out.seeds.emplace_back(text.as_string());
+  }
+  const json::value* input_type = in.if_contains("input_type");
+  const bool known_type =
+      input_type &&
+      (*input_type == "search_document" || *input_type == "search_query" ||
+       *input_type == "classification" || *input_type == "clustering" || *input_type == "image");
+  if (!known_type) {
+    return Invalid("invalid request: input_type is required for embed models v3 and higher",
+                   "input_type");
+  }
+  if (const json::value* types = in.if_contains("embedding_types"); types && !types->is_null()) {
+    bool has_float = false;
+    if (types->is_array()) {
+      for (const json::value& type : types->as_array()) has_float = has_float || type == "float";
+    }
+    if (!has_float) {
+      return Invalid("invalid request: the mock renders float embeddings only", "embedding_types");
+    }
+  }
+  if (const json::value* dims = in.if_contains("output_dimension"); dims && !dims->is_null()) {
+    if (!dims->is_int64() || dims->as_int64() < 1 ||
+        dims->as_int64() > kMaxMockEmbeddingDimensions) {
+      return Invalid("invalid request: output_dimension must be a positive integer",
+                     "output_dimension");
+    }
+    out.dimensions = dims->as_int64();
+  }
+  out.prompt_tokens = body.size() / kBytesPerPromptToken;
+  return out;
+}
+
 std::vector<float> MockEmbedding(std::string_view seed, int64_t dimensions) {
   uint64_t state = Fnv1a(seed);
   std::vector<float> values(static_cast<size_t>(dimensions));
@@ -189,6 +241,26 @@ std::string RenderOllamaEmbed(const EmbedRequest& request) {
   out += R"(],"total_duration":)" + std::to_string(kTotalDurationNs) + R"(,"load_duration":)" +
          std::to_string(kLoadDurationNs) + R"(,"prompt_eval_count":)" +
          std::to_string(request.prompt_tokens) + "}";
+  return out;
+}
+
+}  // namespace turnpike::mock
+
+namespace turnpike::mock {
+
+std::string RenderCohereEmbed(const EmbedRequest& request) {
+  std::string out = R"({"id":"embed-mock","embeddings":{"float":[)";
+  for (size_t i = 0; i < request.seeds.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    AppendFloats(out, MockEmbedding(request.seeds[i], request.dimensions));
+  }
+  out += R"(]},"texts":[)";
+  for (size_t i = 0; i < request.seeds.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    AppendJsonQuoted(out, request.seeds[i]);
+  }
+  out += R"(],"meta":{"api_version":{"version":"2"},"billed_units":{"input_tokens":)" +
+         std::to_string(request.prompt_tokens) + R"(}},"response_type":"embeddings_by_type"})";
   return out;
 }
 

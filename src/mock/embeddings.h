@@ -1,6 +1,6 @@
-// Internal to mock/: the mock's embeddings, in OpenAI's POST /v1/embeddings and Ollama's
-// POST /api/embed wire shapes. Written independently of providers/ on purpose (the mock is the
-// fake upstream the gateway's translation is tested against).
+// Internal to mock/: the mock's embeddings, in OpenAI's POST /v1/embeddings, Ollama's
+// POST /api/embed and Cohere's POST /v2/embed wire shapes. Written independently of providers/ on
+// purpose (the mock is the fake upstream the gateway's translation is tested against).
 //
 // Vectors are deterministic: each input's vector is seeded by a hash of the input (its text,
 // or its token ids), so the same input gives the same vector on every wire and every run, and
@@ -24,6 +24,7 @@ namespace turnpike::mock {
 
 inline constexpr std::string_view kOpenAiEmbeddingsPath = "/v1/embeddings";
 inline constexpr std::string_view kOllamaEmbedPath = "/api/embed";
+inline constexpr std::string_view kCohereEmbedPath = "/v2/embed";
 // text-embedding-3-small's length, so answers are realistically sized.
 inline constexpr int64_t kMockEmbeddingDimensions = 1536;
 inline constexpr int64_t kMaxMockEmbeddingDimensions = 8192;
@@ -43,6 +44,11 @@ Result<EmbedRequest> ParseOpenAiEmbed(std::string_view body);
 // An Ollama /api/embed body: model; input a string or strings; dimensions (truncate ignored).
 Result<EmbedRequest> ParseOllamaEmbed(std::string_view body);
 
+// A Cohere /v2/embed body: model; texts (1 to 96 strings); input_type required (one of
+// Cohere's five); embedding_types, if given, must include "float" (the only type the mock
+// renders); output_dimension; truncate ignored.
+Result<EmbedRequest> ParseCohereEmbed(std::string_view body);
+
 // The deterministic unit vector for one input.
 std::vector<float> MockEmbedding(std::string_view seed, int64_t dimensions);
 
@@ -50,5 +56,8 @@ std::vector<float> MockEmbedding(std::string_view seed, int64_t dimensions);
 std::string RenderOpenAiEmbeddings(const EmbedRequest& request);
 // {"model","embeddings":[[..]],"total_duration","load_duration","prompt_eval_count"}
 std::string RenderOllamaEmbed(const EmbedRequest& request);
+// {"id","embeddings":{"float":[[..]]},"texts","meta":{"api_version","billed_units":
+// {"input_tokens"}},"response_type":"embeddings_by_type"}
+std::string RenderCohereEmbed(const EmbedRequest& request);
 
 }  // namespace turnpike::mock

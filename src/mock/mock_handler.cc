@@ -37,12 +37,12 @@ struct Route {
   Verb verb;
 };
 
-constexpr Route kRoutes[] = {{kChatPath, Verb::post},       {kMessagesPath, Verb::post},
-                             {kResponsesPath, Verb::post},  {kOllamaChatPath, Verb::post},
-                             {kCohereChatPath, Verb::post}, {kModelsPath, Verb::get},
-                             {kStatsPath, Verb::get},       {kStatsResetPath, Verb::post},
-                             {kHealthPath, Verb::get},      {kOpenAiEmbeddingsPath, Verb::post},
-                             {kOllamaEmbedPath, Verb::post}};
+constexpr Route kRoutes[] = {{kChatPath, Verb::post},        {kMessagesPath, Verb::post},
+                             {kResponsesPath, Verb::post},   {kOllamaChatPath, Verb::post},
+                             {kCohereChatPath, Verb::post},  {kModelsPath, Verb::get},
+                             {kStatsPath, Verb::get},        {kStatsResetPath, Verb::post},
+                             {kHealthPath, Verb::get},       {kOpenAiEmbeddingsPath, Verb::post},
+                             {kOllamaEmbedPath, Verb::post}, {kCohereEmbedPath, Verb::post}};
 
 // nullopt when the route exists and the method fits; else the error to answer.
 std::optional<Error> CheckRoute(std::string_view path, Verb verb) {
@@ -123,6 +123,8 @@ net::awaitable<void> MockHandler::Handle(http::Exchange& exchange) {
     co_await HandleEmbeddings(exchange, Wire::kOpenAi);
   } else if (path == kOllamaEmbedPath) {
     co_await HandleEmbeddings(exchange, Wire::kOllama);
+  } else if (path == kCohereEmbedPath) {
+    co_await HandleEmbeddings(exchange, Wire::kCohere);
   } else if (path == kModelsPath) {
     std::string body = RenderModelList();
     co_await RespondJson(exchange, kOk, std::move(body));
@@ -205,8 +207,9 @@ net::awaitable<void> MockHandler::HandleChat(http::Exchange& exchange, Wire wire
 net::awaitable<void> MockHandler::HandleEmbeddings(http::Exchange& exchange, Wire wire) {
   stats_.Add(Counter::kRequests);
   const std::string_view body = exchange.request().body();
-  Result<EmbedRequest> request =
-      wire == Wire::kOllama ? ParseOllamaEmbed(body) : ParseOpenAiEmbed(body);
+  Result<EmbedRequest> request = wire == Wire::kOllama   ? ParseOllamaEmbed(body)
+                                 : wire == Wire::kCohere ? ParseCohereEmbed(body)
+                                                         : ParseOpenAiEmbed(body);
   if (request.ok() && wire == Wire::kOllama &&
       request->model.ends_with(kOllamaMissingModelSuffix)) {
     request = OllamaModelNotFound(request->model);
@@ -229,8 +232,9 @@ net::awaitable<void> MockHandler::HandleEmbeddings(http::Exchange& exchange, Wir
   plan->tokens = 0;
   plan->tool_call = false;
   plan->truncated = false;
-  std::string answer = wire == Wire::kOllama ? RenderOllamaEmbed(request.value())
-                                             : RenderOpenAiEmbeddings(request.value());
+  std::string answer = wire == Wire::kOllama   ? RenderOllamaEmbed(request.value())
+                       : wire == Wire::kCohere ? RenderCohereEmbed(request.value())
+                                               : RenderOpenAiEmbeddings(request.value());
   ReplyIdentity identity;
   identity.model = chat.model;
   ChatReply reply(exchange, options_, chat, plan.value(), identity, stats_, context_,

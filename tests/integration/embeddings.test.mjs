@@ -21,6 +21,7 @@ let gw;
 let client;
 const ollama = (m, model = 'nomic-embed-text') => [{ provider: 'ollama', base_url: `http://127.0.0.1:${m.port}`, model }];
 const openai = (m, model = 'text-embedding-3-small') => [{ provider: 'openai', base_url: `http://127.0.0.1:${m.port}/v1`, model }];
+const cohere = (m, model = 'embed-v4.0') => [{ provider: 'cohere', base_url: `http://127.0.0.1:${m.port}`, api_key: 'co-test', model }];
 const anthropic = (m) => [{ provider: 'anthropic', base_url: `http://127.0.0.1:${m.port}`, model: 'claude-3-5-haiku-latest' }];
 
 // Raw (no SDK) POST, to see exactly what the gateway answers.
@@ -39,6 +40,7 @@ before(async () => {
       'emb-openai': openai(mock),
       'emb-ollama': ollama(mock),
       'emb-missing': ollama(mock, 'nomic:missing'),
+      'emb-cohere': cohere(mock),
       'chat-anthropic': anthropic(mock),
     },
   }));
@@ -113,6 +115,32 @@ describe('ollama deployment (/api/embed)', () => {
     const r = await post({ model: 'emb-missing', input: TEXT });
     assert.equal(r.status, 404);
     assert.match(r.body.error.message, /not found/);
+  });
+});
+
+describe('cohere deployment (/v2/embed)', () => {
+  test('float and the SDK default (base64): the same vectors as the openai deployment, billed tokens as usage', async () => {
+    const inputs = ['alpha', 'beta'];
+    const floats = await client.embeddings.create({ model: 'emb-cohere', input: inputs, encoding_format: 'float', dimensions: 32 });
+    const decoded = await client.embeddings.create({ model: 'emb-cohere', input: inputs, dimensions: 32 });
+    assert.equal(floats.object, 'list');
+    assert.equal(floats.model, 'embed-v4.0', 'Cohere names no model: the deployment\'s is used');
+    assert.deepEqual(floats.data.map((d) => d.index), [0, 1]);
+    for (const [i, text] of inputs.entries()) {
+      const single = await client.embeddings.create({ model: 'emb-openai', input: text, dimensions: 32, encoding_format: 'float' });
+      assert.deepEqual(floats.data[i].embedding, single.data[0].embedding, `input ${i}`);
+      assert.deepEqual(decoded.data[i].embedding, floats.data[i].embedding.map(Math.fround), `input ${i}`);
+    }
+    assert.ok(floats.usage.prompt_tokens > 0);
+  });
+
+  test('what Cohere cannot express is a 400 naming the field', async () => {
+    await assert.rejects(client.embeddings.create({ model: 'emb-cohere', input: [1, 2, 3] }),
+      (e) => e instanceof OpenAI.BadRequestError && e.param === 'input');
+    await assert.rejects(client.embeddings.create({ model: 'emb-cohere', input: Array(97).fill('x') }),
+      (e) => e instanceof OpenAI.BadRequestError && e.param === 'input' && /96/.test(e.message));
+    await assert.rejects(client.embeddings.create({ model: 'emb-cohere', input: 'x', user: 'u1' }),
+      (e) => e instanceof OpenAI.BadRequestError && e.param === 'user');
   });
 });
 

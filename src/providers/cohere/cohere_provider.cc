@@ -92,6 +92,7 @@ UpstreamEndpoint CohereProvider::Endpoint(const EndpointParams& params) const {
   UpstreamEndpoint endpoint;
   endpoint.path = std::string(params.base_path) + "/v2/chat";
   endpoint.stream_path = endpoint.path;
+  endpoint.embed_path = std::string(params.base_path) + "/v2/embed";
   if (!params.api_key.empty()) endpoint.authorization = "Bearer " + std::string(params.api_key);
   return endpoint;
 }

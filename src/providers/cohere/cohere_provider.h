@@ -9,6 +9,7 @@
 // Immutable; thread-safe. Decoders it makes belong to one stream.
 #pragma once
 
+#include "providers/cohere/embeddings.h"
 #include "providers/provider.h"
 
 namespace turnpike::providers::cohere {
@@ -17,8 +18,8 @@ class CohereProvider final : public Provider {
  public:
   std::string_view name() const override { return "cohere"; }
 
-  // <base>/v2/chat for both whole and streamed answers (the body's `stream` decides), with
-  // `Authorization: Bearer <key>` when a key is set.
+  // <base>/v2/chat for both whole and streamed answers (the body's `stream` decides),
+  // <base>/v2/embed for embeddings, with `Authorization: Bearer <key>` when a key is set.
   UpstreamEndpoint Endpoint(const EndpointParams& params) const override;
   Result<std::string> BuildRequest(const boost::json::object& chat,
                                    const UpstreamRequestOptions& options) const override;
@@ -30,6 +31,11 @@ class CohereProvider final : public Provider {
   std::unique_ptr<StreamEncoder> NewEncoder(const EncoderOptions& options) const override;
   std::string RenderResponse(const Response& response, int64_t created) const override;
   ErrorReply RenderError(const Error& error) const override;
+
+  const EmbeddingsApi* embeddings() const override { return &embeddings_; }
+
+ private:
+  CohereEmbeddings embeddings_;
 };
 
 }  // namespace turnpike::providers::cohere

@@ -1,0 +1,95 @@
+#include "providers/cohere/embeddings.h"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "providers/cohere/wire.h"
+#include "providers/request_fields.h"
+
+namespace turnpike::providers::cohere {
+namespace {
+
+namespace json = boost::json;
+
+constexpr std::string_view kProvider = "cohere";
+// The status an error found in a 2xx body is judged by.
+constexpr int kStatusForErrorIn2xx = 502;
+
+Error Bad(std::string message) {
+  return Error{ErrorCode::kUpstreamBadResponse, std::move(message), ""};
+}
+
+// The members the translation reads; anything else is refused, never dropped.
+bool IsTranslated(std::string_view key) {
+  return key == "model" || key == "input" || key == "encoding_format" || key == "dimensions";
+}
+
+}  // namespace
+
+Result<std::string> CohereEmbeddings::BuildRequest(const EmbeddingsRequest& request,
+                                                   std::string_view upstream_model) const {
+  if (request.kind == EmbeddingsInput::kTokens || request.kind == EmbeddingsInput::kTokenArrays) {
+    return request::Invalid(
+        "Token arrays in 'input' cannot be sent to this model's provider (cohere); send text.",
+        "input");
+  }
+  if (request.input_count > kMaxCohereTexts) {
+    return request::Invalid("This model's provider (cohere) embeds at most " +
+                                std::to_string(kMaxCohereTexts) + " inputs per request.",
+                            "input");
+  }
+  for (const auto& member : request.body) {
+    if (!IsTranslated(member.key()) && !member.value().is_null()) {
+      return request::UnsupportedBy(std::string(member.key()), kProvider);
+    }
+  }
+  json::object body;
+  body["model"] = upstream_model;
+  json::array texts;
+  if (request.kind == EmbeddingsInput::kText) {
+    texts.push_back(request.input());
+  } else {
+    texts = request.input().as_array();
+  }
+  body["texts"] = std::move(texts);
+  // Required by Cohere's v3+ models; OpenAI has no such field, and documents are what an
+  // OpenAI-style caller usually embeds (README.md).
+  body["input_type"] = "search_document";
+  body["embedding_types"] = json::array{"float"};
+  // OpenAI refuses an input longer than the model's context; Cohere would cut it silently.
+  body["truncate"] = "NONE";
+  if (request.dimensions) body["output_dimension"] = *request.dimensions;
+  return json::serialize(body);
+}
+
+Result<Embeddings> CohereEmbeddings::ParseResponse(std::string_view body) const {
+  boost::system::error_code ec;
+  json::value doc = json::parse(body, ec);
+  if (ec || !doc.is_object()) return Bad("The upstream answer is not a JSON object.");
+  const json::object& answer = doc.as_object();
+  const json::value* by_type = answer.if_contains("embeddings");
+  if (by_type == nullptr) {
+    if (answer.contains("message")) return ParseErrorBody(kStatusForErrorIn2xx, body);
+    return Bad("The upstream answer has no embeddings.");
+  }
+  const json::value* vectors =
+      by_type->is_object() ? by_type->as_object().if_contains("float") : nullptr;
+  if (vectors == nullptr || !vectors->is_array()) {
+    return Bad("The upstream answer has no float embeddings.");
+  }
+  Embeddings out;
+  for (const json::value& vector : vectors->as_array()) {
+    if (Status appended = AppendVector(out, vector); !appended.ok()) return appended.error();
+  }
+  const json::value* meta = answer.if_contains("meta");
+  const json::value* billed =
+      meta && meta->is_object() ? meta->as_object().if_contains("billed_units") : nullptr;
+  const json::value* tokens =
+      billed && billed->is_object() ? billed->as_object().if_contains("input_tokens") : nullptr;
+  if (tokens != nullptr && tokens->is_number()) {
+    out.prompt_tokens = static_cast<int64_t>(tokens->to_number<double>());
+  }
+  return out;
+}
+
+}  // namespace turnpike::providers::cohere
