@@ -12,9 +12,9 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr uint64_t kBytesPerPromptToken = 4;
-constexpr size_t kMaxCohereMockTexts =
-    96;  // Cohere's own limit per request  // as for chat prompts (chat_request.cc)
+constexpr uint64_t kBytesPerPromptToken = 4;    // as for chat prompts (chat_request.cc)
+constexpr size_t kMaxCohereMockTexts = 96;      // Cohere's own limit per request
+constexpr size_t kMaxGeminiMockRequests = 100;  // Gemini's own limit per batch
 constexpr uint64_t kFnvOffset = 14695981039346656037ull;
 constexpr uint64_t kFnvPrime = 1099511628211ull;
 constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ull;
@@ -193,6 +193,49 @@ Result<EmbedRequest> ParseCohereEmbed(std::string_view body) {
   return out;
 }
 
+Result<EmbedRequest> ParseGeminiEmbed(std::string_view body) {
+  Result<json::object> root = Root(body);
+  if (!root.ok()) return root.error();
+  EmbedRequest out;
+  out.wire = Wire::kGemini;
+  const json::value* requests = root->if_contains("requests");
+  if (requests == nullptr || !requests->is_array() || requests->as_array().empty() ||
+      requests->as_array().size() > kMaxGeminiMockRequests) {
+    return Invalid("* BatchEmbedContentsRequest.requests: must hold 1 to 100 requests", "requests");
+  }
+  for (const json::value& request : requests->as_array()) {
+    const json::object* one = request.if_object();
+    const json::value* model = one ? one->if_contains("model") : nullptr;
+    if (model == nullptr || !model->is_string() || !model->as_string().starts_with("models/")) {
+      return Invalid("* BatchEmbedContentsRequest.requests[].model: must be models/<name>",
+                     "model");
+    }
+    if (out.model.empty()) out.model = std::string(model->as_string());
+    const json::value* content = one->if_contains("content");
+    const json::value* parts =
+        content && content->is_object() ? content->as_object().if_contains("parts") : nullptr;
+    if (parts == nullptr || !parts->is_array() || parts->as_array().size() != 1 ||
+        !parts->as_array()[0].is_object()) {
+      return Invalid("* BatchEmbedContentsRequest.requests[].content: one text part", "content");
+    }
+    const json::value* text = parts->as_array()[0].as_object().if_contains("text");
+    if (text == nullptr || !text->is_string()) {
+      return Invalid("* BatchEmbedContentsRequest.requests[].content.parts[0].text: required",
+                     "content");
+    }
+    out.seeds.emplace_back(text->as_string());
+    if (const json::value* dims = one->if_contains("outputDimensionality"); dims) {
+      if (!dims->is_int64() || dims->as_int64() < 1 ||
+          dims->as_int64() > kMaxMockEmbeddingDimensions) {
+        return Invalid("outputDimensionality must be a positive integer", "outputDimensionality");
+      }
+      out.dimensions = dims->as_int64();
+    }
+  }
+  out.prompt_tokens = body.size() / kBytesPerPromptToken;
+  return out;
+}
+
 std::vector<float> MockEmbedding(std::string_view seed, int64_t dimensions) {
   uint64_t state = Fnv1a(seed);
   std::vector<float> values(static_cast<size_t>(dimensions));
@@ -261,6 +304,22 @@ std::string RenderCohereEmbed(const EmbedRequest& request) {
   }
   out += R"(],"meta":{"api_version":{"version":"2"},"billed_units":{"input_tokens":)" +
          std::to_string(request.prompt_tokens) + R"(}},"response_type":"embeddings_by_type"})";
+  return out;
+}
+
+}  // namespace turnpike::mock
+
+namespace turnpike::mock {
+
+std::string RenderGeminiEmbed(const EmbedRequest& request) {
+  std::string out = R"({"embeddings":[)";
+  for (size_t i = 0; i < request.seeds.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    out += R"({"values":)";
+    AppendFloats(out, MockEmbedding(request.seeds[i], request.dimensions));
+    out.push_back('}');
+  }
+  out += "]}";
   return out;
 }
 

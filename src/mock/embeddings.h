@@ -49,6 +49,10 @@ Result<EmbedRequest> ParseOllamaEmbed(std::string_view body);
 // renders); output_dimension; truncate ignored.
 Result<EmbedRequest> ParseCohereEmbed(std::string_view body);
 
+// A Gemini :batchEmbedContents body: requests, 1 to 100 of {model "models/<m>", content
+// {parts [{text}]}, outputDimensionality?}; all for the same model and dimensions.
+Result<EmbedRequest> ParseGeminiEmbed(std::string_view body);
+
 // The deterministic unit vector for one input.
 std::vector<float> MockEmbedding(std::string_view seed, int64_t dimensions);
 
@@ -59,5 +63,7 @@ std::string RenderOllamaEmbed(const EmbedRequest& request);
 // {"id","embeddings":{"float":[[..]]},"texts","meta":{"api_version","billed_units":
 // {"input_tokens"}},"response_type":"embeddings_by_type"}
 std::string RenderCohereEmbed(const EmbedRequest& request);
+// {"embeddings":[{"values":[..]}]} (Gemini reports no token count)
+std::string RenderGeminiEmbed(const EmbedRequest& request);
 
 }  // namespace turnpike::mock

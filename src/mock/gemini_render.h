@@ -31,6 +31,7 @@ namespace turnpike::mock {
 struct GeminiRoute {
   std::string_view model;
   bool stream = false;
+  bool embed = false;  // :batchEmbedContents
 };
 
 // True when the path is under /v1beta/models/ (a Gemini request, well formed or not).

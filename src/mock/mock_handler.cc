@@ -155,6 +155,10 @@ net::awaitable<void> MockHandler::HandleGemini(http::Exchange& exchange) {
     co_return;
   }
   // No key check, as for the other dialects: the mock accepts x-goog-api-key and ignores it.
+  if (route->embed) {
+    co_await HandleEmbeddings(exchange, Wire::kGemini);
+    co_return;
+  }
   co_await HandleChat(exchange, Wire::kGemini, route.value());
 }
 
@@ -209,6 +213,7 @@ net::awaitable<void> MockHandler::HandleEmbeddings(http::Exchange& exchange, Wir
   const std::string_view body = exchange.request().body();
   Result<EmbedRequest> request = wire == Wire::kOllama   ? ParseOllamaEmbed(body)
                                  : wire == Wire::kCohere ? ParseCohereEmbed(body)
+                                 : wire == Wire::kGemini ? ParseGeminiEmbed(body)
                                                          : ParseOpenAiEmbed(body);
   if (request.ok() && wire == Wire::kOllama &&
       request->model.ends_with(kOllamaMissingModelSuffix)) {
@@ -234,6 +239,7 @@ net::awaitable<void> MockHandler::HandleEmbeddings(http::Exchange& exchange, Wir
   plan->truncated = false;
   std::string answer = wire == Wire::kOllama   ? RenderOllamaEmbed(request.value())
                        : wire == Wire::kCohere ? RenderCohereEmbed(request.value())
+                       : wire == Wire::kGemini ? RenderGeminiEmbed(request.value())
                                                : RenderOpenAiEmbeddings(request.value());
   ReplyIdentity identity;
   identity.model = chat.model;

@@ -22,6 +22,7 @@ let client;
 const ollama = (m, model = 'nomic-embed-text') => [{ provider: 'ollama', base_url: `http://127.0.0.1:${m.port}`, model }];
 const openai = (m, model = 'text-embedding-3-small') => [{ provider: 'openai', base_url: `http://127.0.0.1:${m.port}/v1`, model }];
 const cohere = (m, model = 'embed-v4.0') => [{ provider: 'cohere', base_url: `http://127.0.0.1:${m.port}`, api_key: 'co-test', model }];
+const gemini = (m, model = 'gemini-embedding-001') => [{ provider: 'gemini', base_url: `http://127.0.0.1:${m.port}`, api_key: 'g-test', model }];
 const anthropic = (m) => [{ provider: 'anthropic', base_url: `http://127.0.0.1:${m.port}`, model: 'claude-3-5-haiku-latest' }];
 
 // Raw (no SDK) POST, to see exactly what the gateway answers.
@@ -41,6 +42,7 @@ before(async () => {
       'emb-ollama': ollama(mock),
       'emb-missing': ollama(mock, 'nomic:missing'),
       'emb-cohere': cohere(mock),
+      'emb-gemini': gemini(mock),
       'chat-anthropic': anthropic(mock),
     },
   }));
@@ -141,6 +143,27 @@ describe('cohere deployment (/v2/embed)', () => {
       (e) => e instanceof OpenAI.BadRequestError && e.param === 'input' && /96/.test(e.message));
     await assert.rejects(client.embeddings.create({ model: 'emb-cohere', input: 'x', user: 'u1' }),
       (e) => e instanceof OpenAI.BadRequestError && e.param === 'user');
+  });
+});
+
+describe('gemini deployment (:batchEmbedContents)', () => {
+  test('float and the SDK default (base64): the same vectors as the openai deployment; Gemini counts no tokens', async () => {
+    const inputs = ['alpha', 'beta'];
+    const floats = await client.embeddings.create({ model: 'emb-gemini', input: inputs, encoding_format: 'float', dimensions: 32 });
+    const decoded = await client.embeddings.create({ model: 'emb-gemini', input: inputs, dimensions: 32 });
+    assert.equal(floats.model, 'gemini-embedding-001');
+    assert.deepEqual(floats.data.map((d) => d.index), [0, 1]);
+    for (const [i, text] of inputs.entries()) {
+      const single = await client.embeddings.create({ model: 'emb-openai', input: text, dimensions: 32, encoding_format: 'float' });
+      assert.deepEqual(floats.data[i].embedding, single.data[0].embedding, `input ${i}`);
+      assert.deepEqual(decoded.data[i].embedding, floats.data[i].embedding.map(Math.fround), `input ${i}`);
+    }
+    assert.equal(floats.usage.prompt_tokens, 0, 'not reported by Gemini (billing uses a flagged estimate)');
+  });
+
+  test('token inputs cannot reach Gemini: 400 naming input', async () => {
+    await assert.rejects(client.embeddings.create({ model: 'emb-gemini', input: [[1, 2], [3]] }),
+      (e) => e instanceof OpenAI.BadRequestError && e.param === 'input');
   });
 });
 

@@ -104,6 +104,7 @@ UpstreamEndpoint GeminiProvider::Endpoint(const EndpointParams& params) const {
       std::string(params.base_path) + std::string(kApiVersionPath) + std::string(model);
   endpoint.path = base + ":generateContent";
   endpoint.stream_path = base + ":streamGenerateContent?alt=sse";
+  endpoint.embed_path = base + ":batchEmbedContents";
   if (!params.api_key.empty()) {
     endpoint.extra_headers = "x-goog-api-key: " + std::string(params.api_key);
   }

@@ -10,6 +10,7 @@
 // Immutable; thread-safe. Decoders it makes belong to one stream.
 #pragma once
 
+#include "providers/gemini/embeddings.h"
 #include "providers/provider.h"
 
 namespace turnpike::providers::gemini {
@@ -19,8 +20,8 @@ class GeminiProvider final : public Provider {
   std::string_view name() const override { return "gemini"; }
 
   // <base>/v1beta/models/<model>:generateContent, and :streamGenerateContent?alt=sse for a
-  // stream; the key as `x-goog-api-key` when there is one. A leading "models/" in the model
-  // name is accepted and not doubled.
+  // stream, :batchEmbedContents for embeddings; the key as `x-goog-api-key` when there is one.
+  // A leading "models/" in the model name is accepted and not doubled.
   UpstreamEndpoint Endpoint(const EndpointParams& params) const override;
   Result<std::string> BuildRequest(const boost::json::object& chat,
                                    const UpstreamRequestOptions& options) const override;
@@ -32,6 +33,11 @@ class GeminiProvider final : public Provider {
   std::unique_ptr<StreamEncoder> NewEncoder(const EncoderOptions& options) const override;
   std::string RenderResponse(const Response& response, int64_t created) const override;
   ErrorReply RenderError(const Error& error) const override;
+
+  const EmbeddingsApi* embeddings() const override { return &embeddings_; }
+
+ private:
+  GeminiEmbeddings embeddings_;
 };
 
 }  // namespace turnpike::providers::gemini
