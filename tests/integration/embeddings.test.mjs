@@ -240,6 +240,7 @@ describe('governance', () => {
       models: {
         'emb-priced': ollama(govMock, 'text-embedding-3-small'),
         'emb-unpriced': openai(govMock, 'mystery-embed'),
+        'emb-gemini': gemini(govMock, 'text-embedding-3-small'),
       },
       governance: { enabled: true, reconcile_interval: '0s' },
       store: { path: path.join(dir, 'turnpike.db') },
@@ -272,6 +273,19 @@ describe('governance', () => {
     const other = rows.find((r) => r.model === 'emb-unpriced');
     assert.equal(other.prompt_tokens, unpriced.usage.prompt_tokens);
     assert.equal(other.unpriced, true);
+  });
+
+  test('a provider that counts no tokens (Gemini): billed from the estimate, flagged estimated', async () => {
+    const secret = await keyFor('t-estimate', {});
+    const sdk = new OpenAI({ baseURL: `${gov.url}/v1`, apiKey: secret, maxRetries: 0 });
+    const answer = await sdk.embeddings.create({ model: 'emb-gemini', input: 'some text to embed' });
+    assert.equal(answer.data.length, 1);
+    const rows = await calls('t-estimate', 1);
+    assert.ok(rows, 'one call-log row');
+    assert.equal(rows[0].status, 200);
+    assert.equal(rows[0].estimated, true, JSON.stringify(rows[0]));
+    assert.ok(rows[0].prompt_tokens > 0, JSON.stringify(rows[0]));
+    assert.equal(Math.round(rows[0].cost_usd * 1e6), rows[0].prompt_tokens * 1000, JSON.stringify(rows[0]));
   });
 
   test('an exhausted budget: 429 insufficient_quota with no upstream call', async () => {
