@@ -35,6 +35,23 @@ Result<std::optional<int64_t>> MaxOutputTokens(const boost::json::object& chat) 
   return limit;
 }
 
+Result<std::optional<boost::json::array>> StopSequences(const boost::json::object& chat) {
+  if (!Present(chat, "stop")) return std::optional<boost::json::array>{};
+  const boost::json::value& stop = chat.at("stop");
+  boost::json::array sequences;
+  if (stop.is_string()) {
+    sequences.push_back(stop);
+  } else if (stop.is_array()) {
+    for (const boost::json::value& s : stop.as_array()) {
+      if (!s.is_string()) return WrongType("stop", "a string or an array of strings");
+      sequences.push_back(s);
+    }
+  } else {
+    return WrongType("stop", "a string or an array of strings");
+  }
+  return std::optional<boost::json::array>(std::move(sequences));
+}
+
 Status OneChoice(const boost::json::object& chat, std::string_view message) {
   if (!Present(chat, "n")) return Ok{};
   const boost::json::value& n = chat.at("n");

@@ -5,6 +5,7 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <cstddef>
 #include <optional>
@@ -32,6 +33,10 @@ bool Present(const boost::json::object& object, std::string_view key);
 // max_tokens; nullopt when neither is set. Each that is set must be a positive integer (else a
 // 400 naming it).
 Result<std::optional<int64_t>> MaxOutputTokens(const boost::json::object& chat);
+
+// The pivot's `stop` as an array of strings (a single string becomes one); nullopt when absent
+// or null. Anything else is a 400 naming `stop`.
+Result<std::optional<boost::json::array>> StopSequences(const boost::json::object& chat);
 
 // `n` absent, null or 1; anything else is a 400 naming `n` with `message`.
 Status OneChoice(const boost::json::object& chat, std::string_view message);

@@ -240,21 +240,9 @@ class Translation {
       if (!chat_.at("top_p").is_number()) return WrongType("top_p", "a number");
       out["top_p"] = chat_.at("top_p");
     }
-    if (Present(chat_, "stop")) {
-      const json::value& stop = chat_.at("stop");
-      json::array sequences;
-      if (stop.is_string()) {
-        sequences.push_back(stop);
-      } else if (stop.is_array()) {
-        for (const json::value& s : stop.as_array()) {
-          if (!s.is_string()) return WrongType("stop", "a string or an array of strings");
-          sequences.push_back(s);
-        }
-      } else {
-        return WrongType("stop", "a string or an array of strings");
-      }
-      out["stop_sequences"] = std::move(sequences);
-    }
+    Result<std::optional<json::array>> stop = request::StopSequences(chat_);
+    if (!stop.ok()) return stop.error();
+    if (*stop) out["stop_sequences"] = std::move(**stop);
     if (Present(chat_, "response_format")) {
       const json::value* type = chat_.at("response_format").is_object()
                                     ? chat_.at("response_format").as_object().if_contains("type")

@@ -97,21 +97,9 @@ class Translation {
       if (!chat_.at("seed").is_int64()) return WrongType("seed", "an integer");
       out_["seed"] = chat_.at("seed");
     }
-    if (Present(chat_, "stop")) {
-      const json::value& stop = chat_.at("stop");
-      json::array sequences;
-      if (stop.is_string()) {
-        sequences.push_back(stop);
-      } else if (stop.is_array()) {
-        for (const json::value& s : stop.as_array()) {
-          if (!s.is_string()) return WrongType("stop", "a string or an array of strings");
-          sequences.push_back(s);
-        }
-      } else {
-        return WrongType("stop", "a string or an array of strings");
-      }
-      out_["stop_sequences"] = std::move(sequences);
-    }
+    Result<std::optional<json::array>> stop = request::StopSequences(chat_);
+    if (!stop.ok()) return stop.error();
+    if (*stop) out_["stop_sequences"] = std::move(**stop);
     // Cohere's logprobs have another shape, which the answer's translation does not carry.
     if (Present(chat_, "logprobs") && chat_.at("logprobs") != false) return Unsupported("logprobs");
     return Ok{};

@@ -371,21 +371,9 @@ class Translation {
       return one;
     }
     if (Present(chat_, "n")) config["candidateCount"] = 1;
-    if (Present(chat_, "stop")) {
-      const json::value& stop = chat_.at("stop");
-      json::array sequences;
-      if (stop.is_string()) {
-        sequences.push_back(stop);
-      } else if (stop.is_array()) {
-        for (const json::value& s : stop.as_array()) {
-          if (!s.is_string()) return WrongType("stop", "a string or an array of strings");
-          sequences.push_back(s);
-        }
-      } else {
-        return WrongType("stop", "a string or an array of strings");
-      }
-      config["stopSequences"] = std::move(sequences);
-    }
+    Result<std::optional<json::array>> stop = request::StopSequences(chat_);
+    if (!stop.ok()) return stop.error();
+    if (*stop) config["stopSequences"] = std::move(**stop);
     return Ok{};
   }
 

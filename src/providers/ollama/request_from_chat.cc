@@ -284,21 +284,9 @@ class Translation {
       if (!chat_.at("seed").is_int64()) return WrongType("seed", "an integer");
       settings["seed"] = chat_.at("seed");
     }
-    if (Present(chat_, "stop")) {
-      const json::value& stop = chat_.at("stop");
-      json::array sequences;
-      if (stop.is_string()) {
-        sequences.push_back(stop);
-      } else if (stop.is_array()) {
-        for (const json::value& s : stop.as_array()) {
-          if (!s.is_string()) return WrongType("stop", "a string or an array of strings");
-          sequences.push_back(s);
-        }
-      } else {
-        return WrongType("stop", "a string or an array of strings");
-      }
-      settings["stop"] = std::move(sequences);
-    }
+    Result<std::optional<json::array>> stop = request::StopSequences(chat_);
+    if (!stop.ok()) return stop.error();
+    if (*stop) settings["stop"] = std::move(**stop);
     // max_completion_tokens wins over the older max_tokens; without either, the model's own
     // num_predict applies (Ollama needs no limit).
     Result<std::optional<int64_t>> limit = request::MaxOutputTokens(chat_);
