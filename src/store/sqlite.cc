@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <utility>
 
@@ -53,6 +54,7 @@ Statement& Statement::operator=(Statement&& other) noexcept {
     stmt_ = std::exchange(other.stmt_, nullptr);
     op_ = other.op_;
     started_ = other.started_;
+    held_ = std::move(other.held_);
   }
   return *this;
 }
@@ -62,28 +64,59 @@ Statement::~Statement() {
 }
 
 Statement& Statement::Bind(int index, int64_t value) {
+  Forget(index);
   sqlite3_bind_int64(stmt_, index, value);
   return *this;
 }
 
 Statement& Statement::Bind(int index, std::string_view text) {
+  Forget(index);
   sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
   return *this;
 }
 
 Statement& Statement::BindView(int index, std::string_view text) {
+  Forget(index);
   sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
   return *this;
 }
 
 Statement& Statement::BindBlob(int index, const void* data, size_t size) {
+  Forget(index);
   sqlite3_bind_blob(stmt_, index, data, static_cast<int>(size), SQLITE_TRANSIENT);
   return *this;
 }
 
 Statement& Statement::BindNull(int index) {
+  Forget(index);
   sqlite3_bind_null(stmt_, index);
   return *this;
+}
+
+Statement::Held& Statement::MakeHeld(int index) {
+  if (!held_) {
+    held_ = std::make_unique<std::vector<Held>>(
+        static_cast<size_t>(std::max(sqlite3_bind_parameter_count(stmt_), 0)));
+  }
+  return held_->at(static_cast<size_t>(index - 1));
+}
+
+void Statement::BindHeld(Held& held, int index, int64_t value) {
+  sqlite3_bind_int64(stmt_, index, value);
+  held.kind = Held::Kind::kInt;
+  held.value = value;
+}
+
+void Statement::BindHeld(Held& held, int index, std::string_view text) {
+  held.text.assign(text);
+  sqlite3_bind_text(stmt_, index, held.text.data(), static_cast<int>(held.text.size()),
+                    SQLITE_STATIC);
+  held.kind = Held::Kind::kText;
+}
+
+void Statement::BindHeldNull(Held& held, int index) {
+  sqlite3_bind_null(stmt_, index);
+  held.kind = Held::Kind::kNull;
 }
 
 Result<bool> Statement::Step() {
@@ -107,7 +140,12 @@ Status Statement::Run(Bindings after) {
 
 void Statement::Reset(Bindings after) {
   sqlite3_reset(stmt_);
-  if (after == Bindings::kClear) sqlite3_clear_bindings(stmt_);
+  if (after == Bindings::kClear) {
+    sqlite3_clear_bindings(stmt_);
+    if (held_) {
+      for (Held& held : *held_) held.kind = Held::Kind::kUnknown;
+    }
+  }
   started_ = false;
 }
 

@@ -1,9 +1,12 @@
 // SqliteStore's call log: writing batches of rows with the spend they add (one transaction),
 // paging through them, and summing a month for reconcile. The write is the store thread's
-// per-request cost, so it is built to be cheap per row: rows go in multi-row INSERTs of
-// kRowsPerInsert (one statement's fixed cost for many rows), text is bound without copying,
-// spend is summed in the batch without copying ids, and the table has no secondary index at
-// all (each would cost every row an index entry, about a fifth of the row's cost each).
+// per-request cost, so it is built to be cheap per row:
+//   - rows go in multi-row INSERTs of kRowsPerInsert (one statement's fixed cost for many);
+//   - a parameter is rebound only when its value differs from the one it held in the
+//     statement's previous run (most columns repeat from row to row);
+//   - spend is summed in the batch without copying ids;
+//   - the table has no secondary index at all (each would cost every row an index entry,
+//     about a fifth of the row's cost each).
 // Instead two small tables index it coarsely, written once per batch or month, not per row:
 //   call_log_blocks  per transaction, each tenant's id range in it: a tenant's page is read
 //                    by scanning those ranges (newest first), skipping other tenants' rows;
@@ -43,43 +46,46 @@ std::string InsertCallsSql(size_t rows) {
 
 int64_t MsToUs(double ms) { return static_cast<int64_t>(ms * 1000.0); }
 
-// Binds one row's columns at parameters first .. first + kCallColumns - 1. The text is bound,
-// not copied: `r` and `month` must outlive the statement's Run.
+// Binds one row's columns at parameters first .. first + kCallColumns - 1, each only when it
+// differs from the value that parameter held in the statement's previous run (sqlite.h,
+// BindIfChanged): consecutive rows mostly share tenant, key, model, deployment, month, status
+// and the zero columns, so a row rebinds about a third of its parameters. The request body
+// is bound, not copied: `r` must outlive the statement's Run.
 void BindCall(Statement& q, int first, const CallRecord& r, std::string_view month) {
   const int f = first - 1;
-  q.Bind(f + 1, r.time_ms)
-      .BindView(f + 2, r.request_id)
-      .BindView(f + 3, r.tenant_id)
-      .BindView(f + 4, r.key_id)
-      .BindView(f + 5, r.model)
-      .BindView(f + 6, r.deployment)
-      .Bind(f + 7, r.status)
-      .BindView(f + 8, r.error)
-      .Bind(f + 9, r.prompt_tokens)
-      .Bind(f + 10, r.completion_tokens)
-      .Bind(f + 11, r.cached_tokens)
-      .Bind(f + 12, r.cost_micros)
-      .BindBool(f + 13, r.estimated)
-      .BindBool(f + 14, r.unpriced);
+  q.BindIfChanged(f + 1, r.time_ms)
+      .BindTextIfChanged(f + 2, r.request_id)
+      .BindTextIfChanged(f + 3, r.tenant_id)
+      .BindTextIfChanged(f + 4, r.key_id)
+      .BindTextIfChanged(f + 5, r.model)
+      .BindTextIfChanged(f + 6, r.deployment)
+      .BindIfChanged(f + 7, r.status)
+      .BindTextIfChanged(f + 8, r.error)
+      .BindIfChanged(f + 9, r.prompt_tokens)
+      .BindIfChanged(f + 10, r.completion_tokens)
+      .BindIfChanged(f + 11, r.cached_tokens)
+      .BindIfChanged(f + 12, r.cost_micros)
+      .BindIfChanged(f + 13, int64_t{r.estimated})
+      .BindIfChanged(f + 14, int64_t{r.unpriced});
   if (r.ttft_ms >= 0) {
-    q.Bind(f + 15, MsToUs(r.ttft_ms));
+    q.BindIfChanged(f + 15, MsToUs(r.ttft_ms));
   } else {
-    q.BindNull(f + 15);
+    q.BindNullIfChanged(f + 15);
   }
-  q.Bind(f + 16, MsToUs(r.total_ms));
+  q.BindIfChanged(f + 16, MsToUs(r.total_ms));
   if (r.overhead_us >= 0) {
-    q.Bind(f + 17, r.overhead_us);
+    q.BindIfChanged(f + 17, r.overhead_us);
   } else {
-    q.BindNull(f + 17);
+    q.BindNullIfChanged(f + 17);
   }
-  q.BindView(f + 18, month);
+  q.BindTextIfChanged(f + 18, month);
   if (r.request_body.empty()) {
-    q.BindNull(f + 19);
+    q.BindNullIfChanged(f + 19);
   } else {
     q.BindView(f + 19, r.request_body);
   }
-  q.Bind(f + 20, r.dropped_rows);
-  q.Bind(f + 21, r.cache_creation_tokens);
+  q.BindIfChanged(f + 20, r.dropped_rows);
+  q.BindIfChanged(f + 21, r.cache_creation_tokens);
 }
 
 // "YYYY-MM" of the months in one transaction, each formatted once; the texts stay put
@@ -215,7 +221,7 @@ Status SqliteStore::InsertCalls(std::vector<governance::MonthId>& noting) {
       const CallRecord& r = *rows_[i + j];
       BindCall(q, static_cast<int>(j) * kCallColumns + 1, r, months.Text(r.month));
     }
-    Status ran = q.Run(Statement::Bindings::kKeep);  // every parameter is bound above
+    Status ran = q.Run(Statement::Bindings::kKeep);  // every parameter is set above
     if (!ran.ok()) return ran;
     // The statement's rows took consecutive ids ending at the last insert id.
     const int64_t first_id = db_->LastInsertId() - static_cast<int64_t>(n - 1);
@@ -320,7 +326,10 @@ Result<std::vector<CallRow>> SqliteStore::QueryCalls(const CallQuery& query) {
   // Appends the rows of ids [first, last] (all ids without a tenant filter).
   auto scan = [&](int64_t first, int64_t last) -> Status {
     int i = 1;
-    if (by_tenant) q->Bind(i++, first).Bind(i++, last).Bind(i++, query.tenant_id);
+    if (by_tenant) {
+      q->Bind(i, first).Bind(i + 1, last).Bind(i + 2, query.tenant_id);
+      i += 3;
+    }
     if (!query.key_id.empty()) q->Bind(i++, query.key_id);
     if (!query.model.empty()) q->Bind(i++, query.model);
     if (query.status != 0) q->Bind(i++, query.status);

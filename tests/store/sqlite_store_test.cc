@@ -313,5 +313,115 @@ TEST_F(SqliteStoreTest, MigrationTwoIndexesRowsWrittenBeforeIt) {
   EXPECT_EQ(total, 3);
 }
 
+// Rows whose columns change in every pattern the insert meets (a value repeating, changing,
+// going to or from NULL or empty, text growing and shrinking), written in batches of 32-row
+// and one-row statements across two transactions, read back column by column: a parameter
+// the insert wrongly skipped rebinding would carry the previous row's value.
+TEST_F(SqliteStoreTest, EveryColumnOfEveryRowIsWrittenWhenParametersRepeat) {
+  Seed();
+  const governance::MonthId october = governance::MonthOf(1'790'000'000);
+  std::vector<CallRecord> rows;
+  for (int i = 0; i < 75; ++i) {
+    CallRecord r = Row(i % 3 == 0 ? 0 : i, i < 50 ? october : october + 1);
+    r.time_ms = 1'790'000'000'000 + i / 4;
+    r.request_id = "req-" + std::to_string(i);
+    r.model = i % 5 == 0 ? "a-much-longer-model-name-" + std::to_string(i) : "a";
+    r.deployment = i % 7 < 3 ? "" : "dep";
+    r.status = i % 11 == 0 ? 429 : 200;
+    r.error = i % 11 == 0 ? "rate_limited" : "";
+    r.prompt_tokens = i / 2;
+    r.completion_tokens = i % 4;
+    r.cached_tokens = i % 9 == 0 ? i : 0;
+    r.cache_creation_tokens = i % 13 == 0 ? 2 * i : 0;
+    r.estimated = i % 6 == 0;
+    r.unpriced = i % 8 == 0;
+    r.ttft_ms = i % 2 == 0 ? -1 : i / 2.0;
+    r.total_ms = i % 3;
+    r.overhead_us = i % 5 < 2 ? -1 : i;
+    r.request_body = i % 10 == 0 ? "{\"i\":" + std::to_string(i) + "}" : "";
+    rows.push_back(std::move(r));
+  }
+  const std::span<const CallRecord> first[] = {std::span(rows).first(40)};
+  const std::span<const CallRecord> second[] = {std::span(rows).subspan(40)};
+  ASSERT_TRUE(store_->WriteCalls(first, true, {}).ok());
+  ASSERT_TRUE(store_->WriteCalls(second, true, {}).ok());
+
+  CallQuery q;
+  q.limit = 1000;
+  auto page = store_->QueryCalls(q);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const CallRecord& want = rows[i];
+    const CallRecord& got = page->at(rows.size() - 1 - i).record;  // newest first
+    SCOPED_TRACE("row " + std::to_string(i));
+    EXPECT_EQ(got.time_ms, want.time_ms);
+    EXPECT_EQ(got.request_id, want.request_id);
+    EXPECT_EQ(got.tenant_id, want.tenant_id);
+    EXPECT_EQ(got.key_id, want.key_id);
+    EXPECT_EQ(got.model, want.model);
+    EXPECT_EQ(got.deployment, want.deployment);
+    EXPECT_EQ(got.status, want.status);
+    EXPECT_EQ(got.error, want.error);
+    EXPECT_EQ(got.prompt_tokens, want.prompt_tokens);
+    EXPECT_EQ(got.completion_tokens, want.completion_tokens);
+    EXPECT_EQ(got.cached_tokens, want.cached_tokens);
+    EXPECT_EQ(got.cache_creation_tokens, want.cache_creation_tokens);
+    EXPECT_EQ(got.cost_micros, want.cost_micros);
+    EXPECT_EQ(got.estimated, want.estimated);
+    EXPECT_EQ(got.unpriced, want.unpriced);
+    EXPECT_DOUBLE_EQ(got.ttft_ms, want.ttft_ms);
+    EXPECT_DOUBLE_EQ(got.total_ms, want.total_ms);
+    EXPECT_EQ(got.overhead_us, want.overhead_us);
+    EXPECT_EQ(got.request_body, want.request_body);
+  }
+  for (governance::MonthId month : {october, october + 1}) {
+    int64_t sum = 0;
+    for (const CallRecord& r : rows) sum += r.month == month ? r.cost_micros : 0;
+    auto sums = store_->SumCallLog(governance::FormatMonth(month));
+    ASSERT_TRUE(sums.ok());
+    ASSERT_EQ(sums->size(), 2u);  // the key and its tenant
+    for (const SpendRow& row : sums.value()) EXPECT_EQ(row.spent_micros, sum);
+  }
+}
+
+// BindIfChanged skips a bind only while it knows what the parameter holds: a plain bind of
+// the parameter, or a Reset that clears, makes the next BindIfChanged bind again.
+TEST(StatementTest, BindIfChangedForgetsAfterPlainBindsAndClears) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("turnpike-statement-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  StatementCounts counts;
+  auto db = Database::Open((dir / "s.db").string(), false, &counts);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE(db.value()->Exec("CREATE TABLE t (n INTEGER, s TEXT)", StoreOp::kMigrate).ok());
+  std::vector<std::string> got;
+  {  // the statements go before the database
+    auto insert = db.value()->Prepare("INSERT INTO t (n, s) VALUES (?, ?)", StoreOp::kAdminWrite);
+    ASSERT_TRUE(insert.ok());
+    Statement& q = insert.value();
+    using B = Statement::Bindings;
+    q.BindIfChanged(1, 5).BindTextIfChanged(2, "x");
+    ASSERT_TRUE(q.Run(B::kKeep).ok());  // 5 x
+    q.BindIfChanged(1, 5).BindTextIfChanged(2, std::string("yy"));
+    ASSERT_TRUE(q.Run(B::kKeep).ok());  // 5 yy
+    q.Bind(1, int64_t{7});
+    ASSERT_TRUE(q.Run(B::kKeep).ok());  // 7 yy
+    q.BindIfChanged(1, 5).BindNullIfChanged(2);
+    ASSERT_TRUE(q.Run(B::kClear).ok());  // 5 NULL, then every parameter cleared
+    q.BindIfChanged(1, 5).BindTextIfChanged(2, "x");
+    ASSERT_TRUE(q.Run(B::kKeep).ok());  // 5 x
+    auto read = db.value()->Prepare("SELECT n, s FROM t ORDER BY rowid", StoreOp::kAdminRead);
+    ASSERT_TRUE(read.ok());
+    for (auto row = read->Step(); row.ok() && row.value(); row = read->Step()) {
+      got.push_back(std::to_string(read->Int(0)) + " " +
+                    (read->IsNull(1) ? std::string("NULL") : read->Text(1)));
+    }
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"5 x", "5 yy", "7 yy", "5 NULL", "5 x"}));
+  db.value().reset();
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace turnpike::store
