@@ -5,14 +5,21 @@
 #
 #   bench/governance-cell.sh [--runs 3] [--duration 5] [--connections 50] [--workers 1]
 #                            [--log-store on|off]   (off: governance on, call-log rows off)
+#                            [--stream-every K]     (every K-th request streams; 1: all)
+#                            [--off-without-key]    (the off instance gets no Authorization)
 #
+# Both instances get the same requests, the key's `Authorization: Bearer` header included
+# (the off instance ignores it), as the same clients would send them. --off-without-key
+# sends it to the governed instance only, as the cell did before 2026-11-30 20:00 UTC; that
+# also counts parsing the header (about 1,100 instructions in Beast) against governance.
+# KEEP_DIR=1 keeps the temporary directory (databases, logs) and prints its path.
 # Starts (and on exit stops, by PID) one mock provider and two Turnpike instances, provisions
 # a plan/tenant/key with `turnpike admin`, then alternates measured runs between the two
 # (each after a warm-up) and prints requests/s, the on/off ratio per run, and the call-log
 # rows written. Needs: the turnpike binary ($TURNPIKE), jq.
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
-runs=3 duration=5 connections=50 workers=1 log_store=on
+runs=3 duration=5 connections=50 workers=1 log_store=on stream_every=0 off_key=yes
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
@@ -20,12 +27,14 @@ while (($#)); do
     --connections) connections=$2; shift 2 ;;
     --workers) workers=$2; shift 2 ;;
     --log-store) log_store=$2; shift 2 ;;
+    --stream-every) stream_every=$2; shift 2 ;;
+    --off-without-key) off_key=no; shift ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
 dir=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$dir"; }
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; if [[ -n ${KEEP_DIR:-} ]]; then echo "kept $dir" >&2; else rm -rf "$dir"; fi; }
 trap cleanup EXIT
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -77,13 +86,15 @@ for ((r = 1; r <= runs; r++)); do
   declare -A rps=() cpu=() workers=() store=()
   order=(off on); ((r % 2 == 0)) && order=(on off)
   for which in "${order[@]}"; do
-    port=$off_port; headers=()
-    [[ $which == on ]] && { port=$on_port; headers=(-H "Authorization: Bearer $key"); }
+    port=$off_port; load_args=(-H "Authorization: Bearer $key")
+    [[ $which == off && $off_key == no ]] && load_args=()
+    [[ $which == on ]] && port=$on_port
+    ((stream_every > 0)) && load_args+=(--stream-every "$stream_every")
     pid=$(cat "$dir/$which.pid")
     before=$(cpu_ticks "$pid") before_workers=$(cpu_ticks "$pid" tp-worker)
     before_store=$(cpu_ticks "$pid" tp-store)
     "$TURNPIKE" bench --url "http://127.0.0.1:$port/v1/chat/completions" -c "$connections" \
-      -d "$duration" --warmup 1 -q "${headers[@]}" --json "$dir/$which.json" >/dev/null 2>&1
+      -d "$duration" --warmup 1 -q "${load_args[@]}" --json "$dir/$which.json" >/dev/null 2>&1
     failures=$(jq '.requests_failed' "$dir/$which.json")
     [[ $failures == 0 ]] || echo "warning: $which had $failures failures" >&2
     rps[$which]=$(jq '.requests_per_second' "$dir/$which.json")
