@@ -4,6 +4,7 @@
 
 #include "providers/anthropic/requests.h"
 #include "providers/request_fields.h"
+#include "providers/scratch_json.h"
 
 namespace turnpike::providers::anthropic {
 namespace {
@@ -366,7 +367,9 @@ class Translation {
 
 Result<json::object> ParseMessagesRequest(std::string_view body) {
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec);
+  // Translation reads `doc` into a new DOM (out_), so doc can live in a scratch buffer.
+  ScratchJson scratch;
+  json::value doc = scratch.Parse(body, ec);
   if (ec) return Invalid("The request body is not valid JSON: " + ec.message(), "");
   if (!doc.is_object()) return Invalid("The request body must be a JSON object.", "");
   return Translation(doc.as_object()).Run();

@@ -2,6 +2,7 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/json/serializer.hpp>
 
 #include "providers/openai/stream_codec.h"
 
@@ -25,6 +26,60 @@ std::string StringOr(const json::object& object, std::string_view key) {
 int64_t Count(const json::object& object, std::string_view key) {
   const json::value* value = object.if_contains(key);
   return value != nullptr && value->is_int64() ? value->as_int64() : -1;
+}
+
+// Appends JSON text to a string as json::serialize writes it, through one serializer and a
+// buffer on the stack, so writing a DOM member by member makes no string per member.
+class JsonAppender {
+ public:
+  explicit JsonAppender(std::string& out) : out_(out) {}
+  void Raw(std::string_view text) { out_.append(text); }
+  void String(std::string_view text) {
+    serializer_.reset(text);
+    Drain();
+  }
+  void Key(std::string_view key) {
+    String(key);
+    out_.push_back(':');
+  }
+  void Value(const json::value& value) {
+    serializer_.reset(&value);
+    Drain();
+  }
+
+ private:
+  void Drain() {
+    while (!serializer_.done()) out_.append(serializer_.read(buffer_));
+  }
+
+  std::string& out_;
+  json::serializer serializer_;
+  char buffer_[4096];
+};
+
+// `stream_options` with include_usage set to true, written where the pivot has it (or last).
+void AppendStreamOptions(JsonAppender& w, const json::value* options) {
+  w.Key("stream_options");
+  if (options == nullptr || !options->is_object()) {
+    w.Raw(R"({"include_usage":true})");
+    return;
+  }
+  bool first = true;
+  bool wrote_usage = false;
+  w.Raw("{");
+  for (const json::key_value_pair& member : options->as_object()) {
+    if (!first) w.Raw(",");
+    first = false;
+    w.Key(member.key());
+    if (member.key() == "include_usage") {
+      w.Raw("true");
+      wrote_usage = true;
+    } else {
+      w.Value(member.value());
+    }
+  }
+  if (!wrote_usage) w.Raw(first ? R"("include_usage":true)" : R"(,"include_usage":true)");
+  w.Raw("}");
 }
 
 }  // namespace
@@ -52,16 +107,48 @@ UpstreamEndpoint OpenAiProvider::Endpoint(const EndpointParams& params) const {
   return endpoint;
 }
 
+// The pivot is this dialect's own request: it is written member by member with `model`
+// replaced and, when streaming, stream_options.include_usage set (so the answer carries usage),
+// in the pivot's order, as serializing a modified copy would write it, without the copy.
 Result<std::string> OpenAiProvider::BuildRequest(const json::object& chat,
                                                  const UpstreamRequestOptions& options) const {
-  json::object out = chat;
-  out["model"] = options.upstream_model;
-  if (const json::value* stream = out.if_contains("stream"); stream && *stream == true) {
-    json::value& stream_options = out["stream_options"];
-    if (!stream_options.is_object()) stream_options = json::object{};
-    stream_options.as_object()["include_usage"] = true;
+  const json::value* stream = chat.if_contains("stream");
+  const bool streaming = stream != nullptr && *stream == true;
+  std::string out;
+  JsonAppender w(out);
+  w.Raw("{");
+  bool first = true;
+  auto next = [&] {
+    if (!first) w.Raw(",");
+    first = false;
+  };
+  bool wrote_model = false;
+  bool wrote_options = false;
+  for (const json::key_value_pair& member : chat) {
+    next();
+    if (member.key() == "model") {
+      w.Key("model");
+      w.String(options.upstream_model);
+      wrote_model = true;
+    } else if (member.key() == "stream_options" && streaming) {
+      AppendStreamOptions(w, &member.value());
+      wrote_options = true;
+    } else {
+      w.Key(member.key());
+      w.Value(member.value());
+    }
   }
-  return json::serialize(out);
+  if (!wrote_model) {
+    next();
+    w.Key("model");
+    w.String(options.upstream_model);
+  }
+  if (streaming && !wrote_options) {
+    next();
+    AppendStreamOptions(w, nullptr);
+  }
+  w.Raw("}");
+  return out;
 }
 
 std::unique_ptr<StreamDecoder> OpenAiProvider::NewDecoder() const {

@@ -6,6 +6,7 @@
 #include "providers/json_text.h"
 #include "providers/openai/stream_codec.h"
 #include "providers/request_fields.h"
+#include "providers/scratch_json.h"
 
 namespace turnpike::providers::openai_completions {
 namespace {
@@ -158,7 +159,9 @@ Error CompletionsProvider::ParseError(int, std::string_view) const { return NotU
 
 Result<json::object> CompletionsProvider::ParseRequest(std::string_view body) const {
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec);
+  // Translate reads `doc` into a new DOM, so doc can live in a scratch buffer.
+  ScratchJson scratch;
+  json::value doc = scratch.Parse(body, ec);
   if (ec) {
     return Invalid("We could not parse the JSON body of your request: " + ec.message(), "");
   }

@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "providers/request_fields.h"
+#include "providers/scratch_json.h"
 
 namespace turnpike::providers::openai_responses {
 namespace {
@@ -453,7 +454,9 @@ json::value Or(const json::object& request, std::string_view key, json::value fa
 
 Result<json::object> ParseResponsesRequest(std::string_view body) {
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec);
+  // Translation reads `doc` into a new DOM (out_), so doc can live in a scratch buffer.
+  ScratchJson scratch;
+  json::value doc = scratch.Parse(body, ec);
   if (ec) {
     return Invalid("We could not parse the JSON body of your request: " + ec.message(), "");
   }
@@ -463,7 +466,9 @@ Result<json::object> ParseResponsesRequest(std::string_view body) {
 
 std::string EchoFields(std::string_view body) {
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec);
+  // Everything read from `doc` is serialized before it goes: it can live in a scratch buffer.
+  ScratchJson scratch;
+  json::value doc = scratch.Parse(body, ec);
   const json::object empty;
   const json::object& request = !ec && doc.is_object() ? doc.as_object() : empty;
   json::object reasoning{{"effort", nullptr}, {"summary", nullptr}};

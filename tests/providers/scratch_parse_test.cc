@@ -1,0 +1,88 @@
+// The client dialects that translate a request into the pivot parse the client's document into
+// a scratch buffer (providers/scratch_json.h) that is gone when ParseRequest returns. These
+// bodies are larger than the buffer's inline part, so the document also spills into heap blocks
+// freed on return: a pivot that still pointed into the document would read freed memory, which
+// the sanitizer run reports. The pivot must hold every message's text after the return.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <string>
+
+#include "providers/anthropic/anthropic_provider.h"
+#include "providers/openai_completions/completions_provider.h"
+#include "providers/openai_responses/responses_provider.h"
+#include "providers/scratch_json.h"
+
+namespace turnpike::providers {
+namespace {
+
+namespace json = boost::json;
+
+constexpr int kMessages = 40;
+
+std::string Text(int i) {
+  return "message " + std::to_string(i) + " " + std::string(200, 'a' + i % 26);
+}
+
+// The texts of the pivot's messages, in order.
+std::vector<std::string> PivotTexts(const json::object& pivot) {
+  std::vector<std::string> out;
+  for (const json::value& message : pivot.at("messages").as_array()) {
+    const json::value& content = message.at("content");
+    if (content.is_string()) {
+      out.emplace_back(content.as_string());
+    } else {
+      for (const json::value& part : content.as_array())
+        out.emplace_back(part.at("text").as_string());
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> Expected(int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back(Text(i));
+  return out;
+}
+
+json::array Conversation() {
+  json::array messages;
+  for (int i = 0; i < kMessages; ++i) {
+    messages.push_back(
+        json::object{{"role", i % 2 == 0 ? "user" : "assistant"}, {"content", Text(i)}});
+  }
+  return messages;
+}
+
+TEST(ScratchParseTest, AnthropicPivotOutlivesTheClientDocument) {
+  const std::string body = json::serialize(
+      json::object{{"model", "claude-x"}, {"max_tokens", 10}, {"messages", Conversation()}});
+  ASSERT_GT(body.size(), ScratchJson::kInline);
+  Result<json::object> pivot = anthropic::AnthropicProvider().ParseRequest(body);
+  ASSERT_TRUE(pivot.ok()) << pivot.error().message;
+  EXPECT_EQ(pivot->at("model").as_string(), "claude-x");
+  EXPECT_EQ(PivotTexts(pivot.value()), Expected(kMessages));
+}
+
+TEST(ScratchParseTest, ResponsesPivotOutlivesTheClientDocument) {
+  const std::string body =
+      json::serialize(json::object{{"model", "gpt-x"}, {"input", Conversation()}});
+  ASSERT_GT(body.size(), ScratchJson::kInline);
+  Result<json::object> pivot = openai_responses::ResponsesProvider().ParseRequest(body);
+  ASSERT_TRUE(pivot.ok()) << pivot.error().message;
+  EXPECT_EQ(pivot->at("model").as_string(), "gpt-x");
+  EXPECT_EQ(PivotTexts(pivot.value()), Expected(kMessages));
+}
+
+TEST(ScratchParseTest, CompletionsPivotOutlivesTheClientDocument) {
+  std::string prompt;
+  for (int i = 0; i < kMessages; ++i) prompt += Text(i);
+  const std::string body = json::serialize(json::object{{"model", "gpt-x"}, {"prompt", prompt}});
+  ASSERT_GT(body.size(), ScratchJson::kInline);
+  Result<json::object> pivot = openai_completions::CompletionsProvider().ParseRequest(body);
+  ASSERT_TRUE(pivot.ok()) << pivot.error().message;
+  EXPECT_EQ(PivotTexts(pivot.value()), std::vector<std::string>{prompt});
+}
+
+}  // namespace
+}  // namespace turnpike::providers
