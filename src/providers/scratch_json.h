@@ -1,10 +1,11 @@
-// A JSON document read once and dropped (a client's request on its way into the pivot): parsed
-// into a buffer inside this object, on the caller's stack, and past kInline bytes into blocks
-// freed together, instead of one heap allocation per object, array and long string.
+// A JSON document used once and dropped: a client's request read into the pivot, or an upstream
+// request built and serialized. It is parsed or built in a buffer inside this object, on the
+// caller's stack, and past kInline bytes in blocks freed together, instead of one heap
+// allocation per object, array and long string.
 //
-// Nothing parsed here may outlive it. Copying a value into another container copies it into
-// that container's memory (Boost.JSON copies between storages), so reading the document into
-// a new DOM is safe; returning or moving the parsed value itself out is not.
+// Nothing parsed or built here may outlive it. Copying a value into another container copies it
+// into that container's memory (Boost.JSON copies between storages), so reading the document
+// into a new DOM, or serializing it, is safe; returning or moving the value itself out is not.
 // Not copyable or movable; one document per object.
 #pragma once
 
@@ -25,8 +26,10 @@ class ScratchJson {
   ScratchJson& operator=(const ScratchJson&) = delete;
 
   boost::json::value Parse(std::string_view text, boost::system::error_code& ec) {
-    return boost::json::parse(text, ec, boost::json::storage_ptr(&arena_));
+    return boost::json::parse(text, ec, storage());
   }
+  // For DOMs built here: pass it to their constructors (json::object(sp), json::array(sp)).
+  boost::json::storage_ptr storage() { return boost::json::storage_ptr(&arena_); }
 
  private:
   alignas(std::max_align_t) unsigned char buffer_[kInline];

@@ -20,14 +20,15 @@ const MEASURED = 1000;
 // Measured 2026-11-30: plain 7.00 / 7.30, stream 17.00 / 17.07 (governance off / on), after the
 // header fields moved into per-connection and per-call arenas (22 / 23.2 and 32 / 33.2 before).
 // Translated stream (20 tokens, Anthropic upstream) 52.96 / 53.00 and embeddings (two inputs,
-// identity) 16.00 / 16.11, first counted 2026-11-30 17:40 UTC. A stream translated from an
+// identity) 16.00 / 16.11, first counted 2026-11-30 17:40 UTC; the translated stream 34.97 /
+// 35.09 since 2026-11-30 20:25 UTC (the Anthropic request is built in a scratch buffer). A stream translated from an
 // Anthropic client to an OpenAI-dialect deployment 41.90 / 42.00, first counted 2026-11-30
 // 20:30 UTC (61.96 / 62.03 before: the client's document now parses into a scratch buffer and
 // the upstream body is written from the pivot without copying it).
 const BUDGET = {
   plain: { off: 7.5, on: 8 },
   stream: { off: 17.5, on: 18 },
-  translated: { off: 53.5, on: 54 },
+  translated: { off: 35.5, on: 36 },
   from_anthropic: { off: 42.5, on: 43 },
   embeddings: { off: 16.5, on: 17 },
 };

@@ -84,5 +84,19 @@ TEST(ScratchParseTest, CompletionsPivotOutlivesTheClientDocument) {
   EXPECT_EQ(PivotTexts(pivot.value()), std::vector<std::string>{prompt});
 }
 
+// The Anthropic request is built in a scratch buffer too, and serialized before it goes: a
+// conversation larger than the buffer's inline part comes out whole.
+TEST(ScratchParseTest, AnthropicRequestBuiltInScratchIsWrittenWhole) {
+  json::object chat{{"model", "m"}, {"max_completion_tokens", 10}, {"messages", Conversation()}};
+  UpstreamRequestOptions options;
+  options.upstream_model = "claude-upstream";
+  Result<std::string> built = anthropic::AnthropicProvider().BuildRequest(chat, options);
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  ASSERT_GT(built->size(), ScratchJson::kInline);
+  const json::object request = json::parse(built.value()).as_object();
+  EXPECT_EQ(request.at("model").as_string(), "claude-upstream");
+  EXPECT_EQ(PivotTexts(request), Expected(kMessages));
+}
+
 }  // namespace
 }  // namespace turnpike::providers

@@ -4,6 +4,7 @@
 
 #include "providers/anthropic/requests.h"
 #include "providers/request_fields.h"
+#include "providers/scratch_json.h"
 
 namespace turnpike::providers::anthropic {
 namespace {
@@ -30,14 +31,18 @@ constexpr std::string_view kName = "Anthropic";  // in errors: "... provider (An
 
 Error Unsupported(const std::string& param) { return request::UnsupportedBy(param, kName); }
 
+// The request is built in the caller's scratch storage (`sp`, providers/scratch_json.h) and
+// serialized before it goes, so its objects, arrays and strings cost no allocation of their own.
+
 // An OpenAI image_url part -> an Anthropic image block.
-Result<json::object> ImageBlock(const json::value& part, const std::string& param) {
+Result<json::object> ImageBlock(const json::value& part, const std::string& param,
+                                const json::storage_ptr& sp) {
   Result<std::string_view> url =
       request::ImageUrlOf(part.as_object(), param,
                           "Anthropic chooses image resolution itself; 'detail' must be 'auto'.");
   if (!url.ok()) return url.error();
   const std::string_view text = url.value();
-  json::object source;
+  json::object source(sp);
   if (request::IsDataUrl(text)) {
     const std::optional<request::DataUrl> data = request::ParseBase64DataUrl(text);
     if (!data)
@@ -52,7 +57,7 @@ Result<json::object> ImageBlock(const json::value& part, const std::string& para
     return Invalid("An image URL must be an http(s) URL or a base64 data URL.",
                    param + ".image_url.url");
   }
-  json::object block;
+  json::object block(sp);
   block["type"] = "image";
   block["source"] = std::move(source);
   return block;
@@ -61,10 +66,11 @@ Result<json::object> ImageBlock(const json::value& part, const std::string& para
 // Message content (a string or an array of parts) -> Anthropic content blocks.
 Status AppendContent(const json::value& content, const std::string& param, bool allow_images,
                      json::array& blocks) {
+  const json::storage_ptr& sp = blocks.storage();
   if (content.is_null()) return Ok{};
   if (content.is_string()) {
     if (content.as_string().empty()) return Ok{};
-    blocks.push_back(json::object{{"type", "text"}, {"text", content}});
+    blocks.push_back(json::object({{"type", "text"}, {"text", content}}, sp));
     return Ok{};
   }
   if (!content.is_array()) return WrongType(param, "a string or an array");
@@ -76,9 +82,9 @@ Status AppendContent(const json::value& content, const std::string& param, bool 
     if (type && *type == "text") {
       const json::value* text = part.as_object().if_contains("text");
       if (text == nullptr || !text->is_string()) return WrongType(at + ".text", "a string");
-      blocks.push_back(json::object{{"type", "text"}, {"text", *text}});
+      blocks.push_back(json::object({{"type", "text"}, {"text", *text}}, sp));
     } else if (type && *type == "image_url" && allow_images) {
-      Result<json::object> image = ImageBlock(part, at);
+      Result<json::object> image = ImageBlock(part, at, sp);
       if (!image.ok()) return image.error();
       blocks.push_back(std::move(image.value()));
     } else {
@@ -95,7 +101,8 @@ Status AppendSystem(const json::object& message, const std::string& param, json:
   return AppendContent(*content, param + ".content", false, system);
 }
 
-Result<json::object> ToolUseBlock(const json::value& call, const std::string& param) {
+Result<json::object> ToolUseBlock(const json::value& call, const std::string& param,
+                                  const json::storage_ptr& sp) {
   if (!call.is_object()) return WrongType(param, "an object");
   const json::object& fields = call.as_object();
   const json::value* type = fields.if_contains("type");
@@ -113,22 +120,24 @@ Result<json::object> ToolUseBlock(const json::value& call, const std::string& pa
     return WrongType(param + ".function.arguments", "a string");
   }
   boost::system::error_code ec;
-  json::value input = json::parse(arguments->as_string(), ec);
+  json::value input = json::parse(arguments->as_string(), ec, sp);
   if (ec || !input.is_object()) {
     return Invalid("Tool call arguments must be a JSON object.", param + ".function.arguments");
   }
-  return json::object{{"type", "tool_use"}, {"id", *id}, {"name", *name}, {"input", input}};
+  return json::object(
+      {{"type", "tool_use"}, {"id", *id}, {"name", *name}, {"input", std::move(input)}}, sp);
 }
 
 class Translation {
  public:
-  explicit Translation(const json::object& chat) : chat_(chat) {}
+  Translation(const json::object& chat, json::storage_ptr sp)
+      : chat_(chat), sp_(std::move(sp)), system_(sp_), messages_(sp_) {}
 
   Result<json::object> Run(const UpstreamRequestOptions& options) {
     if (std::optional<std::string> field = request::FirstUnhandled(chat_, kHandled)) {
       return Unsupported(*field);
     }
-    json::object out;
+    json::object out(sp_);
     out["model"] = options.upstream_model;
     if (Status s = Messages(); !s.ok()) return s.error();
     if (!system_.empty()) out["system"] = std::move(system_);
@@ -141,7 +150,7 @@ class Translation {
     }
     if (Present(chat_, "user")) {
       if (!chat_.at("user").is_string()) return WrongType("user", "a string");
-      out["metadata"] = json::object{{"user_id", chat_.at("user")}};
+      out["metadata"] = json::object({{"user_id", chat_.at("user")}}, sp_);
     }
     return out;
   }
@@ -150,7 +159,7 @@ class Translation {
   // The user message that tool results and user content are being merged into.
   json::array& UserBlocks() {
     if (messages_.empty() || messages_.back().as_object().at("role") != "user") {
-      messages_.push_back(json::object{{"role", "user"}, {"content", json::array()}});
+      messages_.push_back(json::object({{"role", "user"}, {"content", json::array(sp_)}}, sp_));
     }
     return messages_.back().as_object()["content"].as_array();
   }
@@ -186,15 +195,15 @@ class Translation {
     if (role == "tool") {
       const json::value* id = message.if_contains("tool_call_id");
       if (id == nullptr || !id->is_string()) return WrongType(param + ".tool_call_id", "a string");
-      json::array text;
+      json::array text(sp_);
       if (Status s = AppendContent(*content, param + ".content", false, text); !s.ok()) return s;
       // Results go first in the user turn that follows the assistant's tool calls.
-      UserBlocks().push_back(
-          json::object{{"type", "tool_result"}, {"tool_use_id", *id}, {"content", text}});
+      UserBlocks().push_back(json::object(
+          {{"type", "tool_result"}, {"tool_use_id", *id}, {"content", std::move(text)}}, sp_));
       return Ok{};
     }
     if (role == "assistant") {
-      json::array blocks;
+      json::array blocks(sp_);
       if (Present(message, "refusal")) return Unsupported(param + ".refusal");
       if (Present(message, "audio")) return Unsupported(param + ".audio");
       if (Status s = AppendContent(*content, param + ".content", false, blocks); !s.ok()) return s;
@@ -203,12 +212,13 @@ class Translation {
         if (!calls->is_array()) return WrongType(param + ".tool_calls", "an array");
         size_t j = 0;
         for (const json::value& call : calls->as_array()) {
-          Result<json::object> block = ToolUseBlock(call, At(param + ".tool_calls", j++));
+          Result<json::object> block = ToolUseBlock(call, At(param + ".tool_calls", j++), sp_);
           if (!block.ok()) return block.error();
           blocks.push_back(std::move(block.value()));
         }
       }
-      messages_.push_back(json::object{{"role", "assistant"}, {"content", std::move(blocks)}});
+      messages_.push_back(
+          json::object({{"role", "assistant"}, {"content", std::move(blocks)}}, sp_));
       return Ok{};
     }
     return Unsupported(param + ".role");
@@ -256,17 +266,20 @@ class Translation {
   Status Tools(json::object& out) {
     Result<std::vector<request::FunctionTool>> tools = request::ReadFunctionTools(chat_, kName);
     if (!tools.ok()) return tools.error();
-    json::array list;
+    json::array list(sp_);
     for (const request::FunctionTool& tool : tools.value()) {
       if (tool.strict) return Unsupported(tool.param + ".function.strict");
-      json::object converted{{"name", *tool.name}};
+      json::object converted({{"name", *tool.name}}, sp_);
       if (tool.description != nullptr) converted["description"] = *tool.description;
-      converted["input_schema"] =
-          tool.parameters != nullptr ? *tool.parameters : json::object{{"type", "object"}};
+      if (tool.parameters != nullptr) {
+        converted["input_schema"] = *tool.parameters;
+      } else {
+        converted["input_schema"] = json::object({{"type", "object"}}, sp_);
+      }
       list.push_back(std::move(converted));
     }
     if (!list.empty()) out["tools"] = std::move(list);
-    json::object choice;
+    json::object choice(sp_);
     if (Present(chat_, "tool_choice")) {
       const json::value& value = chat_.at("tool_choice");
       if (value == "none") {
@@ -297,6 +310,7 @@ class Translation {
   }
 
   const json::object& chat_;
+  json::storage_ptr sp_;
   json::array system_;
   json::array messages_;
 };
@@ -305,7 +319,8 @@ class Translation {
 
 Result<std::string> BuildMessagesRequest(const json::object& chat,
                                          const UpstreamRequestOptions& options) {
-  Result<json::object> out = Translation(chat).Run(options);
+  ScratchJson scratch;
+  Result<json::object> out = Translation(chat, scratch.storage()).Run(options);
   if (!out.ok()) return out.error();
   return json::serialize(out.value());
 }
