@@ -9,6 +9,7 @@
 #include <string>
 
 #include "providers/anthropic/anthropic_provider.h"
+#include "providers/ollama/ollama_provider.h"
 #include "providers/openai_completions/completions_provider.h"
 #include "providers/openai_responses/responses_provider.h"
 #include "providers/scratch_json.h"
@@ -84,17 +85,28 @@ TEST(ScratchParseTest, CompletionsPivotOutlivesTheClientDocument) {
   EXPECT_EQ(PivotTexts(pivot.value()), std::vector<std::string>{prompt});
 }
 
-// The Anthropic request is built in a scratch buffer too, and serialized before it goes: a
+// Upstream requests are built in a scratch buffer too, and serialized before it goes: a
 // conversation larger than the buffer's inline part comes out whole.
-TEST(ScratchParseTest, AnthropicRequestBuiltInScratchIsWrittenWhole) {
+json::object BuiltRequest(const Provider& upstream) {
   json::object chat{{"model", "m"}, {"max_completion_tokens", 10}, {"messages", Conversation()}};
   UpstreamRequestOptions options;
-  options.upstream_model = "claude-upstream";
-  Result<std::string> built = anthropic::AnthropicProvider().BuildRequest(chat, options);
-  ASSERT_TRUE(built.ok()) << built.error().message;
-  ASSERT_GT(built->size(), ScratchJson::kInline);
-  const json::object request = json::parse(built.value()).as_object();
-  EXPECT_EQ(request.at("model").as_string(), "claude-upstream");
+  options.upstream_model = "upstream-model";
+  Result<std::string> built = upstream.BuildRequest(chat, options);
+  EXPECT_TRUE(built.ok()) << built.error().message;
+  if (!built.ok()) return {};
+  EXPECT_GT(built->size(), ScratchJson::kInline);
+  return json::parse(built.value()).as_object();
+}
+
+TEST(ScratchParseTest, AnthropicRequestBuiltInScratchIsWrittenWhole) {
+  const json::object request = BuiltRequest(anthropic::AnthropicProvider());
+  EXPECT_EQ(request.at("model").as_string(), "upstream-model");
+  EXPECT_EQ(PivotTexts(request), Expected(kMessages));
+}
+
+TEST(ScratchParseTest, OllamaRequestBuiltInScratchIsWrittenWhole) {
+  const json::object request = BuiltRequest(ollama::OllamaProvider());
+  EXPECT_EQ(request.at("model").as_string(), "upstream-model");
   EXPECT_EQ(PivotTexts(request), Expected(kMessages));
 }
 

@@ -5,6 +5,7 @@
 
 #include "providers/ollama/requests.h"
 #include "providers/request_fields.h"
+#include "providers/scratch_json.h"
 
 namespace turnpike::providers::ollama {
 namespace {
@@ -94,19 +95,22 @@ Status ReadContent(const json::value* content, const std::string& param, std::st
 
 class Translation {
  public:
-  explicit Translation(const json::object& chat) : chat_(chat) {}
+  // The request is built in the caller's scratch storage (`sp`, providers/scratch_json.h) and
+  // serialized before it goes: its objects, arrays and strings cost no allocation of their own.
+  Translation(const json::object& chat, json::storage_ptr sp)
+      : chat_(chat), sp_(std::move(sp)), messages_(sp_) {}
 
   Result<json::object> Run(const UpstreamRequestOptions& options) {
     if (std::optional<std::string> field = request::FirstUnhandled(chat_, kHandled)) {
       return Unsupported(*field);
     }
-    json::object out;
+    json::object out(sp_);
     out["model"] = options.upstream_model;
     if (Status s = Messages(); !s.ok()) return s.error();
     out["messages"] = std::move(messages_);
     if (Status s = Tools(out); !s.ok()) return s.error();
     if (Status s = Format(out); !s.ok()) return s.error();
-    json::object settings;
+    json::object settings(sp_);
     if (Status s = Options(settings); !s.ok()) return s.error();
     if (!settings.empty()) out["options"] = std::move(settings);
     // Ollama streams unless told not to: always say which.
@@ -137,13 +141,13 @@ class Translation {
     const std::string_view role = role_value->as_string();
     if (Present(message, "name")) return Unsupported(param + ".name");
     const json::value* content = message.if_contains("content");
-    json::object out;
+    json::object out(sp_);
     std::string text;
     if (role == "system" || role == "developer") {
       if (Status s = ReadContent(content, param + ".content", text, nullptr); !s.ok()) return s;
       out["role"] = "system";
     } else if (role == "user") {
-      json::array images;
+      json::array images(sp_);
       if (Status s = ReadContent(content, param + ".content", text, &images); !s.ok()) return s;
       out["role"] = "user";
       if (!images.empty()) out["images"] = std::move(images);
@@ -153,7 +157,7 @@ class Translation {
       if (Status s = ReadContent(content, param + ".content", text, nullptr); !s.ok()) return s;
       out["role"] = "assistant";
       if (Present(message, "tool_calls")) {
-        json::array calls;
+        json::array calls(sp_);
         if (Status s = ToolCalls(message.at("tool_calls"), param + ".tool_calls", calls); !s.ok()) {
           return s;
         }
@@ -209,13 +213,14 @@ class Translation {
         return WrongType(at + ".function.arguments", "a string");
       }
       boost::system::error_code ec;
-      json::value parsed = json::parse(arguments->as_string(), ec);
+      json::value parsed = json::parse(arguments->as_string(), ec, sp_);
       if (ec || !parsed.is_object()) {
         return Invalid("Tool call arguments must be a JSON object.", at + ".function.arguments");
       }
       calls_.emplace_back(std::string(id->as_string()), name->as_string());
-      out.push_back(json::object{
-          {"function", json::object{{"name", *name}, {"arguments", std::move(parsed)}}}});
+      out.push_back(json::object(
+          {{"function", json::object({{"name", *name}, {"arguments", std::move(parsed)}}, sp_)}},
+          sp_));
     }
     return Ok{};
   }
@@ -241,13 +246,13 @@ class Translation {
     }
     Result<std::vector<request::FunctionTool>> tools = request::ReadFunctionTools(chat_, kName);
     if (!tools.ok()) return tools.error();
-    json::array list;
+    json::array list(sp_);
     for (const request::FunctionTool& tool : tools.value()) {
       if (tool.strict) return Unsupported(tool.param + ".function.strict");
-      json::object converted{{"name", *tool.name}};
+      json::object converted({{"name", *tool.name}}, sp_);
       if (tool.description != nullptr) converted["description"] = *tool.description;
       if (tool.parameters != nullptr) converted["parameters"] = *tool.parameters;
-      list.push_back(json::object{{"type", "function"}, {"function", std::move(converted)}});
+      list.push_back(json::object({{"type", "function"}, {"function", std::move(converted)}}, sp_));
     }
     if (offered && !list.empty()) out["tools"] = std::move(list);
     return Ok{};
@@ -296,6 +301,7 @@ class Translation {
   }
 
   const json::object& chat_;
+  json::storage_ptr sp_;
   json::array messages_;
   std::vector<std::pair<std::string, json::string>> calls_;  // (id, name) of earlier calls
 };
@@ -304,7 +310,8 @@ class Translation {
 
 Result<std::string> BuildChatRequest(const json::object& chat,
                                      const UpstreamRequestOptions& options) {
-  Result<json::object> out = Translation(chat).Run(options);
+  ScratchJson scratch;
+  Result<json::object> out = Translation(chat, scratch.storage()).Run(options);
   if (!out.ok()) return out.error();
   return json::serialize(out.value());
 }
