@@ -9,6 +9,7 @@
 #include <string>
 
 #include "providers/anthropic/anthropic_provider.h"
+#include "providers/gemini/gemini_provider.h"
 #include "providers/ollama/ollama_provider.h"
 #include "providers/openai_completions/completions_provider.h"
 #include "providers/openai_responses/responses_provider.h"
@@ -102,6 +103,17 @@ TEST(ScratchParseTest, AnthropicRequestBuiltInScratchIsWrittenWhole) {
   const json::object request = BuiltRequest(anthropic::AnthropicProvider());
   EXPECT_EQ(request.at("model").as_string(), "upstream-model");
   EXPECT_EQ(PivotTexts(request), Expected(kMessages));
+}
+
+TEST(ScratchParseTest, GeminiRequestBuiltInScratchIsWrittenWhole) {
+  const json::object request = BuiltRequest(gemini::GeminiProvider());
+  std::vector<std::string> texts;
+  for (const json::value& content : request.at("contents").as_array()) {
+    for (const json::value& part : content.at("parts").as_array()) {
+      texts.emplace_back(part.at("text").as_string());
+    }
+  }
+  EXPECT_EQ(texts, Expected(kMessages));
 }
 
 TEST(ScratchParseTest, OllamaRequestBuiltInScratchIsWrittenWhole) {

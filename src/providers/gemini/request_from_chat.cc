@@ -2,10 +2,12 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <map>
+#include <optional>
 
 #include "providers/gemini/requests.h"
 #include "providers/gemini/thought_signature.h"
 #include "providers/request_fields.h"
+#include "providers/scratch_json.h"
 
 namespace turnpike::providers::gemini {
 namespace {
@@ -61,9 +63,13 @@ Error MalformedId(const std::string& param) {
       param);
 }
 
+// The request is built in the caller's scratch storage (`sp`, providers/scratch_json.h) and
+// serialized before it goes, so its objects, arrays and strings cost no allocation of their own.
+
 // An OpenAI image_url part -> an inlineData part. Gemini reads images inline or from its own
 // Files API, never from an arbitrary URL, so only data URLs can be expressed.
-Result<json::object> ImagePart(const json::object& part, const std::string& param) {
+Result<json::object> ImagePart(const json::object& part, const std::string& param,
+                               const json::storage_ptr& sp) {
   Result<std::string_view> url = request::ImageUrlOf(
       part, param,
       "Gemini sets image resolution per request, not per image; 'detail' must be 'auto'.");
@@ -76,12 +82,13 @@ Result<json::object> ImagePart(const json::object& part, const std::string& para
   }
   const std::optional<request::DataUrl> data = request::ParseBase64DataUrl(url.value());
   if (!data) return Invalid("An image data URL must be base64 encoded.", param + ".image_url.url");
-  json::object inline_data{{"mimeType", data->media_type}, {"data", data->data}};
-  return json::object{{"inlineData", std::move(inline_data)}};
+  json::object inline_data({{"mimeType", data->media_type}, {"data", data->data}}, sp);
+  return json::object({{"inlineData", std::move(inline_data)}}, sp);
 }
 
 // An OpenAI input_audio part ({"data": base64, "format": "wav"|"mp3"}) -> an inlineData part.
-Result<json::object> AudioPart(const json::object& part, const std::string& param) {
+Result<json::object> AudioPart(const json::object& part, const std::string& param,
+                               const json::storage_ptr& sp) {
   const json::value* audio = part.if_contains("input_audio");
   if (audio == nullptr || !audio->is_object()) {
     return WrongType(param + ".input_audio", "an object");
@@ -93,8 +100,8 @@ Result<json::object> AudioPart(const json::object& part, const std::string& para
   }
   for (const AudioFormat& known : kAudioFormats) {
     if (format != nullptr && format->is_string() && format->as_string() == known.format) {
-      json::object inline_data{{"mimeType", known.mime_type}, {"data", *data}};
-      return json::object{{"inlineData", std::move(inline_data)}};
+      json::object inline_data({{"mimeType", known.mime_type}, {"data", *data}}, sp);
+      return json::object({{"inlineData", std::move(inline_data)}}, sp);
     }
   }
   return Invalid("Audio format must be 'wav' or 'mp3'.", param + ".input_audio.format");
@@ -105,9 +112,10 @@ enum class Media : uint8_t { kTextOnly, kAny };
 // Message content (a string or an array of parts) -> Gemini parts.
 Status AppendParts(const json::value& content, const std::string& param, Media media,
                    json::array& parts) {
+  const json::storage_ptr& sp = parts.storage();
   if (content.is_null()) return Ok{};
   if (content.is_string()) {
-    if (!content.as_string().empty()) parts.push_back(json::object{{"text", content}});
+    if (!content.as_string().empty()) parts.push_back(json::object({{"text", content}}, sp));
     return Ok{};
   }
   if (!content.is_array()) return WrongType(param, "a string or an array");
@@ -117,25 +125,27 @@ Status AppendParts(const json::value& content, const std::string& param, Media m
     if (!part.is_object()) return WrongType(at, "an object");
     const json::object& fields = part.as_object();
     const json::value* type = fields.if_contains("type");
-    Result<json::object> converted = Unsupported(at + ".type");
+    std::optional<Result<json::object>> converted;
     if (type && *type == "text") {
       const json::value* text = fields.if_contains("text");
       if (text == nullptr || !text->is_string()) return WrongType(at + ".text", "a string");
-      converted = json::object{{"text", *text}};
+      converted = json::object({{"text", *text}}, sp);
     } else if (type && *type == "image_url" && media == Media::kAny) {
-      converted = ImagePart(fields, at);
+      converted = ImagePart(fields, at, sp);
     } else if (type && *type == "input_audio" && media == Media::kAny) {
-      converted = AudioPart(fields, at);
+      converted = AudioPart(fields, at, sp);
     }
-    if (!converted.ok()) return converted.error();
-    parts.push_back(std::move(converted.value()));
+    if (!converted) return Unsupported(at + ".type");
+    if (!converted->ok()) return converted->error();
+    parts.push_back(std::move(converted->value()));
   }
   return Ok{};
 }
 
 // The text of content that must be text only (a tool result), concatenated.
-Result<std::string> TextOf(const json::value& content, const std::string& param) {
-  json::array parts;
+Result<std::string> TextOf(const json::value& content, const std::string& param,
+                           const json::storage_ptr& sp) {
+  json::array parts(sp);
   if (Status s = AppendParts(content, param, Media::kTextOnly, parts); !s.ok()) return s.error();
   std::string text;
   for (const json::value& part : parts) text += part.at("text").as_string();
@@ -144,18 +154,21 @@ Result<std::string> TextOf(const json::value& content, const std::string& param)
 
 class Translation {
  public:
-  explicit Translation(const json::object& chat) : chat_(chat) {}
+  Translation(const json::object& chat, json::storage_ptr sp)
+      : chat_(chat), sp_(std::move(sp)), system_(sp_), contents_(sp_) {}
 
   Result<json::object> Run() {
     if (std::optional<std::string> field = request::FirstUnhandled(chat_, kHandled)) {
       return Unsupported(*field);
     }
-    json::object out;
+    json::object out(sp_);
     if (Status s = Messages(); !s.ok()) return s.error();
     out["contents"] = std::move(contents_);
-    if (!system_.empty()) out["systemInstruction"] = json::object{{"parts", std::move(system_)}};
+    if (!system_.empty()) {
+      out["systemInstruction"] = json::object({{"parts", std::move(system_)}}, sp_);
+    }
     if (Status s = Tools(out); !s.ok()) return s.error();
-    json::object config;
+    json::object config(sp_);
     if (Status s = Generation(config); !s.ok()) return s.error();
     if (Status s = ResponseFormat(config); !s.ok()) return s.error();
     if (!config.empty()) out["generationConfig"] = std::move(config);
@@ -172,7 +185,7 @@ class Translation {
       for (json::value& part : parts) last.push_back(std::move(part));
       return;
     }
-    contents_.push_back(json::object{{"role", role}, {"parts", std::move(parts)}});
+    contents_.push_back(json::object({{"role", role}, {"parts", std::move(parts)}}, sp_));
   }
 
   Status Messages() {
@@ -207,7 +220,7 @@ class Translation {
       return AppendParts(*content, param + ".content", Media::kTextOnly, system_);
     }
     if (role == "user") {
-      json::array parts;
+      json::array parts(sp_);
       if (Status s = AppendParts(*content, param + ".content", Media::kAny, parts); !s.ok()) {
         return s;
       }
@@ -223,7 +236,7 @@ class Translation {
                    const std::string& param) {
     if (Present(message, "refusal")) return Unsupported(param + ".refusal");
     if (Present(message, "audio")) return Unsupported(param + ".audio");
-    json::array parts;
+    json::array parts(sp_);
     if (Status s = AppendParts(content, param + ".content", Media::kTextOnly, parts); !s.ok()) {
       return s;
     }
@@ -264,13 +277,13 @@ class Translation {
     std::optional<CallId> split = SplitCallId(id->as_string());
     if (!split) return MalformedId(param + ".id");
     boost::system::error_code ec;
-    json::value args = json::parse(arguments->as_string(), ec);
+    json::value args = json::parse(arguments->as_string(), ec, sp_);
     if (ec || !args.is_object()) {
       return Invalid("Tool call arguments must be a JSON object.", param + ".function.arguments");
     }
     call_names_[std::string(split->plain)] = std::string(name->as_string());
-    json::object function_call{{"name", *name}, {"args", std::move(args)}};
-    json::object part{{"functionCall", std::move(function_call)}};
+    json::object function_call({{"name", *name}, {"args", std::move(args)}}, sp_);
+    json::object part({{"functionCall", std::move(function_call)}}, sp_);
     if (!split->signature.empty()) part["thoughtSignature"] = split->signature;
     return part;
   }
@@ -291,14 +304,15 @@ class Translation {
           "message has a tool call with this id.",
           param + ".tool_call_id");
     }
-    Result<std::string> text = TextOf(content, param + ".content");
+    Result<std::string> text = TextOf(content, param + ".content", sp_);
     if (!text.ok()) return text.error();
     boost::system::error_code ec;
-    json::value response = json::parse(text.value(), ec);
-    if (ec || !response.is_object()) response = json::object{{"content", text.value()}};
-    json::object function_response{{"name", call->second}, {"response", std::move(response)}};
-    json::array parts;
-    parts.push_back(json::object{{"functionResponse", std::move(function_response)}});
+    json::value response = json::parse(text.value(), ec, sp_);
+    if (ec || !response.is_object()) response = json::object({{"content", text.value()}}, sp_);
+    json::object function_response({{"name", call->second}, {"response", std::move(response)}},
+                                   sp_);
+    json::array parts(sp_);
+    parts.push_back(json::object({{"functionResponse", std::move(function_response)}}, sp_));
     Append(kUserRole, std::move(parts));
     return Ok{};
   }
@@ -306,10 +320,10 @@ class Translation {
   Status Tools(json::object& out) {
     Result<std::vector<request::FunctionTool>> tools = request::ReadFunctionTools(chat_, kName);
     if (!tools.ok()) return tools.error();
-    json::array declarations;
+    json::array declarations(sp_);
     for (const request::FunctionTool& tool : tools.value()) {
       if (tool.strict) return Unsupported(tool.param + ".function.strict");
-      json::object declaration{{"name", *tool.name}};
+      json::object declaration({{"name", *tool.name}}, sp_);
       if (tool.description != nullptr) declaration["description"] = *tool.description;
       // JSON Schema as the client wrote it: `parameters` takes only Gemini's OpenAPI subset
       // (no additionalProperties, $ref...), parametersJsonSchema takes JSON Schema.
@@ -317,7 +331,8 @@ class Translation {
       declarations.push_back(std::move(declaration));
     }
     if (!declarations.empty()) {
-      out["tools"] = json::array{json::object{{"functionDeclarations", std::move(declarations)}}};
+      out["tools"] = json::array(
+          {json::object({{"functionDeclarations", std::move(declarations)}}, sp_)}, sp_);
     }
     if (Present(chat_, "parallel_tool_calls")) {
       const json::value& parallel = chat_.at("parallel_tool_calls");
@@ -327,7 +342,7 @@ class Translation {
     }
     if (!Present(chat_, "tool_choice")) return Ok{};
     const json::value& choice = chat_.at("tool_choice");
-    json::object config;
+    json::object config(sp_);
     if (choice == "none") {
       config["mode"] = "NONE";
     } else if (choice == "auto") {
@@ -339,11 +354,11 @@ class Translation {
                choice.at("function").as_object().if_contains("name") &&
                choice.at("function").at("name").is_string()) {
       config["mode"] = "ANY";
-      config["allowedFunctionNames"] = json::array{choice.at("function").at("name")};
+      config["allowedFunctionNames"] = json::array({choice.at("function").at("name")}, sp_);
     } else {
       return Unsupported("tool_choice");
     }
-    out["toolConfig"] = json::object{{"functionCallingConfig", std::move(config)}};
+    out["toolConfig"] = json::object({{"functionCallingConfig", std::move(config)}}, sp_);
     return Ok{};
   }
 
@@ -405,6 +420,7 @@ class Translation {
   }
 
   const json::object& chat_;
+  json::storage_ptr sp_;
   json::array system_;
   json::array contents_;
   std::map<std::string, std::string> call_names_;  // plain tool call id -> function name
@@ -414,7 +430,8 @@ class Translation {
 
 Result<std::string> BuildGenerateContentRequest(const json::object& chat,
                                                 const UpstreamRequestOptions&) {
-  Result<json::object> out = Translation(chat).Run();
+  ScratchJson scratch;
+  Result<json::object> out = Translation(chat, scratch.storage()).Run();
   if (!out.ok()) return out.error();
   return json::serialize(out.value());
 }
