@@ -9,6 +9,7 @@
 #include <string>
 
 #include "providers/anthropic/anthropic_provider.h"
+#include "providers/cohere/cohere_provider.h"
 #include "providers/gemini/gemini_provider.h"
 #include "providers/ollama/ollama_provider.h"
 #include "providers/openai_completions/completions_provider.h"
@@ -101,6 +102,12 @@ json::object BuiltRequest(const Provider& upstream) {
 
 TEST(ScratchParseTest, AnthropicRequestBuiltInScratchIsWrittenWhole) {
   const json::object request = BuiltRequest(anthropic::AnthropicProvider());
+  EXPECT_EQ(request.at("model").as_string(), "upstream-model");
+  EXPECT_EQ(PivotTexts(request), Expected(kMessages));
+}
+
+TEST(ScratchParseTest, CohereRequestBuiltInScratchIsWrittenWhole) {
+  const json::object request = BuiltRequest(cohere::CohereProvider());
   EXPECT_EQ(request.at("model").as_string(), "upstream-model");
   EXPECT_EQ(PivotTexts(request), Expected(kMessages));
 }

@@ -2,6 +2,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "providers/cohere/requests.h"
+#include "providers/scratch_json.h"
 
 namespace turnpike::providers::cohere {
 namespace {
@@ -43,7 +44,10 @@ constexpr Renamed kNumbers[] = {{"temperature", "temperature"},
 
 class Translation {
  public:
-  explicit Translation(const json::object& chat) : chat_(chat) {}
+  // The request is built in the caller's scratch storage (`sp`, providers/scratch_json.h) and
+  // serialized before it goes: its objects, arrays and strings cost no allocation of their own.
+  Translation(const json::object& chat, json::storage_ptr sp)
+      : chat_(chat), sp_(std::move(sp)), out_(sp_) {}
 
   Result<json::object> Run(const UpstreamRequestOptions& options) {
     if (std::optional<std::string> field = request::FirstUnhandled(chat_, kHandled)) {
@@ -66,10 +70,10 @@ class Translation {
 
  private:
   Status Messages() {
-    json::array converted;
+    json::array converted(sp_);
     Status read = request::ForEachMessage(
         chat_, [this, &converted](const json::object& message, const std::string& param) -> Status {
-          Result<json::object> m = MessageFromChat(message, param);
+          Result<json::object> m = MessageFromChat(message, param, sp_);
           if (!m.ok()) return m.error();
           converted.push_back(std::move(m.value()));
           return Ok{};
@@ -108,20 +112,22 @@ class Translation {
   Status Tools() {
     Result<std::vector<request::FunctionTool>> tools = request::ReadFunctionTools(chat_, "Cohere");
     if (!tools.ok()) return tools.error();
-    json::array list;
+    json::array list(sp_);
     // Cohere's strict_tools covers every tool, so they must all agree.
     for (const request::FunctionTool& tool : tools.value()) {
       if (tool.strict != tools.value().front().strict) {
         return Invalid("Cohere's strict mode applies to all tools or none.",
                        tool.param + ".function.strict");
       }
-      json::object converted{{"name", *tool.name}};
+      json::object converted({{"name", *tool.name}}, sp_);
       if (tool.description != nullptr) converted["description"] = *tool.description;
-      converted["parameters"] =
-          tool.parameters != nullptr
-              ? *tool.parameters
-              : json::object{{"type", "object"}, {"properties", json::object()}};
-      list.push_back(json::object{{"type", "function"}, {"function", std::move(converted)}});
+      if (tool.parameters != nullptr) {
+        converted["parameters"] = *tool.parameters;
+      } else {
+        converted["parameters"] =
+            json::object({{"type", "object"}, {"properties", json::object(sp_)}}, sp_);
+      }
+      list.push_back(json::object({{"type", "function"}, {"function", std::move(converted)}}, sp_));
     }
     if (!list.empty()) out_["tools"] = std::move(list);
     if (!tools.value().empty() && tools.value().front().strict) out_["strict_tools"] = true;
@@ -157,7 +163,7 @@ class Translation {
     if (type == nullptr || !type->is_string()) return WrongType("response_format.type", "a string");
     if (*type == "text") return Ok{};
     if (*type == "json_object") {
-      out_["response_format"] = json::object{{"type", "json_object"}};
+      out_["response_format"] = json::object({{"type", "json_object"}}, sp_);
       return Ok{};
     }
     if (*type != "json_schema") return Unsupported("response_format.type");
@@ -167,11 +173,13 @@ class Translation {
     if (schema == nullptr || !schema->is_object()) {
       return WrongType("response_format.json_schema.schema", "an object");
     }
-    out_["response_format"] = json::object{{"type", "json_object"}, {"json_schema", *schema}};
+    out_["response_format"] =
+        json::object({{"type", "json_object"}, {"json_schema", *schema}}, sp_);
     return Ok{};
   }
 
   const json::object& chat_;
+  json::storage_ptr sp_;
   json::object out_;
 };
 
@@ -179,7 +187,8 @@ class Translation {
 
 Result<std::string> BuildChatRequest(const json::object& chat,
                                      const UpstreamRequestOptions& options) {
-  Result<json::object> out = Translation(chat).Run(options);
+  ScratchJson scratch;
+  Result<json::object> out = Translation(chat, scratch.storage()).Run(options);
   if (!out.ok()) return out.error();
   return json::serialize(out.value());
 }

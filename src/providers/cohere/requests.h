@@ -20,9 +20,11 @@ namespace turnpike::providers::cohere {
 Result<std::string> BuildChatRequest(const boost::json::object& chat,
                                      const UpstreamRequestOptions& options);
 
-// One pivot message -> one Cohere message; `param` is its path ("messages[2]").
+// One pivot message -> one Cohere message, made in `sp` (the request's scratch storage,
+// providers/scratch_json.h); `param` is its path ("messages[2]").
 Result<boost::json::object> MessageFromChat(const boost::json::object& message,
-                                            const std::string& param);
+                                            const std::string& param,
+                                            const boost::json::storage_ptr& sp);
 
 // Shared by the translation files (providers/request_fields.h, and Cohere's wording).
 using request::At;
