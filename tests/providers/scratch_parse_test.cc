@@ -123,6 +123,22 @@ TEST(ScratchParseTest, GeminiRequestBuiltInScratchIsWrittenWhole) {
   EXPECT_EQ(texts, Expected(kMessages));
 }
 
+TEST(ScratchParseTest, ResponsesRequestBuiltInScratchIsWrittenWhole) {
+  const json::object request = BuiltRequest(openai_responses::ResponsesProvider());
+  std::vector<std::string> texts;
+  for (const json::value& item : request.at("input").as_array()) {
+    const json::value& content = item.at("content");
+    if (content.is_string()) {
+      texts.emplace_back(content.as_string());
+    } else {
+      for (const json::value& part : content.as_array()) {
+        texts.emplace_back(part.at("text").as_string());
+      }
+    }
+  }
+  EXPECT_EQ(texts, Expected(kMessages));
+}
+
 TEST(ScratchParseTest, OllamaRequestBuiltInScratchIsWrittenWhole) {
   const json::object request = BuiltRequest(ollama::OllamaProvider());
   EXPECT_EQ(request.at("model").as_string(), "upstream-model");

@@ -4,6 +4,7 @@
 
 #include "providers/openai_responses/upstream_request.h"
 #include "providers/request_fields.h"
+#include "providers/scratch_json.h"
 
 namespace turnpike::providers::openai_responses {
 namespace {
@@ -58,13 +59,16 @@ Error Unsupported(const std::string& param) { return request::UnsupportedBy(para
 
 class Translation {
  public:
-  explicit Translation(const json::object& chat) : chat_(chat) {}
+  // The request is built in the caller's scratch storage (`sp`, providers/scratch_json.h) and
+  // serialized before it goes: its objects, arrays and strings cost no allocation of their own.
+  Translation(const json::object& chat, json::storage_ptr sp)
+      : chat_(chat), sp_(std::move(sp)), input_(sp_) {}
 
   Result<json::object> Run(const UpstreamRequestOptions& options) {
     if (std::optional<std::string> field = request::FirstUnhandled(chat_, kHandled)) {
       return Unsupported(*field);
     }
-    json::object out;
+    json::object out(sp_);
     out["model"] = options.upstream_model;
     if (Status s = Messages(); !s.ok()) return s.error();
     out["input"] = std::move(input_);
@@ -108,7 +112,7 @@ class Translation {
     if (*role != "system" && *role != "developer" && *role != "user") {
       return Unsupported(param + ".role");
     }
-    json::object item{{"type", "message"}, {"role", *role}};
+    json::object item({{"type", "message"}, {"role", *role}}, sp_);
     if (content != nullptr && content->is_string()) {
       item["content"] = *content;
       input_.push_back(std::move(item));
@@ -117,7 +121,7 @@ class Translation {
     if (content == nullptr || !content->is_array()) {
       return WrongType(param + ".content", "a string or an array");
     }
-    json::array parts;
+    json::array parts(sp_);
     size_t i = 0;
     for (const json::value& part : content->as_array()) {
       const std::string at = At(param + ".content", i++);
@@ -127,9 +131,9 @@ class Translation {
       if (type && *type == "text") {
         const json::value* text = p.if_contains("text");
         if (text == nullptr || !text->is_string()) return WrongType(at + ".text", "a string");
-        parts.push_back(json::object{{"type", "input_text"}, {"text", *text}});
+        parts.push_back(json::object({{"type", "input_text"}, {"text", *text}}, sp_));
       } else if (type && *type == "image_url" && *role == "user") {
-        Result<json::object> image = Image(p, at);
+        Result<json::object> image = Image(p, at, sp_);
         if (!image.ok()) return image.error();
         parts.push_back(std::move(image.value()));
       } else {
@@ -143,14 +147,15 @@ class Translation {
 
   // {"type":"input_image","image_url":<data or http URL>,"detail":..}; the Responses API takes
   // both URL forms and every detail level.
-  static Result<json::object> Image(const json::object& part, const std::string& param) {
+  static Result<json::object> Image(const json::object& part, const std::string& param,
+                                    const json::storage_ptr& sp) {
     const json::value* image = part.if_contains("image_url");
     if (image == nullptr || !image->is_object()) {
       return WrongType(param + ".image_url", "an object");
     }
     const json::value* url = image->as_object().if_contains("url");
     if (url == nullptr || !url->is_string()) return WrongType(param + ".image_url.url", "a string");
-    json::object out{{"type", "input_image"}, {"image_url", *url}, {"detail", "auto"}};
+    json::object out({{"type", "input_image"}, {"image_url", *url}, {"detail", "auto"}}, sp);
     if (Present(image->as_object(), "detail")) {
       const json::value& detail = image->as_object().at("detail");
       if (detail != "auto" && detail != "low" && detail != "high") {
@@ -165,7 +170,7 @@ class Translation {
   // Text becomes one message item with output_text parts; each tool call a function_call item.
   Status Assistant(const json::object& message, const json::value* content,
                    const std::string& param) {
-    json::array parts;
+    json::array parts(sp_);
     if (content != nullptr && content->is_string()) {
       if (!content->as_string().empty()) parts.push_back(OutputText(*content));
     } else if (content != nullptr && content->is_array()) {
@@ -182,8 +187,8 @@ class Translation {
       return WrongType(param + ".content", "a string or an array");
     }
     if (!parts.empty()) {
-      input_.push_back(
-          json::object{{"type", "message"}, {"role", "assistant"}, {"content", std::move(parts)}});
+      input_.push_back(json::object(
+          {{"type", "message"}, {"role", "assistant"}, {"content", std::move(parts)}}, sp_));
     }
     if (!Present(message, "tool_calls")) return Ok{};
     const json::value& calls = message.at("tool_calls");
@@ -206,25 +211,27 @@ class Translation {
       if (arguments == nullptr || !arguments->is_string()) {
         return WrongType(at + ".function.arguments", "a string");
       }
-      input_.push_back(json::object{
-          {"type", "function_call"}, {"call_id", *id}, {"name", *name}, {"arguments", *arguments}});
+      input_.push_back(json::object(
+          {{"type", "function_call"}, {"call_id", *id}, {"name", *name}, {"arguments", *arguments}},
+          sp_));
     }
     return Ok{};
   }
 
-  static json::object OutputText(const json::value& text) {
-    return json::object{{"type", "output_text"}, {"text", text}, {"annotations", json::array{}}};
+  json::object OutputText(const json::value& text) const {
+    return json::object(
+        {{"type", "output_text"}, {"text", text}, {"annotations", json::array(sp_)}}, sp_);
   }
 
   Status ToolResult(const json::object& message, const json::value* content,
                     const std::string& param) {
     const json::value* id = message.if_contains("tool_call_id");
     if (id == nullptr || !id->is_string()) return WrongType(param + ".tool_call_id", "a string");
-    json::object item{{"type", "function_call_output"}, {"call_id", *id}};
+    json::object item({{"type", "function_call_output"}, {"call_id", *id}}, sp_);
     if (content != nullptr && content->is_string()) {
       item["output"] = *content;
     } else if (content != nullptr && content->is_array()) {
-      json::array parts;
+      json::array parts(sp_);
       size_t i = 0;
       for (const json::value& part : content->as_array()) {
         const std::string at = At(param + ".content", i++);
@@ -232,7 +239,7 @@ class Translation {
         const json::value* text = part.is_object() ? part.as_object().if_contains("text") : nullptr;
         if (type == nullptr || *type != "text") return Unsupported(at + ".type");
         if (text == nullptr || !text->is_string()) return WrongType(at + ".text", "a string");
-        parts.push_back(json::object{{"type", "input_text"}, {"text", *text}});
+        parts.push_back(json::object({{"type", "input_text"}, {"text", *text}}, sp_));
       }
       item["output"] = std::move(parts);
     } else {
@@ -271,7 +278,7 @@ class Translation {
       }
     }
     if (Present(chat_, "reasoning_effort")) {
-      out["reasoning"] = json::object{{"effort", chat_.at("reasoning_effort")}};
+      out["reasoning"] = json::object({{"effort", chat_.at("reasoning_effort")}}, sp_);
     }
     return Ok{};
   }
@@ -279,15 +286,17 @@ class Translation {
   Status Tools(json::object& out) {
     Result<std::vector<request::FunctionTool>> tools = request::ReadFunctionTools(chat_, kName);
     if (!tools.ok()) return tools.error();
-    json::array list;
+    json::array list(sp_);
     for (const request::FunctionTool& tool : tools.value()) {
-      json::object converted{{"type", "function"}, {"name", *tool.name}};
+      json::object converted({{"type", "function"}, {"name", *tool.name}}, sp_);
       if (tool.description != nullptr) converted["description"] = *tool.description;
       // Chat: no parameters means none taken; the Responses API wants the schema said.
-      converted["parameters"] =
-          tool.parameters != nullptr
-              ? *tool.parameters
-              : json::value(json::object{{"type", "object"}, {"properties", json::object{}}});
+      if (tool.parameters != nullptr) {
+        converted["parameters"] = *tool.parameters;
+      } else {
+        converted["parameters"] =
+            json::object({{"type", "object"}, {"properties", json::object(sp_)}}, sp_);
+      }
       // The Responses API's strict defaults to true, chat's to false: always say which.
       converted["strict"] = tool.strict;
       list.push_back(std::move(converted));
@@ -306,13 +315,13 @@ class Translation {
     const json::value* name =
         function && function->is_object() ? function->as_object().if_contains("name") : nullptr;
     if (name == nullptr || !name->is_string()) return Unsupported("tool_choice");
-    out["tool_choice"] = json::object{{"type", "function"}, {"name", *name}};
+    out["tool_choice"] = json::object({{"type", "function"}, {"name", *name}}, sp_);
     return Ok{};
   }
 
   // response_format and verbosity -> text.format and text.verbosity.
   Status Format(json::object& out) {
-    json::object text;
+    json::object text(sp_);
     if (Present(chat_, "verbosity")) text["verbosity"] = chat_.at("verbosity");
     if (Present(chat_, "response_format")) {
       const json::value& format = chat_.at("response_format");
@@ -322,7 +331,7 @@ class Translation {
         return WrongType("response_format.type", "a string");
       }
       if (*type == "json_object") {
-        text["format"] = json::object{{"type", "json_object"}};
+        text["format"] = json::object({{"type", "json_object"}}, sp_);
       } else if (*type == "json_schema") {
         const json::value* spec = format.as_object().if_contains("json_schema");
         if (spec == nullptr || !spec->is_object()) {
@@ -333,7 +342,7 @@ class Translation {
         if (name == nullptr || !name->is_string()) {
           return WrongType("response_format.json_schema.name", "a string");
         }
-        json::object flat{{"type", "json_schema"}, {"name", *name}};
+        json::object flat({{"type", "json_schema"}, {"name", *name}}, sp_);
         for (std::string_view key : {"schema", "description", "strict"}) {
           if (Present(s, key)) flat[key] = s.at(key);
         }
@@ -347,6 +356,7 @@ class Translation {
   }
 
   const json::object& chat_;
+  json::storage_ptr sp_;
   json::array input_;
 };
 
@@ -354,7 +364,8 @@ class Translation {
 
 Result<std::string> BuildResponsesRequest(const json::object& chat,
                                           const UpstreamRequestOptions& options) {
-  Result<json::object> out = Translation(chat).Run(options);
+  ScratchJson scratch;
+  Result<json::object> out = Translation(chat, scratch.storage()).Run(options);
   if (!out.ok()) return out.error();
   return json::serialize(out.value());
 }
