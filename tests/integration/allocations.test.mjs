@@ -1,8 +1,8 @@
 // Heap allocations per request, counted by the real binary (turnpike_allocations_total: every
 // C++ operator new on every thread, see src/observability/allocation_count.h), on the paths a
-// warm gateway serves: non-streamed and streamed chat, a stream translated from Anthropic's
-// dialect, and embeddings, each with governance off and on (key check, budgets, RPM/TPM, the
-// call log). The budgets below are the counts measured when they were
+// warm gateway serves: non-streamed and streamed chat; chat translated both ways between the
+// OpenAI and Anthropic dialects, streamed and whole; and embeddings to each embeddings dialect.
+// Each with governance off and on (key check, budgets, RPM/TPM, the call log). The budgets below are the counts measured when they were
 // set, rounded up a little; adding an allocation to a request path means raising the budget
 // here in the same commit (DESIGN.md, hot-path rule 2). Sanitizer builds keep their runtime's
 // operator new and export no count: the test says so and skips.
@@ -20,17 +20,23 @@ const MEASURED = 1000;
 // Measured 2026-11-30: plain 7.00 / 7.30, stream 17.00 / 17.07 (governance off / on), after the
 // header fields moved into per-connection and per-call arenas (22 / 23.2 and 32 / 33.2 before).
 // Translated stream (20 tokens, Anthropic upstream) 52.96 / 53.00 and embeddings (two inputs,
-// identity) 16.00 / 16.11, first counted 2026-11-30 17:40 UTC; the translated stream 34.97 /
-// 35.09 since 2026-11-30 20:25 UTC (the Anthropic request is built in a scratch buffer). A stream translated from an
-// Anthropic client to an OpenAI-dialect deployment 41.90 / 42.00, first counted 2026-11-30
-// 20:30 UTC (61.96 / 62.03 before: the client's document now parses into a scratch buffer and
-// the upstream body is written from the pivot without copying it).
+// identity) 16.00 / 16.11, first counted 2026-11-30 17:40 UTC. Since 2026-11-30 20:35 UTC, with
+// translated documents parsed and built in scratch buffers (providers/scratch_json.h):
+// translated stream 34.94 / 35.04, whole 19.00 / 20.11; an Anthropic client on an
+// OpenAI-dialect deployment 42.00 / 42.02 streamed (61.96 / 62.03 before), 22.00 / 22.04 whole;
+// embeddings 11.00 / 11.12 identity, 25.00 / 25.16 Ollama, 24.00 / 24.20 Cohere, 27.00 /
+// 27.20 Gemini.
 const BUDGET = {
   plain: { off: 7.5, on: 8 },
   stream: { off: 17.5, on: 18 },
   translated: { off: 35.5, on: 36 },
+  translated_whole: { off: 19.5, on: 20.5 },
   from_anthropic: { off: 42.5, on: 43 },
-  embeddings: { off: 16.5, on: 17 },
+  from_anthropic_whole: { off: 22.5, on: 23 },
+  embeddings: { off: 11.5, on: 12 },
+  embeddings_ollama: { off: 25.5, on: 26 },
+  embeddings_cohere: { off: 24.5, on: 25 },
+  embeddings_gemini: { off: 27.5, on: 28 },
 };
 
 let mock;
@@ -58,21 +64,31 @@ const chat = (model, stream) => ({
   body: JSON.stringify({ model, stream, max_tokens: 100, messages: [{ role: 'user', content: 'Hello there' }] }),
   done: stream ? /data: \[DONE\]/ : /"finish_reason":"stop"/,
 });
+const embed = (model) => ({
+  path: '/v1/embeddings',
+  body: JSON.stringify({ model, input: ['Hello there', 'General Kenobi'] }),
+  done: /"object":"list"/,
+});
 // What each kind of request sends, and a sign in the answer that it ran to its end.
 const KINDS = {
   plain: chat('mock-model', false),
   stream: chat('mock-model', true),
   translated: chat('mock-claude', true),  // OpenAI client, Anthropic-dialect deployment
+  translated_whole: chat('mock-claude', false),
   from_anthropic: {  // Anthropic client, OpenAI-dialect deployment
     path: '/v1/messages',
     body: JSON.stringify({ model: 'mock-model', stream: true, max_tokens: 100, messages: [{ role: 'user', content: 'Hello there' }] }),
     done: /event: message_stop/,
   },
-  embeddings: {
-    path: '/v1/embeddings',
-    body: JSON.stringify({ model: 'mock-model', input: ['Hello there', 'General Kenobi'] }),
-    done: /"object":"list"/,
+  from_anthropic_whole: {
+    path: '/v1/messages',
+    body: JSON.stringify({ model: 'mock-model', max_tokens: 100, messages: [{ role: 'user', content: 'Hello there' }] }),
+    done: /"stop_reason":"end_turn"/,
   },
+  embeddings: embed('mock-model'),
+  embeddings_ollama: embed('mock-embed-ollama'),
+  embeddings_cohere: embed('mock-embed-cohere'),
+  embeddings_gemini: embed('mock-embed-gemini'),
 };
 
 async function send(gw, headers, kind) {
@@ -102,12 +118,18 @@ for (const governance of ['off', 'on']) {
       models: {
         'mock-model': [`http://127.0.0.1:${mock.port}/v1`],
         'mock-claude': [{ provider: 'anthropic', base_url: `http://127.0.0.1:${mock.port}`, model: 'claude-upstream' }],
+        'mock-embed-ollama': [{ provider: 'ollama', base_url: `http://127.0.0.1:${mock.port}`, model: 'nomic-embed-text' }],
+        'mock-embed-cohere': [{ provider: 'cohere', base_url: `http://127.0.0.1:${mock.port}`, api_key: 'co-test', model: 'embed-v4.0' }],
+        'mock-embed-gemini': [{ provider: 'gemini', base_url: `http://127.0.0.1:${mock.port}`, api_key: 'g-test', model: 'gemini-embedding-001' }],
       },
       governance: { enabled: governance === 'on' },
       store: { path: path.join(dir, 'turnpike.db') },
       prices: {
         'mock-model': { input: 1, output: 2, max_output_tokens: 4096 },
         'claude-upstream': { input: 1, output: 2, max_output_tokens: 4096 },
+        'nomic-embed-text': { input: 1, output: 0, max_output_tokens: 1 },
+        'embed-v4.0': { input: 1, output: 0, max_output_tokens: 1 },
+        'gemini-embedding-001': { input: 1, output: 0, max_output_tokens: 1 },
       },
     });
     const gw = await startGateway(cfg, { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });

@@ -7,6 +7,7 @@
 #include "providers/anthropic/stream_decoder.h"
 #include "providers/anthropic/stream_encoder.h"
 #include "providers/anthropic/wire.h"
+#include "providers/scratch_json.h"
 
 namespace turnpike::providers::anthropic {
 namespace {
@@ -57,7 +58,9 @@ std::unique_ptr<StreamDecoder> AnthropicProvider::NewDecoder() const {
 
 Result<Response> AnthropicProvider::ParseResponse(std::string_view body) const {
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec);
+  // Read into a Response (strings only) and dropped: parsed in a scratch buffer.
+  ScratchJson scratch;
+  json::value doc = scratch.Parse(body, ec);
   if (ec || !doc.is_object()) return Bad("The upstream answer is not a JSON object.");
   const json::object& message = doc.as_object();
   // An error object under a 2xx status is still an error, never a 200 to the client.
@@ -113,30 +116,35 @@ std::unique_ptr<StreamEncoder> AnthropicProvider::NewEncoder(const EncoderOption
 }
 
 std::string AnthropicProvider::RenderResponse(const Response& response, int64_t) const {
-  json::array content;
+  ScratchJson scratch;  // the answer is built here and serialized before it goes
+  const json::storage_ptr sp = scratch.storage();
+  json::array content(sp);
   if (!response.text.empty()) {
-    content.push_back(json::object{{"type", "text"}, {"text", response.text}});
+    content.push_back(json::object({{"type", "text"}, {"text", response.text}}, sp));
   }
   for (const ToolCall& call : response.tool_calls) {
     boost::system::error_code ec;
-    json::value input = json::parse(call.arguments, ec);
-    if (ec || !input.is_object()) input = json::object{};
-    content.push_back(json::object{
-        {"type", "tool_use"}, {"id", call.id}, {"name", call.name}, {"input", std::move(input)}});
+    json::value input = json::parse(call.arguments, ec, sp);
+    if (ec || !input.is_object()) input = json::object(sp);
+    content.push_back(json::object(
+        {{"type", "tool_use"}, {"id", call.id}, {"name", call.name}, {"input", std::move(input)}},
+        sp));
   }
   const TokenUsage& u = response.usage;
   const int64_t cached = std::max<int64_t>(u.cached_tokens, 0);
   const int64_t created = std::max<int64_t>(u.cache_creation_tokens, 0);
-  json::object usage{{"input_tokens", std::max<int64_t>(u.prompt_tokens - cached - created, 0)}};
+  json::object usage({{"input_tokens", std::max<int64_t>(u.prompt_tokens - cached - created, 0)}},
+                     sp);
   if (u.cache_creation_tokens >= 0) usage["cache_creation_input_tokens"] = u.cache_creation_tokens;
   if (u.cached_tokens >= 0) usage["cache_read_input_tokens"] = u.cached_tokens;
   usage["output_tokens"] = std::max<int64_t>(u.completion_tokens, 0);
-  json::object message{{"id", response.id},
-                       {"type", "message"},
-                       {"role", "assistant"},
-                       {"model", response.model},
-                       {"content", std::move(content)},
-                       {"stop_reason", StopReasonName(response.finish)}};
+  json::object message({{"id", response.id},
+                        {"type", "message"},
+                        {"role", "assistant"},
+                        {"model", response.model},
+                        {"content", std::move(content)},
+                        {"stop_reason", StopReasonName(response.finish)}},
+                       sp);
   if (response.stop_sequence.empty()) {
     message["stop_sequence"] = nullptr;
   } else {

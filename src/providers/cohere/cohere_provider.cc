@@ -6,6 +6,7 @@
 #include "providers/cohere/requests.h"
 #include "providers/cohere/stream_decoder.h"
 #include "providers/cohere/wire.h"
+#include "providers/scratch_json.h"
 
 namespace turnpike::providers::cohere {
 namespace {
@@ -108,7 +109,9 @@ std::unique_ptr<StreamDecoder> CohereProvider::NewDecoder() const {
 
 Result<Response> CohereProvider::ParseResponse(std::string_view body) const {
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec);
+  // Read into a Response (strings only) and dropped: parsed in a scratch buffer.
+  ScratchJson scratch;
+  json::value doc = scratch.Parse(body, ec);
   if (ec || !doc.is_object()) return Bad("The upstream answer is not a JSON object.");
   const json::object& answer = doc.as_object();
   const json::object* message = ObjectAt(answer, "message");

@@ -5,6 +5,7 @@
 
 #include "providers/cohere/wire.h"
 #include "providers/request_fields.h"
+#include "providers/scratch_json.h"
 
 namespace turnpike::providers::cohere {
 namespace {
@@ -43,9 +44,11 @@ Result<std::string> CohereEmbeddings::BuildRequest(const EmbeddingsRequest& requ
       return request::UnsupportedBy(std::string(member.key()), kProvider);
     }
   }
-  json::object body;
+  ScratchJson scratch;  // the body is serialized before it goes
+  const json::storage_ptr sp = scratch.storage();
+  json::object body(sp);
   body["model"] = upstream_model;
-  json::array texts;
+  json::array texts(sp);
   if (request.kind == EmbeddingsInput::kText) {
     texts.push_back(request.input());
   } else {
@@ -55,7 +58,7 @@ Result<std::string> CohereEmbeddings::BuildRequest(const EmbeddingsRequest& requ
   // Required by Cohere's v3+ models; OpenAI has no such field, and documents are what an
   // OpenAI-style caller usually embeds (README.md).
   body["input_type"] = "search_document";
-  body["embedding_types"] = json::array{"float"};
+  body["embedding_types"] = json::array({"float"}, sp);
   // OpenAI refuses an input longer than the model's context; Cohere would cut it silently.
   body["truncate"] = "NONE";
   if (request.dimensions) body["output_dimension"] = *request.dimensions;
@@ -64,7 +67,9 @@ Result<std::string> CohereEmbeddings::BuildRequest(const EmbeddingsRequest& requ
 
 Result<Embeddings> CohereEmbeddings::ParseResponse(std::string_view body) const {
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec);
+  // Read into Embeddings (floats and a name) and dropped: parsed in a scratch buffer.
+  ScratchJson scratch;
+  json::value doc = scratch.Parse(body, ec);
   if (ec || !doc.is_object()) return Bad("The upstream answer is not a JSON object.");
   const json::object& answer = doc.as_object();
   const json::value* by_type = answer.if_contains("embeddings");

@@ -5,6 +5,7 @@
 
 #include "providers/gemini/wire.h"
 #include "providers/request_fields.h"
+#include "providers/scratch_json.h"
 
 namespace turnpike::providers::gemini {
 namespace {
@@ -26,10 +27,11 @@ bool IsTranslated(std::string_view key) {
 }
 
 json::object EmbedRequest(const std::string& model, const json::value& text,
-                          const std::optional<int64_t>& dimensions) {
-  json::object one;
+                          const std::optional<int64_t>& dimensions, const json::storage_ptr& sp) {
+  json::object one(sp);
   one["model"] = model;
-  one["content"] = json::object{{"parts", json::array{json::object{{"text", text}}}}};
+  one["content"] =
+      json::object({{"parts", json::array({json::object({{"text", text}}, sp)}, sp)}}, sp);
   if (dimensions) one["outputDimensionality"] = *dimensions;
   return one;
 }
@@ -51,20 +53,24 @@ Result<std::string> GeminiEmbeddings::BuildRequest(const EmbeddingsRequest& requ
   const std::string model = upstream_model.starts_with(kModelsPrefix)
                                 ? std::string(upstream_model)
                                 : std::string(kModelsPrefix) + std::string(upstream_model);
-  json::array requests;
+  ScratchJson scratch;  // the body is serialized before it goes
+  const json::storage_ptr sp = scratch.storage();
+  json::array requests(sp);
   if (request.kind == EmbeddingsInput::kText) {
-    requests.push_back(EmbedRequest(model, request.input(), request.dimensions));
+    requests.push_back(EmbedRequest(model, request.input(), request.dimensions, sp));
   } else {
     for (const json::value& text : request.input().as_array()) {
-      requests.push_back(EmbedRequest(model, text, request.dimensions));
+      requests.push_back(EmbedRequest(model, text, request.dimensions, sp));
     }
   }
-  return json::serialize(json::object{{"requests", std::move(requests)}});
+  return json::serialize(json::object({{"requests", std::move(requests)}}, sp));
 }
 
 Result<Embeddings> GeminiEmbeddings::ParseResponse(std::string_view body) const {
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec);
+  // Read into Embeddings (floats and a name) and dropped: parsed in a scratch buffer.
+  ScratchJson scratch;
+  json::value doc = scratch.Parse(body, ec);
   if (ec || !doc.is_object()) return Bad("The upstream answer is not a JSON object.");
   const json::object& answer = doc.as_object();
   if (answer.contains("error")) return ParseErrorBody(kStatusForErrorIn2xx, body);

@@ -8,6 +8,7 @@
 #include "providers/gemini/stream_decoder.h"
 #include "providers/gemini/thought_signature.h"
 #include "providers/gemini/wire.h"
+#include "providers/scratch_json.h"
 
 namespace turnpike::providers::gemini {
 namespace {
@@ -122,7 +123,9 @@ std::unique_ptr<StreamDecoder> GeminiProvider::NewDecoder() const {
 
 Result<Response> GeminiProvider::ParseResponse(std::string_view body) const {
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec);
+  // Read into a Response (strings only) and dropped: parsed in a scratch buffer.
+  ScratchJson scratch;
+  json::value doc = scratch.Parse(body, ec);
   if (ec || !doc.is_object()) return Bad("The upstream answer is not a JSON object.");
   const json::object& answer = doc.as_object();
   // An error object under a 2xx status is still an error, never a 200 to the client.

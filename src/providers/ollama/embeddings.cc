@@ -5,6 +5,7 @@
 
 #include "providers/ollama/wire.h"
 #include "providers/request_fields.h"
+#include "providers/scratch_json.h"
 
 namespace turnpike::providers::ollama {
 namespace {
@@ -38,7 +39,8 @@ Result<std::string> OllamaEmbeddings::BuildRequest(const EmbeddingsRequest& requ
       return request::UnsupportedBy(std::string(member.key()), kProvider);
     }
   }
-  json::object body;
+  ScratchJson scratch;  // the body is serialized before it goes
+  json::object body(scratch.storage());
   body["model"] = upstream_model;
   body["input"] = request.input();
   // OpenAI refuses an input longer than the model's context; Ollama would cut it silently.
@@ -49,7 +51,9 @@ Result<std::string> OllamaEmbeddings::BuildRequest(const EmbeddingsRequest& requ
 
 Result<Embeddings> OllamaEmbeddings::ParseResponse(std::string_view body) const {
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec);
+  // Read into Embeddings (floats and a name) and dropped: parsed in a scratch buffer.
+  ScratchJson scratch;
+  json::value doc = scratch.Parse(body, ec);
   if (ec || !doc.is_object()) return Bad("The upstream answer is not a JSON object.");
   const json::object& answer = doc.as_object();
   if (answer.contains("error")) return ParseErrorBody(kStatusForErrorIn2xx, body);

@@ -7,6 +7,7 @@
 #include "providers/ollama/requests.h"
 #include "providers/ollama/stream_decoder.h"
 #include "providers/ollama/wire.h"
+#include "providers/scratch_json.h"
 
 namespace turnpike::providers::ollama {
 namespace {
@@ -74,7 +75,9 @@ std::unique_ptr<StreamDecoder> OllamaProvider::NewDecoder() const {
 
 Result<Response> OllamaProvider::ParseResponse(std::string_view body) const {
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec);
+  // Read into a Response (strings only) and dropped: parsed in a scratch buffer.
+  ScratchJson scratch;
+  json::value doc = scratch.Parse(body, ec);
   if (ec || !doc.is_object()) return Bad("The upstream answer is not a JSON object.");
   const json::object& answer = doc.as_object();
   // An error object under a 2xx status is still an error, never a 200 to the client.

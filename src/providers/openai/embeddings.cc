@@ -3,6 +3,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "providers/scratch_json.h"
+
 namespace turnpike::providers::openai {
 namespace {
 
@@ -24,14 +26,17 @@ Error ErrorIn(const json::value& error) {
 
 Result<std::string> OpenAiEmbeddings::BuildRequest(const EmbeddingsRequest& request,
                                                    std::string_view upstream_model) const {
-  json::object body = request.body;
+  ScratchJson scratch;  // the copy is serialized before it goes
+  json::object body(request.body, scratch.storage());
   body["model"] = upstream_model;
   return json::serialize(body);
 }
 
 Result<Embeddings> OpenAiEmbeddings::ParseResponse(std::string_view body) const {
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec);
+  // Read into Embeddings (floats and a name) and dropped: parsed in a scratch buffer.
+  ScratchJson scratch;
+  json::value doc = scratch.Parse(body, ec);
   if (ec || !doc.is_object()) return Bad("The upstream answer is not a JSON object.");
   const json::object& answer = doc.as_object();
   if (const json::value* error = answer.if_contains("error"); error && !error->is_null()) {

@@ -5,6 +5,7 @@
 #include <boost/json/serializer.hpp>
 
 #include "providers/openai/stream_codec.h"
+#include "providers/scratch_json.h"
 
 namespace turnpike::providers::openai {
 namespace {
@@ -157,7 +158,9 @@ std::unique_ptr<StreamDecoder> OpenAiProvider::NewDecoder() const {
 
 Result<Response> OpenAiProvider::ParseResponse(std::string_view body) const {
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec);
+  // Read into a Response (strings only) and dropped: parsed in a scratch buffer.
+  ScratchJson scratch;
+  json::value doc = scratch.Parse(body, ec);
   if (ec || !doc.is_object()) return Bad("The upstream answer is not a JSON object.");
   const json::object& completion = doc.as_object();
   // An error object under a 2xx status is still an error, never a 200 to the client.
@@ -227,19 +230,22 @@ std::unique_ptr<StreamEncoder> OpenAiProvider::NewEncoder(const EncoderOptions& 
 }
 
 std::string OpenAiProvider::RenderResponse(const Response& response, int64_t created) const {
-  json::object message{{"role", "assistant"}};
+  ScratchJson scratch;  // the answer is built here and serialized before it goes
+  const json::storage_ptr sp = scratch.storage();
+  json::object message({{"role", "assistant"}}, sp);
   if (response.text.empty()) {
     message["content"] = nullptr;
   } else {
     message["content"] = response.text;
   }
   if (!response.tool_calls.empty()) {
-    json::array calls;
+    json::array calls(sp);
     for (const ToolCall& call : response.tool_calls) {
-      calls.push_back(json::object{
-          {"id", call.id},
-          {"type", "function"},
-          {"function", json::object{{"name", call.name}, {"arguments", call.arguments}}}});
+      calls.push_back(json::object(
+          {{"id", call.id},
+           {"type", "function"},
+           {"function", json::object({{"name", call.name}, {"arguments", call.arguments}}, sp)}},
+          sp));
     }
     message["tool_calls"] = std::move(calls);
   }
@@ -247,21 +253,25 @@ std::string OpenAiProvider::RenderResponse(const Response& response, int64_t cre
   const TokenUsage& u = response.usage;
   const int64_t prompt = std::max<int64_t>(u.prompt_tokens, 0);
   const int64_t completion = std::max<int64_t>(u.completion_tokens, 0);
-  json::object usage{{"prompt_tokens", prompt},
-                     {"completion_tokens", completion},
-                     {"total_tokens", prompt + completion},
-                     {"prompt_tokens_details",
-                      json::object{{"cached_tokens", std::max<int64_t>(u.cached_tokens, 0)}}}};
-  json::object choice{{"index", 0},
-                      {"message", std::move(message)},
-                      {"logprobs", nullptr},
-                      {"finish_reason", FinishReasonName(response.finish)}};
-  json::object completion_object{{"id", response.id},
-                                 {"object", "chat.completion"},
-                                 {"created", created},
-                                 {"model", response.model},
-                                 {"choices", json::array{std::move(choice)}},
-                                 {"usage", std::move(usage)}};
+  json::object usage(
+      {{"prompt_tokens", prompt},
+       {"completion_tokens", completion},
+       {"total_tokens", prompt + completion},
+       {"prompt_tokens_details",
+        json::object({{"cached_tokens", std::max<int64_t>(u.cached_tokens, 0)}}, sp)}},
+      sp);
+  json::object choice({{"index", 0},
+                       {"message", std::move(message)},
+                       {"logprobs", nullptr},
+                       {"finish_reason", FinishReasonName(response.finish)}},
+                      sp);
+  json::object completion_object({{"id", response.id},
+                                  {"object", "chat.completion"},
+                                  {"created", created},
+                                  {"model", response.model},
+                                  {"choices", json::array({std::move(choice)}, sp)},
+                                  {"usage", std::move(usage)}},
+                                 sp);
   return json::serialize(completion_object);
 }
 

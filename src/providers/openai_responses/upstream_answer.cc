@@ -4,6 +4,8 @@
 #include <boost/json/value.hpp>
 #include <string>
 
+#include "providers/scratch_json.h"
+
 namespace turnpike::providers::openai_responses {
 namespace {
 
@@ -65,7 +67,9 @@ ErrorCode CodeForResponseError(std::string_view code) {
 
 Result<Response> ParseResponseBody(std::string_view body) {
   boost::system::error_code ec;
-  json::value doc = json::parse(body, ec);
+  // Read into a Response (strings only) and dropped: parsed in a scratch buffer.
+  ScratchJson scratch;
+  json::value doc = scratch.Parse(body, ec);
   if (ec || !doc.is_object()) return Bad("The upstream answer is not a JSON object.");
   const json::object& answer = doc.as_object();
   // A failed response, or OpenAI's error envelope under a 2xx status: an error, never a 200.
