@@ -13,7 +13,10 @@
 //
 // Requests are translated once per request (a DOM is fine there); streams are translated per
 // chunk by a decoder/encoder pair made once per stream (see translator.h), which must not
-// allocate per chunk in steady state.
+// allocate per chunk in steady state. A DOM used once and dropped (a client's document read
+// into the pivot, an upstream body built and serialized, a whole answer read or rendered) is
+// parsed or built in a ScratchJson (scratch_json.h), not node by node on the heap; the pivot,
+// which the request keeps for its retries, is the exception.
 //
 // Ownership: a Provider is immutable after construction and shared by every worker; decoders
 // and encoders it makes belong to one stream on one worker. Thread safety: every const method

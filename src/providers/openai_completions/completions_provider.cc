@@ -175,25 +175,30 @@ std::unique_ptr<StreamEncoder> CompletionsProvider::NewEncoder(
 }
 
 std::string CompletionsProvider::RenderResponse(const Response& response, int64_t created) const {
+  ScratchJson scratch;  // the answer is built here and serialized before it goes
+  const json::storage_ptr sp = scratch.storage();
   const TokenUsage& u = response.usage;
   const int64_t prompt = std::max<int64_t>(u.prompt_tokens, 0);
   const int64_t completion = std::max<int64_t>(u.completion_tokens, 0);
-  json::object usage{{"prompt_tokens", prompt},
-                     {"completion_tokens", completion},
-                     {"total_tokens", prompt + completion}};
+  json::object usage({{"prompt_tokens", prompt},
+                      {"completion_tokens", completion},
+                      {"total_tokens", prompt + completion}},
+                     sp);
   if (u.cached_tokens >= 0) {
-    usage["prompt_tokens_details"] = json::object{{"cached_tokens", u.cached_tokens}};
+    usage["prompt_tokens_details"] = json::object({{"cached_tokens", u.cached_tokens}}, sp);
   }
-  json::object choice{{"text", response.text},
-                      {"index", 0},
-                      {"logprobs", nullptr},
-                      {"finish_reason", openai::FinishReasonName(response.finish)}};
-  json::object completion_object{{"id", "cmpl-" + response.id},
-                                 {"object", "text_completion"},
-                                 {"created", created},
-                                 {"model", response.model},
-                                 {"choices", json::array{std::move(choice)}},
-                                 {"usage", std::move(usage)}};
+  json::object choice({{"text", response.text},
+                       {"index", 0},
+                       {"logprobs", nullptr},
+                       {"finish_reason", openai::FinishReasonName(response.finish)}},
+                      sp);
+  json::object completion_object({{"id", "cmpl-" + response.id},
+                                  {"object", "text_completion"},
+                                  {"created", created},
+                                  {"model", response.model},
+                                  {"choices", json::array({std::move(choice)}, sp)},
+                                  {"usage", std::move(usage)}},
+                                 sp);
   return json::serialize(completion_object);
 }
 
