@@ -1,7 +1,7 @@
-// A JSON document used once and dropped: a client's request read into the pivot, or an upstream
-// request built and serialized. It is parsed or built in a buffer inside this object, on the
-// caller's stack, and past kInline bytes in blocks freed together, instead of one heap
-// allocation per object, array and long string.
+// A JSON document used once and dropped: a client's request read into the pivot, an upstream
+// request built and serialized, a whole answer read or rendered, an embeddings body. It is
+// parsed or built in a buffer inside this object, on the caller's stack, and past kInline bytes
+// in blocks freed together, instead of one heap allocation per object, array and long string.
 //
 // Nothing parsed or built here may outlive it. Copying a value into another container copies it
 // into that container's memory (Boost.JSON copies between storages), so reading the document

@@ -82,7 +82,7 @@ class Statement {
   // Binds only when the value differs from the one this parameter already holds from an
   // earlier *IfChanged bind. SQLite keeps bindings across runs (Run(kKeep)), so an unchanged
   // value costs a compare instead of a bind (about 100 to 200 instructions each in SQLite):
-  // the call-log insert rebinds only the few columns that differ from the row before. Text
+  // the call-log insert rebinds only the few columns that changed since its previous run. Text
   // is copied into storage the statement owns and bound from there, so it never dangles. A
   // plain Bind* of the same parameter, or a Reset that clears, forgets the remembered value.
   Statement& BindIfChanged(int index, int64_t value) {
