@@ -1,5 +1,6 @@
 // Starts the real turnpike binary (gateway and mock provider) on port 0 and talks to it over
 // loopback. Every process a test starts is stopped by the test's `after` hook (stopAll).
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -164,6 +165,31 @@ export async function eventually(fn, timeoutMs = 3000, stepMs = 25) {
 export async function mockStats(mock) {
   const r = await fetch(`http://127.0.0.1:${mock.port}/mock/stats`);
   return r.json();
+}
+
+// A client that stops reading mid-stream (hot-path rule 5: a slow client slows the upstream
+// read, not memory). `open()` starts a stream on a raw socket; after its first bytes the
+// client stops reading for 1.5 s. Meanwhile the stream must not finish at `mock`, and the
+// gateway's RSS must not grow by 20 MiB. Then the stream is dropped.
+//
+// Loopback autotunes each receive buffer up to net.ipv4.tcp_rmem's maximum: 32 MiB on the CI
+// machine, on both hops, plus the send buffers. A stream shorter than all of them together
+// can finish into the buffers whatever the gateway does. So the stream must be HELD_BACK_TOKENS
+// long: over 100 MB of events, more than twice what the buffers can hold.
+export const HELD_BACK_TOKENS = 1_000_000;
+export async function assertHeldBack({ gw, mock, open }) {
+  const rssBefore = rssKiB(gw.pid);
+  const sock = open();
+  let received = 0;
+  sock.on('data', (d) => { received += d.length; });
+  await eventually(() => received > 0, 3000);
+  sock.pause();
+  await sleep(1500);
+  const paused = await mockStats(mock);
+  const rssPaused = rssKiB(gw.pid);
+  sock.destroy();
+  assert.equal(paused.streams_completed, 0, 'the mock is held back while the client does not read');
+  assert.ok(rssPaused - rssBefore < 20 * 1024, `gateway RSS grew ${rssPaused - rssBefore} KiB while the client was paused`);
 }
 
 export function chatBody(extra = {}) {
