@@ -3,7 +3,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { execFileSync } from 'node:child_process';
-import { startMock, startGateway, gatewayConfig, stopAll, chatBody, mockStats, eventually, sleep, rssKiB, waitExit, readSse, rawRequest, dechunk, assertHeldBack, HELD_BACK_TOKENS } from './lib/harness.mjs';
+import { startMock, startGateway, gatewayConfig, stopAll, chatBody, mockStats, eventually, sleep, waitExit, readSse, rawRequest, dechunk, assertHeldBack, HELD_BACK_TOKENS } from './lib/harness.mjs';
 
 after(stopAll);
 
