@@ -136,6 +136,23 @@ Result<EmbeddingsRequest> ParseEmbeddingsRequest(std::string_view body) {
   return out;
 }
 
+Status CheckTextOnlyRequest(const EmbeddingsRequest& request, std::string_view provider) {
+  if (request.kind == EmbeddingsInput::kTokens || request.kind == EmbeddingsInput::kTokenArrays) {
+    return Invalid("Token arrays in 'input' cannot be sent to this model's provider (" +
+                       std::string(provider) + "); send text.",
+                   "input");
+  }
+  for (const auto& member : request.body) {
+    const std::string_view key = member.key();
+    const bool read =
+        key == "model" || key == "input" || key == "encoding_format" || key == "dimensions";
+    if (!read && !member.value().is_null()) {
+      return request::UnsupportedBy(std::string(key), provider);
+    }
+  }
+  return Ok{};
+}
+
 Status AppendVector(Embeddings& out, const json::value& vector) {
   if (!vector.is_array() || vector.as_array().empty()) {
     return Bad("The upstream answer has an embedding that is not a non-empty array of numbers.");

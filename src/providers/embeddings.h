@@ -63,6 +63,12 @@ struct EmbeddingsRequest {
 // not a string ("user"). null counts as absent for the optional fields.
 Result<EmbeddingsRequest> ParseEmbeddingsRequest(std::string_view body);
 
+// For a dialect that embeds text only and reads nothing but model, input, encoding_format and
+// dimensions (Ollama, Cohere, Gemini): token arrays in `input` are a 400 naming "input", and
+// any other member that is not null is refused by name, never dropped. `provider` is the
+// dialect's name, for the messages.
+Status CheckTextOnlyRequest(const EmbeddingsRequest& request, std::string_view provider);
+
 // A provider's answer, neutral: one vector per input, in input order.
 struct Embeddings {
   std::string model;  // as the provider named it; empty if it did not

@@ -20,29 +20,17 @@ Error Bad(std::string message) {
   return Error{ErrorCode::kUpstreamBadResponse, std::move(message), ""};
 }
 
-// The members the translation reads; anything else is refused, never dropped.
-bool IsTranslated(std::string_view key) {
-  return key == "model" || key == "input" || key == "encoding_format" || key == "dimensions";
-}
-
 }  // namespace
 
 Result<std::string> CohereEmbeddings::BuildRequest(const EmbeddingsRequest& request,
                                                    std::string_view upstream_model) const {
-  if (request.kind == EmbeddingsInput::kTokens || request.kind == EmbeddingsInput::kTokenArrays) {
-    return request::Invalid(
-        "Token arrays in 'input' cannot be sent to this model's provider (cohere); send text.",
-        "input");
+  if (Status checked = CheckTextOnlyRequest(request, kProvider); !checked.ok()) {
+    return checked.error();
   }
   if (request.input_count > kMaxCohereTexts) {
     return request::Invalid("This model's provider (cohere) embeds at most " +
                                 std::to_string(kMaxCohereTexts) + " inputs per request.",
                             "input");
-  }
-  for (const auto& member : request.body) {
-    if (!IsTranslated(member.key()) && !member.value().is_null()) {
-      return request::UnsupportedBy(std::string(member.key()), kProvider);
-    }
   }
   ScratchJson scratch;  // the body is serialized before it goes
   const json::storage_ptr sp = scratch.storage();

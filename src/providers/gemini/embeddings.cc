@@ -4,7 +4,6 @@
 #include <boost/json/serialize.hpp>
 
 #include "providers/gemini/wire.h"
-#include "providers/request_fields.h"
 #include "providers/scratch_json.h"
 
 namespace turnpike::providers::gemini {
@@ -21,11 +20,6 @@ Error Bad(std::string message) {
   return Error{ErrorCode::kUpstreamBadResponse, std::move(message), ""};
 }
 
-// The members the translation reads; anything else is refused, never dropped.
-bool IsTranslated(std::string_view key) {
-  return key == "model" || key == "input" || key == "encoding_format" || key == "dimensions";
-}
-
 json::object EmbedRequest(const std::string& model, const json::value& text,
                           const std::optional<int64_t>& dimensions, const json::storage_ptr& sp) {
   json::object one(sp);
@@ -40,15 +34,8 @@ json::object EmbedRequest(const std::string& model, const json::value& text,
 
 Result<std::string> GeminiEmbeddings::BuildRequest(const EmbeddingsRequest& request,
                                                    std::string_view upstream_model) const {
-  if (request.kind == EmbeddingsInput::kTokens || request.kind == EmbeddingsInput::kTokenArrays) {
-    return request::Invalid(
-        "Token arrays in 'input' cannot be sent to this model's provider (gemini); send text.",
-        "input");
-  }
-  for (const auto& member : request.body) {
-    if (!IsTranslated(member.key()) && !member.value().is_null()) {
-      return request::UnsupportedBy(std::string(member.key()), kProvider);
-    }
+  if (Status checked = CheckTextOnlyRequest(request, kProvider); !checked.ok()) {
+    return checked.error();
   }
   const std::string model = upstream_model.starts_with(kModelsPrefix)
                                 ? std::string(upstream_model)

@@ -4,7 +4,6 @@
 #include <boost/json/serialize.hpp>
 
 #include "providers/ollama/wire.h"
-#include "providers/request_fields.h"
 #include "providers/scratch_json.h"
 
 namespace turnpike::providers::ollama {
@@ -20,24 +19,12 @@ Error Bad(std::string message) {
   return Error{ErrorCode::kUpstreamBadResponse, std::move(message), ""};
 }
 
-// The members the translation reads; anything else is refused, never dropped.
-bool IsTranslated(std::string_view key) {
-  return key == "model" || key == "input" || key == "encoding_format" || key == "dimensions";
-}
-
 }  // namespace
 
 Result<std::string> OllamaEmbeddings::BuildRequest(const EmbeddingsRequest& request,
                                                    std::string_view upstream_model) const {
-  if (request.kind == EmbeddingsInput::kTokens || request.kind == EmbeddingsInput::kTokenArrays) {
-    return request::Invalid(
-        "Token arrays in 'input' cannot be sent to this model's provider (ollama); send text.",
-        "input");
-  }
-  for (const auto& member : request.body) {
-    if (!IsTranslated(member.key()) && !member.value().is_null()) {
-      return request::UnsupportedBy(std::string(member.key()), kProvider);
-    }
+  if (Status checked = CheckTextOnlyRequest(request, kProvider); !checked.ok()) {
+    return checked.error();
   }
   ScratchJson scratch;  // the body is serialized before it goes
   json::object body(scratch.storage());
