@@ -9,8 +9,8 @@ import net from 'node:net';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import {
-  startMock, startGateway, startGovernedGateway, gatewayConfig, stopAll, eventually, mockStats, readSse, sleep, dechunk,
-  assertHeldBack, HELD_BACK_TOKENS,
+  startMock, startGateway, startGovernedGateway, gatewayConfig, stopAll, eventually, mockStats, readSse,
+  assertHeldBack, assertPausedStreamArrivesWhole, HELD_BACK_TOKENS,
 } from './lib/harness.mjs';
 
 const TOKENS = 6;
@@ -425,19 +425,7 @@ describe('translated streams behave like relayed ones', () => {
     const tokens = 100000;  // ~10 MB of Anthropic events, more as OpenAI chunks
     const big = await startMock(['--tokens', String(tokens)]);
     const g = await startGateway(gatewayConfig({ models: claudeOn(big) }));
-    const sock = rawChat(g.port, chat({ max_tokens: tokens }));
-    let received = '';
-    sock.setEncoding('latin1');
-    sock.on('data', (d) => { received += d; });
-    await eventually(() => received.length > 0, 3000);
-    sock.pause();
-    await sleep(500);
-    sock.resume();
-    await eventually(() => received.endsWith('0\r\n\r\n'), 60000, 50);
-    const body = dechunk(received.slice(received.indexOf('\r\n\r\n') + 4));
-    assert.ok(body.endsWith('data: [DONE]\n\n'));
-    assert.equal(body.split('"content":"tok').length - 1, tokens, 'every token arrived once the client read again');
-    sock.destroy();
+    await assertPausedStreamArrivesWhole({ open: () => rawChat(g.port, chat({ max_tokens: tokens })), tokens });
   });
 
   test('an upstream cut mid-stream ends in the client dialect\'s error, translated or not', async () => {

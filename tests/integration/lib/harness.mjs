@@ -192,6 +192,25 @@ export async function assertHeldBack({ gw, mock, open }) {
   assert.ok(rssPaused - rssBefore < 20 * 1024, `gateway RSS grew ${rssPaused - rssBefore} KiB while the client was paused`);
 }
 
+// The other half of a slow client: `open()` starts a stream of `tokens` OpenAI-chat tokens on a
+// raw socket; the client stops reading after the first bytes, then reads again. Every token
+// must arrive, and the stream must end with [DONE].
+export async function assertPausedStreamArrivesWhole({ open, tokens, timeoutMs = 60000 }) {
+  const sock = open();
+  let received = '';
+  sock.setEncoding('latin1');
+  sock.on('data', (d) => { received += d; });
+  await eventually(() => received.length > 0, 3000);
+  sock.pause();
+  await sleep(500);
+  sock.resume();
+  await eventually(() => received.endsWith('0\r\n\r\n'), timeoutMs, 50);
+  sock.destroy();
+  const body = dechunk(received.slice(received.indexOf('\r\n\r\n') + 4));
+  assert.ok(body.endsWith('data: [DONE]\n\n'));
+  assert.equal(body.split('"content":"tok').length - 1, tokens, 'every token arrived once the client read again');
+}
+
 export function chatBody(extra = {}) {
   return JSON.stringify({ model: 'mock-model', messages: [{ role: 'user', content: 'Hello' }], ...extra });
 }
