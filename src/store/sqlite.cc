@@ -33,6 +33,8 @@ std::string_view StoreOpName(StoreOp op) {
       return "call_log_insert";
     case StoreOp::kCallLogIndex:
       return "call_log_index";
+    case StoreOp::kCallLogRoute:
+      return "call_log_route";
     case StoreOp::kSpendWrite:
       return "spend_write";
     case StoreOp::kTransaction:
@@ -191,7 +193,12 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path, bool s
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
   std::unique_ptr<Database> db(new Database(raw, counts));
-  std::string pragmas = "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA synchronous=";
+  // 16 KiB pages: the call log's appends write and checkpoint fewer, larger pages, about 10%
+  // less CPU per row than 4 KiB (bench/call_log_bench.cc). It takes effect only when the file
+  // is created; an existing database keeps its page size.
+  std::string pragmas =
+      "PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; "
+      "PRAGMA synchronous=";
   pragmas += synchronous_full ? "FULL;" : "NORMAL;";
   Status set = db->Exec(pragmas, StoreOp::kMigrate);
   if (!set.ok()) return set.error();

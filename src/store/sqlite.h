@@ -37,6 +37,7 @@ enum class StoreOp : uint8_t {
   kAdminWrite,     // admin API writes
   kCallLogInsert,  // one row of the call log
   kCallLogIndex,   // the call log's coarse indexes: a batch's tenant id ranges, a month's first id
+  kCallLogRoute,   // a call-log route the store thread did not know yet (call_routes.h)
   kSpendWrite,     // one spend row upserted (write-behind of the budget counters)
   kTransaction,    // BEGIN / COMMIT / ROLLBACK
   kReconcile,      // the reconcile job's sums and corrections
@@ -156,9 +157,9 @@ class Statement {
 
 class Database {
  public:
-  // Opens (creating) the file; creates its directory if missing. WAL journal, foreign keys on,
-  // a 5 s busy timeout; synchronous NORMAL (a commit survives a process crash, not a power
-  // loss) or FULL.
+  // Opens (creating) the file; creates its directory if missing. WAL journal, 16 KiB pages
+  // (for a new file), foreign keys on, a 5 s busy timeout; synchronous NORMAL (a commit survives a
+  // process crash, not a power loss) or FULL.
   static Result<std::unique_ptr<Database>> Open(const std::string& path, bool synchronous_full,
                                                 StatementCounts* counts);
   ~Database();

@@ -4,10 +4,13 @@
 //   - rows go in multi-row INSERTs of kRowsPerInsert (one statement's fixed cost for many);
 //   - a parameter is rebound only when its value differs from the one it held in the
 //     statement's previous run (most columns repeat from row to row);
+//   - a row's repeating names (tenant, key, model, deployment) and budget month are one
+//     integer, the id of its route (call_routes.h), in table call_log_rows; the view
+//     `call_log` joins them back;
 //   - spend is summed in the batch without copying ids;
-//   - the table has no secondary index at all (each would cost every row an index entry,
+//   - the rows have no secondary index at all (each would cost every row an index entry,
 //     about a fifth of the row's cost each).
-// Instead two small tables index it coarsely, written once per batch or month, not per row:
+// Instead two small tables index them coarsely, written once per batch or month, not per row:
 //   call_log_blocks  per transaction, each tenant's id range in it: a tenant's page is read
 //                    by scanning those ranges (newest first), skipping other tenants' rows;
 //   call_log_months  each month's first id: reconcile scans ids from there.
@@ -24,14 +27,13 @@
 namespace turnpike::store {
 namespace {
 
-constexpr int kCallColumns = 21;
+constexpr int kCallColumns = 17;
 constexpr size_t kRowsPerInsert = 32;
 
 constexpr std::string_view kInsertCallPrefix =
-    "INSERT INTO call_log (time_ms, request_id, tenant_id, key_id, model, deployment, status, "
-    "error, prompt_tokens, completion_tokens, cached_tokens, cost_micros, estimated, unpriced, "
-    "ttft_us, total_us, overhead_us, month, request_body, dropped_rows, cache_creation_tokens) "
-    "VALUES ";
+    "INSERT INTO call_log_rows (time_ms, request_id, route_id, status, error, prompt_tokens, "
+    "completion_tokens, cached_tokens, cache_creation_tokens, cost_micros, estimated, unpriced, "
+    "ttft_us, total_us, overhead_us, request_body, dropped_rows) VALUES ";
 
 // "INSERT ... VALUES (?, ..., ?), ..." for `rows` rows.
 std::string InsertCallsSql(size_t rows) {
@@ -48,44 +50,40 @@ int64_t MsToUs(double ms) { return static_cast<int64_t>(ms * 1000.0); }
 
 // Binds one row's columns at parameters first .. first + kCallColumns - 1, each only when it
 // differs from the value that parameter held in the statement's previous run (sqlite.h,
-// BindIfChanged): consecutive rows mostly share tenant, key, model, deployment, month, status
-// and the zero columns, so a row rebinds about a third of its parameters. The request body
-// is bound, not copied: `r` must outlive the statement's Run.
-void BindCall(Statement& q, int first, const CallRecord& r, std::string_view month) {
+// BindIfChanged): consecutive rows mostly share their route, status and the zero columns, so
+// a row rebinds about a third of its parameters. The request body is bound, not copied: `r`
+// must outlive the statement's Run.
+void BindCall(Statement& q, int first, const CallRecord& r, int64_t route_id) {
   const int f = first - 1;
   q.BindIfChanged(f + 1, r.time_ms)
       .BindTextIfChanged(f + 2, r.request_id)
-      .BindTextIfChanged(f + 3, r.tenant_id)
-      .BindTextIfChanged(f + 4, r.key_id)
-      .BindTextIfChanged(f + 5, r.model)
-      .BindTextIfChanged(f + 6, r.deployment)
-      .BindIfChanged(f + 7, r.status)
-      .BindTextIfChanged(f + 8, r.error)
-      .BindIfChanged(f + 9, r.prompt_tokens)
-      .BindIfChanged(f + 10, r.completion_tokens)
-      .BindIfChanged(f + 11, r.cached_tokens)
-      .BindIfChanged(f + 12, r.cost_micros)
-      .BindIfChanged(f + 13, int64_t{r.estimated})
-      .BindIfChanged(f + 14, int64_t{r.unpriced});
+      .BindIfChanged(f + 3, route_id)
+      .BindIfChanged(f + 4, r.status)
+      .BindTextIfChanged(f + 5, r.error)
+      .BindIfChanged(f + 6, r.prompt_tokens)
+      .BindIfChanged(f + 7, r.completion_tokens)
+      .BindIfChanged(f + 8, r.cached_tokens)
+      .BindIfChanged(f + 9, r.cache_creation_tokens)
+      .BindIfChanged(f + 10, r.cost_micros)
+      .BindIfChanged(f + 11, int64_t{r.estimated})
+      .BindIfChanged(f + 12, int64_t{r.unpriced});
   if (r.ttft_ms >= 0) {
-    q.BindIfChanged(f + 15, MsToUs(r.ttft_ms));
+    q.BindIfChanged(f + 13, MsToUs(r.ttft_ms));
+  } else {
+    q.BindNullIfChanged(f + 13);
+  }
+  q.BindIfChanged(f + 14, MsToUs(r.total_ms));
+  if (r.overhead_us >= 0) {
+    q.BindIfChanged(f + 15, r.overhead_us);
   } else {
     q.BindNullIfChanged(f + 15);
   }
-  q.BindIfChanged(f + 16, MsToUs(r.total_ms));
-  if (r.overhead_us >= 0) {
-    q.BindIfChanged(f + 17, r.overhead_us);
-  } else {
-    q.BindNullIfChanged(f + 17);
-  }
-  q.BindTextIfChanged(f + 18, month);
   if (r.request_body.empty()) {
-    q.BindNullIfChanged(f + 19);
+    q.BindNullIfChanged(f + 16);
   } else {
-    q.BindView(f + 19, r.request_body);
+    q.BindView(f + 16, r.request_body);
   }
-  q.BindIfChanged(f + 20, r.dropped_rows);
-  q.BindIfChanged(f + 21, r.cache_creation_tokens);
+  q.BindIfChanged(f + 17, r.dropped_rows);
 }
 
 // "YYYY-MM" of the months in one transaction, each formatted once; the texts stay put
@@ -191,7 +189,12 @@ Status SqliteStore::WriteCalls(CallRecordSpans records, bool log_rows,
     }
     return Ok{};
   });
-  if (written.ok()) months_noted_.insert(months_noted_.end(), noting.begin(), noting.end());
+  if (written.ok()) {
+    months_noted_.insert(months_noted_.end(), noting.begin(), noting.end());
+    routes_.Commit();
+  } else {
+    routes_.Rollback();
+  }
   return written;
 }
 
@@ -219,7 +222,9 @@ Status SqliteStore::InsertCalls(std::vector<governance::MonthId>& noting) {
     Statement& q = n == 1 ? *one.value() : *many;
     for (size_t j = 0; j < n; ++j) {
       const CallRecord& r = *rows_[i + j];
-      BindCall(q, static_cast<int>(j) * kCallColumns + 1, r, months.Text(r.month));
+      Result<int64_t> route = routes_.Id(*db_, r, months.Text(r.month));
+      if (!route.ok()) return route.error();
+      BindCall(q, static_cast<int>(j) * kCallColumns + 1, r, route.value());
     }
     Status ran = q.Run(Statement::Bindings::kKeep);  // every parameter is set above
     if (!ran.ok()) return ran;
@@ -302,24 +307,27 @@ CallRow ReadCallRow(const Statement& q) {
 
 // Newest first. With a tenant filter the tenant's blocks are walked newest first and each id
 // range is scanned for the page's remaining rows (the table has no tenant index; see the top
-// of this file); without one, the table is scanned from its newest row.
+// of this file); without one, the table is scanned from its newest row. The rows are read
+// through their routes, rows first (SQLite keeps a CROSS JOIN's order: it never starts at
+// call_routes, whose tenant index would have it scan the id range once per route).
 Result<std::vector<CallRow>> SqliteStore::QueryCalls(const CallQuery& query) {
   const bool by_tenant = !query.tenant_id.empty();
   std::string sql =
-      "SELECT id, time_ms, request_id, tenant_id, key_id, model, deployment, status, error, "
-      "prompt_tokens, completion_tokens, cached_tokens, cost_micros, estimated, unpriced, "
-      "ttft_us, total_us, overhead_us, month, request_body, dropped_rows, cache_creation_tokens "
-      "FROM call_log "
-      "WHERE 1 = 1";
+      "SELECT c.id, c.time_ms, c.request_id, r.tenant_id, r.key_id, r.model, r.deployment, "
+      "c.status, c.error, c.prompt_tokens, c.completion_tokens, c.cached_tokens, c.cost_micros, "
+      "c.estimated, c.unpriced, c.ttft_us, c.total_us, c.overhead_us, r.month, c.request_body, "
+      "c.dropped_rows, c.cache_creation_tokens "
+      "FROM call_log_rows c CROSS JOIN call_routes r "
+      "WHERE r.id = c.route_id";
   // Filters in a fixed order, bound in the same order below.
-  if (by_tenant) sql += " AND id >= ? AND id <= ? AND tenant_id = ?";
-  if (!query.key_id.empty()) sql += " AND key_id = ?";
-  if (!query.model.empty()) sql += " AND model = ?";
-  if (query.status != 0) sql += " AND status = ?";
-  if (query.since_ms != 0) sql += " AND time_ms >= ?";
-  if (query.until_ms != 0) sql += " AND time_ms < ?";
-  if (query.before_id != 0) sql += " AND id < ?";
-  sql += " ORDER BY id DESC LIMIT ?";
+  if (by_tenant) sql += " AND c.id >= ? AND c.id <= ? AND r.tenant_id = ?";
+  if (!query.key_id.empty()) sql += " AND r.key_id = ?";
+  if (!query.model.empty()) sql += " AND r.model = ?";
+  if (query.status != 0) sql += " AND c.status = ?";
+  if (query.since_ms != 0) sql += " AND c.time_ms >= ?";
+  if (query.until_ms != 0) sql += " AND c.time_ms < ?";
+  if (query.before_id != 0) sql += " AND c.id < ?";
+  sql += " ORDER BY c.id DESC LIMIT ?";
   Result<Statement> q = db_->Prepare(sql, StoreOp::kAdminRead);
   if (!q.ok()) return q.error();
   std::vector<CallRow> out;
@@ -367,9 +375,11 @@ Result<std::vector<CallRow>> SqliteStore::QueryCalls(const CallQuery& query) {
 
 Result<std::vector<SpendRow>> SqliteStore::SumCallLog(const std::string& month) {
   Result<Statement> q = db_->Prepare(
-      "SELECT tenant_id, key_id, SUM(cost_micros) FROM call_log "
-      "WHERE id >= (SELECT first_id FROM call_log_months WHERE month = ?) AND month = ? "
-      "GROUP BY tenant_id, key_id",
+      "SELECT r.tenant_id, r.key_id, SUM(c.cost_micros) "
+      "FROM call_log_rows c CROSS JOIN call_routes r "
+      "WHERE r.id = c.route_id "
+      "AND c.id >= (SELECT first_id FROM call_log_months WHERE month = ?) AND r.month = ? "
+      "GROUP BY r.tenant_id, r.key_id",
       StoreOp::kReconcile);
   if (!q.ok()) return q.error();
   q->Bind(1, month).Bind(2, month);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "store/call_routes.h"
 #include "store/sqlite.h"
 #include "store/store.h"
 
@@ -66,6 +67,7 @@ class SqliteStore : public Store {
   std::unique_ptr<Statement> insert_month_;
   std::unique_ptr<Statement> insert_block_;
   std::vector<const CallRecord*> rows_;  // the rows WriteCalls is inserting
+  CallRoutes routes_;                    // their routes' ids
   // Months whose first call-log row is in call_log_months (committed).
   std::vector<governance::MonthId> months_noted_;
   std::unique_ptr<Statement> add_spend_;

@@ -67,11 +67,11 @@ class SqliteStoreTest : public ::testing::Test {
 };
 
 TEST_F(SqliteStoreTest, MigrationsApplyOnceAndRecordTheirVersion) {
-  EXPECT_EQ(store_->SchemaVersion(), 2);
+  EXPECT_EQ(store_->SchemaVersion(), 3);
   const uint64_t before = counts_.value(StoreOp::kMigrate);
   store_.reset();
   store_ = Open();  // a second start applies nothing new
-  EXPECT_EQ(store_->SchemaVersion(), 2);
+  EXPECT_EQ(store_->SchemaVersion(), 3);
   EXPECT_LT(counts_.value(StoreOp::kMigrate) - before, 10u);
 }
 
@@ -296,7 +296,7 @@ TEST_F(SqliteStoreTest, MigrationTwoIndexesRowsWrittenBeforeIt) {
     }
   }
   store_ = Open();  // applies migration 2
-  EXPECT_EQ(store_->SchemaVersion(), 2);
+  EXPECT_EQ(store_->SchemaVersion(), 3);
   CallQuery q;
   q.tenant_id = "a";
   auto page = store_->QueryCalls(q);
@@ -311,6 +311,159 @@ TEST_F(SqliteStoreTest, MigrationTwoIndexesRowsWrittenBeforeIt) {
     if (row.scope == SpendScope::kTenant) total += row.spent_micros;
   }
   EXPECT_EQ(total, 3);
+}
+
+// Migration 3 moves each row's names and month into call_routes: every column of rows written
+// before it reads back the same, through the store and through the `call_log` view.
+TEST_F(SqliteStoreTest, MigrationThreeKeepsEveryColumnOfRowsWrittenBeforeIt) {
+  store_.reset();
+  std::filesystem::remove_all(dir_);
+  {
+    auto opened = SqliteStore::Open((dir_ / "t.db").string(), false, &counts_);
+    ASSERT_TRUE(opened.ok());
+    ASSERT_TRUE(opened.value()->MigrateTo(2).ok());
+    auto db = Database::Open((dir_ / "t.db").string(), false, &counts_);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db.value()
+                    ->Exec("INSERT INTO call_log (time_ms, request_id, tenant_id, key_id, model, "
+                           "deployment, status, error, prompt_tokens, completion_tokens, "
+                           "cached_tokens, cost_micros, estimated, unpriced, ttft_us, total_us, "
+                           "overhead_us, month, request_body, dropped_rows, "
+                           "cache_creation_tokens) VALUES "
+                           "(11, 'r1', 'a', 'k1', 'm1', 'd1', 200, '', 1, 2, 3, 4, 0, 1, 5, 6, "
+                           "7, '2026-10', '{}', 0, 8), "
+                           "(12, 'r2', 'b', 'k2', 'm2', 'd2', 429, 'rate_limited', 9, 10, 0, 0, "
+                           "1, 0, NULL, 13, NULL, '2026-11', NULL, 3, 0), "
+                           "(14, 'r3', 'a', 'k1', 'm1', 'd1', 200, '', 15, 16, 0, 17, 0, 0, 18, "
+                           "19, 20, '2026-10', NULL, 0, 0); "
+                           "INSERT INTO call_log_months (month, first_id) "
+                           "VALUES ('2026-10', 1), ('2026-11', 2)",
+                           StoreOp::kAdminWrite)
+                    .ok());
+  }
+  store_ = Open();  // applies migration 3
+  EXPECT_EQ(store_->SchemaVersion(), 3);
+  CallQuery q;
+  auto page = store_->QueryCalls(q);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->size(), 3u);
+  const CallRecord& b = page->at(1).record;
+  EXPECT_EQ(page->at(1).id, 2);
+  EXPECT_EQ(b.time_ms, 12);
+  EXPECT_EQ(b.request_id, "r2");
+  EXPECT_EQ(b.tenant_id, "b");
+  EXPECT_EQ(b.key_id, "k2");
+  EXPECT_EQ(b.model, "m2");
+  EXPECT_EQ(b.deployment, "d2");
+  EXPECT_EQ(b.status, 429);
+  EXPECT_EQ(b.error, "rate_limited");
+  EXPECT_EQ(b.prompt_tokens, 9);
+  EXPECT_EQ(b.completion_tokens, 10);
+  EXPECT_TRUE(b.estimated);
+  EXPECT_FALSE(b.unpriced);
+  EXPECT_DOUBLE_EQ(b.ttft_ms, -1);
+  EXPECT_DOUBLE_EQ(b.total_ms, 0.013);
+  EXPECT_EQ(b.overhead_us, -1);
+  EXPECT_EQ(b.request_body, "");
+  EXPECT_EQ(b.dropped_rows, 3);
+  const CallRecord& a = page->at(2).record;
+  EXPECT_EQ(a.tenant_id, "a");
+  EXPECT_EQ(a.model, "m1");
+  EXPECT_EQ(a.deployment, "d1");
+  EXPECT_EQ(a.cached_tokens, 3);
+  EXPECT_EQ(a.cost_micros, 4);
+  EXPECT_TRUE(a.unpriced);
+  EXPECT_DOUBLE_EQ(a.ttft_ms, 0.005);
+  EXPECT_EQ(a.overhead_us, 7);
+  EXPECT_EQ(a.request_body, "{}");
+  EXPECT_EQ(a.cache_creation_tokens, 8);
+  EXPECT_EQ(page->at(0).record.cost_micros, 17);
+
+  auto october = store_->SumCallLog("2026-10");
+  ASSERT_TRUE(october.ok());
+  ASSERT_EQ(october->size(), 2u);  // key k1 and tenant a
+  for (const SpendRow& row : october.value()) EXPECT_EQ(row.spent_micros, 21);
+
+  // Two routes for three rows; the view reads the old table's columns in their old order.
+  auto db = Database::Open((dir_ / "t.db").string(), false, &counts_);
+  ASSERT_TRUE(db.ok());
+  auto routes = db.value()->Prepare("SELECT COUNT(*) FROM call_routes", StoreOp::kAdminRead);
+  ASSERT_TRUE(routes.ok());
+  ASSERT_TRUE(routes->Step().value());
+  EXPECT_EQ(routes->Int(0), 2);
+  auto view = db.value()->Prepare("SELECT * FROM call_log WHERE id = 2", StoreOp::kAdminRead);
+  ASSERT_TRUE(view.ok());
+  ASSERT_TRUE(view->Step().value());
+  EXPECT_EQ(view->Text(3), "b");
+  EXPECT_EQ(view->Text(6), "d2");
+  EXPECT_EQ(view->Text(8), "rate_limited");
+  EXPECT_EQ(view->Text(18), "2026-11");
+  EXPECT_EQ(view->Int(20), 3);
+}
+
+// A route is read or added once, then remembered: rows of known routes cost no statement
+// beyond their insert. A second store on the same file finds the routes the first added.
+TEST_F(SqliteStoreTest, RoutesAreAddedOnceAndFoundAgainAfterReopening) {
+  Seed();
+  const governance::MonthId month = governance::MonthOf(1'790'000'000);
+  std::vector<CallRecord> rows;
+  for (int i = 0; i < 40; ++i) {
+    CallRecord r = Row(1, i < 30 ? month : month + 1);
+    r.model = i % 3 == 0 ? "b" : "a";
+    rows.push_back(std::move(r));
+  }
+  const std::span<const CallRecord> batch[] = {rows};
+  ASSERT_TRUE(store_->WriteCalls(batch, true, {}).ok());
+  // Routes: (a, month), (b, month), (a, month + 1), (b, month + 1): a lookup and an insert each.
+  EXPECT_EQ(counts_.value(StoreOp::kCallLogRoute), 8u);
+  ASSERT_TRUE(store_->WriteCalls(batch, true, {}).ok());
+  EXPECT_EQ(counts_.value(StoreOp::kCallLogRoute), 8u);
+
+  store_ = Open();
+  ASSERT_TRUE(store_->WriteCalls(batch, true, {}).ok());
+  EXPECT_EQ(counts_.value(StoreOp::kCallLogRoute), 8u + 4u);  // found, not added
+  CallQuery q;
+  q.limit = 1000;
+  q.model = "b";
+  auto page = store_->QueryCalls(q);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->size(), 3u * 14u);
+}
+
+// A route added in a transaction that rolls back is forgotten with it. SQLite gives the next
+// route added the rolled-back id again, so a store that kept the id would file later rows of
+// the first route under the second.
+TEST_F(SqliteStoreTest, RoutesOfARolledBackTransactionAreForgotten) {
+  Seed();
+  auto db = Database::Open((dir_ / "t.db").string(), false, &counts_);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE(db.value()
+                  ->Exec("CREATE TRIGGER fail BEFORE INSERT ON call_log_rows "
+                         "WHEN NEW.cost_micros = 666 BEGIN SELECT RAISE(ABORT, 'injected'); END",
+                         StoreOp::kMigrate)
+                  .ok());
+  const governance::MonthId month = governance::MonthOf(1'790'000'000);
+  CallRecord first = Row(1, month);
+  first.model = "first";
+  CallRecord failing = Row(666, month);
+  failing.model = "first";
+  const std::vector<CallRecord> rolled_back = {first, failing};
+  const std::span<const CallRecord> batch[] = {rolled_back};
+  EXPECT_FALSE(store_->WriteCalls(batch, true, {}).ok());
+  ASSERT_TRUE(db.value()->Exec("DROP TRIGGER fail", StoreOp::kMigrate).ok());
+
+  CallRecord second = Row(2, month);
+  second.model = "second";
+  const std::vector<CallRecord> rows = {second, first};
+  const std::span<const CallRecord> retry[] = {rows};
+  ASSERT_TRUE(store_->WriteCalls(retry, true, {}).ok());
+  CallQuery q;
+  auto page = store_->QueryCalls(q);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->size(), 2u);
+  EXPECT_EQ(page->at(0).record.model, "first");
+  EXPECT_EQ(page->at(0).record.cost_micros, 1);
+  EXPECT_EQ(page->at(1).record.model, "second");
 }
 
 // Rows whose columns change in every pattern the insert meets (a value repeating, changing,

@@ -1,0 +1,92 @@
+#include "store/call_routes.h"
+
+#include <cstring>
+
+namespace turnpike::store {
+namespace {
+
+// Each part with its length first, so no two routes share a key whatever bytes they hold.
+void AppendPart(std::string& key, std::string_view part) {
+  const uint32_t size = static_cast<uint32_t>(part.size());
+  char prefix[sizeof size];
+  std::memcpy(prefix, &size, sizeof size);
+  key.append(prefix, sizeof prefix).append(part);
+}
+
+void KeyOf(const CallRecord& r, std::string& key) {
+  key.clear();
+  AppendPart(key, r.tenant_id);
+  AppendPart(key, r.key_id);
+  AppendPart(key, r.model);
+  AppendPart(key, r.deployment);
+  char month[sizeof r.month];
+  std::memcpy(month, &r.month, sizeof month);
+  key.append(month, sizeof month);
+}
+
+}  // namespace
+
+Result<int64_t> CallRoutes::Id(Database& db, const CallRecord& r, std::string_view month) {
+  KeyOf(r, key_);
+  if (last_id_ != 0 && key_ == last_key_) return last_id_;
+  int64_t id = 0;
+  if (auto it = ids_.find(key_); it != ids_.end()) {
+    id = it->second;
+  } else {
+    Result<int64_t> found = Find(db, r, month);
+    if (!found.ok()) return found.error();
+    id = found.value();
+    if (ids_.size() >= kMaxRemembered) ids_.clear();
+    ids_.emplace(key_, id);
+  }
+  last_key_.assign(key_);
+  last_id_ = id;
+  return id;
+}
+
+Result<int64_t> CallRoutes::Find(Database& db, const CallRecord& r, std::string_view month) {
+  if (!select_) {
+    Result<Statement> q = db.Prepare(
+        "SELECT id FROM call_routes WHERE tenant_id = ? AND key_id = ? AND model = ? "
+        "AND deployment = ? AND month = ?",
+        StoreOp::kCallLogRoute);
+    if (!q.ok()) return q.error();
+    select_ = std::make_unique<Statement>(std::move(q.value()));
+  }
+  select_->BindView(1, r.tenant_id)
+      .BindView(2, r.key_id)
+      .BindView(3, r.model)
+      .BindView(4, r.deployment)
+      .BindView(5, month);
+  Result<bool> row = select_->Step();
+  const int64_t found = row.ok() && row.value() ? select_->Int(0) : 0;
+  select_->Reset();
+  if (!row.ok()) return row.error();
+  if (found != 0) return found;
+
+  if (!insert_) {
+    Result<Statement> q = db.Prepare(
+        "INSERT INTO call_routes (tenant_id, key_id, model, deployment, month) "
+        "VALUES (?, ?, ?, ?, ?)",
+        StoreOp::kCallLogRoute);
+    if (!q.ok()) return q.error();
+    insert_ = std::make_unique<Statement>(std::move(q.value()));
+  }
+  insert_->BindView(1, r.tenant_id)
+      .BindView(2, r.key_id)
+      .BindView(3, r.model)
+      .BindView(4, r.deployment)
+      .BindView(5, month);
+  Status inserted = insert_->Run();
+  if (!inserted.ok()) return inserted.error();
+  added_.push_back(key_);
+  return db.LastInsertId();
+}
+
+void CallRoutes::Rollback() {
+  for (const std::string& key : added_) ids_.erase(key);
+  added_.clear();
+  last_id_ = 0;
+}
+
+}  // namespace turnpike::store

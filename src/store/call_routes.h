@@ -1,0 +1,56 @@
+// The call log's routes: a call-log row's repeating part (who asked, the tenant and key; for
+// which model; where it went, the deployment; and the budget month charged), one call_routes
+// row per distinct combination, which the row refers to by id (migration 3, sqlite_store.cc).
+// Consecutive rows mostly share one route, so a row costs one integer column instead of five
+// texts.
+//
+// CallRoutes gives the store thread a route's id: the previous row's when it is the same
+// route, else from memory, else read from call_routes, adding the route if it is new (those
+// two statements are counted as StoreOp::kCallLogRoute: once per new route, not per request).
+// Ids handed out inside a transaction are only good if it commits: Rollback forgets the routes
+// added in it, so a later row never refers to a route that was rolled back. Memory is bounded:
+// past kMaxRemembered routes it starts over from the table.
+//
+// Ownership and threads: owned by SqliteStore, used only on the store thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "common/result.h"
+#include "governance/budget.h"
+#include "store/call_record.h"
+#include "store/sqlite.h"
+
+namespace turnpike::store {
+
+class CallRoutes {
+ public:
+  static constexpr size_t kMaxRemembered = 65'536;
+
+  // The id of the route of `r`, whose budget month reads `month`; inside a transaction.
+  Result<int64_t> Id(Database& db, const CallRecord& r, std::string_view month);
+  // The transaction the ids were given in committed or rolled back.
+  void Commit() { added_.clear(); }
+  void Rollback();
+
+  size_t remembered() const { return ids_.size(); }
+
+ private:
+  // Reads or adds the route of `r` in call_routes.
+  Result<int64_t> Find(Database& db, const CallRecord& r, std::string_view month);
+
+  std::string key_;       // the route being looked up (KeyOf), reused
+  std::string last_key_;  // the previous row's route
+  int64_t last_id_ = 0;   // 0: none
+  std::unordered_map<std::string, int64_t> ids_;
+  std::vector<std::string> added_;  // routes added in the open transaction
+  std::unique_ptr<Statement> select_;
+  std::unique_ptr<Statement> insert_;
+};
+
+}  // namespace turnpike::store
