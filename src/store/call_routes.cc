@@ -24,6 +24,23 @@ void KeyOf(const CallRecord& r, std::string& key) {
   key.append(month, sizeof month);
 }
 
+// `slot`'s statement (prepared on first use) with the route's five columns bound, in the
+// order tenant, key, model, deployment, month.
+Result<Statement*> Bound(Database& db, std::unique_ptr<Statement>& slot, std::string_view sql,
+                         const CallRecord& r, std::string_view month) {
+  if (!slot) {
+    Result<Statement> q = db.Prepare(sql, StoreOp::kCallLogRoute);
+    if (!q.ok()) return q.error();
+    slot = std::make_unique<Statement>(std::move(q.value()));
+  }
+  slot->BindView(1, r.tenant_id)
+      .BindView(2, r.key_id)
+      .BindView(3, r.model)
+      .BindView(4, r.deployment)
+      .BindView(5, month);
+  return slot.get();
+}
+
 }  // namespace
 
 Result<int64_t> CallRoutes::Id(Database& db, const CallRecord& r, std::string_view month) {
@@ -45,47 +62,29 @@ Result<int64_t> CallRoutes::Id(Database& db, const CallRecord& r, std::string_vi
 }
 
 Result<int64_t> CallRoutes::Find(Database& db, const CallRecord& r, std::string_view month) {
-  if (!select_) {
-    Result<Statement> q = db.Prepare(
-        "SELECT id FROM call_routes WHERE tenant_id = ? AND key_id = ? AND model = ? "
-        "AND deployment = ? AND month = ?",
-        StoreOp::kCallLogRoute);
-    if (!q.ok()) return q.error();
-    select_ = std::make_unique<Statement>(std::move(q.value()));
-  }
-  select_->BindView(1, r.tenant_id)
-      .BindView(2, r.key_id)
-      .BindView(3, r.model)
-      .BindView(4, r.deployment)
-      .BindView(5, month);
-  Result<bool> row = select_->Step();
-  const int64_t found = row.ok() && row.value() ? select_->Int(0) : 0;
-  select_->Reset();
+  Result<Statement*> select = Bound(db, select_,
+                                    "SELECT id FROM call_routes WHERE tenant_id = ? AND key_id = ? "
+                                    "AND model = ? AND deployment = ? AND month = ?",
+                                    r, month);
+  if (!select.ok()) return select.error();
+  Result<bool> row = (*select)->Step();
+  const int64_t found = row.ok() && row.value() ? (*select)->Int(0) : 0;
+  (*select)->Reset();
   if (!row.ok()) return row.error();
   if (found != 0) return found;
 
-  if (!insert_) {
-    Result<Statement> q = db.Prepare(
-        "INSERT INTO call_routes (tenant_id, key_id, model, deployment, month) "
-        "VALUES (?, ?, ?, ?, ?)",
-        StoreOp::kCallLogRoute);
-    if (!q.ok()) return q.error();
-    insert_ = std::make_unique<Statement>(std::move(q.value()));
-  }
-  insert_->BindView(1, r.tenant_id)
-      .BindView(2, r.key_id)
-      .BindView(3, r.model)
-      .BindView(4, r.deployment)
-      .BindView(5, month);
-  Status inserted = insert_->Run();
+  Result<Statement*> insert = Bound(db, insert_,
+                                    "INSERT INTO call_routes (tenant_id, key_id, model, "
+                                    "deployment, month) VALUES (?, ?, ?, ?, ?)",
+                                    r, month);
+  if (!insert.ok()) return insert.error();
+  Status inserted = (*insert)->Run();
   if (!inserted.ok()) return inserted.error();
-  added_.push_back(key_);
   return db.LastInsertId();
 }
 
 void CallRoutes::Rollback() {
-  for (const std::string& key : added_) ids_.erase(key);
-  added_.clear();
+  ids_.clear();
   last_id_ = 0;
 }
 

@@ -7,9 +7,10 @@
 // CallRoutes gives the store thread a route's id: the previous row's when it is the same
 // route, else from memory, else read from call_routes, adding the route if it is new (those
 // two statements are counted as StoreOp::kCallLogRoute: once per new route, not per request).
-// Ids handed out inside a transaction are only good if it commits: Rollback forgets the routes
-// added in it, so a later row never refers to a route that was rolled back. Memory is bounded:
-// past kMaxRemembered routes it starts over from the table.
+// Ids handed out inside a transaction are only good if it commits: Rollback forgets every id
+// (rollbacks are rare; the table is read again), so a later row never refers to a route that
+// was rolled back, whose id SQLite would give the next route added. Memory is bounded: past
+// kMaxRemembered routes it starts over from the table.
 //
 // Ownership and threads: owned by SqliteStore, used only on the store thread.
 #pragma once
@@ -19,7 +20,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <vector>
 
 #include "common/result.h"
 #include "governance/budget.h"
@@ -34,11 +34,8 @@ class CallRoutes {
 
   // The id of the route of `r`, whose budget month reads `month`; inside a transaction.
   Result<int64_t> Id(Database& db, const CallRecord& r, std::string_view month);
-  // The transaction the ids were given in committed or rolled back.
-  void Commit() { added_.clear(); }
+  // The transaction the ids were given in rolled back.
   void Rollback();
-
-  size_t remembered() const { return ids_.size(); }
 
  private:
   // Reads or adds the route of `r` in call_routes.
@@ -48,7 +45,6 @@ class CallRoutes {
   std::string last_key_;  // the previous row's route
   int64_t last_id_ = 0;   // 0: none
   std::unordered_map<std::string, int64_t> ids_;
-  std::vector<std::string> added_;  // routes added in the open transaction
   std::unique_ptr<Statement> select_;
   std::unique_ptr<Statement> insert_;
 };

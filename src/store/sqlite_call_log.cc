@@ -191,7 +191,6 @@ Status SqliteStore::WriteCalls(CallRecordSpans records, bool log_rows,
   });
   if (written.ok()) {
     months_noted_.insert(months_noted_.end(), noting.begin(), noting.end());
-    routes_.Commit();
   } else {
     routes_.Rollback();
   }
