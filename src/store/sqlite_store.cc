@@ -122,7 +122,8 @@ ALTER TABLE call_log ADD COLUMN cache_creation_tokens INTEGER NOT NULL DEFAULT 0
     // third less to write (docs/BENCHMARKS.md). `call_log` stays the rows as they read: a
     // view joining the two, with the old table's columns in their old order. route_id has no
     // REFERENCES clause: with foreign keys on, that would be a lookup per inserted row; the
-    // store thread only writes ids it read or added in the same transaction (call_routes.h).
+    // store thread only writes ids of routes that exist (read from the table, or added in the
+    // same transaction and forgotten if it rolls back: call_routes.h).
     R"sql(
 CREATE TABLE call_routes (
   id INTEGER PRIMARY KEY,
