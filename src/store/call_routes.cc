@@ -28,17 +28,14 @@ void KeyOf(const CallRecord& r, std::string& key) {
 // order tenant, key, model, deployment, month.
 Result<Statement*> Bound(Database& db, std::unique_ptr<Statement>& slot, std::string_view sql,
                          const CallRecord& r, std::string_view month) {
-  if (!slot) {
-    Result<Statement> q = db.Prepare(sql, StoreOp::kCallLogRoute);
-    if (!q.ok()) return q.error();
-    slot = std::make_unique<Statement>(std::move(q.value()));
-  }
-  slot->BindView(1, r.tenant_id)
+  Result<Statement*> q = db.Cached(slot, sql, StoreOp::kCallLogRoute);
+  if (!q.ok()) return q.error();
+  (*q)->BindView(1, r.tenant_id)
       .BindView(2, r.key_id)
       .BindView(3, r.model)
       .BindView(4, r.deployment)
       .BindView(5, month);
-  return slot.get();
+  return q;
 }
 
 }  // namespace

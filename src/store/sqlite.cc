@@ -207,6 +207,16 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path, bool s
 
 Database::~Database() { sqlite3_close_v2(db_); }
 
+Result<Statement*> Database::Cached(std::unique_ptr<Statement>& slot, std::string_view sql,
+                                    StoreOp op) {
+  if (!slot) {
+    Result<Statement> prepared = Prepare(sql, op);
+    if (!prepared.ok()) return prepared.error();
+    slot = std::make_unique<Statement>(std::move(prepared.value()));
+  }
+  return slot.get();
+}
+
 Result<Statement> Database::Prepare(std::string_view sql, StoreOp op) {
   sqlite3_stmt* stmt = nullptr;
   const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),

@@ -165,6 +165,9 @@ class Database {
   ~Database();
 
   Result<Statement> Prepare(std::string_view sql, StoreOp op);
+  // The prepared statement in `slot`, preparing it on first use (a statement run again and
+  // again: the call-log insert, the spend upsert).
+  Result<Statement*> Cached(std::unique_ptr<Statement>& slot, std::string_view sql, StoreOp op);
   // Executes one or more statements without results; counts each as `op`.
   Status Exec(std::string_view sql, StoreOp op);
 

@@ -201,11 +201,11 @@ Status SqliteStore::InsertCalls(std::vector<governance::MonthId>& noting) {
   if (rows_.empty()) return Ok{};
   static const std::string kInsertOne = InsertCallsSql(1);
   static const std::string kInsertMany = InsertCallsSql(kRowsPerInsert);
-  Result<Statement*> one = Cached(insert_call_, kInsertOne, StoreOp::kCallLogInsert);
+  Result<Statement*> one = db_->Cached(insert_call_, kInsertOne, StoreOp::kCallLogInsert);
   if (!one.ok()) return one.error();
   Statement* many = nullptr;
   if (rows_.size() >= kRowsPerInsert) {
-    Result<Statement*> q = Cached(insert_calls_, kInsertMany, StoreOp::kCallLogInsert);
+    Result<Statement*> q = db_->Cached(insert_calls_, kInsertMany, StoreOp::kCallLogInsert);
     if (!q.ok()) return q.error();
     many = q.value();
   }
@@ -252,10 +252,10 @@ Status SqliteStore::InsertCalls(std::vector<governance::MonthId>& noting) {
 }
 
 Status SqliteStore::NoteTenantBlock(std::string_view tenant_id, int64_t first_id, int64_t last_id) {
-  Result<Statement*> q = Cached(insert_block_,
-                                "INSERT INTO call_log_blocks (tenant_id, first_id, last_id) "
-                                "VALUES (?, ?, ?)",
-                                StoreOp::kCallLogIndex);
+  Result<Statement*> q = db_->Cached(insert_block_,
+                                     "INSERT INTO call_log_blocks (tenant_id, first_id, last_id) "
+                                     "VALUES (?, ?, ?)",
+                                     StoreOp::kCallLogIndex);
   if (!q.ok()) return q.error();
   (*q)->BindView(1, tenant_id).Bind(2, first_id).Bind(3, last_id);
   return (*q)->Run();
@@ -264,10 +264,10 @@ Status SqliteStore::NoteTenantBlock(std::string_view tenant_id, int64_t first_id
 Status SqliteStore::NoteMonth(std::string_view month, int64_t first_id) {
   // The first transaction to commit a row of `month` holds its lowest id (ids only grow), so
   // the first note wins and later ones (another process, a restart) change nothing.
-  Result<Statement*> q = Cached(insert_month_,
-                                "INSERT INTO call_log_months (month, first_id) VALUES (?, ?) "
-                                "ON CONFLICT (month) DO NOTHING",
-                                StoreOp::kCallLogIndex);
+  Result<Statement*> q = db_->Cached(insert_month_,
+                                     "INSERT INTO call_log_months (month, first_id) VALUES (?, ?) "
+                                     "ON CONFLICT (month) DO NOTHING",
+                                     StoreOp::kCallLogIndex);
   if (!q.ok()) return q.error();
   (*q)->BindView(1, month).Bind(2, first_id);
   return (*q)->Run();

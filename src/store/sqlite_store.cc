@@ -236,16 +236,6 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path,
   return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(db.value())));
 }
 
-Result<Statement*> SqliteStore::Cached(std::unique_ptr<Statement>& slot, std::string_view sql,
-                                       StoreOp op) {
-  if (!slot) {
-    Result<Statement> prepared = db_->Prepare(sql, op);
-    if (!prepared.ok()) return prepared.error();
-    slot = std::make_unique<Statement>(std::move(prepared.value()));
-  }
-  return slot.get();
-}
-
 int SqliteStore::SchemaVersion() {
   Result<Statement> q =
       db_->Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", StoreOp::kMigrate);
@@ -376,7 +366,7 @@ Result<GovernanceRows> SqliteStore::LoadGovernance() {
 }
 
 Result<int64_t> SqliteStore::ChangeVersion() {
-  Result<Statement*> q = Cached(data_version_, "PRAGMA data_version", StoreOp::kChangeCheck);
+  Result<Statement*> q = db_->Cached(data_version_, "PRAGMA data_version", StoreOp::kChangeCheck);
   if (!q.ok()) return q.error();
   Result<bool> row = (*q)->Step();
   if (!row.ok()) return row.error();
@@ -523,11 +513,12 @@ Result<std::vector<SpendRow>> SqliteStore::LoadSpend(std::span<const std::string
 
 Status SqliteStore::AddSpend(SpendScope scope, std::string_view scope_id, std::string_view month,
                              int64_t micros) {
-  Result<Statement*> q = Cached(add_spend_,
-                                "INSERT INTO spend (scope, scope_id, month, spent_micros) "
-                                "VALUES (?, ?, ?, ?) ON CONFLICT (scope, scope_id, month) "
-                                "DO UPDATE SET spent_micros = spent_micros + excluded.spent_micros",
-                                StoreOp::kSpendWrite);
+  Result<Statement*> q =
+      db_->Cached(add_spend_,
+                  "INSERT INTO spend (scope, scope_id, month, spent_micros) "
+                  "VALUES (?, ?, ?, ?) ON CONFLICT (scope, scope_id, month) "
+                  "DO UPDATE SET spent_micros = spent_micros + excluded.spent_micros",
+                  StoreOp::kSpendWrite);
   if (!q.ok()) return q.error();
   (*q)->Bind(1, ScopeName(scope)).Bind(2, scope_id).Bind(3, month).Bind(4, micros);
   return (*q)->Run();
@@ -535,11 +526,11 @@ Status SqliteStore::AddSpend(SpendScope scope, std::string_view scope_id, std::s
 
 Status SqliteStore::SetSpend(std::span<const SpendRow> rows) {
   return InTransaction([&]() -> Status {
-    Result<Statement*> q = Cached(set_spend_,
-                                  "INSERT INTO spend (scope, scope_id, month, spent_micros) "
-                                  "VALUES (?, ?, ?, ?) ON CONFLICT (scope, scope_id, month) "
-                                  "DO UPDATE SET spent_micros = excluded.spent_micros",
-                                  StoreOp::kReconcile);
+    Result<Statement*> q = db_->Cached(set_spend_,
+                                       "INSERT INTO spend (scope, scope_id, month, spent_micros) "
+                                       "VALUES (?, ?, ?, ?) ON CONFLICT (scope, scope_id, month) "
+                                       "DO UPDATE SET spent_micros = excluded.spent_micros",
+                                       StoreOp::kReconcile);
     if (!q.ok()) return q.error();
     for (const SpendRow& row : rows) {
       (*q)->Bind(1, ScopeName(row.scope))

@@ -46,8 +46,6 @@ class SqliteStore : public Store {
 
  private:
   explicit SqliteStore(std::unique_ptr<Database> db) : db_(std::move(db)) {}
-  // The prepared statement in `slot`, preparing it on first use.
-  Result<Statement*> Cached(std::unique_ptr<Statement>& slot, std::string_view sql, StoreOp op);
   // Runs `body` inside BEGIN IMMEDIATE / COMMIT; ROLLBACK if it fails.
   template <typename Body>
   Status InTransaction(Body&& body);
