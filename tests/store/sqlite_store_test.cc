@@ -30,6 +30,25 @@ class SqliteStoreTest : public ::testing::Test {
     EXPECT_TRUE(opened.value()->Migrate().ok());
     return std::move(opened.value());
   }
+  // A second, raw connection to the store's file (rows written or read as SQL).
+  std::unique_ptr<Database> Raw() {
+    auto db = Database::Open((dir_ / "t.db").string(), false, &counts_);
+    EXPECT_TRUE(db.ok());
+    return db.ok() ? std::move(db.value()) : nullptr;
+  }
+  // Closes the store and starts a new file migrated only to schema `version` (a migration's
+  // test over rows written by the schema before it); a raw connection to it.
+  std::unique_ptr<Database> FreshAt(int version) {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+    auto opened = SqliteStore::Open((dir_ / "t.db").string(), false, &counts_);
+    if (!opened.ok() || !opened.value()->MigrateTo(version).ok() ||
+        opened.value()->SchemaVersion() != version) {
+      ADD_FAILURE() << "cannot migrate a new store to version " << version;
+      return nullptr;
+    }
+    return Raw();
+  }
   void Seed() {
     governance::Plan plan;
     plan.id = "basic";
@@ -273,18 +292,12 @@ TEST_F(SqliteStoreTest, TenantPagesWalkTheTenantsBlocks) {
 // Migration 2 replaces the call log's secondary indexes with coarse ones and fills them from
 // the rows already there: old rows are still found by tenant and summed by month.
 TEST_F(SqliteStoreTest, MigrationTwoIndexesRowsWrittenBeforeIt) {
-  store_.reset();
-  std::filesystem::remove_all(dir_);
   {
-    auto opened = SqliteStore::Open((dir_ / "t.db").string(), false, &counts_);
-    ASSERT_TRUE(opened.ok());
-    ASSERT_TRUE(opened.value()->MigrateTo(1).ok());
-    ASSERT_EQ(opened.value()->SchemaVersion(), 1);
-    auto db = Database::Open((dir_ / "t.db").string(), false, &counts_);
-    ASSERT_TRUE(db.ok());
+    std::unique_ptr<Database> db = FreshAt(1);
+    ASSERT_NE(db, nullptr);
     for (auto [tenant, month, cost] : {std::tuple{"a", "2026-10", 1}, std::tuple{"b", "2026-10", 2},
                                        std::tuple{"a", "2026-11", 4}}) {
-      auto q = db.value()->Prepare(
+      auto q = db->Prepare(
           "INSERT INTO call_log (time_ms, request_id, tenant_id, key_id, model, deployment, "
           "status, error, prompt_tokens, completion_tokens, cached_tokens, cost_micros, "
           "estimated, unpriced, total_us, month) "
@@ -295,7 +308,7 @@ TEST_F(SqliteStoreTest, MigrationTwoIndexesRowsWrittenBeforeIt) {
       ASSERT_TRUE(q->Run().ok());
     }
   }
-  store_ = Open();  // applies migration 2
+  store_ = Open();  // applies migrations 2 and 3
   EXPECT_EQ(store_->SchemaVersion(), 3);
   CallQuery q;
   q.tenant_id = "a";
@@ -316,29 +329,23 @@ TEST_F(SqliteStoreTest, MigrationTwoIndexesRowsWrittenBeforeIt) {
 // Migration 3 moves each row's names and month into call_routes: every column of rows written
 // before it reads back the same, through the store and through the `call_log` view.
 TEST_F(SqliteStoreTest, MigrationThreeKeepsEveryColumnOfRowsWrittenBeforeIt) {
-  store_.reset();
-  std::filesystem::remove_all(dir_);
   {
-    auto opened = SqliteStore::Open((dir_ / "t.db").string(), false, &counts_);
-    ASSERT_TRUE(opened.ok());
-    ASSERT_TRUE(opened.value()->MigrateTo(2).ok());
-    auto db = Database::Open((dir_ / "t.db").string(), false, &counts_);
-    ASSERT_TRUE(db.ok());
-    ASSERT_TRUE(db.value()
-                    ->Exec("INSERT INTO call_log (time_ms, request_id, tenant_id, key_id, model, "
-                           "deployment, status, error, prompt_tokens, completion_tokens, "
-                           "cached_tokens, cost_micros, estimated, unpriced, ttft_us, total_us, "
-                           "overhead_us, month, request_body, dropped_rows, "
-                           "cache_creation_tokens) VALUES "
-                           "(11, 'r1', 'a', 'k1', 'm1', 'd1', 200, '', 1, 2, 3, 4, 0, 1, 5, 6, "
-                           "7, '2026-10', '{}', 0, 8), "
-                           "(12, 'r2', 'b', 'k2', 'm2', 'd2', 429, 'rate_limited', 9, 10, 0, 0, "
-                           "1, 0, NULL, 13, NULL, '2026-11', NULL, 3, 0), "
-                           "(14, 'r3', 'a', 'k1', 'm1', 'd1', 200, '', 15, 16, 0, 17, 0, 0, 18, "
-                           "19, 20, '2026-10', NULL, 0, 0); "
-                           "INSERT INTO call_log_months (month, first_id) "
-                           "VALUES ('2026-10', 1), ('2026-11', 2)",
-                           StoreOp::kAdminWrite)
+    std::unique_ptr<Database> db = FreshAt(2);
+    ASSERT_NE(db, nullptr);
+    ASSERT_TRUE(db->Exec("INSERT INTO call_log (time_ms, request_id, tenant_id, key_id, model, "
+                         "deployment, status, error, prompt_tokens, completion_tokens, "
+                         "cached_tokens, cost_micros, estimated, unpriced, ttft_us, total_us, "
+                         "overhead_us, month, request_body, dropped_rows, "
+                         "cache_creation_tokens) VALUES "
+                         "(11, 'r1', 'a', 'k1', 'm1', 'd1', 200, '', 1, 2, 3, 4, 0, 1, 5, 6, "
+                         "7, '2026-10', '{}', 0, 8), "
+                         "(12, 'r2', 'b', 'k2', 'm2', 'd2', 429, 'rate_limited', 9, 10, 0, 0, "
+                         "1, 0, NULL, 13, NULL, '2026-11', NULL, 3, 0), "
+                         "(14, 'r3', 'a', 'k1', 'm1', 'd1', 200, '', 15, 16, 0, 17, 0, 0, 18, "
+                         "19, 20, '2026-10', NULL, 0, 0); "
+                         "INSERT INTO call_log_months (month, first_id) "
+                         "VALUES ('2026-10', 1), ('2026-11', 2)",
+                         StoreOp::kAdminWrite)
                     .ok());
   }
   store_ = Open();  // applies migration 3
@@ -385,13 +392,13 @@ TEST_F(SqliteStoreTest, MigrationThreeKeepsEveryColumnOfRowsWrittenBeforeIt) {
   for (const SpendRow& row : october.value()) EXPECT_EQ(row.spent_micros, 21);
 
   // Two routes for three rows; the view reads the old table's columns in their old order.
-  auto db = Database::Open((dir_ / "t.db").string(), false, &counts_);
-  ASSERT_TRUE(db.ok());
-  auto routes = db.value()->Prepare("SELECT COUNT(*) FROM call_routes", StoreOp::kAdminRead);
+  std::unique_ptr<Database> db = Raw();
+  ASSERT_NE(db, nullptr);
+  auto routes = db->Prepare("SELECT COUNT(*) FROM call_routes", StoreOp::kAdminRead);
   ASSERT_TRUE(routes.ok());
   ASSERT_TRUE(routes->Step().value());
   EXPECT_EQ(routes->Int(0), 2);
-  auto view = db.value()->Prepare("SELECT * FROM call_log WHERE id = 2", StoreOp::kAdminRead);
+  auto view = db->Prepare("SELECT * FROM call_log WHERE id = 2", StoreOp::kAdminRead);
   ASSERT_TRUE(view.ok());
   ASSERT_TRUE(view->Step().value());
   EXPECT_EQ(view->Text(3), "b");
@@ -435,12 +442,11 @@ TEST_F(SqliteStoreTest, RoutesAreAddedOnceAndFoundAgainAfterReopening) {
 // the first route under the second.
 TEST_F(SqliteStoreTest, RoutesOfARolledBackTransactionAreForgotten) {
   Seed();
-  auto db = Database::Open((dir_ / "t.db").string(), false, &counts_);
-  ASSERT_TRUE(db.ok());
-  ASSERT_TRUE(db.value()
-                  ->Exec("CREATE TRIGGER fail BEFORE INSERT ON call_log_rows "
-                         "WHEN NEW.cost_micros = 666 BEGIN SELECT RAISE(ABORT, 'injected'); END",
-                         StoreOp::kMigrate)
+  std::unique_ptr<Database> db = Raw();
+  ASSERT_NE(db, nullptr);
+  ASSERT_TRUE(db->Exec("CREATE TRIGGER fail BEFORE INSERT ON call_log_rows "
+                       "WHEN NEW.cost_micros = 666 BEGIN SELECT RAISE(ABORT, 'injected'); END",
+                       StoreOp::kMigrate)
                   .ok());
   const governance::MonthId month = governance::MonthOf(1'790'000'000);
   CallRecord first = Row(1, month);
@@ -450,7 +456,7 @@ TEST_F(SqliteStoreTest, RoutesOfARolledBackTransactionAreForgotten) {
   const std::vector<CallRecord> rolled_back = {first, failing};
   const std::span<const CallRecord> batch[] = {rolled_back};
   EXPECT_FALSE(store_->WriteCalls(batch, true, {}).ok());
-  ASSERT_TRUE(db.value()->Exec("DROP TRIGGER fail", StoreOp::kMigrate).ok());
+  ASSERT_TRUE(db->Exec("DROP TRIGGER fail", StoreOp::kMigrate).ok());
 
   CallRecord second = Row(2, month);
   second.model = "second";
