@@ -118,12 +118,12 @@ ALTER TABLE call_log ADD COLUMN cache_creation_tokens INTEGER NOT NULL DEFAULT 0
 )sql",
     // 3: a row's repeating part (tenant, key, model, deployment and the budget month charged)
     // is one call_routes row, which the row refers to by id: the row the store thread writes
-    // per request has 17 columns instead of 21 and about half the bytes, and costs about a
-    // third less to write (docs/BENCHMARKS.md). `call_log` stays the rows as they read: a
-    // view joining the two, with the old table's columns in their old order. route_id has no
-    // REFERENCES clause: with foreign keys on, that would be a lookup per inserted row; the
-    // store thread only writes ids of routes that exist (read from the table, or added in the
-    // same transaction and forgotten if it rolls back: call_routes.h).
+    // per request has 17 columns instead of 21 and half the bytes, and costs about a quarter
+    // less to write (a third with 16 KiB pages: docs/BENCHMARKS.md). `call_log` stays the rows
+    // as they read: a view joining the two, with the old table's columns in their old order.
+    // route_id has no REFERENCES clause: with foreign keys on, that would be a lookup per
+    // inserted row; the store thread only writes ids of routes that exist (read from the
+    // table, or added in the same transaction and forgotten if it rolls back: call_routes.h).
     R"sql(
 CREATE TABLE call_routes (
   id INTEGER PRIMARY KEY,
