@@ -4,10 +4,15 @@
 # thread (the call log's SQLite writes, off the request path).
 #
 #   bench/governance-callgrind.sh [--requests 10000] [--conns 8] [--log-store on|off]
+#                                 [--cache-sim] [--off-without-key]
 #
 # Runs the same non-streaming load twice through one Turnpike (1 worker) under
-# `valgrind --tool=callgrind --separate-threads=yes`: governance off (no key), then on (a key
-# with a plan budget, RPM and TPM limits, call log on). Instrumentation is switched on only
+# `valgrind --tool=callgrind --separate-threads=yes`: governance off, then on (a key with a plan
+# budget, RPM and TPM limits, call log on). As in governance-cell.sh, both get the same
+# requests, the key's `Authorization` header included (the off instance ignores it);
+# --off-without-key sends it to the governed instance only. --cache-sim also simulates the
+# caches and prints first-level data-cache and last-level misses per request (D1mr + D1mw,
+# DLmr + DLmw): memory traffic, which instruction counts do not show. Instrumentation is switched on only
 # for the measured requests (after 2,000 warm-up requests). Prints instructions per request
 # per thread. Note: valgrind hides SHA-NI from OpenSSL, so the key hash counts ~6k
 # instructions here against ~85 ns natively (see docs/BENCHMARKS.md).
@@ -15,12 +20,14 @@
 # Needs: the turnpike binary ($TURNPIKE, default build/src/app/turnpike), valgrind, jq.
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
-requests=10000 conns=8 log_store=on
+requests=10000 conns=8 log_store=on cache_sim=no off_key=yes
 while (($#)); do
   case $1 in
     --requests) requests=$2; shift 2 ;;
     --conns) conns=$2; shift 2 ;;
     --log-store) log_store=$2; shift 2 ;;
+    --cache-sim) cache_sim=yes; shift ;;
+    --off-without-key) off_key=no; shift ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -35,8 +42,14 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pids+=($!)
 mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
 
-# total_in FILE: the instructions recorded in one thread's callgrind file.
-total_in() { awk '/^totals:/{print $2}' "$1"; }
+# total_in FILE [EVENT...]: the count of EVENT (default Ir) recorded in one thread's callgrind
+# file; several events are summed (total_in F D1mr D1mw).
+total_in() {
+  local f=$1; shift
+  awk -v want="${*:-Ir}" '
+    /^events:/ { for (i = 2; i <= NF; i++) col[$i] = i }
+    /^totals:/ { n = split(want, w, " "); s = 0; for (j = 1; j <= n; j++) s += $(col[w[j]]); print s }' "$f"
+}
 
 measure() {  # measure off|on
   local which=$1 gov=false
@@ -53,17 +66,19 @@ models:
     deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
 YAML
   TURNPIKE_ADMIN_TOKEN=bench valgrind --tool=callgrind --separate-threads=yes \
-    --instr-atstart=no --callgrind-out-file="$dir/cg.$which" \
+    --cache-sim="$cache_sim" --instr-atstart=no --callgrind-out-file="$dir/cg.$which" \
     "$TURNPIKE" serve --config "$dir/$which.yaml" >"$dir/$which.log" 2>&1 &
   local pid=$!
   pids+=("$pid")
   local port; port=$(port_of "$dir/$which.log" "turnpike listening on" 60)
-  local headers=()
+  # The off instance has no admin API and ignores the key: it gets one of the same shape.
+  local key=tp-aaaaaaaaaaaa-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
   if [[ $which == on ]]; then
     export TURNPIKE_ADMIN_TOKEN=bench TURNPIKE_URL=http://127.0.0.1:$port
-    local key; key=$(bench_key)
-    headers=(-H "Authorization: Bearer $key")
+    key=$(bench_key)
   fi
+  local headers=(-H "Authorization: Bearer $key")
+  [[ $which == off && $off_key == no ]] && headers=()
   local url=http://127.0.0.1:$port/v1/chat/completions
   "$TURNPIKE" bench --url "$url" -c "$conns" --requests 2000 -d 600 -q "${headers[@]}" >/dev/null 2>"$dir/warmup.err"
   callgrind_control -i on "$pid" >/dev/null 2>&1
@@ -73,16 +88,34 @@ YAML
   callgrind_control -d "$pid" >/dev/null 2>&1
   local ok; ok=$(jq .requests_ok "$dir/$which.json")
   [[ $ok == "$requests" ]] || echo "warning: $which: $ok of $requests requests ok" >&2
-  local f worker=0 store=0
+  local f worker_file='' store_file=''
   for f in "$dir"/cg."$which".1-*; do
-    if grep -q "StoreThread::Loop" "$f"; then store=$(total_in "$f")
-    elif grep -q "scheduler::run" "$f"; then worker=$(total_in "$f"); fi
+    if grep -q "StoreThread::Loop" "$f"; then store_file=$f
+    elif grep -q "scheduler::run" "$f"; then worker_file=$f; fi
   done
-  printf '| %s | %.0f | %.0f |\n' "$which" "$(jq -n "$worker / $requests")" "$(jq -n "$store / $requests")"
+  per_request() {  # per_request FILE EVENT...: the events per measured request (0: no file)
+    [[ -n $1 ]] || { echo 0; return; }
+    local f=$1; shift
+    jq -n "$(total_in "$f" "$@") / $requests"
+  }
+  local row
+  row=$(printf '| %s | %.0f | %.0f |' "$which" "$(per_request "$worker_file" Ir)" \
+    "$(per_request "$store_file" Ir)")
+  if [[ $cache_sim == yes ]]; then
+    row+=$(printf ' %.1f / %.1f | %.1f / %.1f |' \
+      "$(per_request "$worker_file" D1mr D1mw)" "$(per_request "$worker_file" DLmr DLmw)" \
+      "$(per_request "$store_file" D1mr D1mw)" "$(per_request "$store_file" DLmr DLmw)")
+  fi
+  echo "$row"
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 
-echo "| governance | worker instructions per request | store thread instructions per request |"
-echo "|---|---|---|"
+if [[ $cache_sim == yes ]]; then
+  echo "| governance | worker instructions per request | store thread instructions | worker D1 / LL misses per request | store thread D1 / LL misses |"
+  echo "|---|---|---|---|---|"
+else
+  echo "| governance | worker instructions per request | store thread instructions per request |"
+  echo "|---|---|---|"
+fi
 measure off
 measure on
