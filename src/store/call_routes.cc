@@ -1,6 +1,7 @@
 #include "store/call_routes.h"
 
 #include <cstring>
+#include <functional>
 
 namespace turnpike::store {
 namespace {
@@ -13,7 +14,7 @@ void AppendPart(std::string& key, std::string_view part) {
   key.append(prefix, sizeof prefix).append(part);
 }
 
-void KeyOf(const CallRecord& r, std::string& key) {
+void KeyOf(const RouteView& r, std::string& key) {
   key.clear();
   AppendPart(key, r.tenant_id);
   AppendPart(key, r.key_id);
@@ -27,7 +28,7 @@ void KeyOf(const CallRecord& r, std::string& key) {
 // `slot`'s statement (prepared on first use) with the route's five columns bound, in the
 // order tenant, key, model, deployment, month.
 Result<Statement*> Bound(Database& db, std::unique_ptr<Statement>& slot, std::string_view sql,
-                         const CallRecord& r, std::string_view month) {
+                         const RouteView& r, std::string_view month) {
   Result<Statement*> q = db.Cached(slot, sql, StoreOp::kCallLogRoute);
   if (!q.ok()) return q.error();
   (*q)->BindView(1, r.tenant_id)
@@ -40,25 +41,27 @@ Result<Statement*> Bound(Database& db, std::unique_ptr<Statement>& slot, std::st
 
 }  // namespace
 
-Result<int64_t> CallRoutes::Id(Database& db, const CallRecord& r, std::string_view month) {
-  KeyOf(r, key_);
-  if (last_id_ != 0 && key_ == last_key_) return last_id_;
-  int64_t id = 0;
-  if (auto it = ids_.find(key_); it != ids_.end()) {
-    id = it->second;
-  } else {
-    Result<int64_t> found = Find(db, r, month);
-    if (!found.ok()) return found.error();
-    id = found.value();
-    if (ids_.size() >= kMaxRemembered) ids_.clear();
-    ids_.emplace(key_, id);
+size_t RouteViewHash::operator()(const RouteView& route) const {
+  constexpr size_t kMix = 0x9e3779b97f4a7c15ULL;
+  const std::hash<std::string_view> text;
+  size_t h = size_t{route.month} * kMix;
+  for (std::string_view part : {route.tenant_id, route.key_id, route.model, route.deployment}) {
+    h = (h ^ text(part)) * kMix;
   }
-  last_key_.assign(key_);
-  last_id_ = id;
-  return id;
+  return h;
 }
 
-Result<int64_t> CallRoutes::Find(Database& db, const CallRecord& r, std::string_view month) {
+Result<int64_t> CallRoutes::Id(Database& db, const RouteView& r, std::string_view month) {
+  KeyOf(r, key_);
+  if (auto it = ids_.find(key_); it != ids_.end()) return it->second;
+  Result<int64_t> found = Find(db, r, month);
+  if (!found.ok()) return found.error();
+  if (ids_.size() >= kMaxRemembered) ids_.clear();
+  ids_.emplace(key_, found.value());
+  return found.value();
+}
+
+Result<int64_t> CallRoutes::Find(Database& db, const RouteView& r, std::string_view month) {
   Result<Statement*> select = Bound(db, select_,
                                     "SELECT id FROM call_routes WHERE tenant_id = ? AND key_id = ? "
                                     "AND model = ? AND deployment = ? AND month = ?",
@@ -80,9 +83,6 @@ Result<int64_t> CallRoutes::Find(Database& db, const CallRecord& r, std::string_
   return db.LastInsertId();
 }
 
-void CallRoutes::Rollback() {
-  ids_.clear();
-  last_id_ = 0;
-}
+void CallRoutes::Rollback() { ids_.clear(); }
 
 }  // namespace turnpike::store

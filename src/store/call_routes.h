@@ -4,9 +4,10 @@
 // Consecutive rows mostly share one route, so a row costs one integer column instead of five
 // texts.
 //
-// CallRoutes gives the store thread a route's id: the previous row's when it is the same
-// route, else from memory, else read from call_routes, adding the route if it is new (those
-// two statements are counted as StoreOp::kCallLogRoute: once per new route, not per request).
+// CallRoutes gives the store thread a route's id: from memory, else read from call_routes,
+// adding the route if it is new (those two statements are counted as StoreOp::kCallLogRoute:
+// once per new route, not per request). The writer asks once per distinct route in a
+// transaction (sqlite_call_log.cc), not once per row.
 // Ids handed out inside a transaction are only good if it commits: Rollback forgets every id
 // (rollbacks are rare; the table is read again), so a later row never refers to a route that
 // was rolled back, whose id SQLite would give the next route added. Memory is bounded: past
@@ -28,22 +29,38 @@
 
 namespace turnpike::store {
 
+// A record's route, as views into the record.
+struct RouteView {
+  std::string_view tenant_id;
+  std::string_view key_id;
+  std::string_view model;
+  std::string_view deployment;
+  governance::MonthId month = 0;
+
+  static RouteView Of(const CallRecord& r) {
+    return {r.tenant_id, r.key_id, r.model, r.deployment, r.month};
+  }
+  bool operator==(const RouteView&) const = default;
+};
+
+struct RouteViewHash {
+  size_t operator()(const RouteView& route) const;
+};
+
 class CallRoutes {
  public:
   static constexpr size_t kMaxRemembered = 65'536;
 
-  // The id of the route of `r`, whose budget month reads `month`; inside a transaction.
-  Result<int64_t> Id(Database& db, const CallRecord& r, std::string_view month);
+  // The id of `route`, whose budget month reads `month`; inside a transaction.
+  Result<int64_t> Id(Database& db, const RouteView& route, std::string_view month);
   // The transaction the ids were given in rolled back.
   void Rollback();
 
  private:
-  // Reads or adds the route of `r` in call_routes.
-  Result<int64_t> Find(Database& db, const CallRecord& r, std::string_view month);
+  // Reads or adds `route` in call_routes.
+  Result<int64_t> Find(Database& db, const RouteView& route, std::string_view month);
 
-  std::string key_;       // the route being looked up (KeyOf), reused
-  std::string last_key_;  // the previous row's route
-  int64_t last_id_ = 0;   // 0: none
+  std::string key_;  // the route being looked up (KeyOf), reused
   std::unordered_map<std::string, int64_t> ids_;
   std::unique_ptr<Statement> select_;
   std::unique_ptr<Statement> insert_;

@@ -7,7 +7,9 @@
 //   - a row's repeating names (tenant, key, model, deployment) and budget month are one
 //     integer, the id of its route (call_routes.h), in table call_log_rows; the view
 //     `call_log` joins them back;
-//   - spend is summed in the batch without copying ids;
+//   - a transaction first maps each row to its route (compared with the previous row's,
+//     which it mostly is); spend sums, tenant id ranges and route ids are then kept per
+//     route, not looked up per row by name, and nothing is copied per row;
 //   - the rows have no secondary index at all (each would cost every row an index entry,
 //     about a fifth of the row's cost each).
 // Instead two small tables index them coarsely, written once per batch or month, not per row:
@@ -51,12 +53,12 @@ int64_t MsToUs(double ms) { return static_cast<int64_t>(ms * 1000.0); }
 // Binds one row's columns at parameters first .. first + kCallColumns - 1, each only when it
 // differs from the value that parameter held in the statement's previous run (sqlite.h,
 // BindIfChanged): consecutive rows mostly share their route, status and the zero columns, so
-// a row rebinds about a third of its parameters. The request body is bound, not copied: `r`
-// must outlive the statement's Run.
+// a row rebinds about a third of its parameters. The request id and body are bound, not
+// copied: `r` must outlive the statement's Run.
 void BindCall(Statement& q, int first, const CallRecord& r, int64_t route_id) {
   const int f = first - 1;
   q.BindIfChanged(f + 1, r.time_ms)
-      .BindTextIfChanged(f + 2, r.request_id)
+      .BindView(f + 2, r.request_id)  // differs in every row: bound, not compared or copied
       .BindIfChanged(f + 3, route_id)
       .BindIfChanged(f + 4, r.status)
       .BindTextIfChanged(f + 5, r.error)
@@ -112,6 +114,9 @@ template <typename Key, typename Value, typename Hash>
 class BatchMap {
  public:
   Value& operator[](const Key& key) { return items_[Find(key)].second; }
+  // The position of `key` (added if new): items_ never reorder, so it stays valid.
+  size_t Index(const Key& key) { return Find(key); }
+  std::pair<Key, Value>& at(size_t index) { return items_[index]; }
   const std::vector<std::pair<Key, Value>>& items() const { return items_; }
 
  private:
@@ -155,26 +160,39 @@ struct IdRange {
 };
 using TenantRanges = BatchMap<std::string_view, IdRange, std::hash<std::string_view>>;
 
+// One route's share of a transaction: its rows' spend and ids, and its call_routes id.
+struct TxRoute {
+  int64_t spend_micros = 0;
+  IdRange ids;           // of its rows; first 0: none inserted
+  int64_t route_id = 0;  // 0: not asked yet
+};
+
 }  // namespace
+
+struct SqliteStore::TxRoutes : BatchMap<RouteView, TxRoute, RouteViewHash> {};
 
 Status SqliteStore::WriteCalls(CallRecordSpans records, bool log_rows,
                                std::span<const SpendRow> extra_spend) {
   std::vector<governance::MonthId> noting;  // months this transaction notes
   Status written = InTransaction([&]() -> Status {
-    SpendSums tenant_spend;
-    SpendSums key_spend;
+    TxRoutes routes;
     rows_.clear();
     for (const std::span<const CallRecord>& part : records) {
       for (const CallRecord& r : part) {
-        if (r.cost_micros > 0) {
-          tenant_spend[{r.tenant_id, r.month}] += r.cost_micros;
-          key_spend[{r.key_id, r.month}] += r.cost_micros;
-        }
-        if (log_rows) rows_.push_back(&r);
+        const size_t route = routes.Index(RouteView::Of(r));
+        routes.at(route).second.spend_micros += r.cost_micros;
+        if (log_rows) rows_.push_back({&r, route});
       }
     }
-    Status inserted = InsertCalls(noting);
+    Status inserted = InsertCalls(routes, noting);
     if (!inserted.ok()) return inserted;
+    SpendSums tenant_spend;
+    SpendSums key_spend;
+    for (const auto& [route, tx] : routes.items()) {
+      if (tx.spend_micros <= 0) continue;
+      tenant_spend[{route.tenant_id, route.month}] += tx.spend_micros;
+      key_spend[{route.key_id, route.month}] += tx.spend_micros;
+    }
     for (auto [scope, sums] :
          {std::pair{SpendScope::kTenant, &tenant_spend}, std::pair{SpendScope::kKey, &key_spend}}) {
       for (const auto& [id_month, micros] : sums->items()) {
@@ -197,7 +215,7 @@ Status SqliteStore::WriteCalls(CallRecordSpans records, bool log_rows,
   return written;
 }
 
-Status SqliteStore::InsertCalls(std::vector<governance::MonthId>& noting) {
+Status SqliteStore::InsertCalls(TxRoutes& routes, std::vector<governance::MonthId>& noting) {
   if (rows_.empty()) return Ok{};
   static const std::string kInsertOne = InsertCallsSql(1);
   static const std::string kInsertMany = InsertCallsSql(kRowsPerInsert);
@@ -215,15 +233,18 @@ Status SqliteStore::InsertCalls(std::vector<governance::MonthId>& noting) {
   };
   MonthTexts months;
   std::optional<governance::MonthId> last_month;  // the previous row's month, known noted
-  TenantRanges tenants;
   for (size_t i = 0; i < rows_.size();) {
     const size_t n = rows_.size() - i >= kRowsPerInsert ? kRowsPerInsert : 1;
     Statement& q = n == 1 ? *one.value() : *many;
     for (size_t j = 0; j < n; ++j) {
-      const CallRecord& r = *rows_[i + j];
-      Result<int64_t> route = routes_.Id(*db_, r, months.Text(r.month));
-      if (!route.ok()) return route.error();
-      BindCall(q, static_cast<int>(j) * kCallColumns + 1, r, route.value());
+      const Row& row = rows_[i + j];
+      auto& [route, tx] = routes.at(row.route);
+      if (tx.route_id == 0) {
+        Result<int64_t> id = routes_.Id(*db_, route, months.Text(route.month));
+        if (!id.ok()) return id.error();
+        tx.route_id = id.value();
+      }
+      BindCall(q, static_cast<int>(j) * kCallColumns + 1, *row.record, tx.route_id);
     }
     Status ran = q.Run(Statement::Bindings::kKeep);  // every parameter is set above
     if (!ran.ok()) return ran;
@@ -231,10 +252,10 @@ Status SqliteStore::InsertCalls(std::vector<governance::MonthId>& noting) {
     const int64_t first_id = db_->LastInsertId() - static_cast<int64_t>(n - 1);
     for (size_t j = 0; j < n; ++j) {
       const int64_t id = first_id + static_cast<int64_t>(j);
-      IdRange& range = tenants[rows_[i + j]->tenant_id];
+      IdRange& range = routes.at(rows_[i + j].route).second.ids;
       if (range.first == 0) range.first = id;
       range.last = id;
-      const governance::MonthId month = rows_[i + j]->month;
+      const governance::MonthId month = rows_[i + j].record->month;
       if (last_month != month && !noted(month)) {
         Status note = NoteMonth(months.Text(month), id);
         if (!note.ok()) return note;
@@ -243,6 +264,14 @@ Status SqliteStore::InsertCalls(std::vector<governance::MonthId>& noting) {
       last_month = month;
     }
     i += n;
+  }
+  // Each tenant's range spans its routes' ranges.
+  TenantRanges tenants;
+  for (const auto& [route, tx] : routes.items()) {
+    if (tx.ids.first == 0) continue;
+    IdRange& range = tenants[route.tenant_id];
+    if (range.first == 0 || tx.ids.first < range.first) range.first = tx.ids.first;
+    range.last = std::max(range.last, tx.ids.last);
   }
   for (const auto& [tenant, range] : tenants.items()) {
     Status noted_block = NoteTenantBlock(tenant, range.first, range.last);

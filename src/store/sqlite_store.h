@@ -56,16 +56,25 @@ class SqliteStore : public Store {
   Status AddSpend(SpendScope scope, std::string_view scope_id, std::string_view month,
                   int64_t micros);
 
+  // A record WriteCalls is inserting, with its position in the transaction's TxRoutes.
+  struct Row {
+    const CallRecord* record;
+    size_t route;
+  };
+  // The distinct routes of one transaction's rows, in first-seen order (sqlite_call_log.cc).
+  struct TxRoutes;
+
   std::unique_ptr<Database> db_;
-  // Inserts rows_ into the call log; months whose first row it inserted go to `noting`.
-  Status InsertCalls(std::vector<governance::MonthId>& noting);
+  // Inserts rows_ into the call log, filling each route's id and id range in `routes`; months
+  // whose first row it inserted go to `noting`.
+  Status InsertCalls(TxRoutes& routes, std::vector<governance::MonthId>& noting);
 
   std::unique_ptr<Statement> insert_call_;   // one row
   std::unique_ptr<Statement> insert_calls_;  // kRowsPerInsert rows (sqlite_call_log.cc)
   std::unique_ptr<Statement> insert_month_;
   std::unique_ptr<Statement> insert_block_;
-  std::vector<const CallRecord*> rows_;  // the rows WriteCalls is inserting
-  CallRoutes routes_;                    // their routes' ids
+  std::vector<Row> rows_;  // the rows WriteCalls is inserting
+  CallRoutes routes_;      // their routes' ids
   // Months whose first call-log row is in call_log_months (committed).
   std::vector<governance::MonthId> months_noted_;
   std::unique_ptr<Statement> add_spend_;
