@@ -344,8 +344,8 @@ void LlmHandler::LogCall(const http::Exchange& exchange, const pipeline::Request
                          int64_t overhead_us) {
   const pipeline::Phases& p = ctx.phases;
   const governance::Principal& principal = ctx.principal;
-  // A reused slot (call_record.h): assigning its strings reuses their buffers.
-  store::CallRecord& r = call_log_->Add();
+  // Views of the request's texts; the buffer copies them into its batch (call_record.h).
+  store::CallRecordView r;
   const auto now = std::chrono::system_clock::now();
   r.time_ms = UnixMillis(now) -
               std::chrono::duration_cast<std::chrono::milliseconds>(p.done - p.received).count();
@@ -370,6 +370,7 @@ void LlmHandler::LogCall(const http::Exchange& exchange, const pipeline::Request
   r.overhead_us = overhead_us;
   r.month = governance::MonthOf(ctx.now_unix);
   if (principal.tenant->tenant.log_bodies) r.request_body = exchange.request().body();
+  call_log_->Add(r);
 }
 
 }  // namespace turnpike::gateway

@@ -5,9 +5,11 @@
 
 namespace turnpike::store {
 
-CallRecord& CallLogBuffer::Add() {
-  if (rows_.size() >= options_.batch_rows) Flush();
-  return rows_.Add();
+void CallLogBuffer::Add(const CallRecordView& r) {
+  if (rows_.size() >= options_.batch_rows || rows_.text_bytes() >= options_.batch_text_bytes) {
+    Flush();
+  }
+  rows_.Add(r);
 }
 
 void CallLogBuffer::Flush(bool final) {
@@ -20,7 +22,10 @@ void CallLogBuffer::Flush(bool final) {
   const Clock::time_point now = Clock::now();
   if (result == SubmitResult::kFull && !options_.drop_when_full) {
     if (waiting_since_ == Clock::time_point{}) waiting_since_ = now;
-    if (now - waiting_since_ < options_.max_wait && rows_.size() < options_.max_rows) return;
+    if (now - waiting_since_ < options_.max_wait && rows_.size() < options_.max_rows &&
+        rows_.text_bytes() < 16 * options_.batch_text_bytes) {
+      return;
+    }
   }
   Drop();
   waiting_since_ = {};
@@ -28,8 +33,10 @@ void CallLogBuffer::Flush(bool final) {
 
 void CallLogBuffer::Drop() {
   std::map<std::tuple<std::string, std::string, governance::MonthId>, CallRecord> standins;
-  for (const CallRecord& row : rows_.records()) {
-    CallRecord& s = standins[{row.tenant_id, row.key_id, row.month}];
+  uint64_t dropped = 0;
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    const CallRecordView row = rows_.record(i);
+    CallRecord& s = standins[{std::string(row.tenant_id), std::string(row.key_id), row.month}];
     if (s.dropped_rows == 0) {
       s.time_ms = row.time_ms;
       s.tenant_id = row.tenant_id;
@@ -45,14 +52,11 @@ void CallLogBuffer::Drop() {
     s.cost_micros += row.cost_micros;
     s.estimated = s.estimated || row.estimated;
     s.unpriced = s.unpriced || row.unpriced;
-  }
-  uint64_t dropped = 0;
-  for (const CallRecord& row : rows_.records()) {
     dropped += static_cast<uint64_t>(row.dropped_rows > 0 ? 0 : 1);
   }
   dropped_.Add(dropped);
   rows_.Clear();
-  for (auto& [scope, standin] : standins) rows_.Add() = std::move(standin);
+  for (const auto& [scope, standin] : standins) rows_.Add(ViewOf(standin));
   // Stand-ins are few (one per tenant, key and month) and carry spend: queued past the bound.
   if (thread_.SubmitRecords(rows_, true) != SubmitResult::kAccepted) rows_.Clear();
 }

@@ -25,6 +25,9 @@ namespace turnpike::store {
 
 struct CallLogBufferOptions {
   size_t batch_rows = 1'024;
+  // A batch also goes once its texts pass this (opted-in request bodies), and a waiting
+  // worker drops rows past 16 times this: a worker's buffer stays bounded in bytes too.
+  size_t batch_text_bytes = 16 << 20;
   bool drop_when_full = false;
   std::chrono::milliseconds max_wait{2'000};
   size_t max_rows = 65'536;  // beyond this a waiting worker drops even before max_wait
@@ -38,8 +41,8 @@ class CallLogBuffer {
       : thread_(thread), options_(options) {}
   ~CallLogBuffer() { Flush(true); }
 
-  // A slot for the record of a request that ended, to fill in at once (call_record.h).
-  CallRecord& Add();
+  // Copies in the record of a request that ended (call_record.h).
+  void Add(const CallRecordView& r);
   // Offers the buffered rows to the queue; `final` ignores the queue's bound (shutdown).
   void Flush(bool final = false);
 

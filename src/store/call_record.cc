@@ -1,55 +1,99 @@
 #include "store/call_record.h"
 
-#include <utility>
+#include <limits>
 
 namespace turnpike::store {
 namespace {
 
-void Clear(std::string& text) {
-  if (text.capacity() > CallBatch::kMaxKeptCapacity) {
-    std::string().swap(text);  // frees it
-  } else {
-    text.clear();  // keeps the buffer for the next record
-  }
+template <typename To, typename From>
+BasicCallRecord<To> Convert(const BasicCallRecord<From>& r) {
+  BasicCallRecord<To> out;
+  static_cast<CallFacts&>(out) = r;
+  out.request_id = To(r.request_id);
+  out.tenant_id = To(r.tenant_id);
+  out.key_id = To(r.key_id);
+  out.model = To(r.model);
+  out.deployment = To(r.deployment);
+  out.error = To(r.error);
+  out.request_body = To(r.request_body);
+  return out;
 }
 
-// Every field back to its default. A field added to CallRecord must be reset here: the
-// static_assert stops the build until this function has been looked at.
-void Reset(CallRecord& r) {
-  static_assert(sizeof(CallRecord) == 328, "CallRecord changed: reset the new field in Reset()");
-  static const CallRecord kDefaults{};
-  r.time_ms = kDefaults.time_ms;
-  Clear(r.request_id);
-  Clear(r.tenant_id);
-  Clear(r.key_id);
-  Clear(r.model);
-  Clear(r.deployment);
-  r.status = kDefaults.status;
-  Clear(r.error);
-  r.prompt_tokens = kDefaults.prompt_tokens;
-  r.completion_tokens = kDefaults.completion_tokens;
-  r.cached_tokens = kDefaults.cached_tokens;
-  r.cache_creation_tokens = kDefaults.cache_creation_tokens;
-  r.cost_micros = kDefaults.cost_micros;
-  r.estimated = kDefaults.estimated;
-  r.unpriced = kDefaults.unpriced;
-  r.ttft_ms = kDefaults.ttft_ms;
-  r.total_ms = kDefaults.total_ms;
-  r.overhead_us = kDefaults.overhead_us;
-  r.month = kDefaults.month;
-  Clear(r.request_body);
-  r.dropped_rows = kDefaults.dropped_rows;
+bool SameRoute(const CallRecordView& r, const std::string& tenant_id, const std::string& key_id,
+               const std::string& model, const std::string& deployment, governance::MonthId month) {
+  return r.month == month && r.tenant_id == tenant_id && r.key_id == key_id && r.model == model &&
+         r.deployment == deployment;
 }
 
 }  // namespace
 
-CallRecord& CallBatch::Add() {
-  if (size_ == rows_.size()) {
-    rows_.emplace_back();
-  } else {
-    Reset(rows_[size_]);
+CallRecordView ViewOf(const CallRecord& r) { return Convert<std::string_view>(r); }
+CallRecord RecordOf(const CallRecordView& r) { return Convert<std::string>(r); }
+
+void CallBatch::Add(const CallRecordView& r) {
+  Entry& e = entries_.emplace_back();
+  static_cast<CallFacts&>(e) = r;
+  e.route = RouteFor(r);
+  e.request_id = Append(r.request_id);
+  e.error = Append(r.error);
+  e.request_body = Append(r.request_body);
+}
+
+uint32_t CallBatch::RouteFor(const CallRecordView& r) {
+  if (routes_used_ > 0) {
+    const Route& last = routes_[routes_used_ - 1];
+    if (SameRoute(r, last.tenant_id, last.key_id, last.model, last.deployment, last.month)) {
+      return static_cast<uint32_t>(routes_used_ - 1);
+    }
   }
-  return rows_[size_++];
+  if (routes_used_ == routes_.size()) routes_.emplace_back();
+  Route& route = routes_[routes_used_];  // a reused slot: assigning keeps its strings' buffers
+  route.tenant_id.assign(r.tenant_id);
+  route.key_id.assign(r.key_id);
+  route.model.assign(r.model);
+  route.deployment.assign(r.deployment);
+  route.month = r.month;
+  return static_cast<uint32_t>(routes_used_++);
+}
+
+CallBatch::TextRange CallBatch::Append(std::string_view text) {
+  if (text.empty()) return {};
+  // CallLogBuffer hands a batch over long before its texts near 4 GiB; a text past that is
+  // not kept rather than mis-addressed.
+  if (text_.size() + text.size() > std::numeric_limits<uint32_t>::max()) return {};
+  const TextRange range{static_cast<uint32_t>(text_.size()), static_cast<uint32_t>(text.size())};
+  text_.append(text);
+  return range;
+}
+
+CallRecordView CallBatch::record(size_t i) const {
+  const Entry& e = entries_[i];
+  const Route& route = routes_[e.route];
+  CallRecordView r;
+  static_cast<CallFacts&>(r) = e;
+  r.request_id = Text(e.request_id);
+  r.tenant_id = route.tenant_id;
+  r.key_id = route.key_id;
+  r.model = route.model;
+  r.deployment = route.deployment;
+  r.error = Text(e.error);
+  r.request_body = Text(e.request_body);
+  return r;
+}
+
+RouteView CallBatch::route(size_t index) const {
+  const Route& r = routes_[index];
+  return {r.tenant_id, r.key_id, r.model, r.deployment, r.month};
+}
+
+void CallBatch::Clear() {
+  entries_.clear();
+  routes_used_ = 0;
+  if (text_.capacity() > kMaxKeptText) {
+    std::string().swap(text_);  // frees it
+  } else {
+    text_.clear();
+  }
 }
 
 }  // namespace turnpike::store

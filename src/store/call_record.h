@@ -4,71 +4,145 @@
 // record carries the spend the writer adds to the persisted counters, so the spend table and
 // the call log are committed in one transaction and cannot disagree (store.h).
 //
-// CallBatch holds the records a worker collects between flushes. Its slots are reused: a
-// cleared batch keeps its records and their strings' buffers, and the worker's buffer and the
-// store thread hand batches back and forth, so once warm a row reuses buffers instead of
-// allocating (only a string longer than any before it in that slot allocates), and no
-// per-request string is made on a worker and freed on the store thread.
+// A record has two forms of one template: CallRecord owns its texts (a row read back, a
+// stand-in, a test's row); CallRecordView views them (a row being made, or read from a
+// batch).
+//
+// CallBatch holds the records a worker collects between flushes, packed for the trip to the
+// store thread, which reads every byte a worker wrote on another core:
+//   - a record's numbers inline, about two cache lines;
+//   - its route (tenant, key, model, deployment, budget month) as an index into the batch's
+//     routes, copied in only when it differs from the previous record's (it mostly does not);
+//   - its texts (request id, error, opted-in body) appended to one text buffer.
+// A cleared batch keeps its capacity (records, route strings, text buffer up to
+// kMaxKeptText), and the worker's buffer and the store thread hand batches back and forth,
+// so once warm a record allocates nothing.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "governance/budget.h"
 
 namespace turnpike::store {
 
-struct CallRecord {
+// A record's numbers.
+struct CallFacts {
   int64_t time_ms = 0;  // unix milliseconds when the request arrived
-  std::string request_id;
-  std::string tenant_id;
-  std::string key_id;  // the key's public id
-  std::string model;   // the public model name asked for
-  std::string deployment;
-  int status = 0;     // what the client got (499: it left first)
-  std::string error;  // ErrorCodeName, empty on success
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;
   int64_t cache_creation_tokens = 0;  // prompt tokens written to the provider's prompt cache
   int64_t cost_micros = 0;
-  bool estimated = false;  // tokens estimated: the provider reported no usage
-  bool unpriced = false;   // no price for the model: cost_micros is 0 but not free
-  double ttft_ms = -1;     // -1: no token was streamed
+  double ttft_ms = -1;  // -1: no token was streamed
   double total_ms = 0;
-  int64_t overhead_us = -1;       // the gateway's own time; -1: never went upstream
-  governance::MonthId month = 0;  // the budget month the cost was charged to
-  std::string request_body;       // only for tenants that opted in (log_bodies)
+  int64_t overhead_us = -1;  // the gateway's own time; -1: never went upstream
   // A stand-in for rows the queue dropped (call_log.when_full): one per tenant, key and month
   // with their summed cost and tokens, request_id empty, error "log_rows_dropped", and
   // `dropped_rows` the number of requests it stands for. Spend is never dropped with a row.
   int64_t dropped_rows = 0;
+  governance::MonthId month = 0;  // the budget month the cost was charged to
+  int status = 0;                 // what the client got (499: it left first)
+  bool estimated = false;         // tokens estimated: the provider reported no usage
+  bool unpriced = false;          // no price for the model: cost_micros is 0 but not free
 };
 
-// Rows written in one transaction, in order: spans into CallBatches.
-using CallRecordSpans = std::span<const std::span<const CallRecord>>;
+template <typename Text>
+struct BasicCallRecord : CallFacts {
+  Text request_id;
+  Text tenant_id;
+  Text key_id;  // the key's public id
+  Text model;   // the public model name asked for
+  Text deployment;
+  Text error;         // ErrorCodeName, empty on success
+  Text request_body;  // only for tenants that opted in (log_bodies)
+};
+
+using CallRecord = BasicCallRecord<std::string>;
+using CallRecordView = BasicCallRecord<std::string_view>;
+
+// `r` with its texts viewed, or copied.
+CallRecordView ViewOf(const CallRecord& r);
+CallRecord RecordOf(const CallRecordView& r);
+
+// A record's route, as views (into a record or a batch).
+struct RouteView {
+  std::string_view tenant_id;
+  std::string_view key_id;
+  std::string_view model;
+  std::string_view deployment;
+  governance::MonthId month = 0;
+
+  bool operator==(const RouteView&) const = default;
+};
 
 class CallBatch {
  public:
-  // A slot for one more record, equal to a default CallRecord. Its strings keep the buffers of
-  // the record that used the slot before, unless one grew past kMaxKeptCapacity (an opted-in
-  // request body): that one is freed, so a batch does not hold on to large buffers.
-  CallRecord& Add();
+  // Texts kept across Clear; a larger buffer (opted-in request bodies) is freed.
+  static constexpr size_t kMaxKeptText = 1 << 20;
 
-  std::span<const CallRecord> records() const { return {rows_.data(), size_}; }
-  size_t size() const { return size_; }
-  bool empty() const { return size_ == 0; }
-  // Forgets the records and keeps the slots.
-  void Clear() { size_ = 0; }
+  // Copies `r` in.
+  void Add(const CallRecordView& r);
 
-  static constexpr size_t kMaxKeptCapacity = 1'024;
+  size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  size_t capacity() const { return entries_.capacity(); }
+  // Bytes of text held (request ids, errors, bodies), and the room for them.
+  size_t text_bytes() const { return text_.size(); }
+  size_t text_capacity() const { return text_.capacity(); }
+
+  // Record `i`, viewing the batch (valid until the batch changes); or only its numbers.
+  CallRecordView record(size_t i) const;
+  const CallFacts& facts(size_t i) const { return entries_[i]; }
+  // The index of record `i`'s route: records with the same index share their route (records
+  // with different ones may too).
+  size_t route_of(size_t i) const { return entries_[i].route; }
+  RouteView route(size_t index) const;
+
+  // Forgets the records and keeps the room they took.
+  void Clear();
 
  private:
-  std::vector<CallRecord> rows_;
-  size_t size_ = 0;
+  // Where a text is in text_.
+  struct TextRange {
+    uint32_t offset = 0;
+    uint32_t size = 0;
+  };
+  struct Entry : CallFacts {
+    uint32_t route = 0;
+    TextRange request_id;
+    TextRange error;
+    TextRange request_body;
+  };
+  struct Route {
+    std::string tenant_id;
+    std::string key_id;
+    std::string model;
+    std::string deployment;
+    governance::MonthId month = 0;
+  };
+
+  uint32_t RouteFor(const CallRecordView& r);
+  TextRange Append(std::string_view text);
+  std::string_view Text(TextRange range) const { return {text_.data() + range.offset, range.size}; }
+
+  std::vector<Entry> entries_;
+  std::vector<Route> routes_;  // slots; the first routes_used_ are this batch's
+  size_t routes_used_ = 0;
+  std::string text_;
 };
+
+// A range of one batch's records.
+struct CallBatchPart {
+  const CallBatch* batch = nullptr;
+  size_t begin = 0;
+  size_t end = 0;
+};
+
+// Rows written in one transaction, in order.
+using CallBatchParts = std::span<const CallBatchPart>;
 
 }  // namespace turnpike::store

@@ -29,20 +29,6 @@
 
 namespace turnpike::store {
 
-// A record's route, as views into the record.
-struct RouteView {
-  std::string_view tenant_id;
-  std::string_view key_id;
-  std::string_view model;
-  std::string_view deployment;
-  governance::MonthId month = 0;
-
-  static RouteView Of(const CallRecord& r) {
-    return {r.tenant_id, r.key_id, r.model, r.deployment, r.month};
-  }
-  bool operator==(const RouteView&) const = default;
-};
-
 struct RouteViewHash {
   size_t operator()(const RouteView& route) const;
 };

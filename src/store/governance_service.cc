@@ -95,7 +95,7 @@ Result<std::unique_ptr<GovernanceService>> GovernanceService::Open(const config:
   options.batch_rows = config.call_log.batch_rows;
   GovernanceService* self = service.get();
   service->thread_ = std::make_unique<StoreThread>(
-      store, options, [self](Store& s, CallRecordSpans records) { self->WriteBatch(s, records); },
+      store, options, [self](Store& s, CallBatchParts parts) { self->WriteBatch(s, parts); },
       [self](Store& s) { self->Tick(s); });
   const auto now = std::chrono::steady_clock::now();
   service->next_version_check_ = now + config.governance.snapshot_ttl;
@@ -384,11 +384,11 @@ boost::asio::awaitable<Result<ReconcileReport>> GovernanceService::ReconcileNow(
   co_return result;
 }
 
-void GovernanceService::WriteBatch(Store& store, CallRecordSpans records) {
+void GovernanceService::WriteBatch(Store& store, CallBatchParts parts) {
   const std::span<const SpendRow> no_extra;
-  Status written = store.WriteCalls(records, config_.call_log.log_store, no_extra);
+  Status written = store.WriteCalls(parts, config_.call_log.log_store, no_extra);
   size_t rows = 0;
-  for (const std::span<const CallRecord>& part : records) rows += part.size();
+  for (const CallBatchPart& part : parts) rows += part.end - part.begin;
   last_batch_rows_.Set(static_cast<int64_t>(rows));
   if (!written.ok()) {
     // The rows and their spend are lost to the store (the live counters still hold the spend

@@ -125,7 +125,7 @@ class GovernanceService {
   template <typename Write>
   Status Commit(GovernanceRows rows, Write&& write);
   Status ReloadOnThread(Store& store);
-  void WriteBatch(Store& store, CallRecordSpans records);
+  void WriteBatch(Store& store, CallBatchParts parts);
   void Tick(Store& store);
   Result<ReconcileReport> Reconcile(Store& store);
   // Built-in, then config, then `overrides` (the admin's), each replacing the one before.

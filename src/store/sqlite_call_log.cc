@@ -54,8 +54,8 @@ int64_t MsToUs(double ms) { return static_cast<int64_t>(ms * 1000.0); }
 // differs from the value that parameter held in the statement's previous run (sqlite.h,
 // BindIfChanged): consecutive rows mostly share their route, status and the zero columns, so
 // a row rebinds about a third of its parameters. The request id and body are bound, not
-// copied: `r` must outlive the statement's Run.
-void BindCall(Statement& q, int first, const CallRecord& r, int64_t route_id) {
+// copied: the batch `r` views must outlive the statement's Run.
+void BindCall(Statement& q, int first, const CallRecordView& r, int64_t route_id) {
   const int f = first - 1;
   q.BindIfChanged(f + 1, r.time_ms)
       .BindView(f + 2, r.request_id)  // differs in every row: bound, not compared or copied
@@ -171,17 +171,24 @@ struct TxRoute {
 
 struct SqliteStore::TxRoutes : BatchMap<RouteView, TxRoute, RouteViewHash> {};
 
-Status SqliteStore::WriteCalls(CallRecordSpans records, bool log_rows,
+Status SqliteStore::WriteCalls(CallBatchParts parts, bool log_rows,
                                std::span<const SpendRow> extra_spend) {
   std::vector<governance::MonthId> noting;  // months this transaction notes
   Status written = InTransaction([&]() -> Status {
     TxRoutes routes;
     rows_.clear();
-    for (const std::span<const CallRecord>& part : records) {
-      for (const CallRecord& r : part) {
-        const size_t route = routes.Index(RouteView::Of(r));
-        routes.at(route).second.spend_micros += r.cost_micros;
-        if (log_rows) rows_.push_back({&r, route});
+    for (const CallBatchPart& part : parts) {
+      const CallBatch& batch = *part.batch;
+      // Consecutive records mostly share the batch's route: looked up by name only on a change.
+      size_t batch_route = std::numeric_limits<size_t>::max();
+      size_t route = 0;
+      for (size_t i = part.begin; i < part.end; ++i) {
+        if (batch.route_of(i) != batch_route) {
+          batch_route = batch.route_of(i);
+          route = routes.Index(batch.route(batch_route));
+        }
+        routes.at(route).second.spend_micros += batch.facts(i).cost_micros;
+        if (log_rows) rows_.push_back({&batch, i, route});
       }
     }
     Status inserted = InsertCalls(routes, noting);
@@ -244,7 +251,8 @@ Status SqliteStore::InsertCalls(TxRoutes& routes, std::vector<governance::MonthI
         if (!id.ok()) return id.error();
         tx.route_id = id.value();
       }
-      BindCall(q, static_cast<int>(j) * kCallColumns + 1, *row.record, tx.route_id);
+      BindCall(q, static_cast<int>(j) * kCallColumns + 1, row.batch->record(row.index),
+               tx.route_id);
     }
     Status ran = q.Run(Statement::Bindings::kKeep);  // every parameter is set above
     if (!ran.ok()) return ran;
@@ -255,7 +263,7 @@ Status SqliteStore::InsertCalls(TxRoutes& routes, std::vector<governance::MonthI
       IdRange& range = routes.at(rows_[i + j].route).second.ids;
       if (range.first == 0) range.first = id;
       range.last = id;
-      const governance::MonthId month = rows_[i + j].record->month;
+      const governance::MonthId month = rows_[i + j].batch->facts(rows_[i + j].index).month;
       if (last_month != month && !noted(month)) {
         Status note = NoteMonth(months.Text(month), id);
         if (!note.ok()) return note;

@@ -38,7 +38,7 @@ class SqliteStore : public Store {
   Status UpsertPrice(const PriceOverride& price) override;
   Status DeletePrice(std::string_view model) override;
   Result<std::vector<SpendRow>> LoadSpend(std::span<const std::string> months) override;
-  Status WriteCalls(CallRecordSpans records, bool log_rows,
+  Status WriteCalls(CallBatchParts parts, bool log_rows,
                     std::span<const SpendRow> extra_spend) override;
   Result<std::vector<CallRow>> QueryCalls(const CallQuery& query) override;
   Result<std::vector<SpendRow>> SumCallLog(const std::string& month) override;
@@ -58,8 +58,9 @@ class SqliteStore : public Store {
 
   // A record WriteCalls is inserting, with its position in the transaction's TxRoutes.
   struct Row {
-    const CallRecord* record;
-    size_t route;
+    const CallBatch* batch;
+    size_t index;  // in batch
+    size_t route;  // in TxRoutes
   };
   // The distinct routes of one transaction's rows, in first-seen order (sqlite_call_log.cc).
   struct TxRoutes;

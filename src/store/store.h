@@ -94,10 +94,10 @@ class Store {
   // Spend rows of the given months (every scope).
   virtual Result<std::vector<SpendRow>> LoadSpend(std::span<const std::string> months) = 0;
 
-  // One transaction: inserts the records of every span, in order, into the call log when
+  // One transaction: inserts the records of every part, in order, into the call log when
   // `log_rows`, and adds their costs to the spend rows (+ `extra_spend`, spend carried without
   // a row).
-  virtual Status WriteCalls(CallRecordSpans records, bool log_rows,
+  virtual Status WriteCalls(CallBatchParts parts, bool log_rows,
                             std::span<const SpendRow> extra_spend) = 0;
 
   virtual Result<std::vector<CallRow>> QueryCalls(const CallQuery& query) = 0;

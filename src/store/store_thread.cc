@@ -90,17 +90,16 @@ void StoreThread::Stop() {
 void StoreThread::WriteAll(std::vector<CallBatch>& batches) {
   size_t rows = 0;
   for (const CallBatch& batch : batches) {
-    const std::span<const CallRecord> records = batch.records();
-    for (size_t i = 0; i < records.size(); i += options_.batch_rows) {
-      const std::span<const CallRecord> part =
-          records.subspan(i, std::min(options_.batch_rows, records.size() - i));
-      if (rows > 0 && rows + part.size() > options_.batch_rows) {
+    for (size_t i = 0; i < batch.size(); i += options_.batch_rows) {
+      const CallBatchPart part{&batch, i, std::min(i + options_.batch_rows, batch.size())};
+      const size_t part_rows = part.end - part.begin;
+      if (rows > 0 && rows + part_rows > options_.batch_rows) {
         write_(store_, group_);
         group_.clear();
         rows = 0;
       }
       group_.push_back(part);
-      rows += part.size();
+      rows += part_rows;
     }
   }
   if (!group_.empty()) write_(store_, group_);

@@ -63,7 +63,7 @@ enum class SubmitResult { kAccepted, kFull, kClosed };
 class StoreThread {
  public:
   // Writes one transaction's rows (at most batch_rows records) on the store thread.
-  using WriteFn = std::function<void(Store&, CallRecordSpans)>;
+  using WriteFn = std::function<void(Store&, CallBatchParts)>;
   using TickFn = std::function<void(Store&)>;
 
   StoreThread(Store& store, StoreThreadOptions options, WriteFn write, TickFn tick);
@@ -110,10 +110,10 @@ class StoreThread {
   std::condition_variable wake_;
   std::condition_variable jobs_done_;
   std::deque<std::unique_ptr<StoreJob>> jobs_;
-  std::vector<CallBatch> queued_;  // batches waiting for the thread
-  size_t queued_rows_ = 0;         // records in queued_
-  std::vector<CallBatch> spares_;  // written and cleared, for SubmitRecords to hand back
-  std::vector<std::span<const CallRecord>> group_;  // the thread's: one transaction's spans
+  std::vector<CallBatch> queued_;     // batches waiting for the thread
+  size_t queued_rows_ = 0;            // records in queued_
+  std::vector<CallBatch> spares_;     // written and cleared, for SubmitRecords to hand back
+  std::vector<CallBatchPart> group_;  // the thread's: one transaction's parts
   bool jobs_closed_ = false;
   bool stopping_ = false;
   bool busy_ = false;  // the thread is running jobs it took from the queue

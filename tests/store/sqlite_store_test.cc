@@ -11,6 +11,25 @@
 namespace turnpike::store {
 namespace {
 
+// Groups of records as batches, one part each: what WriteCalls takes, as the store thread
+// hands it over.
+class Batches {
+ public:
+  Batches(std::initializer_list<std::span<const CallRecord>> groups) {
+    batches_.reserve(groups.size());
+    for (std::span<const CallRecord> group : groups) {
+      CallBatch& batch = batches_.emplace_back();
+      for (const CallRecord& r : group) batch.Add(ViewOf(r));
+    }
+    for (const CallBatch& batch : batches_) parts_.push_back({&batch, 0, batch.size()});
+  }
+  operator CallBatchParts() const { return parts_; }
+
+ private:
+  std::vector<CallBatch> batches_;
+  std::vector<CallBatchPart> parts_;
+};
+
 class SqliteStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -131,7 +150,7 @@ TEST_F(SqliteStoreTest, CallsAndSpendAreWrittenTogetherAndPage) {
   std::vector<CallRecord> rows;
   for (int i = 1; i <= 5; ++i) rows.push_back(Row(i * 100, month));
   const uint64_t transactions = counts_.value(StoreOp::kTransaction);  // migrations' so far
-  const std::span<const CallRecord> batch[] = {rows};
+  const Batches batch{rows};
   ASSERT_TRUE(store_->WriteCalls(batch, true, {}).ok());
   // One batch: 5 inserts, the month's first row and the tenant's id range noted once each,
   // BEGIN + COMMIT, one upsert per scope.
@@ -167,7 +186,7 @@ TEST_F(SqliteStoreTest, SpendWithoutRowsWhenTheLogIsOff) {
   Seed();
   const governance::MonthId month = governance::MonthOf(1'790'000'000);
   std::vector<CallRecord> rows = {Row(250, month), Row(250, month)};
-  const std::span<const CallRecord> batch[] = {rows};
+  const Batches batch{rows};
   ASSERT_TRUE(store_->WriteCalls(batch, false, {}).ok());
   EXPECT_EQ(counts_.value(StoreOp::kCallLogInsert), 0u);
   const std::string months[] = {governance::FormatMonth(month)};
@@ -190,9 +209,9 @@ TEST_F(SqliteStoreTest, ReconcileSumsEveryRowOfAMonthAcrossBatches) {
   std::vector<CallRecord> first = {Row(100, october), Row(100, october)};
   std::vector<CallRecord> second = {Row(7, november), Row(100, october), Row(7, november)};
   std::vector<CallRecord> third = {Row(100, october)};
-  const std::span<const CallRecord> two_batches[] = {first, second};
+  const Batches two_batches{first, second};
   ASSERT_TRUE(store_->WriteCalls(two_batches, true, {}).ok());
-  const std::span<const CallRecord> one_batch[] = {third};
+  const Batches one_batch{third};
   ASSERT_TRUE(store_->WriteCalls(one_batch, true, {}).ok());
   EXPECT_EQ(counts_.value(StoreOp::kCallLogIndex), 2u + 2u);  // two months, a block per batch
 
@@ -216,7 +235,7 @@ TEST_F(SqliteStoreTest, ManyRowsGoInMultiRowStatementsAndMonthsStillSum) {
   std::vector<CallRecord> rows;
   for (int i = 0; i < 40; ++i) rows.push_back(Row(10, october));
   for (int i = 0; i < 30; ++i) rows.push_back(Row(1, november));
-  const std::span<const CallRecord> batch[] = {rows};
+  const Batches batch{rows};
   ASSERT_TRUE(store_->WriteCalls(batch, true, {}).ok());
   EXPECT_EQ(counts_.value(StoreOp::kCallLogInsert), 2u + 6u);  // 32 + 32 + 6 x 1
   EXPECT_EQ(counts_.value(StoreOp::kCallLogIndex), 2u + 1u);   // two months, one tenant block
@@ -251,7 +270,7 @@ TEST_F(SqliteStoreTest, TenantPagesWalkTheTenantsBlocks) {
   std::vector<CallRecord> second = {row("b", "kb", 5), row("b", "kb", 6)};
   std::vector<CallRecord> third = {row("a", "ka", 7)};
   for (const std::vector<CallRecord>* batch : {&first, &second, &third}) {
-    const std::span<const CallRecord> spans[] = {*batch};
+    const Batches spans{*batch};
     ASSERT_TRUE(store_->WriteCalls(spans, true, {}).ok());
   }
   auto costs = [](const std::vector<CallRow>& rows) {
@@ -419,7 +438,7 @@ TEST_F(SqliteStoreTest, RoutesAreAddedOnceAndFoundAgainAfterReopening) {
     r.model = i % 3 == 0 ? "b" : "a";
     rows.push_back(std::move(r));
   }
-  const std::span<const CallRecord> batch[] = {rows};
+  const Batches batch{rows};
   ASSERT_TRUE(store_->WriteCalls(batch, true, {}).ok());
   // Routes: (a, month), (b, month), (a, month + 1), (b, month + 1): a lookup and an insert each.
   EXPECT_EQ(counts_.value(StoreOp::kCallLogRoute), 8u);
@@ -454,14 +473,14 @@ TEST_F(SqliteStoreTest, RoutesOfARolledBackTransactionAreForgotten) {
   CallRecord failing = Row(666, month);
   failing.model = "first";
   const std::vector<CallRecord> rolled_back = {first, failing};
-  const std::span<const CallRecord> batch[] = {rolled_back};
+  const Batches batch{rolled_back};
   EXPECT_FALSE(store_->WriteCalls(batch, true, {}).ok());
   ASSERT_TRUE(db->Exec("DROP TRIGGER fail", StoreOp::kMigrate).ok());
 
   CallRecord second = Row(2, month);
   second.model = "second";
   const std::vector<CallRecord> rows = {second, first};
-  const std::span<const CallRecord> retry[] = {rows};
+  const Batches retry{rows};
   ASSERT_TRUE(store_->WriteCalls(retry, true, {}).ok());
   CallQuery q;
   auto page = store_->QueryCalls(q);
@@ -500,8 +519,8 @@ TEST_F(SqliteStoreTest, EveryColumnOfEveryRowIsWrittenWhenParametersRepeat) {
     r.request_body = i % 10 == 0 ? "{\"i\":" + std::to_string(i) + "}" : "";
     rows.push_back(std::move(r));
   }
-  const std::span<const CallRecord> first[] = {std::span(rows).first(40)};
-  const std::span<const CallRecord> second[] = {std::span(rows).subspan(40)};
+  const Batches first{std::span(rows).first(40)};
+  const Batches second{std::span(rows).subspan(40)};
   ASSERT_TRUE(store_->WriteCalls(first, true, {}).ok());
   ASSERT_TRUE(store_->WriteCalls(second, true, {}).ok());
 

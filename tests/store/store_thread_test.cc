@@ -33,7 +33,7 @@ class RecordingStore : public Store {
   Result<std::vector<SpendRow>> LoadSpend(std::span<const std::string>) override {
     return std::vector<SpendRow>{};
   }
-  Status WriteCalls(CallRecordSpans, bool, std::span<const SpendRow>) override { return Ok{}; }
+  Status WriteCalls(CallBatchParts, bool, std::span<const SpendRow>) override { return Ok{}; }
   Result<std::vector<CallRow>> QueryCalls(const CallQuery&) override {
     return std::vector<CallRow>{};
   }
@@ -50,11 +50,12 @@ struct Written {
 };
 
 StoreThread::WriteFn Recorder(Written& w) {
-  return [&w](Store&, CallRecordSpans transaction) {
+  return [&w](Store&, CallBatchParts transaction) {
     std::lock_guard lock(w.mu);
     ++w.batches;
-    for (std::span<const CallRecord> part : transaction) {
-      w.rows.insert(w.rows.end(), part.begin(), part.end());
+    for (const CallBatchPart& part : transaction) {
+      for (size_t i = part.begin; i < part.end; ++i)
+        w.rows.push_back(RecordOf(part.batch->record(i)));
     }
   };
 }
@@ -118,18 +119,18 @@ TEST(StoreThreadTest, StopWritesEveryQueuedRecordInBatches) {
   options.batch_rows = 10;
   StoreThread thread(store, options, Recorder(written), nullptr);
   CallBatch rows;
-  for (int i = 0; i < 25; ++i) rows.Add() = Row("k", 1);
+  for (int i = 0; i < 25; ++i) rows.Add(ViewOf(Row("k", 1)));
   ASSERT_EQ(thread.SubmitRecords(rows), SubmitResult::kAccepted);
   EXPECT_TRUE(rows.empty());
   CallBatch more;
-  for (int i = 0; i < 7; ++i) more.Add() = Row("k", 1);
+  for (int i = 0; i < 7; ++i) more.Add(ViewOf(Row("k", 1)));
   ASSERT_EQ(thread.SubmitRecords(more), SubmitResult::kAccepted);
   thread.Start();
   thread.Stop();
   EXPECT_EQ(written.rows.size(), 32u);
   EXPECT_EQ(written.batches, 4u);  // 10 + 10 + (5 + 5 of the next batch) + 2
   CallBatch late;
-  late.Add() = Row("k", 1);
+  late.Add(ViewOf(Row("k", 1)));
   EXPECT_EQ(thread.SubmitRecords(late), SubmitResult::kClosed);
 }
 
@@ -144,13 +145,13 @@ TEST(CallLogBufferTest, DropPolicyKeepsSpendAsOneStandInPerKey) {
   buffer_options.drop_when_full = true;
   {
     CallBatch fill;
-    fill.Add() = Row("k1", 0);
-    fill.Add() = Row("k1", 0);
+    fill.Add(ViewOf(Row("k1", 0)));
+    fill.Add(ViewOf(Row("k1", 0)));
     ASSERT_EQ(thread.SubmitRecords(fill), SubmitResult::kAccepted);
     CallLogBuffer buffer(thread, buffer_options);
-    buffer.Add() = Row("k1", 100);
-    buffer.Add() = Row("k1", 200);
-    buffer.Add() = Row("k2", 50);
+    buffer.Add(ViewOf(Row("k1", 100)));
+    buffer.Add(ViewOf(Row("k1", 200)));
+    buffer.Add(ViewOf(Row("k2", 50)));
     buffer.Flush();
     EXPECT_EQ(buffer.dropped_rows(), 3u);
   }
@@ -181,10 +182,10 @@ TEST(CallLogBufferTest, WaitPolicyKeepsRowsUntilTheQueueHasRoom) {
   CallLogBufferOptions buffer_options;
   buffer_options.max_wait = std::chrono::seconds(60);
   CallBatch fill;
-  fill.Add() = Row("k", 0);
+  fill.Add(ViewOf(Row("k", 0)));
   ASSERT_EQ(thread.SubmitRecords(fill), SubmitResult::kAccepted);
   CallLogBuffer buffer(thread, buffer_options);
-  buffer.Add() = Row("k", 5);
+  buffer.Add(ViewOf(Row("k", 5)));
   buffer.Flush();
   EXPECT_EQ(buffer.buffered(), 1u);  // kept, not dropped
   EXPECT_EQ(buffer.dropped_rows(), 0u);
@@ -201,26 +202,82 @@ TEST(CallLogBufferTest, WaitPolicyKeepsRowsUntilTheQueueHasRoom) {
   EXPECT_EQ(written.rows.size(), 2u);
 }
 
-// A batch's slots are reused: the second fill allocates no string (the buffers of the first
-// are kept), and every field of a reused slot starts from its default.
-TEST(CallBatchTest, ReusedSlotsKeepSmallBuffersAndResetFields) {
+// A record reads back from its batch exactly as it went in: numbers, texts and route, also
+// when consecutive records share a route (stored once) or change it.
+TEST(CallBatchTest, RecordsReadBackAsAdded) {
   CallBatch batch;
-  CallRecord& first = batch.Add();
-  first.request_id = std::string(40, 'r');  // past the small-string buffer: heap
-  first.request_body = std::string(CallBatch::kMaxKeptCapacity + 1, 'b');
-  first.cost_micros = 5;
-  first.estimated = true;
-  const char* buffer = first.request_id.data();
+  std::vector<CallRecord> rows;
+  for (int i = 0; i < 6; ++i) {
+    CallRecord r = Row(i < 2 || i == 5 ? "k1" : "k2", 10 + i);
+    r.request_id = "req-" + std::to_string(i) + std::string(30, 'x');  // past the small string
+    r.model = i == 3 ? "other-model" : "m";
+    r.deployment = "d";
+    r.month = 300 + (i == 4 ? 1 : 0);
+    r.status = i == 2 ? 502 : 200;
+    r.error = i == 2 ? "upstream_error" : "";
+    r.request_body = i == 1 ? "{\"messages\":[]}" : "";
+    r.ttft_ms = i * 1.5;
+    r.overhead_us = i;
+    r.estimated = i % 2 == 0;
+    r.dropped_rows = i == 5 ? 3 : 0;
+    rows.push_back(r);
+    batch.Add(ViewOf(r));
+  }
+  ASSERT_EQ(batch.size(), rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const CallRecord got = RecordOf(batch.record(i));
+    const CallRecord& want = rows[i];
+    EXPECT_EQ(got.request_id, want.request_id) << i;
+    EXPECT_EQ(got.tenant_id, want.tenant_id) << i;
+    EXPECT_EQ(got.key_id, want.key_id) << i;
+    EXPECT_EQ(got.model, want.model) << i;
+    EXPECT_EQ(got.deployment, want.deployment) << i;
+    EXPECT_EQ(got.month, want.month) << i;
+    EXPECT_EQ(got.status, want.status) << i;
+    EXPECT_EQ(got.error, want.error) << i;
+    EXPECT_EQ(got.request_body, want.request_body) << i;
+    EXPECT_EQ(got.cost_micros, want.cost_micros) << i;
+    EXPECT_EQ(got.ttft_ms, want.ttft_ms) << i;
+    EXPECT_EQ(got.overhead_us, want.overhead_us) << i;
+    EXPECT_EQ(got.estimated, want.estimated) << i;
+    EXPECT_EQ(got.dropped_rows, want.dropped_rows) << i;
+    const RouteView route = batch.route(batch.route_of(i));
+    EXPECT_EQ(route.key_id, want.key_id) << i;
+    EXPECT_EQ(route.month, want.month) << i;
+  }
+  // Rows 0 and 1 share their route, stored once; every change of route is a new one.
+  EXPECT_EQ(batch.route_of(0), batch.route_of(1));
+  EXPECT_NE(batch.route_of(1), batch.route_of(2));
+  EXPECT_NE(batch.route_of(2), batch.route_of(3));
+  EXPECT_NE(batch.route_of(3), batch.route_of(4));
+}
+
+// A cleared batch keeps the room its records took (entries and texts), so a warm worker's
+// batch allocates nothing; a text buffer grown past kMaxKeptText (opted-in bodies) is freed.
+TEST(CallBatchTest, ClearKeepsRoomButNotLargeTexts) {
+  CallBatch batch;
+  CallRecord r = Row("k", 1);
+  r.request_id = std::string(40, 'r');
+  for (int i = 0; i < 100; ++i) batch.Add(ViewOf(r));
+  const size_t capacity = batch.capacity();
+  const size_t text_capacity = batch.text_capacity();
   batch.Clear();
-  CallRecord& again = batch.Add();
-  EXPECT_TRUE(again.request_id.empty());
-  EXPECT_EQ(again.request_id.data(), buffer);  // the same buffer, kept
-  EXPECT_GE(again.request_id.capacity(), 40u);
-  EXPECT_LE(again.request_body.capacity(), CallBatch::kMaxKeptCapacity);  // the large one freed
-  EXPECT_EQ(again.cost_micros, 0);
-  EXPECT_FALSE(again.estimated);
-  EXPECT_EQ(again.ttft_ms, -1);
-  EXPECT_EQ(batch.size(), 1u);
+  EXPECT_TRUE(batch.empty());
+  EXPECT_EQ(batch.text_bytes(), 0u);
+  EXPECT_EQ(batch.capacity(), capacity);
+  EXPECT_EQ(batch.text_capacity(), text_capacity);
+  batch.Add(ViewOf(r));
+  EXPECT_EQ(RecordOf(batch.record(0)).request_id, r.request_id);
+  EXPECT_EQ(RecordOf(batch.record(0)).cost_micros, 1);
+
+  r.request_body = std::string(CallBatch::kMaxKeptText + 1, 'b');
+  batch.Add(ViewOf(r));
+  EXPECT_GT(batch.text_bytes(), CallBatch::kMaxKeptText);
+  batch.Clear();
+  EXPECT_LE(batch.text_capacity(), CallBatch::kMaxKeptText);  // the large buffer freed
+  batch.Add(ViewOf(Row("k", 2)));
+  EXPECT_EQ(RecordOf(batch.record(0)).request_body, "");
+  EXPECT_EQ(RecordOf(batch.record(0)).cost_micros, 2);
 }
 
 // Batches come back: after the thread wrote a batch, the next SubmitRecords hands it back
@@ -231,20 +288,19 @@ TEST(StoreThreadTest, WrittenBatchesAreHandedBackForReuse) {
   StoreThread thread(store, {}, Recorder(written), nullptr);
   thread.Start();
   CallBatch batch;
-  batch.Add() = Row("k", 1);
-  const CallRecord* first_slots = batch.records().data();
+  for (int i = 0; i < 100; ++i) batch.Add(ViewOf(Row("k", 1)));
   ASSERT_EQ(thread.SubmitRecords(batch), SubmitResult::kAccepted);
+  EXPECT_EQ(batch.capacity(), 0u);  // a new batch: there was no spare yet
   ASSERT_TRUE([&] {
     for (int i = 0; i < 1000 && thread.spare_batches() == 0; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return thread.spare_batches() == 1;
   }());
-  batch.Add() = Row("k", 2);
+  batch.Add(ViewOf(Row("k", 2)));
   ASSERT_EQ(thread.SubmitRecords(batch), SubmitResult::kAccepted);
   EXPECT_TRUE(batch.empty());
-  batch.Add() = Row("k", 3);
-  EXPECT_EQ(batch.records().data(), first_slots);  // the first batch's slots, reused
+  EXPECT_GE(batch.capacity(), 100u);  // the first batch, with its room, handed back
   thread.Stop();
 }
 
