@@ -202,6 +202,62 @@ TEST(CallLogBufferTest, WaitPolicyKeepsRowsUntilTheQueueHasRoom) {
   EXPECT_EQ(written.rows.size(), 2u);
 }
 
+// Texts bound a worker's buffer as rows do: a batch goes once its texts pass
+// batch_text_bytes, before batch_rows is reached.
+TEST(CallLogBufferTest, ABatchGoesOnceItsTextsPassTheBound) {
+  RecordingStore store;
+  Written written;
+  StoreThread thread(store, {}, Recorder(written), nullptr);
+  CallLogBufferOptions buffer_options;
+  buffer_options.batch_rows = 1'000;
+  buffer_options.batch_text_bytes = 100;
+  CallLogBuffer buffer(thread, buffer_options);
+  CallRecord r = Row("k", 1);
+  r.request_body = std::string(60, 'b');
+  buffer.Add(ViewOf(r));
+  buffer.Add(ViewOf(r));  // 60 bytes held: under the bound, kept
+  EXPECT_EQ(buffer.buffered(), 2u);
+  EXPECT_EQ(thread.queued_records(), 0u);
+  buffer.Add(ViewOf(r));  // 120 bytes held: the two go first
+  EXPECT_EQ(buffer.buffered(), 1u);
+  EXPECT_EQ(thread.queued_records(), 2u);
+  thread.Start();
+  thread.Stop();
+}
+
+// A worker waiting for room drops its rows (spend kept in stand-ins) once their texts pass
+// 16 times batch_text_bytes, without waiting for max_wait.
+TEST(CallLogBufferTest, AWaitingBufferDropsPastItsTextBound) {
+  RecordingStore store;
+  Written written;
+  StoreThreadOptions options;
+  options.max_records = 1;
+  StoreThread thread(store, options, Recorder(written), nullptr);
+  CallBatch fill;
+  fill.Add(ViewOf(Row("k", 0)));
+  ASSERT_EQ(thread.SubmitRecords(fill), SubmitResult::kAccepted);  // the queue is full
+  CallLogBufferOptions buffer_options;
+  buffer_options.max_wait = std::chrono::seconds(60);
+  buffer_options.batch_text_bytes = 10;
+  CallLogBuffer buffer(thread, buffer_options);
+  CallRecord r = Row("k", 5);
+  r.request_body = std::string(100, 'b');
+  buffer.Add(ViewOf(r));
+  buffer.Flush();
+  EXPECT_EQ(buffer.dropped_rows(), 0u);  // 100 bytes: waits
+  EXPECT_EQ(buffer.buffered(), 1u);
+  buffer.Add(ViewOf(r));  // the add flushes first: still refused, still under 160
+  EXPECT_EQ(buffer.dropped_rows(), 0u);
+  buffer.Flush();  // 200 bytes: past 16 * 10, dropped
+  EXPECT_EQ(buffer.dropped_rows(), 2u);
+  EXPECT_EQ(buffer.buffered(), 0u);
+  thread.Start();
+  thread.Stop();
+  int64_t cost = 0;
+  for (const CallRecord& row : written.rows) cost += row.cost_micros;
+  EXPECT_EQ(cost, 10);  // the spend of both dropped rows, in their stand-in
+}
+
 // A record reads back from its batch exactly as it went in: numbers, texts and route, also
 // when consecutive records share a route (stored once) or change it.
 TEST(CallBatchTest, RecordsReadBackAsAdded) {
