@@ -3,7 +3,7 @@
 # governance off (no key, no budget, no limits, no call log) and on (key auth, plan budget,
 # RPM and TPM limits, the call log written to SQLite), interleaved in one run.
 #
-#   bench/governance-cell.sh [--runs 3] [--duration 5] [--connections 50] [--workers 1]
+#   bench/governance-cell.sh [--runs 3] [--duration 5] [--warmup 1] [--connections 50] [--workers 1]
 #                            [--log-store on|off]   (off: governance on, call-log rows off)
 #                            [--stream-every K]     (every K-th request streams; 1: all)
 #                            [--off-without-key]    (the off instance gets no Authorization)
@@ -12,6 +12,8 @@
 # (the off instance ignores it), as the same clients would send them. --off-without-key
 # sends it to the governed instance only, as the cell did before 2026-11-30 20:00 UTC; that
 # also counts parsing the header (about 1,100 instructions in Beast) against governance.
+# Short runs (--duration 0.5 --warmup 0.25, many --runs) alternate faster than this VM's speed
+# drifts (it moves by a third within seconds), so their pooled ratio is steadier.
 # KEEP_DIR=1 keeps the temporary directory (databases, logs) and prints its path.
 # Starts (and on exit stops, by PID) one mock provider and two Turnpike instances, provisions
 # a plan/tenant/key with `turnpike admin`, then alternates measured runs between the two
@@ -19,11 +21,12 @@
 # rows written. Needs: the turnpike binary ($TURNPIKE), jq.
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
-runs=3 duration=5 connections=50 workers=1 log_store=on stream_every=0 off_key=yes
+runs=3 duration=5 warmup=1 connections=50 workers=1 log_store=on stream_every=0 off_key=yes
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
     --connections) connections=$2; shift 2 ;;
     --workers) workers=$2; shift 2 ;;
     --log-store) log_store=$2; shift 2 ;;
@@ -94,7 +97,7 @@ for ((r = 1; r <= runs; r++)); do
     before=$(cpu_ticks "$pid") before_workers=$(cpu_ticks "$pid" tp-worker)
     before_store=$(cpu_ticks "$pid" tp-store)
     "$TURNPIKE" bench --url "http://127.0.0.1:$port/v1/chat/completions" -c "$connections" \
-      -d "$duration" --warmup 1 -q "${load_args[@]}" --json "$dir/$which.json" >/dev/null 2>&1
+      -d "$duration" --warmup "$warmup" -q "${load_args[@]}" --json "$dir/$which.json" >/dev/null 2>&1
     failures=$(jq '.requests_failed' "$dir/$which.json")
     [[ $failures == 0 ]] || echo "warning: $which had $failures failures" >&2
     rps[$which]=$(jq '.requests_per_second' "$dir/$which.json")
