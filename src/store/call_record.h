@@ -10,7 +10,7 @@
 //
 // CallBatch holds the records a worker collects between flushes, packed for the trip to the
 // store thread, which reads every byte a worker wrote on another core:
-//   - a record's numbers inline, about two cache lines;
+//   - a record's numbers inline: with the rest, an entry of two cache lines;
 //   - its route (tenant, key, model, deployment, budget month) as an index into the batch's
 //     routes, copied in only when it differs from the previous record's (it mostly does not);
 //   - its texts (request id, error, opted-in body) appended to one text buffer.
