@@ -19,12 +19,6 @@ BasicCallRecord<To> Convert(const BasicCallRecord<From>& r) {
   return out;
 }
 
-bool SameRoute(const CallRecordView& r, const std::string& tenant_id, const std::string& key_id,
-               const std::string& model, const std::string& deployment, governance::MonthId month) {
-  return r.month == month && r.tenant_id == tenant_id && r.key_id == key_id && r.model == model &&
-         r.deployment == deployment;
-}
-
 }  // namespace
 
 CallRecordView ViewOf(const CallRecord& r) { return Convert<std::string_view>(r); }
@@ -42,11 +36,8 @@ void CallBatch::Add(const CallRecordView& r) {
 }
 
 uint32_t CallBatch::RouteFor(const CallRecordView& r) {
-  if (routes_used_ > 0) {
-    const Route& last = routes_[routes_used_ - 1];
-    if (SameRoute(r, last.tenant_id, last.key_id, last.model, last.deployment, last.month)) {
-      return static_cast<uint32_t>(routes_used_ - 1);
-    }
+  if (routes_used_ > 0 && route(routes_used_ - 1) == RouteOf(r)) {
+    return static_cast<uint32_t>(routes_used_ - 1);
   }
   if (routes_used_ == routes_.size()) routes_.emplace_back();
   Route& route = routes_[routes_used_];  // a reused slot: assigning keeps its strings' buffers

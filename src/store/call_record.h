@@ -79,6 +79,10 @@ struct RouteView {
   bool operator==(const RouteView&) const = default;
 };
 
+inline RouteView RouteOf(const CallRecordView& r) {
+  return {r.tenant_id, r.key_id, r.model, r.deployment, r.month};
+}
+
 class CallBatch {
  public:
   // Texts kept across Clear; a larger buffer (opted-in request bodies) is freed.
@@ -140,6 +144,8 @@ struct CallBatchPart {
   const CallBatch* batch = nullptr;
   size_t begin = 0;
   size_t end = 0;
+
+  size_t size() const { return end - begin; }
 };
 
 // Rows written in one transaction, in order.

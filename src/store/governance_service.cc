@@ -388,7 +388,7 @@ void GovernanceService::WriteBatch(Store& store, CallBatchParts parts) {
   const std::span<const SpendRow> no_extra;
   Status written = store.WriteCalls(parts, config_.call_log.log_store, no_extra);
   size_t rows = 0;
-  for (const CallBatchPart& part : parts) rows += part.end - part.begin;
+  for (const CallBatchPart& part : parts) rows += part.size();
   last_batch_rows_.Set(static_cast<int64_t>(rows));
   if (!written.ok()) {
     // The rows and their spend are lost to the store (the live counters still hold the spend

@@ -92,14 +92,13 @@ void StoreThread::WriteAll(std::vector<CallBatch>& batches) {
   for (const CallBatch& batch : batches) {
     for (size_t i = 0; i < batch.size(); i += options_.batch_rows) {
       const CallBatchPart part{&batch, i, std::min(i + options_.batch_rows, batch.size())};
-      const size_t part_rows = part.end - part.begin;
-      if (rows > 0 && rows + part_rows > options_.batch_rows) {
+      if (rows > 0 && rows + part.size() > options_.batch_rows) {
         write_(store_, group_);
         group_.clear();
         rows = 0;
       }
       group_.push_back(part);
-      rows += part_rows;
+      rows += part.size();
     }
   }
   if (!group_.empty()) write_(store_, group_);
