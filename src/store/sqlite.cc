@@ -178,6 +178,11 @@ bool Statement::IsNull(int column) const {
 
 Result<std::unique_ptr<Database>> Database::Open(const std::string& path, bool synchronous_full,
                                                  StatementCounts* counts) {
+  // SQLite keeps memory statistics under a global mutex taken on every allocation; nothing
+  // here reads them. This must precede SQLite's initialization: if something else initialized
+  // it first, the call fails harmlessly (SQLITE_MISUSE) and the statistics stay on.
+  [[maybe_unused]] static const int kNoMemoryStatistics =
+      sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
   std::error_code ec;
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
