@@ -3,7 +3,7 @@
 # governance off (no key, no budget, no limits, no call log) and on (key auth, plan budget,
 # RPM and TPM limits, the call log written to SQLite), interleaved in one run.
 #
-#   bench/governance-cell.sh [--runs 3] [--duration 5] [--warmup 1] [--connections 50] [--workers 1]
+#   bench/governance-cell.sh [--runs 20] [--duration 0.5] [--warmup 0.25] [--connections 50] [--workers 1]
 #                            [--log-store on|off]   (off: governance on, call-log rows off)
 #                            [--stream-every K]     (every K-th request streams; 1: all)
 #                            [--off-without-key]    (the off instance gets no Authorization)
@@ -12,8 +12,11 @@
 # (the off instance ignores it), as the same clients would send them. --off-without-key
 # sends it to the governed instance only, as the cell did before 2026-11-30 20:00 UTC; that
 # also counts parsing the header (about 1,100 instructions in Beast) against governance.
-# Short runs (--duration 0.5 --warmup 0.25, many --runs) alternate faster than this VM's speed
-# drifts (it moves by a third within seconds), so their pooled ratio is steadier.
+# The default runs are short (0.5 s after 0.25 s of warm-up) so that the two instances
+# alternate faster than this VM's speed drifts (it moves by a third within seconds); many of
+# them are pooled. After the table the script prints that pool (bench/cell-summary.sh): the
+# median ratio with its quartiles, the geometric mean, and total on / total off. Save several
+# outputs and pass them to bench/cell-summary.sh together to pool series.
 # KEEP_DIR=1 keeps the temporary directory (databases, logs) and prints its path.
 # Starts (and on exit stops, by PID) one mock provider and two Turnpike instances, provisions
 # a plan/tenant/key with `turnpike admin`, then alternates measured runs between the two
@@ -21,7 +24,7 @@
 # rows written. Needs: the turnpike binary ($TURNPIKE), jq.
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
-runs=3 duration=5 warmup=1 connections=50 workers=1 log_store=on stream_every=0 off_key=yes
+runs=20 duration=0.5 warmup=0.25 connections=50 workers=1 log_store=on stream_every=0 off_key=yes
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
@@ -83,6 +86,7 @@ per_request() {  # per_request TICKS RESULT.json: µs of CPU per request over wa
 export TURNPIKE_ADMIN_TOKEN=bench TURNPIKE_URL=http://127.0.0.1:$on_port
 key=$(bench_key)
 
+echo "# $TURNPIKE" >"$dir/runs.md"  # names the pool (cell-summary.sh)
 echo "| run | governance off (req/s) | governance on (req/s) | on / off | gateway CPU per request off / on (µs) | of which workers off / on | store thread (on) |"
 echo "|---|---|---|---|---|---|---|"
 for ((r = 1; r <= runs; r++)); do
@@ -107,8 +111,11 @@ for ((r = 1; r <= runs; r++)); do
   done
   ratio=$(jq -n "${rps[on]} / ${rps[off]}")
   printf '| %d | %.0f | %.0f | %.2f | %.1f / %.1f | %.1f / %.1f | %.1f |\n' "$r" "${rps[off]}" \
-    "${rps[on]}" "$ratio" "${cpu[off]}" "${cpu[on]}" "${workers[off]}" "${workers[on]}" "${store[on]}"
+    "${rps[on]}" "$ratio" "${cpu[off]}" "${cpu[on]}" "${workers[off]}" "${workers[on]}" "${store[on]}" |
+    tee -a "$dir/runs.md"
 done
+echo
+"$(dirname "${BASH_SOURCE[0]}")/cell-summary.sh" "$dir/runs.md"
 rows=$(curl -s "http://127.0.0.1:$on_port/metrics" | awk '/^turnpike_call_log_rows_total /{print $2}')
 echo
 echo "call-log rows written by the governed instance: $rows"
