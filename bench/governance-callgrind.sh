@@ -37,6 +37,7 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_exclusive
 
 "$TURNPIKE" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
 pids+=($!)

@@ -21,3 +21,15 @@ bench_key() {
   "$TURNPIKE" admin tenants create bench --plan bench >/dev/null
   "$TURNPIKE" admin --json keys create --tenant bench --rpm 100000000 | jq -r .key
 }
+
+# bench_exclusive: takes this machine's benchmark lock (flock on $TMPDIR/turnpike-bench.lock),
+# waiting while another script holds it, and keeps it until this script and the processes it
+# started exit. Two measurements at once measure each other: a cell run beside another one
+# reports whatever share of the two cores it got.
+bench_exclusive() {
+  exec {bench_lock_fd}>"${TMPDIR:-/tmp}/turnpike-bench.lock"
+  if ! flock -n "$bench_lock_fd"; then
+    echo "waiting for the benchmark already running on this machine..." >&2
+    flock "$bench_lock_fd"
+  fi
+}
