@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers shared by the governance benchmark scripts; source it after setting TURNPIKE.
 
 # port_of LOGFILE PATTERN [SECONDS]: the port of the first "PATTERN HOST:PORT" in LOGFILE,
