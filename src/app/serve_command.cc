@@ -9,14 +9,18 @@
 #include <memory>
 #include <thread>
 
-#include "admin/admin_api.h"
 #include "app/signals.h"
 #include "config/config.h"
 #include "config/describe.h"
-#include "gateway/llm_handler.h"
+#include "core/dispatcher.h"
+#include "core/router.h"
+#include "core/worker_core.h"
+#include "doors/admin/admin_api.h"
+#include "doors/llm/llm_door.h"
+#include "doors/llm/route_table.h"
+#include "doors/ops/ops_door.h"
 #include "http/server.h"
 #include "observability/access_log.h"
-#include "pipeline/route_table.h"
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/cohere/cohere_provider.h"
 #include "providers/gemini/gemini_provider.h"
@@ -68,11 +72,37 @@ std::unique_ptr<providers::Registry> MakeRegistry() {
   return registry;
 }
 
+// Every front door, one line each (core/door.h). The first is the router's fallback: it answers
+// paths no door declares.
+std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
+                                      const core::ProbeRegistry& probes,
+                                      store::GovernanceService* governance,
+                                      const std::string& admin_token) {
+  using core::WorkerCore;
+  using Context = boost::asio::io_context;
+  std::vector<core::DoorSpec> doors;
+  doors.push_back({doors::llm::LlmDoor::Routes(llm.providers),
+                   [&llm](int worker, Context& context, WorkerCore& core) {
+                     return std::make_unique<doors::llm::LlmDoor>(llm, worker, context, core);
+                   }});
+  doors.push_back({doors::ops::OpsDoor::Routes(), [&probes](int, Context&, WorkerCore& core) {
+                     return std::make_unique<doors::ops::OpsDoor>(probes, core);
+                   }});
+  if (governance != nullptr) {
+    doors.push_back({doors::admin::AdminApi::Routes(),
+                     [governance, &admin_token](int, Context&, WorkerCore& core) {
+                       return std::make_unique<doors::admin::AdminApi>(*governance, admin_token,
+                                                                       core);
+                     }});
+  }
+  return doors;
+}
+
 int Serve(const std::string& config_path) {
   SignalWatcher::BlockSignals();  // before the first thread (store, access log) starts
   const config::Config config = config::LoadConfig(config_path);
   const std::unique_ptr<providers::Registry> registry = MakeRegistry();
-  const auto routes = pipeline::RouteTable::Build(config, *registry);
+  const auto routes = doors::llm::RouteTable::Build(config, *registry);
   bool any_tls = false;
   for (const auto& model : routes->models()) {
     for (const auto& deployment : model.deployments) any_tls |= deployment.origin.tls;
@@ -80,15 +110,14 @@ int Serve(const std::string& config_path) {
   const upstream::TlsContexts tls(config.upstream.ca_file, any_tls);
   auto access_log = OpenAccessLog(config.server.access_log);
 
-  gateway::ProbeRegistry probes;
+  core::ProbeRegistry probes;
   for (const auto& model : routes->models()) probes.model_names.push_back(model.name);
   if (access_log)
     probes.access_log_dropped = [sink = access_log.get()] { return sink->dropped_lines(); };
-  gateway::GatewayShared shared{config, routes, tls, access_log.get(), probes};
-  shared.providers = registry.get();
+  const doors::llm::LlmShared llm{config, routes, tls, probes, *registry};
 
   std::unique_ptr<store::GovernanceService> governance;
-  std::unique_ptr<admin::AdminApi> admin_api;
+  std::string admin_token;
   if (config.governance.enabled) {
     Result<std::unique_ptr<store::GovernanceService>> opened =
         store::GovernanceService::Open(config);
@@ -98,13 +127,11 @@ int Serve(const std::string& config_path) {
     }
     governance = std::move(opened.value());
     const char* token = std::getenv("TURNPIKE_ADMIN_TOKEN");
-    admin_api = std::make_unique<admin::AdminApi>(*governance, token != nullptr ? token : "");
-    shared.governance = governance.get();
-    shared.admin = admin_api.get();
+    if (token != nullptr) admin_token = token;
     probes.store_metrics = [g = governance.get()](observability::PrometheusWriter& w) {
       g->RenderMetrics(w);
     };
-    if (token == nullptr || *token == '\0') {
+    if (admin_token.empty()) {
       std::cerr << "turnpike: TURNPIKE_ADMIN_TOKEN is not set: the admin API is off\n";
     }
     if (governance->cell().Load()->key_count() == 0) {
@@ -113,12 +140,32 @@ int Serve(const std::string& config_path) {
     }
   }
 
+  const std::vector<core::DoorSpec> doors = MakeDoors(llm, probes, governance.get(), admin_token);
+  core::Router router(/*fallback_door=*/0);
+  for (size_t i = 0; i < doors.size(); ++i) router.Add(static_cast<uint16_t>(i), doors[i].routes);
+  probes.route_labels = router.labels();
+
+  core::CoreShared core{router, probes};
+  core.model_count = routes->models().size();
+  core.server_timing = config.server.server_timing;
+  core.access_log = access_log.get();
+  if (governance) {
+    core.governance = &governance->cell();
+    core.call_log = &governance->thread();
+    core.call_log_options = governance->buffer_options();
+    core.call_log_flush = config.call_log.flush_interval;
+    if (config.governance.snapshot_ttl.count() == 0) {
+      // Read-through (debugging): every governed request waits for a fresh snapshot.
+      core.refresh = [g = governance.get()] { return g->Reload(); };
+    }
+  }
+
   {
     // The server goes before the store stops: its workers flush their last call-log rows
     // when they are destroyed (store/store_thread.h, shutdown order).
     http::Server server(MakeServerOptions(config.server),
-                        [&shared](int index, boost::asio::io_context& context) {
-                          return std::make_unique<gateway::LlmHandler>(shared, index, context);
+                        [&core, &doors](int index, boost::asio::io_context& context) {
+                          return std::make_unique<core::Dispatcher>(core, doors, index, context);
                         });
     probes.in_flight = [&server] { return server.in_flight(); };
     Status bound = server.Bind();
@@ -167,7 +214,7 @@ void RegisterServeCommands(CLI::App& root) {
   validate->callback([validate_path] {
     try {
       const config::Config config = config::LoadConfig(*validate_path);
-      pipeline::RouteTable::Build(config, *MakeRegistry());
+      doors::llm::RouteTable::Build(config, *MakeRegistry());
       std::cout << config::DescribeConfig(config) << "config OK\n";
       std::exit(0);
     } catch (const std::exception& e) {

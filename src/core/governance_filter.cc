@@ -1,0 +1,86 @@
+#include "core/governance_filter.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/clock.h"
+
+namespace turnpike::core {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+FilterStatus GovernanceFilter::OnRequest(RequestContext& context) {
+  if (refresh_) return FilterStatus::kSuspend;
+  return Admit(context);
+}
+
+boost::asio::awaitable<FilterStatus> GovernanceFilter::Resume(RequestContext& context) {
+  Status reloaded = co_await refresh_();
+  if (!reloaded.ok()) {
+    context.refusal = reloaded.error();
+    co_return FilterStatus::kRespond;
+  }
+  co_return Admit(context);
+}
+
+FilterStatus GovernanceFilter::Admit(RequestContext& context) {
+  std::optional<std::string_view> key =
+      governance::ExtractApiKey(context.authorization, context.x_api_key);
+  if (!key) {
+    context.refusal =
+        Error{ErrorCode::kUnauthorized,
+              "You didn't provide an API key. Send it as 'Authorization: Bearer <key>' or "
+              "in the 'x-api-key' header.",
+              ""};
+    return FilterStatus::kRespond;
+  }
+  context.snapshot = reader_.Current();
+  context.now_unix = UnixSeconds();
+  governance::AdmissionRequest request;
+  request.raw_key = *key;
+  request.model = context.billing.model;
+  request.prompt_bytes = context.billing.prompt_bytes;
+  request.max_tokens = context.billing.max_tokens;
+  request.price_fallback = context.billing.price_fallback;
+  request.now_unix = context.now_unix;
+  request.now = std::chrono::duration_cast<governance::Nanos>(
+      std::chrono::steady_clock::now().time_since_epoch());
+  governance::AdmitResult result = governance::Admit(*context.snapshot, verifier_, request);
+  context.principal = result.principal;
+  context.rate_requests = result.requests;
+  context.rate_tokens = result.tokens;
+  if (result.refusal) {
+    context.refusal = std::move(result.refusal);
+    return FilterStatus::kRespond;
+  }
+  context.admission = std::move(result.admission);
+  return FilterStatus::kContinue;
+}
+
+void GovernanceFilter::OnComplete(RequestContext& context) {
+  governance::Admission& admission = context.admission;
+  if (!admission.active()) return;
+  const Usage& u = context.usage;
+  governance::TokenUsage usage;
+  if (u.prompt_tokens >= 0 || u.completion_tokens >= 0) {
+    usage = {std::max<int64_t>(u.prompt_tokens, 0), std::max<int64_t>(u.completion_tokens, 0),
+             std::max<int64_t>(u.cached_tokens, 0), std::max<int64_t>(u.cache_creation_tokens, 0)};
+  } else if (context.output_bytes > 0) {
+    usage = {admission.estimate().prompt_tokens,
+             CeilDiv(context.output_bytes, governance::kPromptBytesPerToken), 0};
+    context.usage = {usage.prompt_tokens, usage.completion_tokens, 0};
+    context.usage_estimated = true;
+  } else {
+    admission.Release();
+    context.unpriced = admission.price() == nullptr;
+    return;
+  }
+  const governance::CostResult cost = admission.Complete(usage);
+  context.cost_micros = cost.micros;
+  context.unpriced = cost.unpriced;
+}
+
+}  // namespace turnpike::core

@@ -1,0 +1,61 @@
+// The governance filter: authentication, model access, the per-request cost cap, budget
+// reservations and rate limits (governance/admission.h) before the door's work, and settlement
+// after it. Door-neutral: it reads only the credentials and context.billing (what the door
+// bills: a model name and the estimate's inputs), never a door's extension. Runs first in a
+// chain, so an unauthenticated caller learns nothing about models or routes.
+//
+// Suspension (filter.h): with a `refresh` (snapshot_ttl 0, read-through for debugging) every
+// request first suspends on it — the store thread reloads the snapshot — and is admitted under
+// the fresh one when it resumes; its failure is the request's answer. Without one, admission
+// never suspends.
+//
+// Admission reads only the worker's current snapshot (no I/O, no lock): the key's hash, one
+// lookup, two budget CASes and up to four GCRA CASes.
+//
+// Settlement (OnComplete), exactly once per admitted request:
+//   usage reported       Complete(usage): cost at the model's price, cached tokens as cached
+//   no usage, output     Complete(estimate), flagged usage_estimated: the prompt estimate of
+//                        cost.h plus ceil(output bytes / 3) completion tokens (the same
+//                        deliberately high bytes-per-token ratio as the prompt estimate), so a
+//                        stream whose provider sent no usage is never priced at $0
+//   no usage, no output  Release: a failed or cancelled request costs nothing
+// Errors (the client's OpenAI envelope): 401 without a credential or with a bad key, 403
+// revoked/expired/suspended, 404 model not allowed, 400 per-request cap (param max_tokens),
+// 429 insufficient_quota (budget) or rate_limit_exceeded (RPM/TPM, with Retry-After).
+//
+// Ownership and threads: one per worker (its SecretVerifier and SnapshotReader are the
+// worker's own); the cell outlives it.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <functional>
+
+#include "common/result.h"
+#include "core/filter.h"
+#include "governance/keys.h"
+#include "governance/snapshot_cell.h"
+
+namespace turnpike::core {
+
+// Reloads the published snapshot before a request is admitted (an empty function: never).
+using SnapshotRefresh = std::function<boost::asio::awaitable<Status>()>;
+
+class GovernanceFilter : public Filter {
+ public:
+  GovernanceFilter(const governance::SnapshotCell& cell, governance::SecretVerifier verifier,
+                   SnapshotRefresh refresh = {})
+      : reader_(cell), verifier_(std::move(verifier)), refresh_(std::move(refresh)) {}
+
+  FilterStatus OnRequest(RequestContext& context) override;
+  boost::asio::awaitable<FilterStatus> Resume(RequestContext& context) override;
+  void OnComplete(RequestContext& context) override;
+
+ private:
+  FilterStatus Admit(RequestContext& context);
+
+  governance::SnapshotReader reader_;
+  governance::SecretVerifier verifier_;
+  const SnapshotRefresh refresh_;
+};
+
+}  // namespace turnpike::core

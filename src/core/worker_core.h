@@ -1,0 +1,86 @@
+// The governed core on one worker, shared by every door there: starts a request's context,
+// answers with Server-Timing, builds the governance filter a door's chain starts with, and
+// accounts every request exactly once at its end (Finish: the request probe, the access log,
+// the call log). It also owns the worker's log buffers and the loop that flushes them.
+//
+// CoreShared is the process-wide part, built in app/ and read-only once the workers run.
+//
+// Ownership and threads: one WorkerCore per worker (owned by its Dispatcher, dispatcher.h),
+// used only on that worker's thread; CoreShared outlives every worker.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "core/door.h"
+#include "core/filter.h"
+#include "core/governance_filter.h"
+#include "core/request_context.h"
+#include "core/request_probe.h"
+#include "core/router.h"
+#include "governance/snapshot_cell.h"
+#include "http/exchange.h"
+#include "observability/access_log.h"
+#include "store/call_log_buffer.h"
+#include "store/store_thread.h"
+
+namespace turnpike::core {
+
+struct CoreShared {
+  const Router& router;
+  ProbeRegistry& probes;
+  size_t model_count = 0;                              // the request probe's model slots
+  bool server_timing = false;                          // server.server_timing
+  observability::AccessLogSink* access_log = nullptr;  // nullptr: access log off
+  // Governance on: the published snapshot, the store thread the call log goes to, and the
+  // read-through reload (empty unless snapshot_ttl is 0). Governance off: all null/empty.
+  const governance::SnapshotCell* governance = nullptr;
+  store::StoreThread* call_log = nullptr;
+  store::CallLogBufferOptions call_log_options;
+  std::chrono::milliseconds call_log_flush{200};
+  SnapshotRefresh refresh;
+};
+
+class WorkerCore {
+ public:
+  WorkerCore(const CoreShared& shared, boost::asio::io_context& context);
+  ~WorkerCore();
+  WorkerCore(const WorkerCore&) = delete;
+  WorkerCore& operator=(const WorkerCore&) = delete;
+
+  // The request id, the received time, the body size and the metrics route of `match`.
+  void Start(const http::Exchange& exchange, const RouteMatch& match, RequestContext& ctx) const;
+  // The credentials a governed door authenticates (Authorization, x-api-key).
+  static void ReadCredentials(const http::Exchange& exchange, RequestContext& ctx);
+
+  // Answers with Server-Timing (when on); the context gets the status (499 if the client left).
+  boost::asio::awaitable<void> Respond(http::Exchange& exchange, RequestContext& ctx,
+                                       unsigned status, std::string_view content_type,
+                                       std::string body);
+  // Answers `reply` (a door's rendered error for `code`) as JSON; the context gets the code.
+  boost::asio::awaitable<void> RespondError(http::Exchange& exchange, RequestContext& ctx,
+                                            ErrorCode code, ErrorReply reply);
+
+  // Accounts the request, once, after the door answered.
+  void Finish(const http::Exchange& exchange, RequestContext& ctx);
+
+  // A governance filter for a door's chain (nullptr: governance is off).
+  std::unique_ptr<Filter> MakeGovernanceFilter() const;
+
+  RequestProbe& probe() { return probe_; }
+  bool server_timing() const { return shared_.server_timing; }
+  void Shutdown();
+
+ private:
+  void LogCall(const http::Exchange& exchange, const RequestContext& ctx, int64_t overhead_us);
+
+  const CoreShared& shared_;
+  RequestProbe probe_;
+  std::unique_ptr<observability::AccessLogBuffer> access_log_;
+  std::unique_ptr<store::CallLogBuffer> call_log_;
+};
+
+}  // namespace turnpike::core

@@ -1,0 +1,128 @@
+#include <boost/json/object.hpp>
+
+#include "doors/admin/body_reader.h"
+#include "doors/admin/routes.h"
+
+namespace turnpike::doors::admin {
+namespace net = boost::asio;
+namespace json = boost::json;
+namespace bhttp = boost::beast::http;
+using governance::Key;
+
+namespace {
+
+json::object KeyJson(const Key& k) {
+  return {{"id", k.public_id},
+          {"tenant", k.tenant_id},
+          {"name", k.name},
+          {"status", k.status == governance::KeyStatus::kRevoked ? "revoked" : "active"},
+          {"expires_at", k.expires_at == governance::kNeverExpires ? json::value(nullptr)
+                                                                   : json::value(k.expires_at)},
+          {"monthly_budget_usd", OptionalUsd(k.monthly_budget_micros)},
+          {"rpm", OptionalInt(k.rpm)},
+          {"tpm", OptionalInt(k.tpm)},
+          {"allowed_models", Strings(k.allowed_models)},
+          {"created_at", k.created_at}};
+}
+
+json::object PriceJson(const store::PriceInfo& p) {
+  return {{"model", p.model},
+          {"input", Usd(p.price.input_micros_per_mtok)},
+          {"output", Usd(p.price.output_micros_per_mtok)},
+          {"cached_input", Usd(p.price.cached_input_micros_per_mtok)},
+          {"cache_write", Usd(p.price.cache_write())},
+          {"max_output_tokens", p.price.max_output_tokens},
+          {"source", store::PriceSourceName(p.source)}};
+}
+
+}  // namespace
+
+net::awaitable<Reply> Keys(store::GovernanceService& service, const Target& t, bhttp::verb method,
+                           std::string_view raw_body) {
+  if (t.segments.size() == 1 && method == bhttp::verb::get) {
+    const governance::SnapshotPtr snapshot = service.cell().Load();
+    const std::string tenant = t.Param("tenant");
+    json::array data;
+    for (const auto& entry : snapshot->keys()) {
+      if (tenant.empty() || entry.key.tenant_id == tenant) data.push_back(KeyJson(entry.key));
+    }
+    co_return JsonReply(200, json::object{{"data", std::move(data)}});
+  }
+  if (t.segments.size() == 1 && method == bhttp::verb::post) {
+    Result<json::object> object = ParseObject(raw_body);
+    if (!object.ok()) co_return ErrorReply(object.error());
+    Body body(object.value(), {"tenant", "name", "expires_at", "monthly_budget_usd", "rpm", "tpm",
+                               "allowed_models"});
+    Key key;
+    std::optional<std::string> tenant = body.Text("tenant", true);
+    key.name = body.Text("name", false).value_or("");
+    std::optional<int64_t> expires = body.Int("expires_at", 1, int64_t{1} << 40);
+    key.monthly_budget_micros = body.Usd("monthly_budget_usd");
+    key.rpm = body.Int("rpm", 1, governance::kMaxRateLimit);
+    key.tpm = body.Int("tpm", 1, governance::kMaxRateLimit);
+    key.allowed_models = body.Models("allowed_models");
+    if (body.error) co_return ErrorReply(*body.error);
+    key.tenant_id = *tenant;
+    key.expires_at = expires.value_or(governance::kNeverExpires);
+    Result<store::CreatedKey> created = co_await service.CreateKey(std::move(key));
+    if (!created.ok()) co_return ErrorReply(created.error());
+    json::object out = KeyJson(created->key);
+    out["key"] = created->secret_key;
+    co_return JsonReply(201, out);
+  }
+  if (t.segments.size() == 1) co_return NotAllowed("GET, POST");
+  if (t.segments.size() == 3 && t.segments[2] == "revoke") {
+    if (method != bhttp::verb::post) co_return NotAllowed("POST");
+    Result<Key> revoked = co_await service.RevokeKey(t.segments[1]);
+    if (!revoked.ok()) co_return ErrorReply(revoked.error());
+    co_return JsonReply(200, KeyJson(revoked.value()));
+  }
+  if (t.segments.size() == 2 && method == bhttp::verb::get) {
+    const governance::SnapshotPtr snapshot = service.cell().Load();
+    const governance::KeyEntry* entry = snapshot->FindKey(t.segments[1]);
+    if (entry == nullptr) {
+      co_return ErrorReply(Error{ErrorCode::kNotFound, "No key " + t.segments[1] + ".", ""});
+    }
+    co_return JsonReply(200, KeyJson(entry->key));
+  }
+  co_return ErrorReply(NoSuchPath("keys/..."));
+}
+
+net::awaitable<Reply> Prices(store::GovernanceService& service, const Target& t, bhttp::verb method,
+                             std::string_view raw_body) {
+  if (t.segments.size() == 1) {
+    if (method != bhttp::verb::get) co_return NotAllowed("GET");
+    Result<std::vector<store::PriceInfo>> prices = co_await service.Prices();
+    if (!prices.ok()) co_return ErrorReply(prices.error());
+    json::array data;
+    for (const store::PriceInfo& p : prices.value()) data.push_back(PriceJson(p));
+    co_return JsonReply(200, json::object{{"data", std::move(data)}});
+  }
+  if (t.segments.size() != 2) co_return ErrorReply(NoSuchPath("prices/..."));
+  const std::string& model = t.segments[1];
+  if (method == bhttp::verb::delete_) {
+    Result<store::PriceInfo> now = co_await service.DeletePrice(model);
+    if (!now.ok()) co_return ErrorReply(now.error());
+    co_return JsonReply(200, PriceJson(now.value()));
+  }
+  if (method != bhttp::verb::put) co_return NotAllowed("PUT, DELETE");
+  Result<json::object> object = ParseObject(raw_body);
+  if (!object.ok()) co_return ErrorReply(object.error());
+  Body body(object.value(),
+            {"input", "output", "cached_input", "cache_write", "max_output_tokens"});
+  store::PriceOverride price;
+  price.model = model;
+  std::optional<int64_t> input = body.Usd("input", true);
+  std::optional<int64_t> output = body.Usd("output", true);
+  std::optional<int64_t> cached = body.Usd("cached_input");
+  std::optional<int64_t> cache_write = body.Usd("cache_write");
+  std::optional<int64_t> max_output = body.Int("max_output_tokens", 1, 100'000'000, true);
+  if (body.error) co_return ErrorReply(*body.error);
+  price.price = {*input, *output, cached.value_or(*input), *max_output,
+                 cache_write.value_or(*input)};
+  Result<store::PriceInfo> saved = co_await service.PutPrice(std::move(price));
+  if (!saved.ok()) co_return ErrorReply(saved.error());
+  co_return JsonReply(200, PriceJson(saved.value()));
+}
+
+}  // namespace turnpike::doors::admin

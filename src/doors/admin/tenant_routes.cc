@@ -1,0 +1,143 @@
+#include <boost/json/object.hpp>
+
+#include "doors/admin/body_reader.h"
+#include "doors/admin/routes.h"
+
+namespace turnpike::doors::admin {
+namespace net = boost::asio;
+namespace json = boost::json;
+namespace bhttp = boost::beast::http;
+using governance::Plan;
+using governance::Tenant;
+
+namespace {
+
+json::object PlanJson(const Plan& p) {
+  return {{"id", p.id},
+          {"monthly_budget_usd", OptionalUsd(p.monthly_budget_micros)},
+          {"rpm", OptionalInt(p.rpm)},
+          {"tpm", OptionalInt(p.tpm)},
+          {"allowed_models", Strings(p.allowed_models)},
+          {"max_request_cost_usd", OptionalUsd(p.max_request_cost_micros)}};
+}
+
+json::object TenantJson(const Tenant& t) {
+  return {{"id", t.id},
+          {"name", t.name},
+          {"plan", t.plan_id},
+          {"status", t.status == governance::TenantStatus::kSuspended ? "suspended" : "active"},
+          {"log_bodies", t.log_bodies},
+          {"created_at", t.created_at}};
+}
+
+Result<Plan> ReadPlan(std::string id, const json::object& object) {
+  Body body(object,
+            {"monthly_budget_usd", "rpm", "tpm", "allowed_models", "max_request_cost_usd", "id"});
+  Plan plan;
+  plan.id = std::move(id);
+  plan.monthly_budget_micros = body.Usd("monthly_budget_usd");
+  plan.rpm = body.Int("rpm", 1, governance::kMaxRateLimit);
+  plan.tpm = body.Int("tpm", 1, governance::kMaxRateLimit);
+  plan.allowed_models = body.Models("allowed_models");
+  plan.max_request_cost_micros = body.Usd("max_request_cost_usd");
+  std::optional<std::string> body_id = body.Text("id", false);
+  if (!body.error && body_id && *body_id != plan.id) {
+    return Bad("id in the body differs from the path", "id");
+  }
+  if (body.error) return *body.error;
+  return plan;
+}
+
+std::optional<governance::TenantStatus> ParseTenantStatus(const std::string& s) {
+  if (s == "active") return governance::TenantStatus::kActive;
+  if (s == "suspended") return governance::TenantStatus::kSuspended;
+  return std::nullopt;
+}
+
+}  // namespace
+
+net::awaitable<Reply> Plans(store::GovernanceService& service, const Target& t, bhttp::verb method,
+                            std::string_view raw_body) {
+  if (t.segments.size() == 1) {
+    if (method != bhttp::verb::get) co_return NotAllowed("GET");
+    json::array data;
+    for (const Plan& p : service.cell().Load()->plans()) data.push_back(PlanJson(p));
+    co_return JsonReply(200, json::object{{"data", std::move(data)}});
+  }
+  if (t.segments.size() != 2) co_return ErrorReply(NoSuchPath("plans/..."));
+  if (method != bhttp::verb::put) co_return NotAllowed("PUT");
+  if (!ValidId(t.segments[1])) {
+    co_return ErrorReply(Bad("plan ids are 1-64 of A-Z a-z 0-9 - _ .", "id"));
+  }
+  Result<json::object> object = ParseObject(raw_body);
+  if (!object.ok()) co_return ErrorReply(object.error());
+  Result<Plan> plan = ReadPlan(t.segments[1], object.value());
+  if (!plan.ok()) co_return ErrorReply(plan.error());
+  Result<Plan> saved = co_await service.PutPlan(std::move(plan.value()));
+  if (!saved.ok()) co_return ErrorReply(saved.error());
+  co_return JsonReply(200, PlanJson(saved.value()));
+}
+
+net::awaitable<Reply> Tenants(store::GovernanceService& service, const Target& t,
+                              bhttp::verb method, std::string_view raw_body) {
+  const governance::SnapshotPtr snapshot = service.cell().Load();
+  if (t.segments.size() == 1 && method == bhttp::verb::get) {
+    json::array data;
+    for (const auto& entry : snapshot->tenants()) data.push_back(TenantJson(entry.tenant));
+    co_return JsonReply(200, json::object{{"data", std::move(data)}});
+  }
+  if (t.segments.size() == 1 && method == bhttp::verb::post) {
+    Result<json::object> object = ParseObject(raw_body);
+    if (!object.ok()) co_return ErrorReply(object.error());
+    Body body(object.value(), {"id", "name", "plan", "log_bodies", "status"});
+    Tenant tenant;
+    std::optional<std::string> id = body.Text("id", true);
+    std::optional<std::string> plan = body.Text("plan", true);
+    std::optional<std::string> name = body.Text("name", false);
+    std::optional<std::string> status = body.Text("status", false);
+    tenant.log_bodies = body.Bool("log_bodies").value_or(false);
+    if (body.error) co_return ErrorReply(*body.error);
+    if (!ValidId(*id)) co_return ErrorReply(Bad("tenant ids are 1-64 of A-Z a-z 0-9 - _ .", "id"));
+    tenant.id = *id;
+    tenant.plan_id = *plan;
+    tenant.name = name.value_or(*id);
+    if (status) {
+      std::optional<governance::TenantStatus> parsed = ParseTenantStatus(*status);
+      if (!parsed) co_return ErrorReply(Bad("status must be active or suspended", "status"));
+      tenant.status = *parsed;
+    }
+    Result<Tenant> created = co_await service.CreateTenant(std::move(tenant));
+    if (!created.ok()) co_return ErrorReply(created.error());
+    co_return JsonReply(201, TenantJson(created.value()));
+  }
+  if (t.segments.size() == 1) co_return NotAllowed("GET, POST");
+  if (t.segments.size() != 2) co_return ErrorReply(NoSuchPath("tenants/..."));
+  const std::string& id = t.segments[1];
+  if (method == bhttp::verb::get) {
+    const governance::TenantEntry* entry = snapshot->FindTenant(id);
+    if (entry == nullptr) {
+      co_return ErrorReply(Error{ErrorCode::kNotFound, "No tenant " + id + ".", ""});
+    }
+    co_return JsonReply(200, TenantJson(entry->tenant));
+  }
+  if (method != bhttp::verb::patch) co_return NotAllowed("GET, PATCH");
+  Result<json::object> object = ParseObject(raw_body);
+  if (!object.ok()) co_return ErrorReply(object.error());
+  Body body(object.value(), {"name", "plan", "status", "log_bodies"});
+  store::TenantPatch patch;
+  patch.id = id;
+  patch.name = body.Text("name", false);
+  patch.plan_id = body.Text("plan", false);
+  std::optional<std::string> status = body.Text("status", false);
+  patch.log_bodies = body.Bool("log_bodies");
+  if (body.error) co_return ErrorReply(*body.error);
+  if (status) {
+    patch.status = ParseTenantStatus(*status);
+    if (!patch.status) co_return ErrorReply(Bad("status must be active or suspended", "status"));
+  }
+  Result<Tenant> updated = co_await service.UpdateTenant(std::move(patch));
+  if (!updated.ok()) co_return ErrorReply(updated.error());
+  co_return JsonReply(200, TenantJson(updated.value()));
+}
+
+}  // namespace turnpike::doors::admin

@@ -1,0 +1,139 @@
+#include <boost/json/object.hpp>
+#include <charconv>
+#include <cstdint>
+
+#include "doors/admin/routes.h"
+#include "common/clock.h"
+#include "governance/budget.h"
+
+namespace turnpike::doors::admin {
+namespace net = boost::asio;
+namespace json = boost::json;
+namespace bhttp = boost::beast::http;
+
+namespace {
+
+constexpr int kMaxPage = 1000;
+constexpr int kDefaultPage = 100;
+
+json::object CallJson(const store::CallRow& row) {
+  const store::CallRecord& c = row.record;
+  json::object o{
+      {"id", row.id},
+      {"time_ms", c.time_ms},
+      {"request_id", c.request_id},
+      {"tenant", c.tenant_id},
+      {"key", c.key_id},
+      {"model", c.model},
+      {"deployment", c.deployment},
+      {"status", c.status},
+      {"error", c.error.empty() ? json::value(nullptr) : json::value(c.error)},
+      {"prompt_tokens", c.prompt_tokens},
+      {"completion_tokens", c.completion_tokens},
+      {"cached_tokens", c.cached_tokens},
+      {"cache_creation_tokens", c.cache_creation_tokens},
+      {"cost_usd", Usd(c.cost_micros)},
+      {"estimated", c.estimated},
+      {"unpriced", c.unpriced},
+      {"ttft_ms", c.ttft_ms >= 0 ? json::value(c.ttft_ms) : json::value(nullptr)},
+      {"total_ms", c.total_ms},
+      {"overhead_us", c.overhead_us >= 0 ? json::value(c.overhead_us) : json::value(nullptr)}};
+  if (c.dropped_rows > 0) o["dropped_rows"] = c.dropped_rows;
+  if (!c.request_body.empty()) o["request_body"] = c.request_body;
+  return o;
+}
+
+bool ValidMonth(std::string_view m) {
+  if (m.size() != 7 || m[4] != '-') return false;
+  for (size_t i = 0; i < 7; ++i) {
+    if (i != 4 && (m[i] < '0' || m[i] > '9')) return false;
+  }
+  const int month = (m[5] - '0') * 10 + (m[6] - '0');
+  return month >= 1 && month <= 12;
+}
+
+std::optional<int64_t> ParseIntParam(const std::string& text) {
+  int64_t value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+net::awaitable<Reply> Spend(store::GovernanceService& service, const Target& t,
+                            bhttp::verb method) {
+  if (t.segments.size() != 1) co_return ErrorReply(NoSuchPath("spend/..."));
+  if (method != bhttp::verb::get) co_return NotAllowed("GET");
+  std::string month = t.Param("month");
+  if (month.empty()) month = governance::FormatMonth(governance::MonthOf(UnixSeconds()));
+  if (!ValidMonth(month)) co_return ErrorReply(Bad("month must be YYYY-MM", "month"));
+  const std::string tenant = t.Param("tenant");
+  const std::string key = t.Param("key");
+  Result<std::vector<store::SpendInfo>> spend = co_await service.Spend(month);
+  if (!spend.ok()) co_return ErrorReply(spend.error());
+  json::array data;
+  for (const store::SpendInfo& s : spend.value()) {
+    if (!tenant.empty() && s.tenant_id != tenant) continue;
+    if (!key.empty() && (s.scope != store::SpendScope::kKey || s.scope_id != key)) continue;
+    data.push_back(json::object{{"scope", s.scope == store::SpendScope::kKey ? "key" : "tenant"},
+                                {"id", s.scope_id},
+                                {"tenant", s.tenant_id},
+                                {"spent_usd", Usd(s.spent_micros)},
+                                {"reserved_usd", Usd(s.reserved_micros)},
+                                {"budget_usd", OptionalUsd(s.budget_micros)}});
+  }
+  co_return JsonReply(200, json::object{{"month", month}, {"data", std::move(data)}});
+}
+
+net::awaitable<Reply> Calls(store::GovernanceService& service, const Target& t,
+                            bhttp::verb method) {
+  if (t.segments.size() != 1) co_return ErrorReply(NoSuchPath("calls/..."));
+  if (method != bhttp::verb::get) co_return NotAllowed("GET");
+  store::CallQuery q;
+  q.tenant_id = t.Param("tenant");
+  q.key_id = t.Param("key");
+  q.model = t.Param("model");
+  q.limit = kDefaultPage;
+  struct IntParam {
+    const char* name;
+    int64_t max;
+  };
+  for (const IntParam& p :
+       {IntParam{"status", 999}, IntParam{"since", INT64_MAX}, IntParam{"until", INT64_MAX},
+        IntParam{"cursor", INT64_MAX}, IntParam{"limit", kMaxPage}}) {
+    const std::string text = t.Param(p.name);
+    if (text.empty()) continue;
+    std::optional<int64_t> v = ParseIntParam(text);
+    if (!v || *v > p.max) {
+      co_return ErrorReply(Bad(
+          std::string(p.name) + " must be an integer from 0 to " + std::to_string(p.max), p.name));
+    }
+    const std::string_view name = p.name;
+    if (name == "status") q.status = static_cast<int>(*v);
+    if (name == "since") q.since_ms = *v;
+    if (name == "until") q.until_ms = *v;
+    if (name == "cursor") q.before_id = *v;
+    if (name == "limit") q.limit = static_cast<int>(std::max<int64_t>(*v, 1));
+  }
+  const int limit = q.limit;
+  Result<std::vector<store::CallRow>> rows = co_await service.Calls(std::move(q));
+  if (!rows.ok()) co_return ErrorReply(rows.error());
+  json::array data;
+  for (const store::CallRow& row : rows.value()) data.push_back(CallJson(row));
+  json::value next = nullptr;
+  if (static_cast<int>(rows->size()) == limit && !rows->empty()) next = rows->back().id;
+  co_return JsonReply(200, json::object{{"data", std::move(data)}, {"next_cursor", next}});
+}
+
+net::awaitable<Reply> Reconcile(store::GovernanceService& service, const Target& t,
+                                bhttp::verb method) {
+  if (t.segments.size() != 1) co_return ErrorReply(NoSuchPath("reconcile/..."));
+  if (method != bhttp::verb::post) co_return NotAllowed("POST");
+  Result<store::ReconcileReport> report = co_await service.ReconcileNow();
+  if (!report.ok()) co_return ErrorReply(report.error());
+  co_return JsonReply(200, json::object{{"drift_usd", Usd(report->drift_micros)},
+                                        {"scopes_corrected", report->scopes_corrected}});
+}
+
+}  // namespace turnpike::doors::admin

@@ -1,0 +1,134 @@
+#include "doors/llm/llm_door.h"
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+#include <stdexcept>
+
+#include "core/openai_errors.h"
+#include "doors/llm/route_filter.h"
+
+namespace turnpike::doors::llm {
+namespace net = boost::asio;
+using Verb = core::Verb;
+
+namespace {
+constexpr std::string_view kJson = "application/json";
+constexpr uint32_t kSeedMix = 0x9e3779b9u;
+constexpr std::string_view kOpenAi = "openai";
+constexpr std::string_view kAnthropic = "anthropic";
+constexpr std::string_view kOpenAiResponses = "openai_responses";
+constexpr std::string_view kOpenAiCompletions = "openai_completions";
+
+// The door's routes; the value is what RouteMatch::route carries.
+enum Route : int { kChat, kMessages, kResponses, kCompletions, kEmbeddings, kModels };
+
+upstream::CallOptions MakeCallOptions(const config::UpstreamConfig& c) {
+  upstream::CallOptions o;
+  o.connect_timeout = c.connect_timeout;
+  o.first_byte_timeout = c.first_byte_timeout;
+  o.idle_timeout = c.idle_timeout;
+  o.read_buffer_bytes = c.stream_buffer_bytes;
+  return o;
+}
+
+}  // namespace
+
+std::vector<core::RouteSpec> LlmDoor::Routes(const providers::Registry& providers) {
+  std::vector<core::RouteSpec> routes = {
+      {"/v1/chat/completions", {Verb::post}, "chat_completions", kChat},
+      {"/v1/embeddings", {Verb::post}, "embeddings", kEmbeddings},
+      {"/v1/models", {Verb::get, Verb::head}, "models", kModels},
+  };
+  if (providers.Find(kAnthropic) != nullptr) {
+    routes.push_back({"/v1/messages", {Verb::post}, "messages", kMessages});
+  }
+  if (providers.Find(kOpenAiResponses) != nullptr) {
+    routes.push_back({"/v1/responses", {Verb::post}, "responses", kResponses});
+  }
+  if (providers.Find(kOpenAiCompletions) != nullptr) {
+    routes.push_back({"/v1/completions", {Verb::post}, "completions", kCompletions});
+  }
+  return routes;
+}
+
+LlmDoor::LlmDoor(const LlmShared& shared, int worker_index, net::io_context& context,
+                 core::WorkerCore& core)
+    : shared_(shared),
+      core_(core),
+      pool_(context, shared.tls,
+            upstream::PoolOptions{shared.config.upstream.pool_max_idle_per_origin,
+                                  shared.config.upstream.pool_idle_ttl}),
+      call_options_(MakeCallOptions(shared.config.upstream)),
+      retries_(core.probe().retries),
+      rng_(static_cast<uint32_t>(worker_index + 1) * kSeedMix),
+      deps_{shared.config, *shared.routes, core, chain_, pool_, call_options_, retries_, rng_},
+      models_body_(ModelsBody()),
+      openai_(shared.providers.Find(kOpenAi)),
+      anthropic_(shared.providers.Find(kAnthropic)),
+      responses_(shared.providers.Find(kOpenAiResponses)),
+      completions_(shared.providers.Find(kOpenAiCompletions)) {
+  if (openai_ == nullptr) throw std::runtime_error("the provider registry has no openai dialect");
+  if (std::unique_ptr<core::Filter> governance = core.MakeGovernanceFilter()) {
+    chain_.Add(std::move(governance));
+  }
+  chain_.Add(std::make_unique<RouteFilter>(shared.config.routing, static_cast<uint32_t>(rng_())));
+  shared_.probes.pools.push_back(&pool_.probe());
+}
+
+LlmDoor::~LlmDoor() = default;
+
+void LlmDoor::Shutdown() { pool_.Shutdown(); }
+
+std::string LlmDoor::ModelsBody() const {
+  boost::json::array data;
+  for (const auto& model : shared_.routes->models()) {
+    data.push_back(boost::json::object{
+        {"id", model.name}, {"object", "model"}, {"created", 0}, {"owned_by", "turnpike"}});
+  }
+  return boost::json::serialize(boost::json::object{{"object", "list"}, {"data", std::move(data)}});
+}
+
+core::ErrorReply LlmDoor::RenderError(int route, const Error& error) const {
+  const providers::Provider* client = route == kMessages      ? anthropic_
+                                      : route == kResponses   ? responses_
+                                      : route == kCompletions ? completions_
+                                                              : nullptr;
+  if (client != nullptr) {
+    providers::ErrorReply reply = client->RenderError(error);
+    return {reply.status, std::move(reply.body)};
+  }
+  return {HttpStatus(error.code), core::OpenAiErrorBody(error)};
+}
+
+net::awaitable<void> LlmDoor::Handle(http::Exchange& exchange, core::RouteMatch match) {
+  LlmContext ctx;
+  core_.Start(exchange, match, ctx);
+  if (match.route == kModels) {
+    co_await AnswerModels(exchange, ctx);
+  } else {
+    const ClientApi api = match.route == kMessages      ? ClientApi::kAnthropicMessages
+                          : match.route == kResponses   ? ClientApi::kOpenAiResponses
+                          : match.route == kCompletions ? ClientApi::kOpenAiCompletions
+                          : match.route == kEmbeddings  ? ClientApi::kOpenAiEmbeddings
+                                                        : ClientApi::kOpenAiChat;
+    const providers::Provider& client = match.route == kMessages      ? *anthropic_
+                                        : match.route == kResponses   ? *responses_
+                                        : match.route == kCompletions ? *completions_
+                                                                      : *openai_;
+    ChatFlow flow(deps_, exchange, ctx, api, client);
+    co_await flow.Run();
+  }
+  core_.Finish(exchange, ctx);
+}
+
+net::awaitable<void> LlmDoor::AnswerModels(http::Exchange& exchange, LlmContext& ctx) {
+  if (!exchange.request().body().empty()) {
+    const Error error{ErrorCode::kInvalidRequest, "A GET request must not have a body.", ""};
+    co_await core_.RespondError(exchange, ctx, error.code, RenderError(kModels, error));
+    co_return;
+  }
+  std::string body = models_body_;
+  co_await core_.Respond(exchange, ctx, 200, kJson, std::move(body));
+}
+
+}  // namespace turnpike::doors::llm
