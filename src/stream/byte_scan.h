@@ -1,7 +1,10 @@
-// Byte scanning helpers shared by the hot-path parsers (SSE framing, JSON range scanning).
+// Byte scanning helpers shared by the hot-path parsers (SSE framing, JSON range scanning, JSON
+// string bodies). Inline on purpose: the scanners call them in their per-byte loops.
 //
 // Pure functions over caller-owned memory; thread-safe; never read outside [begin, end).
 #pragma once
+
+#include <cstdint>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -55,6 +58,48 @@ inline const char* FindStringSpecial(const char* begin, const char* end) {
     if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return begin;
   }
   return end;
+}
+
+// The value of the hex digit `c`, or -1.
+inline int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The four hex digits at `p` (bounds checked by the caller), or -1.
+inline int32_t Hex4(const char* p) {
+  int32_t value = 0;
+  for (int i = 0; i < 4; ++i) {
+    const int digit = HexValue(p[i]);
+    if (digit < 0) return -1;
+    value = value * 16 + digit;
+  }
+  return value;
+}
+
+// The length of the UTF-8 sequence of 2 to 4 bytes at `p` (RFC 3629: no overlongs, no
+// surrogates, <= U+10FFFF), or 0 when it is not one.
+inline int Utf8SequenceLength(const char* p, const char* end) {
+  const auto byte = [p](long i) { return static_cast<unsigned char>(p[i]); };
+  const auto cont = [&](long i) { return (byte(i) & 0xC0) == 0x80; };
+  const unsigned char lead = byte(0);
+  const long left = end - p;
+  if (lead >= 0xC2 && lead <= 0xDF) return left >= 2 && cont(1) ? 2 : 0;
+  if (lead >= 0xE0 && lead <= 0xEF) {
+    if (left < 3 || !cont(1) || !cont(2)) return 0;
+    if (lead == 0xE0 && byte(1) < 0xA0) return 0;  // overlong
+    if (lead == 0xED && byte(1) > 0x9F) return 0;  // surrogate
+    return 3;
+  }
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    if (left < 4 || !cont(1) || !cont(2) || !cont(3)) return 0;
+    if (lead == 0xF0 && byte(1) < 0x90) return 0;  // overlong
+    if (lead == 0xF4 && byte(1) > 0x8F) return 0;  // above U+10FFFF
+    return 4;
+  }
+  return 0;
 }
 
 }  // namespace turnpike::stream

@@ -6,6 +6,7 @@
 
 #include "stream/chunk_parse.h"
 #include "stream/chunk_scan.h"
+#include "stream/json_string.h"
 #include "stream/padded_json.h"
 
 namespace turnpike::stream {

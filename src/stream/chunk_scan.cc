@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "stream/byte_scan.h"
+#include "stream/json_string.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -21,65 +22,6 @@ constexpr int kMaxIntDigits = 18;
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool AboveSpace(char c) { return static_cast<unsigned char>(c) > ' '; }
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// The four hex digits at `p` (bounds checked by the caller), or -1.
-int32_t Hex4(const char* p) {
-  int32_t value = 0;
-  for (int i = 0; i < 4; ++i) {
-    const int digit = HexValue(p[i]);
-    if (digit < 0) return -1;
-    value = value * 16 + digit;
-  }
-  return value;
-}
-
-void AppendUtf8(std::string& to, uint32_t cp) {
-  if (cp < 0x80) {
-    to.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    to.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    to.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    to.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    to.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    to.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    to.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    to.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    to.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    to.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
-
-// The length of the UTF-8 sequence of 2 to 4 bytes at `p` (RFC 3629: no overlongs, no
-// surrogates, <= U+10FFFF), or 0 when it is not one.
-int Utf8SequenceLength(const char* p, const char* end) {
-  const auto byte = [p](long i) { return static_cast<unsigned char>(p[i]); };
-  const auto cont = [&](long i) { return (byte(i) & 0xC0) == 0x80; };
-  const unsigned char lead = byte(0);
-  const long left = end - p;
-  if (lead >= 0xC2 && lead <= 0xDF) return left >= 2 && cont(1) ? 2 : 0;
-  if (lead >= 0xE0 && lead <= 0xEF) {
-    if (left < 3 || !cont(1) || !cont(2)) return 0;
-    if (lead == 0xE0 && byte(1) < 0xA0) return 0;  // overlong
-    if (lead == 0xED && byte(1) > 0x9F) return 0;  // surrogate
-    return 3;
-  }
-  if (lead >= 0xF0 && lead <= 0xF4) {
-    if (left < 4 || !cont(1) || !cont(2) || !cont(3)) return 0;
-    if (lead == 0xF0 && byte(1) < 0x90) return 0;  // overlong
-    if (lead == 0xF4 && byte(1) > 0x8F) return 0;  // above U+10FFFF
-    return 4;
-  }
-  return 0;
-}
 
 // Every function returns false to mean "leave this payload to ParseChunk"; the position is then
 // meaningless.
@@ -442,81 +384,6 @@ bool Scanner::Chunk(ParsedChunk& out) {
 }
 
 }  // namespace
-
-bool AppendDecodedStringBody(std::string_view body, std::string& to) {
-  const char* p = body.data();
-  const char* const end = p + body.size();
-  for (;;) {
-    const char* special = FindStringSpecial(p, end);
-    to.append(p, static_cast<size_t>(special - p));
-    if (special == end) return true;
-    p = special;
-    const auto c = static_cast<unsigned char>(*p);
-    if (c >= 0x80) {
-      const int length = Utf8SequenceLength(p, end);
-      if (length == 0) return false;
-      to.append(p, static_cast<size_t>(length));
-      p += length;
-      continue;
-    }
-    if (c != '\\' || end - p < 2) return false;  // a quote or a control character ends it here
-    const char kind = p[1];
-    p += 2;
-    switch (kind) {
-      case '"':
-      case '\\':
-      case '/':
-        to.push_back(kind);
-        break;
-      case 'b':
-        to.push_back('\b');
-        break;
-      case 'f':
-        to.push_back('\f');
-        break;
-      case 'n':
-        to.push_back('\n');
-        break;
-      case 'r':
-        to.push_back('\r');
-        break;
-      case 't':
-        to.push_back('\t');
-        break;
-      case 'u': {
-        if (end - p < 4) return false;
-        const int32_t high = Hex4(p);
-        p += 4;
-        if (high < 0 || (high >= 0xDC00 && high <= 0xDFFF)) return false;  // a low one first
-        uint32_t cp = static_cast<uint32_t>(high);
-        if (high >= 0xD800 && high <= 0xDBFF) {
-          if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return false;
-          const int32_t low = Hex4(p + 2);
-          if (low < 0xDC00 || low > 0xDFFF) return false;
-          cp = 0x10000 + ((cp - 0xD800) << 10) + static_cast<uint32_t>(low - 0xDC00);
-          p += 6;
-        }
-        AppendUtf8(to, cp);
-        break;
-      }
-      default:
-        return false;
-    }
-  }
-}
-
-bool IsUnescapedStringBody(std::string_view bytes) {
-  const char* p = bytes.data();
-  const char* const end = p + bytes.size();
-  for (;;) {
-    p = FindStringSpecial(p, end);
-    if (p == end) return true;
-    if (static_cast<unsigned char>(*p) < 0x80) return false;  // a quote, backslash or control
-    const int length = Utf8SequenceLength(p, end);
-    if (length == 0) return false;
-    p += length;
-  }
-}
 
 bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped) {
   unescaped.clear();

@@ -27,13 +27,4 @@ namespace turnpike::stream {
 
 bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped);
 
-// Whether `bytes` can stand between two quotes as a JSON string that needs no unescaping: valid
-// UTF-8 with no quote, backslash or control character (< 0x20).
-bool IsUnescapedStringBody(std::string_view bytes);
-
-// Decodes a JSON string body (the bytes between its quotes) onto the end of `to`. False, with
-// `to` then holding a partial decode, when it is not a valid body: an unescaped quote or control
-// character, a bad escape, an unpaired surrogate escape, invalid UTF-8.
-bool AppendDecodedStringBody(std::string_view body, std::string& to);
-
 }  // namespace turnpike::stream

@@ -1,10 +1,11 @@
-// Responses request -> pivot. One DOM walk per request.
+// Responses request -> pivot: the request-level fields, tools, tool_choice, text and reasoning
+// (the input items are in request_input.cc). One DOM walk per request.
 #include "providers/openai_responses/request.h"
 
 #include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 
 #include "common/error.h"
+#include "providers/openai_responses/request_input.h"
 #include "providers/request_fields.h"
 #include "providers/scratch_json.h"
 
@@ -49,37 +50,6 @@ using request::Invalid;
 using request::Present;
 using request::WrongType;
 
-Error Unsupported(const std::string& param, std::string_view why) {
-  return Invalid("'" + param + "' is not supported here: " + std::string(why), param);
-}
-
-// Fields an item may carry that change nothing for the model: output items passed back as
-// input carry their id and status.
-bool Inert(std::string_view key) { return key == "type" || key == "id" || key == "status"; }
-
-Status CheckFields(const json::object& object, std::initializer_list<std::string_view> known,
-                   const std::string& param) {
-  for (const auto& [key, value] : object) {
-    if (Inert(key) || value.is_null()) continue;
-    bool ok = false;
-    for (std::string_view name : known) ok = ok || key == name;
-    if (!ok) {
-      return Unsupported(param + "." + std::string(key),
-                         "the gateway cannot carry it to the model's provider.");
-    }
-  }
-  return Ok{};
-}
-
-Result<json::string> StringField(const json::object& object, std::string_view key,
-                                 const std::string& param) {
-  const json::value* value = object.if_contains(key);
-  if (value == nullptr || !value->is_string()) {
-    return WrongType(param + "." + std::string(key), "a string");
-  }
-  return value->as_string();
-}
-
 class Translation {
  public:
   explicit Translation(const json::object& request) : in_(request) {}
@@ -94,9 +64,9 @@ class Translation {
       return WrongType("model", "a non-empty string");
     }
     out_["model"] = *model;
-    if (Status s = Instructions(); !s.ok()) return s.error();
-    if (Status s = Input(); !s.ok()) return s.error();
-    out_["messages"] = std::move(messages_);
+    Result<json::array> messages = TranslateMessages(in_);
+    if (!messages.ok()) return messages.error();
+    out_["messages"] = std::move(messages.value());
     if (Present(in_, "max_output_tokens")) {
       const json::value& max = in_.at("max_output_tokens");
       if (!max.is_int64() || max.as_int64() < 1) {
@@ -173,161 +143,6 @@ class Translation {
     if (Present(in_, "truncation") && in_.at("truncation") != "disabled") {
       return Unsupported("truncation", "only 'disabled' is supported.");
     }
-    return Ok{};
-  }
-
-  Status Instructions() {
-    if (!Present(in_, "instructions")) return Ok{};
-    const json::value& instructions = in_.at("instructions");
-    if (!instructions.is_string()) return WrongType("instructions", "a string");
-    messages_.push_back(json::object{{"role", "system"}, {"content", instructions}});
-    return Ok{};
-  }
-
-  Status Input() {
-    const json::value* input = in_.if_contains("input");
-    if (input == nullptr || input->is_null()) return WrongType("input", "a string or an array");
-    if (input->is_string()) {
-      messages_.push_back(json::object{{"role", "user"}, {"content", *input}});
-      return Ok{};
-    }
-    if (!input->is_array()) return WrongType("input", "a string or an array");
-    size_t i = 0;
-    for (const json::value& item : input->as_array()) {
-      const std::string param = At("input", i++);
-      if (!item.is_object()) return WrongType(param, "an object");
-      const json::object& o = item.as_object();
-      const json::value* type = o.if_contains("type");
-      Status s = Ok{};
-      if (type == nullptr || type->is_null() || *type == "message") {
-        s = Message(o, param);
-      } else if (*type == "function_call") {
-        s = FunctionCall(o, param);
-      } else if (*type == "function_call_output") {
-        s = FunctionCallOutput(o, param);
-      } else {
-        s = Unsupported(param + ".type",
-                        "only message, function_call and function_call_output items are "
-                        "supported.");
-      }
-      if (!s.ok()) return s;
-    }
-    if (messages_.empty()) return Invalid("'input' must not be empty.", "input");
-    return Ok{};
-  }
-
-  Status Message(const json::object& item, const std::string& param) {
-    if (Status s = CheckFields(item, {"role", "content"}, param); !s.ok()) return s;
-    const json::value* role = item.if_contains("role");
-    if (role == nullptr || !role->is_string() ||
-        (*role != "user" && *role != "system" && *role != "developer" && *role != "assistant")) {
-      return Invalid("'" + param + ".role' must be one of user, system, developer, assistant.",
-                     param + ".role");
-    }
-    const json::value* content = item.if_contains("content");
-    if (content == nullptr || (!content->is_string() && !content->is_array())) {
-      return WrongType(param + ".content", "a string or an array");
-    }
-    const bool user = *role == "user";
-    // OpenAI-compatible servers and other dialects know `system`; `developer` means the same.
-    const std::string_view chat_role =
-        *role == "developer" ? std::string_view("system") : std::string_view(role->as_string());
-    if (content->is_string()) {
-      messages_.push_back(json::object{{"role", chat_role}, {"content", *content}});
-      last_assistant_ = *role == "assistant";
-      return Ok{};
-    }
-    json::array parts;
-    json::string text;  // system and assistant content: the text parts, joined
-    size_t i = 0;
-    for (const json::value& part : content->as_array()) {
-      const std::string at = At(param + ".content", i++);
-      if (!part.is_object()) return WrongType(at, "an object");
-      const json::object& p = part.as_object();
-      const json::value* type = p.if_contains("type");
-      const bool text_type = type && (*type == "input_text" || *type == "output_text");
-      if (text_type) {
-        if (Status s = CheckFields(p, {"text", "annotations", "logprobs"}, at); !s.ok()) return s;
-        Result<json::string> piece = StringField(p, "text", at);
-        if (!piece.ok()) return piece.error();
-        if (user) {
-          parts.push_back(json::object{{"type", "text"}, {"text", piece.value()}});
-        } else {
-          text.append(piece.value());
-        }
-      } else if (type && *type == "input_image" && user) {
-        if (Status s = CheckFields(p, {"image_url", "detail"}, at); !s.ok()) return s;
-        Result<json::string> url = StringField(p, "image_url", at);
-        if (!url.ok()) return url.error();
-        json::object image{{"url", url.value()}};
-        if (Present(p, "detail")) image["detail"] = p.at("detail");
-        parts.push_back(json::object{{"type", "image_url"}, {"image_url", std::move(image)}});
-      } else {
-        return Unsupported(at + ".type", user ? "user content may be input_text or input_image."
-                                              : "this role's content may only be text.");
-      }
-    }
-    if (user) {
-      messages_.push_back(json::object{{"role", "user"}, {"content", std::move(parts)}});
-    } else {
-      messages_.push_back(json::object{{"role", chat_role}, {"content", std::move(text)}});
-    }
-    last_assistant_ = *role == "assistant";
-    return Ok{};
-  }
-
-  // Consecutive function calls (and the assistant text just before them) are one chat
-  // assistant turn.
-  Status FunctionCall(const json::object& item, const std::string& param) {
-    if (Status s = CheckFields(item, {"call_id", "name", "arguments"}, param); !s.ok()) return s;
-    Result<json::string> call_id = StringField(item, "call_id", param);
-    if (!call_id.ok()) return call_id.error();
-    Result<json::string> name = StringField(item, "name", param);
-    if (!name.ok()) return name.error();
-    Result<json::string> arguments = StringField(item, "arguments", param);
-    if (!arguments.ok()) return arguments.error();
-    json::object call{
-        {"id", call_id.value()},
-        {"type", "function"},
-        {"function", json::object{{"name", name.value()}, {"arguments", arguments.value()}}}};
-    if (!last_assistant_) {
-      messages_.push_back(json::object{{"role", "assistant"}, {"content", nullptr}});
-      last_assistant_ = true;
-    }
-    json::object& assistant = messages_.back().as_object();
-    json::value& calls = assistant["tool_calls"];
-    if (!calls.is_array()) calls.emplace_array();
-    calls.as_array().push_back(std::move(call));
-    if (assistant["content"] == "") assistant["content"] = nullptr;
-    return Ok{};
-  }
-
-  Status FunctionCallOutput(const json::object& item, const std::string& param) {
-    if (Status s = CheckFields(item, {"call_id", "output"}, param); !s.ok()) return s;
-    Result<json::string> call_id = StringField(item, "call_id", param);
-    if (!call_id.ok()) return call_id.error();
-    const json::value* output = item.if_contains("output");
-    json::string text;
-    if (output != nullptr && output->is_string()) {
-      text = output->as_string();
-    } else if (output != nullptr && output->is_array()) {
-      size_t i = 0;
-      for (const json::value& part : output->as_array()) {
-        const std::string at = At(param + ".output", i++);
-        if (!part.is_object() || !part.as_object().if_contains("type") ||
-            part.at("type") != "input_text") {
-          return Unsupported(at + ".type", "a function call's output may only be text.");
-        }
-        Result<json::string> piece = StringField(part.as_object(), "text", at);
-        if (!piece.ok()) return piece.error();
-        text.append(piece.value());
-      }
-    } else {
-      return WrongType(param + ".output", "a string or an array");
-    }
-    messages_.push_back(
-        json::object{{"role", "tool"}, {"tool_call_id", call_id.value()}, {"content", text}});
-    last_assistant_ = false;
     return Ok{};
   }
 
@@ -440,15 +255,7 @@ class Translation {
 
   const json::object& in_;
   json::object out_;
-  json::array messages_;
-  bool last_assistant_ = false;  // the last pivot message is an assistant turn from `input`
 };
-
-// A copy of `value`, or `fallback` when absent or null.
-json::value Or(const json::object& request, std::string_view key, json::value fallback) {
-  const json::value* value = request.if_contains(key);
-  return value != nullptr && !value->is_null() ? *value : fallback;
-}
 
 }  // namespace
 
@@ -462,72 +269,6 @@ Result<json::object> ParseResponsesRequest(std::string_view body) {
   }
   if (!doc.is_object()) return Invalid("The request body must be a JSON object.", "");
   return Translation(doc.as_object()).Run();
-}
-
-std::string EchoFields(std::string_view body) {
-  boost::system::error_code ec;
-  // Everything read from `doc` is serialized before it goes: it can live in a scratch buffer.
-  ScratchJson scratch;
-  json::value doc = scratch.Parse(body, ec);
-  const json::object empty;
-  const json::object& request = !ec && doc.is_object() ? doc.as_object() : empty;
-  json::object reasoning{{"effort", nullptr}, {"summary", nullptr}};
-  if (const json::value* effort = request.if_contains("reasoning");
-      effort && effort->is_object() && effort->as_object().if_contains("effort")) {
-    reasoning["effort"] = effort->at("effort");
-  }
-  json::object text = Or(request, "text", json::object{}).as_object();
-  if (!text.contains("format")) text["format"] = json::object{{"type", "text"}};
-  json::object echo{{"instructions", Or(request, "instructions", nullptr)},
-                    {"max_output_tokens", Or(request, "max_output_tokens", nullptr)},
-                    {"metadata", Or(request, "metadata", json::object{})},
-                    {"parallel_tool_calls", Or(request, "parallel_tool_calls", true)},
-                    {"previous_response_id", nullptr},
-                    {"reasoning", std::move(reasoning)},
-                    {"store", false},
-                    {"temperature", Or(request, "temperature", 1.0)},
-                    {"text", std::move(text)},
-                    {"tool_choice", Or(request, "tool_choice", "auto")},
-                    {"tools", Or(request, "tools", json::array{})},
-                    {"top_p", Or(request, "top_p", 1.0)},
-                    {"truncation", "disabled"},
-                    {"user", Or(request, "user", nullptr)}};
-  std::string members = json::serialize(echo);
-  return members.substr(1, members.size() - 2);
-}
-
-std::string ClientParam(std::string_view pivot_param) {
-  struct Rename {
-    std::string_view from, to;
-  };
-  static constexpr Rename kRenames[] = {
-      {"max_completion_tokens", "max_output_tokens"},
-      {"max_tokens", "max_output_tokens"},
-      {"response_format.json_schema", "text.format"},
-      {"response_format", "text.format"},
-      {"reasoning_effort", "reasoning.effort"},
-      {"verbosity", "text.verbosity"},
-      {"messages", "input"},
-  };
-  for (const Rename& rename : kRenames) {
-    if (pivot_param.starts_with(rename.from)) {
-      const std::string_view rest = pivot_param.substr(rename.from.size());
-      // Message indexes do not map one to one (instructions, merged function calls).
-      if (rename.from == "messages") return std::string(rename.to);
-      if (rest.empty() || rest.front() == '.' || rest.front() == '[') {
-        return std::string(rename.to) + std::string(rest);
-      }
-    }
-  }
-  // tools[i].function.x -> tools[i].x
-  if (pivot_param.starts_with("tools[")) {
-    const size_t function = pivot_param.find("].function");
-    if (function != std::string_view::npos) {
-      return std::string(pivot_param.substr(0, function + 1)) +
-             std::string(pivot_param.substr(function + 10));
-    }
-  }
-  return std::string(pivot_param);
 }
 
 }  // namespace turnpike::providers::openai_responses

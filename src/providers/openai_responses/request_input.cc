@@ -1,0 +1,224 @@
+// Responses `instructions` and `input` items -> pivot messages.
+#include "providers/openai_responses/request_input.h"
+
+#include "providers/request_fields.h"
+
+namespace turnpike::providers::openai_responses {
+namespace {
+
+namespace json = boost::json;
+
+using request::At;
+using request::Invalid;
+using request::Present;
+using request::WrongType;
+
+// Fields an item may carry that change nothing for the model: output items passed back as
+// input carry their id and status.
+bool Inert(std::string_view key) { return key == "type" || key == "id" || key == "status"; }
+
+class MessagesTranslation {
+ public:
+  explicit MessagesTranslation(const json::object& request) : in_(request) {}
+
+  Result<json::array> Run() {
+    if (Status s = Instructions(); !s.ok()) return s.error();
+    if (Status s = Input(); !s.ok()) return s.error();
+    return std::move(messages_);
+  }
+
+ private:
+  Status Instructions() {
+    if (!Present(in_, "instructions")) return Ok{};
+    const json::value& instructions = in_.at("instructions");
+    if (!instructions.is_string()) return WrongType("instructions", "a string");
+    messages_.push_back(json::object{{"role", "system"}, {"content", instructions}});
+    return Ok{};
+  }
+
+  Status Input() {
+    const json::value* input = in_.if_contains("input");
+    if (input == nullptr || input->is_null()) return WrongType("input", "a string or an array");
+    if (input->is_string()) {
+      messages_.push_back(json::object{{"role", "user"}, {"content", *input}});
+      return Ok{};
+    }
+    if (!input->is_array()) return WrongType("input", "a string or an array");
+    size_t i = 0;
+    for (const json::value& item : input->as_array()) {
+      const std::string param = At("input", i++);
+      if (!item.is_object()) return WrongType(param, "an object");
+      const json::object& o = item.as_object();
+      const json::value* type = o.if_contains("type");
+      Status s = Ok{};
+      if (type == nullptr || type->is_null() || *type == "message") {
+        s = Message(o, param);
+      } else if (*type == "function_call") {
+        s = FunctionCall(o, param);
+      } else if (*type == "function_call_output") {
+        s = FunctionCallOutput(o, param);
+      } else {
+        s = Unsupported(param + ".type",
+                        "only message, function_call and function_call_output items are "
+                        "supported.");
+      }
+      if (!s.ok()) return s;
+    }
+    if (messages_.empty()) return Invalid("'input' must not be empty.", "input");
+    return Ok{};
+  }
+
+  Status Message(const json::object& item, const std::string& param) {
+    if (Status s = CheckFields(item, {"role", "content"}, param); !s.ok()) return s;
+    const json::value* role = item.if_contains("role");
+    if (role == nullptr || !role->is_string() ||
+        (*role != "user" && *role != "system" && *role != "developer" && *role != "assistant")) {
+      return Invalid("'" + param + ".role' must be one of user, system, developer, assistant.",
+                     param + ".role");
+    }
+    const json::value* content = item.if_contains("content");
+    if (content == nullptr || (!content->is_string() && !content->is_array())) {
+      return WrongType(param + ".content", "a string or an array");
+    }
+    const bool user = *role == "user";
+    // OpenAI-compatible servers and other dialects know `system`; `developer` means the same.
+    const std::string_view chat_role =
+        *role == "developer" ? std::string_view("system") : std::string_view(role->as_string());
+    if (content->is_string()) {
+      messages_.push_back(json::object{{"role", chat_role}, {"content", *content}});
+      last_assistant_ = *role == "assistant";
+      return Ok{};
+    }
+    json::array parts;
+    json::string text;  // system and assistant content: the text parts, joined
+    size_t i = 0;
+    for (const json::value& part : content->as_array()) {
+      const std::string at = At(param + ".content", i++);
+      if (!part.is_object()) return WrongType(at, "an object");
+      const json::object& p = part.as_object();
+      const json::value* type = p.if_contains("type");
+      const bool text_type = type && (*type == "input_text" || *type == "output_text");
+      if (text_type) {
+        if (Status s = CheckFields(p, {"text", "annotations", "logprobs"}, at); !s.ok()) return s;
+        Result<json::string> piece = StringField(p, "text", at);
+        if (!piece.ok()) return piece.error();
+        if (user) {
+          parts.push_back(json::object{{"type", "text"}, {"text", piece.value()}});
+        } else {
+          text.append(piece.value());
+        }
+      } else if (type && *type == "input_image" && user) {
+        if (Status s = CheckFields(p, {"image_url", "detail"}, at); !s.ok()) return s;
+        Result<json::string> url = StringField(p, "image_url", at);
+        if (!url.ok()) return url.error();
+        json::object image{{"url", url.value()}};
+        if (Present(p, "detail")) image["detail"] = p.at("detail");
+        parts.push_back(json::object{{"type", "image_url"}, {"image_url", std::move(image)}});
+      } else {
+        return Unsupported(at + ".type", user ? "user content may be input_text or input_image."
+                                              : "this role's content may only be text.");
+      }
+    }
+    if (user) {
+      messages_.push_back(json::object{{"role", "user"}, {"content", std::move(parts)}});
+    } else {
+      messages_.push_back(json::object{{"role", chat_role}, {"content", std::move(text)}});
+    }
+    last_assistant_ = *role == "assistant";
+    return Ok{};
+  }
+
+  // Consecutive function calls (and the assistant text just before them) are one chat
+  // assistant turn.
+  Status FunctionCall(const json::object& item, const std::string& param) {
+    if (Status s = CheckFields(item, {"call_id", "name", "arguments"}, param); !s.ok()) return s;
+    Result<json::string> call_id = StringField(item, "call_id", param);
+    if (!call_id.ok()) return call_id.error();
+    Result<json::string> name = StringField(item, "name", param);
+    if (!name.ok()) return name.error();
+    Result<json::string> arguments = StringField(item, "arguments", param);
+    if (!arguments.ok()) return arguments.error();
+    json::object call{
+        {"id", call_id.value()},
+        {"type", "function"},
+        {"function", json::object{{"name", name.value()}, {"arguments", arguments.value()}}}};
+    if (!last_assistant_) {
+      messages_.push_back(json::object{{"role", "assistant"}, {"content", nullptr}});
+      last_assistant_ = true;
+    }
+    json::object& assistant = messages_.back().as_object();
+    json::value& calls = assistant["tool_calls"];
+    if (!calls.is_array()) calls.emplace_array();
+    calls.as_array().push_back(std::move(call));
+    if (assistant["content"] == "") assistant["content"] = nullptr;
+    return Ok{};
+  }
+
+  Status FunctionCallOutput(const json::object& item, const std::string& param) {
+    if (Status s = CheckFields(item, {"call_id", "output"}, param); !s.ok()) return s;
+    Result<json::string> call_id = StringField(item, "call_id", param);
+    if (!call_id.ok()) return call_id.error();
+    const json::value* output = item.if_contains("output");
+    json::string text;
+    if (output != nullptr && output->is_string()) {
+      text = output->as_string();
+    } else if (output != nullptr && output->is_array()) {
+      size_t i = 0;
+      for (const json::value& part : output->as_array()) {
+        const std::string at = At(param + ".output", i++);
+        if (!part.is_object() || !part.as_object().if_contains("type") ||
+            part.at("type") != "input_text") {
+          return Unsupported(at + ".type", "a function call's output may only be text.");
+        }
+        Result<json::string> piece = StringField(part.as_object(), "text", at);
+        if (!piece.ok()) return piece.error();
+        text.append(piece.value());
+      }
+    } else {
+      return WrongType(param + ".output", "a string or an array");
+    }
+    messages_.push_back(
+        json::object{{"role", "tool"}, {"tool_call_id", call_id.value()}, {"content", text}});
+    last_assistant_ = false;
+    return Ok{};
+  }
+
+  const json::object& in_;
+  json::array messages_;
+  bool last_assistant_ = false;  // the last pivot message is an assistant turn from `input`
+};
+
+}  // namespace
+
+Error Unsupported(const std::string& param, std::string_view why) {
+  return Invalid("'" + param + "' is not supported here: " + std::string(why), param);
+}
+
+Status CheckFields(const json::object& object, std::initializer_list<std::string_view> known,
+                   const std::string& param) {
+  for (const auto& [key, value] : object) {
+    if (Inert(key) || value.is_null()) continue;
+    bool ok = false;
+    for (std::string_view name : known) ok = ok || key == name;
+    if (!ok) {
+      return Unsupported(param + "." + std::string(key),
+                         "the gateway cannot carry it to the model's provider.");
+    }
+  }
+  return Ok{};
+}
+
+Result<json::string> StringField(const json::object& object, std::string_view key,
+                                 const std::string& param) {
+  const json::value* value = object.if_contains(key);
+  if (value == nullptr || !value->is_string()) {
+    return WrongType(param + "." + std::string(key), "a string");
+  }
+  return value->as_string();
+}
+
+Result<json::array> TranslateMessages(const json::object& request) {
+  return MessagesTranslation(request).Run();
+}
+
+}  // namespace turnpike::providers::openai_responses
