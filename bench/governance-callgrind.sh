@@ -4,13 +4,14 @@
 # thread (the call log's SQLite writes, off the request path).
 #
 #   bench/governance-callgrind.sh [--requests 10000] [--conns 8] [--log-store on|off]
-#                                 [--cache-sim] [--off-without-key]
+#                                 [--cache-sim] [--off-without-key] [--stream]
 #
 # Runs the same non-streaming load twice through one Turnpike (1 worker) under
 # `valgrind --tool=callgrind --separate-threads=yes`: governance off, then on (a key with a plan
 # budget, RPM and TPM limits, call log on). As in governance-cell.sh, both get the same
 # requests, the key's `Authorization` header included (the off instance ignores it);
-# --off-without-key sends it to the governed instance only. --cache-sim also simulates the
+# --off-without-key sends it to the governed instance only; --stream makes every request a
+# stream (`turnpike bench --stream-every 1`). --cache-sim also simulates the
 # caches and prints first-level data-cache and last-level misses per request (D1mr + D1mw,
 # DLmr + DLmw): memory traffic, which instruction counts do not show. Instrumentation is switched on only
 # for the measured requests (after 2,000 warm-up requests). Prints instructions per request
@@ -21,6 +22,7 @@
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
 requests=10000 conns=8 log_store=on cache_sim=no off_key=yes
+stream_args=()
 while (($#)); do
   case $1 in
     --requests) requests=$2; shift 2 ;;
@@ -28,6 +30,7 @@ while (($#)); do
     --log-store) log_store=$2; shift 2 ;;
     --cache-sim) cache_sim=yes; shift ;;
     --off-without-key) off_key=no; shift ;;
+    --stream) stream_args=(--stream-every 1); shift ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -81,10 +84,11 @@ YAML
   local headers=(-H "Authorization: Bearer $key")
   [[ $which == off && $off_key == no ]] && headers=()
   local url=http://127.0.0.1:$port/v1/chat/completions
-  "$TURNPIKE" bench --url "$url" -c "$conns" --requests 2000 -d 600 -q "${headers[@]}" >/dev/null 2>"$dir/warmup.err"
+  "$TURNPIKE" bench --url "$url" -c "$conns" --requests 2000 -d 600 -q "${headers[@]}" \
+    "${stream_args[@]+"${stream_args[@]}"}" >/dev/null 2>"$dir/warmup.err"
   callgrind_control -i on "$pid" >/dev/null 2>&1
   "$TURNPIKE" bench --url "$url" -c "$conns" --requests "$requests" -d 600 -q "${headers[@]}" \
-    --json "$dir/$which.json" >/dev/null 2>"$dir/$which.err"
+    "${stream_args[@]+"${stream_args[@]}"}" --json "$dir/$which.json" >/dev/null 2>"$dir/$which.err"
   callgrind_control -i off "$pid" >/dev/null 2>&1
   callgrind_control -d "$pid" >/dev/null 2>&1
   local ok; ok=$(jq .requests_ok "$dir/$which.json")
