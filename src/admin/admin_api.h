@@ -25,22 +25,22 @@
 
 #include <string>
 
+#include "control/governance_service.h"
 #include "http/handler.h"
-#include "store/governance_service.h"
 
 namespace turnpike::admin {
 
 class AdminApi : public http::Handler {
  public:
   // `token` empty: every request is refused with 403.
-  AdminApi(store::GovernanceService& service, std::string token)
+  AdminApi(control::GovernanceService& service, std::string token)
       : service_(service), token_(std::move(token)) {}
 
   boost::asio::awaitable<void> Handle(http::Exchange& exchange) override;
   std::string RenderError(std::string_view target, const Error& error) const override;
 
  private:
-  store::GovernanceService& service_;
+  control::GovernanceService& service_;
   const std::string token_;
 };
 

@@ -13,6 +13,7 @@
 #include "app/signals.h"
 #include "config/config.h"
 #include "config/describe.h"
+#include "control/governance_service.h"
 #include "gateway/llm_handler.h"
 #include "http/server.h"
 #include "observability/access_log.h"
@@ -25,7 +26,8 @@
 #include "providers/openai_completions/completions_provider.h"
 #include "providers/openai_responses/responses_provider.h"
 #include "providers/registry.h"
-#include "store/governance_service.h"
+#include "store/sqlite/engine.h"
+#include "store/store_thread.h"
 #include "upstream/pool.h"
 
 namespace turnpike::app {
@@ -52,6 +54,22 @@ std::unique_ptr<observability::AccessLogSink> OpenAccessLog(const std::string& w
   const int fd = ::open(where.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw config::ConfigError("server.access_log: cannot open " + where);
   return std::make_unique<observability::AccessLogSink>(fd, true);
+}
+
+// The embedded engine (SQLite) over config `store:`, its store thread, and the service that
+// owns both (control/governance_service.h).
+Result<std::unique_ptr<control::GovernanceService>> StartGovernance(const config::Config& config) {
+  store::sqlite::EngineOptions engine_options;
+  engine_options.synchronous_full = config.store.synchronous_full;
+  Result<std::unique_ptr<store::sqlite::SqliteEngine>> engine =
+      store::sqlite::OpenEngine(config.store.path, engine_options);
+  if (!engine.ok()) return engine.error();
+  store::StoreThreadOptions thread_options;
+  thread_options.max_jobs = config.store.queue_jobs;
+  thread_options.max_records = config.call_log.queue_rows;
+  thread_options.batch_rows = config.call_log.batch_rows;
+  auto thread = std::make_unique<store::StoreThread>(*engine.value(), thread_options);
+  return control::GovernanceService::Start(config, std::move(engine.value()), std::move(thread));
 }
 
 // Every API dialect the gateway speaks, one line each (providers/provider.h). The route table
@@ -87,11 +105,10 @@ int Serve(const std::string& config_path) {
   gateway::GatewayShared shared{config, routes, tls, access_log.get(), probes};
   shared.providers = registry.get();
 
-  std::unique_ptr<store::GovernanceService> governance;
+  std::unique_ptr<control::GovernanceService> governance;
   std::unique_ptr<admin::AdminApi> admin_api;
   if (config.governance.enabled) {
-    Result<std::unique_ptr<store::GovernanceService>> opened =
-        store::GovernanceService::Open(config);
+    Result<std::unique_ptr<control::GovernanceService>> opened = StartGovernance(config);
     if (!opened.ok()) {
       std::cerr << "turnpike: " << opened.error().message << "\n";
       return 1;

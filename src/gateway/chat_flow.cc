@@ -8,11 +8,11 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <charconv>
 
+#include "control/governance_service.h"
 #include "gateway/llm_handler.h"
 #include "gateway/openai_errors.h"
 #include "gateway/rate_limit_headers.h"
 #include "gateway/stream_relay.h"
-#include "store/governance_service.h"
 #include "stream/chat_accumulator.h"
 
 namespace turnpike::gateway {
@@ -86,7 +86,7 @@ net::awaitable<void> ChatFlow::Run() {
   ctx_.x_api_key = HeaderValue(request, "x-api-key");
   ctx_.phases.parsed = pipeline::Clock::now();
 
-  store::GovernanceService* governance = handler_.shared_.governance;
+  control::GovernanceService* governance = handler_.shared_.governance;
   if (governance != nullptr && governance->config().governance.snapshot_ttl.count() == 0) {
     // Read-through (debugging): this request waits for a fresh snapshot.
     Status reloaded = co_await governance->Reload();

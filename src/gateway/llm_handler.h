@@ -25,6 +25,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "control/governance_service.h"
 #include "gateway/gateway_probe.h"
 #include "http/exchange.h"
 #include "http/handler.h"
@@ -33,7 +34,6 @@
 #include "pipeline/route_table.h"
 #include "providers/registry.h"
 #include "store/call_log_buffer.h"
-#include "store/governance_service.h"
 #include "upstream/call.h"
 #include "upstream/pool.h"
 
@@ -47,7 +47,7 @@ struct GatewayShared {
   const upstream::TlsContexts& tls;
   observability::AccessLogSink* access_log = nullptr;  // nullptr = access log off
   ProbeRegistry& probes;
-  store::GovernanceService* governance = nullptr;  // nullptr = governance off (open gateway)
+  control::GovernanceService* governance = nullptr;  // nullptr = governance off (open gateway)
   http::Handler* admin = nullptr;  // answers /admin/...; shared by workers; nullptr = none
   // The API dialects (providers/): must hold "openai" and every deployment's provider.
   const providers::Registry* providers = nullptr;
