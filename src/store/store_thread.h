@@ -7,9 +7,8 @@
 //   records  the call log: workers hand over CallBatches (CallLogBuffer); the thread takes
 //            everything queued and hands it to its owner's write function in transactions of
 //            at most batch_rows rows (group commit: under load one commit carries many
-//            requests), then keeps the emptied
-//            batches as spares that SubmitRecords hands back, so batches (and the strings in
-//            their slots) are reused, not reallocated.
+//            requests), then keeps the emptied batches as spares that SubmitRecords hands
+//            back, so batches (and the strings in their slots) are reused, not reallocated.
 // A tick runs every `tick` for periodic work (the change feed's polls, the reconcile schedule).
 // The write and tick functions are the owner's, given at Start: the thread's owner (the
 // GovernanceService) decides what a batch and a tick do.
