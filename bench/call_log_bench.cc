@@ -1,7 +1,7 @@
 // The store thread's cost per call-log row, on a real SQLite file opened as the gateway opens
 // it (WAL, synchronous NORMAL), in a temporary directory:
-//   BM_WriteCalls/R     the real write: SqliteStore::WriteCalls of R-row batches (rows, the
-//                       spend they add and the coarse index, one transaction each), rows
+//   BM_WriteCalls/R     the real write: the SQLite engine's WriteCalls of R-row batches (the
+//                       rows, the spend they add and the coarse index, one transaction each), rows
 //                       shaped like the governance cell's, each first added to a CallBatch as
 //                       a worker adds it (included in the time);
 //   BM_InsertColumns/N  what a narrower row would cost: 640-row transactions of 32-row INSERTs
@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "store/sqlite.h"
-#include "store/sqlite_store.h"
+#include "store/sqlite/engine.h"
+#include "store/sqlite/sqlite.h"
 
 namespace {
 
@@ -46,13 +46,12 @@ class TempDir {
 
 void BM_WriteCalls(benchmark::State& state) {
   TempDir dir("write-calls");
-  store::StatementCounts counts;
-  auto opened = store::SqliteStore::Open(dir.File("calls.db"), false, &counts);
+  auto opened = store::sqlite::OpenEngine(dir.File("calls.db"), {});
   if (!opened.ok() || !opened.value()->Migrate().ok()) {
     state.SkipWithError("cannot open the store");
     return;
   }
-  store::SqliteStore& db = *opened.value();
+  store::CallLogStore& db = opened.value()->call_log();
   const int64_t rows_per_transaction = state.range(0);
   const governance::MonthId month = governance::MonthOf(1'796'000'000);
   store::CallBatch batch;
@@ -102,12 +101,12 @@ void BM_InsertColumns(benchmark::State& state) {
   const int columns = static_cast<int>(state.range(0));
   TempDir dir("columns-" + std::to_string(columns));
   store::StatementCounts counts;
-  auto opened = store::Database::Open(dir.File("columns.db"), false, &counts);
+  auto opened = store::sqlite::Database::Open(dir.File("columns.db"), false, &counts);
   if (!opened.ok()) {
     state.SkipWithError("cannot open the database");
     return;
   }
-  store::Database& db = *opened.value();
+  store::sqlite::Database& db = *opened.value();
   std::string ddl = "CREATE TABLE t (id INTEGER PRIMARY KEY";
   std::string insert = "INSERT INTO t (";
   for (int c = 0; c < columns; ++c) {
@@ -123,12 +122,12 @@ void BM_InsertColumns(benchmark::State& state) {
   }
   auto q = db.Exec(ddl, store::StoreOp::kMigrate).ok()
                ? db.Prepare(insert, store::StoreOp::kCallLogInsert)
-               : turnpike::Result<store::Statement>(Error{ErrorCode::kInternal, "ddl", ""});
+               : turnpike::Result<store::sqlite::Statement>(Error{ErrorCode::kInternal, "ddl", ""});
   if (!q.ok()) {
     state.SkipWithError("cannot prepare the insert");
     return;
   }
-  store::Statement& statement = q.value();
+  store::sqlite::Statement& statement = q.value();
   const std::string text = "bench-model";
   int64_t n = 0;
   for (auto _ : state) {
@@ -148,7 +147,7 @@ void BM_InsertColumns(benchmark::State& state) {
           }
         }
       }
-      if (!statement.Run(store::Statement::Bindings::kKeep).ok()) {
+      if (!statement.Run(store::sqlite::Statement::Bindings::kKeep).ok()) {
         state.SkipWithError("insert failed");
         return;
       }

@@ -12,6 +12,7 @@
 #include "app/signals.h"
 #include "config/config.h"
 #include "config/describe.h"
+#include "control/governance_service.h"
 #include "core/dispatcher.h"
 #include "core/router.h"
 #include "core/worker_core.h"
@@ -29,7 +30,8 @@
 #include "providers/openai_completions/completions_provider.h"
 #include "providers/openai_responses/responses_provider.h"
 #include "providers/registry.h"
-#include "store/governance_service.h"
+#include "store/sqlite/engine.h"
+#include "store/store_thread.h"
 #include "upstream/pool.h"
 
 namespace turnpike::app {
@@ -58,6 +60,22 @@ std::unique_ptr<observability::AccessLogSink> OpenAccessLog(const std::string& w
   return std::make_unique<observability::AccessLogSink>(fd, true);
 }
 
+// The embedded engine (SQLite) over config `store:`, its store thread, and the service that
+// owns both (control/governance_service.h).
+Result<std::unique_ptr<control::GovernanceService>> StartGovernance(const config::Config& config) {
+  store::sqlite::EngineOptions engine_options;
+  engine_options.synchronous_full = config.store.synchronous_full;
+  Result<std::unique_ptr<store::sqlite::SqliteEngine>> engine =
+      store::sqlite::OpenEngine(config.store.path, engine_options);
+  if (!engine.ok()) return engine.error();
+  store::StoreThreadOptions thread_options;
+  thread_options.max_jobs = config.store.queue_jobs;
+  thread_options.max_records = config.call_log.queue_rows;
+  thread_options.batch_rows = config.call_log.batch_rows;
+  auto thread = std::make_unique<store::StoreThread>(*engine.value(), thread_options);
+  return control::GovernanceService::Start(config, std::move(engine.value()), std::move(thread));
+}
+
 // Every API dialect the gateway speaks, one line each (providers/provider.h). The route table
 // checks each deployment's provider against it.
 std::unique_ptr<providers::Registry> MakeRegistry() {
@@ -76,7 +94,7 @@ std::unique_ptr<providers::Registry> MakeRegistry() {
 // paths no door declares.
 std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
                                       const core::ProbeRegistry& probes,
-                                      store::GovernanceService* governance,
+                                      control::GovernanceService* governance,
                                       const std::string& admin_token) {
   using core::WorkerCore;
   using Context = boost::asio::io_context;
@@ -116,11 +134,10 @@ int Serve(const std::string& config_path) {
     probes.access_log_dropped = [sink = access_log.get()] { return sink->dropped_lines(); };
   const doors::llm::LlmShared llm{config, routes, tls, probes, *registry};
 
-  std::unique_ptr<store::GovernanceService> governance;
+  std::unique_ptr<control::GovernanceService> governance;
   std::string admin_token;
   if (config.governance.enabled) {
-    Result<std::unique_ptr<store::GovernanceService>> opened =
-        store::GovernanceService::Open(config);
+    Result<std::unique_ptr<control::GovernanceService>> opened = StartGovernance(config);
     if (!opened.ok()) {
       std::cerr << "turnpike: " << opened.error().message << "\n";
       return 1;

@@ -14,7 +14,7 @@
 //   turnpike_upstream_retries_total                     counter: attempts after the first
 //   turnpike_client_cancels_total                       counter: clients gone before the end
 // plus the upstream pool's counters (upstream/pool.h), the access log's drops, and with
-// governance on the call log's drops and the store's series (store/governance_service.h).
+// governance on the call log's drops and the store's series (control/governance_service.h).
 #pragma once
 
 #include <array>

@@ -5,7 +5,7 @@
 // The counting `operator new` lives in the turnpike executable (app/count_allocations.cc),
 // not in a library, so unit tests and benchmarks keep their own allocators. It is left out of
 // sanitizer builds, whose runtime owns `operator new`; counting_allocations() says which.
-// Mallocs made by C libraries (SQLite, OpenSSL, libc) are not counted.
+// Mallocs made by C libraries (the embedded engine's, OpenSSL, libc) are not counted.
 //
 // Cost: a thread-local pointer and a relaxed increment per allocation. Each thread gets one
 // slot on its first allocation (taken with malloc, never freed, so totals stay monotonic when

@@ -2,7 +2,7 @@
 // the request ends (gateway/llm_handler.cc), carried through the worker's CallLogBuffer and
 // the store thread's bounded queue, and written in batches by the store thread. The same
 // record carries the spend the writer adds to the persisted counters, so the spend table and
-// the call log are committed in one transaction and cannot disagree (store.h).
+// the call log are committed in one transaction and cannot disagree (call_log.h).
 //
 // A record has two forms of one template: CallRecord owns its texts (a row read back, a
 // stand-in, a test's row); CallRecordView views them (a row being made, or read from a

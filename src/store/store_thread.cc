@@ -4,12 +4,14 @@
 
 namespace turnpike::store {
 
-StoreThread::StoreThread(Store& store, StoreThreadOptions options, WriteFn write, TickFn tick)
-    : store_(store), options_(options), write_(std::move(write)), tick_(std::move(tick)) {}
+StoreThread::StoreThread(Engine& engine, StoreThreadOptions options)
+    : engine_(engine), options_(options) {}
 
 StoreThread::~StoreThread() { Stop(); }
 
-void StoreThread::Start() {
+void StoreThread::Start(WriteFn write, TickFn tick) {
+  write_ = std::move(write);
+  tick_ = std::move(tick);
   thread_ = std::thread([this] {
     SetThreadName("tp-store");
     Loop();
@@ -93,7 +95,7 @@ void StoreThread::WriteAll(std::vector<CallBatch>& batches) {
     for (size_t i = 0; i < batch.size(); i += options_.batch_rows) {
       const CallBatchPart part{&batch, i, std::min(i + options_.batch_rows, batch.size())};
       if (rows > 0 && rows + part.size() > options_.batch_rows) {
-        write_(store_, group_);
+        write_(engine_.call_log(), group_);
         group_.clear();
         rows = 0;
       }
@@ -101,7 +103,7 @@ void StoreThread::WriteAll(std::vector<CallBatch>& batches) {
       rows += part.size();
     }
   }
-  if (!group_.empty()) write_(store_, group_);
+  if (!group_.empty()) write_(engine_.call_log(), group_);
   group_.clear();
 }
 
@@ -121,7 +123,7 @@ void StoreThread::Loop() {
       stop = stopping_;
       busy_ = !jobs.empty();
     }
-    for (auto& job : jobs) job->Run(store_);
+    for (auto& job : jobs) job->Run(engine_);
     if (!jobs.empty()) {
       jobs.clear();
       std::lock_guard lock(mu_);
@@ -142,7 +144,7 @@ void StoreThread::Loop() {
     }
     const auto now = std::chrono::steady_clock::now();
     if (now >= next_tick) {
-      if (tick_) tick_(store_);
+      if (tick_) tick_(engine_);
       next_tick = now + options_.tick;
     }
     if (stop) {

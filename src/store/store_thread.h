@@ -1,14 +1,17 @@
-// The store thread: the one thread that touches the Store, fed by two bounded queues.
+// The store thread: the one thread that touches the engine (engine.h), fed by two bounded
+// queues. It speaks only the engine's roles.
 //
 //   jobs     admin reads and writes, snapshot reloads, reconciliation: StoreJob objects. A
 //            coroutine on a worker awaits one with Call(), which suspends it (the worker keeps
 //            serving) and resumes it on its own executor with the result.
 //   records  the call log: workers hand over CallBatches (CallLogBuffer); the thread takes
-//            everything queued and writes it in transactions of at most batch_rows rows (group
-//            commit: under load one commit carries many requests), then keeps the emptied
-//            batches as spares that SubmitRecords hands back, so batches (and the strings in
-//            their slots) are reused, not reallocated.
-// A tick runs every `tick` for periodic work (the reconcile schedule).
+//            everything queued and hands it to its owner's write function in transactions of
+//            at most batch_rows rows (group commit: under load one commit carries many
+//            requests), then keeps the emptied batches as spares that SubmitRecords hands
+//            back, so batches (and the strings in their slots) are reused, not reallocated.
+// A tick runs every `tick` for periodic work (the change feed's polls, the reconcile schedule).
+// The write and tick functions are the owner's, given at Start: the thread's owner (the
+// GovernanceService) decides what a batch and a tick do.
 //
 // Nobody waits on this thread while holding anything: workers only take the queue mutex to
 // move a batch in (a few hundred nanoseconds, once per flush, not per request), and never wait
@@ -19,6 +22,8 @@
 // then Stop(), which writes every queued record and joins. A SIGKILL loses what is queued and
 // what workers still buffer (measured in tests/integration/governance_restart.test.mjs).
 //
+// Ownership: borrows the engine, which must outlive it; the functions given to Start must stay
+// valid until Stop returns.
 // Thread safety: Post, SubmitRecords, CloseJobs, Stop and the counters: any thread.
 #pragma once
 
@@ -39,14 +44,14 @@
 
 #include "common/result.h"
 #include "store/call_record.h"
-#include "store/store.h"
+#include "store/engine.h"
 
 namespace turnpike::store {
 
 class StoreJob {
  public:
   virtual ~StoreJob() = default;
-  virtual void Run(Store& store) = 0;
+  virtual void Run(Engine& engine) = 0;
   // The job will not run (queue full or closed): complete it with `error`.
   virtual void Refuse(const Error& error) = 0;
 };
@@ -63,15 +68,16 @@ enum class SubmitResult { kAccepted, kFull, kClosed };
 class StoreThread {
  public:
   // Writes one transaction's rows (at most batch_rows records) on the store thread.
-  using WriteFn = std::function<void(Store&, CallBatchParts)>;
-  using TickFn = std::function<void(Store&)>;
+  using WriteFn = std::function<void(CallLogStore&, CallBatchParts)>;
+  using TickFn = std::function<void(Engine&)>;
 
-  StoreThread(Store& store, StoreThreadOptions options, WriteFn write, TickFn tick);
+  StoreThread(Engine& engine, StoreThreadOptions options);
   ~StoreThread();
   StoreThread(const StoreThread&) = delete;
   StoreThread& operator=(const StoreThread&) = delete;
 
-  void Start();
+  // Starts the thread; `tick` may be empty. Once only.
+  void Start(WriteFn write, TickFn tick);
 
   // Queues `job`; if the queue is full or closed the job is refused at once (Refuse runs on the
   // calling thread).
@@ -85,7 +91,7 @@ class StoreThread {
   void CloseJobs();
   void Stop();
 
-  // Runs `fn(Store&) -> Result<T>` on the store thread and resumes the caller with its result
+  // Runs `fn(Engine&) -> Result<T>` on the store thread and resumes the caller with its result
   // on the caller's executor. kUnavailable if the job queue is full or closed.
   template <typename T, typename Fn>
   boost::asio::awaitable<Result<T>> Call(Fn fn);
@@ -102,9 +108,9 @@ class StoreThread {
   // Writes `batches` in transactions of at most batch_rows rows.
   void WriteAll(std::vector<CallBatch>& batches);
 
-  Store& store_;
+  Engine& engine_;
   const StoreThreadOptions options_;
-  WriteFn write_;
+  WriteFn write_;  // set by Start, before the thread runs
   TickFn tick_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
@@ -126,7 +132,7 @@ class StoreThread::CallJob : public StoreJob {
   CallJob(Fn fn, Handler handler, boost::asio::any_io_executor executor)
       : fn_(std::move(fn)), handler_(std::move(handler)), executor_(std::move(executor)) {}
 
-  void Run(Store& store) override { Complete(fn_(store)); }
+  void Run(Engine& engine) override { Complete(fn_(engine)); }
   void Refuse(const Error& error) override { Complete(Result<T>(error)); }
 
  private:

@@ -15,14 +15,12 @@
 namespace turnpike::store {
 namespace {
 
-// A Store that only records what WriteCalls received (the thread never calls anything else
-// here).
-class RecordingStore : public Store {
+// An engine whose roles do nothing: the thread hands its batches to the write function it
+// was started with, and its jobs here ask nothing of the engine.
+class NullRecords : public GovernanceRecords {
  public:
-  Status Migrate() override { return Ok{}; }
-  int SchemaVersion() override { return 1; }
-  Result<GovernanceRows> LoadGovernance() override { return GovernanceRows{}; }
-  Result<int64_t> ChangeVersion() override { return int64_t{0}; }
+  Result<GovernanceRows> LoadAll() override { return GovernanceRows{}; }
+  Result<bool> PollChanges() override { return false; }
   Status UpsertPlan(const governance::Plan&) override { return Ok{}; }
   Status InsertTenant(const governance::Tenant&) override { return Ok{}; }
   Status UpdateTenant(const governance::Tenant&) override { return Ok{}; }
@@ -30,17 +28,35 @@ class RecordingStore : public Store {
   Status SetKeyStatus(std::string_view, governance::KeyStatus, int64_t) override { return Ok{}; }
   Status UpsertPrice(const PriceOverride&) override { return Ok{}; }
   Status DeletePrice(std::string_view) override { return Ok{}; }
-  Result<std::vector<SpendRow>> LoadSpend(std::span<const std::string>) override {
-    return std::vector<SpendRow>{};
-  }
+};
+
+class NullCallLog : public CallLogStore {
+ public:
   Status WriteCalls(CallBatchParts, bool, std::span<const SpendRow>) override { return Ok{}; }
   Result<std::vector<CallRow>> QueryCalls(const CallQuery&) override {
     return std::vector<CallRow>{};
+  }
+  Result<std::vector<SpendRow>> LoadSpend(std::span<const std::string>) override {
+    return std::vector<SpendRow>{};
   }
   Result<std::vector<SpendRow>> SumCallLog(const std::string&) override {
     return std::vector<SpendRow>{};
   }
   Status SetSpend(std::span<const SpendRow>) override { return Ok{}; }
+};
+
+class NullEngine : public Engine {
+ public:
+  Status Migrate() override { return Ok{}; }
+  int SchemaVersion() override { return 1; }
+  GovernanceRecords& records() override { return records_; }
+  CallLogStore& call_log() override { return call_log_; }
+  const StatementCounts& statements() const override { return counts_; }
+
+ private:
+  NullRecords records_;
+  NullCallLog call_log_;
+  StatementCounts counts_;
 };
 
 struct Written {
@@ -50,7 +66,7 @@ struct Written {
 };
 
 StoreThread::WriteFn Recorder(Written& w) {
-  return [&w](Store&, CallBatchParts transaction) {
+  return [&w](CallLogStore&, CallBatchParts transaction) {
     std::lock_guard lock(w.mu);
     ++w.batches;
     for (const CallBatchPart& part : transaction) {
@@ -70,7 +86,7 @@ CallRecord Row(const std::string& key, int64_t cost) {
 
 boost::asio::awaitable<void> AskThread(StoreThread* thread, std::thread::id* ran_on,
                                        std::thread::id* resumed_on, int* answer) {
-  auto job = [ran_on](Store&) -> Result<int> {
+  auto job = [ran_on](Engine&) -> Result<int> {
     *ran_on = std::this_thread::get_id();
     return 42;
   };
@@ -80,10 +96,10 @@ boost::asio::awaitable<void> AskThread(StoreThread* thread, std::thread::id* ran
 }
 
 TEST(StoreThreadTest, CallRunsOnTheStoreThreadAndResumesOnTheCallersLoop) {
-  RecordingStore store;
+  NullEngine store;
   Written written;
-  StoreThread thread(store, {}, Recorder(written), nullptr);
-  thread.Start();
+  StoreThread thread(store, {});
+  thread.Start(Recorder(written), nullptr);
   boost::asio::io_context io;
   std::thread::id ran_on, resumed_on;
   int answer = 0;
@@ -97,10 +113,10 @@ TEST(StoreThreadTest, CallRunsOnTheStoreThreadAndResumesOnTheCallersLoop) {
 }
 
 TEST(StoreThreadTest, ClosedJobQueueRefusesWithUnavailable) {
-  RecordingStore store;
+  NullEngine store;
   Written written;
-  StoreThread thread(store, {}, Recorder(written), nullptr);
-  thread.Start();
+  StoreThread thread(store, {});
+  thread.Start(Recorder(written), nullptr);
   thread.CloseJobs();
   boost::asio::io_context io;
   std::thread::id ran_on, resumed_on;
@@ -113,11 +129,11 @@ TEST(StoreThreadTest, ClosedJobQueueRefusesWithUnavailable) {
 }
 
 TEST(StoreThreadTest, StopWritesEveryQueuedRecordInBatches) {
-  RecordingStore store;
+  NullEngine store;
   Written written;
   StoreThreadOptions options;
   options.batch_rows = 10;
-  StoreThread thread(store, options, Recorder(written), nullptr);
+  StoreThread thread(store, options);
   CallBatch rows;
   for (int i = 0; i < 25; ++i) rows.Add(ViewOf(Row("k", 1)));
   ASSERT_EQ(thread.SubmitRecords(rows), SubmitResult::kAccepted);
@@ -125,7 +141,7 @@ TEST(StoreThreadTest, StopWritesEveryQueuedRecordInBatches) {
   CallBatch more;
   for (int i = 0; i < 7; ++i) more.Add(ViewOf(Row("k", 1)));
   ASSERT_EQ(thread.SubmitRecords(more), SubmitResult::kAccepted);
-  thread.Start();
+  thread.Start(Recorder(written), nullptr);
   thread.Stop();
   EXPECT_EQ(written.rows.size(), 32u);
   EXPECT_EQ(written.batches, 4u);  // 10 + 10 + (5 + 5 of the next batch) + 2
@@ -135,11 +151,11 @@ TEST(StoreThreadTest, StopWritesEveryQueuedRecordInBatches) {
 }
 
 TEST(CallLogBufferTest, DropPolicyKeepsSpendAsOneStandInPerKey) {
-  RecordingStore store;
+  NullEngine store;
   Written written;
   StoreThreadOptions options;
   options.max_records = 2;  // the queue takes two rows, then is full
-  StoreThread thread(store, options, Recorder(written), nullptr);
+  StoreThread thread(store, options);
   CallLogBufferOptions buffer_options;
   buffer_options.batch_rows = 1'000;
   buffer_options.drop_when_full = true;
@@ -155,7 +171,7 @@ TEST(CallLogBufferTest, DropPolicyKeepsSpendAsOneStandInPerKey) {
     buffer.Flush();
     EXPECT_EQ(buffer.dropped_rows(), 3u);
   }
-  thread.Start();
+  thread.Start(Recorder(written), nullptr);
   thread.Stop();
   int64_t cost = 0;
   int64_t standins = 0;
@@ -174,11 +190,11 @@ TEST(CallLogBufferTest, DropPolicyKeepsSpendAsOneStandInPerKey) {
 }
 
 TEST(CallLogBufferTest, WaitPolicyKeepsRowsUntilTheQueueHasRoom) {
-  RecordingStore store;
+  NullEngine store;
   Written written;
   StoreThreadOptions options;
   options.max_records = 1;
-  StoreThread thread(store, options, Recorder(written), nullptr);
+  StoreThread thread(store, options);
   CallLogBufferOptions buffer_options;
   buffer_options.max_wait = std::chrono::seconds(60);
   CallBatch fill;
@@ -189,7 +205,7 @@ TEST(CallLogBufferTest, WaitPolicyKeepsRowsUntilTheQueueHasRoom) {
   buffer.Flush();
   EXPECT_EQ(buffer.buffered(), 1u);  // kept, not dropped
   EXPECT_EQ(buffer.dropped_rows(), 0u);
-  thread.Start();
+  thread.Start(Recorder(written), nullptr);
   ASSERT_TRUE([&] {
     for (int i = 0; i < 200 && thread.queued_records() != 0; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -205,9 +221,9 @@ TEST(CallLogBufferTest, WaitPolicyKeepsRowsUntilTheQueueHasRoom) {
 // Texts bound a worker's buffer as rows do: a batch goes once its texts pass
 // batch_text_bytes, before batch_rows is reached.
 TEST(CallLogBufferTest, ABatchGoesOnceItsTextsPassTheBound) {
-  RecordingStore store;
+  NullEngine store;
   Written written;
-  StoreThread thread(store, {}, Recorder(written), nullptr);
+  StoreThread thread(store, {});
   CallLogBufferOptions buffer_options;
   buffer_options.batch_rows = 1'000;
   buffer_options.batch_text_bytes = 100;
@@ -221,18 +237,18 @@ TEST(CallLogBufferTest, ABatchGoesOnceItsTextsPassTheBound) {
   buffer.Add(ViewOf(r));  // 120 bytes held: the two go first
   EXPECT_EQ(buffer.buffered(), 1u);
   EXPECT_EQ(thread.queued_records(), 2u);
-  thread.Start();
+  thread.Start(Recorder(written), nullptr);
   thread.Stop();
 }
 
 // A worker waiting for room drops its rows (spend kept in stand-ins) once their texts pass
 // 16 times batch_text_bytes, without waiting for max_wait.
 TEST(CallLogBufferTest, AWaitingBufferDropsPastItsTextBound) {
-  RecordingStore store;
+  NullEngine store;
   Written written;
   StoreThreadOptions options;
   options.max_records = 1;
-  StoreThread thread(store, options, Recorder(written), nullptr);
+  StoreThread thread(store, options);
   CallBatch fill;
   fill.Add(ViewOf(Row("k", 0)));
   ASSERT_EQ(thread.SubmitRecords(fill), SubmitResult::kAccepted);  // the queue is full
@@ -251,7 +267,7 @@ TEST(CallLogBufferTest, AWaitingBufferDropsPastItsTextBound) {
   buffer.Flush();  // 200 bytes: past 16 * 10, dropped
   EXPECT_EQ(buffer.dropped_rows(), 2u);
   EXPECT_EQ(buffer.buffered(), 0u);
-  thread.Start();
+  thread.Start(Recorder(written), nullptr);
   thread.Stop();
   int64_t cost = 0;
   for (const CallRecord& row : written.rows) cost += row.cost_micros;
@@ -339,10 +355,10 @@ TEST(CallBatchTest, ClearKeepsRoomButNotLargeTexts) {
 // Batches come back: after the thread wrote a batch, the next SubmitRecords hands it back
 // (with its slots) in exchange for the one submitted.
 TEST(StoreThreadTest, WrittenBatchesAreHandedBackForReuse) {
-  RecordingStore store;
+  NullEngine store;
   Written written;
-  StoreThread thread(store, {}, Recorder(written), nullptr);
-  thread.Start();
+  StoreThread thread(store, {});
+  thread.Start(Recorder(written), nullptr);
   CallBatch batch;
   for (int i = 0; i < 100; ++i) batch.Add(ViewOf(Row("k", 1)));
   ASSERT_EQ(thread.SubmitRecords(batch), SubmitResult::kAccepted);

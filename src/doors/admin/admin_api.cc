@@ -32,7 +32,7 @@ bool TokenMatches(std::string_view authorization, const std::string& token) {
          CRYPTO_memcmp(presented.data(), token.data(), token.size()) == 0;
 }
 
-net::awaitable<Reply> Dispatch(store::GovernanceService& service, const std::string& token,
+net::awaitable<Reply> Dispatch(control::GovernanceService& service, const std::string& token,
                                const http::Request& request) {
   if (token.empty()) {
     co_return ErrorReply(

@@ -33,14 +33,14 @@
 
 #include "core/door.h"
 #include "core/worker_core.h"
-#include "store/governance_service.h"
+#include "control/governance_service.h"
 
 namespace turnpike::doors::admin {
 
 class AdminApi : public core::Door {
  public:
   // `token` empty: every request is refused with 403.
-  AdminApi(store::GovernanceService& service, const std::string& token, core::WorkerCore& core)
+  AdminApi(control::GovernanceService& service, const std::string& token, core::WorkerCore& core)
       : service_(service), token_(token), core_(core) {}
 
   // The door's routes: everything under /admin/.
@@ -50,7 +50,7 @@ class AdminApi : public core::Door {
   core::ErrorReply RenderError(int route, const Error& error) const override;
 
  private:
-  store::GovernanceService& service_;
+  control::GovernanceService& service_;
   const std::string& token_;
   core::WorkerCore& core_;
 };

@@ -25,19 +25,19 @@ json::object KeyJson(const Key& k) {
           {"created_at", k.created_at}};
 }
 
-json::object PriceJson(const store::PriceInfo& p) {
+json::object PriceJson(const control::PriceInfo& p) {
   return {{"model", p.model},
           {"input", Usd(p.price.input_micros_per_mtok)},
           {"output", Usd(p.price.output_micros_per_mtok)},
           {"cached_input", Usd(p.price.cached_input_micros_per_mtok)},
           {"cache_write", Usd(p.price.cache_write())},
           {"max_output_tokens", p.price.max_output_tokens},
-          {"source", store::PriceSourceName(p.source)}};
+          {"source", control::PriceSourceName(p.source)}};
 }
 
 }  // namespace
 
-net::awaitable<Reply> Keys(store::GovernanceService& service, const Target& t, bhttp::verb method,
+net::awaitable<Reply> Keys(control::GovernanceService& service, const Target& t, bhttp::verb method,
                            std::string_view raw_body) {
   if (t.segments.size() == 1 && method == bhttp::verb::get) {
     const governance::SnapshotPtr snapshot = service.cell().Load();
@@ -64,7 +64,7 @@ net::awaitable<Reply> Keys(store::GovernanceService& service, const Target& t, b
     if (body.error) co_return ErrorReply(*body.error);
     key.tenant_id = *tenant;
     key.expires_at = expires.value_or(governance::kNeverExpires);
-    Result<store::CreatedKey> created = co_await service.CreateKey(std::move(key));
+    Result<control::CreatedKey> created = co_await service.CreateKey(std::move(key));
     if (!created.ok()) co_return ErrorReply(created.error());
     json::object out = KeyJson(created->key);
     out["key"] = created->secret_key;
@@ -88,20 +88,20 @@ net::awaitable<Reply> Keys(store::GovernanceService& service, const Target& t, b
   co_return ErrorReply(NoSuchPath("keys/..."));
 }
 
-net::awaitable<Reply> Prices(store::GovernanceService& service, const Target& t, bhttp::verb method,
-                             std::string_view raw_body) {
+net::awaitable<Reply> Prices(control::GovernanceService& service, const Target& t,
+                             bhttp::verb method, std::string_view raw_body) {
   if (t.segments.size() == 1) {
     if (method != bhttp::verb::get) co_return NotAllowed("GET");
-    Result<std::vector<store::PriceInfo>> prices = co_await service.Prices();
+    Result<std::vector<control::PriceInfo>> prices = co_await service.Prices();
     if (!prices.ok()) co_return ErrorReply(prices.error());
     json::array data;
-    for (const store::PriceInfo& p : prices.value()) data.push_back(PriceJson(p));
+    for (const control::PriceInfo& p : prices.value()) data.push_back(PriceJson(p));
     co_return JsonReply(200, json::object{{"data", std::move(data)}});
   }
   if (t.segments.size() != 2) co_return ErrorReply(NoSuchPath("prices/..."));
   const std::string& model = t.segments[1];
   if (method == bhttp::verb::delete_) {
-    Result<store::PriceInfo> now = co_await service.DeletePrice(model);
+    Result<control::PriceInfo> now = co_await service.DeletePrice(model);
     if (!now.ok()) co_return ErrorReply(now.error());
     co_return JsonReply(200, PriceJson(now.value()));
   }
@@ -120,7 +120,7 @@ net::awaitable<Reply> Prices(store::GovernanceService& service, const Target& t,
   if (body.error) co_return ErrorReply(*body.error);
   price.price = {*input, *output, cached.value_or(*input), *max_output,
                  cache_write.value_or(*input)};
-  Result<store::PriceInfo> saved = co_await service.PutPrice(std::move(price));
+  Result<control::PriceInfo> saved = co_await service.PutPrice(std::move(price));
   if (!saved.ok()) co_return ErrorReply(saved.error());
   co_return JsonReply(200, PriceJson(saved.value()));
 }

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "store/governance_service.h"
+#include "control/governance_service.h"
 
 namespace turnpike::doors::admin {
 
@@ -67,7 +67,7 @@ Result<boost::json::object> ParseObject(std::string_view body);
 bool ValidId(std::string_view id);
 
 using Verb = boost::beast::http::verb;
-using Service = store::GovernanceService;
+using Service = control::GovernanceService;
 
 boost::asio::awaitable<Reply> Plans(Service& service, const Target& t, Verb method,
                                     std::string_view raw_body);

@@ -56,8 +56,8 @@ std::optional<governance::TenantStatus> ParseTenantStatus(const std::string& s) 
 
 }  // namespace
 
-net::awaitable<Reply> Plans(store::GovernanceService& service, const Target& t, bhttp::verb method,
-                            std::string_view raw_body) {
+net::awaitable<Reply> Plans(control::GovernanceService& service, const Target& t,
+                            bhttp::verb method, std::string_view raw_body) {
   if (t.segments.size() == 1) {
     if (method != bhttp::verb::get) co_return NotAllowed("GET");
     json::array data;
@@ -78,7 +78,7 @@ net::awaitable<Reply> Plans(store::GovernanceService& service, const Target& t, 
   co_return JsonReply(200, PlanJson(saved.value()));
 }
 
-net::awaitable<Reply> Tenants(store::GovernanceService& service, const Target& t,
+net::awaitable<Reply> Tenants(control::GovernanceService& service, const Target& t,
                               bhttp::verb method, std::string_view raw_body) {
   const governance::SnapshotPtr snapshot = service.cell().Load();
   if (t.segments.size() == 1 && method == bhttp::verb::get) {
@@ -124,7 +124,7 @@ net::awaitable<Reply> Tenants(store::GovernanceService& service, const Target& t
   Result<json::object> object = ParseObject(raw_body);
   if (!object.ok()) co_return ErrorReply(object.error());
   Body body(object.value(), {"name", "plan", "status", "log_bodies"});
-  store::TenantPatch patch;
+  control::TenantPatch patch;
   patch.id = id;
   patch.name = body.Text("name", false);
   patch.plan_id = body.Text("plan", false);

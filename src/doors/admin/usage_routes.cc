@@ -61,7 +61,7 @@ std::optional<int64_t> ParseIntParam(const std::string& text) {
 
 }  // namespace
 
-net::awaitable<Reply> Spend(store::GovernanceService& service, const Target& t,
+net::awaitable<Reply> Spend(control::GovernanceService& service, const Target& t,
                             bhttp::verb method) {
   if (t.segments.size() != 1) co_return ErrorReply(NoSuchPath("spend/..."));
   if (method != bhttp::verb::get) co_return NotAllowed("GET");
@@ -70,10 +70,10 @@ net::awaitable<Reply> Spend(store::GovernanceService& service, const Target& t,
   if (!ValidMonth(month)) co_return ErrorReply(Bad("month must be YYYY-MM", "month"));
   const std::string tenant = t.Param("tenant");
   const std::string key = t.Param("key");
-  Result<std::vector<store::SpendInfo>> spend = co_await service.Spend(month);
+  Result<std::vector<control::SpendInfo>> spend = co_await service.Spend(month);
   if (!spend.ok()) co_return ErrorReply(spend.error());
   json::array data;
-  for (const store::SpendInfo& s : spend.value()) {
+  for (const control::SpendInfo& s : spend.value()) {
     if (!tenant.empty() && s.tenant_id != tenant) continue;
     if (!key.empty() && (s.scope != store::SpendScope::kKey || s.scope_id != key)) continue;
     data.push_back(json::object{{"scope", s.scope == store::SpendScope::kKey ? "key" : "tenant"},
@@ -86,7 +86,7 @@ net::awaitable<Reply> Spend(store::GovernanceService& service, const Target& t,
   co_return JsonReply(200, json::object{{"month", month}, {"data", std::move(data)}});
 }
 
-net::awaitable<Reply> Calls(store::GovernanceService& service, const Target& t,
+net::awaitable<Reply> Calls(control::GovernanceService& service, const Target& t,
                             bhttp::verb method) {
   if (t.segments.size() != 1) co_return ErrorReply(NoSuchPath("calls/..."));
   if (method != bhttp::verb::get) co_return NotAllowed("GET");
@@ -126,11 +126,11 @@ net::awaitable<Reply> Calls(store::GovernanceService& service, const Target& t,
   co_return JsonReply(200, json::object{{"data", std::move(data)}, {"next_cursor", next}});
 }
 
-net::awaitable<Reply> Reconcile(store::GovernanceService& service, const Target& t,
+net::awaitable<Reply> Reconcile(control::GovernanceService& service, const Target& t,
                                 bhttp::verb method) {
   if (t.segments.size() != 1) co_return ErrorReply(NoSuchPath("reconcile/..."));
   if (method != bhttp::verb::post) co_return NotAllowed("POST");
-  Result<store::ReconcileReport> report = co_await service.ReconcileNow();
+  Result<control::ReconcileReport> report = co_await service.ReconcileNow();
   if (!report.ok()) co_return ErrorReply(report.error());
   co_return JsonReply(200, json::object{{"drift_usd", Usd(report->drift_micros)},
                                         {"scopes_corrected", report->scopes_corrected}});

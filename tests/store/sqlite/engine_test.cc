@@ -1,6 +1,6 @@
-// SqliteStore against a real SQLite file: migrations, governance rows, the call log and spend
-// written in one transaction, paging, reconcile sums, and statement counting.
-#include "store/sqlite_store.h"
+// The embedded engine against a real SQLite file: migrations, governance records, the call log
+// and spend written in one transaction, paging, reconcile sums, and statement counting.
+#include "store/sqlite/engine.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <tuple>
 
-namespace turnpike::store {
+namespace turnpike::store::sqlite {
 namespace {
 
 // Groups of records as batches, one part each: what WriteCalls takes, as the store thread
@@ -30,7 +30,7 @@ class Batches {
   std::vector<CallBatchPart> parts_;
 };
 
-class SqliteStoreTest : public ::testing::Test {
+class SqliteEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
@@ -43,15 +43,15 @@ class SqliteStoreTest : public ::testing::Test {
     store_.reset();
     std::filesystem::remove_all(dir_);
   }
-  std::unique_ptr<SqliteStore> Open() {
-    auto opened = SqliteStore::Open((dir_ / "t.db").string(), false, &counts_);
+  std::unique_ptr<SqliteEngine> Open() {
+    auto opened = OpenEngine((dir_ / "t.db").string(), {});
     EXPECT_TRUE(opened.ok());
     EXPECT_TRUE(opened.value()->Migrate().ok());
     return std::move(opened.value());
   }
   // A second, raw connection to the store's file (rows written or read as SQL).
   std::unique_ptr<Database> Raw() {
-    auto db = Database::Open((dir_ / "t.db").string(), false, &counts_);
+    auto db = Database::Open((dir_ / "t.db").string(), false, &raw_counts_);
     EXPECT_TRUE(db.ok());
     return db.ok() ? std::move(db.value()) : nullptr;
   }
@@ -60,7 +60,7 @@ class SqliteStoreTest : public ::testing::Test {
   std::unique_ptr<Database> FreshAt(int version) {
     store_.reset();
     std::filesystem::remove_all(dir_);
-    auto opened = SqliteStore::Open((dir_ / "t.db").string(), false, &counts_);
+    auto opened = OpenEngine((dir_ / "t.db").string(), {});
     if (!opened.ok() || !opened.value()->MigrateTo(version).ok() ||
         opened.value()->SchemaVersion() != version) {
       ADD_FAILURE() << "cannot migrate a new store to version " << version;
@@ -73,19 +73,19 @@ class SqliteStoreTest : public ::testing::Test {
     plan.id = "basic";
     plan.rpm = 10;
     plan.allowed_models = {"a", "b"};
-    ASSERT_TRUE(store_->UpsertPlan(plan).ok());
+    ASSERT_TRUE(store_->records().UpsertPlan(plan).ok());
     governance::Tenant tenant;
     tenant.id = "acme";
     tenant.name = "Acme";
     tenant.plan_id = "basic";
     tenant.log_bodies = true;
-    ASSERT_TRUE(store_->InsertTenant(tenant).ok());
+    ASSERT_TRUE(store_->records().InsertTenant(tenant).ok());
     governance::Key key;
     key.public_id = "abcdefghijkl";
     key.tenant_id = "acme";
     key.secret_hash.fill(7);
     key.monthly_budget_micros = 5'000'000;
-    ASSERT_TRUE(store_->InsertKey(key).ok());
+    ASSERT_TRUE(store_->records().InsertKey(key).ok());
   }
   static CallRecord Row(int64_t cost, governance::MonthId month) {
     CallRecord r;
@@ -99,23 +99,25 @@ class SqliteStoreTest : public ::testing::Test {
     return r;
   }
 
+  // What the engine executed (the raw connections count apart).
+  const StatementCounts& counts() const { return store_->statements(); }
+
   std::filesystem::path dir_;
-  StatementCounts counts_;
-  std::unique_ptr<SqliteStore> store_;
+  StatementCounts raw_counts_;
+  std::unique_ptr<SqliteEngine> store_;
 };
 
-TEST_F(SqliteStoreTest, MigrationsApplyOnceAndRecordTheirVersion) {
+TEST_F(SqliteEngineTest, MigrationsApplyOnceAndRecordTheirVersion) {
   EXPECT_EQ(store_->SchemaVersion(), 3);
-  const uint64_t before = counts_.value(StoreOp::kMigrate);
   store_.reset();
   store_ = Open();  // a second start applies nothing new
   EXPECT_EQ(store_->SchemaVersion(), 3);
-  EXPECT_LT(counts_.value(StoreOp::kMigrate) - before, 10u);
+  EXPECT_LT(counts().value(StoreOp::kMigrate), 10u);  // the new engine's: opening and checking
 }
 
-TEST_F(SqliteStoreTest, GovernanceRowsRoundTrip) {
+TEST_F(SqliteEngineTest, GovernanceRowsRoundTrip) {
   Seed();
-  auto rows = store_->LoadGovernance();
+  auto rows = store_->records().LoadAll();
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->plans.size(), 1u);
   EXPECT_EQ(rows->plans[0].rpm, 10);
@@ -126,75 +128,95 @@ TEST_F(SqliteStoreTest, GovernanceRowsRoundTrip) {
   ASSERT_EQ(rows->keys.size(), 1u);
   EXPECT_EQ(rows->keys[0].secret_hash[31], 7);
   EXPECT_EQ(rows->keys[0].monthly_budget_micros, 5'000'000);
-  EXPECT_EQ(counts_.value(StoreOp::kSnapshotLoad), 4u);  // one statement per table
+  EXPECT_EQ(counts().value(StoreOp::kSnapshotLoad), 4u);  // one statement per table
 }
 
-TEST_F(SqliteStoreTest, DuplicatesAreConflictsAndMissingRowsNotFound) {
+// The change feed is the file's data version: another connection's commit is reported once,
+// the engine's own writes are not, and the first poll marks the starting point.
+TEST_F(SqliteEngineTest, ChangeFeedReportsOtherConnectionsCommitsOnce) {
+  Result<bool> first = store_->records().PollChanges();
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(first.value());
+  Seed();
+  EXPECT_FALSE(store_->records().PollChanges().value());
+  std::unique_ptr<Database> db = Raw();
+  ASSERT_NE(db, nullptr);
+  ASSERT_TRUE(
+      db->Exec("UPDATE tenants SET name = 'Other' WHERE id = 'acme'", StoreOp::kAdminWrite).ok());
+  EXPECT_TRUE(store_->records().PollChanges().value());
+  EXPECT_FALSE(store_->records().PollChanges().value());
+  EXPECT_EQ(counts().value(StoreOp::kChangeCheck), 4u);  // one statement per poll
+}
+
+TEST_F(SqliteEngineTest, DuplicatesAreConflictsAndMissingRowsNotFound) {
   Seed();
   governance::Tenant again;
   again.id = "acme";
   again.plan_id = "basic";
-  Status dup = store_->InsertTenant(again);
+  Status dup = store_->records().InsertTenant(again);
   ASSERT_FALSE(dup.ok());
   EXPECT_EQ(dup.error().code, ErrorCode::kConflict);
   again.id = "nobody";
-  EXPECT_EQ(store_->UpdateTenant(again).error().code, ErrorCode::kNotFound);
-  EXPECT_EQ(store_->SetKeyStatus("zzzzzzzzzzzz", governance::KeyStatus::kRevoked, 1).error().code,
+  EXPECT_EQ(store_->records().UpdateTenant(again).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(store_->records()
+                .SetKeyStatus("zzzzzzzzzzzz", governance::KeyStatus::kRevoked, 1)
+                .error()
+                .code,
             ErrorCode::kNotFound);
-  EXPECT_EQ(store_->DeletePrice("none").error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(store_->records().DeletePrice("none").error().code, ErrorCode::kNotFound);
 }
 
-TEST_F(SqliteStoreTest, CallsAndSpendAreWrittenTogetherAndPage) {
+TEST_F(SqliteEngineTest, CallsAndSpendAreWrittenTogetherAndPage) {
   Seed();
   const governance::MonthId month = governance::MonthOf(1'790'000'000);
   std::vector<CallRecord> rows;
   for (int i = 1; i <= 5; ++i) rows.push_back(Row(i * 100, month));
-  const uint64_t transactions = counts_.value(StoreOp::kTransaction);  // migrations' so far
+  const uint64_t transactions = counts().value(StoreOp::kTransaction);  // migrations' so far
   const Batches batch{rows};
-  ASSERT_TRUE(store_->WriteCalls(batch, true, {}).ok());
+  ASSERT_TRUE(store_->call_log().WriteCalls(batch, true, {}).ok());
   // One batch: 5 inserts, the month's first row and the tenant's id range noted once each,
   // BEGIN + COMMIT, one upsert per scope.
-  EXPECT_EQ(counts_.value(StoreOp::kCallLogInsert), 5u);
-  EXPECT_EQ(counts_.value(StoreOp::kCallLogIndex), 2u);
-  EXPECT_EQ(counts_.value(StoreOp::kTransaction) - transactions, 2u);
-  EXPECT_EQ(counts_.value(StoreOp::kSpendWrite), 2u);
+  EXPECT_EQ(counts().value(StoreOp::kCallLogInsert), 5u);
+  EXPECT_EQ(counts().value(StoreOp::kCallLogIndex), 2u);
+  EXPECT_EQ(counts().value(StoreOp::kTransaction) - transactions, 2u);
+  EXPECT_EQ(counts().value(StoreOp::kSpendWrite), 2u);
 
   const std::string months[] = {governance::FormatMonth(month)};
-  auto spend = store_->LoadSpend(months);
+  auto spend = store_->call_log().LoadSpend(months);
   ASSERT_TRUE(spend.ok());
   ASSERT_EQ(spend->size(), 2u);
   for (const SpendRow& row : spend.value()) EXPECT_EQ(row.spent_micros, 1500);
 
   CallQuery q;
   q.limit = 2;
-  auto page = store_->QueryCalls(q);
+  auto page = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->size(), 2u);
   EXPECT_EQ(page->at(0).record.cost_micros, 500);  // newest first
   q.before_id = page->back().id;
-  auto next = store_->QueryCalls(q);
+  auto next = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(next.ok());
   EXPECT_EQ(next->at(0).record.cost_micros, 300);
 
-  auto sums = store_->SumCallLog(months[0]);
+  auto sums = store_->call_log().SumCallLog(months[0]);
   ASSERT_TRUE(sums.ok());
   ASSERT_EQ(sums->size(), 2u);
   for (const SpendRow& row : sums.value()) EXPECT_EQ(row.spent_micros, 1500);
 }
 
-TEST_F(SqliteStoreTest, SpendWithoutRowsWhenTheLogIsOff) {
+TEST_F(SqliteEngineTest, SpendWithoutRowsWhenTheLogIsOff) {
   Seed();
   const governance::MonthId month = governance::MonthOf(1'790'000'000);
   std::vector<CallRecord> rows = {Row(250, month), Row(250, month)};
   const Batches batch{rows};
-  ASSERT_TRUE(store_->WriteCalls(batch, false, {}).ok());
-  EXPECT_EQ(counts_.value(StoreOp::kCallLogInsert), 0u);
+  ASSERT_TRUE(store_->call_log().WriteCalls(batch, false, {}).ok());
+  EXPECT_EQ(counts().value(StoreOp::kCallLogInsert), 0u);
   const std::string months[] = {governance::FormatMonth(month)};
-  auto spend = store_->LoadSpend(months);
+  auto spend = store_->call_log().LoadSpend(months);
   ASSERT_TRUE(spend.ok());
   ASSERT_EQ(spend->size(), 2u);
   EXPECT_EQ(spend->front().spent_micros, 500);
-  auto page = store_->QueryCalls(CallQuery{});
+  auto page = store_->call_log().QueryCalls(CallQuery{});
   ASSERT_TRUE(page.ok());
   EXPECT_TRUE(page->empty());
 }
@@ -202,7 +224,7 @@ TEST_F(SqliteStoreTest, SpendWithoutRowsWhenTheLogIsOff) {
 // Reconcile finds a month's rows from the first id noted for it: rows of a month that arrive
 // after the next month began (a request that started before midnight) and rows of later
 // transactions must all be summed, and each month is noted once, not per transaction.
-TEST_F(SqliteStoreTest, ReconcileSumsEveryRowOfAMonthAcrossBatches) {
+TEST_F(SqliteEngineTest, ReconcileSumsEveryRowOfAMonthAcrossBatches) {
   Seed();
   const governance::MonthId october = governance::MonthOf(1'790'000'000);
   const governance::MonthId november = october + 1;
@@ -210,25 +232,25 @@ TEST_F(SqliteStoreTest, ReconcileSumsEveryRowOfAMonthAcrossBatches) {
   std::vector<CallRecord> second = {Row(7, november), Row(100, october), Row(7, november)};
   std::vector<CallRecord> third = {Row(100, october)};
   const Batches two_batches{first, second};
-  ASSERT_TRUE(store_->WriteCalls(two_batches, true, {}).ok());
+  ASSERT_TRUE(store_->call_log().WriteCalls(two_batches, true, {}).ok());
   const Batches one_batch{third};
-  ASSERT_TRUE(store_->WriteCalls(one_batch, true, {}).ok());
-  EXPECT_EQ(counts_.value(StoreOp::kCallLogIndex), 2u + 2u);  // two months, a block per batch
+  ASSERT_TRUE(store_->call_log().WriteCalls(one_batch, true, {}).ok());
+  EXPECT_EQ(counts().value(StoreOp::kCallLogIndex), 2u + 2u);  // two months, a block per batch
 
   for (auto [month, cost] : {std::pair{october, 400}, std::pair{november, 14}}) {
-    auto sums = store_->SumCallLog(governance::FormatMonth(month));
+    auto sums = store_->call_log().SumCallLog(governance::FormatMonth(month));
     ASSERT_TRUE(sums.ok());
     ASSERT_EQ(sums->size(), 2u);  // the key and the tenant
     for (const SpendRow& row : sums.value()) EXPECT_EQ(row.spent_micros, cost);
   }
-  auto none = store_->SumCallLog(governance::FormatMonth(november + 1));
+  auto none = store_->call_log().SumCallLog(governance::FormatMonth(november + 1));
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
 }
 
 // Rows go in multi-row statements (32 rows each) with single-row ones for the rest; a month
 // that begins inside a multi-row statement is noted at its own first row.
-TEST_F(SqliteStoreTest, ManyRowsGoInMultiRowStatementsAndMonthsStillSum) {
+TEST_F(SqliteEngineTest, ManyRowsGoInMultiRowStatementsAndMonthsStillSum) {
   Seed();
   const governance::MonthId october = governance::MonthOf(1'790'000'000);
   const governance::MonthId november = october + 1;
@@ -236,18 +258,18 @@ TEST_F(SqliteStoreTest, ManyRowsGoInMultiRowStatementsAndMonthsStillSum) {
   for (int i = 0; i < 40; ++i) rows.push_back(Row(10, october));
   for (int i = 0; i < 30; ++i) rows.push_back(Row(1, november));
   const Batches batch{rows};
-  ASSERT_TRUE(store_->WriteCalls(batch, true, {}).ok());
-  EXPECT_EQ(counts_.value(StoreOp::kCallLogInsert), 2u + 6u);  // 32 + 32 + 6 x 1
-  EXPECT_EQ(counts_.value(StoreOp::kCallLogIndex), 2u + 1u);   // two months, one tenant block
+  ASSERT_TRUE(store_->call_log().WriteCalls(batch, true, {}).ok());
+  EXPECT_EQ(counts().value(StoreOp::kCallLogInsert), 2u + 6u);  // 32 + 32 + 6 x 1
+  EXPECT_EQ(counts().value(StoreOp::kCallLogIndex), 2u + 1u);   // two months, one tenant block
   for (auto [month, cost] : {std::pair{october, 400}, std::pair{november, 30}}) {
-    auto sums = store_->SumCallLog(governance::FormatMonth(month));
+    auto sums = store_->call_log().SumCallLog(governance::FormatMonth(month));
     ASSERT_TRUE(sums.ok());
     ASSERT_EQ(sums->size(), 2u);
     for (const SpendRow& row : sums.value()) EXPECT_EQ(row.spent_micros, cost);
   }
   CallQuery q;
   q.limit = 1000;
-  auto page = store_->QueryCalls(q);
+  auto page = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->size(), 70u);
   EXPECT_EQ(page->back().record.cost_micros, 10);  // oldest first row: October's
@@ -256,7 +278,7 @@ TEST_F(SqliteStoreTest, ManyRowsGoInMultiRowStatementsAndMonthsStillSum) {
 
 // A tenant's page walks its id ranges newest first: rows of other tenants in the same batches
 // are skipped, pages continue across batches with before_id, and other filters still apply.
-TEST_F(SqliteStoreTest, TenantPagesWalkTheTenantsBlocks) {
+TEST_F(SqliteEngineTest, TenantPagesWalkTheTenantsBlocks) {
   Seed();
   const governance::MonthId month = governance::MonthOf(1'790'000'000);
   auto row = [&](std::string tenant, std::string key, int64_t cost) {
@@ -271,7 +293,7 @@ TEST_F(SqliteStoreTest, TenantPagesWalkTheTenantsBlocks) {
   std::vector<CallRecord> third = {row("a", "ka", 7)};
   for (const std::vector<CallRecord>* batch : {&first, &second, &third}) {
     const Batches spans{*batch};
-    ASSERT_TRUE(store_->WriteCalls(spans, true, {}).ok());
+    ASSERT_TRUE(store_->call_log().WriteCalls(spans, true, {}).ok());
   }
   auto costs = [](const std::vector<CallRow>& rows) {
     std::vector<int64_t> out;
@@ -281,36 +303,36 @@ TEST_F(SqliteStoreTest, TenantPagesWalkTheTenantsBlocks) {
   CallQuery q;
   q.tenant_id = "a";
   q.limit = 2;
-  auto page = store_->QueryCalls(q);
+  auto page = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(costs(page.value()), (std::vector<int64_t>{7, 3}));
   q.before_id = page->back().id;
-  auto next = store_->QueryCalls(q);
+  auto next = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(next.ok());
   EXPECT_EQ(costs(next.value()), (std::vector<int64_t>{1}));
 
   q = CallQuery{};
   q.tenant_id = "b";
-  auto b = store_->QueryCalls(q);
+  auto b = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(costs(b.value()), (std::vector<int64_t>{6, 5, 4, 2}));
 
   q.tenant_id = "a";
   q.key_id = "ka2";
-  auto by_key = store_->QueryCalls(q);
+  auto by_key = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(by_key.ok());
   EXPECT_EQ(costs(by_key.value()), (std::vector<int64_t>{3}));
 
   q = CallQuery{};
   q.tenant_id = "nobody";
-  auto none = store_->QueryCalls(q);
+  auto none = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
 }
 
 // Migration 2 replaces the call log's secondary indexes with coarse ones and fills them from
 // the rows already there: old rows are still found by tenant and summed by month.
-TEST_F(SqliteStoreTest, MigrationTwoIndexesRowsWrittenBeforeIt) {
+TEST_F(SqliteEngineTest, MigrationTwoIndexesRowsWrittenBeforeIt) {
   {
     std::unique_ptr<Database> db = FreshAt(1);
     ASSERT_NE(db, nullptr);
@@ -331,12 +353,12 @@ TEST_F(SqliteStoreTest, MigrationTwoIndexesRowsWrittenBeforeIt) {
   EXPECT_EQ(store_->SchemaVersion(), 3);
   CallQuery q;
   q.tenant_id = "a";
-  auto page = store_->QueryCalls(q);
+  auto page = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->size(), 2u);
   EXPECT_EQ(page->at(0).record.cost_micros, 4);
   EXPECT_EQ(page->at(1).record.cost_micros, 1);
-  auto october = store_->SumCallLog("2026-10");
+  auto october = store_->call_log().SumCallLog("2026-10");
   ASSERT_TRUE(october.ok());
   int64_t total = 0;
   for (const SpendRow& row : october.value()) {
@@ -347,7 +369,7 @@ TEST_F(SqliteStoreTest, MigrationTwoIndexesRowsWrittenBeforeIt) {
 
 // Migration 3 moves each row's names and month into call_routes: every column of rows written
 // before it reads back the same, through the store and through the `call_log` view.
-TEST_F(SqliteStoreTest, MigrationThreeKeepsEveryColumnOfRowsWrittenBeforeIt) {
+TEST_F(SqliteEngineTest, MigrationThreeKeepsEveryColumnOfRowsWrittenBeforeIt) {
   {
     std::unique_ptr<Database> db = FreshAt(2);
     ASSERT_NE(db, nullptr);
@@ -370,7 +392,7 @@ TEST_F(SqliteStoreTest, MigrationThreeKeepsEveryColumnOfRowsWrittenBeforeIt) {
   store_ = Open();  // applies migration 3
   EXPECT_EQ(store_->SchemaVersion(), 3);
   CallQuery q;
-  auto page = store_->QueryCalls(q);
+  auto page = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->size(), 3u);
   const CallRecord& b = page->at(1).record;
@@ -405,7 +427,7 @@ TEST_F(SqliteStoreTest, MigrationThreeKeepsEveryColumnOfRowsWrittenBeforeIt) {
   EXPECT_EQ(a.cache_creation_tokens, 8);
   EXPECT_EQ(page->at(0).record.cost_micros, 17);
 
-  auto october = store_->SumCallLog("2026-10");
+  auto october = store_->call_log().SumCallLog("2026-10");
   ASSERT_TRUE(october.ok());
   ASSERT_EQ(october->size(), 2u);  // key k1 and tenant a
   for (const SpendRow& row : october.value()) EXPECT_EQ(row.spent_micros, 21);
@@ -429,7 +451,7 @@ TEST_F(SqliteStoreTest, MigrationThreeKeepsEveryColumnOfRowsWrittenBeforeIt) {
 
 // A route is read or added once, then remembered: rows of known routes cost no statement
 // beyond their insert. A second store on the same file finds the routes the first added.
-TEST_F(SqliteStoreTest, RoutesAreAddedOnceAndFoundAgainAfterReopening) {
+TEST_F(SqliteEngineTest, RoutesAreAddedOnceAndFoundAgainAfterReopening) {
   Seed();
   const governance::MonthId month = governance::MonthOf(1'790'000'000);
   std::vector<CallRecord> rows;
@@ -439,19 +461,19 @@ TEST_F(SqliteStoreTest, RoutesAreAddedOnceAndFoundAgainAfterReopening) {
     rows.push_back(std::move(r));
   }
   const Batches batch{rows};
-  ASSERT_TRUE(store_->WriteCalls(batch, true, {}).ok());
+  ASSERT_TRUE(store_->call_log().WriteCalls(batch, true, {}).ok());
   // Routes: (a, month), (b, month), (a, month + 1), (b, month + 1): a lookup and an insert each.
-  EXPECT_EQ(counts_.value(StoreOp::kCallLogRoute), 8u);
-  ASSERT_TRUE(store_->WriteCalls(batch, true, {}).ok());
-  EXPECT_EQ(counts_.value(StoreOp::kCallLogRoute), 8u);
+  EXPECT_EQ(counts().value(StoreOp::kCallLogRoute), 8u);
+  ASSERT_TRUE(store_->call_log().WriteCalls(batch, true, {}).ok());
+  EXPECT_EQ(counts().value(StoreOp::kCallLogRoute), 8u);
 
   store_ = Open();
-  ASSERT_TRUE(store_->WriteCalls(batch, true, {}).ok());
-  EXPECT_EQ(counts_.value(StoreOp::kCallLogRoute), 8u + 4u);  // found, not added
+  ASSERT_TRUE(store_->call_log().WriteCalls(batch, true, {}).ok());
+  EXPECT_EQ(counts().value(StoreOp::kCallLogRoute), 4u);  // the new engine's: found, not added
   CallQuery q;
   q.limit = 1000;
   q.model = "b";
-  auto page = store_->QueryCalls(q);
+  auto page = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(page->size(), 3u * 14u);
 }
@@ -459,7 +481,7 @@ TEST_F(SqliteStoreTest, RoutesAreAddedOnceAndFoundAgainAfterReopening) {
 // A route added in a transaction that rolls back is forgotten with it. SQLite gives the next
 // route added the rolled-back id again, so a store that kept the id would file later rows of
 // the first route under the second.
-TEST_F(SqliteStoreTest, RoutesOfARolledBackTransactionAreForgotten) {
+TEST_F(SqliteEngineTest, RoutesOfARolledBackTransactionAreForgotten) {
   Seed();
   std::unique_ptr<Database> db = Raw();
   ASSERT_NE(db, nullptr);
@@ -474,16 +496,16 @@ TEST_F(SqliteStoreTest, RoutesOfARolledBackTransactionAreForgotten) {
   failing.model = "first";
   const std::vector<CallRecord> rolled_back = {first, failing};
   const Batches batch{rolled_back};
-  EXPECT_FALSE(store_->WriteCalls(batch, true, {}).ok());
+  EXPECT_FALSE(store_->call_log().WriteCalls(batch, true, {}).ok());
   ASSERT_TRUE(db->Exec("DROP TRIGGER fail", StoreOp::kMigrate).ok());
 
   CallRecord second = Row(2, month);
   second.model = "second";
   const std::vector<CallRecord> rows = {second, first};
   const Batches retry{rows};
-  ASSERT_TRUE(store_->WriteCalls(retry, true, {}).ok());
+  ASSERT_TRUE(store_->call_log().WriteCalls(retry, true, {}).ok());
   CallQuery q;
-  auto page = store_->QueryCalls(q);
+  auto page = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->size(), 2u);
   EXPECT_EQ(page->at(0).record.model, "first");
@@ -495,7 +517,7 @@ TEST_F(SqliteStoreTest, RoutesOfARolledBackTransactionAreForgotten) {
 // going to or from NULL or empty, text growing and shrinking), written in batches of 32-row
 // and one-row statements across two transactions, read back column by column: a parameter
 // the insert wrongly skipped rebinding would carry the previous row's value.
-TEST_F(SqliteStoreTest, EveryColumnOfEveryRowIsWrittenWhenParametersRepeat) {
+TEST_F(SqliteEngineTest, EveryColumnOfEveryRowIsWrittenWhenParametersRepeat) {
   Seed();
   const governance::MonthId october = governance::MonthOf(1'790'000'000);
   std::vector<CallRecord> rows;
@@ -521,12 +543,12 @@ TEST_F(SqliteStoreTest, EveryColumnOfEveryRowIsWrittenWhenParametersRepeat) {
   }
   const Batches first{std::span(rows).first(40)};
   const Batches second{std::span(rows).subspan(40)};
-  ASSERT_TRUE(store_->WriteCalls(first, true, {}).ok());
-  ASSERT_TRUE(store_->WriteCalls(second, true, {}).ok());
+  ASSERT_TRUE(store_->call_log().WriteCalls(first, true, {}).ok());
+  ASSERT_TRUE(store_->call_log().WriteCalls(second, true, {}).ok());
 
   CallQuery q;
   q.limit = 1000;
-  auto page = store_->QueryCalls(q);
+  auto page = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->size(), rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -556,7 +578,7 @@ TEST_F(SqliteStoreTest, EveryColumnOfEveryRowIsWrittenWhenParametersRepeat) {
   for (governance::MonthId month : {october, october + 1}) {
     int64_t sum = 0;
     for (const CallRecord& r : rows) sum += r.month == month ? r.cost_micros : 0;
-    auto sums = store_->SumCallLog(governance::FormatMonth(month));
+    auto sums = store_->call_log().SumCallLog(governance::FormatMonth(month));
     ASSERT_TRUE(sums.ok());
     ASSERT_EQ(sums->size(), 2u);  // the key and its tenant
     for (const SpendRow& row : sums.value()) EXPECT_EQ(row.spent_micros, sum);
@@ -602,4 +624,4 @@ TEST(StatementTest, BindIfChangedForgetsAfterPlainBindsAndClears) {
 }
 
 }  // namespace
-}  // namespace turnpike::store
+}  // namespace turnpike::store::sqlite

@@ -1,6 +1,5 @@
-// SqliteStore's call log: writing batches of rows with the spend they add (one transaction),
-// paging through them, and summing a month for reconcile. The write is the store thread's
-// per-request cost, so it is built to be cheap per row:
+// The call log's writer: batches of rows with the spend they add, in one transaction. The
+// write is the store thread's per-request cost, so it is built to be cheap per row:
 //   - rows go in multi-row INSERTs of kRowsPerInsert (one statement's fixed cost for many);
 //   - a parameter is rebound only when its value differs from the one it held in the
 //     statement's previous run (most columns repeat from row to row);
@@ -19,14 +18,13 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
-#include <map>
 #include <optional>
-#include <unordered_map>
 #include <utility>
 
-#include "store/sqlite_store.h"
+#include "store/sqlite/batch_map.h"
+#include "store/sqlite/call_log.h"
 
-namespace turnpike::store {
+namespace turnpike::store::sqlite {
 namespace {
 
 constexpr int kCallColumns = 17;
@@ -105,45 +103,6 @@ class MonthTexts {
   std::deque<std::pair<governance::MonthId, std::string>> texts_;
 };
 
-// Values per key in first-seen order, for what one batch sums per tenant, key and month. A
-// batch usually has few distinct keys (the tenants and keys that were busy), so the list is
-// searched from its last hit; past kLinear entries a hash index takes over, so a batch of many
-// distinct keys stays linear time. Keys are views into the batch's records: nothing is copied
-// per row.
-template <typename Key, typename Value, typename Hash>
-class BatchMap {
- public:
-  Value& operator[](const Key& key) { return items_[Find(key)].second; }
-  // The position of `key` (added if new): items_ never reorder, so it stays valid.
-  size_t Index(const Key& key) { return Find(key); }
-  std::pair<Key, Value>& at(size_t index) { return items_[index]; }
-  const std::vector<std::pair<Key, Value>>& items() const { return items_; }
-
- private:
-  static constexpr size_t kLinear = 16;
-
-  size_t Find(const Key& key) {
-    if (last_ < items_.size() && items_[last_].first == key) return last_;
-    if (items_.size() <= kLinear) {
-      for (size_t i = 0; i < items_.size(); ++i) {
-        if (items_[i].first == key) return last_ = i;
-      }
-    } else {
-      if (index_.empty()) {
-        for (size_t i = 0; i < items_.size(); ++i) index_.emplace(items_[i].first, i);
-      }
-      auto [it, added] = index_.emplace(key, items_.size());
-      if (!added) return last_ = it->second;
-    }
-    items_.emplace_back(key, Value{});
-    return last_ = items_.size() - 1;
-  }
-
-  std::vector<std::pair<Key, Value>> items_;
-  std::unordered_map<Key, size_t, Hash> index_;  // built once items_ passes kLinear
-  size_t last_ = 0;
-};
-
 using IdMonth = std::pair<std::string_view, governance::MonthId>;
 struct IdMonthHash {
   size_t operator()(const IdMonth& k) const {
@@ -169,12 +128,12 @@ struct TxRoute {
 
 }  // namespace
 
-struct SqliteStore::TxRoutes : BatchMap<RouteView, TxRoute, RouteViewHash> {};
+struct CallLog::TxRoutes : BatchMap<RouteView, TxRoute, RouteViewHash> {};
 
-Status SqliteStore::WriteCalls(CallBatchParts parts, bool log_rows,
-                               std::span<const SpendRow> extra_spend) {
+Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
+                           std::span<const SpendRow> extra_spend) {
   std::vector<governance::MonthId> noting;  // months this transaction notes
-  Status written = InTransaction([&]() -> Status {
+  Status written = InTransaction(db_, [&]() -> Status {
     TxRoutes routes;
     rows_.clear();
     for (const CallBatchPart& part : parts) {
@@ -222,15 +181,15 @@ Status SqliteStore::WriteCalls(CallBatchParts parts, bool log_rows,
   return written;
 }
 
-Status SqliteStore::InsertCalls(TxRoutes& routes, std::vector<governance::MonthId>& noting) {
+Status CallLog::InsertCalls(TxRoutes& routes, std::vector<governance::MonthId>& noting) {
   if (rows_.empty()) return Ok{};
   static const std::string kInsertOne = InsertCallsSql(1);
   static const std::string kInsertMany = InsertCallsSql(kRowsPerInsert);
-  Result<Statement*> one = db_->Cached(insert_call_, kInsertOne, StoreOp::kCallLogInsert);
+  Result<Statement*> one = db_.Cached(insert_call_, kInsertOne, StoreOp::kCallLogInsert);
   if (!one.ok()) return one.error();
   Statement* many = nullptr;
   if (rows_.size() >= kRowsPerInsert) {
-    Result<Statement*> q = db_->Cached(insert_calls_, kInsertMany, StoreOp::kCallLogInsert);
+    Result<Statement*> q = db_.Cached(insert_calls_, kInsertMany, StoreOp::kCallLogInsert);
     if (!q.ok()) return q.error();
     many = q.value();
   }
@@ -247,7 +206,7 @@ Status SqliteStore::InsertCalls(TxRoutes& routes, std::vector<governance::MonthI
       const Row& row = rows_[i + j];
       auto& [route, tx] = routes.at(row.route);
       if (tx.route_id == 0) {
-        Result<int64_t> id = routes_.Id(*db_, route, months.Text(route.month));
+        Result<int64_t> id = routes_.Id(db_, route, months.Text(route.month));
         if (!id.ok()) return id.error();
         tx.route_id = id.value();
       }
@@ -257,7 +216,7 @@ Status SqliteStore::InsertCalls(TxRoutes& routes, std::vector<governance::MonthI
     Status ran = q.Run(Statement::Bindings::kKeep);  // every parameter is set above
     if (!ran.ok()) return ran;
     // The statement's rows took consecutive ids ending at the last insert id.
-    const int64_t first_id = db_->LastInsertId() - static_cast<int64_t>(n - 1);
+    const int64_t first_id = db_.LastInsertId() - static_cast<int64_t>(n - 1);
     for (size_t j = 0; j < n; ++j) {
       const int64_t id = first_id + static_cast<int64_t>(j);
       IdRange& range = routes.at(rows_[i + j].route).second.ids;
@@ -288,150 +247,26 @@ Status SqliteStore::InsertCalls(TxRoutes& routes, std::vector<governance::MonthI
   return Ok{};
 }
 
-Status SqliteStore::NoteTenantBlock(std::string_view tenant_id, int64_t first_id, int64_t last_id) {
-  Result<Statement*> q = db_->Cached(insert_block_,
-                                     "INSERT INTO call_log_blocks (tenant_id, first_id, last_id) "
-                                     "VALUES (?, ?, ?)",
-                                     StoreOp::kCallLogIndex);
+Status CallLog::NoteTenantBlock(std::string_view tenant_id, int64_t first_id, int64_t last_id) {
+  Result<Statement*> q = db_.Cached(insert_block_,
+                                    "INSERT INTO call_log_blocks (tenant_id, first_id, last_id) "
+                                    "VALUES (?, ?, ?)",
+                                    StoreOp::kCallLogIndex);
   if (!q.ok()) return q.error();
   (*q)->BindView(1, tenant_id).Bind(2, first_id).Bind(3, last_id);
   return (*q)->Run();
 }
 
-Status SqliteStore::NoteMonth(std::string_view month, int64_t first_id) {
+Status CallLog::NoteMonth(std::string_view month, int64_t first_id) {
   // The first transaction to commit a row of `month` holds its lowest id (ids only grow), so
   // the first note wins and later ones (another process, a restart) change nothing.
-  Result<Statement*> q = db_->Cached(insert_month_,
-                                     "INSERT INTO call_log_months (month, first_id) VALUES (?, ?) "
-                                     "ON CONFLICT (month) DO NOTHING",
-                                     StoreOp::kCallLogIndex);
+  Result<Statement*> q = db_.Cached(insert_month_,
+                                    "INSERT INTO call_log_months (month, first_id) VALUES (?, ?) "
+                                    "ON CONFLICT (month) DO NOTHING",
+                                    StoreOp::kCallLogIndex);
   if (!q.ok()) return q.error();
   (*q)->BindView(1, month).Bind(2, first_id);
   return (*q)->Run();
 }
 
-namespace {
-
-CallRow ReadCallRow(const Statement& q) {
-  CallRow row;
-  row.id = q.Int(0);
-  CallRecord& c = row.record;
-  c.time_ms = q.Int(1);
-  c.request_id = q.Text(2);
-  c.tenant_id = q.Text(3);
-  c.key_id = q.Text(4);
-  c.model = q.Text(5);
-  c.deployment = q.Text(6);
-  c.status = static_cast<int>(q.Int(7));
-  c.error = q.Text(8);
-  c.prompt_tokens = q.Int(9);
-  c.completion_tokens = q.Int(10);
-  c.cached_tokens = q.Int(11);
-  c.cost_micros = q.Int(12);
-  c.estimated = q.Int(13) != 0;
-  c.unpriced = q.Int(14) != 0;
-  c.ttft_ms = q.IsNull(15) ? -1 : static_cast<double>(q.Int(15)) / 1000.0;
-  c.total_ms = static_cast<double>(q.Int(16)) / 1000.0;
-  c.overhead_us = q.IsNull(17) ? -1 : q.Int(17);
-  c.request_body = q.Text(19);
-  c.dropped_rows = q.Int(20);
-  c.cache_creation_tokens = q.Int(21);
-  return row;
-}
-
-}  // namespace
-
-// Newest first. With a tenant filter the tenant's blocks are walked newest first and each id
-// range is scanned for the page's remaining rows (the table has no tenant index; see the top
-// of this file); without one, the table is scanned from its newest row. The rows are read
-// through their routes, rows first (SQLite keeps a CROSS JOIN's order: it never starts at
-// call_routes, whose tenant index would have it scan the id range once per route).
-Result<std::vector<CallRow>> SqliteStore::QueryCalls(const CallQuery& query) {
-  const bool by_tenant = !query.tenant_id.empty();
-  std::string sql =
-      "SELECT c.id, c.time_ms, c.request_id, r.tenant_id, r.key_id, r.model, r.deployment, "
-      "c.status, c.error, c.prompt_tokens, c.completion_tokens, c.cached_tokens, c.cost_micros, "
-      "c.estimated, c.unpriced, c.ttft_us, c.total_us, c.overhead_us, r.month, c.request_body, "
-      "c.dropped_rows, c.cache_creation_tokens "
-      "FROM call_log_rows c CROSS JOIN call_routes r "
-      "WHERE r.id = c.route_id";
-  // Filters in a fixed order, bound in the same order below.
-  if (by_tenant) sql += " AND c.id >= ? AND c.id <= ? AND r.tenant_id = ?";
-  if (!query.key_id.empty()) sql += " AND r.key_id = ?";
-  if (!query.model.empty()) sql += " AND r.model = ?";
-  if (query.status != 0) sql += " AND c.status = ?";
-  if (query.since_ms != 0) sql += " AND c.time_ms >= ?";
-  if (query.until_ms != 0) sql += " AND c.time_ms < ?";
-  if (query.before_id != 0) sql += " AND c.id < ?";
-  sql += " ORDER BY c.id DESC LIMIT ?";
-  Result<Statement> q = db_->Prepare(sql, StoreOp::kAdminRead);
-  if (!q.ok()) return q.error();
-  std::vector<CallRow> out;
-  // Appends the rows of ids [first, last] (all ids without a tenant filter).
-  auto scan = [&](int64_t first, int64_t last) -> Status {
-    int i = 1;
-    if (by_tenant) {
-      q->Bind(i, first).Bind(i + 1, last).Bind(i + 2, query.tenant_id);
-      i += 3;
-    }
-    if (!query.key_id.empty()) q->Bind(i++, query.key_id);
-    if (!query.model.empty()) q->Bind(i++, query.model);
-    if (query.status != 0) q->Bind(i++, query.status);
-    if (query.since_ms != 0) q->Bind(i++, query.since_ms);
-    if (query.until_ms != 0) q->Bind(i++, query.until_ms);
-    if (query.before_id != 0) q->Bind(i++, query.before_id);
-    q->Bind(i++, static_cast<int64_t>(query.limit) - static_cast<int64_t>(out.size()));
-    Result<bool> r = q->Step();
-    for (; r.ok() && r.value(); r = q->Step()) out.push_back(ReadCallRow(*q));
-    q->Reset();
-    if (!r.ok()) return r.error();
-    return Ok{};
-  };
-  if (!by_tenant) {
-    Status scanned = scan(0, 0);
-    if (!scanned.ok()) return scanned.error();
-    return out;
-  }
-  Result<Statement> blocks = db_->Prepare(
-      "SELECT first_id, last_id FROM call_log_blocks WHERE tenant_id = ? AND first_id < ? "
-      "ORDER BY first_id DESC",
-      StoreOp::kAdminRead);
-  if (!blocks.ok()) return blocks.error();
-  blocks->Bind(1, query.tenant_id)
-      .Bind(2, query.before_id != 0 ? query.before_id : std::numeric_limits<int64_t>::max());
-  Result<bool> block = blocks->Step();
-  for (; block.ok() && block.value() && out.size() < static_cast<size_t>(query.limit);
-       block = blocks->Step()) {
-    Status scanned = scan(blocks->Int(0), blocks->Int(1));
-    if (!scanned.ok()) return scanned.error();
-  }
-  if (!block.ok()) return block.error();
-  return out;
-}
-
-Result<std::vector<SpendRow>> SqliteStore::SumCallLog(const std::string& month) {
-  Result<Statement> q = db_->Prepare(
-      "SELECT r.tenant_id, r.key_id, SUM(c.cost_micros) "
-      "FROM call_log_rows c CROSS JOIN call_routes r "
-      "WHERE r.id = c.route_id "
-      "AND c.id >= (SELECT first_id FROM call_log_months WHERE month = ?) AND r.month = ? "
-      "GROUP BY r.tenant_id, r.key_id",
-      StoreOp::kReconcile);
-  if (!q.ok()) return q.error();
-  q->Bind(1, month).Bind(2, month);
-  std::map<std::string, int64_t> tenants;
-  std::vector<SpendRow> out;
-  Result<bool> r = q->Step();
-  for (; r.ok() && r.value(); r = q->Step()) {
-    const int64_t sum = q->Int(2);
-    tenants[q->Text(0)] += sum;
-    out.push_back({SpendScope::kKey, q->Text(1), month, sum});
-  }
-  if (!r.ok()) return r.error();
-  for (const auto& [tenant, sum] : tenants) {
-    out.push_back({SpendScope::kTenant, tenant, month, sum});
-  }
-  return out;
-}
-
-}  // namespace turnpike::store
+}  // namespace turnpike::store::sqlite

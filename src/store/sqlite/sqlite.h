@@ -2,13 +2,12 @@
 // statements with typed binds and reads, and a count of every statement executed.
 //
 // Counting: each execution of a statement (the first Step() after a Reset, or Exec of one
-// statement) adds one to the StatementCounts slot of the StoreOp it was prepared for. The
-// counts are the per-request-cost budget of DESIGN.md rule 2 ("every per-request cost is
-// counted in a test"), exported as turnpike_store_statements_total{op}.
+// statement) adds one to the StatementCounts slot (store/statements.h) of the StoreOp it was
+// prepared for.
 //
-// Ownership: a Statement must not outlive its Database. Thread safety: a Database and its
-// statements belong to one thread (the store thread); StatementCounts may be read from any
-// thread (relaxed atomics, one writer).
+// Ownership: a Statement must not outlive its Database; the StatementCounts a Database counts
+// into must outlive it. Thread safety: a Database and its statements belong to one thread (the
+// store thread).
 // Errors: Open, Prepare, Step and Exec return kInternal with SQLite's message; a UNIQUE or
 // PRIMARY KEY violation is kConflict so the admin API can answer 409.
 #pragma once
@@ -22,37 +21,12 @@
 #include <vector>
 
 #include "common/result.h"
-#include "observability/metrics.h"
+#include "store/statements.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
 
-namespace turnpike::store {
-
-enum class StoreOp : uint8_t {
-  kMigrate,        // schema migrations at start-up
-  kSnapshotLoad,   // reading tenants, plans, keys and prices into a snapshot
-  kChangeCheck,    // has another process changed the database? (once per snapshot_ttl)
-  kAdminRead,      // admin API reads (call log pages, spend of past months)
-  kAdminWrite,     // admin API writes
-  kCallLogInsert,  // one row of the call log
-  kCallLogIndex,   // the call log's coarse indexes: a batch's tenant id ranges, a month's first id
-  kCallLogRoute,   // a call-log route the store thread did not know yet (call_routes.h)
-  kSpendWrite,     // one spend row upserted (write-behind of the budget counters)
-  kTransaction,    // BEGIN / COMMIT / ROLLBACK
-  kReconcile,      // the reconcile job's sums and corrections
-  kCount,
-};
-std::string_view StoreOpName(StoreOp op);
-
-class StatementCounts {
- public:
-  void Add(StoreOp op) { counts_[static_cast<size_t>(op)].Add(); }
-  uint64_t value(StoreOp op) const { return counts_[static_cast<size_t>(op)].value(); }
-
- private:
-  std::array<observability::Counter, static_cast<size_t>(StoreOp::kCount)> counts_;
-};
+namespace turnpike::store::sqlite {
 
 class Database;
 
@@ -186,4 +160,20 @@ class Database {
   StatementCounts* counts_;
 };
 
-}  // namespace turnpike::store
+// Runs `body` (returning Status) inside BEGIN IMMEDIATE / COMMIT; ROLLBACK if it or the commit
+// fails.
+template <typename Body>
+Status InTransaction(Database& db, Body&& body) {
+  Status begun = db.Begin();
+  if (!begun.ok()) return begun;
+  Status done = body();
+  if (!done.ok()) {
+    db.Rollback();
+    return done;
+  }
+  Status committed = db.Commit();
+  if (!committed.ok()) db.Rollback();
+  return committed;
+}
+
+}  // namespace turnpike::store::sqlite

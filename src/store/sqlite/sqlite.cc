@@ -1,4 +1,4 @@
-#include "store/sqlite.h"
+#include "store/sqlite/sqlite.h"
 
 #include <sqlite3.h>
 
@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <utility>
 
-namespace turnpike::store {
+namespace turnpike::store::sqlite {
 namespace {
 
 constexpr int kBusyTimeoutMs = 5'000;
@@ -16,36 +16,6 @@ bool IsConstraintViolation(int code) {
 }
 
 }  // namespace
-
-std::string_view StoreOpName(StoreOp op) {
-  switch (op) {
-    case StoreOp::kMigrate:
-      return "migrate";
-    case StoreOp::kSnapshotLoad:
-      return "snapshot_load";
-    case StoreOp::kChangeCheck:
-      return "change_check";
-    case StoreOp::kAdminRead:
-      return "admin_read";
-    case StoreOp::kAdminWrite:
-      return "admin_write";
-    case StoreOp::kCallLogInsert:
-      return "call_log_insert";
-    case StoreOp::kCallLogIndex:
-      return "call_log_index";
-    case StoreOp::kCallLogRoute:
-      return "call_log_route";
-    case StoreOp::kSpendWrite:
-      return "spend_write";
-    case StoreOp::kTransaction:
-      return "transaction";
-    case StoreOp::kReconcile:
-      return "reconcile";
-    case StoreOp::kCount:
-      break;
-  }
-  return "unknown";
-}
 
 Statement::Statement(Statement&& other) noexcept { *this = std::move(other); }
 
@@ -263,4 +233,4 @@ Error Database::LastError(std::string_view what) const {
                "store " + std::string(what) + ": " + sqlite3_errmsg(db_), ""};
 }
 
-}  // namespace turnpike::store
+}  // namespace turnpike::store::sqlite

@@ -1,9 +1,9 @@
-#include "store/call_routes.h"
+#include "store/sqlite/call_routes.h"
 
 #include <cstring>
 #include <functional>
 
-namespace turnpike::store {
+namespace turnpike::store::sqlite {
 namespace {
 
 // Each part with its length first, so no two routes share a key whatever bytes they hold.
@@ -85,4 +85,4 @@ Result<int64_t> CallRoutes::Find(Database& db, const RouteView& r, std::string_v
 
 void CallRoutes::Rollback() { ids_.clear(); }
 
-}  // namespace turnpike::store
+}  // namespace turnpike::store::sqlite

@@ -1,0 +1,160 @@
+#include "control/governance_service.h"
+
+#include <cstdio>
+#include <utility>
+
+namespace turnpike::control {
+namespace {
+
+// The snapshot's own validation speaks of ids; the admin API answers 400.
+Error AsInvalid(const Error& error) {
+  if (error.code != ErrorCode::kInvalidRequest) return error;
+  return Error{ErrorCode::kInvalidRequest, error.message, error.param};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<GovernanceService>> GovernanceService::Start(
+    const config::Config& config, std::unique_ptr<store::Engine> engine,
+    std::unique_ptr<store::StoreThread> thread) {
+  std::unique_ptr<GovernanceService> service(
+      new GovernanceService(config, std::move(engine), std::move(thread)));
+  store::Engine& store = *service->engine_;
+  Status migrated = store.Migrate();
+  if (!migrated.ok()) return migrated.error();
+  Result<store::GovernanceRows> rows = store.records().LoadAll();
+  if (!rows.ok()) return rows.error();
+  Result<governance::SnapshotPtr> snapshot = service->BuildFrom(rows.value());
+  if (!snapshot.ok()) {
+    return Error{ErrorCode::kInternal,
+                 "the store holds inconsistent governance data: " + snapshot.error().message, ""};
+  }
+  service->rows_ = std::move(rows.value());
+  Status restored = service->RestoreSpend(store.call_log(), *snapshot.value());
+  if (!restored.ok()) return restored.error();
+  service->cell_ = std::make_unique<governance::SnapshotCell>(std::move(snapshot.value()));
+  // Marks the feed's starting point; a failed poll leaves it unset, so the first tick reloads.
+  (void)store.records().PollChanges();
+
+  GovernanceService* self = service.get();
+  const auto now = std::chrono::steady_clock::now();
+  service->next_change_poll_ = now + config.governance.snapshot_ttl;
+  service->next_reconcile_ = now + config.governance.reconcile_interval;
+  service->thread_->Start([self](store::CallLogStore& log,
+                                 store::CallBatchParts parts) { self->WriteBatch(log, parts); },
+                          [self](store::Engine& e) { self->Tick(e); });
+  return service;
+}
+
+GovernanceService::GovernanceService(const config::Config& config,
+                                     std::unique_ptr<store::Engine> engine,
+                                     std::unique_ptr<store::StoreThread> thread)
+    : config_(config), engine_(std::move(engine)), thread_(std::move(thread)) {}
+
+GovernanceService::~GovernanceService() { Stop(); }
+
+void GovernanceService::Stop() {
+  if (thread_) thread_->Stop();
+}
+
+store::CallLogBufferOptions GovernanceService::buffer_options() const {
+  store::CallLogBufferOptions o;
+  o.batch_rows = config_.call_log.batch_rows;
+  o.drop_when_full = config_.call_log.drop_when_full;
+  o.max_wait = config_.call_log.max_wait;
+  o.max_rows = config_.call_log.queue_rows;
+  return o;
+}
+
+Result<governance::SnapshotPtr> GovernanceService::BuildFrom(
+    const store::GovernanceRows& rows) const {
+  governance::SnapshotData data;
+  data.plans = rows.plans;
+  data.tenants = rows.tenants;
+  data.keys = rows.keys;
+  // The prices of `rows`, not of rows_: a price write publishes its own new price, and at
+  // start-up rows_ is still empty.
+  for (PriceInfo& info : EffectivePrices(rows.prices)) {
+    data.prices.emplace_back(std::move(info.model), info.price);
+  }
+  const governance::SnapshotPtr previous = cell_ ? cell_->Load() : nullptr;
+  return governance::GovernanceSnapshot::Build(std::move(data), previous.get());
+}
+
+Status GovernanceService::Commit(store::GovernanceRows rows, const std::function<Status()>& write) {
+  Result<governance::SnapshotPtr> built = BuildFrom(rows);
+  if (!built.ok()) return AsInvalid(built.error());
+  Status written = write();
+  if (!written.ok()) return written;
+  rows_ = std::move(rows);
+  cell_->Publish(std::move(built.value()));
+  snapshot_publishes_.Add();
+  return Ok{};
+}
+
+Status GovernanceService::ReloadOnThread(store::GovernanceRecords& records) {
+  Result<store::GovernanceRows> rows = records.LoadAll();
+  if (!rows.ok()) return rows.error();
+  Result<governance::SnapshotPtr> built = BuildFrom(rows.value());
+  if (!built.ok()) return built.error();
+  rows_ = std::move(rows.value());
+  cell_->Publish(std::move(built.value()));
+  snapshot_publishes_.Add();
+  return Ok{};
+}
+
+boost::asio::awaitable<Status> GovernanceService::Reload() {
+  auto job = [this](store::Engine& engine) -> Result<Ok> {
+    return ReloadOnThread(engine.records());
+  };
+  Status done = co_await thread_->Call<Ok>(std::move(job));
+  co_return done;
+}
+
+void GovernanceService::Tick(store::Engine& engine) {
+  const auto now = std::chrono::steady_clock::now();
+  if (config_.governance.snapshot_ttl.count() > 0 && now >= next_change_poll_) {
+    next_change_poll_ = now + config_.governance.snapshot_ttl;
+    Result<bool> changed = engine.records().PollChanges();
+    if (changed.ok() && changed.value()) {
+      Status reloaded = ReloadOnThread(engine.records());
+      if (!reloaded.ok()) {
+        std::fprintf(stderr, "turnpike: snapshot reload failed: %s\n",
+                     reloaded.error().message.c_str());
+      }
+    }
+  }
+  if (config_.governance.reconcile_interval.count() > 0 && config_.call_log.log_store &&
+      now >= next_reconcile_) {
+    next_reconcile_ = now + config_.governance.reconcile_interval;
+    Result<ReconcileReport> report = Reconcile(engine.call_log());
+    if (!report.ok()) {
+      std::fprintf(stderr, "turnpike: reconcile failed: %s\n", report.error().message.c_str());
+    }
+  }
+}
+
+void GovernanceService::RenderMetrics(observability::PrometheusWriter& w) const {
+  using observability::MetricType;
+  engine_->statements().Render(w);
+  w.Family("turnpike_call_log_rows_total", "Call-log records written (rows or spend only).",
+           MetricType::kCounter);
+  w.Sample("turnpike_call_log_rows_total", {}, static_cast<double>(call_log_rows_.value()));
+  w.Family("turnpike_call_log_write_errors_total", "Records a failed transaction lost.",
+           MetricType::kCounter);
+  w.Sample("turnpike_call_log_write_errors_total", {}, static_cast<double>(write_errors_.value()));
+  w.Family("turnpike_call_log_queued", "Records waiting for the store thread.", MetricType::kGauge);
+  w.Sample("turnpike_call_log_queued", {}, static_cast<double>(thread_->queued_records()));
+  w.Family("turnpike_snapshot_publishes_total", "Governance snapshots published.",
+           MetricType::kCounter);
+  w.Sample("turnpike_snapshot_publishes_total", {},
+           static_cast<double>(snapshot_publishes_.value()));
+  w.Family("turnpike_reconcile_runs_total", "Reconcile runs completed.", MetricType::kCounter);
+  w.Sample("turnpike_reconcile_runs_total", {}, static_cast<double>(reconcile_runs_.value()));
+  w.Family("turnpike_spend_drift_usd",
+           "Spend the last reconcile found between the call log and the counters (absolute).",
+           MetricType::kGauge);
+  w.Sample("turnpike_spend_drift_usd", {}, static_cast<double>(drift_micros_.value()) / 1e6);
+}
+
+}  // namespace turnpike::control

@@ -1,0 +1,129 @@
+// GovernanceService: the governed core's durable side on one node. It publishes governance
+// snapshots, restores and persists spend, writes the call log, reconciles, and performs the
+// admin API's operations, speaking only the store's roles (store/engine.h): it never knows
+// which engine runs.
+//
+// Snapshots (DESIGN.md "Threading and state"): the snapshot is built from three price layers
+// (the built-in table, config `prices:`, admin overrides in the records, later ones winning)
+// and the records' plans, tenants and keys. It is published
+//   - at start, with this month's persisted spend restored into the budget counters;
+//   - by every admin write, at once: the write is validated by building the new snapshot
+//     first, committed, then that snapshot is published (a revoked key fails on the very next
+//     request, on every worker);
+//   - by the store thread's tick when the records' change feed reports another writer
+//     (store/records.h, PollChanges: one poll per snapshot_ttl), while requests keep the
+//     snapshot they hold;
+//   - by Reload() on every request when snapshot_ttl is 0 (read-through, for debugging).
+// Budget and rate counters carry over from snapshot to snapshot (snapshot.h).
+//
+// Spend and the call log: see store/call_log.h and store/call_log_buffer.h. Reconcile (every
+// reconcile_interval, and on demand) compares, for this month and the last, each scope's
+// persisted spend with the call log's sum; a difference is written over the spend row,
+// applied to the live counter (this month), and exported as turnpike_spend_drift_usd. With
+// log_store off there is no log to reconcile against and the job does not run.
+//
+// Ownership: owns the engine and the store thread it is given (the thread runs over that
+// engine, and goes first); borrows the config, which must outlive it.
+// Threads: Start and the shutdown calls run on the main thread; the awaitable operations are
+// called from worker coroutines and run their store work on the store thread; cell(),
+// statements() and RenderMetrics() are safe from any thread.
+// Errors: operations return the engine's errors, kInvalidRequest (with param naming the field)
+// when the resulting snapshot would be inconsistent, kNotFound for unknown ids.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "control/admin_types.h"
+#include "governance/snapshot.h"
+#include "governance/snapshot_cell.h"
+#include "observability/metrics.h"
+#include "store/call_log_buffer.h"
+#include "store/engine.h"
+#include "store/store_thread.h"
+
+namespace turnpike::control {
+
+class GovernanceService {
+ public:
+  // Migrates `engine`, loads its records, publishes the first snapshot (this month's spend
+  // restored), marks the change feed's starting point, then starts `thread` (which must run
+  // over `*engine`) with the service's call-log writer and tick. Errors: the engine's;
+  // kInternal when the records are inconsistent.
+  static Result<std::unique_ptr<GovernanceService>> Start(
+      const config::Config& config, std::unique_ptr<store::Engine> engine,
+      std::unique_ptr<store::StoreThread> thread);
+  ~GovernanceService();
+
+  const governance::SnapshotCell& cell() const { return *cell_; }
+  store::StoreThread& thread() { return *thread_; }
+  const config::Config& config() const { return config_; }
+  store::CallLogBufferOptions buffer_options() const;
+
+  boost::asio::awaitable<Status> Reload();
+
+  boost::asio::awaitable<Result<governance::Plan>> PutPlan(governance::Plan plan);
+  boost::asio::awaitable<Result<governance::Tenant>> CreateTenant(governance::Tenant tenant);
+  boost::asio::awaitable<Result<governance::Tenant>> UpdateTenant(TenantPatch patch);
+  // `key`: everything but public_id, secret_hash and created_at, which are made here.
+  boost::asio::awaitable<Result<CreatedKey>> CreateKey(governance::Key key);
+  boost::asio::awaitable<Result<governance::Key>> RevokeKey(std::string public_id);
+  boost::asio::awaitable<Result<PriceInfo>> PutPrice(store::PriceOverride price);
+  boost::asio::awaitable<Result<PriceInfo>> DeletePrice(std::string model);  // the price now
+  boost::asio::awaitable<Result<std::vector<PriceInfo>>> Prices();
+  // "YYYY-MM"; this month's figures come from the live counters.
+  boost::asio::awaitable<Result<std::vector<SpendInfo>>> Spend(std::string month);
+  boost::asio::awaitable<Result<std::vector<store::CallRow>>> Calls(store::CallQuery query);
+  boost::asio::awaitable<Result<ReconcileReport>> ReconcileNow();
+
+  // Shutdown (store/store_thread.h): CloseJobs before the workers go, Stop after their last
+  // flush. The destructor stops too: the thread runs the service's functions.
+  void CloseJobs() { thread_->CloseJobs(); }
+  void Stop();
+
+  void RenderMetrics(observability::PrometheusWriter& writer) const;
+  const store::StatementCounts& statements() const { return engine_->statements(); }
+
+ private:
+  GovernanceService(const config::Config& config, std::unique_ptr<store::Engine> engine,
+                    std::unique_ptr<store::StoreThread> thread);
+
+  // Store-thread side of everything below (and Start's, before the thread runs).
+  Result<governance::SnapshotPtr> BuildFrom(const store::GovernanceRows& rows) const;
+  // Validates `rows` by building, runs `write`, then adopts and publishes.
+  Status Commit(store::GovernanceRows rows, const std::function<Status()>& write);
+  Status ReloadOnThread(store::GovernanceRecords& records);
+  // This month's persisted spend into the counters of `snapshot` (start).
+  Status RestoreSpend(store::CallLogStore& log, const governance::GovernanceSnapshot& snapshot);
+  void WriteBatch(store::CallLogStore& log, store::CallBatchParts parts);
+  void Tick(store::Engine& engine);
+  Result<ReconcileReport> Reconcile(store::CallLogStore& log);
+  // Built-in, then config, then `overrides` (the admin's), each replacing the one before.
+  std::vector<PriceInfo> EffectivePrices(const std::vector<store::PriceOverride>& overrides) const;
+  Result<PriceInfo> PriceOf(const std::string& model) const;
+
+  const config::Config& config_;
+  std::unique_ptr<store::Engine> engine_;
+  std::unique_ptr<store::StoreThread> thread_;  // over *engine_; destroyed before it
+  std::unique_ptr<governance::SnapshotCell> cell_;
+
+  // Store thread only (and Start, before the thread starts).
+  store::GovernanceRows rows_;
+  std::chrono::steady_clock::time_point next_change_poll_{};
+  std::chrono::steady_clock::time_point next_reconcile_{};
+
+  // Written by the store thread, read by /metrics.
+  observability::Counter snapshot_publishes_;
+  observability::Counter call_log_rows_;
+  observability::Counter write_errors_;
+  observability::Counter reconcile_runs_;
+  observability::Gauge drift_micros_;  // the last reconcile's drift
+  observability::Gauge last_batch_rows_;
+};
+
+}  // namespace turnpike::control

@@ -1,0 +1,52 @@
+// The embedded engine (store/engine.h): one SQLite file in WAL mode, holding every role. Its
+// parts: the wrapper (sqlite.h), the schema (migrations.h), the governance records
+// (records.h), the call log and spend (call_log.h). app/ opens it with OpenEngine.
+//
+// Ownership: OpenEngine's caller owns the engine; it owns its connection and statement counts.
+// Threads: one at a time (store/engine.h): the opener, then the store thread.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "store/engine.h"
+#include "store/sqlite/call_log.h"
+#include "store/sqlite/records.h"
+#include "store/sqlite/sqlite.h"
+
+namespace turnpike::store::sqlite {
+
+struct EngineOptions {
+  // synchronous FULL: a commit survives a power loss; NORMAL (default): a process crash only.
+  bool synchronous_full = false;
+};
+
+class SqliteEngine : public Engine {
+ public:
+  Status Migrate() override;
+  // Applies migrations up to schema `version` only (tests of a migration over old data).
+  Status MigrateTo(int version);
+  int SchemaVersion() override;
+
+  GovernanceRecords& records() override { return records_; }
+  CallLogStore& call_log() override { return call_log_; }
+  const StatementCounts& statements() const override { return *counts_; }
+
+ private:
+  friend Result<std::unique_ptr<SqliteEngine>> OpenEngine(const std::string& path,
+                                                          EngineOptions options);
+  SqliteEngine(std::unique_ptr<StatementCounts> counts, std::unique_ptr<Database> db);
+
+  // Declared in the order they are needed: the connection counts into counts_, the roles
+  // prepare their statements on db_ (and finalize them before it closes).
+  std::unique_ptr<StatementCounts> counts_;
+  std::unique_ptr<Database> db_;
+  Records records_;
+  CallLog call_log_;
+};
+
+// Opens (creating, with its directory) the file at `path`; does not migrate. kInternal with
+// SQLite's message if it cannot.
+Result<std::unique_ptr<SqliteEngine>> OpenEngine(const std::string& path, EngineOptions options);
+
+}  // namespace turnpike::store::sqlite

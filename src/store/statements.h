@@ -1,0 +1,48 @@
+// Statement counting, the same for every engine: each statement or round trip an engine makes
+// adds one to the slot of the StoreOp it was made for. The counts are the per-request-cost
+// budget of DESIGN.md rule 2 ("every per-request cost is counted in a test"), exported as
+// turnpike_store_statements_total{op}. An embedded engine counts statements; an engine behind
+// a network counts round trips (one pipelined batch is one).
+//
+// Ownership: an engine owns its StatementCounts (engine.h, statements()).
+// Thread safety: one writer (the engine's thread); readers on any thread (relaxed atomics).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "observability/metrics.h"
+
+namespace turnpike::store {
+
+enum class StoreOp : uint8_t {
+  kMigrate,        // schema migrations at start-up
+  kSnapshotLoad,   // reading tenants, plans, keys and prices into a snapshot
+  kChangeCheck,    // has another writer changed the records? (once per snapshot_ttl)
+  kAdminRead,      // admin API reads (call log pages, spend of past months)
+  kAdminWrite,     // admin API writes
+  kCallLogInsert,  // one row of the call log (or one multi-row statement)
+  kCallLogIndex,   // the call log's coarse indexes: a batch's tenant id ranges, a month's first id
+  kCallLogRoute,   // a call-log route the engine did not know yet
+  kSpendWrite,     // one spend row upserted (write-behind of the budget counters)
+  kTransaction,    // BEGIN / COMMIT / ROLLBACK
+  kReconcile,      // the reconcile job's sums and corrections
+  kCount,
+};
+std::string_view StoreOpName(StoreOp op);
+
+class StatementCounts {
+ public:
+  void Add(StoreOp op) { counts_[static_cast<size_t>(op)].Add(); }
+  uint64_t value(StoreOp op) const { return counts_[static_cast<size_t>(op)].value(); }
+
+  // turnpike_store_statements_total{op}, one sample per StoreOp.
+  void Render(observability::PrometheusWriter& writer) const;
+
+ private:
+  std::array<observability::Counter, static_cast<size_t>(StoreOp::kCount)> counts_;
+};
+
+}  // namespace turnpike::store
