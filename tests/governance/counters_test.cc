@@ -228,9 +228,16 @@ TEST_P(PendingTest, PendingIsRefusedAndEveryEarlierStepUndone) {
   ExpectNothingHeld(1);
 }
 
+std::string StepName(const ::testing::TestParamInfo<Step>& info) {
+  constexpr const char* kNames[] = {"KeyBudget", "TenantBudget", "KeyRpm",
+                                    "TenantRpm", "KeyTpm",       "TenantTpm"};
+  return kNames[static_cast<int>(info.param)];
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryStep, PendingTest,
                          ::testing::Values(Step::kKeyBudget, Step::kTenantBudget, Step::kKeyRpm,
-                                           Step::kTenantRpm, Step::kKeyTpm, Step::kTenantTpm));
+                                           Step::kTenantRpm, Step::kKeyTpm, Step::kTenantTpm),
+                         StepName);
 
 }  // namespace
 }  // namespace turnpike::governance
