@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "governance/admission.h"
+#include "governance/local_counters.h"
 #include "governance/snapshot_cell.h"
 
 namespace {
@@ -81,7 +82,8 @@ const World& TheWorld() {
       w.keys.push_back(generated.key);
     }
     data.prices.push_back({kModel, ModelPrice{150'000, 600'000, 75'000, 16'384}});
-    w.snapshot = GovernanceSnapshot::Build(std::move(data), nullptr).value();
+    LocalCounters counters;  // its scopes do not refer back to it
+    w.snapshot = GovernanceSnapshot::Build(std::move(data), nullptr, counters).value();
     return w;
   }();
   return world;
@@ -136,10 +138,10 @@ void BM_VerifySecretRemembered(benchmark::State& state) {
 BENCHMARK(BM_VerifySecretRemembered);
 
 void BM_BudgetReserveSettle(benchmark::State& state) {
-  static BudgetCounter counter;  // shared by the Threads(2) run
+  static LocalBudgetCounter counter;  // shared by the Threads(2) run
   MonthId month = MonthOf(kNowUnix);
   for (auto _ : state) {
-    std::optional<Reservation> r = counter.Reserve(month, 450, kUnlimitedBudget);
+    ReserveResult r = counter.Reserve(month, 450, kUnlimitedBudget);
     r->Settle(21);
   }
 }

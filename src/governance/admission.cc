@@ -2,6 +2,7 @@
 
 #include <array>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace turnpike::governance {
@@ -13,13 +14,23 @@ Error RateLimited(std::string message) {
   return Error{ErrorCode::kRateLimited, std::move(message), ""};
 }
 
-Error QuotaExceeded(std::string message) {
-  return Error{ErrorCode::kQuotaExceeded, std::move(message), ""};
+// A budget that refused (spent) or pended (a leased counter's empty slice).
+Error BudgetRefusal(ReserveStatus status, std::string_view whose) {
+  // The governance filter will suspend on kPending (until the refill lands) once the leased
+  // engine exists; until then a pending reserve is refused, as retryable.
+  if (status == ReserveStatus::kPending) {
+    return RateLimited("The monthly budget of " + std::string(whose) +
+                       " is being refilled; please try again shortly.");
+  }
+  return Error{ErrorCode::kQuotaExceeded,
+               "You exceeded the monthly budget of " + std::string(whose) +
+                   "; the request was not sent upstream.",
+               ""};
 }
 
 // One rate limit to check: a limiter with its configured limit (unset: not checked).
 struct RateStep {
-  GcraLimiter* limiter;
+  RateCounter* limiter;
   std::optional<int64_t> limit;
   int64_t cost;
   bool tokens;  // TPM (else RPM)
@@ -77,19 +88,16 @@ void AdmitSteps::Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifie
   }
 
   MonthId month = MonthOf(request.now_unix);
-  std::optional<Reservation> key_budget = key.counters->budget.Reserve(
+  ReserveResult key_budget = key.counters->budget.Reserve(
       month, estimate.micros, key.key.monthly_budget_micros.value_or(kUnlimitedBudget));
   if (!key_budget) {
-    result.refusal = QuotaExceeded(
-        "You exceeded the monthly budget of this API key; the request was not sent upstream.");
+    result.refusal = BudgetRefusal(key_budget.status(), "this API key");
     return;
   }
-  std::optional<Reservation> tenant_budget = tenant.counters->budget.Reserve(
+  ReserveResult tenant_budget = tenant.counters->budget.Reserve(
       month, estimate.micros, plan.monthly_budget_micros.value_or(kUnlimitedBudget));
   if (!tenant_budget) {
-    result.refusal = QuotaExceeded(
-        "You exceeded the monthly budget of your organization; the request was not sent "
-        "upstream.");
+    result.refusal = BudgetRefusal(tenant_budget.status(), "your organization");
     return;
   }
 
@@ -104,6 +112,7 @@ void AdmitSteps::Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifie
     if (!step.limit) continue;
     RateDecision decision = step.limiter->Check(request.now, step.cost, *step.limit);
     RateDecision& shown = step.tokens ? result.tokens : result.requests;
+    // A pending decision is refused like any other for now (see BudgetRefusal).
     if (!decision.allowed) {
       for (size_t j = 0; j < i; ++j) {
         if (steps[j].limit) steps[j].limiter->Refund(steps[j].cost, *steps[j].limit);

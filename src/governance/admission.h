@@ -11,7 +11,8 @@
 //   kInvalidRequest (400, param "max_tokens")  the estimate exceeds the plan's per-request cap
 //   kQuotaExceeded (429)  the key's or the tenant's monthly budget cannot hold the estimate
 //   kRateLimited (429)  a rate limit refused (then `requests` or `tokens` holds the refusing
-//                       decision, with retry_after for Retry-After)
+//                       decision, with retry_after for Retry-After); or a leased counter answered
+//                       pending (counters.h): its slice is empty until a refill lands
 //
 // Completion: call Admission::Complete(usage) exactly once when usage is known (also for a
 // stream the client left early: pass what was accounted so far). It settles both budgets with
@@ -33,9 +34,8 @@
 
 #include "common/error.h"
 #include "governance/authenticate.h"
-#include "governance/budget.h"
 #include "governance/cost.h"
-#include "governance/rate_limit.h"
+#include "governance/counters.h"
 
 namespace turnpike::governance {
 
@@ -49,9 +49,9 @@ struct AdmissionRequest {
   std::string_view price_fallback;  // model name to price by when `model` has no price entry
 };
 
-// One charge against a GCRA limiter, undone or corrected later.
+// One charge against a rate counter, undone or corrected later.
 struct TokenCharge {
-  GcraLimiter* limiter = nullptr;
+  RateCounter* limiter = nullptr;
   int64_t limit = 0;
 };
 

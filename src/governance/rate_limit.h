@@ -1,5 +1,7 @@
-// Requests-per-minute and tokens-per-minute limits: GCRA (the generic cell rate algorithm, a
-// leaky bucket that stores one timestamp instead of a count and a refill time).
+// Requests-per-minute and tokens-per-minute limits: what a rate counter (counters.h) means.
+// The algorithm is GCRA (the generic cell rate algorithm, a leaky bucket that stores one
+// timestamp instead of a count and a refill time); GcraLimiter (local_counters.h) runs it on
+// one atomic, a leased engine on its slice of the window.
 //
 // A limit of L per minute gives each unit (a request, or a token) an emission interval
 // T = 60 s / L. The limiter keeps TAT, the theoretical arrival time: the moment by which the
@@ -18,12 +20,8 @@
 // a clock (tests inject time). The limit comes from the caller's snapshot on every call, so a
 // plan change applies at once without resetting the state: the backlog is kept as time, so a
 // limiter drained at 10/min and raised to 20/min admits again after the new interval (3 s).
-//
-// Thread safety: every method is safe from any thread; TAT is one atomic updated by a CAS loop
-// (admission) or one fetch_add (corrections), for the same reason as BudgetCounter (budget.h).
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 
@@ -40,6 +38,9 @@ struct RateDecision {
   // cost > limit: no wait makes this request admissible (answer 429 with no Retry-After
   // promise, or 400 "request too large" as OpenAI does for TPM).
   bool exceeds_limit = false;
+  // Not allowed, yet not refused by the limit: a leased engine's slice is empty and a refill is
+  // under way (counters.h). The in-process engine never sets it.
+  bool pending = false;
   int64_t limit = 0;      // x-ratelimit-limit-*
   int64_t remaining = 0;  // x-ratelimit-remaining-*: units admissible right now, after this one
   Nanos reset{0};         // x-ratelimit-reset-*: until the limiter is full again
@@ -47,24 +48,6 @@ struct RateDecision {
 
   // Whole seconds for a Retry-After header: retry_after rounded up, at least 1.
   int64_t RetryAfterSeconds() const;
-};
-
-class GcraLimiter {
- public:
-  GcraLimiter() = default;
-  GcraLimiter(const GcraLimiter&) = delete;
-  GcraLimiter& operator=(const GcraLimiter&) = delete;
-
-  // Admits `cost` units (>= 0) under `limit` per minute (1..kMaxRateLimit; larger is capped,
-  // smaller refuses everything) at `now`, or refuses without changing the state.
-  RateDecision Check(Nanos now, int64_t cost, int64_t limit);
-
-  // Replaces an admitted `charged` with `actual` units (both >= 0).
-  void Correct(int64_t charged, int64_t actual, int64_t limit);
-  void Refund(int64_t charged, int64_t limit) { Correct(charged, 0, limit); }
-
- private:
-  std::atomic<int64_t> tat_ns_{0};
 };
 
 }  // namespace turnpike::governance

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "governance/local_counters.h"
+
 namespace turnpike::governance {
 namespace {
 
@@ -50,9 +52,10 @@ std::optional<Error> AddUnique(std::unordered_map<std::string_view, const T*>& i
 
 // The counters of the same tenant or key in the previous snapshot, or new ones.
 template <typename Entry>
-std::shared_ptr<ScopeCounters> CarryCounters(const Entry* previous) {
+std::shared_ptr<ScopeCounters> CarryCounters(const Entry* previous, Counters& counters,
+                                             ScopeKind kind, std::string_view id) {
   if (previous != nullptr) return previous->counters;
-  return std::make_shared<ScopeCounters>();
+  return counters.MakeScope(kind, id);
 }
 
 template <typename T, typename Index>
@@ -65,6 +68,13 @@ const T* Lookup(const Index& index, std::string_view id) {
 
 Result<SnapshotPtr> GovernanceSnapshot::Build(SnapshotData data,
                                               const GovernanceSnapshot* previous) {
+  // Transitional: callers outside governance/ move to the 3-argument form in the redesign merge.
+  static LocalCounters local_counters;
+  return Build(std::move(data), previous, local_counters);
+}
+
+Result<SnapshotPtr> GovernanceSnapshot::Build(SnapshotData data, const GovernanceSnapshot* previous,
+                                              Counters& counters) {
   // Private constructor: no make_shared.
   std::shared_ptr<GovernanceSnapshot> snapshot(new GovernanceSnapshot());
   snapshot->plans_ = std::move(data.plans);
@@ -74,12 +84,12 @@ Result<SnapshotPtr> GovernanceSnapshot::Build(SnapshotData data,
     snapshot->tenants_.push_back({std::move(tenant), nullptr, {}});
   snapshot->keys_.reserve(data.keys.size());
   for (Key& key : data.keys) snapshot->keys_.push_back({std::move(key), nullptr, {}});
-  Status indexed = snapshot->Index(previous);
+  Status indexed = snapshot->Index(previous, counters);
   if (!indexed.ok()) return indexed.error();
   return SnapshotPtr(std::move(snapshot));
 }
 
-Status GovernanceSnapshot::Index(const GovernanceSnapshot* previous) {
+Status GovernanceSnapshot::Index(const GovernanceSnapshot* previous, Counters& counters) {
   for (const Plan& plan : plans_) {
     if (auto e = AddUnique(plan_index_, plan.id, &plan, "plan")) return *e;
     if (auto e = CheckLimits(plan, plan.id)) return *e;
@@ -99,7 +109,8 @@ Status GovernanceSnapshot::Index(const GovernanceSnapshot* previous) {
     if (entry.plan == nullptr) {
       return Invalid("tenant " + tenant.id + " names unknown plan " + tenant.plan_id);
     }
-    entry.counters = CarryCounters(previous != nullptr ? previous->FindTenant(tenant.id) : nullptr);
+    entry.counters = CarryCounters(previous != nullptr ? previous->FindTenant(tenant.id) : nullptr,
+                                   counters, ScopeKind::kTenant, tenant.id);
   }
   for (KeyEntry& entry : keys_) {
     const Key& key = entry.key;
@@ -111,8 +122,8 @@ Status GovernanceSnapshot::Index(const GovernanceSnapshot* previous) {
     if (entry.tenant == nullptr) {
       return Invalid("key " + key.public_id + " names unknown tenant " + key.tenant_id);
     }
-    entry.counters =
-        CarryCounters(previous != nullptr ? previous->FindKey(key.public_id) : nullptr);
+    entry.counters = CarryCounters(previous != nullptr ? previous->FindKey(key.public_id) : nullptr,
+                                   counters, ScopeKind::kKey, key.public_id);
   }
   return Ok{};
 }

@@ -5,8 +5,9 @@
 // keeps it for its whole life, so every lookup of that request sees the same config. Counters
 // are mutable state hung off the immutable entries (Envoy's FilterConfig owning its stats):
 // Build hands the counter objects of every tenant and key that `previous` also had on to the
-// new snapshot, so publishing a config change never resets spend or rate state. A tenant or key
-// that disappears takes its counters with it once the last snapshot naming it is gone.
+// new snapshot, so publishing a config change never resets spend or rate state; the Counters
+// factory (counters.h) makes those of tenants and keys that are new. A tenant or key that
+// disappears takes its counters with it once the last snapshot naming it is gone.
 //
 // Lookups are O(1) hash lookups over views into the snapshot's own strings; no allocation.
 // Pointers returned stay valid as long as the snapshot (hold the shared_ptr).
@@ -15,7 +16,7 @@
 // key alone, inside its tenant's. A model is allowed iff the plan's list and the key's list
 // each either is empty or names it.
 //
-// Thread safety: a built snapshot is safe to read from any thread; counters are atomic.
+// Thread safety: a built snapshot is safe to read from any thread; so are its counters.
 // Errors: Build returns kInvalidRequest naming the first inconsistency (duplicate id, dangling
 // reference, malformed public id, negative amount or limit); nothing is published then.
 #pragma once
@@ -29,10 +30,9 @@
 #include <vector>
 
 #include "common/result.h"
-#include "governance/budget.h"
 #include "governance/cost.h"
+#include "governance/counters.h"
 #include "governance/keys.h"
-#include "governance/rate_limit.h"
 
 namespace turnpike::governance {
 
@@ -82,13 +82,6 @@ struct SnapshotData {
   std::vector<std::pair<std::string, ModelPrice>> prices;  // model name -> price
 };
 
-// The live state of one tenant or key; shared by every snapshot that names it.
-struct ScopeCounters {
-  BudgetCounter budget;
-  GcraLimiter requests;
-  GcraLimiter tokens;
-};
-
 struct TenantEntry {
   Tenant tenant;
   const Plan* plan = nullptr;
@@ -106,7 +99,12 @@ using SnapshotPtr = std::shared_ptr<const GovernanceSnapshot>;
 
 class GovernanceSnapshot {
  public:
-  // Validates `data` and builds a snapshot, reusing the counters of `previous` (may be null).
+  // Validates `data` and builds a snapshot. A tenant or key that `previous` (may be null) also
+  // has keeps its counters, whichever factory made them; `counters` makes those of the others
+  // (MakeScope(kTenant, tenant id), MakeScope(kKey, public id)).
+  static Result<SnapshotPtr> Build(SnapshotData data, const GovernanceSnapshot* previous,
+                                   Counters& counters);
+  // Build with in-process counters (LocalCounters).
   static Result<SnapshotPtr> Build(SnapshotData data, const GovernanceSnapshot* previous);
 
   // nullptr if absent.
@@ -123,7 +121,7 @@ class GovernanceSnapshot {
 
  private:
   GovernanceSnapshot() = default;
-  Status Index(const GovernanceSnapshot* previous);
+  Status Index(const GovernanceSnapshot* previous, Counters& counters);
 
   // Entries never move after Build: the indexes hold views into them and pointers to them.
   std::vector<Plan> plans_;

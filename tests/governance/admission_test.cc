@@ -131,7 +131,7 @@ TEST_F(AdmissionTest, RateRefusalUndoesEarlierChargesAndReportsRetryAfter) {
   EXPECT_EQ(second.requests.retry_after, std::chrono::minutes(1));
   EXPECT_EQ(TenantBudget().committed, kEstimateMicros);  // only the first one's
   // The key's RPM charge of the refused request was refunded: this check leaves 98, not 97.
-  GcraLimiter& key_requests =
+  RateCounter& key_requests =
       snapshot_->FindKey(fixture_.data.keys[0].public_id)->counters->requests;
   EXPECT_EQ(key_requests.Check(kT0, 1, 100).remaining, 98);
 }

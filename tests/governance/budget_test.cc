@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fixtures.h"
+#include "governance/local_counters.h"
 
 namespace turnpike::governance {
 namespace {
@@ -29,13 +30,13 @@ TEST(MonthTest, MonthsAreUtcCalendarMonths) {
 }
 
 TEST(BudgetTest, ReservesUpToTheCapAndRefusesBeyond) {
-  BudgetCounter counter;
+  LocalBudgetCounter counter;
   constexpr int64_t kCap = 2'500;
-  std::optional<Reservation> a = counter.Reserve(kJune2024, kEstimate, kCap);
-  std::optional<Reservation> b = counter.Reserve(kJune2024, kEstimate, kCap);
+  ReserveResult a = counter.Reserve(kJune2024, kEstimate, kCap);
+  ReserveResult b = counter.Reserve(kJune2024, kEstimate, kCap);
   ASSERT_TRUE(a && b);
   EXPECT_FALSE(counter.Reserve(kJune2024, kEstimate, kCap).has_value());
-  std::optional<Reservation> exact = counter.Reserve(kJune2024, kCap - 2 * kEstimate, kCap);
+  ReserveResult exact = counter.Reserve(kJune2024, kCap - 2 * kEstimate, kCap);
   EXPECT_TRUE(exact.has_value());  // spent + reserved + estimate == cap is allowed
   EXPECT_EQ(counter.Read(kJune2024).committed, kCap);
   EXPECT_FALSE(counter.Reserve(kJune2024, 1, kCap).has_value());
@@ -43,23 +44,23 @@ TEST(BudgetTest, ReservesUpToTheCapAndRefusesBeyond) {
 }
 
 TEST(BudgetTest, SettleMovesTheReservationToSpentExactlyOnce) {
-  BudgetCounter counter;
-  std::optional<Reservation> r = counter.Reserve(kJune2024, kEstimate, kUnlimitedBudget);
+  LocalBudgetCounter counter;
+  ReserveResult r = counter.Reserve(kJune2024, kEstimate, kUnlimitedBudget);
   ASSERT_TRUE(r.has_value());
   r->Settle(400);
   EXPECT_FALSE(r->active());
   EXPECT_EQ(counter.Read(kJune2024).spent, 400);
   EXPECT_EQ(counter.Read(kJune2024).committed, 400);
-  r->Settle(700);  // no-op
-  r->Release();    // no-op
-  r.reset();       // destructor: no-op
+  r->Settle(700);      // no-op
+  r->Release();        // no-op
+  *r = Reservation();  // what the destructor does: no-op
   EXPECT_EQ(counter.Read(kJune2024).spent, 400);
   EXPECT_EQ(counter.Read(kJune2024).committed, 400);
 }
 
 TEST(BudgetTest, SettleAboveTheEstimateIsCharged) {
-  BudgetCounter counter;
-  std::optional<Reservation> r = counter.Reserve(kJune2024, kEstimate, kUnlimitedBudget);
+  LocalBudgetCounter counter;
+  ReserveResult r = counter.Reserve(kJune2024, kEstimate, kUnlimitedBudget);
   ASSERT_TRUE(r.has_value());
   r->Settle(kEstimate * 3);
   EXPECT_EQ(counter.Read(kJune2024).committed, kEstimate * 3);
@@ -67,14 +68,14 @@ TEST(BudgetTest, SettleAboveTheEstimateIsCharged) {
 }
 
 TEST(BudgetTest, DestructionAndReleaseGiveTheReservationBack) {
-  BudgetCounter counter;
+  LocalBudgetCounter counter;
   {
-    std::optional<Reservation> r = counter.Reserve(kJune2024, kEstimate, kUnlimitedBudget);
+    ReserveResult r = counter.Reserve(kJune2024, kEstimate, kUnlimitedBudget);
     ASSERT_TRUE(r.has_value());
     EXPECT_EQ(counter.Read(kJune2024).committed, kEstimate);
   }
   EXPECT_EQ(counter.Read(kJune2024).committed, 0);
-  std::optional<Reservation> r = counter.Reserve(kJune2024, kEstimate, kUnlimitedBudget);
+  ReserveResult r = counter.Reserve(kJune2024, kEstimate, kUnlimitedBudget);
   r->Release();
   r->Release();
   EXPECT_EQ(counter.Read(kJune2024).committed, 0);
@@ -82,10 +83,10 @@ TEST(BudgetTest, DestructionAndReleaseGiveTheReservationBack) {
 }
 
 TEST(BudgetTest, MovedFromReservationHoldsNothing) {
-  BudgetCounter counter;
-  std::optional<Reservation> r = counter.Reserve(kJune2024, kEstimate, kUnlimitedBudget);
+  LocalBudgetCounter counter;
+  ReserveResult r = counter.Reserve(kJune2024, kEstimate, kUnlimitedBudget);
   Reservation moved = std::move(*r);
-  r.reset();  // the moved-from one must not release
+  *r = Reservation();  // the moved-from one must not release
   EXPECT_EQ(counter.Read(kJune2024).committed, kEstimate);
   EXPECT_TRUE(moved.active());
   moved.Settle(kEstimate);
@@ -93,18 +94,18 @@ TEST(BudgetTest, MovedFromReservationHoldsNothing) {
 }
 
 TEST(BudgetTest, NewMonthStartsAtZeroAndOldSettlementsStayInTheirMonth) {
-  BudgetCounter counter;
+  LocalBudgetCounter counter;
   constexpr int64_t kCap = kEstimate;
-  std::optional<Reservation> june = counter.Reserve(kJune2024, kEstimate, kCap);
+  ReserveResult june = counter.Reserve(kJune2024, kEstimate, kCap);
   ASSERT_TRUE(june.has_value());
   EXPECT_FALSE(counter.Reserve(kJune2024, kEstimate, kCap).has_value());
-  std::optional<Reservation> july = counter.Reserve(kJune2024 + 1, kEstimate, kCap);
+  ReserveResult july = counter.Reserve(kJune2024 + 1, kEstimate, kCap);
   ASSERT_TRUE(july.has_value());
   june->Settle(kEstimate);  // a June request ending in July
   EXPECT_EQ(counter.Read(kJune2024 + 1).committed, kEstimate);
   EXPECT_EQ(counter.Read(kJune2024 + 1).spent, 0);
   // A late June reservation is charged to July, the counter's newest month.
-  std::optional<Reservation> late = counter.Reserve(kJune2024, 0, kCap);
+  ReserveResult late = counter.Reserve(kJune2024, 0, kCap);
   ASSERT_TRUE(late.has_value());
   EXPECT_EQ(late->month(), kJune2024 + 1);
   EXPECT_FALSE(counter.Reserve(kJune2024, 1, kCap).has_value());
@@ -119,7 +120,7 @@ TEST(BudgetTest, ConcurrentReservationsNeverExceedTheCap) {
   constexpr int kAttemptsPerThread = 2;
   constexpr int kIterations = 30;
   for (int iteration = 0; iteration < kIterations; ++iteration) {
-    BudgetCounter counter;
+    LocalBudgetCounter counter;
     std::vector<std::vector<Reservation>> held(kThreads);
     std::atomic<int> admitted{0};
     std::latch start(kThreads);
@@ -128,8 +129,7 @@ TEST(BudgetTest, ConcurrentReservationsNeverExceedTheCap) {
       threads.emplace_back([&, t] {
         start.arrive_and_wait();
         for (int attempt = 0; attempt < kAttemptsPerThread; ++attempt) {
-          std::optional<Reservation> r =
-              counter.Reserve(kJune2024, kEstimate, kAdmissible * kEstimate);
+          ReserveResult r = counter.Reserve(kJune2024, kEstimate, kAdmissible * kEstimate);
           if (!r) continue;
           admitted.fetch_add(1);
           held[t].push_back(std::move(*r));
@@ -151,7 +151,7 @@ TEST(BudgetTest, ConcurrentReserveAndGiveBackNeverOvershoots) {
   constexpr int kRounds = 5'000'000;
   constexpr size_t kWantedPerThread = 15;
   constexpr int64_t kAdmissible = 20;
-  BudgetCounter counter;
+  LocalBudgetCounter counter;
   std::atomic<int64_t> held{0};  // a lower bound of the reservations outstanding
   std::atomic<int64_t> most_held{0};
   std::atomic<int64_t> refused{0};
@@ -162,8 +162,7 @@ TEST(BudgetTest, ConcurrentReserveAndGiveBackNeverOvershoots) {
       std::deque<Reservation> mine;
       start.arrive_and_wait();
       for (int i = 0; i < kRounds; ++i) {
-        if (std::optional<Reservation> r =
-                counter.Reserve(kJune2024, kEstimate, kAdmissible * kEstimate)) {
+        if (ReserveResult r = counter.Reserve(kJune2024, kEstimate, kAdmissible * kEstimate)) {
           int64_t now_held = held.fetch_add(1) + 1;
           int64_t most = most_held.load();
           while (now_held > most && !most_held.compare_exchange_weak(most, now_held)) {

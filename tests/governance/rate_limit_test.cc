@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include "governance/local_counters.h"
+
 namespace turnpike::governance {
 namespace {
 

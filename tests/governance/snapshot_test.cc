@@ -82,7 +82,7 @@ TEST(SnapshotTest, CountersCarryOverToTheNextSnapshot) {
   SnapshotPtr first = MustBuild(f.data);
   ASSERT_NE(first, nullptr);
   const KeyEntry* old_key = first->FindKey(f.data.keys[0].public_id);
-  std::optional<Reservation> spent = old_key->counters->budget.Reserve(0, 500, kUnlimitedBudget);
+  ReserveResult spent = old_key->counters->budget.Reserve(0, 500, kUnlimitedBudget);
   ASSERT_TRUE(spent.has_value());
   spent->Settle(400);
 
