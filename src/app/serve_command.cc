@@ -20,6 +20,7 @@
 #include "doors/llm/llm_door.h"
 #include "doors/llm/route_table.h"
 #include "doors/ops/ops_door.h"
+#include "governance/local_counters.h"
 #include "http/server.h"
 #include "observability/access_log.h"
 #include "providers/anthropic/anthropic_provider.h"
@@ -62,7 +63,8 @@ std::unique_ptr<observability::AccessLogSink> OpenAccessLog(const std::string& w
 
 // The embedded engine (SQLite) over config `store:`, its store thread, and the service that
 // owns both (control/governance_service.h).
-Result<std::unique_ptr<control::GovernanceService>> StartGovernance(const config::Config& config) {
+Result<std::unique_ptr<control::GovernanceService>> StartGovernance(
+    const config::Config& config, governance::Counters& counters) {
   store::sqlite::EngineOptions engine_options;
   engine_options.synchronous_full = config.store.synchronous_full;
   Result<std::unique_ptr<store::sqlite::SqliteEngine>> engine =
@@ -73,7 +75,8 @@ Result<std::unique_ptr<control::GovernanceService>> StartGovernance(const config
   thread_options.max_records = config.call_log.queue_rows;
   thread_options.batch_rows = config.call_log.batch_rows;
   auto thread = std::make_unique<store::StoreThread>(*engine.value(), thread_options);
-  return control::GovernanceService::Start(config, std::move(engine.value()), std::move(thread));
+  return control::GovernanceService::Start(config, std::move(engine.value()), std::move(thread),
+                                           counters);
 }
 
 // Every API dialect the gateway speaks, one line each (providers/provider.h). The route table
@@ -134,10 +137,13 @@ int Serve(const std::string& config_path) {
     probes.access_log_dropped = [sink = access_log.get()] { return sink->dropped_lines(); };
   const doors::llm::LlmShared llm{config, routes, tls, probes, *registry};
 
+  // The counters role: in-process atomics (governance/local_counters.h). Declared before the
+  // service, whose snapshots hold the counters it makes.
+  governance::LocalCounters counters;
   std::unique_ptr<control::GovernanceService> governance;
   std::string admin_token;
   if (config.governance.enabled) {
-    Result<std::unique_ptr<control::GovernanceService>> opened = StartGovernance(config);
+    Result<std::unique_ptr<control::GovernanceService>> opened = StartGovernance(config, counters);
     if (!opened.ok()) {
       std::cerr << "turnpike: " << opened.error().message << "\n";
       return 1;

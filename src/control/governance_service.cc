@@ -16,9 +16,9 @@ Error AsInvalid(const Error& error) {
 
 Result<std::unique_ptr<GovernanceService>> GovernanceService::Start(
     const config::Config& config, std::unique_ptr<store::Engine> engine,
-    std::unique_ptr<store::StoreThread> thread) {
+    std::unique_ptr<store::StoreThread> thread, governance::Counters& counters) {
   std::unique_ptr<GovernanceService> service(
-      new GovernanceService(config, std::move(engine), std::move(thread)));
+      new GovernanceService(config, std::move(engine), std::move(thread), counters));
   store::Engine& store = *service->engine_;
   Status migrated = store.Migrate();
   if (!migrated.ok()) return migrated.error();
@@ -48,8 +48,12 @@ Result<std::unique_ptr<GovernanceService>> GovernanceService::Start(
 
 GovernanceService::GovernanceService(const config::Config& config,
                                      std::unique_ptr<store::Engine> engine,
-                                     std::unique_ptr<store::StoreThread> thread)
-    : config_(config), engine_(std::move(engine)), thread_(std::move(thread)) {}
+                                     std::unique_ptr<store::StoreThread> thread,
+                                     governance::Counters& counters)
+    : config_(config),
+      counters_(counters),
+      engine_(std::move(engine)),
+      thread_(std::move(thread)) {}
 
 GovernanceService::~GovernanceService() { Stop(); }
 
@@ -78,7 +82,7 @@ Result<governance::SnapshotPtr> GovernanceService::BuildFrom(
     data.prices.emplace_back(std::move(info.model), info.price);
   }
   const governance::SnapshotPtr previous = cell_ ? cell_->Load() : nullptr;
-  return governance::GovernanceSnapshot::Build(std::move(data), previous.get());
+  return governance::GovernanceSnapshot::Build(std::move(data), previous.get(), counters_);
 }
 
 Status GovernanceService::Commit(store::GovernanceRows rows, const std::function<Status()>& write) {

@@ -40,6 +40,7 @@
 
 #include "config/config.h"
 #include "control/admin_types.h"
+#include "governance/counters.h"
 #include "governance/snapshot.h"
 #include "governance/snapshot_cell.h"
 #include "observability/metrics.h"
@@ -54,10 +55,12 @@ class GovernanceService {
   // Migrates `engine`, loads its records, publishes the first snapshot (this month's spend
   // restored), marks the change feed's starting point, then starts `thread` (which must run
   // over `*engine`) with the service's call-log writer and tick. Errors: the engine's;
-  // kInternal when the records are inconsistent.
+  // kInternal when the records are inconsistent. `counters` (the counters role:
+  // governance/counters.h) makes the live state of every tenant and key the snapshots name;
+  // it must outlive the service and every snapshot.
   static Result<std::unique_ptr<GovernanceService>> Start(
       const config::Config& config, std::unique_ptr<store::Engine> engine,
-      std::unique_ptr<store::StoreThread> thread);
+      std::unique_ptr<store::StoreThread> thread, governance::Counters& counters);
   ~GovernanceService();
 
   const governance::SnapshotCell& cell() const { return *cell_; }
@@ -91,7 +94,7 @@ class GovernanceService {
 
  private:
   GovernanceService(const config::Config& config, std::unique_ptr<store::Engine> engine,
-                    std::unique_ptr<store::StoreThread> thread);
+                    std::unique_ptr<store::StoreThread> thread, governance::Counters& counters);
 
   // Store-thread side of everything below (and Start's, before the thread runs).
   Result<governance::SnapshotPtr> BuildFrom(const store::GovernanceRows& rows) const;
@@ -108,6 +111,7 @@ class GovernanceService {
   Result<PriceInfo> PriceOf(const std::string& model) const;
 
   const config::Config& config_;
+  governance::Counters& counters_;
   std::unique_ptr<store::Engine> engine_;
   std::unique_ptr<store::StoreThread> thread_;  // over *engine_; destroyed before it
   std::unique_ptr<governance::SnapshotCell> cell_;

@@ -2,8 +2,6 @@
 
 #include <utility>
 
-#include "governance/local_counters.h"
-
 namespace turnpike::governance {
 namespace {
 
@@ -65,13 +63,6 @@ const T* Lookup(const Index& index, std::string_view id) {
 }
 
 }  // namespace
-
-Result<SnapshotPtr> GovernanceSnapshot::Build(SnapshotData data,
-                                              const GovernanceSnapshot* previous) {
-  // Transitional: callers outside governance/ move to the 3-argument form in the redesign merge.
-  static LocalCounters local_counters;
-  return Build(std::move(data), previous, local_counters);
-}
 
 Result<SnapshotPtr> GovernanceSnapshot::Build(SnapshotData data, const GovernanceSnapshot* previous,
                                               Counters& counters) {

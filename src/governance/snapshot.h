@@ -104,8 +104,6 @@ class GovernanceSnapshot {
   // (MakeScope(kTenant, tenant id), MakeScope(kKey, public id)).
   static Result<SnapshotPtr> Build(SnapshotData data, const GovernanceSnapshot* previous,
                                    Counters& counters);
-  // Build with in-process counters (LocalCounters).
-  static Result<SnapshotPtr> Build(SnapshotData data, const GovernanceSnapshot* previous);
 
   // nullptr if absent.
   const KeyEntry* FindKey(std::string_view public_id) const;

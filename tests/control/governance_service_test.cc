@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "fake_engine.h"
+#include "governance/local_counters.h"
 
 namespace turnpike::control {
 namespace {
@@ -70,11 +71,13 @@ class GovernanceServiceTest : public ::testing::Test {
     store::StoreThreadOptions options;
     options.tick = std::chrono::milliseconds(1);
     auto thread = std::make_unique<store::StoreThread>(*engine, options);
-    auto started = GovernanceService::Start(config_, std::move(engine), std::move(thread));
+    auto started =
+        GovernanceService::Start(config_, std::move(engine), std::move(thread), counters_);
     ASSERT_TRUE(started.ok()) << started.error().message;
     service_ = std::move(started.value());
   }
 
+  governance::LocalCounters counters_;
   config::Config config_ = [] {
     config::Config c;
     c.governance.snapshot_ttl = std::chrono::milliseconds(1);

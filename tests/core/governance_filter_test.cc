@@ -17,7 +17,7 @@ namespace gt = governance::testing;
 
 governance::SnapshotPtr MustBuild(governance::SnapshotData data) {
   Result<governance::SnapshotPtr> built =
-      governance::GovernanceSnapshot::Build(std::move(data), nullptr);
+      governance::GovernanceSnapshot::Build(std::move(data), nullptr, gt::TestCounters());
   EXPECT_TRUE(built.ok());
   return built.value();
 }

@@ -28,7 +28,8 @@ class AdmissionTest : public ::testing::Test {
   }
 
   void Rebuild() {
-    Result<SnapshotPtr> built = GovernanceSnapshot::Build(fixture_.data, snapshot_.get());
+    Result<SnapshotPtr> built =
+        GovernanceSnapshot::Build(fixture_.data, snapshot_.get(), testing::TestCounters());
     ASSERT_TRUE(built.ok()) << built.error().message;
     snapshot_ = built.value();
   }

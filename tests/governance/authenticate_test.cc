@@ -14,7 +14,8 @@ class AuthenticateTest : public ::testing::Test {
  protected:
   void SetUp() override {
     fixture_ = testing::MakeFixture();
-    Result<SnapshotPtr> built = GovernanceSnapshot::Build(fixture_.data, nullptr);
+    Result<SnapshotPtr> built =
+        GovernanceSnapshot::Build(fixture_.data, nullptr, testing::TestCounters());
     ASSERT_TRUE(built.ok()) << built.error().message;
     snapshot_ = built.value();
   }
@@ -82,7 +83,8 @@ TEST_F(AuthenticateTest, StatusIsCheckedOnlyAfterTheSecret) {
 TEST_F(AuthenticateTest, ModelMustBeAllowedByPlanAndKey) {
   fixture_.data.plans[0].allowed_models = {testing::kModel, testing::kOtherModel};
   fixture_.data.keys[0].allowed_models = {testing::kModel};
-  Result<SnapshotPtr> built = GovernanceSnapshot::Build(fixture_.data, nullptr);
+  Result<SnapshotPtr> built =
+      GovernanceSnapshot::Build(fixture_.data, nullptr, testing::TestCounters());
   ASSERT_TRUE(built.ok());
   Result<Principal> principal = Authenticate(*built.value(), fixture_.active_key, kNow);
   ASSERT_TRUE(principal.ok());
@@ -94,7 +96,7 @@ TEST_F(AuthenticateTest, ModelMustBeAllowedByPlanAndKey) {
   EXPECT_FALSE(CheckModel(principal.value(), "o3").ok());
 
   fixture_.data.keys[0].allowed_models = {"o3"};  // key yes, plan no
-  built = GovernanceSnapshot::Build(fixture_.data, nullptr);
+  built = GovernanceSnapshot::Build(fixture_.data, nullptr, testing::TestCounters());
   ASSERT_TRUE(built.ok());
   principal = Authenticate(*built.value(), fixture_.active_key, kNow);
   ASSERT_TRUE(principal.ok());

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "governance/keys.h"
+#include "governance/local_counters.h"
 #include "governance/snapshot.h"
 
 namespace turnpike::governance::testing {
@@ -23,6 +24,12 @@ struct Fixture {
   std::string expired_key;    // tenant "acme", expired at kNow
   std::string suspended_key;  // tenant "dormant" (suspended), active key
 };
+
+// The in-process counters role for snapshots the tests build (the process's, as app/ has one).
+inline LocalCounters& TestCounters() {
+  static LocalCounters counters;
+  return counters;
+}
 
 inline Key MakeKey(const GeneratedKey& generated, std::string tenant) {
   Key key;

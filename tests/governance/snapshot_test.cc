@@ -12,13 +12,13 @@ namespace turnpike::governance {
 namespace {
 
 SnapshotPtr MustBuild(const SnapshotData& data, const GovernanceSnapshot* previous = nullptr) {
-  Result<SnapshotPtr> built = GovernanceSnapshot::Build(data, previous);
+  Result<SnapshotPtr> built = GovernanceSnapshot::Build(data, previous, testing::TestCounters());
   EXPECT_TRUE(built.ok()) << built.error().message;
   return built.ok() ? built.value() : nullptr;
 }
 
 std::string BuildError(const SnapshotData& data) {
-  Result<SnapshotPtr> built = GovernanceSnapshot::Build(data, nullptr);
+  Result<SnapshotPtr> built = GovernanceSnapshot::Build(data, nullptr, testing::TestCounters());
   EXPECT_FALSE(built.ok());
   if (built.ok()) return "";
   EXPECT_EQ(built.error().code, ErrorCode::kInvalidRequest);
