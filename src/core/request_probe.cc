@@ -38,7 +38,7 @@ void WriteHistogramFamily(obs::PrometheusWriter& w, const ProbeRegistry& registr
                           std::string_view name, std::string_view help,
                           const obs::Histogram RequestProbe::*member) {
   obs::HistogramSnapshot merged;
-  for (const RequestProbe* probe : registry.gateway) merged.Merge((probe->*member).Snapshot());
+  for (const RequestProbe* probe : registry.requests) merged.Merge((probe->*member).Snapshot());
   w.Family(name, help, obs::MetricType::kHistogram);
   w.WriteHistogram(name, {}, merged);
 }
@@ -56,14 +56,14 @@ std::string RenderMetrics(const ProbeRegistry& registry) {
   obs::PrometheusWriter w;
   constexpr std::string_view kRequests = "turnpike_requests_total";
   w.Family(kRequests, "Requests answered, by route, model and status.", obs::MetricType::kCounter);
-  if (!registry.gateway.empty()) {
-    const size_t models = registry.gateway.front()->model_count();
-    const size_t routes = registry.gateway.front()->route_count();
+  if (!registry.requests.empty()) {
+    const size_t models = registry.requests.front()->model_count();
+    const size_t routes = registry.requests.front()->route_count();
     for (size_t r = 0; r < routes && r < registry.route_labels.size(); ++r) {
       for (size_t m = 0; m <= models; ++m) {
         for (size_t s = 0; s < kStatusSlots; ++s) {
           uint64_t total = 0;
-          for (const RequestProbe* probe : registry.gateway) {
+          for (const RequestProbe* probe : registry.requests) {
             total += probe->requests(r, m, s);
           }
           if (total == 0) continue;
@@ -95,12 +95,12 @@ std::string RenderMetrics(const ProbeRegistry& registry) {
            obs::MetricType::kHistogram);
   for (size_t i = 0; i < kPhaseCount; ++i) {
     obs::HistogramSnapshot merged;
-    for (const RequestProbe* probe : registry.gateway) merged.Merge(probe->phases[i].Snapshot());
+    for (const RequestProbe* probe : registry.requests) merged.Merge(probe->phases[i].Snapshot());
     w.WriteHistogram(kPhases, {{"phase", PhaseName(static_cast<Phase>(i))}}, merged);
   }
   auto sum_gateway = [&](const obs::Counter RequestProbe::*member) {
     uint64_t total = 0;
-    for (const RequestProbe* probe : registry.gateway) total += (probe->*member).value();
+    for (const RequestProbe* probe : registry.requests) total += (probe->*member).value();
     return static_cast<double>(total);
   };
   if (obs::counting_allocations()) {

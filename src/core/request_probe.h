@@ -77,7 +77,7 @@ class RequestProbe {
 struct ProbeRegistry {
   std::vector<std::string> route_labels;  // Router::labels()
   std::vector<std::string> model_names;
-  std::vector<const RequestProbe*> gateway;
+  std::vector<const RequestProbe*> requests;  // every worker's
   std::vector<const upstream::PoolProbe*> pools;
   std::function<int64_t()> in_flight;
   std::function<uint64_t()> access_log_dropped;

@@ -55,7 +55,7 @@ WorkerCore::WorkerCore(const CoreShared& shared, net::io_context& context)
     call_log_ = std::make_unique<store::CallLogBuffer>(*shared.call_log, shared.call_log_options);
     shared.probes.call_logs.push_back(call_log_.get());
   }
-  shared.probes.gateway.push_back(&probe_);
+  shared.probes.requests.push_back(&probe_);
   if (shared.access_log != nullptr) {
     access_log_ = std::make_unique<observability::AccessLogBuffer>(*shared.access_log);
   }

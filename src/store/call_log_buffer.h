@@ -11,7 +11,7 @@
 // row never drops spend, and the call log's sums still equal the spend table. The count of
 // dropped rows is exported as turnpike_call_log_dropped_rows_total.
 //
-// Ownership: one per worker (LlmHandler); the StoreThread outlives it.
+// Ownership: one per worker (core::WorkerCore); the StoreThread outlives it.
 // Thread safety: the owning worker only, except dropped_rows() (any thread).
 #pragma once
 

@@ -1,5 +1,5 @@
-// One row of the call log: what a governed request did and cost. Made by the front door when
-// the request ends (gateway/llm_handler.cc), carried through the worker's CallLogBuffer and
+// One row of the call log: what a governed request did and cost. Made by the core when a
+// governed request ends (core/worker_core.cc), carried through the worker's CallLogBuffer and
 // the store thread's bounded queue, and written in batches by the store thread. The same
 // record carries the spend the writer adds to the persisted counters, so the spend table and
 // the call log are committed in one transaction and cannot disagree (call_log.h).

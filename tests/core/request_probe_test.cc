@@ -24,7 +24,7 @@ TEST(RequestProbeTest, RenderSumsWorkersPerRouteModelAndStatus) {
   ProbeRegistry registry;
   registry.route_labels = {"chat_completions", "other"};
   registry.model_names = {"a", "b"};
-  registry.gateway = {&w0, &w1};
+  registry.requests = {&w0, &w1};
   registry.in_flight = [] { return int64_t{5}; };
   const std::string text = RenderMetrics(registry);
   EXPECT_NE(

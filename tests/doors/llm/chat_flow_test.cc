@@ -207,7 +207,7 @@ TEST_F(ChatFlowTest, A5xxFailsOverToTheNextDeployment) {
   EXPECT_EQ(upstream_requests_.load(), 2);
   const Reply models = Send(port(), bhttp::verb::get, "/v1/models", "");
   EXPECT_NE(models.body.find(R"("id":"failover")"), std::string::npos);
-  EXPECT_EQ(probes_.gateway.front()->retries.value(), 1u);
+  EXPECT_EQ(probes_.requests.front()->retries.value(), 1u);
 }
 
 TEST_F(ChatFlowTest, AnAnthropicClientIsTranslatedToAnOpenAiDeployment) {
