@@ -5,6 +5,7 @@
 #include "doors/admin/routes.h"
 #include "common/clock.h"
 #include "governance/budget.h"
+#include "store/call_log.h"
 
 namespace turnpike::doors::admin {
 namespace net = boost::asio;
