@@ -2,12 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/use_future.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <string>
 #include <vector>
+
+#include "run_on_loop.h"
 
 namespace turnpike::core {
 namespace {
@@ -46,16 +47,10 @@ class ScriptedFilter : public Filter {
 };
 
 // Runs the chain the way a door does; returns the final status.
-FilterStatus RunLikeADoor(FilterChain& chain, RequestContext& ctx) {
-  net::io_context io;
-  auto run = [](FilterChain& c, RequestContext& x) -> net::awaitable<FilterStatus> {
-    FilterStatus status = c.Run(x);
-    if (status == FilterStatus::kSuspend) status = co_await c.Resume(x);
-    co_return status;
-  };
-  auto result = net::co_spawn(io, run(chain, ctx), net::use_future);
-  io.run();
-  return result.get();
+net::awaitable<FilterStatus> RunLikeADoor(FilterChain& chain, RequestContext& ctx) {
+  FilterStatus status = chain.Run(ctx);
+  if (status == FilterStatus::kSuspend) status = co_await chain.Resume(ctx);
+  co_return status;
 }
 
 TEST(FilterChainTest, AllContinueSynchronouslyAndCompleteInReverse) {
@@ -90,7 +85,7 @@ TEST(FilterChainTest, ASuspendedFilterIsResumedAndTheChainGoesOn) {
   chain.Add(std::make_unique<ScriptedFilter>("b", log, FilterStatus::kSuspend));
   chain.Add(std::make_unique<ScriptedFilter>("c", log, FilterStatus::kContinue));
   RequestContext ctx;
-  EXPECT_EQ(RunLikeADoor(chain, ctx), FilterStatus::kContinue);
+  EXPECT_EQ(testing::RunOnLoop(RunLikeADoor(chain, ctx)), FilterStatus::kContinue);
   chain.Complete(ctx);
   EXPECT_EQ(log, (std::vector<std::string>{"a.request", "a.resume", "b.request", "b.resume",
                                            "c.request", "c.complete", "b.complete", "a.complete"}));
@@ -103,7 +98,7 @@ TEST(FilterChainTest, AResumedFilterMayRespond) {
       std::make_unique<ScriptedFilter>("a", log, FilterStatus::kSuspend, FilterStatus::kRespond));
   chain.Add(std::make_unique<ScriptedFilter>("b", log, FilterStatus::kContinue));
   RequestContext ctx;
-  EXPECT_EQ(RunLikeADoor(chain, ctx), FilterStatus::kRespond);
+  EXPECT_EQ(testing::RunOnLoop(RunLikeADoor(chain, ctx)), FilterStatus::kRespond);
   ASSERT_TRUE(ctx.refusal);
   EXPECT_EQ(ctx.refusal->code, ErrorCode::kRateLimited);
   chain.Complete(ctx);

@@ -4,11 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
-
 #include "../governance/fixtures.h"
+#include "run_on_loop.h"
 
 namespace turnpike::core {
 namespace {
@@ -28,16 +25,11 @@ governance::SecretVerifier MustVerifier() {
   return std::move(verifier.value());
 }
 
-FilterStatus RunLikeADoor(Filter& filter, RequestContext& ctx) {
-  net::io_context io;
-  auto run = [](Filter& f, RequestContext& x) -> net::awaitable<FilterStatus> {
-    FilterStatus status = f.OnRequest(x);
-    if (status == FilterStatus::kSuspend) status = co_await f.Resume(x);
-    co_return status;
-  };
-  auto result = net::co_spawn(io, run(filter, ctx), net::use_future);
-  io.run();
-  return result.get();
+// One filter, the way its chain runs it.
+net::awaitable<FilterStatus> RunLikeADoor(Filter& filter, RequestContext& ctx) {
+  FilterStatus status = filter.OnRequest(ctx);
+  if (status == FilterStatus::kSuspend) status = co_await filter.Resume(ctx);
+  co_return status;
 }
 
 net::awaitable<Status> Publish(governance::SnapshotCell* cell, const governance::SnapshotData* data,
@@ -131,7 +123,7 @@ TEST_F(GovernanceFilterTest, ReadThroughSuspendsOnTheReloadAndAdmitsUnderTheFres
   ctx.authorization = bearer;
   EXPECT_EQ(filter.OnRequest(ctx), FilterStatus::kSuspend) << "nothing decided before the reload";
   EXPECT_EQ(reloads, 0);
-  EXPECT_EQ(RunLikeADoor(filter, ctx), FilterStatus::kContinue);
+  EXPECT_EQ(testing::RunOnLoop(RunLikeADoor(filter, ctx)), FilterStatus::kContinue);
   EXPECT_EQ(reloads, 1);
   ASSERT_NE(ctx.principal.key, nullptr);
   EXPECT_EQ(ctx.principal.key->key.public_id, fresh.public_id);
@@ -143,7 +135,7 @@ TEST_F(GovernanceFilterTest, AFailedReloadIsTheRequestsAnswer) {
   GovernanceFilter filter(cell_, MustVerifier(), refresh);
   RequestContext ctx;
   ctx.authorization = bearer_;
-  EXPECT_EQ(RunLikeADoor(filter, ctx), FilterStatus::kRespond);
+  EXPECT_EQ(testing::RunOnLoop(RunLikeADoor(filter, ctx)), FilterStatus::kRespond);
   ASSERT_TRUE(ctx.refusal);
   EXPECT_EQ(ctx.refusal->message, "store down");
   EXPECT_FALSE(ctx.admission.active());
