@@ -3,11 +3,13 @@
 // APIs), admin (/admin/v1/...), ops (/healthz, /readyz, /metrics).
 //
 // A door declares its routes (core/router.h) and how to make it on one worker; app/ adds each
-// door to the router with one line (app/doors.cc). The router hands a request to the door whose
-// route matched; the door never sees the HTTP/1.1 session, only the Exchange.
+// door to the router with one line (`MakeDoors` in app/serve_command.cc). The router hands a
+// request to the door whose route matched; the door never sees the HTTP/1.1 session, only the
+// Exchange.
 //
 // Handle's contract: start a context with WorkerCore::Start, answer the exchange (through the
-// core's Respond so Server-Timing and the status are kept), and end with WorkerCore::Finish,
+// core's Respond, which adds Server-Timing and records the status; a door that answers the
+// Exchange itself, as admin does, records ctx.status), and end with WorkerCore::Finish,
 // which accounts the request once (metrics, access log, call log). A governed door runs its
 // FilterChain (filter.h) between the two and completes it before Finish.
 //
