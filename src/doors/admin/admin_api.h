@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
+#include "control/governance_service.h"
 #include "core/door.h"
 #include "core/worker_core.h"
-#include "control/governance_service.h"
 
 namespace turnpike::doors::admin {
 

@@ -2,8 +2,8 @@
 #include <charconv>
 #include <cstdint>
 
-#include "doors/admin/routes.h"
 #include "common/clock.h"
+#include "doors/admin/routes.h"
 #include "governance/budget.h"
 #include "store/call_log.h"
 

@@ -92,7 +92,8 @@ net::awaitable<void> ChatFlow::Run() {
   AddRateLimitHeaders(exchange_.response_headers(), ctx_.rate_requests, ctx_.rate_tokens,
                       refused && ctx_.refusal && ctx_.refusal->code == ErrorCode::kRateLimited);
   if (refused) {
-    const Error refusal = ctx_.refusal.value_or(Error{ErrorCode::kInternal, "A filter refused the request without a reason.", ""});
+    const Error refusal = ctx_.refusal.value_or(
+        Error{ErrorCode::kInternal, "A filter refused the request without a reason.", ""});
     co_await Fail(refusal);
   } else {
     ctx_.phases.admitted = core::Clock::now();

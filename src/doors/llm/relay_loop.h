@@ -22,8 +22,8 @@
 #include <string_view>
 
 #include "common/error.h"
-#include "http/exchange.h"
 #include "core/request_context.h"
+#include "http/exchange.h"
 #include "upstream/call.h"
 
 namespace turnpike::doors::llm {
