@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "http/connection.h"
-#include "http/exchange.h"
+#include "http/http1_exchange.h"
 #include "net/http_read.h"
 
 namespace turnpike::http {
@@ -71,7 +71,7 @@ class InFlight {
 net::awaitable<void> AnswerReadError(SessionContext& ctx, const std::shared_ptr<Connection>& conn,
                                      Request& request, const Error& error) {
   request.keep_alive(false);
-  Exchange exchange(conn, request, Clock::now(), true);
+  Http1Exchange exchange(conn, request, Clock::now(), true);
   std::string body = ctx.handler.RenderError(request.target(), error);
   co_await exchange.Respond(static_cast<unsigned>(HttpStatus(error.code)), "application/json",
                             std::move(body));
@@ -145,7 +145,8 @@ net::awaitable<void> RunSession(SessionContext ctx, std::shared_ptr<Connection> 
     bool keep_alive = false;
     {
       InFlight in_flight(ctx.in_flight);
-      Exchange exchange(connection, request, started, ctx.draining.load(std::memory_order_relaxed));
+      Http1Exchange exchange(connection, request, started,
+                             ctx.draining.load(std::memory_order_relaxed));
       co_await ctx.handler.Handle(exchange);
       if (!exchange.answered()) {
         const Error error{ErrorCode::kInternal, "the handler gave no answer", ""};

@@ -1,0 +1,61 @@
+// The HTTP/1.1 Exchange: one request and its response on a client connection.
+//
+// Ownership: made by the connection's session coroutine (session.cc) for each request and
+// destroyed when the handler returns. Writes are serialized here, in call order. Writes go out
+// without suspending when the socket takes all the bytes at once (the usual case; the socket
+// is put in non-blocking mode for that), else asynchronously under the connection's write
+// timeout. A streamed body uses chunked transfer encoding; Abort resets the connection (RST).
+#pragma once
+
+#include <array>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "http/exchange.h"
+
+namespace turnpike::http {
+
+struct Connection;
+
+class Http1Exchange final : public Exchange {
+ public:
+  Http1Exchange(std::shared_ptr<Connection> connection, Request& request, Clock::time_point started,
+                bool draining);
+  ~Http1Exchange() override;
+
+  boost::asio::awaitable<bool> Respond(unsigned status, std::string_view content_type,
+                                       std::string body) override;
+  boost::asio::awaitable<bool> StartStream(unsigned status, std::string_view content_type) override;
+  boost::asio::awaitable<bool> Write(std::string_view data) override;
+  boost::asio::awaitable<bool> EndStream() override;
+  void Abort() override;
+
+  bool client_gone() const override;
+  bool keep_alive() const override;
+  std::string client_address() const override;
+  void WatchClient(std::function<void()> on_gone) override;
+  void StopWatching() override;
+
+ private:
+  enum class Sent { kDone, kFailed, kLater };
+  // Writes what the socket takes now, without waiting; kLater leaves the rest in `buffers`.
+  Sent TryWrite(std::array<boost::asio::const_buffer, 3>& buffers);
+  // TryWrite, then WriteBuffers for what is left.
+  boost::asio::awaitable<bool> Send(std::array<boost::asio::const_buffer, 3> buffers);
+  // Waits for earlier writes, then writes all of `buffers` asynchronously.
+  boost::asio::awaitable<bool> WriteBuffers(std::array<boost::asio::const_buffer, 3> buffers);
+  std::string SerializeHead(unsigned status, std::string_view content_type, bool chunked,
+                            size_t content_length);
+
+  std::shared_ptr<Connection> connection_;
+  bool writing_ = false;
+  int queued_writes_ = 0;  // WriteBuffers calls waiting for `writing_` to clear
+  std::unique_ptr<boost::asio::steady_timer> write_done_;  // wakes a Write() queued behind another
+};
+
+}  // namespace turnpike::http
