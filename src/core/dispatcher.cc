@@ -3,15 +3,6 @@
 namespace turnpike::core {
 namespace net = boost::asio;
 
-namespace {
-
-std::string_view PathOf(std::string_view target) {
-  size_t q = target.find('?');
-  return q == std::string_view::npos ? target : target.substr(0, q);
-}
-
-}  // namespace
-
 Dispatcher::Dispatcher(const CoreShared& shared, const std::vector<DoorSpec>& doors,
                        int worker_index, net::io_context& context)
     : shared_(shared), core_(shared, context) {
@@ -28,7 +19,7 @@ void Dispatcher::Shutdown() {
 
 net::awaitable<void> Dispatcher::Handle(http::Exchange& exchange) {
   const auto& request = exchange.request();
-  RouteMatch match = shared_.router.Match(request.method(), PathOf(request.target()));
+  RouteMatch match = shared_.router.Match(request.method(), exchange.path());
   if (match.outcome == RouteMatch::Outcome::kFound) {
     return doors_[match.door]->Handle(exchange, match);
   }
@@ -39,7 +30,7 @@ net::awaitable<void> Dispatcher::AnswerUnrouted(http::Exchange& exchange, RouteM
   RequestContext ctx;
   core_.Start(exchange, match, ctx);
   const auto& request = exchange.request();
-  const std::string_view path = PathOf(request.target());
+  const std::string_view path = exchange.path();
   const std::string method(request.method_string());
   Error error{ErrorCode::kNotFound, "Invalid URL (" + method + " " + std::string(path) + ")", ""};
   if (match.outcome == RouteMatch::Outcome::kMethodNotAllowed) {
@@ -56,7 +47,7 @@ net::awaitable<void> Dispatcher::AnswerUnrouted(http::Exchange& exchange, RouteM
 
 std::string Dispatcher::RenderError(std::string_view target, const Error& error) const {
   // Errors the server found before routing have no trustworthy method: the path picks the door.
-  const RouteMatch match = shared_.router.Match(Verb::unknown, PathOf(target));
+  const RouteMatch match = shared_.router.Match(Verb::unknown, http::PathOf(target));
   return doors_[match.door]->RenderError(match.route, error).body;
 }
 

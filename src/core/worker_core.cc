@@ -17,11 +17,6 @@ namespace {
 constexpr std::chrono::milliseconds kLogFlushInterval{200};
 constexpr std::string_view kJson = "application/json";
 
-std::string_view PathOf(std::string_view target) {
-  size_t q = target.find('?');
-  return q == std::string_view::npos ? target : target.substr(0, q);
-}
-
 template <typename Request, typename Field>
 std::string_view HeaderValue(const Request& request, Field field) {
   auto it = request.find(field);
@@ -155,7 +150,7 @@ void WorkerCore::Finish(const http::Exchange& exchange, RequestContext& ctx) {
            std::chrono::duration_cast<std::chrono::system_clock::duration>(p.done - p.received);
   r.request_id = ctx.request_id;
   r.method = exchange.request().method_string();
-  r.path = PathOf(exchange.request().target());
+  r.path = exchange.path();
   r.status = ctx.status;
   r.model = ctx.model;
   r.deployment = ctx.deployment;

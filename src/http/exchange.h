@@ -35,6 +35,11 @@ using Request =
 using Fields = boost::beast::http::fields;
 using Clock = std::chrono::steady_clock;
 
+// A request target without its query ("/v1/models?x=1" -> "/v1/models").
+inline std::string_view PathOf(std::string_view target) {
+  return target.substr(0, target.find('?'));
+}
+
 class Exchange {
  public:
   virtual ~Exchange() = default;
@@ -43,6 +48,7 @@ class Exchange {
 
   const Request& request() const { return request_; }
   std::string_view target() const { return request_.target(); }
+  std::string_view path() const { return PathOf(target()); }
   // From `x-request-id` when the client sent a sane one, else generated. Echoed on the response.
   std::string_view request_id() const { return request_id_; }
   // When the first byte of the request was read.

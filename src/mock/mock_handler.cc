@@ -30,8 +30,6 @@ constexpr std::string_view kHealthPath = "/healthz";
 constexpr unsigned kOk = 200;
 constexpr unsigned kUnavailable = 503;
 
-std::string_view PathOf(std::string_view target) { return target.substr(0, target.find('?')); }
-
 struct Route {
   std::string_view path;
   Verb verb;
@@ -98,7 +96,7 @@ net::awaitable<void> MockHandler::RespondError(http::Exchange& exchange, Error e
 }
 
 net::awaitable<void> MockHandler::Handle(http::Exchange& exchange) {
-  const std::string_view path = PathOf(exchange.target());
+  const std::string_view path = exchange.path();
   if (IsGeminiPath(path)) {
     co_await HandleGemini(exchange);
     co_return;
