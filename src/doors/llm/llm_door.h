@@ -74,7 +74,6 @@ class LlmDoor : public core::Door {
   upstream::Pool pool_;
   const upstream::CallOptions call_options_;
   core::FilterChain chain_;
-  observability::Counter& retries_;
   std::minstd_rand rng_;
   const FlowDeps deps_;
   const std::string models_body_;
