@@ -30,6 +30,8 @@
 namespace turnpike::core {
 
 struct CoreShared {
+  CoreShared(const Router& router, ProbeRegistry& probes) : router(router), probes(probes) {}
+
   const Router& router;
   ProbeRegistry& probes;
   size_t model_count = 0;                              // the request probe's model slots

@@ -137,7 +137,7 @@ class ChatFlowTest : public ::testing::Test {
                       }});
     router_.Add(0, doors_[0].routes);
     probes_.route_labels = router_.labels();
-    core_ = std::make_unique<core::CoreShared>(core::CoreShared{router_, probes_});
+    core_ = std::make_unique<core::CoreShared>(router_, probes_);
     core_->model_count = routes_->models().size();
     gateway_ = std::make_unique<Running>([this](int index, net::io_context& context) {
       return std::make_unique<core::Dispatcher>(*core_, doors_, index, context);
