@@ -5,6 +5,8 @@
 //   records()     GovernanceRecords (records.h): plans, tenants, keys, prices + change feed
 //   call_log()    CallLogStore (call_log.h): the call log and the spend sink
 //   statements()  StatementCounts (statements.h): what the engine executed, by purpose
+//   Tick()        periodic upkeep on the store thread (every store-thread tick): a network
+//                 engine reconnects and replays what it spooled while its server was down
 //   Migrate()     the schema: an engine versions its schema and brings it to this binary's
 //                 version in order, each step all or nothing; it refuses a schema newer than
 //                 the binary (kInternal)
@@ -31,6 +33,9 @@ class Engine {
   virtual Status Migrate() = 0;
   // The schema version the engine holds; 0 before the first migration.
   virtual int SchemaVersion() = 0;
+
+  // Periodic upkeep (see above); the embedded engine has none.
+  virtual void Tick() {}
 
   virtual GovernanceRecords& records() = 0;
   virtual CallLogStore& call_log() = 0;

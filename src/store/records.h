@@ -15,6 +15,10 @@
 // (nothing was seen before it), so a caller marks its starting point by calling it once after
 // its first LoadAll. A failed poll reports an error and leaves the mark where it was: the next
 // successful poll still reports what it missed.
+// Notified: an engine with a notification channel (PostgreSQL LISTEN) also answers, without a
+// round trip and without waiting, whether a notification of another writer's commit arrived;
+// the caller asks on every store-thread tick and reloads at once, and PollChanges (once per
+// snapshot_ttl) stays the bound when a notification is lost. Engines without one say false.
 //
 // Threads: called only from the store thread (store_thread.h), or before it starts.
 // Errors: kInternal when the engine fails; kConflict for a duplicate id; kNotFound for an
@@ -52,6 +56,8 @@ class GovernanceRecords {
   virtual Result<GovernanceRows> LoadAll() = 0;
   // true: another writer committed since the previous call (see the top of this file).
   virtual Result<bool> PollChanges() = 0;
+  // true: a notification of another writer's commit arrived (see the top of this file).
+  virtual Result<bool> Notified() { return false; }
 
   virtual Status UpsertPlan(const governance::Plan& plan) = 0;
   virtual Status InsertTenant(const governance::Tenant& tenant) = 0;  // kConflict if present

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "store/records_sql.h"
 
 namespace turnpike::store::sqlite {
 namespace {
@@ -15,28 +16,8 @@ using governance::KeyStatus;
 using governance::Plan;
 using governance::Tenant;
 using governance::TenantStatus;
-
-// Allowed-model lists are stored as one text of names separated by newlines.
-std::string JoinModels(const std::vector<std::string>& models) {
-  std::string out;
-  for (const std::string& m : models) {
-    if (!out.empty()) out += '\n';
-    out += m;
-  }
-  return out;
-}
-
-std::vector<std::string> SplitModels(const std::string& text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    if (end > start) out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
+using sql::JoinModels;
+using sql::SplitModels;
 
 Error NotFound(std::string what) { return Error{ErrorCode::kNotFound, std::move(what), ""}; }
 
@@ -67,10 +48,7 @@ Status RunReturning(Statement& q, std::string missing) {
 Result<GovernanceRows> Records::LoadAll() {
   GovernanceRows rows;
   {
-    Result<Statement> q = db_.Prepare(
-        "SELECT id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros "
-        "FROM plans ORDER BY id",
-        StoreOp::kSnapshotLoad);
+    Result<Statement> q = db_.Prepare(sql::kSelectPlans, StoreOp::kSnapshotLoad);
     if (!q.ok()) return q.error();
     Status read = ForEachRow(*q, [&]() -> Status {
       Plan p;
@@ -86,9 +64,7 @@ Result<GovernanceRows> Records::LoadAll() {
     if (!read.ok()) return read.error();
   }
   {
-    Result<Statement> q = db_.Prepare(
-        "SELECT id, name, status, plan_id, log_bodies, created_at FROM tenants ORDER BY id",
-        StoreOp::kSnapshotLoad);
+    Result<Statement> q = db_.Prepare(sql::kSelectTenants, StoreOp::kSnapshotLoad);
     if (!q.ok()) return q.error();
     Status read = ForEachRow(*q, [&]() -> Status {
       Tenant t;
@@ -104,11 +80,7 @@ Result<GovernanceRows> Records::LoadAll() {
     if (!read.ok()) return read.error();
   }
   {
-    Result<Statement> q = db_.Prepare(
-        "SELECT public_id, tenant_id, name, secret_sha256, status, expires_at, "
-        "monthly_budget_micros, rpm, tpm, allowed_models, created_at FROM api_keys "
-        "ORDER BY public_id",
-        StoreOp::kSnapshotLoad);
+    Result<Statement> q = db_.Prepare(sql::kSelectKeys, StoreOp::kSnapshotLoad);
     if (!q.ok()) return q.error();
     Status read = ForEachRow(*q, [&]() -> Status {
       Key k;
@@ -133,11 +105,7 @@ Result<GovernanceRows> Records::LoadAll() {
     if (!read.ok()) return read.error();
   }
   {
-    Result<Statement> q = db_.Prepare(
-        "SELECT model, input_micros_per_mtok, output_micros_per_mtok, "
-        "cached_input_micros_per_mtok, max_output_tokens, updated_at, "
-        "cache_write_micros_per_mtok FROM prices ORDER BY model",
-        StoreOp::kSnapshotLoad);
+    Result<Statement> q = db_.Prepare(sql::kSelectPrices, StoreOp::kSnapshotLoad);
     if (!q.ok()) return q.error();
     Status read = ForEachRow(*q, [&]() -> Status {
       PriceOverride p;
@@ -167,14 +135,7 @@ Result<bool> Records::PollChanges() {
 }
 
 Status Records::UpsertPlan(const Plan& plan) {
-  Result<Statement> q = db_.Prepare(
-      "INSERT INTO plans (id, monthly_budget_micros, rpm, tpm, allowed_models, "
-      "max_request_cost_micros, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
-      "ON CONFLICT (id) DO UPDATE SET monthly_budget_micros = excluded.monthly_budget_micros, "
-      "rpm = excluded.rpm, tpm = excluded.tpm, allowed_models = excluded.allowed_models, "
-      "max_request_cost_micros = excluded.max_request_cost_micros, "
-      "updated_at = excluded.updated_at",
-      StoreOp::kAdminWrite);
+  Result<Statement> q = db_.Prepare(sql::kUpsertPlan, StoreOp::kAdminWrite);
   if (!q.ok()) return q.error();
   q->Bind(1, plan.id)
       .Bind(2, plan.monthly_budget_micros)
@@ -187,10 +148,7 @@ Status Records::UpsertPlan(const Plan& plan) {
 }
 
 Status Records::InsertTenant(const Tenant& tenant) {
-  Result<Statement> q = db_.Prepare(
-      "INSERT INTO tenants (id, name, status, plan_id, log_bodies, created_at, updated_at) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?)",
-      StoreOp::kAdminWrite);
+  Result<Statement> q = db_.Prepare(sql::kInsertTenant, StoreOp::kAdminWrite);
   if (!q.ok()) return q.error();
   q->Bind(1, tenant.id)
       .Bind(2, tenant.name)
@@ -203,10 +161,7 @@ Status Records::InsertTenant(const Tenant& tenant) {
 }
 
 Status Records::UpdateTenant(const Tenant& tenant) {
-  Result<Statement> q = db_.Prepare(
-      "UPDATE tenants SET name = ?, status = ?, plan_id = ?, log_bodies = ?, updated_at = ? "
-      "WHERE id = ? RETURNING id",
-      StoreOp::kAdminWrite);
+  Result<Statement> q = db_.Prepare(sql::kUpdateTenant, StoreOp::kAdminWrite);
   if (!q.ok()) return q.error();
   q->Bind(1, tenant.name)
       .Bind(2, tenant.status == TenantStatus::kSuspended ? "suspended" : "active")
@@ -218,11 +173,7 @@ Status Records::UpdateTenant(const Tenant& tenant) {
 }
 
 Status Records::InsertKey(const Key& key) {
-  Result<Statement> q = db_.Prepare(
-      "INSERT INTO api_keys (public_id, tenant_id, name, secret_sha256, status, expires_at, "
-      "monthly_budget_micros, rpm, tpm, allowed_models, created_at) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      StoreOp::kAdminWrite);
+  Result<Statement> q = db_.Prepare(sql::kInsertKey, StoreOp::kAdminWrite);
   if (!q.ok()) return q.error();
   q->Bind(1, key.public_id)
       .Bind(2, key.tenant_id)
@@ -239,9 +190,7 @@ Status Records::InsertKey(const Key& key) {
 }
 
 Status Records::SetKeyStatus(std::string_view public_id, KeyStatus status, int64_t at) {
-  Result<Statement> q = db_.Prepare(
-      "UPDATE api_keys SET status = ?, revoked_at = ? WHERE public_id = ? RETURNING public_id",
-      StoreOp::kAdminWrite);
+  Result<Statement> q = db_.Prepare(sql::kSetKeyStatus, StoreOp::kAdminWrite);
   if (!q.ok()) return q.error();
   q->Bind(1, status == KeyStatus::kRevoked ? "revoked" : "active");
   if (status == KeyStatus::kRevoked) {
@@ -254,16 +203,7 @@ Status Records::SetKeyStatus(std::string_view public_id, KeyStatus status, int64
 }
 
 Status Records::UpsertPrice(const PriceOverride& price) {
-  Result<Statement> q = db_.Prepare(
-      "INSERT INTO prices (model, input_micros_per_mtok, output_micros_per_mtok, "
-      "cached_input_micros_per_mtok, max_output_tokens, updated_at, cache_write_micros_per_mtok) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?) "
-      "ON CONFLICT (model) DO UPDATE SET input_micros_per_mtok = excluded.input_micros_per_mtok, "
-      "output_micros_per_mtok = excluded.output_micros_per_mtok, "
-      "cached_input_micros_per_mtok = excluded.cached_input_micros_per_mtok, "
-      "max_output_tokens = excluded.max_output_tokens, updated_at = excluded.updated_at, "
-      "cache_write_micros_per_mtok = excluded.cache_write_micros_per_mtok",
-      StoreOp::kAdminWrite);
+  Result<Statement> q = db_.Prepare(sql::kUpsertPrice, StoreOp::kAdminWrite);
   if (!q.ok()) return q.error();
   q->Bind(1, price.model)
       .Bind(2, price.price.input_micros_per_mtok)
@@ -276,8 +216,7 @@ Status Records::UpsertPrice(const PriceOverride& price) {
 }
 
 Status Records::DeletePrice(std::string_view model) {
-  Result<Statement> q =
-      db_.Prepare("DELETE FROM prices WHERE model = ? RETURNING model", StoreOp::kAdminWrite);
+  Result<Statement> q = db_.Prepare(sql::kDeletePrice, StoreOp::kAdminWrite);
   if (!q.ok()) return q.error();
   q->Bind(1, model);
   return RunReturning(*q, "no price override for model " + std::string(model));

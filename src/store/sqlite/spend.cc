@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "store/records_sql.h"
 #include "store/sqlite/call_log.h"
 
 namespace turnpike::store::sqlite {
@@ -18,9 +19,7 @@ std::string_view ScopeName(SpendScope scope) {
 
 Result<std::vector<SpendRow>> CallLog::LoadSpend(std::span<const std::string> months) {
   std::vector<SpendRow> out;
-  Result<Statement> q =
-      db_.Prepare("SELECT scope, scope_id, month, spent_micros FROM spend WHERE month = ?",
-                  StoreOp::kSnapshotLoad);
+  Result<Statement> q = db_.Prepare(sql::kSelectSpend, StoreOp::kSnapshotLoad);
   if (!q.ok()) return q.error();
   for (const std::string& month : months) {
     q->Bind(1, month);
@@ -50,11 +49,7 @@ Status CallLog::AddSpend(SpendScope scope, std::string_view scope_id, std::strin
 
 Status CallLog::SetSpend(std::span<const SpendRow> rows) {
   return InTransaction(db_, [&]() -> Status {
-    Result<Statement*> q = db_.Cached(set_spend_,
-                                      "INSERT INTO spend (scope, scope_id, month, spent_micros) "
-                                      "VALUES (?, ?, ?, ?) ON CONFLICT (scope, scope_id, month) "
-                                      "DO UPDATE SET spent_micros = excluded.spent_micros",
-                                      StoreOp::kReconcile);
+    Result<Statement*> q = db_.Cached(set_spend_, sql::kSetSpend, StoreOp::kReconcile);
     if (!q.ok()) return q.error();
     for (const SpendRow& row : rows) {
       (*q)->Bind(1, ScopeName(row.scope))

@@ -1,0 +1,63 @@
+#include "store/postgres/engine.h"
+
+#include "store/postgres/migrations.h"
+
+namespace turnpike::store::postgres {
+namespace {
+
+ConnectionOptions ConnectionFor(const std::string& url, const EngineOptions& options,
+                                bool pipeline) {
+  ConnectionOptions c;
+  c.url = url;
+  c.timeout = options.timeout;
+  c.pipeline = pipeline;
+  return c;
+}
+
+}  // namespace
+
+PostgresEngine::PostgresEngine(const EngineOptions& options)
+    : counts_(std::make_unique<StatementCounts>()),
+      db_(ConnectionFor(options.url, options, /*pipeline=*/options.notify_url.empty()),
+          counts_.get()),
+      listen_(ConnectionFor(options.notify_url.empty() ? options.url : options.notify_url, options,
+                            false),
+              counts_.get()),
+      spool_(options.spool_path, options.spool_max_bytes),
+      records_(db_, listen_),
+      call_log_(db_, spool_) {}
+
+Result<std::unique_ptr<PostgresEngine>> OpenEngine(const EngineOptions& options) {
+  std::unique_ptr<PostgresEngine> engine(new PostgresEngine(options));
+  for (Connection* c : {&engine->db_, &engine->listen_}) {
+    Status connected = c->Ensure();
+    if (!connected.ok()) {
+      return Error{ErrorCode::kUnavailable,
+                   "cannot reach PostgreSQL at " + Redacted(c->options().url) + ": " +
+                       connected.error().message,
+                   ""};
+    }
+  }
+  return engine;
+}
+
+Status PostgresEngine::Migrate() {
+  Status migrated = postgres::Migrate(db_);
+  if (!migrated.ok()) return migrated;
+  // Rows a previous run spooled and never sent (it stopped or crashed while the server was
+  // down): sent now, before anything new.
+  Status replayed = call_log_.ReplaySpool();
+  if (!replayed.ok() && replayed.error().code != ErrorCode::kUnavailable) return replayed;
+  return Ok{};
+}
+
+int PostgresEngine::SchemaVersion() {
+  Result<int> version = postgres::SchemaVersion(db_);
+  return version.ok() ? version.value() : 0;
+}
+
+void PostgresEngine::Tick() {
+  if (!spool_.empty()) (void)call_log_.ReplaySpool();
+}
+
+}  // namespace turnpike::store::postgres

@@ -1,0 +1,167 @@
+#include "store/postgres/migrations.h"
+
+#include <array>
+#include <string>
+#include <string_view>
+
+namespace turnpike::store::postgres {
+namespace {
+
+// Each entry is one schema version; never edit a released one, append a new one (adding a
+// call-log column is one entry: ALTER TABLE call_log ADD COLUMN ..., plus the writer's and the
+// reader's column lists in call_log.cc).
+constexpr std::array<std::string_view, 1> kMigrations = {
+    R"sql(
+CREATE TABLE plans (
+  id TEXT PRIMARY KEY,
+  monthly_budget_micros BIGINT,
+  rpm BIGINT,
+  tpm BIGINT,
+  allowed_models TEXT NOT NULL DEFAULT '',
+  max_request_cost_micros BIGINT,
+  updated_at BIGINT NOT NULL
+);
+CREATE TABLE tenants (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('active', 'suspended')),
+  plan_id TEXT NOT NULL REFERENCES plans (id),
+  log_bodies BIGINT NOT NULL DEFAULT 0,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL
+);
+CREATE TABLE api_keys (
+  public_id TEXT PRIMARY KEY,
+  tenant_id TEXT NOT NULL REFERENCES tenants (id),
+  name TEXT NOT NULL,
+  secret_sha256 BYTEA NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('active', 'revoked')),
+  expires_at BIGINT NOT NULL DEFAULT 0,
+  monthly_budget_micros BIGINT,
+  rpm BIGINT,
+  tpm BIGINT,
+  allowed_models TEXT NOT NULL DEFAULT '',
+  created_at BIGINT NOT NULL,
+  revoked_at BIGINT
+);
+CREATE INDEX api_keys_tenant ON api_keys (tenant_id);
+CREATE TABLE prices (
+  model TEXT PRIMARY KEY,
+  input_micros_per_mtok BIGINT NOT NULL,
+  output_micros_per_mtok BIGINT NOT NULL,
+  cached_input_micros_per_mtok BIGINT NOT NULL,
+  max_output_tokens BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  cache_write_micros_per_mtok BIGINT
+);
+CREATE TABLE spend (
+  scope TEXT NOT NULL CHECK (scope IN ('tenant', 'key')),
+  scope_id TEXT NOT NULL,
+  month TEXT NOT NULL,
+  spent_micros BIGINT NOT NULL,
+  PRIMARY KEY (scope, scope_id, month)
+);
+CREATE TABLE call_log (
+  id BIGSERIAL PRIMARY KEY,
+  row_key TEXT NOT NULL UNIQUE,
+  time_ms BIGINT NOT NULL,
+  request_id TEXT NOT NULL,
+  tenant_id TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  deployment TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  error TEXT NOT NULL,
+  prompt_tokens BIGINT NOT NULL,
+  completion_tokens BIGINT NOT NULL,
+  cached_tokens BIGINT NOT NULL,
+  cache_creation_tokens BIGINT NOT NULL DEFAULT 0,
+  cost_micros BIGINT NOT NULL,
+  estimated INTEGER NOT NULL,
+  unpriced INTEGER NOT NULL,
+  ttft_us BIGINT,
+  total_us BIGINT NOT NULL,
+  overhead_us BIGINT,
+  month TEXT NOT NULL,
+  request_body TEXT,
+  dropped_rows BIGINT NOT NULL DEFAULT 0
+);
+CREATE INDEX call_log_tenant ON call_log (tenant_id, id);
+CREATE INDEX call_log_month ON call_log (month);
+CREATE TABLE records_version (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  version BIGINT NOT NULL
+);
+INSERT INTO records_version (id, version) VALUES (1, 0);
+CREATE FUNCTION turnpike_records_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE records_version SET version = version + 1 WHERE id = 1;
+  PERFORM pg_notify('turnpike_records', '');
+  RETURN NULL;
+END
+$$;
+CREATE TRIGGER plans_changed AFTER INSERT OR UPDATE OR DELETE ON plans
+  FOR EACH STATEMENT EXECUTE FUNCTION turnpike_records_changed();
+CREATE TRIGGER tenants_changed AFTER INSERT OR UPDATE OR DELETE ON tenants
+  FOR EACH STATEMENT EXECUTE FUNCTION turnpike_records_changed();
+CREATE TRIGGER api_keys_changed AFTER INSERT OR UPDATE OR DELETE ON api_keys
+  FOR EACH STATEMENT EXECUTE FUNCTION turnpike_records_changed();
+CREATE TRIGGER prices_changed AFTER INSERT OR UPDATE OR DELETE ON prices
+  FOR EACH STATEMENT EXECUTE FUNCTION turnpike_records_changed();
+)sql"};
+
+// Any constant: every replica of every version takes the same lock around migrations.
+constexpr std::string_view kLock = "SELECT pg_advisory_xact_lock(7463726531)";
+
+}  // namespace
+
+int LatestSchemaVersion() { return static_cast<int>(kMigrations.size()); }
+
+Result<int> SchemaVersion(Connection& db) {
+  Result<Rows> rows = db.Run("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", Params{},
+                             StoreOp::kMigrate);
+  if (!rows.ok()) {
+    // No table yet is a new database; a connection problem is reported.
+    if (rows.error().code == ErrorCode::kInternal) return 0;
+    return rows.error();
+  }
+  return static_cast<int>(rows->Int(0, 0));
+}
+
+Status Migrate(Connection& db) {
+  Status table = db.Script(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+      "applied_at BIGINT NOT NULL)",
+      StoreOp::kMigrate);
+  if (!table.ok() && table.error().code != ErrorCode::kConflict) return table;
+  while (true) {
+    Status begun = db.Script(std::string("BEGIN; ") + std::string(kLock), StoreOp::kMigrate);
+    if (!begun.ok()) return begun;
+    Result<int> current = SchemaVersion(db);
+    auto abandon = [&db](Error error) -> Status {
+      (void)db.Script("ROLLBACK", StoreOp::kMigrate);
+      return error;
+    };
+    if (!current.ok()) return abandon(current.error());
+    if (current.value() > LatestSchemaVersion()) {
+      return abandon(Error{ErrorCode::kInternal,
+                           "the store's schema version " + std::to_string(current.value()) +
+                               " is newer than this binary's " +
+                               std::to_string(LatestSchemaVersion()) + "; run a newer turnpike",
+                           ""});
+    }
+    if (current.value() == LatestSchemaVersion()) {
+      return db.Script("COMMIT", StoreOp::kMigrate);
+    }
+    const int version = current.value() + 1;
+    Status ran = db.Script(kMigrations[static_cast<size_t>(version - 1)], StoreOp::kMigrate);
+    if (!ran.ok()) return abandon(ran.error());
+    Status marked =
+        db.Script("INSERT INTO schema_migrations (version, applied_at) VALUES (" +
+                      std::to_string(version) + ", EXTRACT(EPOCH FROM now())::BIGINT); COMMIT",
+                  StoreOp::kMigrate);
+    if (!marked.ok()) return abandon(marked.error());
+  }
+}
+
+}  // namespace turnpike::store::postgres

@@ -1,0 +1,30 @@
+// The PostgreSQL engine's schema: versioned migrations (migrations.cc, kMigrations) recorded in
+// table schema_migrations. The tables and columns are the embedded engine's (sqlite/
+// migrations.cc) as the admin API sees them; what differs is storage, which PostgreSQL does
+// with its own indexes instead of SQLite's coarse ones (call_log is one table with a tenant and
+// a month index), and two fleet additions: call_log.row_key (UNIQUE: a replayed batch never
+// writes a row twice, call_log.h) and the change feed (a trigger on every records table bumps
+// records_version and NOTIFYs channel turnpike_records).
+//
+// Replicas may start together: each step runs in its own transaction under an advisory lock
+// and re-reads the version inside it, so a step is applied once. A database newer than this
+// binary is refused.
+//
+// Threads: the opener's (before the store thread starts). Errors: the connection's (pg.h), or
+// kInternal for a schema newer than this binary's.
+#pragma once
+
+#include "common/result.h"
+#include "store/postgres/pg.h"
+
+namespace turnpike::store::postgres {
+
+int LatestSchemaVersion();
+// The version the database holds; 0 for a new one.
+Result<int> SchemaVersion(Connection& db);
+Status Migrate(Connection& db);
+
+// The NOTIFY channel of the records' change feed.
+inline constexpr std::string_view kChangeChannel = "turnpike_records";
+
+}  // namespace turnpike::store::postgres

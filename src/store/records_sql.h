@@ -1,0 +1,93 @@
+// The governance records' statements, one text for every engine: the dialects agree on these
+// (INSERT ... ON CONFLICT ... DO UPDATE SET col = excluded.col, UPDATE/DELETE ... RETURNING).
+// Parameters are written `?` in order; an engine whose driver numbers them ($1, $2, ...) turns
+// them into its form once (postgres/pg.h, Numbered). Each statement's parameters and result
+// columns are listed next to it; an engine binds and reads them in that order.
+//
+// Values the engines store the same way: allowed-model lists as one text of names joined by
+// newlines (JoinModels/SplitModels), statuses as the words below, booleans as 0/1 integers,
+// times as unix seconds.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace turnpike::store::sql {
+
+// Result: id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros.
+inline constexpr std::string_view kSelectPlans =
+    "SELECT id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros "
+    "FROM plans ORDER BY id";
+// Result: id, name, status, plan_id, log_bodies, created_at.
+inline constexpr std::string_view kSelectTenants =
+    "SELECT id, name, status, plan_id, log_bodies, created_at FROM tenants ORDER BY id";
+// Result: public_id, tenant_id, name, secret_sha256, status, expires_at, monthly_budget_micros,
+// rpm, tpm, allowed_models, created_at.
+inline constexpr std::string_view kSelectKeys =
+    "SELECT public_id, tenant_id, name, secret_sha256, status, expires_at, "
+    "monthly_budget_micros, rpm, tpm, allowed_models, created_at FROM api_keys "
+    "ORDER BY public_id";
+// Result: model, input, output, cached_input, max_output_tokens, updated_at, cache_write.
+inline constexpr std::string_view kSelectPrices =
+    "SELECT model, input_micros_per_mtok, output_micros_per_mtok, "
+    "cached_input_micros_per_mtok, max_output_tokens, updated_at, "
+    "cache_write_micros_per_mtok FROM prices ORDER BY model";
+
+// id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros, updated_at.
+inline constexpr std::string_view kUpsertPlan =
+    "INSERT INTO plans (id, monthly_budget_micros, rpm, tpm, allowed_models, "
+    "max_request_cost_micros, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (id) DO UPDATE SET monthly_budget_micros = excluded.monthly_budget_micros, "
+    "rpm = excluded.rpm, tpm = excluded.tpm, allowed_models = excluded.allowed_models, "
+    "max_request_cost_micros = excluded.max_request_cost_micros, "
+    "updated_at = excluded.updated_at";
+// id, name, status, plan_id, log_bodies, created_at, updated_at.
+inline constexpr std::string_view kInsertTenant =
+    "INSERT INTO tenants (id, name, status, plan_id, log_bodies, created_at, updated_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)";
+// name, status, plan_id, log_bodies, updated_at, id. Returns a row when the tenant exists.
+inline constexpr std::string_view kUpdateTenant =
+    "UPDATE tenants SET name = ?, status = ?, plan_id = ?, log_bodies = ?, updated_at = ? "
+    "WHERE id = ? RETURNING id";
+// public_id, tenant_id, name, secret_sha256, status, expires_at, monthly_budget_micros, rpm,
+// tpm, allowed_models, created_at.
+inline constexpr std::string_view kInsertKey =
+    "INSERT INTO api_keys (public_id, tenant_id, name, secret_sha256, status, expires_at, "
+    "monthly_budget_micros, rpm, tpm, allowed_models, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+// status, revoked_at (NULL unless revoked), public_id. Returns a row when the key exists.
+inline constexpr std::string_view kSetKeyStatus =
+    "UPDATE api_keys SET status = ?, revoked_at = ? WHERE public_id = ? RETURNING public_id";
+// model, input, output, cached_input, max_output_tokens, updated_at, cache_write (NULL: as
+// input).
+inline constexpr std::string_view kUpsertPrice =
+    "INSERT INTO prices (model, input_micros_per_mtok, output_micros_per_mtok, "
+    "cached_input_micros_per_mtok, max_output_tokens, updated_at, cache_write_micros_per_mtok) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (model) DO UPDATE SET input_micros_per_mtok = excluded.input_micros_per_mtok, "
+    "output_micros_per_mtok = excluded.output_micros_per_mtok, "
+    "cached_input_micros_per_mtok = excluded.cached_input_micros_per_mtok, "
+    "max_output_tokens = excluded.max_output_tokens, updated_at = excluded.updated_at, "
+    "cache_write_micros_per_mtok = excluded.cache_write_micros_per_mtok";
+// model. Returns a row when the price existed.
+inline constexpr std::string_view kDeletePrice =
+    "DELETE FROM prices WHERE model = ? RETURNING model";
+
+// Spend rows. LoadSpend: month; result scope, scope_id, month, spent_micros. SetSpend (overwrite)
+// and AddSpend: scope, scope_id, month, spent_micros.
+inline constexpr std::string_view kSelectSpend =
+    "SELECT scope, scope_id, month, spent_micros FROM spend WHERE month = ?";
+inline constexpr std::string_view kSetSpend =
+    "INSERT INTO spend (scope, scope_id, month, spent_micros) "
+    "VALUES (?, ?, ?, ?) ON CONFLICT (scope, scope_id, month) "
+    "DO UPDATE SET spent_micros = excluded.spent_micros";
+
+inline constexpr std::string_view kActive = "active";
+inline constexpr std::string_view kSuspended = "suspended";
+inline constexpr std::string_view kRevoked = "revoked";
+
+std::string JoinModels(const std::vector<std::string>& models);
+std::vector<std::string> SplitModels(const std::string& text);
+
+}  // namespace turnpike::store::sql
