@@ -3,13 +3,16 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <thread>
 
 #include "app/signals.h"
+#include "app/wait_for_deps.h"
 #include "config/config.h"
 #include "config/describe.h"
 #include "control/governance_service.h"
@@ -31,12 +34,16 @@
 #include "providers/openai_completions/completions_provider.h"
 #include "providers/openai_responses/responses_provider.h"
 #include "providers/registry.h"
+#include "store/postgres/engine.h"
 #include "store/sqlite/engine.h"
 #include "store/store_thread.h"
 #include "upstream/pool.h"
 
 namespace turnpike::app {
 namespace {
+
+// The store thread's tick with an engine that is notified of changes (PostgreSQL LISTEN).
+constexpr std::chrono::milliseconds kNotifiedTick{10};
 
 http::ServerOptions MakeServerOptions(const config::ServerConfig& s) {
   http::ServerOptions o;
@@ -61,19 +68,48 @@ std::unique_ptr<observability::AccessLogSink> OpenAccessLog(const std::string& w
   return std::make_unique<observability::AccessLogSink>(fd, true);
 }
 
-// The embedded engine (SQLite) over config `store:`, its store thread, and the service that
-// owns both (control/governance_service.h).
-Result<std::unique_ptr<control::GovernanceService>> StartGovernance(
-    const config::Config& config, governance::Counters& counters) {
-  store::sqlite::EngineOptions engine_options;
-  engine_options.synchronous_full = config.store.synchronous_full;
-  Result<std::unique_ptr<store::sqlite::SqliteEngine>> engine =
-      store::sqlite::OpenEngine(config.store.path, engine_options);
+// The store's engine chosen by config `store.engine`: the embedded one (SQLite), or PostgreSQL
+// (waited for with --wait-for-deps; else an unreachable server ends start-up).
+Result<std::unique_ptr<store::Engine>> OpenStoreEngine(const config::Config& config,
+                                                       bool wait_for_deps) {
+  if (config.store.engine == config::StoreConfig::Engine::kSqlite) {
+    store::sqlite::EngineOptions options;
+    options.synchronous_full = config.store.synchronous_full;
+    Result<std::unique_ptr<store::sqlite::SqliteEngine>> engine =
+        store::sqlite::OpenEngine(config.store.path, options);
+    if (!engine.ok()) return engine.error();
+    return std::unique_ptr<store::Engine>(std::move(engine.value()));
+  }
+  store::postgres::EngineOptions options;
+  options.url = config.store.url;
+  options.notify_url = config.store.notify_url;
+  options.spool_path = config.store.path + ".spool";
+  const std::function<Result<std::unique_ptr<store::Engine>>()> open =
+      [&options]() -> Result<std::unique_ptr<store::Engine>> {
+    Result<std::unique_ptr<store::postgres::PostgresEngine>> engine =
+        store::postgres::OpenEngine(options);
+    if (!engine.ok()) return engine.error();
+    return std::unique_ptr<store::Engine>(std::move(engine.value()));
+  };
+  return WaitForDependency("PostgreSQL", wait_for_deps, open);
+}
+
+// The engine, its store thread, and the service that owns both
+// (control/governance_service.h).
+Result<std::unique_ptr<control::GovernanceService>> StartGovernance(const config::Config& config,
+                                                                    governance::Counters& counters,
+                                                                    bool wait_for_deps) {
+  Result<std::unique_ptr<store::Engine>> engine = OpenStoreEngine(config, wait_for_deps);
   if (!engine.ok()) return engine.error();
   store::StoreThreadOptions thread_options;
   thread_options.max_jobs = config.store.queue_jobs;
   thread_options.max_records = config.call_log.queue_rows;
   thread_options.batch_rows = config.call_log.batch_rows;
+  if (config.store.engine == config::StoreConfig::Engine::kPostgres) {
+    // Each tick reads the LISTEN socket (no round trip): the tick bounds how late another
+    // replica's change arrives.
+    thread_options.tick = kNotifiedTick;
+  }
   auto thread = std::make_unique<store::StoreThread>(*engine.value(), thread_options);
   return control::GovernanceService::Start(config, std::move(engine.value()), std::move(thread),
                                            counters);
@@ -119,7 +155,7 @@ std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
   return doors;
 }
 
-int Serve(const std::string& config_path) {
+int Serve(const std::string& config_path, bool wait_for_deps) {
   SignalWatcher::BlockSignals();  // before the first thread (store, access log) starts
   const config::Config config = config::LoadConfig(config_path);
   const std::unique_ptr<providers::Registry> registry = MakeRegistry();
@@ -143,7 +179,8 @@ int Serve(const std::string& config_path) {
   std::unique_ptr<control::GovernanceService> governance;
   std::string admin_token;
   if (config.governance.enabled) {
-    Result<std::unique_ptr<control::GovernanceService>> opened = StartGovernance(config, counters);
+    Result<std::unique_ptr<control::GovernanceService>> opened =
+        StartGovernance(config, counters, wait_for_deps);
     if (!opened.ok()) {
       std::cerr << "turnpike: " << opened.error().message << "\n";
       return 1;
@@ -219,10 +256,13 @@ void RegisterServeCommands(CLI::App& root) {
   auto config_path = std::make_shared<std::string>("turnpike.yaml");
   CLI::App* serve = root.add_subcommand("serve", "Run the gateway");
   serve->add_option("-c,--config", *config_path, "YAML config file")->capture_default_str();
-  serve->callback([config_path] {
+  auto wait_for_deps = std::make_shared<bool>(false);
+  serve->add_flag("--wait-for-deps", *wait_for_deps,
+                  "Wait for unreachable dependencies (PostgreSQL) at start-up instead of exiting");
+  serve->callback([config_path, wait_for_deps] {
     int rc = 1;
     try {
-      rc = Serve(*config_path);
+      rc = Serve(*config_path, *wait_for_deps);
     } catch (const config::ConfigError& e) {
       std::cerr << "turnpike: config error: " << e.what() << "\n";
     } catch (const std::exception& e) {

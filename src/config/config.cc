@@ -196,6 +196,7 @@ std::vector<ModelRoute> ParseModels(const YamlMap& root) {
 }
 
 constexpr int64_t kMaxSnapshotTtlMs = 30'000;
+constexpr int64_t kMaxStorePool = 64;
 constexpr double kMaxPricePerMtok = 1'000'000;  // USD; anything above is a typo
 constexpr int64_t kMaxOutputTokens = 100'000'000;
 constexpr double kMicros = 1'000'000;
@@ -216,7 +217,31 @@ GovernanceConfig ParseGovernance(const YamlMap& root) {
 
 StoreConfig ParseStore(const YamlMap& root) {
   StoreConfig s;
-  YamlMap m(root.Child("store"), root.KeyPath("store"), {"path", "synchronous", "queue_jobs"});
+  YamlMap m(root.Child("store"), root.KeyPath("store"),
+            {"engine", "path", "synchronous", "queue_jobs", "url", "pool", "notify_url"});
+  const std::string engine = m.String("engine", "sqlite");
+  if (engine != "sqlite" && engine != "postgres") {
+    FailAt(m.KeyPath("engine"), "must be sqlite or postgres, not \"" + engine + "\"");
+  }
+  s.engine = engine == "postgres" ? StoreConfig::Engine::kPostgres : StoreConfig::Engine::kSqlite;
+  s.url = m.String("url", "");
+  s.notify_url = m.String("notify_url", "");
+  s.pool = static_cast<int>(m.Int("pool", s.pool, 1, kMaxStorePool));
+  if (s.engine == StoreConfig::Engine::kPostgres) {
+    if (s.url.empty()) FailAt(m.KeyPath("url"), "is required with engine: postgres");
+    for (const auto& [key, url] :
+         {std::pair{"url", &s.url}, std::pair{"notify_url", &s.notify_url}}) {
+      if (!url->empty() && url->rfind("postgresql://", 0) != 0 &&
+          url->rfind("postgres://", 0) != 0) {
+        FailAt(m.KeyPath(key), "must be a postgresql:// URL");
+      }
+    }
+  } else {
+    for (const auto& [key, url] :
+         {std::pair{"url", &s.url}, std::pair{"notify_url", &s.notify_url}}) {
+      if (!url->empty()) FailAt(m.KeyPath(key), "is only for engine: postgres");
+    }
+  }
   s.path = m.String("path", s.path);
   if (s.path.empty()) FailAt(m.KeyPath("path"), "must not be empty");
   const std::string sync = m.String("synchronous", "normal");

@@ -59,7 +59,16 @@
 //                                      # on every request (debugging: every request waits for
 //                                      # one store round trip of 4 statements)
 //   store:
-//     path: turnpike.db                # the SQLite file (WAL); created with its directory
+//     engine: sqlite                   # sqlite (default) | postgres (a fleet: README "Fleet:
+//                                      # PostgreSQL")
+//     path: turnpike.db                # the SQLite file (WAL); created with its directory;
+//                                      # postgres: <path>.spool keeps the call log while the
+//                                      # server is down
+//     url: postgresql://turnpike@127.0.0.1:5432/turnpike   # postgres only (required)
+//     pool: 4                          # postgres: connections per replica (1..64)
+//     notify_url: postgresql://...     # postgres: a direct connection for LISTEN when url goes
+//                                      # through PgBouncer (transaction pooling); also turns
+//                                      # pipelining off on url
 //     synchronous: normal              # normal | full (fsync every commit)
 //     queue_jobs: 1024                 # admin/reload jobs waiting for the store thread
 //   call_log:
@@ -154,7 +163,12 @@ struct GovernanceConfig {
 };
 
 struct StoreConfig {
-  std::string path = "turnpike.db";
+  enum class Engine { kSqlite, kPostgres };
+  Engine engine = Engine::kSqlite;
+  std::string path = "turnpike.db";  // sqlite: the file; postgres: path + ".spool", the spool
+  std::string url;                   // postgres: postgresql://user@host:port/db
+  int pool = 4;                      // postgres: connections per replica
+  std::string notify_url;            // postgres: a direct connection for LISTEN
   bool synchronous_full = false;
   size_t queue_jobs = 1024;
 };

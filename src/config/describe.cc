@@ -1,11 +1,29 @@
 #include "config/describe.h"
 
 #include <sstream>
+#include <string>
 
 #include "config/listen.h"
 
 namespace turnpike::config {
 namespace {
+
+// The URL without its password (user:password@ becomes user:***@).
+std::string WithoutPassword(const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t at = url.find('@');
+  if (scheme == std::string::npos || at == std::string::npos || at < scheme) return url;
+  const size_t colon = url.find(':', scheme + 3);
+  if (colon == std::string::npos || colon > at) return url;
+  return url.substr(0, colon) + ":***" + url.substr(at);
+}
+
+std::string DescribeStore(const StoreConfig& s) {
+  if (s.engine == StoreConfig::Engine::kSqlite) return s.path;
+  std::string out = "postgres " + WithoutPassword(s.url) + " (pool " + std::to_string(s.pool);
+  if (!s.notify_url.empty()) out += ", LISTEN on " + WithoutPassword(s.notify_url);
+  return out + ")";
+}
 
 // "https://user:secret@host/v1" -> "https://***@host/v1".
 std::string MaskUserInfo(const std::string& url) {
@@ -39,7 +57,7 @@ std::string DescribeConfig(const Config& config) {
   out << "access log: " << DescribeAccessLog(s.access_log) << "\n";
   const GovernanceConfig& g = config.governance;
   if (g.enabled) {
-    out << "governance: on (keys, budgets, rate limits), store " << config.store.path
+    out << "governance: on (keys, budgets, rate limits), store " << DescribeStore(config.store)
         << ", call log " << (config.call_log.log_store ? "on" : "off") << "\n";
   } else {
     out << "governance: OFF (no API keys are checked: an open gateway)\n";

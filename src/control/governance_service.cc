@@ -116,16 +116,25 @@ boost::asio::awaitable<Status> GovernanceService::Reload() {
 }
 
 void GovernanceService::Tick(store::Engine& engine) {
+  engine.Tick();
   const auto now = std::chrono::steady_clock::now();
+  bool reload = false;
+  if (config_.governance.snapshot_ttl.count() > 0) {
+    // A notified change reloads at once; the poll once per snapshot_ttl is the bound when a
+    // notification is lost (store/records.h).
+    Result<bool> notified = engine.records().Notified();
+    reload = notified.ok() && notified.value();
+  }
   if (config_.governance.snapshot_ttl.count() > 0 && now >= next_change_poll_) {
     next_change_poll_ = now + config_.governance.snapshot_ttl;
     Result<bool> changed = engine.records().PollChanges();
-    if (changed.ok() && changed.value()) {
-      Status reloaded = ReloadOnThread(engine.records());
-      if (!reloaded.ok()) {
-        std::fprintf(stderr, "turnpike: snapshot reload failed: %s\n",
-                     reloaded.error().message.c_str());
-      }
+    reload |= changed.ok() && changed.value();
+  }
+  if (reload) {
+    Status reloaded = ReloadOnThread(engine.records());
+    if (!reloaded.ok()) {
+      std::fprintf(stderr, "turnpike: snapshot reload failed: %s\n",
+                   reloaded.error().message.c_str());
     }
   }
   if (config_.governance.reconcile_interval.count() > 0 && config_.call_log.log_store &&
@@ -141,6 +150,7 @@ void GovernanceService::Tick(store::Engine& engine) {
 void GovernanceService::RenderMetrics(observability::PrometheusWriter& w) const {
   using observability::MetricType;
   engine_->statements().Render(w);
+  engine_->RenderMetrics(w);
   w.Family("turnpike_call_log_rows_total", "Call-log records written (rows or spend only).",
            MetricType::kCounter);
   w.Sample("turnpike_call_log_rows_total", {}, static_cast<double>(call_log_rows_.value()));

@@ -36,6 +36,8 @@ class Engine {
 
   // Periodic upkeep (see above); the embedded engine has none.
   virtual void Tick() {}
+  // The engine's own series beyond statements() (a network engine's spool); any thread.
+  virtual void RenderMetrics(observability::PrometheusWriter& writer) const { (void)writer; }
 
   virtual GovernanceRecords& records() = 0;
   virtual CallLogStore& call_log() = 0;

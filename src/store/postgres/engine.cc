@@ -61,3 +61,18 @@ void PostgresEngine::Tick() {
 }
 
 }  // namespace turnpike::store::postgres
+
+namespace turnpike::store::postgres {
+
+void PostgresEngine::RenderMetrics(observability::PrometheusWriter& w) const {
+  using observability::MetricType;
+  w.Family("turnpike_store_spooled_rows",
+           "Call-log rows kept in the local spool while PostgreSQL is unreachable.",
+           MetricType::kGauge);
+  w.Sample("turnpike_store_spooled_rows", {}, static_cast<double>(spool_.rows()));
+  w.Family("turnpike_store_spool_lost_rows_total",
+           "Spooled call-log rows PostgreSQL refused on replay (lost).", MetricType::kCounter);
+  w.Sample("turnpike_store_spool_lost_rows_total", {}, static_cast<double>(spool_.lost_rows()));
+}
+
+}  // namespace turnpike::store::postgres

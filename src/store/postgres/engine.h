@@ -52,8 +52,9 @@ class PostgresEngine : public Engine {
   CallLogStore& call_log() override { return call_log_; }
   const StatementCounts& statements() const override { return *counts_; }
 
-  size_t spooled_rows() const { return spool_.rows(); }
-  size_t spool_lost_rows() const { return spool_.lost_rows(); }
+  // turnpike_store_spooled_rows (the spool's rows now) and
+  // turnpike_store_spool_lost_rows_total.
+  void RenderMetrics(observability::PrometheusWriter& writer) const override;
 
  private:
   friend Result<std::unique_ptr<PostgresEngine>> OpenEngine(const EngineOptions& options);

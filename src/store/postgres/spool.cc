@@ -108,7 +108,8 @@ Status Spool::Append(const Params& params, size_t rows) {
 Status Spool::Rewrite(const std::vector<Entry>& entries, size_t from) {
   if (from >= entries.size()) {
     ::unlink(path_.c_str());
-    bytes_ = rows_ = 0;
+    bytes_ = 0;
+    rows_ = 0;
     return Ok{};
   }
   const std::string tmp = path_ + ".tmp";

@@ -10,10 +10,11 @@
 // file survives a restart: the engine replays it at start-up. At most `max_bytes`: past that
 // Append refuses (the caller counts the rows as lost).
 //
-// Threads: the store thread's. Errors: Append reports kUnavailable when the file is full or
-// cannot be written.
+// Threads: the store thread's; rows() and lost_rows() any thread. Errors: Append reports
+// kUnavailable when the file is full or cannot be written.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -52,8 +53,9 @@ class Spool {
   const std::string path_;
   const size_t max_bytes_;
   size_t bytes_ = 0;
-  size_t rows_ = 0;
-  size_t lost_rows_ = 0;
+  // Read by /metrics on any thread.
+  std::atomic<size_t> rows_{0};
+  std::atomic<size_t> lost_rows_{0};
 };
 
 }  // namespace turnpike::store::postgres
