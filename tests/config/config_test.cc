@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "config/describe.h"
@@ -127,6 +128,27 @@ models: [{name: m, deployments: [{provider: openai, base_url: "http://h"}]}]
   EXPECT_EQ(c.prices[0].cache_write_micros_per_mtok, 150'000);  // defaults to the input price
   EXPECT_EQ(c.prices[1].cache_write_micros_per_mtok, 3'750'000);
   EXPECT_EQ(c.prices[1].max_output_tokens, 8192);
+}
+
+TEST(ParseConfigTest, StorePostgres) {
+  ::setenv("TURNPIKE_TEST_PG_PASSWORD", "s3cret", 1);
+  const Config c = ParseConfig(std::string(R"(
+store:
+  engine: postgres
+  url: postgresql://turnpike:${TURNPIKE_TEST_PG_PASSWORD}@db:6432/turnpike
+  pool: 8
+  notify_url: postgresql://turnpike@db:5432/turnpike
+models: [{name: m, deployments: [{provider: openai, base_url: "http://h"}]}]
+)"));
+  EXPECT_EQ(c.store.engine, StoreConfig::Engine::kPostgres);
+  EXPECT_EQ(c.store.url, "postgresql://turnpike:s3cret@db:6432/turnpike");
+  EXPECT_EQ(c.store.pool, 8);
+  EXPECT_EQ(c.store.notify_url, "postgresql://turnpike@db:5432/turnpike");
+  const Config d = ParseConfig(R"(
+models: [{name: m, deployments: [{provider: openai, base_url: "http://h"}]}]
+)");
+  EXPECT_EQ(d.store.engine, StoreConfig::Engine::kSqlite);
+  EXPECT_EQ(d.store.pool, 4);
 }
 
 TEST(ParseConfigTest, DefaultsMatchTheHeader) {
