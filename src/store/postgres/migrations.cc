@@ -87,7 +87,7 @@ CREATE TABLE call_log (
   dropped_rows BIGINT NOT NULL DEFAULT 0
 );
 CREATE INDEX call_log_tenant ON call_log (tenant_id, id);
-CREATE INDEX call_log_month ON call_log (month);
+CREATE INDEX call_log_month ON call_log USING brin (month);
 CREATE TABLE records_version (
   id INTEGER PRIMARY KEY CHECK (id = 1),
   version BIGINT NOT NULL

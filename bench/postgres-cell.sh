@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The PostgreSQL cell of docs/BENCHMARKS.md: CPU per request with the store on PostgreSQL
+# against the same build with the store on SQLite, same mock, same load, governance on (key,
+# plan budget, RPM/TPM limits, the call log written), runs alternating between the two.
+#
+#   bench/postgres-cell.sh [--runs 10] [--duration 2] [--warmup 0.5] [--connections 50] [--workers 1]
+#
+# CPU per request is summed over every server process of the engine: Turnpike's threads, and
+# with PostgreSQL also the cluster's processes (the postmaster and all its children: the
+# backends serving the replica's two connections, the WAL writer, the checkpointer...), read
+# from /proc/PID/stat (utime + stime) just before and after each measured run. The SQLite
+# engine runs inside Turnpike, so its cost is Turnpike's.
+# Starts (and on exit stops, by PID) one mock provider, a throwaway PostgreSQL 15 cluster
+# (initdb in a temporary directory, a free port, the postgres user when run as root; default
+# settings: fsync on), and two Turnpike instances. Needs: the turnpike binary ($TURNPIKE), jq,
+# /usr/lib/postgresql/15/bin.
+set -euo pipefail
+TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+runs=10 duration=2 warmup=0.5 connections=50 workers=1
+while (($#)); do
+  case $1 in
+    --runs) runs=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
+    --connections) connections=$2; shift 2 ;;
+    --workers) workers=$2; shift 2 ;;
+    *) echo "unknown option: $1" >&2; exit 2 ;;
+  esac
+done
+dir=$(mktemp -d)
+chmod 755 "$dir"
+pids=()
+as_pg() { if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  [[ -f $dir/pg/data/postmaster.pid ]] && as_pg "$PG_BIN/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_exclusive
+
+mkdir -p "$dir/pg"
+[[ $(id -u) == 0 ]] && chown postgres: "$dir/pg"
+as_pg "$PG_BIN/initdb" -D "$dir/pg/data" -U turnpike --auth=trust -E UTF8 >/dev/null
+pg_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+as_pg "$PG_BIN/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/log" \
+  -o "-p $pg_port -k $dir/pg -c listen_addresses=127.0.0.1" -w start >/dev/null
+"$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$pg_port" -U turnpike -d postgres -c 'CREATE DATABASE turnpike'
+postmaster=$(head -1 "$dir/pg/data/postmaster.pid")
+
+"$TURNPIKE" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
+pids+=($!)
+mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
+
+gateway() {  # gateway NAME STORE-SECTION
+  cat >"$dir/$1.yaml" <<YAML
+server: {listen: 127.0.0.1:0, workers: $workers, access_log: ""}
+governance: {enabled: true}
+store: $2
+prices:
+  bench-model: {input: 0.15, output: 0.60, max_output_tokens: 4096}
+models:
+  - name: bench-model
+    deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
+YAML
+  TURNPIKE_ADMIN_TOKEN=bench "$TURNPIKE" serve --config "$dir/$1.yaml" >"$dir/$1.log" 2>&1 &
+  echo $! >"$dir/$1.pid"
+  port_of "$dir/$1.log" "turnpike listening on"
+}
+sqlite_port=$(gateway sqlite "{path: $dir/sqlite.db}"); pids+=("$(cat "$dir/sqlite.pid")")
+pg_gw_port=$(gateway postgres \
+  "{engine: postgres, url: 'postgresql://turnpike@127.0.0.1:$pg_port/turnpike', path: $dir/pg.db}")
+pids+=("$(cat "$dir/postgres.pid")")
+
+ticks_of() {  # ticks_of PID...: user + system clock ticks of these processes' threads
+  local sum=0 p t
+  for p in "$@"; do
+    for t in /proc/"$p"/task/*; do
+      [[ -r $t/stat ]] && sum=$((sum + $(awk '{print $14 + $15}' "$t/stat")))
+    done
+  done
+  echo "$sum"
+}
+cluster_pids() { echo "$postmaster" $(pgrep -P "$postmaster" || true); }
+hz=$(getconf CLK_TCK)
+per_request() {  # as in governance-cell.sh: warm-up requests estimated at the measured rate
+  jq "$1 / $hz * 1e6 / (.requests_per_second * (.duration_s + .warmup_s))" "$2"
+}
+
+for port in "$sqlite_port" "$pg_gw_port"; do
+  export TURNPIKE_ADMIN_TOKEN=bench TURNPIKE_URL=http://127.0.0.1:$port
+  key=$(bench_key)  # the same secret cannot be chosen: each instance gets its own key
+  echo "$key" >"$dir/key.$port"
+done
+
+echo "| run | sqlite (req/s) | postgres (req/s) | CPU per request sqlite (µs) | postgres: turnpike + cluster (µs) | postgres / sqlite |"
+echo "|---|---|---|---|---|---|"
+for ((r = 1; r <= runs; r++)); do
+  declare -A rps=() cpu=() server=()
+  order=(sqlite postgres); ((r % 2 == 0)) && order=(postgres sqlite)
+  for which in "${order[@]}"; do
+    port=$sqlite_port; [[ $which == postgres ]] && port=$pg_gw_port
+    procs=("$(cat "$dir/$which.pid")")
+    [[ $which == postgres ]] && read -ra more <<<"$(cluster_pids)" && procs+=("${more[@]}")
+    before=$(ticks_of "${procs[@]}")
+    before_gw=$(ticks_of "$(cat "$dir/$which.pid")")
+    "$TURNPIKE" bench --url "http://127.0.0.1:$port/v1/chat/completions" -c "$connections" \
+      -d "$duration" --warmup "$warmup" -q -H "Authorization: Bearer $(cat "$dir/key.$port")" \
+      --json "$dir/$which.json" >/dev/null 2>&1
+    failures=$(jq '.requests_failed' "$dir/$which.json")
+    [[ $failures == 0 ]] || echo "warning: $which had $failures failures" >&2
+    rps[$which]=$(jq '.requests_per_second' "$dir/$which.json")
+    cpu[$which]=$(per_request $(($(ticks_of "${procs[@]}") - before)) "$dir/$which.json")
+    server[$which]=$(per_request $(($(ticks_of "$(cat "$dir/$which.pid")") - before_gw)) "$dir/$which.json")
+  done
+  printf '| %d | %.0f | %.0f | %.1f | %.1f + %.1f | %.2f |\n' "$r" "${rps[sqlite]}" "${rps[postgres]}" \
+    "${cpu[sqlite]}" "${server[postgres]}" "$(jq -n "${cpu[postgres]} - ${server[postgres]}")" \
+    "$(jq -n "${cpu[postgres]} / ${cpu[sqlite]}")"
+done
+echo
+for port in "$sqlite_port" "$pg_gw_port"; do
+  echo "instance on $port:"
+  curl -s "http://127.0.0.1:$port/metrics" | grep -E '^turnpike_(call_log_rows_total|store_statements_total\{op="call_log_insert"\})' || true
+done
