@@ -1,6 +1,6 @@
 // The call log's writer and readers over PostgreSQL (call_log.h). One batch is one statement:
-// the arrays below, unnested into rows, inserted unless their row key is there already, and
-// the spend of exactly the inserted rows (plus spend carried without a row) added per scope.
+// its key noted, and only if the key is new, the arrays below unnested into rows and inserted,
+// and their spend (plus spend carried without a row) added per scope.
 #include "store/postgres/call_log.h"
 
 #include <unistd.h>
@@ -18,30 +18,36 @@
 namespace turnpike::store::postgres {
 namespace {
 
-// $1..$22 the rows' columns as arrays (in kRowColumns' order); $23..$26 extra spend rows.
+// $1..$21 the rows' columns as arrays (in the order of r(...)); $22..$25 spend carried
+// without a row; $26 the batch key. Nothing is written unless the batch key is new.
 constexpr std::string_view kWriteBatch = R"sql(
-WITH batch AS (
-  SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[],
-                       $6::text[], $7::text[], $8::int[], $9::text[], $10::bigint[],
-                       $11::bigint[], $12::bigint[], $13::bigint[], $14::bigint[], $15::int[],
-                       $16::int[], $17::bigint[], $18::bigint[], $19::bigint[], $20::text[],
-                       $21::text[], $22::bigint[])
-    AS r(row_key, time_ms, request_id, tenant_id, key_id, model, deployment, status, error,
+WITH fresh AS (
+  INSERT INTO call_log_batches (batch_key) VALUES ($26)
+  ON CONFLICT (batch_key) DO NOTHING
+  RETURNING batch_key
+), batch AS (
+  SELECT r.* FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[],
+                         $6::text[], $7::int[], $8::text[], $9::bigint[], $10::bigint[],
+                         $11::bigint[], $12::bigint[], $13::bigint[], $14::int[], $15::int[],
+                         $16::bigint[], $17::bigint[], $18::bigint[], $19::text[], $20::text[],
+                         $21::bigint[])
+    AS r(time_ms, request_id, tenant_id, key_id, model, deployment, status, error,
          prompt_tokens, completion_tokens, cached_tokens, cache_creation_tokens, cost_micros,
          estimated, unpriced, ttft_us, total_us, overhead_us, month, request_body, dropped_rows)
+  WHERE EXISTS (SELECT 1 FROM fresh)
 ), inserted AS (
-  INSERT INTO call_log (row_key, time_ms, request_id, tenant_id, key_id, model, deployment,
-                        status, error, prompt_tokens, completion_tokens, cached_tokens,
+  INSERT INTO call_log (time_ms, request_id, tenant_id, key_id, model, deployment, status,
+                        error, prompt_tokens, completion_tokens, cached_tokens,
                         cache_creation_tokens, cost_micros, estimated, unpriced, ttft_us,
                         total_us, overhead_us, month, request_body, dropped_rows)
   SELECT * FROM batch
-  ON CONFLICT (row_key) DO NOTHING
   RETURNING tenant_id, key_id, month, cost_micros
 ), sums AS (
   SELECT 'tenant'::text AS scope, tenant_id AS scope_id, month, cost_micros AS micros
     FROM inserted
   UNION ALL SELECT 'key', key_id, month, cost_micros FROM inserted
-  UNION ALL SELECT * FROM unnest($23::text[], $24::text[], $25::text[], $26::bigint[])
+  UNION ALL SELECT s.* FROM unnest($22::text[], $23::text[], $24::text[], $25::bigint[]) AS s
+    WHERE EXISTS (SELECT 1 FROM fresh)
 ), merged AS (
   SELECT scope, scope_id, month, SUM(micros)::bigint AS micros FROM sums
   GROUP BY scope, scope_id, month
@@ -52,7 +58,7 @@ ON CONFLICT (scope, scope_id, month)
 DO UPDATE SET spent_micros = spend.spent_micros + excluded.spent_micros
 )sql";
 
-constexpr int kRowArrays = 22;
+constexpr int kRowArrays = 21;
 constexpr size_t kSpendArrays = 4;
 
 constexpr std::string_view kCallColumns =
@@ -159,28 +165,27 @@ Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
         continue;
       }
       ++row_count;
-      rows[0].Text(nonce_ + "-" + std::to_string(next_row_++));
-      rows[1].Int(r.time_ms);
-      rows[2].Text(r.request_id);
-      rows[3].Text(r.tenant_id);
-      rows[4].Text(r.key_id);
-      rows[5].Text(r.model);
-      rows[6].Text(r.deployment);
-      rows[7].Int(r.status);
-      rows[8].Text(r.error);
-      rows[9].Int(r.prompt_tokens);
-      rows[10].Int(r.completion_tokens);
-      rows[11].Int(r.cached_tokens);
-      rows[12].Int(r.cache_creation_tokens);
-      rows[13].Int(r.cost_micros);
-      rows[14].Int(r.estimated ? 1 : 0);
-      rows[15].Int(r.unpriced ? 1 : 0);
-      r.ttft_ms >= 0 ? rows[16].Int(MsToUs(r.ttft_ms)) : rows[16].Null();
-      rows[17].Int(MsToUs(r.total_ms));
-      r.overhead_us >= 0 ? rows[18].Int(r.overhead_us) : rows[18].Null();
-      rows[19].Text(governance::FormatMonth(r.month));
-      r.request_body.empty() ? rows[20].Null() : rows[20].Text(r.request_body);
-      rows[21].Int(r.dropped_rows);
+      rows[0].Int(r.time_ms);
+      rows[1].Text(r.request_id);
+      rows[2].Text(r.tenant_id);
+      rows[3].Text(r.key_id);
+      rows[4].Text(r.model);
+      rows[5].Text(r.deployment);
+      rows[6].Int(r.status);
+      rows[7].Text(r.error);
+      rows[8].Int(r.prompt_tokens);
+      rows[9].Int(r.completion_tokens);
+      rows[10].Int(r.cached_tokens);
+      rows[11].Int(r.cache_creation_tokens);
+      rows[12].Int(r.cost_micros);
+      rows[13].Int(r.estimated ? 1 : 0);
+      rows[14].Int(r.unpriced ? 1 : 0);
+      r.ttft_ms >= 0 ? rows[15].Int(MsToUs(r.ttft_ms)) : rows[15].Null();
+      rows[16].Int(MsToUs(r.total_ms));
+      r.overhead_us >= 0 ? rows[17].Int(r.overhead_us) : rows[17].Null();
+      rows[18].Text(governance::FormatMonth(r.month));
+      r.request_body.empty() ? rows[19].Null() : rows[19].Text(r.request_body);
+      rows[20].Int(r.dropped_rows);
     }
   }
   for (const auto& [key, micros] : carried) {
@@ -193,6 +198,7 @@ Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
   Params params;
   for (ArrayText& a : rows) params.Add(a.Done());
   for (ArrayText& a : spend) params.Add(a.Done());
+  params.Add(nonce_ + "-" + std::to_string(next_batch_++));
 
   Status replayed = ReplaySpool();
   Status sent = replayed.ok() ? Send(params) : replayed;

@@ -2,13 +2,14 @@
 //
 // WriteCalls is one statement per batch, so one round trip and its own transaction: the rows
 // go in as arrays (unnest: a fixed 26 parameters whatever the row count, no statement text
-// per batch size), INSERT ... ON CONFLICT (row_key) DO NOTHING RETURNING what was inserted,
-// and the spend rows are upserted from what that RETURNING gave, in the same statement. So a
-// batch sent twice (a replay after an ambiguous failure) inserts no row twice and adds no
-// spend twice. Each record gets a row key when first written (this process's random nonce
-// and a sequence number): the request id cannot be the key, because a client may send the
-// same x-request-id for different requests. With log_store off there are no rows to key and
-// the spend is added as given (a replay may add it twice; not deduplicated).
+// per batch size), the spend rows are upserted from what the INSERT's RETURNING gave, and the
+// whole batch is conditional on its batch key (this process's random nonce and a sequence
+// number) being new in call_log_batches (PRIMARY KEY). A batch is only ever sent again whole
+// and byte for byte (the spool keeps its parameters), so a replay after an ambiguous failure
+// (sent, then the connection broke: committed or not?) writes no row and no spend twice. One
+// key per batch, not per row: a UNIQUE index on the rows would cost every row an index entry
+// (docs/BENCHMARKS.md), and the request id cannot be the key anyway (a client may send the
+// same x-request-id for different requests). The same holds with log_store off (spend only).
 //
 // Server unreachable (kUnavailable from the connection): the batch's parameters go to the
 // spool (spool.h) and WriteCalls succeeds; the spool is replayed before the next batch and on
@@ -49,8 +50,8 @@ class CallLog : public CallLogStore {
 
   Connection& db_;
   Spool& spool_;
-  std::string nonce_;      // this process's row-key prefix
-  uint64_t next_row_ = 0;  // row-key sequence
+  std::string nonce_;        // this process's batch-key prefix
+  uint64_t next_batch_ = 0;  // batch-key sequence
 };
 
 }  // namespace turnpike::store::postgres

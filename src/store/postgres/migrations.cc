@@ -63,7 +63,6 @@ CREATE TABLE spend (
 );
 CREATE TABLE call_log (
   id BIGSERIAL PRIMARY KEY,
-  row_key TEXT NOT NULL UNIQUE,
   time_ms BIGINT NOT NULL,
   request_id TEXT NOT NULL,
   tenant_id TEXT NOT NULL,
@@ -87,6 +86,9 @@ CREATE TABLE call_log (
   dropped_rows BIGINT NOT NULL DEFAULT 0
 );
 CREATE INDEX call_log_tenant ON call_log (tenant_id, id);
+CREATE TABLE call_log_batches (
+  batch_key TEXT PRIMARY KEY
+);
 CREATE INDEX call_log_month ON call_log USING brin (month);
 CREATE TABLE records_version (
   id INTEGER PRIMARY KEY CHECK (id = 1),

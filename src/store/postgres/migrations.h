@@ -2,9 +2,9 @@
 // table schema_migrations. The tables and columns are the embedded engine's (sqlite/
 // migrations.cc) as the admin API sees them; what differs is storage, which PostgreSQL does
 // with its own indexes instead of SQLite's coarse ones (call_log is one table with a tenant and
-// a month index), and two fleet additions: call_log.row_key (UNIQUE: a replayed batch never
-// writes a row twice, call_log.h) and the change feed (a trigger on every records table bumps
-// records_version and NOTIFYs channel turnpike_records).
+// a month index), and two fleet additions: call_log_batches (the keys of the batches written:
+// a replayed batch never writes a row twice, call_log.h) and the change feed (a trigger on every
+// records table bumps records_version and NOTIFYs channel turnpike_records).
 //
 // Replicas may start together: each step runs in its own transaction under an advisory lock
 // and re-reads the version inside it, so a step is applied once. A database newer than this

@@ -1,9 +1,9 @@
 // Spool: the call-log batches the PostgreSQL engine could not write (its server down or
 // unreachable), kept in a bounded local file until they can be replayed. An entry is one
 // batch's write statement parameters exactly as they were sent, so a replay sends the same
-// rows with the same row keys and the server's UNIQUE (row_key) skips what an ambiguous
-// failure (sent, then the connection broke) had in fact committed: a row is never written
-// twice, and its spend is added only with the row (call_log.h).
+// batch with the same batch key, and the server skips a batch whose key it has (what an
+// ambiguous failure, sent and then the connection broke, had in fact committed): a row is
+// never written twice, and its spend is added only with the row (call_log.h).
 //
 // File: entries appended and fsync'd, each a header (magic, rows, parameter count) and the
 // parameters (length, bytes; -1 for NULL). A torn tail (a crash mid-append) is ignored. The
