@@ -182,6 +182,8 @@ Status Connection::Connect() {
     state = PQconnectPoll(conn_);
   }
   if (PQsetnonblocking(conn_, 1) != 0) return Lost("set non-blocking");
+  // Notices (CREATE ... IF NOT EXISTS skipping) are not errors: not printed.
+  PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
   return Ok{};
 }
 
