@@ -33,8 +33,8 @@ Result<std::unique_ptr<PostgresEngine>> OpenEngine(const EngineOptions& options)
     Status connected = c->Ensure();
     if (!connected.ok()) {
       return Error{ErrorCode::kUnavailable,
-                   "cannot reach PostgreSQL at " + Redacted(c->options().url) + ": " +
-                       connected.error().message,
+                   "cannot reach PostgreSQL at " + Redacted(c->options().url) + " (" +
+                       connected.error().message + ")",
                    ""};
     }
   }

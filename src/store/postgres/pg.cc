@@ -22,6 +22,8 @@ int HexValue(char c) {
 std::string ServerMessage(PGconn* conn) {
   std::string message = conn != nullptr ? PQerrorMessage(conn) : "no connection";
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  // libpq's hints come on a second, tab-indented line: one line for logs.
+  for (size_t at; (at = message.find("\n\t")) != std::string::npos;) message.replace(at, 2, " ");
   return message;
 }
 
@@ -166,24 +168,25 @@ Status Connection::Connect() {
   const char* values[] = {options_.url.c_str(), nullptr};
   conn_ = PQconnectStartParams(keywords, values, /*expand_dbname=*/1);
   if (conn_ == nullptr || PQstatus(conn_) == CONNECTION_BAD) {
-    return Lost("connection to " + Redacted(options_.url) + " failed");
+    return Lost("connection failed");
   }
   const Deadline deadline = std::chrono::steady_clock::now() + options_.timeout;
   // PQconnectPoll's protocol: wait for what it asks, then call it again.
   PostgresPollingStatusType state = PGRES_POLLING_WRITING;
   while (state != PGRES_POLLING_OK) {
     if (state == PGRES_POLLING_FAILED) {
-      return Lost("connection to " + Redacted(options_.url) + " failed");
+      return Lost("connection failed");
     }
     pollfd fd{PQsocket(conn_),
               static_cast<short>(state == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0};
     const int ready = ::poll(&fd, 1, RemainingMs(deadline));
-    if (ready <= 0) return Lost("connection to " + Redacted(options_.url) + " timed out");
+    if (ready <= 0) return Lost("connection timed out");
     state = PQconnectPoll(conn_);
   }
   if (PQsetnonblocking(conn_, 1) != 0) return Lost("set non-blocking");
   // Notices (CREATE ... IF NOT EXISTS skipping) are not errors: not printed.
-  PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn_, [](void*, const char*) {}, nullptr);
   return Ok{};
 }
 
