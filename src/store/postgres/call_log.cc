@@ -79,6 +79,7 @@ class ArrayText {
     Comma();
     text_ += '"';
     for (char c : value) {
+      if (c == '\0') continue;  // PostgreSQL text cannot hold NUL (a client's "\u0000")
       if (c == '"' || c == '\\') text_ += '\\';
       text_ += c;
     }

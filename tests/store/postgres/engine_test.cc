@@ -253,9 +253,21 @@ TEST_F(PostgresEngineTest, RowsAndSpendInOneStatementSpooledWhileDownReplayedOnc
   EXPECT_EQ(engine->statements().value(StoreOp::kCallLogInsert) - before, 1u);  // one round trip
   EXPECT_EQ(Count(*engine), 2);
   EXPECT_EQ(TenantSpend(*engine), 30);
+  // A client's "\u0000" in a model name cannot fail a batch: PostgreSQL text holds no NUL.
+  CallRecord nul = Record("r-nul", 0);
+  nul.model = std::string("a\0b\"c\\", 6);
+  ASSERT_TRUE(engine->call_log().WriteCalls(Batches({nul}), true, {}).ok());
+  CallQuery newest;
+  newest.limit = 1;
+  auto last = engine->call_log().QueryCalls(newest);
+  ASSERT_TRUE(last.ok());
+  ASSERT_EQ(last->size(), 1u);
+  EXPECT_EQ(last.value()[0].record.model, "ab\"c\\");
+  EXPECT_EQ(last.value()[0].record.request_id, "r-nul");
   auto sums = engine->call_log().SumCallLog(governance::FormatMonth(Record("x", 0).month));
   ASSERT_TRUE(sums.ok());
   EXPECT_EQ(sums->size(), 2u);  // the key's and the tenant's
+  EXPECT_EQ(Count(*engine), 3);
 
   ASSERT_TRUE(cluster_->Stop());
   // Down: the batch goes to the spool, the write succeeds, an admin write is unavailable.
@@ -268,7 +280,7 @@ TEST_F(PostgresEngineTest, RowsAndSpendInOneStatementSpooledWhileDownReplayedOnc
   std::this_thread::sleep_for(std::chrono::milliseconds(600));  // past the reconnect backoff
   engine->Tick();
   EXPECT_FALSE(fs::exists(spool_));
-  EXPECT_EQ(Count(*engine), 3);
+  EXPECT_EQ(Count(*engine), 4);
   EXPECT_EQ(TenantSpend(*engine), 330);
 
   // The same spool again (as after a crash before its rewrite): nothing is written twice.
@@ -276,7 +288,7 @@ TEST_F(PostgresEngineTest, RowsAndSpendInOneStatementSpooledWhileDownReplayedOnc
   fs::rename(spool_ + ".copy", spool_);
   auto again = Open();  // Migrate replays what the spool holds
   EXPECT_FALSE(fs::exists(spool_));
-  EXPECT_EQ(Count(*again), 3);
+  EXPECT_EQ(Count(*again), 4);
   EXPECT_EQ(TenantSpend(*again), 330);
 }
 
