@@ -1,8 +1,9 @@
 // Governance end to end: virtual keys, budgets under concurrency, rate limits, the call log,
 // the admin API and CLI, the store's statement budget, restarts, and reconciliation — the real
-// binary over loopback, once with each store engine: SQLite, and PostgreSQL 15 (a throwaway
-// cluster, lib/postgres.mjs; a fresh database per gateway config).
-import { test, describe, before, after } from 'node:test';
+// binary over loopback with its real store: SQLite here, and PostgreSQL 15 when
+// governance_postgres.test.mjs runs this file with TURNPIKE_TEST_STORE_ENGINE=postgres (a
+// throwaway cluster, lib/postgres.mjs; a fresh database per gateway config).
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -12,7 +13,7 @@ import OpenAI from 'openai';
 import {
   BIN, startMock, startGateway, gatewayConfig, stopAll, sleep, eventually, waitExit, readSse,
 } from './lib/harness.mjs';
-import { startPostgres, postgresAvailable, stopAllPostgres } from './lib/postgres.mjs';
+import { startPostgres, stopAllPostgres } from './lib/postgres.mjs';
 
 const TOKEN = 'test-admin-token';
 const ENV = { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } };
@@ -31,13 +32,18 @@ before(async () => {
 });
 after(async () => { await stopAll(); stopAllPostgres(); });
 
-// PostgreSQL runs wherever its binaries are (CI installs them: scripts/deps.sh --test).
-const pg = postgresAvailable() ? await startPostgres() : null;
-const ENGINES = pg ? ['sqlite', 'postgres'] : ['sqlite'];
-if (!pg) console.log('# PostgreSQL 15 binaries absent: the postgres engine is not tested here');
+const engine = process.env.TURNPIKE_TEST_STORE_ENGINE ?? 'sqlite';
+const pg = engine === 'postgres' ? await startPostgres() : null;
 let databases = 0;
+// The engine's store section; for postgres a fresh database.
+function storeFor() {
+  if (engine !== 'postgres') return {};
+  const db = `gov_${++databases}`;
+  pg.psql(`CREATE DATABASE ${db}`, 'postgres');
+  return { engine: 'postgres', url: pg.url.replace(/\/turnpike$/, `/${db}`) };
+}
 
-function baseConfig(engine, extra = {}) {
+function config(extra = {}) {
   const hotpath = extra.hotpath ?? {};
   const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-gov-'));
   const upstream = (extra.mock ?? mock).port;
@@ -47,19 +53,11 @@ function baseConfig(engine, extra = {}) {
       'free-model': [`http://127.0.0.1:${upstream}/v1`],
     },
     governance: { enabled: true, reconcile_interval: '0s', ...(extra.governance ?? {}) },
-    store: { path: path.join(dir, 'turnpike.db'), ...storeFor(engine), ...(extra.store ?? {}) },
+    store: { path: path.join(dir, 'turnpike.db'), ...storeFor(), ...(extra.store ?? {}) },
     call_log: { flush_interval: '50ms', ...(extra.call_log ?? {}) },
     hotpath,
     prices: PRICES,
   });
-}
-
-// The engine's store section; for postgres a fresh database.
-function storeFor(engine) {
-  if (engine !== 'postgres') return {};
-  const db = `gov_${++databases}`;
-  pg.psql(`CREATE DATABASE ${db}`, 'postgres');
-  return { engine: 'postgres', url: pg.url.replace(/\/turnpike$/, `/${db}`) };
 }
 
 async function admin(gw, method, route, body, token = TOKEN) {
@@ -130,330 +128,324 @@ async function allCalls(gw, query = '') {
 
 const usd = (x) => Math.round(x * 1e6);  // compare money in micro-USD integers
 
-for (const engine of ENGINES) {
-  describe(`store engine: ${engine}`, () => {
-  const config = (extra) => baseConfig(engine, extra);
+test('keys: 401 without or with a bad key, 403 when revoked, suspended or expired, 404 for a model not allowed', async () => {
+  const gw = await startGateway(config(), ENV);
+  const { secret, id } = await provision(gw, { plan: { allowed_models: ['mock-model'] } });
 
-    test('keys: 401 without or with a bad key, 403 when revoked, suspended or expired, 404 for a model not allowed', async () => {
-      const gw = await startGateway(config(), ENV);
-      const { secret, id } = await provision(gw, { plan: { allowed_models: ['mock-model'] } });
+  const none = await chat(gw, null);
+  assert.equal(none.status, 401);
+  assert.equal((await none.json()).error.type, 'authentication_error');
+  assert.equal((await chat(gw, 'tp-aaaaaaaaaaaa-' + 'x'.repeat(43))).status, 401);
+  assert.equal((await chat(gw, secret.slice(0, -1) + (secret.endsWith('A') ? 'B' : 'A'))).status, 401);
 
-      const none = await chat(gw, null);
-      assert.equal(none.status, 401);
-      assert.equal((await none.json()).error.type, 'authentication_error');
-      assert.equal((await chat(gw, 'tp-aaaaaaaaaaaa-' + 'x'.repeat(43))).status, 401);
-      assert.equal((await chat(gw, secret.slice(0, -1) + (secret.endsWith('A') ? 'B' : 'A'))).status, 401);
+  const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: secret, maxRetries: 0 });
+  const c = await client.chat.completions.create({ model: 'mock-model', messages: [{ role: 'user', content: 'Hi' }] });
+  assert.equal(c.usage.completion_tokens, 16);
+  assert.equal((await chat(gw, null, { headers: { 'x-api-key': secret } })).status, 200);
+  await assert.rejects(
+    client.chat.completions.create({ model: 'free-model', messages: [{ role: 'user', content: 'Hi' }] }),
+    (e) => e instanceof OpenAI.NotFoundError);
+  const bad = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'sk-wrong', maxRetries: 0 });
+  await assert.rejects(bad.chat.completions.create({ model: 'mock-model', messages: [] }),
+    (e) => e instanceof OpenAI.AuthenticationError);
 
-      const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: secret, maxRetries: 0 });
-      const c = await client.chat.completions.create({ model: 'mock-model', messages: [{ role: 'user', content: 'Hi' }] });
-      assert.equal(c.usage.completion_tokens, 16);
-      assert.equal((await chat(gw, null, { headers: { 'x-api-key': secret } })).status, 200);
-      await assert.rejects(
-        client.chat.completions.create({ model: 'free-model', messages: [{ role: 'user', content: 'Hi' }] }),
-        (e) => e instanceof OpenAI.NotFoundError);
-      const bad = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'sk-wrong', maxRetries: 0 });
-      await assert.rejects(bad.chat.completions.create({ model: 'mock-model', messages: [] }),
-        (e) => e instanceof OpenAI.AuthenticationError);
+  // Revocation: the very next request is refused.
+  assert.equal((await admin(gw, 'POST', `keys/${id}/revoke`)).status, 200);
+  await assert.rejects(client.chat.completions.create({ model: 'mock-model', messages: [{ role: 'user', content: 'Hi' }] }),
+    (e) => e instanceof OpenAI.PermissionDeniedError);
 
-      // Revocation: the very next request is refused.
-      assert.equal((await admin(gw, 'POST', `keys/${id}/revoke`)).status, 200);
-      await assert.rejects(client.chat.completions.create({ model: 'mock-model', messages: [{ role: 'user', content: 'Hi' }] }),
-        (e) => e instanceof OpenAI.PermissionDeniedError);
+  // Suspension of the tenant, then reinstatement.
+  const other = await admin(gw, 'POST', 'keys', { tenant: 't1' });
+  assert.equal((await chat(gw, other.body.key)).status, 200);
+  assert.equal((await admin(gw, 'PATCH', 'tenants/t1', { status: 'suspended' })).status, 200);
+  assert.equal((await chat(gw, other.body.key)).status, 403);
+  assert.equal((await admin(gw, 'PATCH', 'tenants/t1', { status: 'active' })).status, 200);
+  assert.equal((await chat(gw, other.body.key)).status, 200);
 
-      // Suspension of the tenant, then reinstatement.
-      const other = await admin(gw, 'POST', 'keys', { tenant: 't1' });
-      assert.equal((await chat(gw, other.body.key)).status, 200);
-      assert.equal((await admin(gw, 'PATCH', 'tenants/t1', { status: 'suspended' })).status, 200);
-      assert.equal((await chat(gw, other.body.key)).status, 403);
-      assert.equal((await admin(gw, 'PATCH', 'tenants/t1', { status: 'active' })).status, 200);
-      assert.equal((await chat(gw, other.body.key)).status, 200);
+  // Expiry: a key whose expiry has passed.
+  const expired = await admin(gw, 'POST', 'keys', { tenant: 't1', expires_at: Math.floor(Date.now() / 1000) - 1 });
+  assert.equal((await chat(gw, expired.body.key)).status, 403);
+});
 
-      // Expiry: a key whose expiry has passed.
-      const expired = await admin(gw, 'POST', 'keys', { tenant: 't1', expires_at: Math.floor(Date.now() / 1000) - 1 });
-      assert.equal((await chat(gw, expired.body.key)).status, 403);
-    });
+test('budget: 200 concurrent requests against a budget that admits 20; spend equals the call log', async () => {
+  const gw = await startGateway(config({ mock: slowMock }), ENV);
+  const { secret } = await provision(gw, { plan: { monthly_budget_usd: 20 } });
+  // The provider holds every admitted request 1.5 s, so all 200 arrive while 20 hold the budget.
+  const responses = await Promise.all(Array.from({ length: 200 }, () => chat(gw, secret)));
+  const statuses = responses.map((r) => r.status);
+  const bodies = await Promise.all(responses.map((r) => r.json()));
+  const admitted = statuses.filter((s) => s === 200).length;
+  assert.equal(admitted, 20, `admitted ${admitted}`);
+  assert.equal(statuses.filter((s) => s === 429).length, 180);
+  const refused = bodies.find((b) => b.error);
+  assert.equal(refused.error.type, 'insufficient_quota');
 
-    test('budget: 200 concurrent requests against a budget that admits 20; spend equals the call log', async () => {
-      const gw = await startGateway(config({ mock: slowMock }), ENV);
-      const { secret } = await provision(gw, { plan: { monthly_budget_usd: 20 } });
-      // The provider holds every admitted request 1.5 s, so all 200 arrive while 20 hold the budget.
-      const responses = await Promise.all(Array.from({ length: 200 }, () => chat(gw, secret)));
-      const statuses = responses.map((r) => r.status);
-      const bodies = await Promise.all(responses.map((r) => r.json()));
-      const admitted = statuses.filter((s) => s === 200).length;
-      assert.equal(admitted, 20, `admitted ${admitted}`);
-      assert.equal(statuses.filter((s) => s === 429).length, 180);
-      const refused = bodies.find((b) => b.error);
-      assert.equal(refused.error.type, 'insufficient_quota');
+  const spendOf = async () => (await admin(gw, 'GET', 'spend?tenant=t1')).body.data.find((s) => s.scope === 'tenant');
+  const spend = await spendOf();
+  assert.equal(usd(spend.spent_usd), 20 * usd(0.016));
+  assert.equal(spend.reserved_usd, 0);
+  assert.ok(spend.spent_usd <= spend.budget_usd);
+  const rows = await eventually(async () => { const r = await allCalls(gw); return r.length === 200 ? r : null; }, 5000);
+  assert.ok(rows, 'all 200 rows reached the call log');
+  assert.equal(rows.filter((r) => r.status === 200).length, 20);
+  assert.equal(rows.reduce((sum, r) => sum + usd(r.cost_usd), 0), usd(spend.spent_usd));
+  assert.ok(rows.every((r) => r.tenant === 't1' && !r.unpriced && !r.estimated));
+});
 
-      const spendOf = async () => (await admin(gw, 'GET', 'spend?tenant=t1')).body.data.find((s) => s.scope === 'tenant');
-      const spend = await spendOf();
-      assert.equal(usd(spend.spent_usd), 20 * usd(0.016));
-      assert.equal(spend.reserved_usd, 0);
-      assert.ok(spend.spent_usd <= spend.budget_usd);
-      const rows = await eventually(async () => { const r = await allCalls(gw); return r.length === 200 ? r : null; }, 5000);
-      assert.ok(rows, 'all 200 rows reached the call log');
-      assert.equal(rows.filter((r) => r.status === 200).length, 20);
-      assert.equal(rows.reduce((sum, r) => sum + usd(r.cost_usd), 0), usd(spend.spent_usd));
-      assert.ok(rows.every((r) => r.tenant === 't1' && !r.unpriced && !r.estimated));
-    });
+test('TPM: 200 concurrent requests never take more estimated tokens than the limit; 429 has Retry-After and x-ratelimit headers', async () => {
+  const gw = await startGateway(config({ mock: slowMock }), ENV);
+  const tpm = 20000;
+  const { secret } = await provision(gw, { key: { tpm } });
+  const body = JSON.stringify({ model: 'mock-model', messages: [{ role: 'user', content: 'Hello' }], max_tokens: MAX_TOKENS });
+  const estimate = Math.ceil(body.length / 3) + MAX_TOKENS;  // governance/cost.h
+  const responses = await Promise.all(Array.from({ length: 200 }, () =>
+    fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST', body,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+    })));
+  const ok = responses.filter((r) => r.status === 200);
+  const limited = responses.filter((r) => r.status === 429);
+  assert.equal(ok.length + limited.length, 200);
+  assert.ok(ok.length >= 1 && ok.length * estimate <= tpm, `admitted ${ok.length} x ${estimate} tokens under ${tpm}`);
+  assert.equal(ok.length, Math.floor(tpm / estimate));
+  assert.equal(ok[0].headers.get('x-ratelimit-limit-tokens'), String(tpm));
+  assert.ok(Number(ok[0].headers.get('x-ratelimit-remaining-tokens')) >= 0);
+  const r = limited[0];
+  assert.ok(Number(r.headers.get('retry-after')) >= 1);
+  assert.equal(r.headers.get('x-ratelimit-limit-tokens'), String(tpm));
+  assert.equal((await r.json()).error.type, 'rate_limit_error');
+  await Promise.all(responses.map((x) => x.arrayBuffer().catch(() => {})));
+});
 
-    test('TPM: 200 concurrent requests never take more estimated tokens than the limit; 429 has Retry-After and x-ratelimit headers', async () => {
-      const gw = await startGateway(config({ mock: slowMock }), ENV);
-      const tpm = 20000;
-      const { secret } = await provision(gw, { key: { tpm } });
-      const body = JSON.stringify({ model: 'mock-model', messages: [{ role: 'user', content: 'Hello' }], max_tokens: MAX_TOKENS });
-      const estimate = Math.ceil(body.length / 3) + MAX_TOKENS;  // governance/cost.h
-      const responses = await Promise.all(Array.from({ length: 200 }, () =>
-        fetch(`${gw.url}/v1/chat/completions`, {
-          method: 'POST', body,
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
-        })));
-      const ok = responses.filter((r) => r.status === 200);
-      const limited = responses.filter((r) => r.status === 429);
-      assert.equal(ok.length + limited.length, 200);
-      assert.ok(ok.length >= 1 && ok.length * estimate <= tpm, `admitted ${ok.length} x ${estimate} tokens under ${tpm}`);
-      assert.equal(ok.length, Math.floor(tpm / estimate));
-      assert.equal(ok[0].headers.get('x-ratelimit-limit-tokens'), String(tpm));
-      assert.ok(Number(ok[0].headers.get('x-ratelimit-remaining-tokens')) >= 0);
-      const r = limited[0];
-      assert.ok(Number(r.headers.get('retry-after')) >= 1);
-      assert.equal(r.headers.get('x-ratelimit-limit-tokens'), String(tpm));
-      assert.equal((await r.json()).error.type, 'rate_limit_error');
-      await Promise.all(responses.map((x) => x.arrayBuffer().catch(() => {})));
-    });
+test('RPM: the request over the limit gets 429 with Retry-After', async () => {
+  const gw = await startGateway(config(), ENV);
+  const { secret } = await provision(gw, { plan: { rpm: 3 } });
+  for (let i = 0; i < 3; ++i) assert.equal((await chat(gw, secret)).status, 200);
+  const r = await chat(gw, secret);
+  assert.equal(r.status, 429);
+  assert.ok(Number(r.headers.get('retry-after')) >= 1);
+  assert.equal(r.headers.get('x-ratelimit-limit-requests'), '3');
+  assert.equal(r.headers.get('x-ratelimit-remaining-requests'), '0');
+});
 
-    test('RPM: the request over the limit gets 429 with Retry-After', async () => {
-      const gw = await startGateway(config(), ENV);
-      const { secret } = await provision(gw, { plan: { rpm: 3 } });
-      for (let i = 0; i < 3; ++i) assert.equal((await chat(gw, secret)).status, 200);
+test('statement budget: 1,000 warm requests execute no store statement on the request path; writer batches stay within budget', async () => {
+  const gw = await startGateway(config(), ENV);
+  const { secret } = await provision(gw);
+  for (let i = 0; i < 20; ++i) assert.equal((await chat(gw, secret)).status, 200);
+  await eventually(async () => (await metrics(gw)).turnpike_call_log_rows_total === 20, 3000);
+  const before = await metrics(gw);
+
+  let next = 0;
+  const worker = async () => {
+    while (next < 1000) {
+      next += 1;
       const r = await chat(gw, secret);
-      assert.equal(r.status, 429);
-      assert.ok(Number(r.headers.get('retry-after')) >= 1);
-      assert.equal(r.headers.get('x-ratelimit-limit-requests'), '3');
-      assert.equal(r.headers.get('x-ratelimit-remaining-requests'), '0');
-    });
-
-    test('statement budget: 1,000 warm requests execute no store statement on the request path; writer batches stay within budget', async () => {
-      const gw = await startGateway(config(), ENV);
-      const { secret } = await provision(gw);
-      for (let i = 0; i < 20; ++i) assert.equal((await chat(gw, secret)).status, 200);
-      await eventually(async () => (await metrics(gw)).turnpike_call_log_rows_total === 20, 3000);
-      const before = await metrics(gw);
-
-      let next = 0;
-      const worker = async () => {
-        while (next < 1000) {
-          next += 1;
-          const r = await chat(gw, secret);
-          assert.equal(r.status, 200);
-          await r.arrayBuffer();
-        }
-      };
-      await Promise.all(Array.from({ length: 20 }, worker));
-      const after = await eventually(async () => {
-        const m = await metrics(gw);
-        return m.turnpike_call_log_rows_total === 1020 ? m : null;
-      }, 5000);
-      assert.ok(after, 'the 1,000 rows were written');
-      const delta = (op) => stmt(after, op) - stmt(before, op);
-      // Request path: nothing read or written for a request.
-      for (const op of ['snapshot_load', 'admin_read', 'admin_write', 'migrate', 'reconcile']) {
-        assert.equal(delta(op), 0, op);
-      }
-      if (engine === 'sqlite') {
-        // Background, per 1,000 requests: the rows go in INSERTs of 32 rows, the rest of a batch one
-        // per row (so at most one statement per row, at least one per 32); per batch BEGIN/COMMIT,
-        // one spend upsert per scope (tenant, key) and the tenant's id range (call_log_index; the
-        // month was noted before). Budget recorded in docs/BENCHMARKS.md.
-        assert.ok(delta('call_log_insert') <= 1000 && delta('call_log_insert') >= Math.ceil(1000 / 32),
-          `call_log_insert = ${delta('call_log_insert')}`);
-        assert.equal(delta('call_log_index'), delta('transaction') / 2, 'one tenant range per batch');
-        // The rows' route (tenant, key, model, deployment, month) was added by the warm-up requests
-        // and is remembered: no statement looks it up again.
-        assert.equal(delta('call_log_route'), 0, 'call_log_route');
-        const perBatch = delta('transaction') + delta('spend_write');
-        console.log(`# statements per 1,000 requests: ${delta('call_log_insert')} inserts, ${delta('call_log_index')} index notes, ${delta('transaction')} transaction, ${delta('spend_write')} spend upserts, ${delta('change_check')} change checks`);
-        assert.ok(perBatch <= 400, `transaction + spend_write = ${perBatch}`);
-      } else {
-        // PostgreSQL: a batch is one statement (rows and spend together, its own transaction),
-        // so one round trip per batch and nothing else; a batch leaves a worker at least every
-        // call_log.flush_interval (50 ms here) or per 1,024 rows. Budget (docs/BENCHMARKS.md):
-        // at most 1 round trip per 10 requests under this load; no BEGIN/COMMIT, spend or index
-        // statement of its own. change_check: one version poll per snapshot_ttl (3 s) at most.
-        const batches = delta('call_log_insert');
-        console.log(`# postgres round trips per 1,000 requests: ${batches} call-log batches, ${delta('change_check')} change checks`);
-        assert.ok(batches >= 1 && batches <= 100, `call_log_insert = ${batches}`);
-        for (const op of ['transaction', 'spend_write', 'call_log_index', 'call_log_route']) {
-          assert.equal(delta(op), 0, op);
-        }
-      }
-
-      // The first request of a new key: the admin write published it; the request reads nothing.
-      const fresh = await admin(gw, 'POST', 'keys', { tenant: 't1' });
-      const m1 = await metrics(gw);
-      assert.equal((await chat(gw, fresh.body.key)).status, 200);
-      const m2 = await metrics(gw);
-      const firstRequest = ['snapshot_load', 'admin_read', 'admin_write'].reduce((s, op) => s + stmt(m2, op) - stmt(m1, op), 0);
-      assert.ok(firstRequest <= 3, `first request of a new key cost ${firstRequest} statements`);
-      assert.equal(firstRequest, 0);
-    });
-
-    test('settlement: a stream the client leaves early is settled from an estimate; an unpriced model is flagged, not free; bodies are logged only when the tenant opts in', async () => {
-      const gw = await startGateway(config({ mock: streamMock }), ENV);
-      const { secret } = await provision(gw);
-      // Leave a slow stream after the first content chunks: the provider never sent usage.
-      const r = await chat(gw, secret, { extra: { stream: true } });
-      const reader = r.body.getReader();
-      let text = '';
-      while (!text.includes('tok3')) text += new TextDecoder().decode((await reader.read()).value);
-      await reader.cancel();
-      const leftRow = async () => (await allCalls(gw)).find((x) => x.status === 499);
-      assert.ok(await eventually(leftRow, 3000), 'the stream the client left is logged');
-      // An unpriced model.
-      assert.equal((await chat(gw, secret, { extra: { model: 'free-model' } })).status, 200);
-      // Bodies: off, then on.
-      assert.equal((await admin(gw, 'PATCH', 'tenants/t1', { log_bodies: true })).status, 200);
-      assert.equal((await chat(gw, secret, { extra: { user: 'body-marker' } })).status, 200);
-
-      const rows = await eventually(async () => { const x = await allCalls(gw); return x.length === 3 ? x : null; }, 5000);
-      assert.ok(rows, 'three rows');
-      const [logged, free, left] = rows;  // newest first
-      assert.equal(logged.model, 'mock-model');
-      assert.equal(left.status, 499);
-      assert.equal(left.estimated, true);
-      assert.ok(left.completion_tokens > 0 && left.cost_usd > 0, JSON.stringify(left));
-      assert.equal(free.unpriced, true);
-      assert.equal(free.cost_usd, 0);
-      assert.ok(free.completion_tokens > 0);
-      assert.equal(left.request_body, undefined);
-      assert.match(logged.request_body, /body-marker/);
-      const spend = (await admin(gw, 'GET', 'spend?tenant=t1')).body.data.find((s) => s.scope === 'tenant');
-      assert.equal(usd(spend.spent_usd), rows.reduce((s, x) => s + usd(x.cost_usd), 0));
-      assert.equal(spend.reserved_usd, 0);
-    });
-
-    test('restart: spend survives a graceful stop; a SIGKILL loses at most the rows not yet written, and spend still equals the call log', async () => {
-      const cfg = config();
-      let gw = await startGateway(cfg, ENV);
-      const { secret } = await provision(gw);
-      for (let i = 0; i < 10; ++i) assert.equal((await chat(gw, secret)).status, 200);
-      const before = (await admin(gw, 'GET', 'spend?tenant=t1')).body.data.find((s) => s.scope === 'tenant');
-      gw.kill('SIGTERM');
-      assert.equal(await waitExit(gw), 0);
-
-      gw = await startGateway(cfg, ENV);
-      const restored = (await admin(gw, 'GET', 'spend?tenant=t1')).body.data.find((s) => s.scope === 'tenant');
-      assert.equal(usd(restored.spent_usd), usd(before.spent_usd));
-      assert.equal((await allCalls(gw)).length, 10);
-
-      // 50 more, then SIGKILL right after the last answer.
-      for (let i = 0; i < 50; ++i) assert.equal((await chat(gw, secret)).status, 200);
-      gw.kill('SIGKILL');
-      await waitExit(gw);
-      gw = await startGateway(cfg, ENV);
-      const rows = await allCalls(gw);
-      const lost = 60 - rows.length;
-      console.log(`# SIGKILL right after the last answer: ${lost} of 50 call-log rows lost (call_log.flush_interval 50ms)`);
-      assert.ok(lost >= 0 && lost <= 50);
-      const after = (await admin(gw, 'GET', 'spend?tenant=t1')).body.data.find((s) => s.scope === 'tenant');
-      assert.equal(usd(after.spent_usd), rows.reduce((s, x) => s + usd(x.cost_usd), 0));
-    });
-
-    test('prices: an admin price applies from the next request, and again after a restart', async () => {
-      const cfg = config();
-      let gw = await startGateway(cfg, ENV);
-      const { secret } = await provision(gw);
-      // The config prices output at 1000 USD per million tokens; the admin doubles it.
-      const put = await admin(gw, 'PUT', 'prices/mock-model', { input: 0, output: 2000, max_output_tokens: 100000 });
-      assert.equal(put.status, 200);
-      const costOfNext = async () => {
-        const r = await chat(gw, secret);
-        assert.equal(r.status, 200);
-        const id = r.headers.get('x-request-id');
-        const row = await eventually(async () => (await allCalls(gw)).find((x) => x.request_id === id), 3000);
-        assert.ok(row, 'the request is logged');
-        return row;
-      };
-      let row = await costOfNext();
-      assert.equal(usd(row.cost_usd), row.completion_tokens * 2000, JSON.stringify(row));
-
-      gw.kill('SIGTERM');
-      assert.equal(await waitExit(gw), 0);
-      gw = await startGateway(cfg, ENV);  // the price is in the store, read at start-up
-      row = await costOfNext();
-      assert.equal(usd(row.cost_usd), row.completion_tokens * 2000, JSON.stringify(row));
-    });
-
-    test('reconcile: drift between the call log and the persisted spend is found, corrected and exported', async () => {
-      const cfg = config();
-      const gw = await startGateway(cfg, ENV);
-      const { secret } = await provision(gw);
-      for (let i = 0; i < 5; ++i) assert.equal((await chat(gw, secret)).status, 200);
-      await eventually(async () => (await allCalls(gw)).length === 5, 3000);
-      // Someone edits the spend table behind the gateway's back.
-      storeExec(cfg, "UPDATE spend SET spent_micros = spent_micros + 1000000 WHERE scope = 'tenant'");
-      const r = await admin(gw, 'POST', 'reconcile');
       assert.equal(r.status, 200);
-      assert.equal(usd(r.body.drift_usd), usd(1));
-      assert.equal(r.body.scopes_corrected, 1);
-      assert.equal((await metrics(gw)).turnpike_spend_drift_usd, 1);
-      const again = await admin(gw, 'POST', 'reconcile');
-      assert.equal(again.body.drift_usd, 0);
-    });
+      await r.arrayBuffer();
+    }
+  };
+  await Promise.all(Array.from({ length: 20 }, worker));
+  const after = await eventually(async () => {
+    const m = await metrics(gw);
+    return m.turnpike_call_log_rows_total === 1020 ? m : null;
+  }, 5000);
+  assert.ok(after, 'the 1,000 rows were written');
+  const delta = (op) => stmt(after, op) - stmt(before, op);
+  // Request path: nothing read or written for a request.
+  for (const op of ['snapshot_load', 'admin_read', 'admin_write', 'migrate', 'reconcile']) {
+    assert.equal(delta(op), 0, op);
+  }
+  if (engine === 'sqlite') {
+    // Background, per 1,000 requests: the rows go in INSERTs of 32 rows, the rest of a batch one
+    // per row (so at most one statement per row, at least one per 32); per batch BEGIN/COMMIT,
+    // one spend upsert per scope (tenant, key) and the tenant's id range (call_log_index; the
+    // month was noted before). Budget recorded in docs/BENCHMARKS.md.
+    assert.ok(delta('call_log_insert') <= 1000 && delta('call_log_insert') >= Math.ceil(1000 / 32),
+      `call_log_insert = ${delta('call_log_insert')}`);
+    assert.equal(delta('call_log_index'), delta('transaction') / 2, 'one tenant range per batch');
+    // The rows' route (tenant, key, model, deployment, month) was added by the warm-up requests
+    // and is remembered: no statement looks it up again.
+    assert.equal(delta('call_log_route'), 0, 'call_log_route');
+    const perBatch = delta('transaction') + delta('spend_write');
+    console.log(`# statements per 1,000 requests: ${delta('call_log_insert')} inserts, ${delta('call_log_index')} index notes, ${delta('transaction')} transaction, ${delta('spend_write')} spend upserts, ${delta('change_check')} change checks`);
+    assert.ok(perBatch <= 400, `transaction + spend_write = ${perBatch}`);
+  } else {
+    // PostgreSQL: a batch is one statement (rows and spend together, its own transaction), so
+    // one round trip per batch and nothing else; a batch leaves a worker at least every
+    // call_log.flush_interval (50 ms here) or per 1,024 rows. Budget (docs/BENCHMARKS.md): at
+    // most 1 round trip per 10 requests under this load; no BEGIN/COMMIT, spend or index
+    // statement of its own. change_check: one version poll per snapshot_ttl (3 s) at most.
+    const batches = delta('call_log_insert');
+    console.log(`# postgres round trips per 1,000 requests: ${batches} call-log batches, ${delta('change_check')} change checks`);
+    assert.ok(batches >= 1 && batches <= 100, `call_log_insert = ${batches}`);
+    for (const op of ['transaction', 'spend_write', 'call_log_index', 'call_log_route']) {
+      assert.equal(delta(op), 0, op);
+    }
+  }
 
-    test('a change another process commits to the store is picked up within hotpath.snapshot_ttl; 0s reads through on every request', async () => {
-      const cfg = config({ hotpath: { snapshot_ttl: '200ms' } });
-      const gw = await startGateway(cfg, ENV);
-      const { secret, id } = await provision(gw);
-      assert.equal((await chat(gw, secret)).status, 200);
-      storeExec(cfg, `UPDATE api_keys SET status = 'revoked' WHERE public_id = '${id}'`);
-      const refused = await eventually(async () => (await chat(gw, secret)).status === 403, 3000, 50);
-      assert.ok(refused, 'the revocation written behind the gateway took effect');
-      const m = await metrics(gw);
-      assert.ok(stmt(m, 'change_check') >= 1);
+  // The first request of a new key: the admin write published it; the request reads nothing.
+  const fresh = await admin(gw, 'POST', 'keys', { tenant: 't1' });
+  const m1 = await metrics(gw);
+  assert.equal((await chat(gw, fresh.body.key)).status, 200);
+  const m2 = await metrics(gw);
+  const firstRequest = ['snapshot_load', 'admin_read', 'admin_write'].reduce((s, op) => s + stmt(m2, op) - stmt(m1, op), 0);
+  assert.ok(firstRequest <= 3, `first request of a new key cost ${firstRequest} statements`);
+  assert.equal(firstRequest, 0);
+});
 
-      // Read-through: every request waits for a fresh snapshot (SQLite: 4 statements;
-      // PostgreSQL, direct: the 4 SELECTs pipelined, 1 round trip), so a change is seen by the
-      // very next request.
-      const cfg0 = config({ hotpath: { snapshot_ttl: '0s' } });
-      const gw0 = await startGateway(cfg0, ENV);
-      const k0 = await provision(gw0);
-      const before = await metrics(gw0);
-      assert.equal((await chat(gw0, k0.secret)).status, 200);
-      const after = await metrics(gw0);
-      assert.equal(stmt(after, 'snapshot_load') - stmt(before, 'snapshot_load'), engine === 'sqlite' ? 4 : 1);
-      storeExec(cfg0, `UPDATE api_keys SET status = 'revoked' WHERE public_id = '${k0.id}'`);
-      assert.equal((await chat(gw0, k0.secret)).status, 403);
-    });
+test('settlement: a stream the client leaves early is settled from an estimate; an unpriced model is flagged, not free; bodies are logged only when the tenant opts in', async () => {
+  const gw = await startGateway(config({ mock: streamMock }), ENV);
+  const { secret } = await provision(gw);
+  // Leave a slow stream after the first content chunks: the provider never sent usage.
+  const r = await chat(gw, secret, { extra: { stream: true } });
+  const reader = r.body.getReader();
+  let text = '';
+  while (!text.includes('tok3')) text += new TextDecoder().decode((await reader.read()).value);
+  await reader.cancel();
+  const leftRow = async () => (await allCalls(gw)).find((x) => x.status === 499);
+  assert.ok(await eventually(leftRow, 3000), 'the stream the client left is logged');
+  // An unpriced model.
+  assert.equal((await chat(gw, secret, { extra: { model: 'free-model' } })).status, 200);
+  // Bodies: off, then on.
+  assert.equal((await admin(gw, 'PATCH', 'tenants/t1', { log_bodies: true })).status, 200);
+  assert.equal((await chat(gw, secret, { extra: { user: 'body-marker' } })).status, 200);
 
-    test('admin API: token required, clear errors naming the field, 409 on a duplicate; the CLI prints tables and JSON', async () => {
-      const gw = await startGateway(config(), ENV);
-      assert.equal((await admin(gw, 'GET', 'tenants', undefined, 'wrong')).status, 401);
-      const unknown = await admin(gw, 'PUT', 'plans/p', { rpmm: 3 });
-      assert.equal(unknown.status, 400);
-      assert.equal(unknown.body.error.field, 'rpmm');
-      const typed = await admin(gw, 'PUT', 'plans/p', { rpm: 'many' });
-      assert.equal(typed.body.error.field, 'rpm');
-      assert.equal((await admin(gw, 'PUT', 'plans/p', { monthly_budget_usd: -1 })).body.error.field, 'monthly_budget_usd');
-      assert.equal((await admin(gw, 'POST', 'tenants', { id: 'x', plan: 'nope' })).body.error.field, 'plan');
-      assert.equal((await admin(gw, 'PUT', 'plans/p', { rpm: 5 })).status, 200);
-      assert.equal((await admin(gw, 'POST', 'tenants', { id: 'x', plan: 'p' })).status, 201);
-      assert.equal((await admin(gw, 'POST', 'tenants', { id: 'x', plan: 'p' })).status, 409);
-      assert.equal((await admin(gw, 'GET', 'spend?month=2026-13')).body.error.field, 'month');
-      assert.equal((await admin(gw, 'DELETE', 'tenants/x')).status, 405);
-      assert.equal((await admin(gw, 'GET', 'nothing')).status, 404);
+  const rows = await eventually(async () => { const x = await allCalls(gw); return x.length === 3 ? x : null; }, 5000);
+  assert.ok(rows, 'three rows');
+  const [logged, free, left] = rows;  // newest first
+  assert.equal(logged.model, 'mock-model');
+  assert.equal(left.status, 499);
+  assert.equal(left.estimated, true);
+  assert.ok(left.completion_tokens > 0 && left.cost_usd > 0, JSON.stringify(left));
+  assert.equal(free.unpriced, true);
+  assert.equal(free.cost_usd, 0);
+  assert.ok(free.completion_tokens > 0);
+  assert.equal(left.request_body, undefined);
+  assert.match(logged.request_body, /body-marker/);
+  const spend = (await admin(gw, 'GET', 'spend?tenant=t1')).body.data.find((s) => s.scope === 'tenant');
+  assert.equal(usd(spend.spent_usd), rows.reduce((s, x) => s + usd(x.cost_usd), 0));
+  assert.equal(spend.reserved_usd, 0);
+});
 
-      const run = (...args) => execFileSync(BIN, ['admin', '--url', gw.url, ...args], { env: { ...process.env, TURNPIKE_ADMIN_TOKEN: TOKEN } }).toString();
-      assert.match(run('tenants', 'list'), /^ID\s+NAME\s+PLAN\s+STATUS/m);
-      const key = JSON.parse(run('--json', 'keys', 'create', '--tenant', 'x', '--rpm', '7'));
-      assert.equal(key.rpm, 7);
-      assert.match(run('keys', 'list', '--tenant', 'x'), new RegExp(key.id));
-      const set = run('prices', 'set', 'mock-model', '--input', '0.5', '--output', '1.5', '--cache-write', '0.625', '--max-output-tokens', '4096');
-      assert.match(set, /source: admin/);
-      assert.match(set, /cache_write: 0\.625/);
-      assert.match(run('prices', 'list'), /mock-model\s+0\.5\s+1\.5/);
-      assert.throws(() => run('tenants', 'create', 'y', '--plan', 'missing'), (e) => e.status === 1 && /field plan/.test(e.stderr.toString()));
-    });
-  });
-}
+test('restart: spend survives a graceful stop; a SIGKILL loses at most the rows not yet written, and spend still equals the call log', async () => {
+  const cfg = config();
+  let gw = await startGateway(cfg, ENV);
+  const { secret } = await provision(gw);
+  for (let i = 0; i < 10; ++i) assert.equal((await chat(gw, secret)).status, 200);
+  const before = (await admin(gw, 'GET', 'spend?tenant=t1')).body.data.find((s) => s.scope === 'tenant');
+  gw.kill('SIGTERM');
+  assert.equal(await waitExit(gw), 0);
+
+  gw = await startGateway(cfg, ENV);
+  const restored = (await admin(gw, 'GET', 'spend?tenant=t1')).body.data.find((s) => s.scope === 'tenant');
+  assert.equal(usd(restored.spent_usd), usd(before.spent_usd));
+  assert.equal((await allCalls(gw)).length, 10);
+
+  // 50 more, then SIGKILL right after the last answer.
+  for (let i = 0; i < 50; ++i) assert.equal((await chat(gw, secret)).status, 200);
+  gw.kill('SIGKILL');
+  await waitExit(gw);
+  gw = await startGateway(cfg, ENV);
+  const rows = await allCalls(gw);
+  const lost = 60 - rows.length;
+  console.log(`# SIGKILL right after the last answer: ${lost} of 50 call-log rows lost (call_log.flush_interval 50ms)`);
+  assert.ok(lost >= 0 && lost <= 50);
+  const after = (await admin(gw, 'GET', 'spend?tenant=t1')).body.data.find((s) => s.scope === 'tenant');
+  assert.equal(usd(after.spent_usd), rows.reduce((s, x) => s + usd(x.cost_usd), 0));
+});
+
+test('prices: an admin price applies from the next request, and again after a restart', async () => {
+  const cfg = config();
+  let gw = await startGateway(cfg, ENV);
+  const { secret } = await provision(gw);
+  // The config prices output at 1000 USD per million tokens; the admin doubles it.
+  const put = await admin(gw, 'PUT', 'prices/mock-model', { input: 0, output: 2000, max_output_tokens: 100000 });
+  assert.equal(put.status, 200);
+  const costOfNext = async () => {
+    const r = await chat(gw, secret);
+    assert.equal(r.status, 200);
+    const id = r.headers.get('x-request-id');
+    const row = await eventually(async () => (await allCalls(gw)).find((x) => x.request_id === id), 3000);
+    assert.ok(row, 'the request is logged');
+    return row;
+  };
+  let row = await costOfNext();
+  assert.equal(usd(row.cost_usd), row.completion_tokens * 2000, JSON.stringify(row));
+
+  gw.kill('SIGTERM');
+  assert.equal(await waitExit(gw), 0);
+  gw = await startGateway(cfg, ENV);  // the price is in the store, read at start-up
+  row = await costOfNext();
+  assert.equal(usd(row.cost_usd), row.completion_tokens * 2000, JSON.stringify(row));
+});
+
+test('reconcile: drift between the call log and the persisted spend is found, corrected and exported', async () => {
+  const cfg = config();
+  const gw = await startGateway(cfg, ENV);
+  const { secret } = await provision(gw);
+  for (let i = 0; i < 5; ++i) assert.equal((await chat(gw, secret)).status, 200);
+  await eventually(async () => (await allCalls(gw)).length === 5, 3000);
+  // Someone edits the spend table behind the gateway's back.
+  storeExec(cfg, "UPDATE spend SET spent_micros = spent_micros + 1000000 WHERE scope = 'tenant'");
+  const r = await admin(gw, 'POST', 'reconcile');
+  assert.equal(r.status, 200);
+  assert.equal(usd(r.body.drift_usd), usd(1));
+  assert.equal(r.body.scopes_corrected, 1);
+  assert.equal((await metrics(gw)).turnpike_spend_drift_usd, 1);
+  const again = await admin(gw, 'POST', 'reconcile');
+  assert.equal(again.body.drift_usd, 0);
+});
+
+test('a change another process commits to the store is picked up within hotpath.snapshot_ttl; 0s reads through on every request', async () => {
+  const cfg = config({ hotpath: { snapshot_ttl: '200ms' } });
+  const gw = await startGateway(cfg, ENV);
+  const { secret, id } = await provision(gw);
+  assert.equal((await chat(gw, secret)).status, 200);
+  storeExec(cfg, `UPDATE api_keys SET status = 'revoked' WHERE public_id = '${id}'`);
+  const refused = await eventually(async () => (await chat(gw, secret)).status === 403, 3000, 50);
+  assert.ok(refused, 'the revocation written behind the gateway took effect');
+  const m = await metrics(gw);
+  assert.ok(stmt(m, 'change_check') >= 1);
+
+  // Read-through: every request waits for a fresh snapshot (SQLite: 4 statements; PostgreSQL,
+  // direct: the 4 SELECTs pipelined, 1 round trip), so a change is seen by the very next
+  // request.
+  const cfg0 = config({ hotpath: { snapshot_ttl: '0s' } });
+  const gw0 = await startGateway(cfg0, ENV);
+  const k0 = await provision(gw0);
+  const before = await metrics(gw0);
+  assert.equal((await chat(gw0, k0.secret)).status, 200);
+  const after = await metrics(gw0);
+  assert.equal(stmt(after, 'snapshot_load') - stmt(before, 'snapshot_load'), engine === 'sqlite' ? 4 : 1);
+  storeExec(cfg0, `UPDATE api_keys SET status = 'revoked' WHERE public_id = '${k0.id}'`);
+  assert.equal((await chat(gw0, k0.secret)).status, 403);
+});
+
+test('admin API: token required, clear errors naming the field, 409 on a duplicate; the CLI prints tables and JSON', async () => {
+  const gw = await startGateway(config(), ENV);
+  assert.equal((await admin(gw, 'GET', 'tenants', undefined, 'wrong')).status, 401);
+  const unknown = await admin(gw, 'PUT', 'plans/p', { rpmm: 3 });
+  assert.equal(unknown.status, 400);
+  assert.equal(unknown.body.error.field, 'rpmm');
+  const typed = await admin(gw, 'PUT', 'plans/p', { rpm: 'many' });
+  assert.equal(typed.body.error.field, 'rpm');
+  assert.equal((await admin(gw, 'PUT', 'plans/p', { monthly_budget_usd: -1 })).body.error.field, 'monthly_budget_usd');
+  assert.equal((await admin(gw, 'POST', 'tenants', { id: 'x', plan: 'nope' })).body.error.field, 'plan');
+  assert.equal((await admin(gw, 'PUT', 'plans/p', { rpm: 5 })).status, 200);
+  assert.equal((await admin(gw, 'POST', 'tenants', { id: 'x', plan: 'p' })).status, 201);
+  assert.equal((await admin(gw, 'POST', 'tenants', { id: 'x', plan: 'p' })).status, 409);
+  assert.equal((await admin(gw, 'GET', 'spend?month=2026-13')).body.error.field, 'month');
+  assert.equal((await admin(gw, 'DELETE', 'tenants/x')).status, 405);
+  assert.equal((await admin(gw, 'GET', 'nothing')).status, 404);
+
+  const run = (...args) => execFileSync(BIN, ['admin', '--url', gw.url, ...args], { env: { ...process.env, TURNPIKE_ADMIN_TOKEN: TOKEN } }).toString();
+  assert.match(run('tenants', 'list'), /^ID\s+NAME\s+PLAN\s+STATUS/m);
+  const key = JSON.parse(run('--json', 'keys', 'create', '--tenant', 'x', '--rpm', '7'));
+  assert.equal(key.rpm, 7);
+  assert.match(run('keys', 'list', '--tenant', 'x'), new RegExp(key.id));
+  const set = run('prices', 'set', 'mock-model', '--input', '0.5', '--output', '1.5', '--cache-write', '0.625', '--max-output-tokens', '4096');
+  assert.match(set, /source: admin/);
+  assert.match(set, /cache_write: 0\.625/);
+  assert.match(run('prices', 'list'), /mock-model\s+0\.5\s+1\.5/);
+  assert.throws(() => run('tenants', 'create', 'y', '--plan', 'missing'), (e) => e.status === 1 && /field plan/.test(e.stderr.toString()));
+});

@@ -1,0 +1,12 @@
+// governance.test.mjs again, every test, with the store on PostgreSQL 15 (a throwaway cluster
+// that file starts: lib/postgres.mjs). Skipped only where the PostgreSQL binaries are absent;
+// CI installs them (scripts/deps.sh --test).
+import { test } from 'node:test';
+import { postgresAvailable } from './lib/postgres.mjs';
+
+if (postgresAvailable()) {
+  process.env.TURNPIKE_TEST_STORE_ENGINE = 'postgres';
+  await import('./governance.test.mjs');
+} else {
+  test('governance on PostgreSQL', { skip: 'PostgreSQL 15 binaries absent' }, () => {});
+}
