@@ -217,6 +217,9 @@ Status CallLog::Send(const Params& params) {
 
 Status CallLog::ReplaySpool() {
   if (spool_.empty()) return Ok{};
+  // Not connected (within the reconnect backoff: at once): the file is not even read.
+  Status ready = db_.Ensure();
+  if (!ready.ok()) return ready;
   return spool_.Replay([this](const Params& params, size_t) { return Send(params); });
 }
 
