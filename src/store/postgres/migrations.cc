@@ -8,8 +8,8 @@ namespace turnpike::store::postgres {
 namespace {
 
 // Each entry is one schema version; never edit a released one, append a new one (adding a
-// call-log column is one entry: ALTER TABLE call_log ADD COLUMN ..., plus the writer's and the
-// reader's column lists in call_log.cc).
+// call-log column is one entry: ALTER TABLE call_log ADD COLUMN ..., plus its line in
+// call_log_columns.h, kColumns).
 constexpr std::array<std::string_view, 1> kMigrations = {
     R"sql(
 CREATE TABLE plans (
