@@ -11,8 +11,9 @@
 //     first, committed, then that snapshot is published (a revoked key fails on the very next
 //     request, on every worker);
 //   - by the store thread's tick when the records' change feed reports another writer
-//     (store/records.h, PollChanges: one poll per snapshot_ttl), while requests keep the
-//     snapshot they hold;
+//     (store/records.h: Notified, read every tick without a round trip, by an engine with a
+//     notification channel; PollChanges, one poll per snapshot_ttl, the bound if a
+//     notification is lost), while requests keep the snapshot they hold;
 //   - by Reload() on every request when snapshot_ttl is 0 (read-through, for debugging).
 // Budget and rate counters carry over from snapshot to snapshot (snapshot.h).
 //
