@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -290,6 +291,32 @@ TEST_F(PostgresEngineTest, RowsAndSpendInOneStatementSpooledWhileDownReplayedOnc
   EXPECT_FALSE(fs::exists(spool_));
   EXPECT_EQ(Count(*again), 4);
   EXPECT_EQ(TenantSpend(*again), 330);
+}
+
+TEST_F(PostgresEngineTest, APipelineWithAFailingStatementLeavesTheConnectionUsable) {
+  StatementCounts counts;
+  for (bool pipeline : {true, false}) {
+    ConnectionOptions o;
+    o.url = cluster_->Url(db_);
+    o.pipeline = pipeline;
+    Connection c(o, &counts);
+    const Params none;
+    const std::array<Query, 3> queries = {Query{"SELECT 1", &none},
+                                          Query{"SELECT * FROM no_such_table", &none},
+                                          Query{"SELECT 2", &none}};
+    Result<std::vector<Rows>> failed = c.RunAll(queries, StoreOp::kAdminRead);
+    ASSERT_FALSE(failed.ok());
+    EXPECT_EQ(failed.error().code, ErrorCode::kInternal);
+    EXPECT_NE(failed.error().message.find("no_such_table"), std::string::npos);
+    const std::array<Query, 2> good = {Query{"SELECT 3", &none}, Query{"SELECT 4", &none}};
+    Result<std::vector<Rows>> fine = c.RunAll(good, StoreOp::kAdminRead);
+    ASSERT_TRUE(fine.ok()) << fine.error().message;
+    ASSERT_EQ(fine->size(), 2u);
+    EXPECT_EQ(fine.value()[1].Int(0, 0), 4);
+  }
+  // Pipelined: one round trip per RunAll (1 + 1); one by one: one per statement, stopping at
+  // the first that fails (2 + 2).
+  EXPECT_EQ(counts.value(StoreOp::kAdminRead), 1u + 1u + 2u + 2u);
 }
 
 }  // namespace
