@@ -76,6 +76,7 @@ net::awaitable<void> ChatFlow::Run() {
       std::max(ctx_.billing.prompt_bytes, static_cast<int64_t>(request.body().size()));
   if (info_.max_tokens >= 0) ctx_.billing.max_tokens = info_.max_tokens;
   core::WorkerCore::ReadCredentials(exchange_, ctx_);
+  if (api_ == ClientApi::kGeminiGenerate) ReadGoogleApiKey();
   ctx_.phases.parsed = core::Clock::now();
 
   // The model's route is looked up once, here: the governance filter prices by it and the
@@ -100,6 +101,31 @@ net::awaitable<void> ChatFlow::Run() {
     co_await Attempts();
   }
   deps_.chain.Complete(ctx_);
+}
+
+void ChatFlow::ReadGoogleApiKey() {
+  // Gemini clients send the key as x-goog-api-key, or as ?key= in the URL; either carries the
+  // virtual key, read as an x-api-key would be. Views into the request, which outlives ctx_.
+  if (!ctx_.x_api_key.empty() || !ctx_.authorization.empty()) return;
+  const auto& request = exchange_.request();
+  if (auto header = request.find("x-goog-api-key"); header != request.end()) {
+    ctx_.x_api_key = std::string_view(header->value().data(), header->value().size());
+    return;
+  }
+  const std::string_view target(request.target().data(), request.target().size());
+  const size_t query = target.find('?');
+  if (query == std::string_view::npos) return;
+  std::string_view rest = target.substr(query + 1);
+  while (!rest.empty()) {
+    const size_t amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    if (pair.starts_with("key=")) {
+      ctx_.x_api_key = pair.substr(4);
+      return;
+    }
+    if (amp == std::string_view::npos) break;
+    rest.remove_prefix(amp + 1);
+  }
 }
 
 void ChatFlow::MarkClientGone() {

@@ -79,14 +79,22 @@ enum class ClientApi : uint8_t {
   kOpenAiResponses,    // POST /v1/responses (stateless)
   kOpenAiCompletions,  // POST /v1/completions (legacy)
   kOpenAiEmbeddings,   // POST /v1/embeddings (never streamed)
+  kGeminiGenerate,     // POST /v1beta/models/{model}:generateContent / :streamGenerateContent
+  kCohereChat,         // POST /v2/chat (Cohere v2)
+};
+
+// What a client API says in its URL rather than its body (Gemini: the model and streaming).
+struct PathRequest {
+  std::string_view model;  // empty: the body names it
+  bool stream = false;
 };
 
 class ChatFlow {
  public:
   // `client` is the Provider of the client's dialect (openai for kOpenAiChat).
   ChatFlow(const FlowDeps& deps, http::Exchange& exchange, LlmContext& ctx, ClientApi api,
-           const providers::Provider& client)
-      : deps_(deps), exchange_(exchange), ctx_(ctx), api_(api), client_(client) {}
+           const providers::Provider& client, PathRequest path = {})
+      : deps_(deps), exchange_(exchange), ctx_(ctx), api_(api), client_(client), path_(path) {}
 
   boost::asio::awaitable<void> Run();
   // Answers `error` in the client's shape.
@@ -103,8 +111,9 @@ class ChatFlow {
     const providers::Provider* translate_from = nullptr;  // set: the body is in this dialect
   };
 
-  // info_ and pivot_ for the pivot-only APIs (Responses, completions): the client's body
-  // translated once, before the filter chain (which needs the model).
+  // info_ and pivot_ for the pivot-only APIs (Responses, completions, Gemini, Cohere): the
+  // client's body translated once, before the filter chain (which needs the model), with what
+  // the URL says (path_) spliced in.
   Status ParsePivot();
   // The request body for an attempt: identity, translated chat, or embeddings.
   Result<std::string> BuildBody(const DeploymentTarget& target, const providers::Provider& dialect,
@@ -140,12 +149,15 @@ class ChatFlow {
   boost::asio::awaitable<void> GiveUp(const std::optional<Error>& error,
                                       std::optional<RetryableAnswer>& answer);
   void MarkClientGone();
+  // Gemini's credentials (x-goog-api-key, ?key=) as the context's x_api_key.
+  void ReadGoogleApiKey();
 
   const FlowDeps& deps_;
   http::Exchange& exchange_;
   LlmContext& ctx_;
   const ClientApi api_;
   const providers::Provider& client_;
+  const PathRequest path_;
   providers::openai::ChatRequestInfo info_;
   std::optional<boost::json::object> pivot_;  // the parsed request, once a translation needs it
   std::optional<providers::EmbeddingsRequest> embeddings_;  // kOpenAiEmbeddings only

@@ -37,7 +37,12 @@ int64_t OutputBytes(const providers::Response& response) {
 Status ChatFlow::ParsePivot() {
   Result<boost::json::object> parsed = client_.ParseRequest(exchange_.request().body());
   if (!parsed.ok()) return parsed.error();
-  const boost::json::object& pivot = pivot_.emplace(std::move(parsed.value()));
+  boost::json::object& pivot = pivot_.emplace(std::move(parsed.value()));
+  if (!path_.model.empty()) pivot["model"] = path_.model;
+  if (path_.stream) {
+    pivot["stream"] = true;
+    pivot["stream_options"] = boost::json::object{{"include_usage", true}};
+  }
   // ParseRequest guarantees a string model; the rest is optional.
   info_.model = std::string(pivot.at("model").as_string());
   const boost::json::value* stream = pivot.if_contains("stream");
