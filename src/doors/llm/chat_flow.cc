@@ -284,7 +284,12 @@ providers::ErrorReply ChatFlow::ClientError(const Error& error) const {
   if (api_ == ClientApi::kOpenAiChat || api_ == ClientApi::kOpenAiEmbeddings) {
     return {HttpStatus(error.code), core::OpenAiErrorBody(error)};
   }
-  return client_.RenderError(error);
+  providers::ErrorReply reply = client_.RenderError(error);
+  if (api_ == ClientApi::kCohereChat && reply.body.starts_with('{')) {
+    // Cohere's errors carry an id for support requests: the gateway's request id (hex digits).
+    reply.body.insert(1, "\"id\":\"" + std::string(ctx_.request_id) + "\",");
+  }
+  return reply;
 }
 
 net::awaitable<void> ChatFlow::Fail(const Error& error) {
