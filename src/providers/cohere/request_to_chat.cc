@@ -23,7 +23,7 @@ constexpr std::string_view kHandled[] = {
 };
 
 Error Unsupported(const std::string& param) {
-  return Invalid("invalid request: '" + param + "' cannot be translated for this model's provider",
+  return Invalid("invalid request: this field cannot be translated for the model's provider",
                  param);
 }
 

@@ -29,7 +29,7 @@ constexpr const char* kTextMime = "text/plain";
 constexpr std::string_view kImageMimePrefix = "image/";
 
 Error Unsupported(const std::string& param) {
-  return Invalid("'" + param + "' cannot be translated for this model's provider.", param);
+  return Invalid("This field cannot be translated for the model's provider.", param);
 }
 
 Error WrongType(const std::string& param, std::string_view expected) {

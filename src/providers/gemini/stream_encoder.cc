@@ -223,6 +223,10 @@ void GeminiStreamEncoder::FlushCall() {
                       "The upstream's function call arguments are not a JSON object.", ""});
     return;
   }
+  // Raw line breaks in valid JSON are whitespace between tokens (inside strings they are
+  // escaped); an SSE data line must not contain one.
+  std::replace_if(
+      args_json_.begin(), args_json_.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
   OpenChunk();
   std::string& o = out();
   o.append(R"({"functionCall":{"id":)");
