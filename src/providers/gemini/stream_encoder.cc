@@ -13,6 +13,9 @@ namespace {
 namespace json = boost::json;
 
 constexpr std::string_view kFrameEnd = "}\r\n\r\n";
+// A call's argument buffers, reserved when a stream's first call opens: arguments up to this
+// size never allocate again; longer ones grow the buffers once per doubling.
+constexpr size_t kArgsReserve = 4096;
 constexpr int kHexDigits = 4;
 constexpr uint32_t kSurrogateHigh = 0xD800, kSurrogateLow = 0xDC00, kSurrogateEnd = 0xE000;
 constexpr uint32_t kSurrogateBase = 0x10000;
@@ -157,6 +160,10 @@ void GeminiStreamEncoder::OnEvent(const StreamEvent& event) {
       break;
     case EventKind::kToolCallStart:
       FlushCall();
+      if (call_args_.capacity() < kArgsReserve) {
+        call_args_.reserve(kArgsReserve);
+        args_json_.reserve(kArgsReserve);
+      }
       call_open_ = true;
       call_id_.assign(event.id);
       call_name_.assign(event.name);
