@@ -54,6 +54,9 @@ struct UpstreamEndpoint {
   std::string extra_headers;
   // Request target of the dialect's embeddings API (embeddings.h); empty when it has none.
   std::string embed_path;
+  // Request target of the dialect's token-count API (Anthropic /v1/messages/count_tokens,
+  // Gemini :countTokens), forwarded the client's body of the same dialect; empty when none.
+  std::string count_tokens_path;
 };
 
 // How the dialect frames a streamed answer; the relay splits the upstream bytes accordingly and

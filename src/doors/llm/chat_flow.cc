@@ -60,6 +60,11 @@ net::awaitable<void> ChatFlow::Run() {
       co_return;
     }
     info_ = std::move(info.value());
+  } else if (counting_tokens()) {
+    if (Status parsed = ParseCountTokens(); !parsed.ok()) {
+      co_await Fail(parsed.error());
+      co_return;
+    }
   } else if (api_ == ClientApi::kOpenAiEmbeddings) {
     if (Status parsed = ParseEmbeddings(); !parsed.ok()) {
       co_await Fail(parsed.error());
@@ -72,11 +77,16 @@ net::awaitable<void> ChatFlow::Run() {
   ctx_.model = info_.model;
   ctx_.stream = info_.stream;
   // The body's size, or more when a parser found more (token ids are shorter than 3 bytes each).
-  ctx_.billing.prompt_bytes =
-      std::max(ctx_.billing.prompt_bytes, static_cast<int64_t>(request.body().size()));
+  // A token count bills nothing: nothing is reserved for it.
+  if (!counting_tokens()) {
+    ctx_.billing.prompt_bytes =
+        std::max(ctx_.billing.prompt_bytes, static_cast<int64_t>(request.body().size()));
+  }
   if (info_.max_tokens >= 0) ctx_.billing.max_tokens = info_.max_tokens;
   core::WorkerCore::ReadCredentials(exchange_, ctx_);
-  if (api_ == ClientApi::kGeminiGenerate) ReadGoogleApiKey();
+  if (api_ == ClientApi::kGeminiGenerate || api_ == ClientApi::kGeminiCountTokens) {
+    ReadGoogleApiKey();
+  }
   ctx_.phases.parsed = core::Clock::now();
 
   // The model's route is looked up once, here: the governance filter prices by it and the
@@ -98,7 +108,11 @@ net::awaitable<void> ChatFlow::Run() {
     co_await Fail(refusal);
   } else {
     ctx_.phases.admitted = core::Clock::now();
-    co_await Attempts();
+    if (counting_tokens()) {
+      co_await CountTokens();
+    } else {
+      co_await Attempts();
+    }
   }
   deps_.chain.Complete(ctx_);
 }
@@ -149,13 +163,16 @@ net::awaitable<void> ChatFlow::Attempts() {
   std::optional<Error> last_error;
   std::optional<RetryableAnswer> last_answer;
 
+  int made = 0;  // attempts made so far
   for (int a = 0; a < ctx_.attempts.count; ++a) {
     const size_t index = ctx_.attempts.order[a];
     const DeploymentTarget& target = model.deployments[index];
-    if (a > 0) {
+    // A token count goes only where the client's dialect is spoken (CountTokens checked one is).
+    if (counting_tokens() && target.provider != client_.name()) continue;
+    if (made > 0) {
       deps_.retries.Add();
       std::chrono::milliseconds delay =
-          Backoff(a, routing.backoff_base, routing.backoff_max, deps_.rng);
+          Backoff(made, routing.backoff_base, routing.backoff_max, deps_.rng);
       if (last_answer && last_answer->retry_after_seconds >= 0) {
         const std::chrono::milliseconds retry_after{last_answer->retry_after_seconds * 1000};
         if (retry_after <= routing.max_retry_after) {
@@ -171,7 +188,7 @@ net::awaitable<void> ChatFlow::Attempts() {
     }
     ctx_.target = &target;
     ctx_.deployment = target.name;
-    ctx_.attempts_made = a + 1;
+    ctx_.attempts_made = ++made;
 
     // Identity (same dialect both ends): the client's bytes with the model spliced in.
     const bool identity = target.provider == client_.name();
@@ -183,6 +200,7 @@ net::awaitable<void> ChatFlow::Attempts() {
     }
     upstream::OutgoingRequest out;
     out.target = api_ == ClientApi::kOpenAiEmbeddings ? target.embed_path
+                 : counting_tokens()                  ? target.count_tokens_path
                  : info_.stream                       ? target.stream_path
                                                       : target.chat_path;
     out.body = body.value();
@@ -227,7 +245,9 @@ net::awaitable<void> ChatFlow::Attempts() {
     }
     const bool stream = info_.stream && status / 100 == 2 &&
                         ContentTypeIs(call.header("content-type"), stream_type);
-    if (api_ == ClientApi::kOpenAiEmbeddings) {
+    if (counting_tokens()) {
+      co_await RelayCountTokens(call);
+    } else if (api_ == ClientApi::kOpenAiEmbeddings) {
       co_await RelayEmbeddings(call, *dialect, identity);
     } else if (identity && api_ == ClientApi::kOpenAiChat) {
       if (stream) {

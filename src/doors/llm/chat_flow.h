@@ -3,6 +3,13 @@
 // of the chosen upstream's answer. Serves the LLM APIs: OpenAI POST /v1/chat/completions,
 // /v1/responses, /v1/completions and /v1/embeddings, and Anthropic POST /v1/messages.
 //
+// Token counts (Anthropic's /v1/messages/count_tokens, Gemini's :countTokens) take the governed
+// path too, but bill nothing: no tokens are reserved and none are settled (the admission is
+// released), while the request still counts for RPM and writes a call-log row. A model with a
+// deployment of the client's dialect forwards the body there (the attempts skip the others);
+// without one, the gateway answers its own estimate (cost.h's bytes-per-token rule over the
+// body), marked `x-turnpike-token-count: estimate` (`upstream` when forwarded).
+//
 // Embeddings take the same governed path (admission, attempts, settlement, call log): the
 // request is parsed once (providers/embeddings.h), no output tokens are reserved, each attempt
 // goes to the deployment's embed_path through its dialect's EmbeddingsApi, and the whole answer
@@ -81,6 +88,10 @@ enum class ClientApi : uint8_t {
   kOpenAiEmbeddings,   // POST /v1/embeddings (never streamed)
   kGeminiGenerate,     // POST /v1beta/models/{model}:generateContent / :streamGenerateContent
   kCohereChat,         // POST /v2/chat (Cohere v2)
+  // Token counts (chat_flow_count_tokens.cc): POST /v1/messages/count_tokens and Gemini's
+  // POST /v1beta/models/{model}:countTokens.
+  kAnthropicCountTokens,
+  kGeminiCountTokens,
 };
 
 // What a client API says in its URL rather than its body (Gemini: the model and streaming).
@@ -135,6 +146,15 @@ class ChatFlow {
   boost::asio::awaitable<void> RelayDialectStream(upstream::Call& call,
                                                   const providers::Provider& upstream,
                                                   bool identity);
+  // Token counts (chat_flow_count_tokens.cc): the request read for its model; the answer
+  // forwarded from a deployment of the client's dialect, or else the gateway's estimate.
+  bool counting_tokens() const {
+    return api_ == ClientApi::kAnthropicCountTokens || api_ == ClientApi::kGeminiCountTokens;
+  }
+  Status ParseCountTokens();
+  boost::asio::awaitable<void> CountTokens();
+  boost::asio::awaitable<void> AnswerTokenEstimate();
+  boost::asio::awaitable<void> RelayCountTokens(upstream::Call& call);
   // Embeddings (chat_flow_embeddings.cc): embeddings_, info_.model and the prompt estimate's
   // input from the client's body; the body for a deployment; its whole answer relayed.
   Status ParseEmbeddings();

@@ -62,7 +62,8 @@ Result<std::string> ChatFlow::BuildBody(const DeploymentTarget& target,
                                         const providers::Provider& dialect, bool identity) {
   if (api_ == ClientApi::kOpenAiEmbeddings) return BuildEmbeddings(target, dialect);
   if (!identity) return TranslateRequest(target, dialect);
-  if (api_ == ClientApi::kOpenAiChat || api_ == ClientApi::kAnthropicMessages) {
+  if (api_ == ClientApi::kOpenAiChat || api_ == ClientApi::kAnthropicMessages ||
+      api_ == ClientApi::kAnthropicCountTokens) {
     return providers::openai::BuildUpstreamChatBody(
         exchange_.request().body(), info_, target.upstream_model, api_ == ClientApi::kOpenAiChat);
   }

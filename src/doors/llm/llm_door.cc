@@ -35,9 +35,13 @@ enum Route : int {
   kGeminiModels,
   kGeminiModel,
   kCohereChat,
+  kMessagesCountTokens,
+  kGeminiCountTokens,
 };
 
-bool IsGeminiRoute(int route) { return route >= kGeminiGenerate && route <= kGeminiModel; }
+bool IsGeminiRoute(int route) {
+  return (route >= kGeminiGenerate && route <= kGeminiModel) || route == kGeminiCountTokens;
+}
 
 upstream::CallOptions MakeCallOptions(const config::UpstreamConfig& c) {
   upstream::CallOptions o;
@@ -58,6 +62,8 @@ std::vector<core::RouteSpec> LlmDoor::Routes(const providers::Registry& provider
   };
   if (providers.Find(kAnthropic) != nullptr) {
     routes.push_back({"/v1/messages", {Verb::post}, "messages", kMessages});
+    routes.push_back(
+        {"/v1/messages/count_tokens", {Verb::post}, "messages_count_tokens", kMessagesCountTokens});
   }
   if (providers.Find(kOpenAiResponses) != nullptr) {
     routes.push_back({"/v1/responses", {Verb::post}, "responses", kResponses});
@@ -74,6 +80,10 @@ std::vector<core::RouteSpec> LlmDoor::Routes(const providers::Registry& provider
                       {Verb::post},
                       "gemini_stream_generate_content",
                       kGeminiStream});
+    routes.push_back({"/v1beta/models/{model}:countTokens",
+                      {Verb::post},
+                      "gemini_count_tokens",
+                      kGeminiCountTokens});
     routes.push_back({"/v1beta/models", {Verb::get, Verb::head}, "gemini_models", kGeminiModels});
     routes.push_back(
         {"/v1beta/models/{model}", {Verb::get, Verb::head}, "gemini_models", kGeminiModel});
@@ -125,7 +135,8 @@ std::string LlmDoor::ModelsBody() const {
 }
 
 core::ErrorReply LlmDoor::RenderError(int route, const Error& error) const {
-  const providers::Provider* client = route == kMessages      ? anthropic_
+  const providers::Provider* client = route == kMessages || route == kMessagesCountTokens
+                                          ? anthropic_
                                       : route == kResponses   ? responses_
                                       : route == kCompletions ? completions_
                                       : route == kCohereChat  ? cohere_
@@ -145,11 +156,17 @@ net::awaitable<void> LlmDoor::Handle(http::Exchange& exchange, core::RouteMatch 
     co_await AnswerModels(exchange, ctx);
   } else if (match.route == kGeminiModels || match.route == kGeminiModel) {
     co_await AnswerGeminiModels(exchange, ctx, match);
-  } else if (match.route == kGeminiGenerate || match.route == kGeminiStream) {
+  } else if (match.route == kGeminiGenerate || match.route == kGeminiStream ||
+             match.route == kGeminiCountTokens) {
     std::string_view model = match.Param("model");
     if (model.starts_with(kGeminiModelPrefix)) model.remove_prefix(kGeminiModelPrefix.size());
-    ChatFlow flow(deps_, exchange, ctx, ClientApi::kGeminiGenerate, *gemini_,
+    const ClientApi api = match.route == kGeminiCountTokens ? ClientApi::kGeminiCountTokens
+                                                            : ClientApi::kGeminiGenerate;
+    ChatFlow flow(deps_, exchange, ctx, api, *gemini_,
                   PathRequest{model, match.route == kGeminiStream});
+    co_await flow.Run();
+  } else if (match.route == kMessagesCountTokens) {
+    ChatFlow flow(deps_, exchange, ctx, ClientApi::kAnthropicCountTokens, *anthropic_);
     co_await flow.Run();
   } else if (match.route == kCohereChat) {
     ChatFlow flow(deps_, exchange, ctx, ClientApi::kCohereChat, *cohere_);
@@ -200,10 +217,11 @@ net::awaitable<void> LlmDoor::AnswerGeminiModels(http::Exchange& exchange, LlmCo
 }
 
 boost::json::object LlmDoor::GeminiModel(std::string_view name) {
-  return boost::json::object{{"name", "models/" + std::string(name)},
-                             {"displayName", name},
-                             {"supportedGenerationMethods",
-                              boost::json::array{"generateContent", "streamGenerateContent"}}};
+  return boost::json::object{
+      {"name", "models/" + std::string(name)},
+      {"displayName", name},
+      {"supportedGenerationMethods",
+       boost::json::array{"generateContent", "streamGenerateContent", "countTokens"}}};
 }
 
 std::string LlmDoor::GeminiModelsBody() const {

@@ -108,6 +108,7 @@ UpstreamEndpoint GeminiProvider::Endpoint(const EndpointParams& params) const {
   endpoint.path = base + ":generateContent";
   endpoint.stream_path = base + ":streamGenerateContent?alt=sse";
   endpoint.embed_path = base + ":batchEmbedContents";
+  endpoint.count_tokens_path = base + ":countTokens";
   if (!params.api_key.empty()) {
     endpoint.extra_headers = "x-goog-api-key: " + std::string(params.api_key);
   }
