@@ -114,7 +114,8 @@ class StreamEncoder : public EventSink {
   std::string* out_ = nullptr;
 };
 
-class EmbeddingsApi;  // embeddings.h
+class EmbeddingsApi;     // embeddings.h
+class EmbeddingsClient;  // embeddings.h
 
 class Provider {
  public:
@@ -164,6 +165,9 @@ class Provider {
   // when the API has none (the gateway answers 400 for a model served by such a dialect).
   // Upstream errors of embeddings calls go through ParseError above.
   virtual const EmbeddingsApi* embeddings() const { return nullptr; }
+  // Optional: the dialect's embeddings API as a client API (embeddings.h); nullptr when the
+  // gateway does not serve it to clients.
+  virtual const EmbeddingsClient* embeddings_client() const { return nullptr; }
 };
 
 }  // namespace turnpike::providers

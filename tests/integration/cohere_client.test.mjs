@@ -110,6 +110,30 @@ for (const dialect of Object.keys(DIALECTS)) {
   });
 }
 
+// Embeddings: the mock's vectors depend only on the text and the size, so every dialect that
+// embeds gives the same numbers; Anthropic and the Responses API have no embeddings API (400).
+describe('cohere-ai embed -> every dialect', () => {
+  const embed = (dialect, extra = {}) => client.embed({
+    model: `m-${dialect}`, texts: ['hello', 'world'], inputType: 'search_document',
+    embeddingTypes: ['float'], outputDimension: 8, ...extra,
+  });
+  test('the same vectors from every dialect that embeds', async () => {
+    const reference = await embed('cohere');
+    assert.equal(reference.embeddings.float.length, 2);
+    assert.equal(reference.embeddings.float[0].length, 8);
+    for (const dialect of ['openai', 'gemini', 'ollama', 'cohere']) {
+      const r = await embed(dialect);
+      assert.deepEqual(r.embeddings.float.map((v) => v.map(Math.fround)),
+        reference.embeddings.float.map((v) => v.map(Math.fround)), dialect);
+    }
+  });
+  test('what another dialect cannot give is a BadRequestError naming it', async () => {
+    await assert.rejects(embed('openai', { embeddingTypes: ['int8'] }),
+      (e) => e instanceof Cohere.BadRequestError && /embedding_types/.test(e.body.message));
+    await assert.rejects(embed('anthropic'), (e) => e instanceof Cohere.BadRequestError);
+  });
+});
+
 describe('cohere-ai: the gateway\'s own answers', () => {
   test('an unknown model is a NotFoundError', async () => {
     await assert.rejects(

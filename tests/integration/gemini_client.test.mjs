@@ -106,6 +106,41 @@ for (const dialect of Object.keys(DIALECTS)) {
   });
 }
 
+// Embeddings: the mock's vectors depend only on the text and the size, so every dialect that
+// embeds gives the same numbers; Anthropic and the Responses API have no embeddings API (400).
+const EMBEDDERS = ['openai', 'gemini', 'ollama', 'cohere'];
+describe('@google/genai embedContent -> every dialect', () => {
+  const embed = (dialect, contents) => client.models.embedContent({
+    model: `m-${dialect}`, contents, config: { outputDimensionality: 8 },
+  });
+  test('the same vectors from every dialect that embeds (batchEmbedContents)', async () => {
+    const reference = await embed('openai', ['hello', 'world']);
+    assert.equal(reference.embeddings.length, 2);
+    assert.equal(reference.embeddings[0].values.length, 8);
+    assert.notDeepEqual(reference.embeddings[0].values, reference.embeddings[1].values);
+    for (const dialect of EMBEDDERS) {
+      const r = await embed(dialect, ['hello', 'world']);
+      assert.deepEqual(r.embeddings.map((e) => e.values.map(Math.fround)),
+        reference.embeddings.map((e) => e.values.map(Math.fround)), dialect);
+    }
+  });
+  test(':embedContent (one content) answers one embedding', async () => {
+    for (const dialect of EMBEDDERS) {
+      const r = await fetch(`${gw.url}/v1beta/models/m-${dialect}:embedContent`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ content: { parts: [{ text: 'hello' }] }, outputDimensionality: 8 }),
+      });
+      assert.equal(r.status, 200, dialect);
+      assert.equal((await r.json()).embedding.values.length, 8, dialect);
+    }
+  });
+  test('a dialect without embeddings is a 400 ApiError', async () => {
+    for (const dialect of ['anthropic', 'responses']) {
+      await assert.rejects(embed(dialect, ['hello']), (e) => e instanceof ApiError && e.status === 400, dialect);
+    }
+  });
+});
+
 describe('@google/genai: the gateway\'s own answers', () => {
   test('an unknown model is a 404 ApiError', async () => {
     await assert.rejects(

@@ -65,7 +65,7 @@ net::awaitable<void> ChatFlow::Run() {
       co_await Fail(parsed.error());
       co_return;
     }
-  } else if (api_ == ClientApi::kOpenAiEmbeddings) {
+  } else if (embedding()) {
     if (Status parsed = ParseEmbeddings(); !parsed.ok()) {
       co_await Fail(parsed.error());
       co_return;
@@ -84,7 +84,8 @@ net::awaitable<void> ChatFlow::Run() {
   }
   if (info_.max_tokens >= 0) ctx_.billing.max_tokens = info_.max_tokens;
   core::WorkerCore::ReadCredentials(exchange_, ctx_);
-  if (api_ == ClientApi::kGeminiGenerate || api_ == ClientApi::kGeminiCountTokens) {
+  if (api_ == ClientApi::kGeminiGenerate || api_ == ClientApi::kGeminiCountTokens ||
+      api_ == ClientApi::kGeminiEmbed || api_ == ClientApi::kGeminiBatchEmbed) {
     ReadGoogleApiKey();
   }
   ctx_.phases.parsed = core::Clock::now();
@@ -191,7 +192,7 @@ net::awaitable<void> ChatFlow::Attempts() {
     ctx_.attempts_made = ++made;
 
     // Identity (same dialect both ends): the client's bytes with the model spliced in.
-    const bool identity = target.provider == client_.name();
+    const bool identity = IsIdentity(target);
     const providers::Provider* dialect = identity ? &client_ : target.dialect;
     Result<std::string> body = BuildBody(target, *dialect, identity);
     if (!body.ok()) {
@@ -199,10 +200,10 @@ net::awaitable<void> ChatFlow::Attempts() {
       co_return;
     }
     upstream::OutgoingRequest out;
-    out.target = api_ == ClientApi::kOpenAiEmbeddings ? target.embed_path
-                 : counting_tokens()                  ? target.count_tokens_path
-                 : info_.stream                       ? target.stream_path
-                                                      : target.chat_path;
+    out.target = embedding()         ? target.embed_path
+                 : counting_tokens() ? target.count_tokens_path
+                 : info_.stream      ? target.stream_path
+                                     : target.chat_path;
     out.body = body.value();
     const std::string_view stream_type = providers::StreamContentType(dialect->stream_framing());
     out.accept = info_.stream ? stream_type : "application/json";
@@ -247,7 +248,7 @@ net::awaitable<void> ChatFlow::Attempts() {
                         ContentTypeIs(call.header("content-type"), stream_type);
     if (counting_tokens()) {
       co_await RelayCountTokens(call);
-    } else if (api_ == ClientApi::kOpenAiEmbeddings) {
+    } else if (embedding()) {
       co_await RelayEmbeddings(call, *dialect, identity);
     } else if (identity && api_ == ClientApi::kOpenAiChat) {
       if (stream) {
@@ -305,7 +306,8 @@ providers::ErrorReply ChatFlow::ClientError(const Error& error) const {
     return {HttpStatus(error.code), core::OpenAiErrorBody(error)};
   }
   providers::ErrorReply reply = client_.RenderError(error);
-  if (api_ == ClientApi::kCohereChat && reply.body.starts_with('{')) {
+  if ((api_ == ClientApi::kCohereChat || api_ == ClientApi::kCohereEmbed) &&
+      reply.body.starts_with('{')) {
     // Cohere's errors carry an id for support requests: the gateway's request id (hex digits).
     reply.body.insert(1, "\"id\":\"" + std::string(ctx_.request_id) + "\",");
   }

@@ -13,8 +13,11 @@
 // Embeddings take the same governed path (admission, attempts, settlement, call log): the
 // request is parsed once (providers/embeddings.h), no output tokens are reserved, each attempt
 // goes to the deployment's embed_path through its dialect's EmbeddingsApi, and the whole answer
-// is relayed untouched (openai deployment: identity) or translated (chat_flow_embeddings.cc). A
-// deployment whose dialect has no EmbeddingsApi answers 400 naming `model`.
+// is relayed untouched (a deployment of the client's dialect: identity) or translated
+// (chat_flow_embeddings.cc). A deployment whose dialect has no EmbeddingsApi answers 400 naming
+// `model`. Gemini's :embedContent / :batchEmbedContents and Cohere's /v2/embed are read into the
+// same OpenAI request first (EmbeddingsClient::ToOpenAiBody) and answered in their own shapes;
+// what a translated call cannot carry is a 400 naming the client's field.
 //
 // Paths, per attempt (the deployment's `provider` against the client's API):
 //   OpenAI client, openai deployment        identity: the body forwarded with the upstream model
@@ -92,6 +95,10 @@ enum class ClientApi : uint8_t {
   // POST /v1beta/models/{model}:countTokens.
   kAnthropicCountTokens,
   kGeminiCountTokens,
+  // Embeddings of another client dialect (providers/embeddings.h EmbeddingsClient).
+  kGeminiEmbed,       // POST /v1beta/models/{model}:embedContent (one content)
+  kGeminiBatchEmbed,  // POST /v1beta/models/{model}:batchEmbedContents
+  kCohereEmbed,       // POST /v2/embed
 };
 
 // What a client API says in its URL rather than its body (Gemini: the model and streaming).
@@ -157,9 +164,17 @@ class ChatFlow {
   boost::asio::awaitable<void> RelayCountTokens(upstream::Call& call);
   // Embeddings (chat_flow_embeddings.cc): embeddings_, info_.model and the prompt estimate's
   // input from the client's body; the body for a deployment; its whole answer relayed.
+  bool embedding() const {
+    return api_ == ClientApi::kOpenAiEmbeddings || api_ == ClientApi::kGeminiEmbed ||
+           api_ == ClientApi::kGeminiBatchEmbed || api_ == ClientApi::kCohereEmbed;
+  }
+  // The call as an EmbeddingsClient sees it (not kOpenAiEmbeddings).
+  providers::EmbeddingsCall EmbeddingsCallOf() const;
+  // Whether `target` gets the client's own bytes (same dialect, and its API serves the call).
+  bool IsIdentity(const DeploymentTarget& target) const;
   Status ParseEmbeddings();
   Result<std::string> BuildEmbeddings(const DeploymentTarget& target,
-                                      const providers::Provider& upstream) const;
+                                      const providers::Provider& upstream, bool identity) const;
   boost::asio::awaitable<void> RelayEmbeddings(upstream::Call& call,
                                                const providers::Provider& upstream, bool identity);
   // Usage for settlement; without a reported count, the admission's prompt estimate, flagged.

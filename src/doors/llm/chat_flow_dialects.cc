@@ -60,7 +60,7 @@ Status ChatFlow::ParsePivot() {
 
 Result<std::string> ChatFlow::BuildBody(const DeploymentTarget& target,
                                         const providers::Provider& dialect, bool identity) {
-  if (api_ == ClientApi::kOpenAiEmbeddings) return BuildEmbeddings(target, dialect);
+  if (embedding()) return BuildEmbeddings(target, dialect, identity);
   if (!identity) return TranslateRequest(target, dialect);
   if (api_ == ClientApi::kOpenAiChat || api_ == ClientApi::kAnthropicMessages ||
       api_ == ClientApi::kAnthropicCountTokens) {

@@ -37,10 +37,14 @@ enum Route : int {
   kCohereChat,
   kMessagesCountTokens,
   kGeminiCountTokens,
+  kGeminiEmbed,
+  kGeminiBatchEmbed,
+  kCohereEmbed,
 };
 
 bool IsGeminiRoute(int route) {
-  return (route >= kGeminiGenerate && route <= kGeminiModel) || route == kGeminiCountTokens;
+  return (route >= kGeminiGenerate && route <= kGeminiModel) || route == kGeminiCountTokens ||
+         route == kGeminiEmbed || route == kGeminiBatchEmbed;
 }
 
 upstream::CallOptions MakeCallOptions(const config::UpstreamConfig& c) {
@@ -84,12 +88,21 @@ std::vector<core::RouteSpec> LlmDoor::Routes(const providers::Registry& provider
                       {Verb::post},
                       "gemini_count_tokens",
                       kGeminiCountTokens});
+    routes.push_back({"/v1beta/models/{model}:embedContent",
+                      {Verb::post},
+                      "gemini_embed_content",
+                      kGeminiEmbed});
+    routes.push_back({"/v1beta/models/{model}:batchEmbedContents",
+                      {Verb::post},
+                      "gemini_batch_embed_contents",
+                      kGeminiBatchEmbed});
     routes.push_back({"/v1beta/models", {Verb::get, Verb::head}, "gemini_models", kGeminiModels});
     routes.push_back(
         {"/v1beta/models/{model}", {Verb::get, Verb::head}, "gemini_models", kGeminiModel});
   }
   if (providers.Find(kCohere) != nullptr) {
     routes.push_back({"/v2/chat", {Verb::post}, "cohere_chat", kCohereChat});
+    routes.push_back({"/v2/embed", {Verb::post}, "cohere_embed", kCohereEmbed});
   }
   return routes;
 }
@@ -137,11 +150,11 @@ std::string LlmDoor::ModelsBody() const {
 core::ErrorReply LlmDoor::RenderError(int route, const Error& error) const {
   const providers::Provider* client = route == kMessages || route == kMessagesCountTokens
                                           ? anthropic_
-                                      : route == kResponses   ? responses_
-                                      : route == kCompletions ? completions_
-                                      : route == kCohereChat  ? cohere_
-                                      : IsGeminiRoute(route)  ? gemini_
-                                                              : nullptr;
+                                      : route == kResponses                           ? responses_
+                                      : route == kCompletions                         ? completions_
+                                      : route == kCohereChat || route == kCohereEmbed ? cohere_
+                                      : IsGeminiRoute(route)                          ? gemini_
+                                                                                      : nullptr;
   if (client != nullptr) {
     providers::ErrorReply reply = client->RenderError(error);
     return {reply.status, std::move(reply.body)};
@@ -156,20 +169,23 @@ net::awaitable<void> LlmDoor::Handle(http::Exchange& exchange, core::RouteMatch 
     co_await AnswerModels(exchange, ctx);
   } else if (match.route == kGeminiModels || match.route == kGeminiModel) {
     co_await AnswerGeminiModels(exchange, ctx, match);
-  } else if (match.route == kGeminiGenerate || match.route == kGeminiStream ||
-             match.route == kGeminiCountTokens) {
+  } else if (IsGeminiRoute(match.route)) {
     std::string_view model = match.Param("model");
     if (model.starts_with(kGeminiModelPrefix)) model.remove_prefix(kGeminiModelPrefix.size());
-    const ClientApi api = match.route == kGeminiCountTokens ? ClientApi::kGeminiCountTokens
-                                                            : ClientApi::kGeminiGenerate;
+    const ClientApi api = match.route == kGeminiCountTokens  ? ClientApi::kGeminiCountTokens
+                          : match.route == kGeminiEmbed      ? ClientApi::kGeminiEmbed
+                          : match.route == kGeminiBatchEmbed ? ClientApi::kGeminiBatchEmbed
+                                                             : ClientApi::kGeminiGenerate;
     ChatFlow flow(deps_, exchange, ctx, api, *gemini_,
                   PathRequest{model, match.route == kGeminiStream});
     co_await flow.Run();
   } else if (match.route == kMessagesCountTokens) {
     ChatFlow flow(deps_, exchange, ctx, ClientApi::kAnthropicCountTokens, *anthropic_);
     co_await flow.Run();
-  } else if (match.route == kCohereChat) {
-    ChatFlow flow(deps_, exchange, ctx, ClientApi::kCohereChat, *cohere_);
+  } else if (match.route == kCohereChat || match.route == kCohereEmbed) {
+    const ClientApi api =
+        match.route == kCohereEmbed ? ClientApi::kCohereEmbed : ClientApi::kCohereChat;
+    ChatFlow flow(deps_, exchange, ctx, api, *cohere_);
     co_await flow.Run();
   } else {
     const ClientApi api = match.route == kMessages      ? ClientApi::kAnthropicMessages
@@ -221,7 +237,8 @@ boost::json::object LlmDoor::GeminiModel(std::string_view name) {
       {"name", "models/" + std::string(name)},
       {"displayName", name},
       {"supportedGenerationMethods",
-       boost::json::array{"generateContent", "streamGenerateContent", "countTokens"}}};
+       boost::json::array{"generateContent", "streamGenerateContent", "countTokens", "embedContent",
+                          "batchEmbedContents"}}};
 }
 
 std::string LlmDoor::GeminiModelsBody() const {

@@ -10,6 +10,7 @@
 // Immutable; thread-safe. Decoders it makes belong to one stream.
 #pragma once
 
+#include "providers/cohere/client_embeddings.h"
 #include "providers/cohere/embeddings.h"
 #include "providers/provider.h"
 
@@ -36,9 +37,11 @@ class CohereProvider final : public Provider {
                                    std::string_view upstream_model) const override;
 
   const EmbeddingsApi* embeddings() const override { return &embeddings_; }
+  const EmbeddingsClient* embeddings_client() const override { return &embeddings_client_; }
 
  private:
   CohereEmbeddings embeddings_;
+  CohereEmbeddingsClient embeddings_client_;
 };
 
 }  // namespace turnpike::providers::cohere

@@ -12,6 +12,7 @@
 // Immutable; thread-safe. Decoders it makes belong to one stream.
 #pragma once
 
+#include "providers/gemini/client_embeddings.h"
 #include "providers/gemini/embeddings.h"
 #include "providers/provider.h"
 
@@ -39,9 +40,11 @@ class GeminiProvider final : public Provider {
                                    std::string_view upstream_model) const override;
 
   const EmbeddingsApi* embeddings() const override { return &embeddings_; }
+  const EmbeddingsClient* embeddings_client() const override { return &embeddings_client_; }
 
  private:
   GeminiEmbeddings embeddings_;
+  GeminiEmbeddingsClient embeddings_client_;
 };
 
 }  // namespace turnpike::providers::gemini
