@@ -130,7 +130,9 @@ describe('cohere-ai embed -> every dialect', () => {
   test('what another dialect cannot give is a BadRequestError naming it', async () => {
     await assert.rejects(embed('openai', { embeddingTypes: ['int8'] }),
       (e) => e instanceof Cohere.BadRequestError && /embedding_types/.test(e.body.message));
-    await assert.rejects(embed('anthropic'), (e) => e instanceof Cohere.BadRequestError);
+    for (const dialect of ['anthropic', 'responses']) {
+      await assert.rejects(embed(dialect), (e) => e instanceof Cohere.BadRequestError, dialect);
+    }
   });
 });
 

@@ -25,6 +25,7 @@ before(async () => {
       gpt: [DIALECTS.openai(mock)],
       // Only the Anthropic deployment can count for an Anthropic client, wherever it is listed.
       mixed: [DIALECTS.openai(mock), DIALECTS.anthropic(mock)],
+      ...Object.fromEntries(Object.entries(DIALECTS).map(([d, make]) => [`m-${d}`, [make(mock)]])),
     },
   }));
 });
@@ -96,6 +97,24 @@ describe('Gemini countTokens', () => {
     const r = await fetch(`${gw.url}/v1beta/models/gem:countTokens`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[1]' });
     assert.equal(r.status, 400);
     assert.equal((await r.json()).error.status, 'INVALID_ARGUMENT');
+  });
+});
+
+describe('both SDKs against a deployment of every dialect', () => {
+  test('forwarded only to the client\'s own dialect, estimated for the others', async () => {
+    const anthropic = new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0 });
+    const genai = new GoogleGenAI({ apiKey: 'unused', httpOptions: { baseUrl: gw.url } });
+    for (const dialect of Object.keys(DIALECTS)) {
+      const { data, response } = await anthropic.messages.countTokens({
+        model: `m-${dialect}`, messages: [{ role: 'user', content: 'Hi' }],
+      }).withResponse();
+      assert.ok(data.input_tokens > 0, dialect);
+      assert.equal(response.headers.get('x-turnpike-token-count'), dialect === 'anthropic' ? 'upstream' : 'estimate');
+      const r = await genai.models.countTokens({ model: `m-${dialect}`, contents: 'Hi' });
+      assert.ok(r.totalTokens > 0, dialect);
+      const raw = await post(`/v1beta/models/m-${dialect}:countTokens`, { contents: [{ parts: [{ text: 'Hi' }] }] });
+      assert.equal(raw.header, dialect === 'gemini' ? 'upstream' : 'estimate', dialect);
+    }
   });
 });
 
