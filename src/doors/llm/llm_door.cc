@@ -225,7 +225,8 @@ net::awaitable<void> LlmDoor::AnswerGeminiModels(http::Exchange& exchange, LlmCo
   if (shared_.routes->Find(name) == nullptr) {
     const Error error{ErrorCode::kNotFound,
                       "models/" + std::string(name) + " is not found for API version v1beta.", ""};
-    co_await core_.RespondError(exchange, ctx, error.code, RenderError(match.route, error));
+    core::ErrorReply reply = RenderError(match.route, error);
+    co_await core_.RespondError(exchange, ctx, error.code, std::move(reply));
     co_return;
   }
   std::string body = boost::json::serialize(GeminiModel(name));
