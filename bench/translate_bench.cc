@@ -191,6 +191,30 @@ BENCHMARK_CAPTURE(BM_Translate, cohere_to_anthropic_text, kCohere, kAnthropic, k
                   kCohereDelta);
 BENCHMARK_CAPTURE(BM_Translate, gemini_to_openai_text, kGemini, kOpenAi, kGeminiDelta,
                   kGeminiDelta);
+// The Gemini and Cohere client roles (their encoders), from every other upstream dialect.
+BENCHMARK_CAPTURE(BM_Translate, openai_to_gemini_text, kOpenAi, kGemini, kOpenAiDelta,
+                  kOpenAiDelta);
+BENCHMARK_CAPTURE(BM_Translate, anthropic_to_gemini_text, kAnthropic, kGemini, kAnthropicOpen,
+                  kAnthropicDelta);
+BENCHMARK_CAPTURE(BM_Translate, ollama_to_gemini_text, kOllama, kGemini, kOllamaDelta,
+                  kOllamaDelta);
+BENCHMARK_CAPTURE(BM_Translate, cohere_to_gemini_text, kCohere, kGemini, kCohereOpen, kCohereDelta);
+BENCHMARK_CAPTURE(BM_Translate, responses_to_gemini_text, kResponses, kGemini, kResponsesOpen,
+                  kResponsesDelta);
+BENCHMARK_CAPTURE(BM_Translate, openai_to_cohere_text, kOpenAi, kCohere, kOpenAiDelta,
+                  kOpenAiDelta);
+BENCHMARK_CAPTURE(BM_Translate, anthropic_to_cohere_text, kAnthropic, kCohere, kAnthropicOpen,
+                  kAnthropicDelta);
+BENCHMARK_CAPTURE(BM_Translate, anthropic_to_cohere_tool_args, kAnthropic, kCohere,
+                  kAnthropicOpen.substr(0, kAnthropicOpen.find("event: content_block_start")) +
+                      kAnthropicToolOpen,
+                  kAnthropicToolDelta);
+BENCHMARK_CAPTURE(BM_Translate, ollama_to_cohere_text, kOllama, kCohere, kOllamaDelta,
+                  kOllamaDelta);
+BENCHMARK_CAPTURE(BM_Translate, gemini_to_cohere_text, kGemini, kCohere, kGeminiDelta,
+                  kGeminiDelta);
+BENCHMARK_CAPTURE(BM_Translate, responses_to_cohere_text, kResponses, kCohere, kResponsesOpen,
+                  kResponsesDelta);
 
 }  // namespace
 }  // namespace turnpike::providers

@@ -11,6 +11,7 @@ constexpr std::string_view kModelsPrefix = "/v1beta/models/";
 constexpr std::string_view kGenerate = "generateContent";
 constexpr std::string_view kStreamGenerate = "streamGenerateContent";
 constexpr std::string_view kBatchEmbed = "batchEmbedContents";
+constexpr std::string_view kCountTokens = "countTokens";
 constexpr std::string_view kSseQuery = "alt=sse";
 constexpr std::string_view kEventEnd = "\r\n\r\n";  // Gemini frames its SSE with CRLF
 constexpr size_t kMaxDigits = 24;
@@ -198,12 +199,13 @@ Result<GeminiRoute> ParseGeminiTarget(std::string_view target) {
   GeminiRoute route;
   const std::string_view method = colon == std::string_view::npos ? "" : name.substr(colon + 1);
   route.model = colon == std::string_view::npos ? name : name.substr(0, colon);
-  if (route.model.empty() ||
-      (method != kGenerate && method != kStreamGenerate && method != kBatchEmbed)) {
+  if (route.model.empty() || (method != kGenerate && method != kStreamGenerate &&
+                              method != kBatchEmbed && method != kCountTokens)) {
     return Error{ErrorCode::kNotFound, "Unknown request URL: " + std::string(path) + ".", ""};
   }
   route.stream = method == kStreamGenerate;
   route.embed = method == kBatchEmbed;
+  route.count = method == kCountTokens;
   if (route.stream && query.find(kSseQuery) == std::string_view::npos) {
     return Error{ErrorCode::kNotFound,
                  "The mock streams only server-sent events: add ?alt=sse. (mock)", ""};

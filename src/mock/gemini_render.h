@@ -32,6 +32,7 @@ struct GeminiRoute {
   std::string_view model;
   bool stream = false;
   bool embed = false;  // :batchEmbedContents
+  bool count = false;  // :countTokens
 };
 
 // True when the path is under /v1beta/models/ (a Gemini request, well formed or not).

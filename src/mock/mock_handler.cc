@@ -22,6 +22,8 @@ constexpr std::string_view kJson = "application/json";
 constexpr std::string_view kChatPath = "/v1/chat/completions";
 constexpr std::string_view kMessagesPath = "/v1/messages";
 constexpr std::string_view kCohereChatPath = "/v2/chat";
+constexpr std::string_view kCountTokensPath = "/v1/messages/count_tokens";
+constexpr uint64_t kBytesPerCountedToken = 4;  // as the mock counts chat prompts
 constexpr std::string_view kVersionHeader = "anthropic-version";
 constexpr std::string_view kModelsPath = "/v1/models";
 constexpr std::string_view kStatsPath = "/mock/stats";
@@ -40,7 +42,8 @@ constexpr Route kRoutes[] = {{kChatPath, Verb::post},        {kMessagesPath, Ver
                              {kCohereChatPath, Verb::post},  {kModelsPath, Verb::get},
                              {kStatsPath, Verb::get},        {kStatsResetPath, Verb::post},
                              {kHealthPath, Verb::get},       {kOpenAiEmbeddingsPath, Verb::post},
-                             {kOllamaEmbedPath, Verb::post}, {kCohereEmbedPath, Verb::post}};
+                             {kOllamaEmbedPath, Verb::post}, {kCohereEmbedPath, Verb::post},
+                             {kCountTokensPath, Verb::post}};
 
 // nullopt when the route exists and the method fits; else the error to answer.
 std::optional<Error> CheckRoute(std::string_view path, Verb verb) {
@@ -117,6 +120,8 @@ net::awaitable<void> MockHandler::Handle(http::Exchange& exchange) {
     co_await HandleChat(exchange, Wire::kOllama);
   } else if (path == kCohereChatPath) {
     co_await HandleChat(exchange, Wire::kCohere);
+  } else if (path == kCountTokensPath) {
+    co_await HandleCountTokens(exchange, Wire::kAnthropic);
   } else if (path == kOpenAiEmbeddingsPath) {
     co_await HandleEmbeddings(exchange, Wire::kOpenAi);
   } else if (path == kOllamaEmbedPath) {
@@ -157,7 +162,20 @@ net::awaitable<void> MockHandler::HandleGemini(http::Exchange& exchange) {
     co_await HandleEmbeddings(exchange, Wire::kGemini);
     co_return;
   }
+  if (route->count) {
+    co_await HandleCountTokens(exchange, Wire::kGemini);
+    co_return;
+  }
   co_await HandleChat(exchange, Wire::kGemini, route.value());
+}
+
+net::awaitable<void> MockHandler::HandleCountTokens(http::Exchange& exchange, Wire wire) {
+  stats_.Add(Counter::kRequests);
+  const uint64_t tokens = exchange.request().body().size() / kBytesPerCountedToken;
+  std::string body = wire == Wire::kGemini ? R"({"totalTokens":)" : R"({"input_tokens":)";
+  body += std::to_string(tokens);
+  body += "}";
+  co_await RespondJson(exchange, kOk, std::move(body));
 }
 
 net::awaitable<void> MockHandler::HandleChat(http::Exchange& exchange, Wire wire,

@@ -32,6 +32,9 @@ class MockHandler : public http::Handler {
   // POST /v1/embeddings (Wire::kOpenAi) and /api/embed (Wire::kOllama): the same delays and
   // faults as a non-stream chat reply (embeddings.h for the answer).
   boost::asio::awaitable<void> HandleEmbeddings(http::Exchange& exchange, Wire wire);
+  // Anthropic /v1/messages/count_tokens and Gemini :countTokens: the body's size / 4, as the
+  // mock counts chat prompts, in the dialect's answer ({"input_tokens"} / {"totalTokens"}).
+  boost::asio::awaitable<void> HandleCountTokens(http::Exchange& exchange, Wire wire);
   boost::asio::awaitable<void> RespondJson(http::Exchange& exchange, unsigned status,
                                            std::string body);
   boost::asio::awaitable<void> RespondError(http::Exchange& exchange, Error error,

@@ -175,6 +175,15 @@ Status AppendVector(Embeddings& out, const json::value& vector) {
   return Ok{};
 }
 
+void AppendFloatArray(std::string& out, const float* values, size_t count) {
+  out.push_back('[');
+  for (size_t d = 0; d < count; ++d) {
+    if (d > 0) out.push_back(',');
+    AppendFloat(out, values[d]);
+  }
+  out.push_back(']');
+}
+
 std::string RenderEmbeddings(const Embeddings& embeddings, EncodingFormat format) {
   std::string out = R"({"object":"list","data":[)";
   const size_t count = embeddings.count();
@@ -191,12 +200,7 @@ std::string RenderEmbeddings(const Embeddings& embeddings, EncodingFormat format
       AppendFloat32Base64(out, vector, embeddings.dimensions);
       out.push_back('"');
     } else {
-      out.push_back('[');
-      for (size_t d = 0; d < embeddings.dimensions; ++d) {
-        if (d > 0) out.push_back(',');
-        AppendFloat(out, vector[d]);
-      }
-      out.push_back(']');
+      AppendFloatArray(out, vector, embeddings.dimensions);
     }
     out.push_back('}');
   }

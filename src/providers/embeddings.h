@@ -90,6 +90,40 @@ Status AppendVector(Embeddings& out, const boost::json::value& vector);
 // usage renders as 0.
 std::string RenderEmbeddings(const Embeddings& embeddings, EncodingFormat format);
 
+// Appends `values` as a JSON array of numbers (the shortest round-trip form of each float32).
+void AppendFloatArray(std::string& out, const float* values, size_t count);
+
+// What a client's embeddings call says besides its body (Gemini: the model is in the URL, and
+// :embedContent embeds one content where :batchEmbedContents embeds several).
+struct EmbeddingsCall {
+  std::string_view model;       // from the URL; empty when the body names it
+  bool single = false;          // one embedding answered as one object, not a list
+  std::string_view request_id;  // for answers that carry an id (Cohere)
+};
+
+// The client role of a dialect's embeddings API (Gemini :embedContent / :batchEmbedContents,
+// Cohere /v2/embed), optional: Provider::embeddings_client(). The gateway reads the client's
+// body as an OpenAI embeddings request (ToOpenAiBody, then ParseEmbeddingsRequest), so every
+// upstream dialect's EmbeddingsApi serves it, and renders the neutral answer back (Render). A
+// deployment of the client's own dialect gets the client's body (IdentityBody) and its answer
+// untouched, when the dialect's upstream call is the same API (ServesIdentity).
+class EmbeddingsClient {
+ public:
+  virtual ~EmbeddingsClient() = default;
+
+  // The client's body as an OpenAI /v1/embeddings body. kInvalidRequest naming the client's
+  // field for what cannot be carried.
+  virtual Result<std::string> ToOpenAiBody(std::string_view body,
+                                           const EmbeddingsCall& call) const = 0;
+  // The neutral answer in the client's shape.
+  virtual std::string Render(const Embeddings& embeddings, const EmbeddingsCall& call) const = 0;
+  // Whether a deployment of this dialect serves `call` with the client's own body.
+  virtual bool ServesIdentity(const EmbeddingsCall& call) const = 0;
+  // The client's body for a deployment of this dialect, naming `upstream_model`.
+  virtual Result<std::string> IdentityBody(std::string_view body,
+                                           std::string_view upstream_model) const = 0;
+};
+
 // The embeddings part of a dialect (providers/<dialect>/). Immutable; thread-safe.
 class EmbeddingsApi {
  public:

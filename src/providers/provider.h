@@ -54,6 +54,9 @@ struct UpstreamEndpoint {
   std::string extra_headers;
   // Request target of the dialect's embeddings API (embeddings.h); empty when it has none.
   std::string embed_path;
+  // Request target of the dialect's token-count API (Anthropic /v1/messages/count_tokens,
+  // Gemini :countTokens), forwarded the client's body of the same dialect; empty when none.
+  std::string count_tokens_path;
 };
 
 // How the dialect frames a streamed answer; the relay splits the upstream bytes accordingly and
@@ -111,7 +114,8 @@ class StreamEncoder : public EventSink {
   std::string* out_ = nullptr;
 };
 
-class EmbeddingsApi;  // embeddings.h
+class EmbeddingsApi;     // embeddings.h
+class EmbeddingsClient;  // embeddings.h
 
 class Provider {
  public:
@@ -161,6 +165,9 @@ class Provider {
   // when the API has none (the gateway answers 400 for a model served by such a dialect).
   // Upstream errors of embeddings calls go through ParseError above.
   virtual const EmbeddingsApi* embeddings() const { return nullptr; }
+  // Optional: the dialect's embeddings API as a client API (embeddings.h); nullptr when the
+  // gateway does not serve it to clients.
+  virtual const EmbeddingsClient* embeddings_client() const { return nullptr; }
 };
 
 }  // namespace turnpike::providers

@@ -172,7 +172,7 @@ TEST(MockGemini, ErrorsUseGooglesEnvelope) {
   EXPECT_EQ(invalid.status, 400u);
   EXPECT_EQ(json::parse(invalid.body).at("error").at("status"), "INVALID_ARGUMENT");
   for (std::string_view target :
-       {std::string_view("/v1beta/models/gemini-test:countTokens"),
+       {std::string_view("/v1beta/models/gemini-test:generateAnswer"),
         std::string_view("/v1beta/models/gemini-test:streamGenerateContent")}) {
     Reply unknown = Send(mock.port(), "POST", target, Body());
     EXPECT_EQ(unknown.status, 404u) << target;
@@ -180,6 +180,14 @@ TEST(MockGemini, ErrorsUseGooglesEnvelope) {
   }
   Reply get = Send(mock.port(), "GET", kGenerate);
   EXPECT_EQ(get.status, 404u);
+}
+
+TEST(MockGemini, CountTokensCountsTheBodyAsPrompts) {
+  RunningMock mock(Options());
+  const std::string body = Body();
+  Reply counted = Send(mock.port(), "POST", "/v1beta/models/gemini-test:countTokens", body);
+  EXPECT_EQ(counted.status, 200u);
+  EXPECT_EQ(json::parse(counted.body).at("totalTokens"), static_cast<int64_t>(body.size() / 4));
 }
 
 }  // namespace

@@ -81,6 +81,15 @@ TEST(MockMessages, NonStreamHasAnthropicShape) {
   EXPECT_EQ(message.at("usage").at("output_tokens"), kTokens);
 }
 
+TEST(MockMessages, CountTokensCountsTheBodyAsPrompts) {
+  RunningMock mock(Options());
+  const std::string body = Body(false);
+  Reply counted = Send(mock.port(), "POST", "/v1/messages/count_tokens", body);
+  EXPECT_EQ(counted.status, 200u);
+  EXPECT_EQ(boost::json::parse(counted.body).at("input_tokens"),
+            static_cast<int64_t>(body.size() / 4));
+}
+
 TEST(MockMessages, CacheTokensAreReportedOutsideInputTokens) {
   MockOptions options = Options();
   options.cached_tokens = 3;

@@ -266,8 +266,83 @@ json::value AssembleCompletions(const Events& events) {
   return completion;
 }
 
+// What a Gemini client assembles from streamGenerateContent chunks: one
+// GenerateContentResponse, consecutive text parts merged, the last finishReason and
+// usageMetadata. An error chunk is kept as the body.
+json::value AssembleGemini(const Events& events) {
+  json::array parts;
+  json::object answer;
+  json::object candidate{{"index", 0}};
+  for (const auto& [name, chunk] : events) {
+    EXPECT_EQ(name, "") << "Gemini's SSE events are unnamed";
+    if (chunk.as_object().contains("error")) return chunk;
+    for (const char* key : {"usageMetadata", "modelVersion", "responseId"}) {
+      if (chunk.as_object().contains(key)) answer[key] = chunk.at(key);
+    }
+    const json::object& c = chunk.at("candidates").as_array().at(0).as_object();
+    if (c.contains("finishReason")) candidate["finishReason"] = c.at("finishReason");
+    for (const json::value& part : c.at("content").at("parts").as_array()) {
+      if (part.as_object().contains("text")) {
+        if (part.at("text") == "") continue;
+        if (!parts.empty() && parts.back().as_object().contains("text")) {
+          json::string text = parts.back().at("text").as_string();
+          text.append(part.at("text").as_string());
+          parts.back().as_object()["text"] = text;
+          continue;
+        }
+      }
+      parts.push_back(part);
+    }
+  }
+  candidate["content"] = json::object{{"parts", parts}, {"role", "model"}};
+  answer["candidates"] = json::array{candidate};
+  return answer;
+}
+
+// What a Cohere client assembles from v2 chat stream events: the whole-answer shape. Checks
+// that every event's name is its data's type and that deltas land on opened blocks.
+json::value AssembleCohere(const Events& events) {
+  json::object answer;
+  json::array content;
+  json::array calls;
+  for (const auto& [name, data] : events) {
+    EXPECT_EQ(name, data.at("type").as_string()) << "the SSE event name is the event's type";
+    const json::object& d = data.as_object();
+    if (name == "message-start") {
+      answer["id"] = d.at("id");
+    } else if (name == "content-start") {
+      EXPECT_EQ(d.at("index").as_int64(), static_cast<int64_t>(content.size()));
+      content.push_back(d.at("delta").at("message").at("content"));
+    } else if (name == "content-delta") {
+      json::object& block = content.at(d.at("index").as_int64()).as_object();
+      json::string text = block["text"].as_string();
+      text.append(d.at("delta").at("message").at("content").at("text").as_string());
+      block["text"] = text;
+    } else if (name == "tool-call-start") {
+      EXPECT_EQ(d.at("index").as_int64(), static_cast<int64_t>(calls.size()));
+      calls.push_back(d.at("delta").at("message").at("tool_calls"));
+    } else if (name == "tool-call-delta") {
+      json::object& f = calls.at(d.at("index").as_int64()).as_object()["function"].as_object();
+      json::string arguments = f["arguments"].as_string();
+      arguments.append(
+          d.at("delta").at("message").at("tool_calls").at("function").at("arguments").as_string());
+      f["arguments"] = arguments;
+    } else if (name == "message-end") {
+      answer["finish_reason"] = d.at("delta").at("finish_reason");
+      answer["usage"] = d.at("delta").at("usage");
+      if (d.at("delta").as_object().contains("error")) answer["error"] = d.at("delta").at("error");
+    }
+  }
+  json::object message{{"role", "assistant"}, {"content", content}};
+  if (!calls.empty()) message["tool_calls"] = calls;
+  answer["message"] = message;
+  return answer;
+}
+
 json::value Assemble(std::string_view client, const Events& events) {
   if (client == "anthropic") return AssembleAnthropic(events);
+  if (client == "gemini") return AssembleGemini(events);
+  if (client == "cohere") return AssembleCohere(events);
   if (client == "openai_responses") return AssembleResponses(events);
   if (client == "openai_completions") return AssembleCompletions(events);
   return AssembleOpenAi(events);
@@ -330,6 +405,12 @@ class GoldenTest : public ::testing::TestWithParam<std::string> {
 TEST_P(GoldenTest, Transcript) {
   SCOPED_TRACE(spec_.at("description").as_string().c_str());
   Result<json::object> pivot = client().ParseRequest(client_request_);
+  // What the LLM door splices in from a client API's URL (doors/llm/chat_flow.h PathRequest).
+  if (pivot.ok() && spec_.contains("path_model")) pivot->at("model") = spec_.at("path_model");
+  if (pivot.ok() && spec_.contains("path_stream") && spec_.at("path_stream") == true) {
+    (*pivot)["stream"] = true;
+    (*pivot)["stream_options"] = json::object{{"include_usage", true}};
+  }
   UpstreamRequestOptions options;
   const std::string upstream_model(spec_.at("upstream_model").as_string());
   options.upstream_model = upstream_model;

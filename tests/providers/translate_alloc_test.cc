@@ -279,5 +279,48 @@ TEST(TranslateAllocations, ResponsesToOpenAiAndAnthropicAllocatesNothing) {
   EXPECT_EQ(AllocationsPerChunk(responses, openai, kResponsesToolOpen, kResponsesToolArgs), 0u);
 }
 
+// The Gemini and Cohere client roles: their encoders, fed by every other upstream dialect.
+const std::string kOpenAiText =
+    "data: "
+    R"({"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,)"
+    R"("delta":{"content":" w\"o\n"},"finish_reason":null}]})"
+    "\n\n";
+
+TEST(TranslateAllocations, EveryUpstreamToGeminiAndCohereClientsTextAllocatesNothing) {
+  const openai::OpenAiProvider openai;
+  const anthropic::AnthropicProvider anthropic;
+  const ollama::OllamaProvider ollama;
+  const cohere::CohereProvider cohere;
+  const gemini::GeminiProvider gemini;
+  const openai_responses::ResponsesProvider responses;
+  for (const Provider* client : std::initializer_list<const Provider*>{&gemini, &cohere}) {
+    SCOPED_TRACE(std::string(client->name()));
+    EXPECT_EQ(AllocationsPerChunk(openai, *client, kOpenAiToolOpen, kOpenAiText), 0u);
+    EXPECT_EQ(AllocationsPerChunk(anthropic, *client, kAnthropicOpen, kAnthropicText), 0u);
+    EXPECT_EQ(AllocationsPerChunk(ollama, *client, kOllamaOpen, kOllamaText), 0u);
+    EXPECT_EQ(AllocationsPerChunk(responses, *client, kResponsesOpen, kResponsesText), 0u);
+  }
+  EXPECT_EQ(AllocationsPerChunk(cohere, gemini, kCohereOpen, kCohereText), 0u);
+  EXPECT_EQ(AllocationsPerChunk(gemini, cohere, kGeminiOpen, kGeminiText), 0u);
+}
+
+// Argument fragments: Cohere streams them on; Gemini gathers them into one functionCall (its
+// buffer is reserved when the first call opens). Whole calls per chunk (Ollama, Gemini) too.
+TEST(TranslateAllocations, ToolCallsToGeminiAndCohereClientsAllocateNothing) {
+  const openai::OpenAiProvider openai;
+  const ollama::OllamaProvider ollama;
+  const cohere::CohereProvider cohere;
+  const gemini::GeminiProvider gemini;
+  const openai_responses::ResponsesProvider responses;
+  for (const Provider* client : std::initializer_list<const Provider*>{&gemini, &cohere}) {
+    SCOPED_TRACE(std::string(client->name()));
+    EXPECT_EQ(AllocationsPerChunk(openai, *client, kOpenAiToolOpen, kOpenAiToolArgs), 0u);
+    EXPECT_EQ(AllocationsPerChunk(responses, *client, kResponsesToolOpen, kResponsesToolArgs), 0u);
+    EXPECT_EQ(AllocationsPerChunk(ollama, *client, kOllamaOpen, kOllamaToolCall), 0u);
+  }
+  EXPECT_EQ(AllocationsPerChunk(cohere, gemini, kCohereToolOpen, kCohereToolArgs), 0u);
+  EXPECT_EQ(AllocationsPerChunk(gemini, cohere, kGeminiOpen, kGeminiCall), 0u);
+}
+
 }  // namespace
 }  // namespace turnpike::providers

@@ -60,7 +60,12 @@ net::awaitable<void> ChatFlow::Run() {
       co_return;
     }
     info_ = std::move(info.value());
-  } else if (api_ == ClientApi::kOpenAiEmbeddings) {
+  } else if (counting_tokens()) {
+    if (Status parsed = ParseCountTokens(); !parsed.ok()) {
+      co_await Fail(parsed.error());
+      co_return;
+    }
+  } else if (embedding()) {
     if (Status parsed = ParseEmbeddings(); !parsed.ok()) {
       co_await Fail(parsed.error());
       co_return;
@@ -72,10 +77,17 @@ net::awaitable<void> ChatFlow::Run() {
   ctx_.model = info_.model;
   ctx_.stream = info_.stream;
   // The body's size, or more when a parser found more (token ids are shorter than 3 bytes each).
-  ctx_.billing.prompt_bytes =
-      std::max(ctx_.billing.prompt_bytes, static_cast<int64_t>(request.body().size()));
+  // A token count bills nothing: nothing is reserved for it.
+  if (!counting_tokens()) {
+    ctx_.billing.prompt_bytes =
+        std::max(ctx_.billing.prompt_bytes, static_cast<int64_t>(request.body().size()));
+  }
   if (info_.max_tokens >= 0) ctx_.billing.max_tokens = info_.max_tokens;
   core::WorkerCore::ReadCredentials(exchange_, ctx_);
+  if (api_ == ClientApi::kGeminiGenerate || api_ == ClientApi::kGeminiCountTokens ||
+      api_ == ClientApi::kGeminiEmbed || api_ == ClientApi::kGeminiBatchEmbed) {
+    ReadGoogleApiKey();
+  }
   ctx_.phases.parsed = core::Clock::now();
 
   // The model's route is looked up once, here: the governance filter prices by it and the
@@ -97,9 +109,38 @@ net::awaitable<void> ChatFlow::Run() {
     co_await Fail(refusal);
   } else {
     ctx_.phases.admitted = core::Clock::now();
-    co_await Attempts();
+    if (counting_tokens()) {
+      co_await CountTokens();
+    } else {
+      co_await Attempts();
+    }
   }
   deps_.chain.Complete(ctx_);
+}
+
+void ChatFlow::ReadGoogleApiKey() {
+  // Gemini clients send the key as x-goog-api-key, or as ?key= in the URL; either carries the
+  // virtual key, read as an x-api-key would be. Views into the request, which outlives ctx_.
+  if (!ctx_.x_api_key.empty() || !ctx_.authorization.empty()) return;
+  const auto& request = exchange_.request();
+  if (auto header = request.find("x-goog-api-key"); header != request.end()) {
+    ctx_.x_api_key = std::string_view(header->value().data(), header->value().size());
+    return;
+  }
+  const std::string_view target(request.target().data(), request.target().size());
+  const size_t query = target.find('?');
+  if (query == std::string_view::npos) return;
+  std::string_view rest = target.substr(query + 1);
+  while (!rest.empty()) {
+    const size_t amp = rest.find('&');
+    const std::string_view pair = rest.substr(0, amp);
+    if (pair.starts_with("key=")) {
+      ctx_.x_api_key = pair.substr(4);
+      return;
+    }
+    if (amp == std::string_view::npos) break;
+    rest.remove_prefix(amp + 1);
+  }
 }
 
 void ChatFlow::MarkClientGone() {
@@ -123,13 +164,16 @@ net::awaitable<void> ChatFlow::Attempts() {
   std::optional<Error> last_error;
   std::optional<RetryableAnswer> last_answer;
 
+  int made = 0;  // attempts made so far
   for (int a = 0; a < ctx_.attempts.count; ++a) {
     const size_t index = ctx_.attempts.order[a];
     const DeploymentTarget& target = model.deployments[index];
-    if (a > 0) {
+    // A token count goes only where the client's dialect is spoken (CountTokens checked one is).
+    if (counting_tokens() && target.provider != client_.name()) continue;
+    if (made > 0) {
       deps_.retries.Add();
       std::chrono::milliseconds delay =
-          Backoff(a, routing.backoff_base, routing.backoff_max, deps_.rng);
+          Backoff(made, routing.backoff_base, routing.backoff_max, deps_.rng);
       if (last_answer && last_answer->retry_after_seconds >= 0) {
         const std::chrono::milliseconds retry_after{last_answer->retry_after_seconds * 1000};
         if (retry_after <= routing.max_retry_after) {
@@ -145,10 +189,10 @@ net::awaitable<void> ChatFlow::Attempts() {
     }
     ctx_.target = &target;
     ctx_.deployment = target.name;
-    ctx_.attempts_made = a + 1;
+    ctx_.attempts_made = ++made;
 
     // Identity (same dialect both ends): the client's bytes with the model spliced in.
-    const bool identity = target.provider == client_.name();
+    const bool identity = IsIdentity(target);
     const providers::Provider* dialect = identity ? &client_ : target.dialect;
     Result<std::string> body = BuildBody(target, *dialect, identity);
     if (!body.ok()) {
@@ -156,9 +200,10 @@ net::awaitable<void> ChatFlow::Attempts() {
       co_return;
     }
     upstream::OutgoingRequest out;
-    out.target = api_ == ClientApi::kOpenAiEmbeddings ? target.embed_path
-                 : info_.stream                       ? target.stream_path
-                                                      : target.chat_path;
+    out.target = embedding()         ? target.embed_path
+                 : counting_tokens() ? target.count_tokens_path
+                 : info_.stream      ? target.stream_path
+                                     : target.chat_path;
     out.body = body.value();
     const std::string_view stream_type = providers::StreamContentType(dialect->stream_framing());
     out.accept = info_.stream ? stream_type : "application/json";
@@ -201,7 +246,9 @@ net::awaitable<void> ChatFlow::Attempts() {
     }
     const bool stream = info_.stream && status / 100 == 2 &&
                         ContentTypeIs(call.header("content-type"), stream_type);
-    if (api_ == ClientApi::kOpenAiEmbeddings) {
+    if (counting_tokens()) {
+      co_await RelayCountTokens(call);
+    } else if (embedding()) {
       co_await RelayEmbeddings(call, *dialect, identity);
     } else if (identity && api_ == ClientApi::kOpenAiChat) {
       if (stream) {
@@ -258,7 +305,13 @@ providers::ErrorReply ChatFlow::ClientError(const Error& error) const {
   if (api_ == ClientApi::kOpenAiChat || api_ == ClientApi::kOpenAiEmbeddings) {
     return {HttpStatus(error.code), core::OpenAiErrorBody(error)};
   }
-  return client_.RenderError(error);
+  providers::ErrorReply reply = client_.RenderError(error);
+  if ((api_ == ClientApi::kCohereChat || api_ == ClientApi::kCohereEmbed) &&
+      reply.body.starts_with('{')) {
+    // Cohere's errors carry an id for support requests: the gateway's request id (hex digits).
+    reply.body.insert(1, "\"id\":\"" + std::string(ctx_.request_id) + "\",");
+  }
+  return reply;
 }
 
 net::awaitable<void> ChatFlow::Fail(const Error& error) {

@@ -3,11 +3,21 @@
 // of the chosen upstream's answer. Serves the LLM APIs: OpenAI POST /v1/chat/completions,
 // /v1/responses, /v1/completions and /v1/embeddings, and Anthropic POST /v1/messages.
 //
+// Token counts (Anthropic's /v1/messages/count_tokens, Gemini's :countTokens) take the governed
+// path too, but bill nothing: no tokens are reserved and none are settled (the admission is
+// released), while the request still counts for RPM and writes a call-log row. A model with a
+// deployment of the client's dialect forwards the body there (the attempts skip the others);
+// without one, the gateway answers its own estimate (cost.h's bytes-per-token rule over the
+// body), marked `x-turnpike-token-count: estimate` (`upstream` when forwarded).
+//
 // Embeddings take the same governed path (admission, attempts, settlement, call log): the
 // request is parsed once (providers/embeddings.h), no output tokens are reserved, each attempt
 // goes to the deployment's embed_path through its dialect's EmbeddingsApi, and the whole answer
-// is relayed untouched (openai deployment: identity) or translated (chat_flow_embeddings.cc). A
-// deployment whose dialect has no EmbeddingsApi answers 400 naming `model`.
+// is relayed untouched (a deployment of the client's dialect: identity) or translated
+// (chat_flow_embeddings.cc). A deployment whose dialect has no EmbeddingsApi answers 400 naming
+// `model`. Gemini's :embedContent / :batchEmbedContents and Cohere's /v2/embed are read into the
+// same OpenAI request first (EmbeddingsClient::ToOpenAiBody) and answered in their own shapes;
+// what a translated call cannot carry is a 400 naming the client's field.
 //
 // Paths, per attempt (the deployment's `provider` against the client's API):
 //   OpenAI client, openai deployment        identity: the body forwarded with the upstream model
@@ -79,14 +89,30 @@ enum class ClientApi : uint8_t {
   kOpenAiResponses,    // POST /v1/responses (stateless)
   kOpenAiCompletions,  // POST /v1/completions (legacy)
   kOpenAiEmbeddings,   // POST /v1/embeddings (never streamed)
+  kGeminiGenerate,     // POST /v1beta/models/{model}:generateContent / :streamGenerateContent
+  kCohereChat,         // POST /v2/chat (Cohere v2)
+  // Token counts (chat_flow_count_tokens.cc): POST /v1/messages/count_tokens and Gemini's
+  // POST /v1beta/models/{model}:countTokens.
+  kAnthropicCountTokens,
+  kGeminiCountTokens,
+  // Embeddings of another client dialect (providers/embeddings.h EmbeddingsClient).
+  kGeminiEmbed,       // POST /v1beta/models/{model}:embedContent (one content)
+  kGeminiBatchEmbed,  // POST /v1beta/models/{model}:batchEmbedContents
+  kCohereEmbed,       // POST /v2/embed
+};
+
+// What a client API says in its URL rather than its body (Gemini: the model and streaming).
+struct PathRequest {
+  std::string_view model;  // empty: the body names it
+  bool stream = false;
 };
 
 class ChatFlow {
  public:
   // `client` is the Provider of the client's dialect (openai for kOpenAiChat).
   ChatFlow(const FlowDeps& deps, http::Exchange& exchange, LlmContext& ctx, ClientApi api,
-           const providers::Provider& client)
-      : deps_(deps), exchange_(exchange), ctx_(ctx), api_(api), client_(client) {}
+           const providers::Provider& client, PathRequest path = {})
+      : deps_(deps), exchange_(exchange), ctx_(ctx), api_(api), client_(client), path_(path) {}
 
   boost::asio::awaitable<void> Run();
   // Answers `error` in the client's shape.
@@ -103,8 +129,9 @@ class ChatFlow {
     const providers::Provider* translate_from = nullptr;  // set: the body is in this dialect
   };
 
-  // info_ and pivot_ for the pivot-only APIs (Responses, completions): the client's body
-  // translated once, before the filter chain (which needs the model).
+  // info_ and pivot_ for the pivot-only APIs (Responses, completions, Gemini, Cohere): the
+  // client's body translated once, before the filter chain (which needs the model), with what
+  // the URL says (path_) spliced in.
   Status ParsePivot();
   // The request body for an attempt: identity, translated chat, or embeddings.
   Result<std::string> BuildBody(const DeploymentTarget& target, const providers::Provider& dialect,
@@ -126,11 +153,28 @@ class ChatFlow {
   boost::asio::awaitable<void> RelayDialectStream(upstream::Call& call,
                                                   const providers::Provider& upstream,
                                                   bool identity);
+  // Token counts (chat_flow_count_tokens.cc): the request read for its model; the answer
+  // forwarded from a deployment of the client's dialect, or else the gateway's estimate.
+  bool counting_tokens() const {
+    return api_ == ClientApi::kAnthropicCountTokens || api_ == ClientApi::kGeminiCountTokens;
+  }
+  Status ParseCountTokens();
+  boost::asio::awaitable<void> CountTokens();
+  boost::asio::awaitable<void> AnswerTokenEstimate();
+  boost::asio::awaitable<void> RelayCountTokens(upstream::Call& call);
   // Embeddings (chat_flow_embeddings.cc): embeddings_, info_.model and the prompt estimate's
   // input from the client's body; the body for a deployment; its whole answer relayed.
+  bool embedding() const {
+    return api_ == ClientApi::kOpenAiEmbeddings || api_ == ClientApi::kGeminiEmbed ||
+           api_ == ClientApi::kGeminiBatchEmbed || api_ == ClientApi::kCohereEmbed;
+  }
+  // The call as an EmbeddingsClient sees it (not kOpenAiEmbeddings).
+  providers::EmbeddingsCall EmbeddingsCallOf() const;
+  // Whether `target` gets the client's own bytes (same dialect, and its API serves the call).
+  bool IsIdentity(const DeploymentTarget& target) const;
   Status ParseEmbeddings();
   Result<std::string> BuildEmbeddings(const DeploymentTarget& target,
-                                      const providers::Provider& upstream) const;
+                                      const providers::Provider& upstream, bool identity) const;
   boost::asio::awaitable<void> RelayEmbeddings(upstream::Call& call,
                                                const providers::Provider& upstream, bool identity);
   // Usage for settlement; without a reported count, the admission's prompt estimate, flagged.
@@ -140,12 +184,15 @@ class ChatFlow {
   boost::asio::awaitable<void> GiveUp(const std::optional<Error>& error,
                                       std::optional<RetryableAnswer>& answer);
   void MarkClientGone();
+  // Gemini's credentials (x-goog-api-key, ?key=) as the context's x_api_key.
+  void ReadGoogleApiKey();
 
   const FlowDeps& deps_;
   http::Exchange& exchange_;
   LlmContext& ctx_;
   const ClientApi api_;
   const providers::Provider& client_;
+  const PathRequest path_;
   providers::openai::ChatRequestInfo info_;
   std::optional<boost::json::object> pivot_;  // the parsed request, once a translation needs it
   std::optional<providers::EmbeddingsRequest> embeddings_;  // kOpenAiEmbeddings only

@@ -37,7 +37,12 @@ int64_t OutputBytes(const providers::Response& response) {
 Status ChatFlow::ParsePivot() {
   Result<boost::json::object> parsed = client_.ParseRequest(exchange_.request().body());
   if (!parsed.ok()) return parsed.error();
-  const boost::json::object& pivot = pivot_.emplace(std::move(parsed.value()));
+  boost::json::object& pivot = pivot_.emplace(std::move(parsed.value()));
+  if (!path_.model.empty()) pivot["model"] = path_.model;
+  if (path_.stream) {
+    pivot["stream"] = true;
+    pivot["stream_options"] = boost::json::object{{"include_usage", true}};
+  }
   // ParseRequest guarantees a string model; the rest is optional.
   info_.model = std::string(pivot.at("model").as_string());
   const boost::json::value* stream = pivot.if_contains("stream");
@@ -55,9 +60,10 @@ Status ChatFlow::ParsePivot() {
 
 Result<std::string> ChatFlow::BuildBody(const DeploymentTarget& target,
                                         const providers::Provider& dialect, bool identity) {
-  if (api_ == ClientApi::kOpenAiEmbeddings) return BuildEmbeddings(target, dialect);
+  if (embedding()) return BuildEmbeddings(target, dialect, identity);
   if (!identity) return TranslateRequest(target, dialect);
-  if (api_ == ClientApi::kOpenAiChat || api_ == ClientApi::kAnthropicMessages) {
+  if (api_ == ClientApi::kOpenAiChat || api_ == ClientApi::kAnthropicMessages ||
+      api_ == ClientApi::kAnthropicCountTokens) {
     return providers::openai::BuildUpstreamChatBody(
         exchange_.request().body(), info_, target.upstream_model, api_ == ClientApi::kOpenAiChat);
   }

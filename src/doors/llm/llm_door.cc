@@ -18,9 +18,34 @@ constexpr std::string_view kOpenAi = "openai";
 constexpr std::string_view kAnthropic = "anthropic";
 constexpr std::string_view kOpenAiResponses = "openai_responses";
 constexpr std::string_view kOpenAiCompletions = "openai_completions";
+constexpr std::string_view kGemini = "gemini";
+constexpr std::string_view kCohere = "cohere";
+constexpr std::string_view kGeminiModelPrefix = "models/";
 
 // The door's routes; the value is what RouteMatch::route carries.
-enum Route : int { kChat, kMessages, kResponses, kCompletions, kEmbeddings, kModels };
+enum Route : int {
+  kChat,
+  kMessages,
+  kResponses,
+  kCompletions,
+  kEmbeddings,
+  kModels,
+  kGeminiGenerate,
+  kGeminiStream,
+  kGeminiModels,
+  kGeminiModel,
+  kCohereChat,
+  kMessagesCountTokens,
+  kGeminiCountTokens,
+  kGeminiEmbed,
+  kGeminiBatchEmbed,
+  kCohereEmbed,
+};
+
+bool IsGeminiRoute(int route) {
+  return (route >= kGeminiGenerate && route <= kGeminiModel) || route == kGeminiCountTokens ||
+         route == kGeminiEmbed || route == kGeminiBatchEmbed;
+}
 
 upstream::CallOptions MakeCallOptions(const config::UpstreamConfig& c) {
   upstream::CallOptions o;
@@ -41,12 +66,43 @@ std::vector<core::RouteSpec> LlmDoor::Routes(const providers::Registry& provider
   };
   if (providers.Find(kAnthropic) != nullptr) {
     routes.push_back({"/v1/messages", {Verb::post}, "messages", kMessages});
+    routes.push_back(
+        {"/v1/messages/count_tokens", {Verb::post}, "messages_count_tokens", kMessagesCountTokens});
   }
   if (providers.Find(kOpenAiResponses) != nullptr) {
     routes.push_back({"/v1/responses", {Verb::post}, "responses", kResponses});
   }
   if (providers.Find(kOpenAiCompletions) != nullptr) {
     routes.push_back({"/v1/completions", {Verb::post}, "completions", kCompletions});
+  }
+  if (providers.Find(kGemini) != nullptr) {
+    routes.push_back({"/v1beta/models/{model}:generateContent",
+                      {Verb::post},
+                      "gemini_generate_content",
+                      kGeminiGenerate});
+    routes.push_back({"/v1beta/models/{model}:streamGenerateContent",
+                      {Verb::post},
+                      "gemini_stream_generate_content",
+                      kGeminiStream});
+    routes.push_back({"/v1beta/models/{model}:countTokens",
+                      {Verb::post},
+                      "gemini_count_tokens",
+                      kGeminiCountTokens});
+    routes.push_back({"/v1beta/models/{model}:embedContent",
+                      {Verb::post},
+                      "gemini_embed_content",
+                      kGeminiEmbed});
+    routes.push_back({"/v1beta/models/{model}:batchEmbedContents",
+                      {Verb::post},
+                      "gemini_batch_embed_contents",
+                      kGeminiBatchEmbed});
+    routes.push_back({"/v1beta/models", {Verb::get, Verb::head}, "gemini_models", kGeminiModels});
+    routes.push_back(
+        {"/v1beta/models/{model}", {Verb::get, Verb::head}, "gemini_models", kGeminiModel});
+  }
+  if (providers.Find(kCohere) != nullptr) {
+    routes.push_back({"/v2/chat", {Verb::post}, "cohere_chat", kCohereChat});
+    routes.push_back({"/v2/embed", {Verb::post}, "cohere_embed", kCohereEmbed});
   }
   return routes;
 }
@@ -63,10 +119,13 @@ LlmDoor::LlmDoor(const LlmShared& shared, int worker_index, net::io_context& con
       deps_{shared.config, *shared.routes,       core, chain_, pool_,
             call_options_, core.probe().retries, rng_},
       models_body_(ModelsBody()),
+      gemini_models_body_(GeminiModelsBody()),
       openai_(shared.providers.Find(kOpenAi)),
       anthropic_(shared.providers.Find(kAnthropic)),
       responses_(shared.providers.Find(kOpenAiResponses)),
-      completions_(shared.providers.Find(kOpenAiCompletions)) {
+      completions_(shared.providers.Find(kOpenAiCompletions)),
+      gemini_(shared.providers.Find(kGemini)),
+      cohere_(shared.providers.Find(kCohere)) {
   if (openai_ == nullptr) throw std::runtime_error("the provider registry has no openai dialect");
   if (std::unique_ptr<core::Filter> governance = core.MakeGovernanceFilter()) {
     chain_.Add(std::move(governance));
@@ -89,10 +148,13 @@ std::string LlmDoor::ModelsBody() const {
 }
 
 core::ErrorReply LlmDoor::RenderError(int route, const Error& error) const {
-  const providers::Provider* client = route == kMessages      ? anthropic_
-                                      : route == kResponses   ? responses_
-                                      : route == kCompletions ? completions_
-                                                              : nullptr;
+  const providers::Provider* client = route == kMessages || route == kMessagesCountTokens
+                                          ? anthropic_
+                                      : route == kResponses                           ? responses_
+                                      : route == kCompletions                         ? completions_
+                                      : route == kCohereChat || route == kCohereEmbed ? cohere_
+                                      : IsGeminiRoute(route)                          ? gemini_
+                                                                                      : nullptr;
   if (client != nullptr) {
     providers::ErrorReply reply = client->RenderError(error);
     return {reply.status, std::move(reply.body)};
@@ -105,6 +167,26 @@ net::awaitable<void> LlmDoor::Handle(http::Exchange& exchange, core::RouteMatch 
   core_.Start(exchange, match, ctx);
   if (match.route == kModels) {
     co_await AnswerModels(exchange, ctx);
+  } else if (match.route == kGeminiModels || match.route == kGeminiModel) {
+    co_await AnswerGeminiModels(exchange, ctx, match);
+  } else if (IsGeminiRoute(match.route)) {
+    std::string_view model = match.Param("model");
+    if (model.starts_with(kGeminiModelPrefix)) model.remove_prefix(kGeminiModelPrefix.size());
+    const ClientApi api = match.route == kGeminiCountTokens  ? ClientApi::kGeminiCountTokens
+                          : match.route == kGeminiEmbed      ? ClientApi::kGeminiEmbed
+                          : match.route == kGeminiBatchEmbed ? ClientApi::kGeminiBatchEmbed
+                                                             : ClientApi::kGeminiGenerate;
+    ChatFlow flow(deps_, exchange, ctx, api, *gemini_,
+                  PathRequest{model, match.route == kGeminiStream});
+    co_await flow.Run();
+  } else if (match.route == kMessagesCountTokens) {
+    ChatFlow flow(deps_, exchange, ctx, ClientApi::kAnthropicCountTokens, *anthropic_);
+    co_await flow.Run();
+  } else if (match.route == kCohereChat || match.route == kCohereEmbed) {
+    const ClientApi api =
+        match.route == kCohereEmbed ? ClientApi::kCohereEmbed : ClientApi::kCohereChat;
+    ChatFlow flow(deps_, exchange, ctx, api, *cohere_);
+    co_await flow.Run();
   } else {
     const ClientApi api = match.route == kMessages      ? ClientApi::kAnthropicMessages
                           : match.route == kResponses   ? ClientApi::kOpenAiResponses
@@ -129,6 +211,41 @@ net::awaitable<void> LlmDoor::AnswerModels(http::Exchange& exchange, LlmContext&
   }
   std::string body = models_body_;
   co_await core_.Respond(exchange, ctx, 200, kJson, std::move(body));
+}
+
+net::awaitable<void> LlmDoor::AnswerGeminiModels(http::Exchange& exchange, LlmContext& ctx,
+                                                 core::RouteMatch match) {
+  if (match.route == kGeminiModels) {
+    std::string body = gemini_models_body_;
+    co_await core_.Respond(exchange, ctx, 200, kJson, std::move(body));
+    co_return;
+  }
+  std::string_view name = match.Param("model");
+  if (name.starts_with(kGeminiModelPrefix)) name.remove_prefix(kGeminiModelPrefix.size());
+  if (shared_.routes->Find(name) == nullptr) {
+    const Error error{ErrorCode::kNotFound,
+                      "models/" + std::string(name) + " is not found for API version v1beta.", ""};
+    core::ErrorReply reply = RenderError(match.route, error);
+    co_await core_.RespondError(exchange, ctx, error.code, std::move(reply));
+    co_return;
+  }
+  std::string body = boost::json::serialize(GeminiModel(name));
+  co_await core_.Respond(exchange, ctx, 200, kJson, std::move(body));
+}
+
+boost::json::object LlmDoor::GeminiModel(std::string_view name) {
+  return boost::json::object{
+      {"name", "models/" + std::string(name)},
+      {"displayName", name},
+      {"supportedGenerationMethods",
+       boost::json::array{"generateContent", "streamGenerateContent", "countTokens", "embedContent",
+                          "batchEmbedContents"}}};
+}
+
+std::string LlmDoor::GeminiModelsBody() const {
+  boost::json::array models;
+  for (const auto& model : shared_.routes->models()) models.push_back(GeminiModel(model.name));
+  return boost::json::serialize(boost::json::object{{"models", std::move(models)}});
 }
 
 }  // namespace turnpike::doors::llm

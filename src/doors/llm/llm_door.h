@@ -8,8 +8,13 @@
 //                               openai_responses / openai_completions dialect
 //   POST /v1/embeddings         OpenAI embeddings, governed like chat (chat_flow.h)
 //   GET  /v1/models             the configured public model names
+//   POST /v1beta/models/{model}:generateContent, :streamGenerateContent   Gemini clients
+//                               (the model and streaming from the URL; key in x-goog-api-key
+//                               or ?key=); GET /v1beta/models[/{model}] the model names in
+//                               Gemini's shape; only when the registry has the gemini dialect
+//   POST /v2/chat               Cohere v2 clients, stream and non-stream; only with cohere
 // Error dialect: OpenAI's envelope (core/openai_errors.h), except on the routes of another
-// client dialect (Anthropic Messages), which answer in that dialect's shape.
+// client dialect (Anthropic Messages, Gemini, Cohere), which answer in that dialect's shape.
 //
 // The chain: the core's governance filter (when governance is on), then the route filter.
 // A `/v1/responses` request whose model is `agent:<id>` will belong to the agent door: the
@@ -23,6 +28,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/json/object.hpp>
 #include <memory>
 #include <random>
 #include <string>
@@ -68,6 +74,11 @@ class LlmDoor : public core::Door {
  private:
   boost::asio::awaitable<void> AnswerModels(http::Exchange& exchange, LlmContext& ctx);
   std::string ModelsBody() const;
+  // GET /v1beta/models and /v1beta/models/{model}: the public model names, Gemini's shape.
+  boost::asio::awaitable<void> AnswerGeminiModels(http::Exchange& exchange, LlmContext& ctx,
+                                                  core::RouteMatch match);
+  static boost::json::object GeminiModel(std::string_view name);
+  std::string GeminiModelsBody() const;
 
   const LlmShared& shared_;
   core::WorkerCore& core_;
@@ -77,10 +88,13 @@ class LlmDoor : public core::Door {
   std::minstd_rand rng_;
   const FlowDeps deps_;
   const std::string models_body_;
+  const std::string gemini_models_body_;
   const providers::Provider* openai_;       // the client dialect of /v1/chat/completions
   const providers::Provider* anthropic_;    // of /v1/messages; nullptr = route off
   const providers::Provider* responses_;    // of /v1/responses; nullptr = route off
   const providers::Provider* completions_;  // of /v1/completions; nullptr = route off
+  const providers::Provider* gemini_;       // of /v1beta/models/...; nullptr = routes off
+  const providers::Provider* cohere_;       // of /v2/chat; nullptr = route off
 };
 
 }  // namespace turnpike::doors::llm

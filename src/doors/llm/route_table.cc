@@ -56,6 +56,7 @@ std::shared_ptr<const RouteTable> RouteTable::Build(const config::Config& config
       target.chat_path = std::move(endpoint.path);
       target.stream_path = std::move(endpoint.stream_path);
       target.embed_path = std::move(endpoint.embed_path);
+      target.count_tokens_path = std::move(endpoint.count_tokens_path);
       target.authorization = std::move(endpoint.authorization);
       target.extra_headers = std::move(endpoint.extra_headers);
       target.default_max_tokens = MaxOutputTokens(config, target.upstream_model);

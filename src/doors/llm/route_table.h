@@ -32,11 +32,12 @@ struct DeploymentTarget {
   std::string upstream_model;                    // the model name sent upstream
   upstream::Origin origin;
   // Request targets and headers, from the dialect's Endpoint (providers/provider.h).
-  std::string chat_path;      // a whole answer
-  std::string stream_path;    // a streamed answer
-  std::string embed_path;     // embeddings; empty when the dialect has none
-  std::string authorization;  // empty: no Authorization header
-  std::string extra_headers;  // "Name: value" lines joined by CRLF (upstream::OutgoingRequest)
+  std::string chat_path;          // a whole answer
+  std::string stream_path;        // a streamed answer
+  std::string embed_path;         // embeddings; empty when the dialect has none
+  std::string count_tokens_path;  // the dialect's token count; empty when it has none
+  std::string authorization;      // empty: no Authorization header
+  std::string extra_headers;      // "Name: value" lines joined by CRLF (upstream::OutgoingRequest)
   // max_tokens for a translated request that names none: max_output_tokens of the upstream
   // model's price (config `prices`, else the built-in table), else kDefaultMaxTokens.
   int64_t default_max_tokens = kDefaultMaxTokens;

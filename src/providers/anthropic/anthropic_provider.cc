@@ -40,6 +40,7 @@ UpstreamEndpoint AnthropicProvider::Endpoint(const EndpointParams& params) const
   UpstreamEndpoint endpoint;
   endpoint.path = std::string(params.base_path) + "/v1/messages";
   endpoint.stream_path = endpoint.path;
+  endpoint.count_tokens_path = endpoint.path + "/count_tokens";
   if (!params.api_key.empty()) {
     endpoint.extra_headers = "x-api-key: " + std::string(params.api_key) + "\r\n";
   }

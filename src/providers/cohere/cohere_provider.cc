@@ -3,8 +3,10 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "providers/cohere/client_requests.h"
 #include "providers/cohere/requests.h"
 #include "providers/cohere/stream_decoder.h"
+#include "providers/cohere/stream_encoder.h"
 #include "providers/cohere/wire.h"
 #include "providers/scratch_json.h"
 
@@ -139,12 +141,17 @@ Error CohereProvider::ParseError(int status, std::string_view body) const {
   return ParseErrorBody(status, body);
 }
 
-Result<json::object> CohereProvider::ParseRequest(std::string_view) const {
-  return Error{ErrorCode::kNotFound, "The Cohere API is not served by this gateway.", ""};
+Result<json::object> CohereProvider::ParseRequest(std::string_view body) const {
+  return ParseChatRequest(body);
 }
 
 std::unique_ptr<StreamEncoder> CohereProvider::NewEncoder(const EncoderOptions&) const {
-  return nullptr;
+  return std::make_unique<CohereStreamEncoder>();
+}
+
+Result<std::string> CohereProvider::IdentityBody(std::string_view body,
+                                                 std::string_view upstream_model) const {
+  return SpliceModel(body, upstream_model);
 }
 
 std::string CohereProvider::RenderResponse(const Response& response, int64_t) const {
@@ -163,10 +170,7 @@ std::string CohereProvider::RenderResponse(const Response& response, int64_t) co
     }
     message["tool_calls"] = std::move(calls);
   }
-  std::string_view finish = "COMPLETE";
-  if (response.finish == FinishReason::kLength) finish = "MAX_TOKENS";
-  if (response.finish == FinishReason::kStopSequence) finish = "STOP_SEQUENCE";
-  if (response.finish == FinishReason::kToolCalls) finish = "TOOL_CALL";
+  const std::string_view finish = FinishReasonName(response.finish);
   const json::object tokens{
       {"input_tokens", std::max<int64_t>(response.usage.prompt_tokens, 0)},
       {"output_tokens", std::max<int64_t>(response.usage.completion_tokens, 0)}};

@@ -4,8 +4,10 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "providers/gemini/client_requests.h"
 #include "providers/gemini/requests.h"
 #include "providers/gemini/stream_decoder.h"
+#include "providers/gemini/stream_encoder.h"
 #include "providers/gemini/thought_signature.h"
 #include "providers/gemini/wire.h"
 #include "providers/scratch_json.h"
@@ -106,6 +108,7 @@ UpstreamEndpoint GeminiProvider::Endpoint(const EndpointParams& params) const {
   endpoint.path = base + ":generateContent";
   endpoint.stream_path = base + ":streamGenerateContent?alt=sse";
   endpoint.embed_path = base + ":batchEmbedContents";
+  endpoint.count_tokens_path = base + ":countTokens";
   if (!params.api_key.empty()) {
     endpoint.extra_headers = "x-goog-api-key: " + std::string(params.api_key);
   }
@@ -165,15 +168,22 @@ Error GeminiProvider::ParseError(int status, std::string_view body) const {
   return ParseErrorBody(status, body);
 }
 
-Result<json::object> GeminiProvider::ParseRequest(std::string_view) const {
-  return Error{ErrorCode::kNotFound, "The gateway does not serve the Gemini API to clients.", ""};
+Result<json::object> GeminiProvider::ParseRequest(std::string_view body) const {
+  return ParseGenerateContentRequest(body);
 }
 
 std::unique_ptr<StreamEncoder> GeminiProvider::NewEncoder(const EncoderOptions&) const {
-  return nullptr;
+  return std::make_unique<GeminiStreamEncoder>();
 }
 
-std::string GeminiProvider::RenderResponse(const Response&, int64_t) const { return {}; }
+std::string GeminiProvider::RenderResponse(const Response& response, int64_t) const {
+  return RenderGenerateContent(response);
+}
+
+Result<std::string> GeminiProvider::IdentityBody(std::string_view body, std::string_view) const {
+  // The model travels in the URL: the client's body goes upstream untouched.
+  return std::string(body);
+}
 
 ErrorReply GeminiProvider::RenderError(const Error& error) const { return RenderErrorReply(error); }
 

@@ -3,13 +3,16 @@
 // Anthropic clients (/v1/messages) through the pivot. See provider.h for the contract and
 // README.md in this folder for the API's quirks relied on.
 //
-// Upstream only: the gateway has no Gemini front door, so the client role is not implemented.
-// ParseRequest refuses every body (kNotFound), NewEncoder returns nullptr and RenderResponse an
-// empty string; RenderError renders Gemini's error envelope.
+// Client role too, for @google/genai clients of /v1beta/models/{model}:generateContent and
+// :streamGenerateContent (the LLM door): ParseRequest reads a GenerateContentRequest into the
+// pivot with `model` "" and no `stream` (both are in the URL: the door splices them in);
+// IdentityBody is the client's body untouched (a gemini deployment gets the model in its URL);
+// NewEncoder renders Gemini SSE chunks (stream_encoder.h); RenderError Gemini's error envelope.
 //
 // Immutable; thread-safe. Decoders it makes belong to one stream.
 #pragma once
 
+#include "providers/gemini/client_embeddings.h"
 #include "providers/gemini/embeddings.h"
 #include "providers/provider.h"
 
@@ -33,11 +36,15 @@ class GeminiProvider final : public Provider {
   std::unique_ptr<StreamEncoder> NewEncoder(const EncoderOptions& options) const override;
   std::string RenderResponse(const Response& response, int64_t created) const override;
   ErrorReply RenderError(const Error& error) const override;
+  Result<std::string> IdentityBody(std::string_view body,
+                                   std::string_view upstream_model) const override;
 
   const EmbeddingsApi* embeddings() const override { return &embeddings_; }
+  const EmbeddingsClient* embeddings_client() const override { return &embeddings_client_; }
 
  private:
   GeminiEmbeddings embeddings_;
+  GeminiEmbeddingsClient embeddings_client_;
 };
 
 }  // namespace turnpike::providers::gemini

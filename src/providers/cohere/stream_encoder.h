@@ -1,0 +1,50 @@
+// StreamEvents -> Cohere v2 Chat's named SSE events, for clients of the inbound /v2/chat route
+// (internal to providers/cohere/).
+//
+//   kStart         -> message-start (id)
+//   kTextDelta     -> content-start when no text block is open, content-delta
+//   kToolCallStart -> content-end / tool-call-end of the open block, tool-call-start
+//   kToolArgsDelta -> tool-call-delta of the open call
+//   kFinish        -> the open block closed; the reason remembered
+//   kUsage         -> remembered
+//   kEnd           -> message-end (finish_reason, usage: billed_units and tokens)
+//   kError         -> message-end with finish_reason ERROR and the error's message
+// Any other kind (added to events.h later, e.g. reasoning, which Cohere streams as
+// tool-plan-delta or thinking content) is ignored here until mapped.
+//
+// Each event is `event: <type>` plus data whose `type` repeats it (the SDK reads either). The
+// index of content events counts text blocks, of tool-call events tool calls. State: the open
+// block and a few counters.
+#pragma once
+
+#include <string>
+
+#include "providers/provider.h"
+
+namespace turnpike::providers::cohere {
+
+class CohereStreamEncoder final : public StreamEncoder {
+ public:
+  void OnEvent(const StreamEvent& event) override;
+
+ private:
+  enum class Block : uint8_t { kNone, kText, kTool };
+
+  void Start(std::string_view id);
+  void Open(std::string_view type);
+  void CloseBlock();
+  void End(std::string_view reason, std::string_view message);
+
+  bool started_ = false;
+  bool done_ = false;
+  Block block_ = Block::kNone;
+  int32_t texts_ = 0;  // text blocks opened so far
+  int32_t tools_ = 0;  // tool calls opened so far
+  FinishReason finish_ = FinishReason::kNone;
+  TokenUsage usage_;
+};
+
+// COMPLETE, STOP_SEQUENCE, MAX_TOKENS or TOOL_CALL.
+std::string_view FinishReasonName(FinishReason finish);
+
+}  // namespace turnpike::providers::cohere
