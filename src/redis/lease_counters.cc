@@ -85,6 +85,7 @@ class LeaseBudgetCounter final : public governance::BudgetCounter {
   // Client thread only.
   int64_t lease_ = 0;
   int64_t ledger_spent_ = 0;
+  std::string ledger_gen_;  // the generation ledger_spent_ was read from ("": none yet)
   MonthId ledger_month_ = 0;
   uint64_t uses_seen_ = 0;
 };
@@ -256,6 +257,7 @@ void LeaseCounters::Call(const std::shared_ptr<LeaseBudgetCounter>& counter, boo
     c.ledger_month_ = target;
     c.lease_ = 0;
     c.ledger_spent_ = 0;
+    c.ledger_gen_.clear();
     c.month_.store(target, std::memory_order_release);
     c.headroom_.store(0);
     c.unreported_.store(0);
@@ -272,9 +274,10 @@ void LeaseCounters::Call(const std::shared_ptr<LeaseBudgetCounter>& counter, boo
   const int64_t need = refill ? c.need_.exchange(0) : 0;
   // This replica used the ledger before: finding it gone means Redis lost it (lease_script.h).
   const bool history = c.lease_ > 0 || c.ledger_spent_ > 0 || report > 0;
-  const int64_t base = target == c.base_month_.load()
-                           ? std::max(c.base_spent_.load(), c.ledger_spent_)
-                           : c.ledger_spent_;
+  // Before any reply: the store's spend at start (seeds a missing ledger only).
+  const int64_t base = !c.ledger_gen_.empty()           ? c.ledger_spent_
+                       : target == c.base_month_.load() ? c.base_spent_.load()
+                                                        : 0;
   std::vector<std::string> args = {"EVALSHA",
                                    client_.Sha(0),
                                    "1",
@@ -289,14 +292,15 @@ void LeaseCounters::Call(const std::shared_ptr<LeaseBudgetCounter>& counter, boo
                                    std::to_string(options_.lease_ttl.count()),
                                    refill ? "refill" : "keep",
                                    std::to_string(kLedgerTtlSeconds),
-                                   history ? "1" : "0"};
+                                   history ? "1" : "0",
+                                   c.ledger_gen_};
   const int64_t sent_ns = NowNs();
   const Op op = refill ? Op::kRefill : give_back ? Op::kReturn : Op::kRenew;
   client_.Submit(
       op, std::move(args),
       [this, counter, report, give, sent_ns, done = std::move(done)](Result<Reply> r) {
         LeaseBudgetCounter& c = *counter;
-        const bool ok = r.ok() && r->type == Reply::Type::kArray && r->items.size() == 5;
+        const bool ok = r.ok() && r->type == Reply::Type::kArray && r->items.size() == 6;
         if (!ok) {
           c.unreported_.fetch_add(report);
           c.headroom_.fetch_add(give);
@@ -310,6 +314,7 @@ void LeaseCounters::Call(const std::shared_ptr<LeaseBudgetCounter>& counter, boo
           c.low_water_.store(std::max<int64_t>(mine - expected, 0) / kSweepsPerTtl);
           c.lease_ = mine;
           c.ledger_spent_ = r->items[1].integer;
+          c.ledger_gen_ = r->items[5].text;
           const int64_t free = r->items[2].integer;
           const LedgerState state = free < 0    ? LedgerState::kSettling
                                     : free == 0 ? LedgerState::kExhausted

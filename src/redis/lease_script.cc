@@ -17,20 +17,23 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local rebuilt = 0
 if redis.call('EXISTS', h) == 0 then
-  redis.call('HSET', h, 'spent', ARGV[7])
+  redis.call('HSET', h, 'floor', ARGV[7], 'added', 0, 'gen', tostring(now) .. '-' .. ARGV[1])
   if ARGV[11] == '1' then redis.call('HSET', h, 'rebuilt', now) end
   rebuilt = 1
 end
--- For one lease TTL after a rebuild (the ledger is missing, and the caller had used it) no new
--- slice is granted: every live replica re-registers
--- its lease within that time (reports, renewals), and a slice granted before would take budget
--- a replica still holds (which the re-registration would then cut below what it has admitted).
+-- For one lease TTL after a rebuild (the ledger was missing, and the caller had used it) no new
+-- slice is granted: every live replica re-registers its lease within that time, and a slice
+-- granted before would take budget a replica still holds.
 local settling = now < tonumber(redis.call('HGET', h, 'rebuilt') or '0') + ttl
--- base is a value `spent` had before (as the replica last saw it) or the store's spend: never
--- more than what was really spent. Taking the max rebuilds a ledger lost in a Redis restart to
--- what the most recently answered replica saw; on a healthy ledger it changes nothing.
-local spent = math.max(tonumber(redis.call('HGET', h, 'spent') or '0'), tonumber(ARGV[7]))
-spent = spent + report
+-- spent = floor + added. `added` sums the reports made to this generation of the ledger;
+-- `floor` is the largest view of an older generation any replica brings (its last reply's
+-- spent): after a Redis restart, the most recently answered replica's view is everything that
+-- was reported before, and the reports since are added on top, once.
+local gen = redis.call('HGET', h, 'gen')
+local floor = tonumber(redis.call('HGET', h, 'floor'))
+if ARGV[12] ~= '' and ARGV[12] ~= gen then floor = math.max(floor, tonumber(ARGV[7])) end
+local added = tonumber(redis.call('HGET', h, 'added')) + report
+local spent = floor + added
 local mine = nil
 local others = 0
 local live = 1
@@ -70,10 +73,10 @@ if mine > 0 then
 else
   redis.call('HDEL', h, field)
 end
-redis.call('HSET', h, 'spent', string.format('%.0f', spent))
+redis.call('HSET', h, 'floor', string.format('%.0f', floor), 'added', string.format('%.0f', added))
 redis.call('EXPIRE', h, ARGV[10])
 if settling then free = -1 end
-return {mine, spent, free, live, rebuilt}
+return {mine, spent, free, live, rebuilt, gen}
 )lua";
 
 }  // namespace turnpike::redis
