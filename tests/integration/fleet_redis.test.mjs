@@ -14,7 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startMock, startGateway, gatewayConfig, stopAll, sleep, eventually } from './lib/harness.mjs';
+import { startMock, startGateway, gatewayConfig, stopAll, sleep, eventually, waitExit } from './lib/harness.mjs';
 import { startRedis, stopRedis } from './lib/redis.mjs';
 
 const TOKEN = 'test-admin-token';
@@ -265,6 +265,16 @@ test('warm requests make no Redis round trip (command budget per 1,000 requests)
   console.log(`redis commands for ${N} warm requests: ${JSON.stringify(delta)}`);
   assert.ok(total <= WARM_COMMANDS_PER_1000, `budget ${WARM_COMMANDS_PER_1000}: ${JSON.stringify(delta)}`);
   assert.equal(afterRun.turnpike_budget_settled_over_reservation_total, 0);
+
+  // A graceful stop reports the spend and gives the lease back.
+  const ledger = `turnpike:budget:t:${TENANTS.warm}:${new Date().toISOString().slice(0, 7)}`;
+  const leases = () => redis.cli(['HKEYS', ledger]).split('\n').filter((f) => f.startsWith('l:'));
+  assert.equal(leases().length, 1, 'this replica holds a lease');
+  gw.kill('SIGTERM');
+  assert.equal(await waitExit(gw), 0);
+  assert.deepEqual(leases(), [], 'the lease was given back');
+  const [floor, added] = redis.cli(['HMGET', ledger, 'floor', 'added']).trim().split('\n').map(Number);
+  assert.equal(floor + added, 1020 * COST_MICROS, 'every settled request was reported');
 });
 
 test('serve exits with a clear message when Redis is unreachable at start-up', async () => {
