@@ -46,7 +46,17 @@ class PrometheusWriter;
 namespace turnpike::redis {
 
 // The metrics label of a command; one slot each.
-enum class Op : uint8_t { kPing, kSelect, kScriptLoad, kRefill, kRenew, kReturn, kCount };
+enum class Op : uint8_t {
+  kPing,
+  kSelect,
+  kScriptLoad,
+  kRefill,
+  kRenew,
+  kReturn,
+  kRateRefill,
+  kRateReturn,
+  kCount
+};
 
 struct ClientOptions {
   std::string host = "127.0.0.1";

@@ -8,6 +8,7 @@
 #include "governance/local_counters.h"
 #include "observability/metrics.h"
 #include "redis/lease_budget.h"
+#include "redis/lease_rate.h"
 
 namespace turnpike::redis {
 namespace asio = boost::asio;
@@ -15,12 +16,16 @@ using governance::MonthId;
 
 namespace {
 
-// One scope's counters in one allocation (counters.h): the leased budget, local rate limiters.
+// One scope's counters in one allocation (counters.h): the leased budget and rate limits.
 struct LeaseScope {
-  LeaseScope(LeaseCounters& engine, std::string key_base) : budget(engine, std::move(key_base)) {}
+  // `scope`: "t:<tenant id>" or "k:<key id>".
+  LeaseScope(LeaseCounters& engine, const std::string& prefix, const std::string& scope)
+      : budget(engine, prefix + "budget:" + scope + ":"),
+        requests(engine, prefix + "rate:" + scope + ":rpm"),
+        tokens(engine, prefix + "rate:" + scope + ":tpm") {}
   LeaseBudgetCounter budget;
-  governance::GcraLimiter requests;
-  governance::GcraLimiter tokens;
+  LeaseRateCounter requests;
+  LeaseRateCounter tokens;
   governance::ScopeCounters view{budget, requests, tokens};
 };
 
@@ -41,17 +46,22 @@ LeaseCounters::~LeaseCounters() = default;
 
 std::shared_ptr<governance::ScopeCounters> LeaseCounters::MakeScope(governance::ScopeKind kind,
                                                                     std::string_view id) {
-  std::string base = options_.key_prefix;
-  base += kind == governance::ScopeKind::kTenant ? "t:" : "k:";
-  base += id;
-  base += ':';
-  auto scope = std::make_shared<LeaseScope>(*this, std::move(base));
+  std::string scope_name = kind == governance::ScopeKind::kTenant ? "t:" : "k:";
+  scope_name += id;
+  auto scope = std::make_shared<LeaseScope>(*this, options_.key_prefix, scope_name);
   std::shared_ptr<LeaseBudgetCounter> budget(scope, &scope->budget);
   scope->budget.self = budget;
+  std::shared_ptr<LeaseRateCounter> requests(scope, &scope->requests);
+  scope->requests.self = requests;
+  std::shared_ptr<LeaseRateCounter> tokens(scope, &scope->tokens);
+  scope->tokens.self = tokens;
   {
     std::lock_guard lock(mu_);
     std::erase_if(scopes_, [](const auto& weak) { return weak.expired(); });
+    std::erase_if(rates_, [](const auto& weak) { return weak.expired(); });
     scopes_.push_back(budget);
+    rates_.push_back(requests);
+    rates_.push_back(tokens);
   }
   governance::ScopeCounters* view = &scope->view;
   return std::shared_ptr<governance::ScopeCounters>(std::move(scope), view);
@@ -61,6 +71,48 @@ void LeaseCounters::Post(std::shared_ptr<LeaseBudgetCounter> counter) {
   asio::post(client_.context(), [this, counter = std::move(counter)] {
     Call(counter, /*refill=*/true, /*give_back=*/false, nullptr);
   });
+}
+
+void LeaseCounters::PostRate(std::shared_ptr<LeaseRateCounter> counter) {
+  asio::post(client_.context(), [this, counter = std::move(counter)] {
+    RateCall(counter, /*refill=*/true, /*give=*/0, nullptr);
+  });
+}
+
+void LeaseCounters::RateCall(const std::shared_ptr<LeaseRateCounter>& counter, bool refill,
+                             int64_t give, std::function<void()> done) {
+  LeaseRateCounter& c = *counter;
+  const int64_t limit = c.limit_.load();
+  int64_t want = 0;
+  if (refill) {
+    c.refill_wanted_.store(false, std::memory_order_release);
+    want = std::max(c.need_.exchange(0), std::max<int64_t>(limit / kRateSlices, 1));
+  }
+  std::vector<std::string> args = {
+      "EVALSHA",           client_.Sha(1), "1", c.key_, std::to_string(limit), std::to_string(want),
+      std::to_string(give)};
+  client_.Submit(
+      refill ? Op::kRateRefill : Op::kRateReturn, std::move(args),
+      [this, counter, give, want, done = std::move(done)](Result<Reply> r) {
+        LeaseRateCounter& c = *counter;
+        const bool ok = r.ok() && r->type == Reply::Type::kArray && r->items.size() == 3;
+        if (!ok) {
+          c.units_.fetch_add(give);
+          c.state_.store(static_cast<int>(LedgerState::kUnavailable));
+          refill_failures_.fetch_add(1, std::memory_order_relaxed);
+        } else {
+          const int64_t granted = r->items[0].integer;
+          c.units_.fetch_add(granted, std::memory_order_acq_rel);
+          c.low_water_.store(std::max<int64_t>(granted, 1) / kSweepsPerTtl);
+          const bool full = granted < want;
+          c.retry_ns_.store(r->items[2].integer * 1000);
+          c.state_.store(static_cast<int>(full ? LedgerState::kExhausted : LedgerState::kOk));
+        }
+        c.state_at_ns_.store(NowNs());
+        c.inflight_.store(false, std::memory_order_release);
+        if (ok && c.refill_wanted_.load() && !c.inflight_.exchange(true)) PostRate(counter);
+        if (done) done();
+      });
 }
 
 void LeaseCounters::Call(const std::shared_ptr<LeaseBudgetCounter>& counter, bool refill,
@@ -159,6 +211,14 @@ void LeaseCounters::SweepOnce(bool full, bool final_return, std::function<void()
       if (auto strong = weak.lock()) live.push_back(std::move(strong));
     }
   }
+  std::vector<std::shared_ptr<LeaseRateCounter>> rates;
+  {
+    std::lock_guard lock(mu_);
+    std::erase_if(rates_, [](const auto& weak) { return weak.expired(); });
+    for (const auto& weak : rates_) {
+      if (auto strong = weak.lock()) rates.push_back(std::move(strong));
+    }
+  }
   auto outstanding = std::make_shared<size_t>(1);
   auto finish = [outstanding, done] {
     if (--*outstanding == 0 && done) done();
@@ -176,6 +236,23 @@ void LeaseCounters::SweepOnce(bool full, bool final_return, std::function<void()
     }
     ++*outstanding;
     Call(c, /*refill=*/false, /*give_back=*/final_return || idle, finish);
+  }
+  // Unused rate units of a scope idle since the last tick go back to the shared window.
+  for (const auto& r : rates) {
+    const uint64_t uses = r->uses_.load();
+    const bool idle = uses == r->uses_seen_;
+    r->uses_seen_ = uses;
+    if (!(idle || final_return) || r->units_.load() <= 0) continue;
+    if (r->inflight_.exchange(true)) continue;
+    int64_t units = r->units_.load();
+    while (units > 0 && !r->units_.compare_exchange_weak(units, 0)) {
+    }
+    if (units <= 0) {
+      r->inflight_.store(false);
+      continue;
+    }
+    ++*outstanding;
+    RateCall(r, /*refill=*/false, units, finish);
   }
   finish();
 }
