@@ -126,6 +126,15 @@ std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
 // Fleet mode (`redis.url`): the Redis client and the leased counters, connected before the
 // service starts (its snapshots make their scopes). Unreachable: a clear error.
 struct FleetCounters {
+  FleetCounters() = default;
+  FleetCounters(FleetCounters&&) = default;
+  FleetCounters& operator=(FleetCounters&&) = default;
+  // The client's thread runs the counters' timers and hooks: it stops (joins) first, on every
+  // path out of Serve (the graceful one gives the leases back before).
+  ~FleetCounters() {
+    if (client) client->Stop();
+  }
+
   std::unique_ptr<redis::Client> client;
   std::unique_ptr<redis::LeaseCounters> counters;
 };
@@ -137,7 +146,27 @@ std::string ReplicaId() {
   return std::string(host) + "-" + std::to_string(::getpid()) + "-" + std::to_string(random());
 }
 
-Result<FleetCounters> StartFleetCounters(const config::RedisConfig& r) {
+// A dependency reached at start-up (`connect`: one bounded attempt). Without `wait` its failure
+// is the answer; with it (`serve --wait-for-deps`) the attempt repeats until it succeeds or
+// SIGINT/SIGTERM arrives, saying on stderr what it waits for every kDependencyReport.
+Status AwaitDependency(const std::function<Status()>& connect, bool wait) {
+  constexpr std::chrono::milliseconds kDependencyRetry{500};
+  constexpr std::chrono::seconds kDependencyReport{5};
+  auto reported = std::chrono::steady_clock::time_point{};
+  while (true) {
+    Status up = connect();
+    if (up.ok() || !wait) return up;
+    if (std::chrono::steady_clock::now() - reported >= kDependencyReport) {
+      std::cerr << "turnpike: waiting (--wait-for-deps): " << up.error().message << "\n";
+      reported = std::chrono::steady_clock::now();
+    }
+    if (TerminationRequested(kDependencyRetry)) {
+      return Error{ErrorCode::kUnavailable, "stopped while waiting for dependencies", ""};
+    }
+  }
+}
+
+Result<FleetCounters> StartFleetCounters(const config::RedisConfig& r, bool wait_for_deps) {
   redis::ClientOptions options;
   options.host = r.host;
   options.port = r.port;
@@ -147,11 +176,17 @@ Result<FleetCounters> StartFleetCounters(const config::RedisConfig& r) {
   FleetCounters fleet;
   fleet.client = std::make_unique<redis::Client>(std::move(options));
   fleet.client->Start();
-  Status up = fleet.client->WaitConnected(r.command_timeout);
-  if (!up.ok()) {
-    return Error{ErrorCode::kUnavailable,
-                 "redis.url " + r.url + " is unreachable at start-up: " + up.error().message, ""};
-  }
+  redis::Client* client = fleet.client.get();
+  Status up = AwaitDependency(
+      [client, &r]() -> Status {
+        Status connected = client->WaitConnected(r.command_timeout);
+        if (connected.ok()) return connected;
+        return Error{
+            ErrorCode::kUnavailable,
+            "redis.url " + r.url + " is unreachable at start-up: " + connected.error().message, ""};
+      },
+      wait_for_deps);
+  if (!up.ok()) return up.error();
   redis::LeaseOptions lease;
   lease.replica_id = ReplicaId();
   lease.lease_ttl = r.lease_ttl;
@@ -161,7 +196,11 @@ Result<FleetCounters> StartFleetCounters(const config::RedisConfig& r) {
   return fleet;
 }
 
-int Serve(const std::string& config_path) {
+struct ServeOptions {
+  bool wait_for_deps = false;  // wait for Redis (and, later, PostgreSQL) instead of exiting
+};
+
+int Serve(const std::string& config_path, const ServeOptions& options) {
   SignalWatcher::BlockSignals();  // before the first thread (store, access log) starts
   const config::Config config = config::LoadConfig(config_path);
   const std::unique_ptr<providers::Registry> registry = MakeRegistry();
@@ -185,7 +224,7 @@ int Serve(const std::string& config_path) {
   governance::LocalCounters local_counters;
   FleetCounters fleet;
   if (config.governance.enabled && !config.redis.url.empty()) {
-    Result<FleetCounters> started = StartFleetCounters(config.redis);
+    Result<FleetCounters> started = StartFleetCounters(config.redis, options.wait_for_deps);
     if (!started.ok()) {
       std::cerr << "turnpike: " << started.error().message << "\n";
       return 1;
@@ -282,10 +321,13 @@ void RegisterServeCommands(CLI::App& root) {
   auto config_path = std::make_shared<std::string>("turnpike.yaml");
   CLI::App* serve = root.add_subcommand("serve", "Run the gateway");
   serve->add_option("-c,--config", *config_path, "YAML config file")->capture_default_str();
-  serve->callback([config_path] {
+  auto serve_options = std::make_shared<ServeOptions>();
+  serve->add_flag("--wait-for-deps", serve_options->wait_for_deps,
+                  "At start-up, wait for unreachable dependencies (Redis) instead of exiting");
+  serve->callback([config_path, serve_options] {
     int rc = 1;
     try {
-      rc = Serve(*config_path);
+      rc = Serve(*config_path, *serve_options);
     } catch (const config::ConfigError& e) {
       std::cerr << "turnpike: config error: " << e.what() << "\n";
     } catch (const std::exception& e) {

@@ -22,6 +22,14 @@ sigset_t TerminationSignals() {
 }
 }  // namespace
 
+bool TerminationRequested(std::chrono::milliseconds timeout) {
+  const sigset_t set = TerminationSignals();
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout);
+  const timespec wait{static_cast<time_t>(seconds.count()),
+                      static_cast<long>((timeout - seconds).count() * 1'000'000)};
+  return sigtimedwait(&set, nullptr, &wait) > 0;
+}
+
 void SignalWatcher::BlockSignals() {
   const sigset_t set = TerminationSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);

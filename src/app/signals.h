@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <thread>
 
@@ -25,5 +26,9 @@ class SignalWatcher {
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
+
+// Start-up waits (`serve --wait-for-deps`), before a SignalWatcher exists: waits up to `timeout`
+// for SIGINT/SIGTERM (blocked by BlockSignals) and says whether one arrived (it is consumed).
+bool TerminationRequested(std::chrono::milliseconds timeout);
 
 }  // namespace turnpike::app

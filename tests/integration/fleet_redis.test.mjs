@@ -11,11 +11,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startMock, startGateway, gatewayConfig, stopAll, sleep, eventually, waitExit } from './lib/harness.mjs';
-import { startRedis, stopRedis } from './lib/redis.mjs';
+import {
+  startMock, startGateway, startProcess, gatewayConfig, stopAll, sleep, eventually, waitExit,
+} from './lib/harness.mjs';
+import { freePort, startRedis, stopRedis } from './lib/redis.mjs';
 
 const TOKEN = 'test-admin-token';
 const ENV = { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } };
@@ -303,9 +305,24 @@ test('warm requests make no Redis round trip (command budget per 1,000 requests)
   assert.equal(floor + added, 1020 * COST_MICROS, 'every settled request was reported');
 });
 
-test('serve exits with a clear message when Redis is unreachable at start-up', async () => {
-  const { freePort } = await import('./lib/redis.mjs');
+test('unreachable Redis at start-up: a clear exit, or a wait with --wait-for-deps', async () => {
   const port = await freePort();
-  const text = fleetConfig().replace(/url: redis:\/\/127\.0\.0\.1:\d+\/0/, `url: redis://127.0.0.1:${port}/0`);
+  const text = fleetConfig({ url: `redis://127.0.0.1:${port}/0` });
   await assert.rejects(startGateway(text, ENV), /redis\.url redis:\/\/127\.0\.0\.1:\d+\/0 is unreachable at start-up/);
+
+  const file = path.join(store.dir, 'wait.yaml');
+  writeFileSync(file, text);
+  const starting = startProcess(['serve', '--config', file, '--wait-for-deps'], ENV);
+  let listening = false;
+  starting.then(() => { listening = true; }, () => {});
+  await sleep(1500);
+  assert.equal(listening, false, 'it waits while Redis is down');
+  const late = await startRedis(port);
+  try {
+    const gw = await starting;
+    assert.ok(gw.port > 0);
+    assert.match(gw.errors(), /waiting \(--wait-for-deps\): redis\.url .* is unreachable at start-up/);
+  } finally {
+    await stopRedis(late);
+  }
 });
