@@ -36,6 +36,7 @@ const RESTART_CAP_REQUESTS = 400;
 // Recorded budget (hot-path rule 2): Redis commands for 1,000 warm requests against a scope
 // with room to spare (reports and sweeps off in that replica). Measured: 0.
 const WARM_COMMANDS_PER_1000 = 1;
+const ALLOCATIONS_PER_REQUEST = 8;  // allocations.test.mjs: plain chat, governance on
 
 const store = {
   dir: mkdtempSync(path.join(os.tmpdir(), 'turnpike-fleet-')),
@@ -86,6 +87,12 @@ async function chat(gw, secret, timeoutMs = 5000) {
   });
   const body = await r.json();
   return { status: r.status, body };
+}
+
+async function allocations(gw) {
+  const text = await (await fetch(`${gw.url}/metrics`)).text();
+  const m = /^turnpike_allocations_total (\d+)$/m.exec(text);
+  return m ? Number(m[1]) : null;
 }
 
 async function metrics(gw) {
@@ -272,6 +279,7 @@ test('warm requests make no Redis round trip (command budget per 1,000 requests)
   const secret = keys[TENANTS.warm];
   for (let i = 0; i < 20; ++i) assert.equal((await chat(gw, secret)).status, 200);
   const before = await metrics(gw);
+  const allocationsBefore = await allocations(gw);
   const CONCURRENCY = 10;
   const N = 1000;
   let sent = 0;
@@ -282,6 +290,16 @@ test('warm requests make no Redis round trip (command budget per 1,000 requests)
     }
   }));
   const afterRun = await metrics(gw);
+  const allocationsAfter = await allocations(gw);
+  if (allocationsBefore === null) {
+    console.log('allocations not counted (sanitizer build)');
+  } else {
+    // The same budget as one node's governed plain chat (allocations.test.mjs, plain.on): the
+    // leased counters add no allocation to a warm request.
+    const perRequest = (allocationsAfter - allocationsBefore) / N;
+    console.log(`allocations per warm request with leases: ${perRequest}`);
+    assert.ok(perRequest <= ALLOCATIONS_PER_REQUEST, `${perRequest} allocations per request`);
+  }
   const ops = ['ping', 'select', 'script_load', 'refill', 'renew', 'return', 'rate_refill', 'rate_return'];
   const delta = {};
   let total = 0;
