@@ -160,7 +160,8 @@ struct StoreConfig {
 };
 
 // `redis:` (fleet mode, README "Fleet: Redis leases"): absent = single node, in-process
-// counters. With a url, budgets are enforced from leases of a shared Redis ledger.
+// counters. With a url, budgets and RPM/TPM limits are enforced from leases of shared Redis
+// state (redis/lease_counters.h).
 struct RedisConfig {
   std::string url;  // redis://host:port/db ("" = no Redis)
   std::string host = "127.0.0.1";
