@@ -8,7 +8,8 @@ packages=(build-essential cmake ninja-build pkg-config
   libsimdjson-dev libssl-dev libspdlog-dev libyaml-cpp-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libpq-dev curl openssl)
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(nodejs npm nginx wrk clang-format iproute2 sqlite3 postgresql-15 pgbouncer)
+  packages+=(nodejs npm nginx wrk clang-format iproute2 sqlite3 postgresql-15 pgbouncer
+    redis-server)
   # tests/deploy renders the Kubernetes manifests with kubectl's built-in kustomize; any kubectl
   # will do (Debian's kubernetes-client is the one installed when none is present).
   command -v kubectl >/dev/null || packages+=(kubernetes-client)

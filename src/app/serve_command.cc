@@ -9,6 +9,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <random>
 #include <thread>
 
 #include "app/signals.h"
@@ -34,6 +35,9 @@
 #include "providers/openai_completions/completions_provider.h"
 #include "providers/openai_responses/responses_provider.h"
 #include "providers/registry.h"
+#include "redis/client.h"
+#include "redis/lease_counters.h"
+#include "redis/lease_script.h"
 #include "store/postgres/engine.h"
 #include "store/sqlite/engine.h"
 #include "store/store_thread.h"
@@ -155,7 +159,63 @@ std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
   return doors;
 }
 
-int Serve(const std::string& config_path, bool wait_for_deps) {
+// Fleet mode (`redis.url`): the Redis client and the leased counters, connected before the
+// service starts (its snapshots make their scopes). Unreachable: a clear error.
+struct FleetCounters {
+  FleetCounters() = default;
+  FleetCounters(FleetCounters&&) = default;
+  FleetCounters& operator=(FleetCounters&&) = default;
+  // The client's thread runs the counters' timers and hooks: it stops (joins) first, on every
+  // path out of Serve (the graceful one gives the leases back before).
+  ~FleetCounters() {
+    if (client) client->Stop();
+  }
+
+  std::unique_ptr<redis::Client> client;
+  std::unique_ptr<redis::LeaseCounters> counters;
+};
+
+std::string ReplicaId() {
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  std::random_device random;
+  return std::string(host) + "-" + std::to_string(::getpid()) + "-" + std::to_string(random());
+}
+
+Result<FleetCounters> StartFleetCounters(const config::RedisConfig& r, bool wait_for_deps) {
+  redis::ClientOptions options;
+  options.host = r.host;
+  options.port = r.port;
+  options.db = r.db;
+  options.command_timeout = r.command_timeout;
+  options.scripts = {std::string(redis::kLeaseScript), std::string(redis::kRateScript)};
+  FleetCounters fleet;
+  fleet.client = std::make_unique<redis::Client>(std::move(options));
+  fleet.client->Start();
+  redis::Client* client = fleet.client.get();
+  const std::function<Result<bool>()> connect = [client, &r]() -> Result<bool> {
+    Status connected = client->WaitConnected(r.command_timeout);
+    if (connected.ok()) return true;
+    return Error{ErrorCode::kUnavailable,
+                 "redis.url " + r.url + " is unreachable at start-up: " + connected.error().message,
+                 ""};
+  };
+  Result<bool> up = WaitForDependency("Redis", wait_for_deps, connect);
+  if (!up.ok()) return up.error();
+  redis::LeaseOptions lease;
+  lease.replica_id = ReplicaId();
+  lease.lease_ttl = r.lease_ttl;
+  lease.report_interval = r.report_interval;
+  fleet.counters = std::make_unique<redis::LeaseCounters>(*fleet.client, std::move(lease));
+  fleet.counters->Start();
+  return fleet;
+}
+
+struct ServeOptions {
+  bool wait_for_deps = false;  // wait for PostgreSQL and Redis instead of exiting
+};
+
+int Serve(const std::string& config_path, const ServeOptions& options) {
   SignalWatcher::BlockSignals();  // before the first thread (store, access log) starts
   const config::Config config = config::LoadConfig(config_path);
   const std::unique_ptr<providers::Registry> registry = MakeRegistry();
@@ -173,14 +233,29 @@ int Serve(const std::string& config_path, bool wait_for_deps) {
     probes.access_log_dropped = [sink = access_log.get()] { return sink->dropped_lines(); };
   const doors::llm::LlmShared llm{config, routes, tls, probes, *registry};
 
-  // The counters role: in-process atomics (governance/local_counters.h). Declared before the
-  // service, whose snapshots hold the counters it makes.
-  governance::LocalCounters counters;
+  // The counters role: in-process atomics (governance/local_counters.h), or leases from Redis
+  // with `redis.url` (redis/lease_counters.h). Declared before the service, whose snapshots
+  // hold the counters they make.
+  governance::LocalCounters local_counters;
+  FleetCounters fleet;
+  if (config.governance.enabled && !config.redis.url.empty()) {
+    Result<FleetCounters> started = StartFleetCounters(config.redis, options.wait_for_deps);
+    if (!started.ok()) {
+      std::cerr << "turnpike: " << started.error().message << "\n";
+      return 1;
+    }
+    fleet = std::move(started.value());
+    probes.counters_metrics = [c = fleet.counters.get()](observability::PrometheusWriter& w) {
+      c->RenderMetrics(w);
+    };
+  }
+  governance::Counters& counters =
+      fleet.counters ? static_cast<governance::Counters&>(*fleet.counters) : local_counters;
   std::unique_ptr<control::GovernanceService> governance;
   std::string admin_token;
   if (config.governance.enabled) {
     Result<std::unique_ptr<control::GovernanceService>> opened =
-        StartGovernance(config, counters, wait_for_deps);
+        StartGovernance(config, counters, options.wait_for_deps);
     if (!opened.ok()) {
       std::cerr << "turnpike: " << opened.error().message << "\n";
       return 1;
@@ -214,6 +289,7 @@ int Serve(const std::string& config_path, bool wait_for_deps) {
     core.call_log = &governance->thread();
     core.call_log_options = governance->buffer_options();
     core.call_log_flush = config.call_log.flush_interval;
+    if (fleet.counters) core.refill_wait = config.redis.refill_wait;
     if (config.governance.snapshot_ttl.count() == 0) {
       // Read-through (debugging): every governed request waits for a fresh snapshot.
       core.refresh = [g = governance.get()] { return g->Reload(); };
@@ -244,6 +320,11 @@ int Serve(const std::string& config_path, bool wait_for_deps) {
     if (governance) governance->CloseJobs();
     probes.in_flight = nullptr;
   }
+  // Drained: no reservation is open, so every lease's unused part goes back (the spend is
+  // reported with it).
+  if (fleet.counters) fleet.counters->Stop(config.redis.command_timeout);
+  if (fleet.client) fleet.client->Stop();
+  probes.counters_metrics = nullptr;
   if (governance) governance->Stop();
   if (access_log) access_log->Flush();
   std::cerr << "turnpike: stopped\n";
@@ -256,13 +337,14 @@ void RegisterServeCommands(CLI::App& root) {
   auto config_path = std::make_shared<std::string>("turnpike.yaml");
   CLI::App* serve = root.add_subcommand("serve", "Run the gateway");
   serve->add_option("-c,--config", *config_path, "YAML config file")->capture_default_str();
-  auto wait_for_deps = std::make_shared<bool>(false);
-  serve->add_flag("--wait-for-deps", *wait_for_deps,
-                  "Wait for unreachable dependencies (PostgreSQL) at start-up instead of exiting");
-  serve->callback([config_path, wait_for_deps] {
+  auto serve_options = std::make_shared<ServeOptions>();
+  serve->add_flag(
+      "--wait-for-deps", serve_options->wait_for_deps,
+      "At start-up, wait for unreachable dependencies (PostgreSQL, Redis) instead of exiting");
+  serve->callback([config_path, serve_options] {
     int rc = 1;
     try {
-      rc = Serve(*config_path, *wait_for_deps);
+      rc = Serve(*config_path, *serve_options);
     } catch (const config::ConfigError& e) {
       std::cerr << "turnpike: config error: " << e.what() << "\n";
     } catch (const std::exception& e) {

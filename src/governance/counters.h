@@ -9,8 +9,9 @@
 // earlier step when a later one refuses.
 //
 // Engines: LocalCounters (local_counters.h) keeps each counter in one in-process atomic word.
-// A leased engine (fleet mode) keeps the authoritative value in Redis, keyed by ScopeKind and
-// id: each replica leases a slice of a scope's remaining budget, or of its RPM/TPM window, and
+// A leased engine (fleet mode, redis/lease_counters.h) keeps the authoritative value in Redis,
+// keyed by ScopeKind and id: each replica leases a slice of a scope's remaining budget, or of
+// its RPM/TPM window, and
 // admits locally against that slice exactly as the in-process engine admits against the cap
 // (the slice is the local cap). A background refill leases more before the slice runs out and
 // gives back what is left when the scope goes idle; the sum of the leases never exceeds the
@@ -41,9 +42,11 @@ namespace turnpike::governance {
 enum class ScopeKind { kTenant, kKey };
 
 enum class ReserveStatus {
-  kReserved,  // the estimate is held: admit
-  kRefused,   // the cap cannot hold the estimate: answer 429 (insufficient_quota)
-  kPending,   // leased engines only: no slice right now, a refill is under way; try again
+  kReserved,     // the estimate is held: admit
+  kRefused,      // the cap cannot hold the estimate: answer 429 (insufficient_quota)
+  kPending,      // leased engines only: no slice right now, a refill is under way; try again
+  kUnavailable,  // leased engines only: the slice is empty and the shared ledger is
+                 // unreachable: answer 503 (never admitted on credit)
 };
 
 class Reservation;
