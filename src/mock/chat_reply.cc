@@ -87,7 +87,13 @@ Usage ChatReply::MakeUsage() const {
   const uint64_t cached = std::min<uint64_t>(options_.cached_tokens, chat_.prompt_tokens);
   const uint64_t written =
       std::min<uint64_t>(options_.cache_write_tokens, chat_.prompt_tokens - cached);
-  return Usage{chat_.prompt_tokens, static_cast<uint64_t>(plan_.tokens), cached, written};
+  // Reasoning is rendered only by the wires that have a form for it (OpenAI chat's
+  // reasoning_content, Anthropic's thinking blocks).
+  const bool reasons =
+      chat_.reasoning && (chat_.wire == Wire::kOpenAi || chat_.wire == Wire::kAnthropic);
+  const uint64_t reasoning = reasons ? kMockReasoningTokens : 0;
+  return Usage{chat_.prompt_tokens, static_cast<uint64_t>(plan_.tokens) + reasoning, cached,
+               written, reasoning};
 }
 
 net::awaitable<void> ChatReply::Run() {
@@ -196,7 +202,8 @@ net::awaitable<void> ChatReply::RunStream() {
   } else if (chat_.wire == Wire::kCohere) {
     renderer = &cohere_events.emplace(identity_);
   } else {
-    renderer = &chunks.emplace(identity_, chat_.include_usage);
+    renderer = &chunks.emplace(identity_, chat_.include_usage,
+                               static_cast<int>(MakeUsage().reasoning_tokens));
   }
   const bool body_sent = co_await StreamBody(*renderer);
   if (!body_sent) {

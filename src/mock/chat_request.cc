@@ -94,6 +94,30 @@ Status ParseTools(const simdjson::dom::object& root, ChatRequest& chat) {
   return Ok{};
 }
 
+// Anthropic's thinking: {type: "enabled", budget_tokens >= 1024 and below max_tokens} or
+// {type: "disabled"}; checked as the API does, so a gateway that maps it wrong hears a 400.
+Status ParseThinking(simdjson::dom::object root, ChatRequest& chat) {
+  constexpr int64_t kMinBudget = 1024;
+  const Field thinking = root["thinking"];
+  if (Absent(thinking)) return Ok{};
+  std::string_view type;
+  if (thinking["type"].get_string().get(type)) return Invalid("Field required", "thinking.type");
+  if (type == "disabled") return Ok{};
+  if (type != "enabled") {
+    return Invalid("Input tag does not match any of the expected tags", "thinking.type");
+  }
+  int64_t budget = 0;
+  if (thinking["budget_tokens"].get_int64().get(budget) || budget < kMinBudget) {
+    return Invalid("thinking.budget_tokens: Input should be greater than or equal to 1024",
+                   "thinking.budget_tokens");
+  }
+  if (budget >= chat.max_tokens) {
+    return Invalid("`max_tokens` must be greater than `thinking.budget_tokens`", "max_tokens");
+  }
+  chat.reasoning = true;
+  return Ok{};
+}
+
 }  // namespace
 
 Result<simdjson::dom::object> BodyParser::ParseRoot(std::string_view body) {
@@ -127,6 +151,14 @@ Result<ChatRequest> BodyParser::Parse(std::string_view body) {
   for (auto parse : {ParseStreamFields, ParseLimits, ParseTools}) {
     Status status = parse(root, chat);
     if (!status.ok()) return status.error();
+  }
+  const Field effort = root["reasoning_effort"];
+  if (!Absent(effort)) {
+    std::string_view level;
+    if (effort.get_string().get(level)) {
+      return Invalid("'reasoning_effort' must be a string", "reasoning_effort");
+    }
+    chat.reasoning = level != "none";
   }
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;
@@ -209,6 +241,7 @@ Result<ChatRequest> BodyParser::ParseMessages(std::string_view body) {
     }
     chat.first_tool = std::string(name);
   }
+  if (Status s = ParseThinking(root, chat); !s.ok()) return s.error();
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;
 }

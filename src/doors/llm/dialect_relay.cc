@@ -25,6 +25,7 @@ void DialectRelay::Tap::OnEvent(const providers::StreamEvent& event) {
     case providers::EventKind::kTextDelta:
     case providers::EventKind::kToolCallStart:
     case providers::EventKind::kToolArgsDelta:
+    case providers::EventKind::kReasoningDelta:
       saw_first_token = true;
       output_bytes += static_cast<int64_t>(event.text.size() + event.name.size());
       break;
