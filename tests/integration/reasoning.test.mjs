@@ -8,7 +8,7 @@ import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { startMock, startGateway, gatewayConfig, stopAll } from './lib/harness.mjs';
+import { startMock, startGateway, startGovernedGateway, gatewayConfig, stopAll, eventually } from './lib/harness.mjs';
 
 const TOKENS = 5;
 const REASONING = 'think0 think1 think2 ';
@@ -152,5 +152,39 @@ describe('openai SDK reasoning_effort -> Anthropic deployment', () => {
       client().chat.completions.create({ ...request, reasoning_effort: 'extreme' }),
       (e) => e instanceof OpenAI.BadRequestError && e.param === 'reasoning_effort',
     );
+  });
+});
+
+describe('reasoning tokens in the call log', () => {
+  test('counted in their own column, priced as output, on the identity and translated paths', async () => {
+    const base = `http://127.0.0.1:${mock.port}`;
+    const { gw: governed, key, calls } = await startGovernedGateway({
+      name: 'reasoning',
+      models: { reasoner: [{ provider: 'openai', base_url: `${base}/v1`, model: 'deepseek-reasoner' }] },
+      prices: { reasoner: { input: 1, output: 2, max_output_tokens: 8192 } },
+    });
+    const openai = new OpenAI({ baseURL: `${governed.url}/v1`, apiKey: key, maxRetries: 0 });
+    const anthropic = new Anthropic({ baseURL: governed.url, apiKey: key, maxRetries: 0 });
+    const messages = [{ role: 'user', content: 'Is 21 prime?' }];
+    await openai.chat.completions.create({ model: 'reasoner', reasoning_effort: 'low', messages });
+    const stream = await openai.chat.completions.create({ model: 'reasoner', reasoning_effort: 'low', messages, stream: true });
+    for await (const _ of stream) { /* drain */ }
+    await anthropic.messages.stream({
+      model: 'reasoner', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2000 }, messages,
+    }).finalMessage();
+    await openai.chat.completions.create({ model: 'reasoner', messages });
+    const rows = await eventually(async () => {
+      const data = await calls();
+      return data.length === 4 ? data : null;
+    });
+    assert.ok(rows, 'the four calls are logged');
+    const reasoning = rows.map((r) => r.reasoning_tokens).sort();
+    assert.deepEqual(reasoning, [0, REASONING_TOKENS, REASONING_TOKENS, REASONING_TOKENS]);
+    for (const row of rows) {
+      assert.equal(row.completion_tokens, TOKENS + row.reasoning_tokens, 'reasoning is part of the output');
+      // $1 / $2 per million: completion tokens, reasoning included, at the output price.
+      const micros = row.prompt_tokens * 1 + row.completion_tokens * 2;
+      assert.ok(Math.abs(row.cost_usd - micros / 1e6) < 1e-9, JSON.stringify(row));
+    }
   });
 });
