@@ -50,6 +50,27 @@ const std::string kAnthropicToolDelta =
     R"("partial_json":"{\"location\": \"San Fra"}})"
     "\n\n";
 
+// Reasoning: an Anthropic thinking block's delta; an OpenAI-compatible reasoning_content chunk
+// (DeepSeek / vLLM form).
+const std::string kAnthropicThinkingOpen =
+    kAnthropicOpen.substr(0, kAnthropicOpen.find("event: content_block_start")) +
+    "event: content_block_start\ndata: "
+    R"({"type":"content_block_start","index":0,"content_block":{"type":"thinking",)"
+    R"("thinking":"","signature":""}})"
+    "\n\n";
+const std::string kAnthropicThinkingDelta =
+    "event: content_block_delta\ndata: "
+    R"({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta",)"
+    R"("thinking":" so the"}})"
+    "\n\n";
+const std::string kOpenAiReasoningDelta =
+    "data: "
+    R"({"id":"0f9a7c1e-2b3d-4e5f-8a9b-0c1d2e3f4a5b","object":"chat.completion.chunk",)"
+    R"("created":1718000000,"model":"deepseek-reasoner","system_fingerprint":"fp_a1b2c3d4e5",)"
+    R"("choices":[{"index":0,"delta":{"content":null,"reasoning_content":" so the"},)"
+    R"("logprobs":null,"finish_reason":null}]})"
+    "\n\n";
+
 // OpenAI: a typical content chunk (the same one stream_bench uses).
 const std::string kOpenAiDelta =
     "data: "
@@ -170,6 +191,10 @@ BENCHMARK_CAPTURE(BM_Translate, anthropic_to_openai_tool_args, kAnthropic, kOpen
                   kAnthropicToolDelta);
 BENCHMARK_CAPTURE(BM_Translate, openai_to_anthropic_text, kOpenAi, kAnthropic, kOpenAiDelta,
                   kOpenAiDelta);
+BENCHMARK_CAPTURE(BM_Translate, anthropic_to_openai_reasoning, kAnthropic, kOpenAi,
+                  kAnthropicThinkingOpen, kAnthropicThinkingDelta);
+BENCHMARK_CAPTURE(BM_Translate, openai_to_anthropic_reasoning, kOpenAi, kAnthropic,
+                  kOpenAiReasoningDelta, kOpenAiReasoningDelta);
 BENCHMARK_CAPTURE(BM_Translate, ollama_to_openai_text, kOllama, kOpenAi, kOllamaDelta,
                   kOllamaDelta);
 BENCHMARK_CAPTURE(BM_Translate, ollama_to_anthropic_text, kOllama, kAnthropic, kOllamaDelta,

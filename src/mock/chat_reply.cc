@@ -87,10 +87,11 @@ Usage ChatReply::MakeUsage() const {
   const uint64_t cached = std::min<uint64_t>(options_.cached_tokens, chat_.prompt_tokens);
   const uint64_t written =
       std::min<uint64_t>(options_.cache_write_tokens, chat_.prompt_tokens - cached);
-  // Reasoning is rendered only by the wires that have a form for it (OpenAI chat's
-  // reasoning_content, Anthropic's thinking blocks).
+  // Reasoning is rendered only by the wires the mock has a form for (OpenAI chat's
+  // reasoning_content, Anthropic's thinking blocks, Gemini's thought parts).
   const bool reasons =
-      chat_.reasoning && (chat_.wire == Wire::kOpenAi || chat_.wire == Wire::kAnthropic);
+      chat_.reasoning && (chat_.wire == Wire::kOpenAi || chat_.wire == Wire::kAnthropic ||
+                          chat_.wire == Wire::kGemini);
   const uint64_t reasoning = reasons ? kMockReasoningTokens : 0;
   return Usage{chat_.prompt_tokens, static_cast<uint64_t>(plan_.tokens) + reasoning, cached,
                written, reasoning};

@@ -295,6 +295,20 @@ Result<ChatRequest> BodyParser::ParseGenerateContent(std::string_view body, std:
   if (!Absent(limit) && (limit.get_int64().get(chat.max_tokens) || chat.max_tokens < 1)) {
     return Invalid("max_output_tokens must be positive", "generation_config.max_output_tokens");
   }
+  // Thought summaries come back only with includeThoughts (and a budget other than 0).
+  const Field thinking = root["generationConfig"]["thinkingConfig"];
+  bool include_thoughts = false;
+  int64_t budget = -1;
+  if (!Absent(thinking["includeThoughts"]) &&
+      thinking["includeThoughts"].get_bool().get(include_thoughts)) {
+    return Invalid("include_thoughts must be a boolean",
+                   "generation_config.thinking_config.include_thoughts");
+  }
+  if (!Absent(thinking["thinkingBudget"]) && thinking["thinkingBudget"].get_int64().get(budget)) {
+    return Invalid("thinking_budget must be an integer",
+                   "generation_config.thinking_config.thinking_budget");
+  }
+  chat.reasoning = include_thoughts && budget != 0;
   // The first function declaration, if any (a tool of another kind declares none).
   std::string_view name;
   if (!root["tools"].at(0)["functionDeclarations"].at(0)["name"].get_string().get(name)) {

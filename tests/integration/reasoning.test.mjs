@@ -1,6 +1,7 @@
 // Reasoning (thinking) across dialects through the real gateway, with the official clients:
 //   `@anthropic-ai/sdk` with extended thinking -> /v1/messages -> a `provider: openai`
 //     (OpenAI-compatible reasoning server: reasoning_content) deployment, streamed and whole
+//   `@anthropic-ai/sdk` with extended thinking -> /v1/messages -> a `provider: gemini` deployment
 //   `openai` with reasoning_effort -> /v1/chat/completions -> a `provider: anthropic` deployment
 // The mock provider reasons (3 tokens, "think0 think1 think2 ") when the request asks for it,
 // in each wire's form, and checks Anthropic's thinking bounds as the API does.
@@ -91,11 +92,36 @@ describe('@anthropic-ai/sdk extended thinking -> OpenAI-compatible reasoning dep
     );
   });
 
-  test('thinking to a Gemini deployment (mapping not implemented yet): a 400 naming the field', async () => {
-    await assert.rejects(
-      client().messages.create({ ...request, model: 'gemini' }),
-      (e) => e instanceof Anthropic.BadRequestError && /reasoning_effort/.test(e.message),
-    );
+});
+
+describe('@anthropic-ai/sdk extended thinking -> Gemini deployment', () => {
+  const client = () => new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0 });
+  const request = {
+    model: 'gemini', max_tokens: 16000, thinking: { type: 'enabled', budget_tokens: 10000 },
+    messages: [{ role: 'user', content: 'Is 21 prime?' }],
+  };
+
+  test('streamed: thought parts become a thinking block before the text', async () => {
+    const stream = client().messages.stream(request);
+    let thinking = '';
+    stream.on('thinking', (delta) => { thinking += delta; });
+    const message = await stream.finalMessage();
+    assert.equal(thinking, REASONING);
+    assert.deepEqual(message.content.map((b) => b.type), ['thinking', 'text']);
+    assert.equal(message.content[0].thinking, REASONING);
+    assert.equal(words(message.content[1].text).length, TOKENS);
+    assert.equal(message.usage.output_tokens, TOKENS + REASONING_TOKENS, 'thoughts are output');
+  });
+
+  test('whole, and the next turn with the thinking block sent back', async () => {
+    const first = await client().messages.create(request);
+    assert.deepEqual(first.content.map((b) => b.type), ['thinking', 'text']);
+    const next = await client().messages.create({
+      ...request,
+      messages: [...request.messages, { role: 'assistant', content: first.content },
+        { role: 'user', content: 'And 23?' }],
+    });
+    assert.equal(next.content[0].thinking, REASONING);
   });
 });
 
