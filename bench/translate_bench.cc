@@ -105,6 +105,14 @@ const std::string kGeminiDelta =
     R"([{"modality": "TEXT","tokenCount": 25}]},"modelVersion": "gemini-2.5-flash",)"
     R"("responseId": "fHkmaKz2MZ2dz7IP-ZqpiAM"})"
     "\r\n\r\n";
+// Gemini with includeThoughts: a thought summary part (reasoning).
+const std::string kGeminiThought =
+    "data: "
+    R"({"candidates": [{"content": {"parts": [{"text": " so the","thought": true}],)"
+    R"("role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 25,)"
+    R"("totalTokenCount": 25,"thoughtsTokenCount": 12},"modelVersion": "gemini-2.5-flash",)"
+    R"("responseId": "fHkmaKz2MZ2dz7IP-ZqpiAM"})"
+    "\r\n\r\n";
 
 // The Responses API as an upstream: one response.output_text.delta per token.
 const std::string kResponsesOpen =
@@ -195,6 +203,10 @@ BENCHMARK_CAPTURE(BM_Translate, anthropic_to_openai_reasoning, kAnthropic, kOpen
                   kAnthropicThinkingOpen, kAnthropicThinkingDelta);
 BENCHMARK_CAPTURE(BM_Translate, openai_to_anthropic_reasoning, kOpenAi, kAnthropic,
                   kOpenAiReasoningDelta, kOpenAiReasoningDelta);
+BENCHMARK_CAPTURE(BM_Translate, gemini_to_anthropic_reasoning, kGemini, kAnthropic, kGeminiThought,
+                  kGeminiThought);
+BENCHMARK_CAPTURE(BM_Translate, gemini_to_openai_reasoning, kGemini, kOpenAi, kGeminiThought,
+                  kGeminiThought);
 BENCHMARK_CAPTURE(BM_Translate, ollama_to_openai_text, kOllama, kOpenAi, kOllamaDelta,
                   kOllamaDelta);
 BENCHMARK_CAPTURE(BM_Translate, ollama_to_anthropic_text, kOllama, kAnthropic, kOllamaDelta,

@@ -72,7 +72,9 @@ void AppendUsage(std::string& out, const TokenUsage& usage) {
   AppendInt(out, std::max<int64_t>(usage.cached_tokens, 0));
   out.append(R"(},"output_tokens":)");
   AppendInt(out, output);
-  out.append(R"(,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":)");
+  out.append(R"(,"output_tokens_details":{"reasoning_tokens":)");
+  AppendInt(out, std::max<int64_t>(usage.reasoning_tokens, 0));
+  out.append(R"(},"total_tokens":)");
   AppendInt(out, input + output);
   out.push_back('}');
 }
