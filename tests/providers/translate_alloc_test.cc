@@ -171,6 +171,17 @@ const std::string kGeminiSignedCall =
     R"("usageMetadata":{"promptTokenCount":3,"totalTokenCount":3},)"
     R"("modelVersion":"gemini-3-pro-preview","responseId":"fHkmaKz2MZ2dz7IP-ZqpiAM"})"
     "\r\n\r\n";
+// Gemini with includeThoughts: thought summary parts.
+const std::string kGeminiThought =
+    "data: "
+    R"({"candidates":[{"content":{"parts":[{"text":" 3 \u00d7 \"7\"\n","thought":true}],)"
+    R"("role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":3,"totalTokenCount":9,)"
+    R"("thoughtsTokenCount":6},"modelVersion":"gemini-2.5-flash","responseId":"r"})"
+    "\r\n\r\n";
+const std::string kOllamaThinking =
+    R"({"model":"qwen3","created_at":"2024-01-01T00:00:00.223456789Z","message":)"
+    R"({"role":"assistant","content":"","thinking":" 3 \u00d7 \"7\"\n"},"done":false})"
+    "\n";
 // The Responses API as an upstream: response.created, a message item, then text deltas; or a
 // function_call item, then argument deltas.
 const std::string kResponsesOpen =
@@ -302,6 +313,17 @@ TEST(TranslateAllocations, OpenAiReasoningToAnthropicAllocatesNothing) {
   const anthropic::AnthropicProvider anthropic;
   const openai::OpenAiProvider openai;
   EXPECT_EQ(AllocationsPerChunk(openai, anthropic, kOpenAiReasoningOpen, kOpenAiReasoning), 0u);
+}
+
+TEST(TranslateAllocations, GeminiAndOllamaReasoningAllocatesNothing) {
+  const gemini::GeminiProvider gemini;
+  const ollama::OllamaProvider ollama;
+  const openai::OpenAiProvider openai;
+  const anthropic::AnthropicProvider anthropic;
+  EXPECT_EQ(AllocationsPerChunk(gemini, anthropic, kGeminiThought, kGeminiThought), 0u);
+  EXPECT_EQ(AllocationsPerChunk(gemini, openai, kGeminiThought, kGeminiThought), 0u);
+  EXPECT_EQ(AllocationsPerChunk(ollama, anthropic, kOllamaThinking, kOllamaThinking), 0u);
+  EXPECT_EQ(AllocationsPerChunk(ollama, openai, kOllamaThinking, kOllamaThinking), 0u);
 }
 
 // The counter works: a translator built inside the counted window allocates.

@@ -122,8 +122,8 @@ class Translation {
       stream = chat_.at("stream").as_bool();
     }
     out["stream"] = stream;
-    // Ollama's `think` is a boolean for every thinking model (only gpt-oss also takes a level,
-    // which other models refuse), so any effort but "none" is `true`.
+    // Ollama's `think` is a boolean for every thinking model (only some, such as gpt-oss, also
+    // take a level), so any effort but "none" is `true`.
     Result<std::optional<reasoning::Effort>> effort = reasoning::ReadEffort(chat_);
     if (!effort.ok()) return effort.error();
     if (effort->has_value()) out["think"] = **effort != reasoning::Effort::kNone;
