@@ -3,6 +3,7 @@
 //     (OpenAI-compatible reasoning server: reasoning_content) deployment, streamed and whole
 //   `@anthropic-ai/sdk` with extended thinking -> /v1/messages -> a `provider: gemini` deployment
 //   `openai` with reasoning_effort -> /v1/chat/completions -> a `provider: anthropic` deployment
+//   `openai` Responses with reasoning -> /v1/responses -> a `provider: anthropic` deployment
 // The mock provider reasons (3 tokens, "think0 think1 think2 ") when the request asks for it,
 // in each wire's form, and checks Anthropic's thinking bounds as the API does.
 import { test, before, after, describe } from 'node:test';
@@ -178,6 +179,33 @@ describe('openai SDK reasoning_effort -> Anthropic deployment', () => {
       client().chat.completions.create({ ...request, reasoning_effort: 'extreme' }),
       (e) => e instanceof OpenAI.BadRequestError && e.param === 'reasoning_effort',
     );
+  });
+});
+
+describe('openai SDK Responses reasoning -> Anthropic deployment', () => {
+  const client = () => new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+  const request = {
+    model: 'claude', input: 'Is 21 prime?', reasoning: { effort: 'low' }, max_output_tokens: 4000,
+    store: false,
+  };
+
+  test('streamed: a reasoning item with its summary, then the message', async () => {
+    const stream = client().responses.stream(request);
+    let summary = '';
+    stream.on('response.reasoning_summary_text.delta', (event) => { summary += event.delta; });
+    const response = await stream.finalResponse();
+    assert.equal(summary, REASONING);
+    assert.deepEqual(response.output.map((item) => item.type), ['reasoning', 'message']);
+    assert.equal(response.output[0].summary[0].text, REASONING);
+    assert.equal(words(response.output[1].content[0].text).length, TOKENS);
+    assert.equal(response.usage.output_tokens, TOKENS + REASONING_TOKENS);
+  });
+
+  test('whole: the reasoning item first', async () => {
+    const response = await client().responses.create(request);
+    assert.deepEqual(response.output.map((item) => item.type), ['reasoning', 'message']);
+    assert.equal(response.output[0].summary[0].text, REASONING);
+    assert.equal(words(response.output_text).length, TOKENS);
   });
 });
 

@@ -232,6 +232,18 @@ json::value AssembleResponses(const Events& events) {
       json::string text = part["text"].as_string();
       text.append(data.at("delta").as_string());
       part["text"] = text;
+    } else if (name == "response.reasoning_summary_part.added") {
+      json::object& item = output.at(data.at("output_index").as_int64()).as_object();
+      EXPECT_EQ(item["id"], data.at("item_id"));
+      item["summary"].as_array().push_back(data.at("part"));
+    } else if (name == "response.reasoning_summary_text.delta") {
+      json::object& item = output.at(data.at("output_index").as_int64()).as_object();
+      EXPECT_EQ(item["id"], data.at("item_id"));
+      json::object& part =
+          item["summary"].as_array().at(data.at("summary_index").as_int64()).as_object();
+      json::string text = part["text"].as_string();
+      text.append(data.at("delta").as_string());
+      part["text"] = text;
     } else if (name == "response.function_call_arguments.delta") {
       json::object& item = output.at(data.at("output_index").as_int64()).as_object();
       EXPECT_EQ(item["id"], data.at("item_id"));
