@@ -14,6 +14,7 @@
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/gemini/gemini_provider.h"
 #include "providers/openai/openai_provider.h"
+#include "providers/openai_responses/responses_provider.h"
 #include "providers/translator.h"
 #include "stream/sse_parser.h"
 
