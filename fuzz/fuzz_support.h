@@ -49,10 +49,9 @@ inline void BuildForEveryUpstream(const boost::json::object& chat) {
   providers::UpstreamRequestOptions options;
   options.upstream_model = "fuzz-model";
   options.default_max_tokens = 4096;
-  for (const providers::Provider* upstream :
-       {static_cast<const providers::Provider*>(&kOpenAi),
-        static_cast<const providers::Provider*>(&kAnthropic),
-        static_cast<const providers::Provider*>(&kGemini)}) {
+  for (const providers::Provider* upstream : {static_cast<const providers::Provider*>(&kOpenAi),
+                                              static_cast<const providers::Provider*>(&kAnthropic),
+                                              static_cast<const providers::Provider*>(&kGemini)}) {
     Result<std::string> body = upstream->BuildRequest(chat, options);
     (void)body;
   }

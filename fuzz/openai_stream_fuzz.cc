@@ -1,5 +1,6 @@
 // A openai upstream stream (any bytes, split as SSE) decoded and rendered for the other
-// dialects' clients (OpenAI, Anthropic, Responses), reasoning events included, then ended as the relay ends it.
+// dialects' clients (OpenAI, Anthropic, Responses), reasoning events included, then ended as
+// the relay ends it.
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
