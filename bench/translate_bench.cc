@@ -84,6 +84,11 @@ const std::string kOllamaDelta =
     R"({"model":"llama3.2","created_at":"2023-08-04T08:52:19.385406455-07:00",)"
     R"("message":{"role":"assistant","content":" world"},"done":false})"
     "\n";
+// Ollama with think: a thinking line.
+const std::string kOllamaThinking =
+    R"({"model":"qwen3","created_at":"2023-08-04T08:52:19.385406455-07:00",)"
+    R"("message":{"role":"assistant","content":"","thinking":" so the"},"done":false})"
+    "\n";
 // Cohere v2: message-start and content-start, then a typical content-delta.
 const std::string kCohereOpen =
     "event: message-start\ndata: "
@@ -207,6 +212,15 @@ BENCHMARK_CAPTURE(BM_Translate, gemini_to_anthropic_reasoning, kGemini, kAnthrop
                   kGeminiThought);
 BENCHMARK_CAPTURE(BM_Translate, gemini_to_openai_reasoning, kGemini, kOpenAi, kGeminiThought,
                   kGeminiThought);
+BENCHMARK_CAPTURE(BM_Translate, ollama_to_anthropic_reasoning, kOllama, kAnthropic, kOllamaThinking,
+                  kOllamaThinking);
+BENCHMARK_CAPTURE(BM_Translate, ollama_to_openai_reasoning, kOllama, kOpenAi, kOllamaThinking,
+                  kOllamaThinking);
+// As for text, the Responses encoder keeps the reasoning text for its done events.
+BENCHMARK_CAPTURE(BM_Translate, openai_to_responses_reasoning, kOpenAi, kResponses,
+                  kOpenAiReasoningDelta, kOpenAiReasoningDelta);
+BENCHMARK_CAPTURE(BM_Translate, anthropic_to_responses_reasoning, kAnthropic, kResponses,
+                  kAnthropicThinkingOpen, kAnthropicThinkingDelta);
 BENCHMARK_CAPTURE(BM_Translate, ollama_to_openai_text, kOllama, kOpenAi, kOllamaDelta,
                   kOllamaDelta);
 BENCHMARK_CAPTURE(BM_Translate, ollama_to_anthropic_text, kOllama, kAnthropic, kOllamaDelta,
