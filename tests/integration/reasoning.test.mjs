@@ -95,6 +95,26 @@ describe('@anthropic-ai/sdk extended thinking -> OpenAI-compatible reasoning dep
 
 });
 
+describe('@anthropic-ai/sdk extended thinking -> Anthropic deployment (same dialect)', () => {
+  test('streamed thinking with its signature, and the signed block accepted back', async () => {
+    const client = new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0 });
+    const request = {
+      model: 'claude', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2000 },
+      messages: [{ role: 'user', content: 'Is 21 prime?' }],
+    };
+    const message = await client.messages.stream(request).finalMessage();
+    assert.deepEqual(message.content.map((b) => b.type), ['thinking', 'text']);
+    assert.equal(message.content[0].thinking, REASONING);
+    assert.ok(message.content[0].signature.length > 0, 'the upstream\'s signature passes through');
+    const next = await client.messages.create({
+      ...request,
+      messages: [...request.messages, { role: 'assistant', content: message.content },
+        { role: 'user', content: 'And 23?' }],
+    });
+    assert.equal(next.content[0].type, 'thinking');
+  });
+});
+
 describe('@anthropic-ai/sdk extended thinking -> Gemini deployment', () => {
   const client = () => new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0 });
   const request = {
