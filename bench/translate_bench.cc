@@ -110,6 +110,11 @@ const std::string kGeminiDelta =
     R"([{"modality": "TEXT","tokenCount": 25}]},"modelVersion": "gemini-2.5-flash",)"
     R"("responseId": "fHkmaKz2MZ2dz7IP-ZqpiAM"})"
     "\r\n\r\n";
+// Cohere reasoning models: a content-delta of the thinking block.
+const std::string kCohereThinking =
+    "event: content-delta\ndata: "
+    R"({"type":"content-delta","index":0,"delta":{"message":{"content":{"thinking":" so the"}}}})"
+    "\n\n";
 // Gemini with includeThoughts: a thought summary part (reasoning).
 const std::string kGeminiThought =
     "data: "
@@ -212,6 +217,10 @@ BENCHMARK_CAPTURE(BM_Translate, gemini_to_anthropic_reasoning, kGemini, kAnthrop
                   kGeminiThought);
 BENCHMARK_CAPTURE(BM_Translate, gemini_to_openai_reasoning, kGemini, kOpenAi, kGeminiThought,
                   kGeminiThought);
+BENCHMARK_CAPTURE(BM_Translate, cohere_to_anthropic_reasoning, kCohere, kAnthropic, kCohereOpen,
+                  kCohereThinking);
+BENCHMARK_CAPTURE(BM_Translate, cohere_to_openai_reasoning, kCohere, kOpenAi, kCohereOpen,
+                  kCohereThinking);
 BENCHMARK_CAPTURE(BM_Translate, ollama_to_anthropic_reasoning, kOllama, kAnthropic, kOllamaThinking,
                   kOllamaThinking);
 BENCHMARK_CAPTURE(BM_Translate, ollama_to_openai_reasoning, kOllama, kOpenAi, kOllamaThinking,

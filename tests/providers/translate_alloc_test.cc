@@ -182,6 +182,10 @@ const std::string kOllamaThinking =
     R"({"model":"qwen3","created_at":"2024-01-01T00:00:00.223456789Z","message":)"
     R"({"role":"assistant","content":"","thinking":" 3 \u00d7 \"7\"\n"},"done":false})"
     "\n";
+const std::string kCohereThinking =
+    "event: content-delta\ndata: "
+    R"({"type":"content-delta","index":0,"delta":{"message":{"content":{"thinking":" w\"o\n"}}}})"
+    "\n\n";
 // The Responses API as an upstream: response.created, a message item, then text deltas; or a
 // function_call item, then argument deltas.
 const std::string kResponsesOpen =
@@ -315,7 +319,7 @@ TEST(TranslateAllocations, OpenAiReasoningToAnthropicAllocatesNothing) {
   EXPECT_EQ(AllocationsPerChunk(openai, anthropic, kOpenAiReasoningOpen, kOpenAiReasoning), 0u);
 }
 
-TEST(TranslateAllocations, GeminiAndOllamaReasoningAllocatesNothing) {
+TEST(TranslateAllocations, GeminiOllamaAndCohereReasoningAllocatesNothing) {
   const gemini::GeminiProvider gemini;
   const ollama::OllamaProvider ollama;
   const openai::OpenAiProvider openai;
@@ -324,6 +328,9 @@ TEST(TranslateAllocations, GeminiAndOllamaReasoningAllocatesNothing) {
   EXPECT_EQ(AllocationsPerChunk(gemini, openai, kGeminiThought, kGeminiThought), 0u);
   EXPECT_EQ(AllocationsPerChunk(ollama, anthropic, kOllamaThinking, kOllamaThinking), 0u);
   EXPECT_EQ(AllocationsPerChunk(ollama, openai, kOllamaThinking, kOllamaThinking), 0u);
+  const cohere::CohereProvider cohere;
+  EXPECT_EQ(AllocationsPerChunk(cohere, anthropic, kCohereOpen, kCohereThinking), 0u);
+  EXPECT_EQ(AllocationsPerChunk(cohere, openai, kCohereOpen, kCohereThinking), 0u);
 }
 
 // The counter works: a translator built inside the counted window allocates.
