@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "providers/anthropic/anthropic_provider.h"
+#include "providers/cohere/cohere_provider.h"
 #include "providers/gemini/gemini_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/openai_responses/responses_provider.h"

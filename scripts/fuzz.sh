@@ -32,6 +32,7 @@ seeds_for() {
     fuzz_anthropic_stream) ls tests/testdata/providers/*/*/upstream_stream.sse ;;
     fuzz_openai_stream) ls tests/testdata/providers/*/*/upstream_stream.sse ;;
     fuzz_gemini_stream) ls tests/testdata/providers/gemini/*/upstream_stream.sse ;;
+    fuzz_cohere_stream) ls tests/testdata/providers/cohere/*/upstream_stream.sse ;;
     *) ls tests/testdata/providers/*/*/*.json ;;  # a target added without seeds of its own
   esac
 }
