@@ -269,6 +269,14 @@ Result<ChatRequest> BodyParser::ParseOllama(std::string_view body) {
     return Invalid("options.num_predict must be an integer", "");
   }
   if (num_predict > 0) chat.max_tokens = num_predict;
+  // think: true, or a level ("low", "medium", "high") for the models that take one.
+  const Field think = root["think"];
+  bool thinks = false;
+  std::string_view level;
+  if (!Absent(think) && think.get_bool().get(thinks) && think.get_string().get(level)) {
+    return Invalid("think must be a boolean or a level", "");
+  }
+  chat.reasoning = thinks || !level.empty();
   if (Status tools = ParseTools(root, chat); !tools.ok()) return tools.error();
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;

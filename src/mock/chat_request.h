@@ -33,8 +33,9 @@ struct ChatRequest {
                                // there are no tools
   uint64_t prompt_tokens = 0;  // estimated from the body size
   // The request asked for reasoning (OpenAI reasoning_effort other than "none", Anthropic
-  // thinking enabled, Gemini thinkingConfig.includeThoughts with a budget other than 0): the
-  // reply starts with kMockReasoningTokens of it, in the wire's form.
+  // thinking enabled, Gemini thinkingConfig.includeThoughts with a budget other than 0, Ollama
+  // think true or a level): the reply starts with kMockReasoningTokens of it, in the wire's
+  // form (the Cohere and Responses wires render none).
   bool reasoning = false;
 };
 
