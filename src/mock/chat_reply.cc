@@ -88,10 +88,12 @@ Usage ChatReply::MakeUsage() const {
   const uint64_t written =
       std::min<uint64_t>(options_.cache_write_tokens, chat_.prompt_tokens - cached);
   // Reasoning is rendered only by the wires the mock has a form for (OpenAI chat's
-  // reasoning_content, Anthropic's thinking blocks, Gemini's thought parts, Ollama's thinking).
+  // reasoning_content, Anthropic's thinking blocks, Gemini's thought parts, Ollama's and
+  // Cohere's thinking).
   const bool reasons =
-      chat_.reasoning && (chat_.wire == Wire::kOpenAi || chat_.wire == Wire::kAnthropic ||
-                          chat_.wire == Wire::kGemini || chat_.wire == Wire::kOllama);
+      chat_.reasoning &&
+      (chat_.wire == Wire::kOpenAi || chat_.wire == Wire::kAnthropic ||
+       chat_.wire == Wire::kGemini || chat_.wire == Wire::kOllama || chat_.wire == Wire::kCohere);
   const uint64_t reasoning = reasons ? kMockReasoningTokens : 0;
   return Usage{chat_.prompt_tokens, static_cast<uint64_t>(plan_.tokens) + reasoning, cached,
                written, reasoning};
@@ -201,7 +203,7 @@ net::awaitable<void> ChatReply::RunStream() {
   } else if (chat_.wire == Wire::kOllama) {
     renderer = &lines.emplace(identity_, static_cast<int>(MakeUsage().reasoning_tokens));
   } else if (chat_.wire == Wire::kCohere) {
-    renderer = &cohere_events.emplace(identity_);
+    renderer = &cohere_events.emplace(identity_, static_cast<int>(MakeUsage().reasoning_tokens));
   } else {
     renderer = &chunks.emplace(identity_, chat_.include_usage,
                                static_cast<int>(MakeUsage().reasoning_tokens));

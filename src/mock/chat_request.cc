@@ -160,6 +160,11 @@ Result<ChatRequest> BodyParser::Parse(std::string_view body) {
     }
     chat.reasoning = level != "none";
   }
+  // Cohere v2 bodies come through here too: their thinking {type: "enabled", token_budget}.
+  std::string_view thinking_type;
+  if (!root["thinking"]["type"].get_string().get(thinking_type)) {
+    chat.reasoning = thinking_type == "enabled";
+  }
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;
 }

@@ -34,8 +34,8 @@ struct ChatRequest {
   uint64_t prompt_tokens = 0;  // estimated from the body size
   // The request asked for reasoning (OpenAI reasoning_effort other than "none", Anthropic
   // thinking enabled, Gemini thinkingConfig.includeThoughts with a budget other than 0, Ollama
-  // think true or a level): the reply starts with kMockReasoningTokens of it, in the wire's
-  // form (the Cohere and Responses wires render none).
+  // think true or a level, Cohere thinking enabled): the reply starts with
+  // kMockReasoningTokens of it, in the wire's form (the Responses wire renders none).
   bool reasoning = false;
 };
 
@@ -45,7 +45,7 @@ inline constexpr int kMockReasoningTokens = 3;
 // so that a request costs no allocation once they have grown.
 class BodyParser {
  public:
-  // An OpenAI /v1/chat/completions body.
+  // An OpenAI /v1/chat/completions body (a Cohere v2 body too: its thinking.type is read).
   Result<ChatRequest> Parse(std::string_view body);
   // An Anthropic /v1/messages body: model, messages and max_tokens (>= 1) are required;
   // stream, tools[0].name are read; thinking {type: enabled, budget_tokens} is checked as

@@ -5,6 +5,7 @@
 //   `openai` with reasoning_effort -> /v1/chat/completions -> a `provider: anthropic` deployment
 //   `openai` Responses with reasoning -> /v1/responses -> a `provider: anthropic` deployment
 //   both SDKs -> a `provider: ollama` deployment (think / message.thinking)
+//   both SDKs -> a `provider: cohere` deployment (thinking / thinking content)
 // The mock provider reasons (3 tokens, "think0 think1 think2 ") when the request asks for it,
 // in each wire's form, and checks Anthropic's thinking bounds as the API does.
 import { test, before, after, describe } from 'node:test';
@@ -30,6 +31,7 @@ before(async () => {
       claude: [{ provider: 'anthropic', base_url: base, api_key: 'sk-ant-test', model: 'claude-upstream' }],
       gemini: [{ provider: 'gemini', base_url: base, api_key: 'g-test', model: 'gemini-upstream' }],
       qwen: [{ provider: 'ollama', base_url: base, model: 'qwen3' }],
+      command: [{ provider: 'cohere', base_url: base, api_key: 'co-test', model: 'command-a-reasoning' }],
     },
   }));
 });
@@ -166,6 +168,24 @@ describe('reasoning from an Ollama deployment (think)', () => {
       model: 'qwen', messages: [{ role: 'user', content: 'Is 21 prime?' }],
     });
     assert.equal(plain.choices[0].message.reasoning_content, undefined, 'no think, no thinking');
+  });
+});
+
+describe('reasoning from a Cohere deployment (thinking)', () => {
+  test('@anthropic-ai/sdk streamed thinking, openai SDK reasoning_content', async () => {
+    const anthropic = new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0 });
+    const message = await anthropic.messages.stream({
+      model: 'command', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2000 },
+      messages: [{ role: 'user', content: 'Is 21 prime?' }],
+    }).finalMessage();
+    assert.deepEqual(message.content.map((b) => b.type), ['thinking', 'text']);
+    assert.equal(message.content[0].thinking, REASONING);
+    assert.equal(words(message.content[1].text).length, TOKENS);
+    const openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const completion = await openai.chat.completions.create({
+      model: 'command', reasoning_effort: 'high', messages: [{ role: 'user', content: 'Is 21 prime?' }],
+    });
+    assert.equal(completion.choices[0].message.reasoning_content, REASONING);
   });
 });
 
