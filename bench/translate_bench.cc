@@ -50,6 +50,27 @@ const std::string kAnthropicToolDelta =
     R"("partial_json":"{\"location\": \"San Fra"}})"
     "\n\n";
 
+// Reasoning: an Anthropic thinking block's delta; an OpenAI-compatible reasoning_content chunk
+// (DeepSeek / vLLM form).
+const std::string kAnthropicThinkingOpen =
+    kAnthropicOpen.substr(0, kAnthropicOpen.find("event: content_block_start")) +
+    "event: content_block_start\ndata: "
+    R"({"type":"content_block_start","index":0,"content_block":{"type":"thinking",)"
+    R"("thinking":"","signature":""}})"
+    "\n\n";
+const std::string kAnthropicThinkingDelta =
+    "event: content_block_delta\ndata: "
+    R"({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta",)"
+    R"("thinking":" so the"}})"
+    "\n\n";
+const std::string kOpenAiReasoningDelta =
+    "data: "
+    R"({"id":"0f9a7c1e-2b3d-4e5f-8a9b-0c1d2e3f4a5b","object":"chat.completion.chunk",)"
+    R"("created":1718000000,"model":"deepseek-reasoner","system_fingerprint":"fp_a1b2c3d4e5",)"
+    R"("choices":[{"index":0,"delta":{"content":null,"reasoning_content":" so the"},)"
+    R"("logprobs":null,"finish_reason":null}]})"
+    "\n\n";
+
 // OpenAI: a typical content chunk (the same one stream_bench uses).
 const std::string kOpenAiDelta =
     "data: "
@@ -62,6 +83,11 @@ const std::string kOpenAiDelta =
 const std::string kOllamaDelta =
     R"({"model":"llama3.2","created_at":"2023-08-04T08:52:19.385406455-07:00",)"
     R"("message":{"role":"assistant","content":" world"},"done":false})"
+    "\n";
+// Ollama with think: a thinking line.
+const std::string kOllamaThinking =
+    R"({"model":"qwen3","created_at":"2023-08-04T08:52:19.385406455-07:00",)"
+    R"("message":{"role":"assistant","content":"","thinking":" so the"},"done":false})"
     "\n";
 // Cohere v2: message-start and content-start, then a typical content-delta.
 const std::string kCohereOpen =
@@ -82,6 +108,19 @@ const std::string kGeminiDelta =
     R"({"candidates": [{"content": {"parts": [{"text": " world"}],"role": "model"},"index": 0}],)"
     R"("usageMetadata": {"promptTokenCount": 25,"totalTokenCount": 25,"promptTokensDetails": )"
     R"([{"modality": "TEXT","tokenCount": 25}]},"modelVersion": "gemini-2.5-flash",)"
+    R"("responseId": "fHkmaKz2MZ2dz7IP-ZqpiAM"})"
+    "\r\n\r\n";
+// Cohere reasoning models: a content-delta of the thinking block.
+const std::string kCohereThinking =
+    "event: content-delta\ndata: "
+    R"({"type":"content-delta","index":0,"delta":{"message":{"content":{"thinking":" so the"}}}})"
+    "\n\n";
+// Gemini with includeThoughts: a thought summary part (reasoning).
+const std::string kGeminiThought =
+    "data: "
+    R"({"candidates": [{"content": {"parts": [{"text": " so the","thought": true}],)"
+    R"("role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 25,)"
+    R"("totalTokenCount": 25,"thoughtsTokenCount": 12},"modelVersion": "gemini-2.5-flash",)"
     R"("responseId": "fHkmaKz2MZ2dz7IP-ZqpiAM"})"
     "\r\n\r\n";
 
@@ -170,6 +209,27 @@ BENCHMARK_CAPTURE(BM_Translate, anthropic_to_openai_tool_args, kAnthropic, kOpen
                   kAnthropicToolDelta);
 BENCHMARK_CAPTURE(BM_Translate, openai_to_anthropic_text, kOpenAi, kAnthropic, kOpenAiDelta,
                   kOpenAiDelta);
+BENCHMARK_CAPTURE(BM_Translate, anthropic_to_openai_reasoning, kAnthropic, kOpenAi,
+                  kAnthropicThinkingOpen, kAnthropicThinkingDelta);
+BENCHMARK_CAPTURE(BM_Translate, openai_to_anthropic_reasoning, kOpenAi, kAnthropic,
+                  kOpenAiReasoningDelta, kOpenAiReasoningDelta);
+BENCHMARK_CAPTURE(BM_Translate, gemini_to_anthropic_reasoning, kGemini, kAnthropic, kGeminiThought,
+                  kGeminiThought);
+BENCHMARK_CAPTURE(BM_Translate, gemini_to_openai_reasoning, kGemini, kOpenAi, kGeminiThought,
+                  kGeminiThought);
+BENCHMARK_CAPTURE(BM_Translate, cohere_to_anthropic_reasoning, kCohere, kAnthropic, kCohereOpen,
+                  kCohereThinking);
+BENCHMARK_CAPTURE(BM_Translate, cohere_to_openai_reasoning, kCohere, kOpenAi, kCohereOpen,
+                  kCohereThinking);
+BENCHMARK_CAPTURE(BM_Translate, ollama_to_anthropic_reasoning, kOllama, kAnthropic, kOllamaThinking,
+                  kOllamaThinking);
+BENCHMARK_CAPTURE(BM_Translate, ollama_to_openai_reasoning, kOllama, kOpenAi, kOllamaThinking,
+                  kOllamaThinking);
+// As for text, the Responses encoder keeps the reasoning text for its done events.
+BENCHMARK_CAPTURE(BM_Translate, openai_to_responses_reasoning, kOpenAi, kResponses,
+                  kOpenAiReasoningDelta, kOpenAiReasoningDelta);
+BENCHMARK_CAPTURE(BM_Translate, anthropic_to_responses_reasoning, kAnthropic, kResponses,
+                  kAnthropicThinkingOpen, kAnthropicThinkingDelta);
 BENCHMARK_CAPTURE(BM_Translate, ollama_to_openai_text, kOllama, kOpenAi, kOllamaDelta,
                   kOllamaDelta);
 BENCHMARK_CAPTURE(BM_Translate, ollama_to_anthropic_text, kOllama, kAnthropic, kOllamaDelta,

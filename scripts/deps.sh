@@ -9,7 +9,7 @@ packages=(build-essential cmake ninja-build pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libpq-dev curl openssl)
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(nodejs npm nginx wrk clang-format iproute2 sqlite3 postgresql-15 pgbouncer
-    redis-server)
+    redis-server clang-14 libfuzzer-14-dev libclang-rt-14-dev)  # the last three: scripts/fuzz.sh
   # tests/deploy renders the Kubernetes manifests with kubectl's built-in kustomize; any kubectl
   # will do (Debian's kubernetes-client is the one installed when none is present).
   command -v kubectl >/dev/null || packages+=(kubernetes-client)

@@ -17,6 +17,8 @@ fi
 scripts/build.sh "$dir" "${args[@]+"${args[@]}"}"
 
 (cd "$dir" && ctest --output-on-failure -j2)
+# The libFuzzer targets, a few seconds each (their own clang build in build-fuzz/; once).
+if [[ "$dir" == build ]]; then scripts/fuzz.sh --smoke; fi
 
 (cd tests/integration && npm ci --no-audit --no-fund --loglevel=error)
 TURNPIKE_BIN="$PWD/$dir/src/app/turnpike" node --test --test-concurrency=1 tests/integration/

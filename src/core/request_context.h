@@ -40,12 +40,14 @@ struct Phases {
 
 // The provider's usage in the governance convention (OpenAI's): prompt_tokens counts every
 // input token, cached_tokens the part read from a prompt cache, cache_creation_tokens the part
-// written to one (Anthropic only). -1 = not reported.
+// written to one (Anthropic only); reasoning_tokens the part of completion_tokens spent
+// reasoning (priced as output, since it is counted there). -1 = not reported.
 struct Usage {
   int64_t prompt_tokens = -1;
   int64_t completion_tokens = -1;
   int64_t cached_tokens = -1;
   int64_t cache_creation_tokens = -1;
+  int64_t reasoning_tokens = -1;
 };
 
 // What the door bills and how: the inputs of admission's cost estimate and of the model-access

@@ -198,6 +198,7 @@ void WorkerCore::LogCall(const http::Exchange& exchange, const RequestContext& c
   r.completion_tokens = std::max<int64_t>(ctx.usage.completion_tokens, 0);
   r.cached_tokens = std::max<int64_t>(ctx.usage.cached_tokens, 0);
   r.cache_creation_tokens = std::max<int64_t>(ctx.usage.cache_creation_tokens, 0);
+  r.reasoning_tokens = std::max<int64_t>(ctx.usage.reasoning_tokens, 0);
   r.cost_micros = ctx.cost_micros;
   r.estimated = ctx.usage_estimated;
   r.unpriced = ctx.unpriced;

@@ -74,6 +74,15 @@ std::string RenderMessage(const ReplyIdentity& identity, int tokens, std::string
   out.append(R"(,"type":"message","role":"assistant","model":)");
   AppendJsonQuoted(out, identity.model);
   out.append(R"(,"content":[)");
+  if (usage.reasoning_tokens > 0) {
+    out.append(R"({"type":"thinking","thinking":")");
+    for (uint64_t i = 0; i < usage.reasoning_tokens; ++i) {
+      AppendReasoningText(out, static_cast<int>(i));
+    }
+    out.append(R"(","signature":)");
+    AppendJsonQuoted(out, kMockThinkingSignature);
+    out.append("},");
+  }
   if (tool.empty()) {
     out.append(R"({"type":"text","text":")");
     for (int i = 0; i < tokens; ++i) AppendTokenText(out, i);
@@ -117,11 +126,32 @@ std::string_view MessageStreamRenderer::Opening(std::string_view tool) {
   AppendInputUsage(buffer_, usage_);
   buffer_.append(R"(,"output_tokens":1}}})"
                  "\n\n");
+  if (usage_.reasoning_tokens > 0) {
+    StartEvent("content_block_start");
+    buffer_.append(R"(,"index":0,"content_block":{"type":"thinking","thinking":"","signature":""}})"
+                   "\n\n");
+    for (uint64_t i = 0; i < usage_.reasoning_tokens; ++i) {
+      StartEvent("content_block_delta");
+      buffer_.append(R"(,"index":0,"delta":{"type":"thinking_delta","thinking":")");
+      AppendReasoningText(buffer_, static_cast<int>(i));
+      buffer_.append("\"}}\n\n");
+    }
+    StartEvent("content_block_delta");
+    buffer_.append(R"(,"index":0,"delta":{"type":"signature_delta","signature":)");
+    AppendJsonQuoted(buffer_, kMockThinkingSignature);
+    buffer_.append("}}\n\n");
+    StartEvent("content_block_stop");
+    buffer_.append(R"(,"index":0})"
+                   "\n\n");
+    index_ = 1;
+  }
   StartEvent("content_block_start");
+  buffer_.append(R"(,"index":)");
+  AppendUint(buffer_, static_cast<uint64_t>(index_));
   if (tool.empty()) {
-    buffer_.append(R"(,"index":0,"content_block":{"type":"text","text":""}})");
+    buffer_.append(R"(,"content_block":{"type":"text","text":""}})");
   } else {
-    buffer_.append(R"(,"index":0,"content_block":{"type":"tool_use","id":)");
+    buffer_.append(R"(,"content_block":{"type":"tool_use","id":)");
     AppendJsonQuoted(buffer_, identity_.call_id);
     buffer_.append(R"(,"name":)");
     AppendJsonQuoted(buffer_, tool);
@@ -136,7 +166,9 @@ std::string_view MessageStreamRenderer::Opening(std::string_view tool) {
 std::string_view MessageStreamRenderer::Token(int index) {
   buffer_.clear();
   StartEvent("content_block_delta");
-  buffer_.append(R"(,"index":0,"delta":{"type":"text_delta","text":")");
+  buffer_.append(R"(,"index":)");
+  AppendUint(buffer_, static_cast<uint64_t>(index_));
+  buffer_.append(R"(,"delta":{"type":"text_delta","text":")");
   AppendTokenText(buffer_, index);
   buffer_.append("\"}}\n\n");
   return buffer_;
@@ -145,7 +177,9 @@ std::string_view MessageStreamRenderer::Token(int index) {
 std::string_view MessageStreamRenderer::ToolFragment(int index) {
   buffer_.clear();
   StartEvent("content_block_delta");
-  buffer_.append(R"(,"index":0,"delta":{"type":"input_json_delta","partial_json":")");
+  buffer_.append(R"(,"index":)");
+  AppendUint(buffer_, static_cast<uint64_t>(index_));
+  buffer_.append(R"(,"delta":{"type":"input_json_delta","partial_json":")");
   buffer_.append(kToolArgumentFragments[static_cast<size_t>(index)]);
   buffer_.append("\"}}\n\n");
   return buffer_;
@@ -155,8 +189,9 @@ std::string_view MessageStreamRenderer::Closing(std::string_view finish_reason,
                                                 const Usage& usage) {
   buffer_.clear();
   StartEvent("content_block_stop");
-  buffer_.append(R"(,"index":0})"
-                 "\n\n");
+  buffer_.append(R"(,"index":)");
+  AppendUint(buffer_, static_cast<uint64_t>(index_));
+  buffer_.append("}\n\n");
   StartEvent("message_delta");
   buffer_.append(R"(,"delta":{"stop_reason":)");
   AppendJsonQuoted(buffer_, StopReasonFor(finish_reason));

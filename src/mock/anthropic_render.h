@@ -26,7 +26,11 @@ std::string RenderAnthropicError(const Error& error);
 // Anthropic's stop_reason for the mock's OpenAI finish reason.
 std::string_view StopReasonFor(std::string_view finish_reason);
 
-// The non-stream reply: `tokens` text tokens, or a tool_use block calling `tool` when set.
+// The signature the mock puts on its thinking blocks (base64, as Anthropic's are).
+inline constexpr std::string_view kMockThinkingSignature = "bW9jay10aGlua2luZy1zaWduYXR1cmU=";
+
+// The non-stream reply: `tokens` text tokens, or a tool_use block calling `tool` when set;
+// with usage.reasoning_tokens > 0, a signed thinking block first.
 std::string RenderMessage(const ReplyIdentity& identity, int tokens, std::string_view tool,
                           std::string_view finish_reason, const Usage& usage);
 
@@ -35,7 +39,9 @@ class MessageStreamRenderer final : public StreamRenderer {
   // The input counts of `usage` go into message_start's usage.
   MessageStreamRenderer(const ReplyIdentity& identity, const Usage& usage);
 
-  // message_start, then content_block_start (text, or tool_use for `tool`), then a ping.
+  // message_start, with usage.reasoning_tokens > 0 a whole thinking block (start,
+  // thinking_delta per token, signature_delta, stop), then content_block_start (text, or
+  // tool_use for `tool`), then a ping.
   std::string_view Opening(std::string_view tool) override;
   // A text_delta.
   std::string_view Token(int index) override;
@@ -50,6 +56,7 @@ class MessageStreamRenderer final : public StreamRenderer {
   const ReplyIdentity& identity_;
   const Usage usage_;
   std::string buffer_;
+  int index_ = 0;  // the content block of the text or tool call
 };
 
 }  // namespace turnpike::mock

@@ -87,7 +87,16 @@ Usage ChatReply::MakeUsage() const {
   const uint64_t cached = std::min<uint64_t>(options_.cached_tokens, chat_.prompt_tokens);
   const uint64_t written =
       std::min<uint64_t>(options_.cache_write_tokens, chat_.prompt_tokens - cached);
-  return Usage{chat_.prompt_tokens, static_cast<uint64_t>(plan_.tokens), cached, written};
+  // Reasoning is rendered only by the wires the mock has a form for (OpenAI chat's
+  // reasoning_content, Anthropic's thinking blocks, Gemini's thought parts, Ollama's and
+  // Cohere's thinking).
+  const bool reasons =
+      chat_.reasoning &&
+      (chat_.wire == Wire::kOpenAi || chat_.wire == Wire::kAnthropic ||
+       chat_.wire == Wire::kGemini || chat_.wire == Wire::kOllama || chat_.wire == Wire::kCohere);
+  const uint64_t reasoning = reasons ? kMockReasoningTokens : 0;
+  return Usage{chat_.prompt_tokens, static_cast<uint64_t>(plan_.tokens) + reasoning, cached,
+               written, reasoning};
 }
 
 net::awaitable<void> ChatReply::Run() {
@@ -192,11 +201,12 @@ net::awaitable<void> ChatReply::RunStream() {
   } else if (chat_.wire == Wire::kAnthropic) {
     renderer = &events.emplace(identity_, MakeUsage());
   } else if (chat_.wire == Wire::kOllama) {
-    renderer = &lines.emplace(identity_);
+    renderer = &lines.emplace(identity_, static_cast<int>(MakeUsage().reasoning_tokens));
   } else if (chat_.wire == Wire::kCohere) {
-    renderer = &cohere_events.emplace(identity_);
+    renderer = &cohere_events.emplace(identity_, static_cast<int>(MakeUsage().reasoning_tokens));
   } else {
-    renderer = &chunks.emplace(identity_, chat_.include_usage);
+    renderer = &chunks.emplace(identity_, chat_.include_usage,
+                               static_cast<int>(MakeUsage().reasoning_tokens));
   }
   const bool body_sent = co_await StreamBody(*renderer);
   if (!body_sent) {

@@ -94,6 +94,30 @@ Status ParseTools(const simdjson::dom::object& root, ChatRequest& chat) {
   return Ok{};
 }
 
+// Anthropic's thinking: {type: "enabled", budget_tokens >= 1024 and below max_tokens} or
+// {type: "disabled"}; checked as the API does, so a gateway that maps it wrong hears a 400.
+Status ParseThinking(simdjson::dom::object root, ChatRequest& chat) {
+  constexpr int64_t kMinBudget = 1024;
+  const Field thinking = root["thinking"];
+  if (Absent(thinking)) return Ok{};
+  std::string_view type;
+  if (thinking["type"].get_string().get(type)) return Invalid("Field required", "thinking.type");
+  if (type == "disabled") return Ok{};
+  if (type != "enabled") {
+    return Invalid("Input tag does not match any of the expected tags", "thinking.type");
+  }
+  int64_t budget = 0;
+  if (thinking["budget_tokens"].get_int64().get(budget) || budget < kMinBudget) {
+    return Invalid("thinking.budget_tokens: Input should be greater than or equal to 1024",
+                   "thinking.budget_tokens");
+  }
+  if (budget >= chat.max_tokens) {
+    return Invalid("`max_tokens` must be greater than `thinking.budget_tokens`", "max_tokens");
+  }
+  chat.reasoning = true;
+  return Ok{};
+}
+
 }  // namespace
 
 Result<simdjson::dom::object> BodyParser::ParseRoot(std::string_view body) {
@@ -127,6 +151,19 @@ Result<ChatRequest> BodyParser::Parse(std::string_view body) {
   for (auto parse : {ParseStreamFields, ParseLimits, ParseTools}) {
     Status status = parse(root, chat);
     if (!status.ok()) return status.error();
+  }
+  const Field effort = root["reasoning_effort"];
+  if (!Absent(effort)) {
+    std::string_view level;
+    if (effort.get_string().get(level)) {
+      return Invalid("'reasoning_effort' must be a string", "reasoning_effort");
+    }
+    chat.reasoning = level != "none";
+  }
+  // Cohere v2 bodies come through here too: their thinking {type: "enabled", token_budget}.
+  std::string_view thinking_type;
+  if (!root["thinking"]["type"].get_string().get(thinking_type)) {
+    chat.reasoning = thinking_type == "enabled";
   }
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;
@@ -209,6 +246,7 @@ Result<ChatRequest> BodyParser::ParseMessages(std::string_view body) {
     }
     chat.first_tool = std::string(name);
   }
+  if (Status s = ParseThinking(root, chat); !s.ok()) return s.error();
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;
 }
@@ -236,6 +274,14 @@ Result<ChatRequest> BodyParser::ParseOllama(std::string_view body) {
     return Invalid("options.num_predict must be an integer", "");
   }
   if (num_predict > 0) chat.max_tokens = num_predict;
+  // think: true, or a level ("low", "medium", "high") for the models that take one.
+  const Field think = root["think"];
+  bool thinks = false;
+  std::string_view level;
+  if (!Absent(think) && think.get_bool().get(thinks) && think.get_string().get(level)) {
+    return Invalid("think must be a boolean or a level", "");
+  }
+  chat.reasoning = thinks || !level.empty();
   if (Status tools = ParseTools(root, chat); !tools.ok()) return tools.error();
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;
@@ -262,6 +308,20 @@ Result<ChatRequest> BodyParser::ParseGenerateContent(std::string_view body, std:
   if (!Absent(limit) && (limit.get_int64().get(chat.max_tokens) || chat.max_tokens < 1)) {
     return Invalid("max_output_tokens must be positive", "generation_config.max_output_tokens");
   }
+  // Thought summaries come back only with includeThoughts (and a budget other than 0).
+  const Field thinking = root["generationConfig"]["thinkingConfig"];
+  bool include_thoughts = false;
+  int64_t budget = -1;
+  if (!Absent(thinking["includeThoughts"]) &&
+      thinking["includeThoughts"].get_bool().get(include_thoughts)) {
+    return Invalid("include_thoughts must be a boolean",
+                   "generation_config.thinking_config.include_thoughts");
+  }
+  if (!Absent(thinking["thinkingBudget"]) && thinking["thinkingBudget"].get_int64().get(budget)) {
+    return Invalid("thinking_budget must be an integer",
+                   "generation_config.thinking_config.thinking_budget");
+  }
+  chat.reasoning = include_thoughts && budget != 0;
   // The first function declaration, if any (a tool of another kind declares none).
   std::string_view name;
   if (!root["tools"].at(0)["functionDeclarations"].at(0)["name"].get_string().get(name)) {

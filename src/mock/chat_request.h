@@ -32,16 +32,25 @@ struct ChatRequest {
   std::string first_tool;      // tools[0].function.name (Anthropic: tools[0].name); empty when
                                // there are no tools
   uint64_t prompt_tokens = 0;  // estimated from the body size
+  // The request asked for reasoning (OpenAI reasoning_effort other than "none", Anthropic
+  // thinking enabled, Gemini thinkingConfig.includeThoughts with a budget other than 0, Ollama
+  // think true or a level, Cohere thinking enabled): the reply starts with
+  // kMockReasoningTokens of it, in the wire's form (the Responses wire renders none).
+  bool reasoning = false;
 };
+
+inline constexpr int kMockReasoningTokens = 3;
 
 // Parses request bodies. Keeps a padded copy buffer and the simdjson parser between requests
 // so that a request costs no allocation once they have grown.
 class BodyParser {
  public:
-  // An OpenAI /v1/chat/completions body.
+  // An OpenAI /v1/chat/completions body (a Cohere v2 body too: its thinking.type is read).
   Result<ChatRequest> Parse(std::string_view body);
   // An Anthropic /v1/messages body: model, messages and max_tokens (>= 1) are required;
-  // stream, tools[0].name are read. Errors name fields the Anthropic way ("max_tokens").
+  // stream, tools[0].name are read; thinking {type: enabled, budget_tokens} is checked as
+  // Anthropic does (budget_tokens >= 1024 and below max_tokens). Errors name fields the
+  // Anthropic way ("max_tokens").
   Result<ChatRequest> ParseMessages(std::string_view body);
   // An Ollama /api/chat body: model and messages are required; stream (default true!),
   // options.num_predict (> 0 is a limit) and tools[0].function.name are read.

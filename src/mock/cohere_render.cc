@@ -71,7 +71,15 @@ std::string RenderCohereChat(const ReplyIdentity& identity, int tokens, std::str
   AppendJsonQuoted(out, CohereFinishReason(finish_reason));
   out.append(R"(,"message":{"role":"assistant",)");
   if (tool.empty()) {
-    out.append(R"("content":[{"type":"text","text":")");
+    out.append(R"("content":[)");
+    if (usage.reasoning_tokens > 0) {
+      out.append(R"({"type":"thinking","thinking":")");
+      for (uint64_t i = 0; i < usage.reasoning_tokens; ++i) {
+        AppendReasoningText(out, static_cast<int>(i));
+      }
+      out.append(R"("},)");
+    }
+    out.append(R"({"type":"text","text":")");
     for (int i = 0; i < tokens; ++i) AppendTokenText(out, i);
     out.append("\"}]");
   } else {
@@ -108,8 +116,26 @@ std::string_view CohereStreamRenderer::Opening(std::string_view tool) {
                  R"("content":[],"tool_plan":"","tool_calls":[],"citations":[]}}})"
                  "\n\n");
   if (!tool_) {
+    if (reasoning_tokens_ > 0) {
+      StartEvent("content-start");
+      buffer_.append(
+          R"(,"index":0,"delta":{"message":{"content":{"type":"thinking","thinking":""}}}})"
+          "\n\n");
+      for (int i = 0; i < reasoning_tokens_; ++i) {
+        StartEvent("content-delta");
+        buffer_.append(R"(,"index":0,"delta":{"message":{"content":{"thinking":")");
+        AppendReasoningText(buffer_, i);
+        buffer_.append("\"}}}}\n\n");
+      }
+      StartEvent("content-end");
+      buffer_.append(R"(,"index":0})"
+                     "\n\n");
+      index_ = 1;
+    }
     StartEvent("content-start");
-    buffer_.append(R"(,"index":0,"delta":{"message":{"content":{"type":"text","text":""}}}})"
+    buffer_.append(R"(,"index":)");
+    AppendUint(buffer_, static_cast<uint64_t>(index_));
+    buffer_.append(R"(,"delta":{"message":{"content":{"type":"text","text":""}}}})"
                    "\n\n");
     return buffer_;
   }
@@ -130,7 +156,9 @@ std::string_view CohereStreamRenderer::Opening(std::string_view tool) {
 std::string_view CohereStreamRenderer::Token(int index) {
   buffer_.clear();
   StartEvent("content-delta");
-  buffer_.append(R"(,"index":0,"delta":{"message":{"content":{"text":")");
+  buffer_.append(R"(,"index":)");
+  AppendUint(buffer_, static_cast<uint64_t>(index_));
+  buffer_.append(R"(,"delta":{"message":{"content":{"text":")");
   AppendTokenText(buffer_, index);
   buffer_.append("\"}}}}\n\n");
   return buffer_;
@@ -148,8 +176,9 @@ std::string_view CohereStreamRenderer::ToolFragment(int index) {
 std::string_view CohereStreamRenderer::Closing(std::string_view finish_reason, const Usage& usage) {
   buffer_.clear();
   StartEvent(tool_ ? "tool-call-end" : "content-end");
-  buffer_.append(R"(,"index":0})"
-                 "\n\n");
+  buffer_.append(R"(,"index":)");
+  AppendUint(buffer_, static_cast<uint64_t>(index_));
+  buffer_.append("}\n\n");
   StartEvent("message-end");
   buffer_.append(R"(,"delta":{"finish_reason":)");
   AppendJsonQuoted(buffer_, CohereFinishReason(finish_reason));

@@ -39,9 +39,12 @@ std::string RenderCohereChat(const ReplyIdentity& identity, int tokens, std::str
 
 class CohereStreamRenderer final : public StreamRenderer {
  public:
-  explicit CohereStreamRenderer(const ReplyIdentity& identity) : identity_(identity) {}
+  // `reasoning_tokens`: Opening() streams a whole thinking content block of that many tokens.
+  explicit CohereStreamRenderer(const ReplyIdentity& identity, int reasoning_tokens = 0)
+      : identity_(identity), reasoning_tokens_(reasoning_tokens) {}
 
-  // message-start, then content-start (text), or tool-plan-delta and tool-call-start (`tool`).
+  // message-start, a thinking block (content-start, content-delta per token, content-end) when
+  // reasoning, then content-start (text), or tool-plan-delta and tool-call-start (`tool`).
   std::string_view Opening(std::string_view tool) override;
   // A content-delta.
   std::string_view Token(int index) override;
@@ -54,6 +57,8 @@ class CohereStreamRenderer final : public StreamRenderer {
   void StartEvent(std::string_view type);  // `event: <type>\ndata: {"type":"<type>"`
 
   const ReplyIdentity& identity_;
+  const int reasoning_tokens_;
+  int index_ = 0;  // the content block of the text or tool call
   bool tool_ = false;
   std::string buffer_;
 };

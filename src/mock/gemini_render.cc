@@ -55,8 +55,13 @@ void AppendUsageMetadata(std::string& out, const Usage& usage, bool with_output)
   out.append(R"("usageMetadata":{"promptTokenCount":)");
   AppendUint(out, usage.prompt_tokens);
   if (with_output) {
+    // candidatesTokenCount excludes thoughts, which Gemini counts apart.
     out.append(R"(,"candidatesTokenCount":)");
-    AppendUint(out, usage.completion_tokens);
+    AppendUint(out, usage.completion_tokens - usage.reasoning_tokens);
+    if (usage.reasoning_tokens > 0) {
+      out.append(R"(,"thoughtsTokenCount":)");
+      AppendUint(out, usage.reasoning_tokens);
+    }
   }
   out.append(R"(,"totalTokenCount":)");
   AppendUint(out, usage.prompt_tokens + (with_output ? usage.completion_tokens : 0));
@@ -65,6 +70,13 @@ void AppendUsageMetadata(std::string& out, const Usage& usage, bool with_output)
     AppendUint(out, usage.cached_tokens);
   }
   out.push_back('}');
+}
+
+// A thought summary part: `{"text":"think0 ... ","thought":true},`.
+void AppendThoughtPart(std::string& out, uint64_t tokens) {
+  out.append(R"({"text":")");
+  for (uint64_t i = 0; i < tokens; ++i) AppendReasoningText(out, static_cast<int>(i));
+  out.append(R"(","thought":true})");
 }
 
 uint64_t Fnv1a(uint64_t hash, std::string_view bytes) {
@@ -239,6 +251,10 @@ std::string_view GeminiFinishReasonFor(std::string_view finish_reason) {
 std::string RenderGenerateContent(const ReplyIdentity& identity, int tokens, std::string_view tool,
                                   std::string_view finish_reason, const Usage& usage) {
   std::string out = R"({"candidates":[{"content":{"parts":[)";
+  if (usage.reasoning_tokens > 0) {
+    AppendThoughtPart(out, usage.reasoning_tokens);
+    out.push_back(',');
+  }
   if (tool.empty()) {
     out.append(R"({"text":")");
     for (int i = 0; i < tokens; ++i) AppendTokenText(out, i);
@@ -265,7 +281,11 @@ void GeminiStreamRenderer::EndChunk(std::string_view finish_reason, const Usage&
 
 std::string_view GeminiStreamRenderer::Opening(std::string_view tool) {
   tool_ = tool;
-  return {};
+  if (usage_.reasoning_tokens == 0) return {};
+  StartChunk();
+  AppendThoughtPart(buffer_, usage_.reasoning_tokens);
+  EndChunk({}, usage_, false);
+  return buffer_;
 }
 
 std::string_view GeminiStreamRenderer::Token(int index) {

@@ -94,13 +94,21 @@ std::string RenderOllamaChat(const ReplyIdentity& identity, int tokens, std::str
     for (int i = 0; i < tokens; ++i) AppendTokenText(out, i);
   }
   out.push_back('"');
+  if (usage.reasoning_tokens > 0) {
+    out.append(R"(,"thinking":")");
+    for (uint64_t i = 0; i < usage.reasoning_tokens; ++i) {
+      AppendReasoningText(out, static_cast<int>(i));
+    }
+    out.push_back('"');
+  }
   if (!tool.empty()) AppendToolCall(out, tool);
   out.push_back('}');
   AppendDone(out, finish_reason, usage);
   return out;
 }
 
-OllamaStreamRenderer::OllamaStreamRenderer(const ReplyIdentity& identity) : identity_(identity) {}
+OllamaStreamRenderer::OllamaStreamRenderer(const ReplyIdentity& identity, int reasoning_tokens)
+    : identity_(identity), reasoning_tokens_(reasoning_tokens) {}
 
 void OllamaStreamRenderer::StartLine() {
   buffer_.clear();
@@ -109,7 +117,14 @@ void OllamaStreamRenderer::StartLine() {
 
 std::string_view OllamaStreamRenderer::Opening(std::string_view tool) {
   tool_.assign(tool);
-  return {};
+  buffer_.clear();
+  for (int i = 0; i < reasoning_tokens_; ++i) {
+    AppendHead(buffer_, identity_);
+    buffer_.append(R"("","thinking":")");
+    AppendReasoningText(buffer_, i);
+    buffer_.append("\"},\"done\":false}\n");
+  }
+  return buffer_;
 }
 
 std::string_view OllamaStreamRenderer::Token(int index) {

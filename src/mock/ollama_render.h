@@ -34,15 +34,17 @@ std::string RenderOllamaError(const Error& error);
 // The error Ollama answers for a model it does not have.
 Error OllamaModelNotFound(std::string_view model);
 
-// The non-stream reply: `tokens` text tokens, or a call to `tool` when it is set.
+// The non-stream reply: `tokens` text tokens, or a call to `tool` when it is set; with
+// usage.reasoning_tokens > 0, message.thinking too.
 std::string RenderOllamaChat(const ReplyIdentity& identity, int tokens, std::string_view tool,
                              std::string_view finish_reason, const Usage& usage);
 
 class OllamaStreamRenderer final : public StreamRenderer {
  public:
-  explicit OllamaStreamRenderer(const ReplyIdentity& identity);
+  // `reasoning_tokens`: Opening() gives that many lines of message.thinking.
+  explicit OllamaStreamRenderer(const ReplyIdentity& identity, int reasoning_tokens = 0);
 
-  // Nothing: Ollama's first line already carries content.
+  // The thinking lines, if any; else nothing (Ollama's first line already carries content).
   std::string_view Opening(std::string_view tool) override;
   // One line with the token as message.content.
   std::string_view Token(int index) override;
@@ -56,6 +58,7 @@ class OllamaStreamRenderer final : public StreamRenderer {
   void StartLine();  // {"model":..,"created_at":..,"message":{"role":"assistant","content":
 
   const ReplyIdentity& identity_;
+  const int reasoning_tokens_;
   std::string tool_;
   std::string buffer_;
 };

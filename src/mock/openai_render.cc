@@ -9,6 +9,7 @@ namespace {
 
 constexpr std::string_view kFingerprint = "fp_mock";
 constexpr std::string_view kTokenStem = "tok";
+constexpr std::string_view kReasoningStem = "think";
 // Fits any int64 in decimal.
 constexpr size_t kMaxDigits = 24;
 // The `created` of the mock models (a fixed date: replies must be reproducible).
@@ -32,6 +33,11 @@ void AppendUsage(std::string& out, const Usage& usage) {
   if (usage.cached_tokens > 0) {
     out.append(R"(,"prompt_tokens_details":{"cached_tokens":)");
     AppendInt(out, static_cast<int64_t>(usage.cached_tokens));
+    out.push_back('}');
+  }
+  if (usage.reasoning_tokens > 0) {
+    out.append(R"(,"completion_tokens_details":{"reasoning_tokens":)");
+    AppendInt(out, static_cast<int64_t>(usage.reasoning_tokens));
     out.push_back('}');
   }
   out.push_back('}');
@@ -67,6 +73,12 @@ void AppendTokenText(std::string& out, int index) {
   out.push_back(' ');
 }
 
+void AppendReasoningText(std::string& out, int index) {
+  out.append(kReasoningStem);
+  AppendInt(out, index);
+  out.push_back(' ');
+}
+
 std::string RenderErrorBody(const Error& error) {
   std::string out = R"({"error":{"message":)";
   AppendJsonQuoted(out, error.message);
@@ -88,7 +100,15 @@ std::string RenderCompletion(const ReplyIdentity& identity, int tokens, std::str
                              std::string_view finish_reason, const Usage& usage) {
   std::string out = "{";
   AppendIdentity(out, identity, "chat.completion");
-  out.append(R"("choices":[{"index":0,"message":{"role":"assistant","content":)");
+  out.append(R"("choices":[{"index":0,"message":{"role":"assistant",)");
+  if (usage.reasoning_tokens > 0) {
+    out.append(R"("reasoning_content":")");
+    for (uint64_t i = 0; i < usage.reasoning_tokens; ++i) {
+      AppendReasoningText(out, static_cast<int>(i));
+    }
+    out.append(R"(",)");
+  }
+  out.append(R"("content":)");
   if (tool.empty()) {
     out.push_back('"');
     for (int i = 0; i < tokens; ++i) AppendTokenText(out, i);
@@ -122,14 +142,15 @@ std::string RenderModelList() {
   return out;
 }
 
-ChunkRenderer::ChunkRenderer(const ReplyIdentity& identity, bool include_usage)
-    : identity_(identity), include_usage_(include_usage) {
+ChunkRenderer::ChunkRenderer(const ReplyIdentity& identity, bool include_usage,
+                             int reasoning_tokens)
+    : identity_(identity), include_usage_(include_usage), reasoning_tokens_(reasoning_tokens) {
   prefix_ = "data: {";
   AppendIdentity(prefix_, identity_, "chat.completion.chunk");
 }
 
 void ChunkRenderer::StartChoice() {
-  buffer_.assign(prefix_);
+  buffer_.append(prefix_);
   buffer_.append(R"("choices":[{"index":0,"delta":)");
 }
 
@@ -146,6 +167,7 @@ void ChunkRenderer::EndChoice(std::string_view finish_reason) {
 }
 
 std::string_view ChunkRenderer::Opening(std::string_view tool) {
+  buffer_.clear();
   StartChoice();
   if (tool.empty()) {
     buffer_.append(R"({"role":"assistant","content":""})");
@@ -155,10 +177,18 @@ std::string_view ChunkRenderer::Opening(std::string_view tool) {
     buffer_.append(R"(,"arguments":""}}]})");
   }
   EndChoice({});
+  for (int i = 0; i < reasoning_tokens_; ++i) {
+    StartChoice();
+    buffer_.append(R"({"reasoning_content":")");
+    AppendReasoningText(buffer_, i);
+    buffer_.append(R"("})");
+    EndChoice({});
+  }
   return buffer_;
 }
 
 std::string_view ChunkRenderer::Token(int index) {
+  buffer_.clear();
   StartChoice();
   buffer_.append(R"({"content":")");
   AppendTokenText(buffer_, index);
@@ -168,6 +198,7 @@ std::string_view ChunkRenderer::Token(int index) {
 }
 
 std::string_view ChunkRenderer::ToolFragment(int index) {
+  buffer_.clear();
   StartChoice();
   buffer_.append(R"({"tool_calls":[{"index":0,"function":{"arguments":")");
   buffer_.append(kToolArgumentFragments[static_cast<size_t>(index)]);
@@ -177,6 +208,7 @@ std::string_view ChunkRenderer::ToolFragment(int index) {
 }
 
 std::string_view ChunkRenderer::Closing(std::string_view finish_reason, const Usage& usage) {
+  buffer_.clear();
   StartChoice();
   buffer_.append("{}");
   EndChoice(finish_reason);

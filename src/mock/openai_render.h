@@ -37,10 +37,15 @@ struct Usage {
   uint64_t completion_tokens = 0;
   uint64_t cached_tokens = 0;
   uint64_t cache_write_tokens = 0;
+  // Output tokens spent reasoning, part of completion_tokens. When > 0 the reply starts with
+  // that many reasoning tokens ("think<i> "), in the wire's reasoning form.
+  uint64_t reasoning_tokens = 0;
 };
 
 // Appends the content of token `index`: "tok<index> ".
 void AppendTokenText(std::string& out, int index);
+// Appends the reasoning token `index`: "think<index> ".
+void AppendReasoningText(std::string& out, int index);
 
 // {"error":{"message":..,"type":..,"param":..|null,"code":..}}
 std::string RenderErrorBody(const Error& error);
@@ -70,7 +75,9 @@ class StreamRenderer {
 class ChunkRenderer final : public StreamRenderer {
  public:
   // `include_usage`: every chunk carries "usage":null and Closing() adds a usage chunk.
-  ChunkRenderer(const ReplyIdentity& identity, bool include_usage);
+  // `reasoning_tokens`: Opening() adds that many delta.reasoning_content chunks (the form vLLM,
+  // DeepSeek and llama.cpp stream).
+  ChunkRenderer(const ReplyIdentity& identity, bool include_usage, int reasoning_tokens = 0);
 
   std::string_view Opening(std::string_view tool) override;
   std::string_view Token(int index) override;
@@ -84,6 +91,7 @@ class ChunkRenderer final : public StreamRenderer {
 
   const ReplyIdentity& identity_;
   const bool include_usage_;
+  const int reasoning_tokens_;
   std::string
       prefix_;  // `data: {"id":..,"object":..,"created":..,"model":..,"system_fingerprint":..,`
   std::string buffer_;

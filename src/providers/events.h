@@ -13,6 +13,13 @@
 // Token counts follow the governance layer's convention (OpenAI's): prompt_tokens counts every
 // input token, cached ones included; cached_tokens is the part of prompt read from a cache;
 // cache_creation_tokens the part written to one. -1 means "not reported".
+//
+// Reasoning (a model's thinking before it answers) is its own event kind, not text: a client
+// dialect renders it where its API puts thinking (Anthropic thinking blocks, OpenAI-compatible
+// `reasoning_content`), or drops it where the API has no place for it (see each dialect's
+// README). Its signature and redacted payloads are opaque bytes the issuing upstream wants back
+// on the next turn; they are passed on as they came. reasoning_tokens is the part of
+// completion_tokens spent thinking (OpenAI's convention: output counts include reasoning).
 #pragma once
 
 #include <cstdint>
@@ -38,26 +45,30 @@ struct TokenUsage {
   int64_t completion_tokens = -1;      // output tokens
   int64_t cached_tokens = -1;          // input tokens read from the prompt cache
   int64_t cache_creation_tokens = -1;  // input tokens written to the prompt cache
+  int64_t reasoning_tokens = -1;       // output tokens spent reasoning (in completion_tokens)
 
   bool present() const { return prompt_tokens >= 0 || completion_tokens >= 0; }
 };
 
 enum class EventKind : uint8_t {
-  kStart,          // the answer begins: id, model; usage may hold the prompt counts
-  kTextDelta,      // text: a fragment of the assistant's text
-  kToolCallStart,  // tool_index, id, name: a new tool call
-  kToolArgsDelta,  // tool_index, text: a fragment of that call's JSON arguments
-  kFinish,         // finish (and stop_sequence when known)
-  kUsage,          // usage: the counts known so far (cumulative, not increments)
-  kError,          // error: the upstream failed mid-stream; nothing follows
-  kEnd,            // the answer is complete; nothing follows
+  kStart,               // the answer begins: id, model; usage may hold the prompt counts
+  kTextDelta,           // text: a fragment of the assistant's text
+  kToolCallStart,       // tool_index, id, name: a new tool call
+  kToolArgsDelta,       // tool_index, text: a fragment of that call's JSON arguments
+  kReasoningDelta,      // text: a fragment of the model's reasoning (thinking) text
+  kReasoningSignature,  // text: the signature closing the current reasoning (opaque, whole)
+  kRedactedReasoning,   // text: one encrypted reasoning payload (opaque, whole)
+  kFinish,              // finish (and stop_sequence when known)
+  kUsage,               // usage: the counts known so far (cumulative, not increments)
+  kError,               // error: the upstream failed mid-stream; nothing follows
+  kEnd,                 // the answer is complete; nothing follows
 };
 
 struct StreamEvent {
   EventKind kind = EventKind::kEnd;
   FinishReason finish = FinishReason::kNone;
   int32_t tool_index = 0;          // 0-based position of the call among the answer's tool calls
-  std::string_view text;           // escaped; kTextDelta, kToolArgsDelta
+  std::string_view text;           // escaped; kTextDelta, kToolArgsDelta, kReasoning*, kRedacted*
   std::string_view id;             // escaped; kStart (message id), kToolCallStart (call id)
   std::string_view name;           // escaped; kToolCallStart
   std::string_view model;          // escaped; kStart
@@ -81,7 +92,10 @@ struct ToolCall {
 
 struct Response {
   std::string id, model;
-  std::string text;  // the assistant's text blocks, concatenated
+  std::string text;                 // the assistant's text blocks, concatenated
+  std::string reasoning;            // the reasoning text, concatenated; empty: none
+  std::string reasoning_signature;  // the signature of that reasoning, as issued; empty: none
+  std::vector<std::string> redacted_reasoning;  // encrypted reasoning payloads, in order
   std::vector<ToolCall> tool_calls;
   FinishReason finish = FinishReason::kNone;
   std::string stop_sequence;  // the matched sequence, when the upstream reports it

@@ -25,6 +25,7 @@ void StreamTranslator::OnEvent(const StreamEvent& event) {
     case EventKind::kTextDelta:
     case EventKind::kToolCallStart:
     case EventKind::kToolArgsDelta:
+    case EventKind::kReasoningDelta:
       saw_first_token_ = true;
       output_bytes_ += static_cast<int64_t>(event.text.size() + event.name.size());
       break;

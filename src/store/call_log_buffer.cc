@@ -49,6 +49,7 @@ void CallLogBuffer::Drop() {
     s.completion_tokens += row.completion_tokens;
     s.cached_tokens += row.cached_tokens;
     s.cache_creation_tokens += row.cache_creation_tokens;
+    s.reasoning_tokens += row.reasoning_tokens;
     s.cost_micros += row.cost_micros;
     s.estimated = s.estimated || row.estimated;
     s.unpriced = s.unpriced || row.unpriced;

@@ -36,6 +36,7 @@ struct CallFacts {
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;
   int64_t cache_creation_tokens = 0;  // prompt tokens written to the provider's prompt cache
+  int64_t reasoning_tokens = 0;       // completion tokens spent reasoning (0: none reported)
   int64_t cost_micros = 0;
   double ttft_ms = -1;  // -1: no token was streamed
   double total_ms = 0;

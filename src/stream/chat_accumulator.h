@@ -33,7 +33,8 @@ struct Usage {
   int64_t prompt_tokens = -1;
   int64_t completion_tokens = -1;
   int64_t total_tokens = -1;
-  int64_t cached_tokens = -1;  // usage.prompt_tokens_details.cached_tokens
+  int64_t cached_tokens = -1;     // usage.prompt_tokens_details.cached_tokens
+  int64_t reasoning_tokens = -1;  // usage.completion_tokens_details.reasoning_tokens
 
   // Whether the provider reported any of prompt, completion or total tokens.
   bool present() const { return prompt_tokens >= 0 || completion_tokens >= 0 || total_tokens >= 0; }

@@ -73,6 +73,12 @@ error_code ReadUsage(od::value value, Usage& usage) {
     if (key == "prompt_tokens") return ReadOptionalInt(member, usage.prompt_tokens);
     if (key == "completion_tokens") return ReadOptionalInt(member, usage.completion_tokens);
     if (key == "total_tokens") return ReadOptionalInt(member, usage.total_tokens);
+    if (key == "completion_tokens_details") {
+      return ForEachMember(member, [&](od::raw_json_string detail, od::value count) -> error_code {
+        return detail == "reasoning_tokens" ? ReadOptionalInt(count, usage.reasoning_tokens)
+                                            : SUCCESS;
+      });
+    }
     if (key != "prompt_tokens_details") return SUCCESS;
     return ForEachMember(member, [&](od::raw_json_string detail, od::value count) -> error_code {
       return detail == "cached_tokens" ? ReadOptionalInt(count, usage.cached_tokens) : SUCCESS;

@@ -310,6 +310,11 @@ bool Scanner::Usage(stream::Usage& usage) {
     if (key == "prompt_tokens") return OptionalInt(usage.prompt_tokens);
     if (key == "completion_tokens") return OptionalInt(usage.completion_tokens);
     if (key == "total_tokens") return OptionalInt(usage.total_tokens);
+    if (key == "completion_tokens_details") {
+      return Members([&](std::string_view detail) {
+        return detail == "reasoning_tokens" ? OptionalInt(usage.reasoning_tokens) : SkipValue(4);
+      });
+    }
     if (key != "prompt_tokens_details") return SkipValue(3);
     return Members([&](std::string_view detail) {
       return detail == "cached_tokens" ? OptionalInt(usage.cached_tokens) : SkipValue(4);

@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include "mock/chat_request.h"
 #include "mock_client.h"
 
 namespace turnpike::mock::testing {
@@ -279,6 +280,56 @@ TEST(MockMessages, GetIsNotAllowed) {
   RunningMock mock(Options());
   Reply reply = Send(mock.port(), "GET", kMessages);
   EXPECT_EQ(reply.status, 405u);
+}
+
+// Extended thinking: a signed thinking block first (whole), or a thinking block streamed as
+// thinking_delta events and a signature_delta before the text block at index 1; the bounds
+// Anthropic checks are checked.
+TEST(MockMessages, ThinkingComesFirstSignedInBothShapes) {
+  RunningMock mock(Options());
+  auto body = [](bool stream, std::string_view thinking, int max_tokens = 4000) {
+    std::string text = Body(stream, thinking);
+    const std::string limit = R"("max_tokens":100)";
+    return text.replace(text.find(limit), limit.size(),
+                        R"("max_tokens":)" + std::to_string(max_tokens));
+  };
+  const std::string thinking = R"("thinking":{"type":"enabled","budget_tokens":1024})";
+  Reply whole = Send(mock.port(), "POST", kMessages, body(false, thinking), Versioned());
+  ASSERT_EQ(whole.status, 200u) << whole.body;
+  json::object message = json::parse(whole.body).as_object();
+  const json::array& content = message.at("content").as_array();
+  ASSERT_EQ(content.size(), 2u);
+  EXPECT_EQ(content[0].at("type"), "thinking");
+  EXPECT_EQ(content[0].at("thinking"), "think0 think1 think2 ");
+  EXPECT_FALSE(content[0].at("signature").as_string().empty());
+  EXPECT_EQ(content[1].at("text").as_string(), Content(kTokens));
+  EXPECT_EQ(message.at("usage").at("output_tokens").as_int64(), kTokens + kMockReasoningTokens);
+
+  Reply streamed = Send(mock.port(), "POST", kMessages, body(true, thinking), Versioned());
+  ASSERT_EQ(streamed.status, 200u);
+  int thinking_deltas = 0, signatures = 0, text_at_1 = 0;
+  for (const auto& [name, data] : Events(streamed.body)) {
+    if (name != "content_block_delta") continue;
+    const json::value& type = data.at("delta").at("type");
+    if (type == "thinking_delta") ++thinking_deltas;
+    if (type == "signature_delta") ++signatures;
+    if (type == "text_delta" && data.at("index") == 1) ++text_at_1;
+  }
+  EXPECT_EQ(thinking_deltas, kMockReasoningTokens);
+  EXPECT_EQ(signatures, 1);
+  EXPECT_EQ(text_at_1, kTokens);
+
+  // Below Anthropic's minimum budget; a budget not below max_tokens; an unknown type.
+  EXPECT_EQ(Send(mock.port(), "POST", kMessages,
+                 body(false, R"("thinking":{"type":"enabled","budget_tokens":500})"), Versioned())
+                .status,
+            400u);
+  EXPECT_EQ(Send(mock.port(), "POST", kMessages, body(false, thinking, 1024), Versioned()).status,
+            400u);
+  EXPECT_EQ(Send(mock.port(), "POST", kMessages, body(false, R"("thinking":{"type":"sometimes"})"),
+                 Versioned())
+                .status,
+            400u);
 }
 
 }  // namespace

@@ -107,6 +107,7 @@ void ExpectUsage(const json::object& spec, const TokenUsage& usage) {
   EXPECT_EQ(usage.completion_tokens, UsageField(u, "completion_tokens"));
   EXPECT_EQ(usage.cached_tokens, UsageField(u, "cached_tokens"));
   EXPECT_EQ(usage.cache_creation_tokens, UsageField(u, "cache_creation_tokens"));
+  EXPECT_EQ(usage.reasoning_tokens, UsageField(u, "reasoning_tokens"));
 }
 
 // What an OpenAI SDK assembles from a chat.completion.chunk stream: one chat.completion.
@@ -128,6 +129,14 @@ json::value AssembleOpenAi(const Events& events) {
         json::string text = message["content"].is_string() ? message["content"].as_string() : "";
         text.append(delta.at("content").as_string());
         message["content"] = text;
+      }
+      // As vLLM/DeepSeek clients accumulate it (the SDK passes unknown delta fields through).
+      if (delta.contains("reasoning_content")) {
+        json::string text = message.contains("reasoning_content")
+                                ? message["reasoning_content"].as_string()
+                                : json::string();
+        text.append(delta.at("reasoning_content").as_string());
+        message["reasoning_content"] = text;
       }
       if (delta.contains("tool_calls")) {
         for (const json::value& call : delta.at("tool_calls").as_array()) {
@@ -172,10 +181,14 @@ json::value AssembleAnthropic(const Events& events) {
     } else if (name == "content_block_delta") {
       const size_t index = static_cast<size_t>(data.at("index").as_int64());
       const json::object& delta = data.at("delta").as_object();
-      if (delta.at("type") == "text_delta") {
-        json::string text = content.at(index).at("text").as_string();
-        text.append(delta.at("text").as_string());
-        content.at(index).as_object()["text"] = text;
+      if (delta.at("type") == "text_delta" || delta.at("type") == "thinking_delta" ||
+          delta.at("type") == "signature_delta") {
+        const char* field = delta.at("type") == "text_delta"       ? "text"
+                            : delta.at("type") == "thinking_delta" ? "thinking"
+                                                                   : "signature";
+        json::string text = content.at(index).at(field).as_string();
+        text.append(delta.at(field).as_string());
+        content.at(index).as_object()[field] = text;
       } else {
         partial_json.at(index) += delta.at("partial_json").as_string();
       }
@@ -216,6 +229,18 @@ json::value AssembleResponses(const Events& events) {
       json::object& item = output.at(data.at("output_index").as_int64()).as_object();
       EXPECT_EQ(item["id"], data.at("item_id"));
       json::object& part = item["content"].as_array().at(0).as_object();
+      json::string text = part["text"].as_string();
+      text.append(data.at("delta").as_string());
+      part["text"] = text;
+    } else if (name == "response.reasoning_summary_part.added") {
+      json::object& item = output.at(data.at("output_index").as_int64()).as_object();
+      EXPECT_EQ(item["id"], data.at("item_id"));
+      item["summary"].as_array().push_back(data.at("part"));
+    } else if (name == "response.reasoning_summary_text.delta") {
+      json::object& item = output.at(data.at("output_index").as_int64()).as_object();
+      EXPECT_EQ(item["id"], data.at("item_id"));
+      json::object& part =
+          item["summary"].as_array().at(data.at("summary_index").as_int64()).as_object();
       json::string text = part["text"].as_string();
       text.append(data.at("delta").as_string());
       part["text"] = text;

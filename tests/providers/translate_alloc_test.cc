@@ -64,6 +64,36 @@ const std::string kAnthropicText =
     "event: content_block_delta\ndata: "
     R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":" w\"o\n"}})"
     "\n\n";
+// Reasoning: an Anthropic thinking block's deltas; OpenAI-compatible reasoning_content chunks.
+const std::string kAnthropicThinkingOpen =
+    "event: message_start\ndata: "
+    R"({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant",)"
+    R"("content":[],"model":"claude","usage":{"input_tokens":3,"output_tokens":1}}})"
+    "\n\n"
+    "event: content_block_start\ndata: "
+    R"({"type":"content_block_start","index":0,"content_block":{"type":"thinking",)"
+    R"("thinking":"","signature":""}})"
+    "\n\n";
+const std::string kAnthropicThinking =
+    "event: content_block_delta\ndata: "
+    R"({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta",)"
+    R"("thinking":" 3 \u00d7 \"7\"\n"}})"
+    "\n\n";
+const std::string kAnthropicSignature =
+    "event: content_block_delta\ndata: "
+    R"({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta",)"
+    R"("signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"}})"
+    "\n\n";
+const std::string kOpenAiReasoningOpen =
+    "data: "
+    R"({"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,)"
+    R"("delta":{"role":"assistant","content":null,"reasoning_content":""},"finish_reason":null}]})"
+    "\n\n";
+const std::string kOpenAiReasoning =
+    "data: "
+    R"({"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,)"
+    R"("delta":{"content":null,"reasoning_content":" 3 \u00d7 \"7\"\n"},"finish_reason":null}]})"
+    "\n\n";
 const std::string kOpenAiToolArgs =
     "data: "
     R"({"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,)"
@@ -141,6 +171,21 @@ const std::string kGeminiSignedCall =
     R"("usageMetadata":{"promptTokenCount":3,"totalTokenCount":3},)"
     R"("modelVersion":"gemini-3-pro-preview","responseId":"fHkmaKz2MZ2dz7IP-ZqpiAM"})"
     "\r\n\r\n";
+// Gemini with includeThoughts: thought summary parts.
+const std::string kGeminiThought =
+    "data: "
+    R"({"candidates":[{"content":{"parts":[{"text":" 3 \u00d7 \"7\"\n","thought":true}],)"
+    R"("role":"model"},"index":0}],"usageMetadata":{"promptTokenCount":3,"totalTokenCount":9,)"
+    R"("thoughtsTokenCount":6},"modelVersion":"gemini-2.5-flash","responseId":"r"})"
+    "\r\n\r\n";
+const std::string kOllamaThinking =
+    R"({"model":"qwen3","created_at":"2024-01-01T00:00:00.223456789Z","message":)"
+    R"({"role":"assistant","content":"","thinking":" 3 \u00d7 \"7\"\n"},"done":false})"
+    "\n";
+const std::string kCohereThinking =
+    "event: content-delta\ndata: "
+    R"({"type":"content-delta","index":0,"delta":{"message":{"content":{"thinking":" w\"o\n"}}}})"
+    "\n\n";
 // The Responses API as an upstream: response.created, a message item, then text deltas; or a
 // function_call item, then argument deltas.
 const std::string kResponsesOpen =
@@ -258,6 +303,34 @@ TEST(TranslateAllocations, GeminiSignedFunctionCallsAllocateNothing) {
   const anthropic::AnthropicProvider anthropic;
   EXPECT_EQ(AllocationsPerChunk(gemini, openai, kGeminiOpen, kGeminiSignedCall), 0u);
   EXPECT_EQ(AllocationsPerChunk(gemini, anthropic, kGeminiOpen, kGeminiSignedCall), 0u);
+}
+
+TEST(TranslateAllocations, AnthropicThinkingToOpenAiAllocatesNothing) {
+  const anthropic::AnthropicProvider anthropic;
+  const openai::OpenAiProvider openai;
+  EXPECT_EQ(AllocationsPerChunk(anthropic, openai, kAnthropicThinkingOpen, kAnthropicThinking), 0u);
+  EXPECT_EQ(AllocationsPerChunk(anthropic, openai, kAnthropicThinkingOpen, kAnthropicSignature),
+            0u);
+}
+
+TEST(TranslateAllocations, OpenAiReasoningToAnthropicAllocatesNothing) {
+  const anthropic::AnthropicProvider anthropic;
+  const openai::OpenAiProvider openai;
+  EXPECT_EQ(AllocationsPerChunk(openai, anthropic, kOpenAiReasoningOpen, kOpenAiReasoning), 0u);
+}
+
+TEST(TranslateAllocations, GeminiOllamaAndCohereReasoningAllocatesNothing) {
+  const gemini::GeminiProvider gemini;
+  const ollama::OllamaProvider ollama;
+  const openai::OpenAiProvider openai;
+  const anthropic::AnthropicProvider anthropic;
+  EXPECT_EQ(AllocationsPerChunk(gemini, anthropic, kGeminiThought, kGeminiThought), 0u);
+  EXPECT_EQ(AllocationsPerChunk(gemini, openai, kGeminiThought, kGeminiThought), 0u);
+  EXPECT_EQ(AllocationsPerChunk(ollama, anthropic, kOllamaThinking, kOllamaThinking), 0u);
+  EXPECT_EQ(AllocationsPerChunk(ollama, openai, kOllamaThinking, kOllamaThinking), 0u);
+  const cohere::CohereProvider cohere;
+  EXPECT_EQ(AllocationsPerChunk(cohere, anthropic, kCohereOpen, kCohereThinking), 0u);
+  EXPECT_EQ(AllocationsPerChunk(cohere, openai, kCohereOpen, kCohereThinking), 0u);
 }
 
 // The counter works: a translator built inside the counted window allocates.

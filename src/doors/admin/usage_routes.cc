@@ -33,6 +33,7 @@ json::object CallJson(const store::CallRow& row) {
       {"completion_tokens", c.completion_tokens},
       {"cached_tokens", c.cached_tokens},
       {"cache_creation_tokens", c.cache_creation_tokens},
+      {"reasoning_tokens", c.reasoning_tokens},
       {"cost_usd", Usd(c.cost_micros)},
       {"estimated", c.estimated},
       {"unpriced", c.unpriced},

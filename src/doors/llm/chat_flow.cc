@@ -340,7 +340,8 @@ net::awaitable<void> ChatFlow::RelayWhole(upstream::Call& call) {
   const unsigned status = call.status();
   if (status / 100 == 2) {
     stream::Usage usage = stream::ExtractUsage(*body);
-    ctx_.usage = {usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens};
+    ctx_.usage = {usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, -1,
+                  usage.reasoning_tokens};
     ctx_.output_bytes = static_cast<int64_t>(body->size());
   }
   std::string content_type(call.header("content-type"));

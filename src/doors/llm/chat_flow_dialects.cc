@@ -103,7 +103,8 @@ net::awaitable<void> ChatFlow::RelayDialectWhole(upstream::Call& call,
         parsed.value().model = ctx_.target->upstream_model;
       }
       const providers::TokenUsage& u = parsed.value().usage;
-      ctx_.usage = {u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.cache_creation_tokens};
+      ctx_.usage = {u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.cache_creation_tokens,
+                    u.reasoning_tokens};
       ctx_.output_bytes = OutputBytes(parsed.value());
       ctx_.finish_reason = providers::openai::FinishReasonName(parsed.value().finish);
       if (!identity) {

@@ -25,6 +25,7 @@ void DialectRelay::Tap::OnEvent(const providers::StreamEvent& event) {
     case providers::EventKind::kTextDelta:
     case providers::EventKind::kToolCallStart:
     case providers::EventKind::kToolArgsDelta:
+    case providers::EventKind::kReasoningDelta:
       saw_first_token = true;
       output_bytes += static_cast<int64_t>(event.text.size() + event.name.size());
       break;
@@ -124,7 +125,8 @@ void DialectRelay::FailInto(const Error& error) {
 
 void DialectRelay::Settle() {
   const providers::TokenUsage& u = translator_ ? translator_->usage() : decoder_->usage();
-  ctx_.usage = {u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.cache_creation_tokens};
+  ctx_.usage = {u.prompt_tokens, u.completion_tokens, u.cached_tokens, u.cache_creation_tokens,
+                u.reasoning_tokens};
   ctx_.output_bytes = translator_ ? translator_->output_bytes() : tap_.output_bytes;
   const providers::FinishReason finish = translator_ ? translator_->finish() : tap_.finish;
   // An error event the upstream sent (or a translation failure) is the request's error.

@@ -57,7 +57,8 @@ std::string_view StreamRelay::Fail(const Error& error) {
 
 void StreamRelay::Settle() {
   const stream::Usage& usage = accumulator_.usage();
-  ctx_.usage = {usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens};
+  ctx_.usage = {usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, -1,
+                usage.reasoning_tokens};
   if (!accumulator_.choices().empty())
     ctx_.finish_reason = accumulator_.choices().front().finish_reason;
   int64_t output_bytes = 0;

@@ -85,6 +85,11 @@ Result<Response> AnthropicProvider::ParseResponse(std::string_view body) const {
       response.tool_calls.push_back(ToolCall{StringOr(block.as_object(), "id"),
                                              StringOr(block.as_object(), "name"),
                                              input ? json::serialize(*input) : "{}"});
+    } else if (type == "thinking") {
+      response.reasoning += StringOr(block.as_object(), "thinking");
+      response.reasoning_signature = StringOr(block.as_object(), "signature");
+    } else if (type == "redacted_thinking") {
+      response.redacted_reasoning.push_back(StringOr(block.as_object(), "data"));
     } else {
       return Bad("The upstream answered with a '" + type +
                  "' content block, which the client's API cannot express.");
@@ -120,6 +125,17 @@ std::string AnthropicProvider::RenderResponse(const Response& response, int64_t)
   ScratchJson scratch;  // the answer is built here and serialized before it goes
   const json::storage_ptr sp = scratch.storage();
   json::array content(sp);
+  // Thinking first, as Anthropic answers; its signature is empty when the upstream signs
+  // nothing (README.md).
+  if (!response.reasoning.empty() || !response.reasoning_signature.empty()) {
+    content.push_back(json::object({{"type", "thinking"},
+                                    {"thinking", response.reasoning},
+                                    {"signature", response.reasoning_signature}},
+                                   sp));
+  }
+  for (const std::string& data : response.redacted_reasoning) {
+    content.push_back(json::object({{"type", "redacted_thinking"}, {"data", data}}, sp));
+  }
   if (!response.text.empty()) {
     content.push_back(json::object({{"type", "text"}, {"text", response.text}}, sp));
   }

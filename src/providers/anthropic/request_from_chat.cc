@@ -3,6 +3,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "providers/anthropic/requests.h"
+#include "providers/reasoning.h"
 #include "providers/request_fields.h"
 #include "providers/scratch_json.h"
 
@@ -17,10 +18,27 @@ constexpr double kMaxTemperature = 1.0;  // Anthropic's range is [0, 1]; OpenAI'
 // kept by the gateway: Anthropic always reports usage). Anything else present and not null is
 // refused, so that nothing the client asked for is dropped silently.
 constexpr std::string_view kHandled[] = {
-    "model",       "messages", "max_tokens", "max_completion_tokens", "temperature",
-    "top_p",       "stop",     "stream",     "stream_options",        "tools",
-    "tool_choice", "user",     "n",          "parallel_tool_calls",   "response_format",
+    "model",
+    "messages",
+    "max_tokens",
+    "max_completion_tokens",
+    "temperature",
+    "top_p",
+    "stop",
+    "stream",
+    "stream_options",
+    "tools",
+    "tool_choice",
+    "user",
+    "n",
+    "parallel_tool_calls",
+    "response_format",
+    "reasoning_effort",
 };
+
+// Anthropic's smallest thinking budget; budget_tokens must also stay below max_tokens.
+constexpr int64_t kMinThinkingBudget = 1024;
+constexpr std::string_view kDialect = "anthropic";  // the issuer tag of reasoning signatures
 
 using request::At;
 using request::Invalid;
@@ -205,6 +223,7 @@ class Translation {
     if (role == "assistant") {
       json::array blocks(sp_);
       if (Present(message, "refusal")) return Unsupported(param + ".refusal");
+      ReasoningBlocks(message, blocks);
       if (Present(message, "audio")) return Unsupported(param + ".audio");
       if (Status s = AppendContent(*content, param + ".content", false, blocks); !s.ok()) return s;
       if (const json::value* calls = message.if_contains("tool_calls");
@@ -224,15 +243,53 @@ class Translation {
     return Unsupported(param + ".role");
   }
 
+  // Thinking blocks go back first in the assistant turn, and only those Anthropic signed:
+  // Anthropic refuses a thinking block without its signature, and a signature another dialect
+  // issued means nothing to it (reasoning.h). Unsigned reasoning text is dropped.
+  void ReasoningBlocks(const json::object& message, json::array& blocks) {
+    const json::value* text = message.if_contains(reasoning::kContent);
+    const json::value* signature = message.if_contains(reasoning::kSignature);
+    const json::value* ours = signature ? reasoning::IssuedBy(*signature, kDialect) : nullptr;
+    if (ours != nullptr) {
+      blocks.push_back(json::object({{"type", "thinking"},
+                                     {"thinking", text && text->is_string() ? *text : ""},
+                                     {"signature", *ours}},
+                                    sp_));
+    }
+    const json::value* redacted = message.if_contains(reasoning::kRedacted);
+    if (redacted == nullptr || !redacted->is_array()) return;
+    for (const json::value& entry : redacted->as_array()) {
+      if (const json::value* data = reasoning::IssuedBy(entry, kDialect)) {
+        blocks.push_back(json::object({{"type", "redacted_thinking"}, {"data", *data}}, sp_));
+      }
+    }
+  }
+
   Status Limits(json::object& out, const UpstreamRequestOptions& options) {
     Result<std::optional<int64_t>> limit = request::MaxOutputTokens(chat_);
     if (!limit.ok()) return limit.error();
-    const int64_t max_tokens = limit->value_or(options.default_max_tokens);
+    Result<std::optional<reasoning::Effort>> effort = reasoning::ReadEffort(chat_);
+    if (!effort.ok()) return effort.error();
+    int64_t budget = reasoning::BudgetFor(effort->value_or(reasoning::Effort::kNone));
+    int64_t max_tokens = limit->value_or(options.default_max_tokens);
+    // With no limit from the client, thinking gets its budget on top of the default answer
+    // length; with one, thinking shares it (budget_tokens must stay below max_tokens).
+    if (budget > 0 && !limit->has_value()) max_tokens += budget;
     if (max_tokens < 1) {
       return Invalid("Anthropic requires a token limit: set max_completion_tokens.",
                      "max_completion_tokens");
     }
     out["max_tokens"] = max_tokens;
+    if (budget > 0) {
+      budget = std::min(budget, max_tokens - 1);
+      if (budget < kMinThinkingBudget) {
+        return Invalid(
+            "Anthropic thinks with at least 1024 tokens: 'reasoning_effort' needs "
+            "max_completion_tokens above 1024.",
+            std::string(reasoning::kEffort));
+      }
+      out["thinking"] = json::object({{"type", "enabled"}, {"budget_tokens", budget}}, sp_);
+    }
     return request::OneChoice(chat_, "Anthropic returns one choice per request; 'n' must be 1.");
   }
 

@@ -3,6 +3,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "providers/anthropic/requests.h"
+#include "providers/reasoning.h"
 #include "providers/request_fields.h"
 #include "providers/scratch_json.h"
 
@@ -17,8 +18,10 @@ constexpr size_t kMaxOpenAiStops = 4;  // OpenAI accepts up to 4 stop sequences
 // headers, not here. Anything else present and not null is refused by name.
 constexpr std::string_view kHandled[] = {
     "model",       "messages", "max_tokens", "system",      "stop_sequences", "stream",
-    "temperature", "top_p",    "tools",      "tool_choice", "metadata",
+    "temperature", "top_p",    "tools",      "tool_choice", "metadata",       "thinking",
 };
+
+constexpr std::string_view kDialect = "anthropic";  // the issuer tag of reasoning signatures
 
 using request::Invalid;
 using request::Present;
@@ -133,6 +136,7 @@ class Translation {
     }
     if (Status s = Stops(); !s.ok()) return s.error();
     if (Status s = Tools(); !s.ok()) return s.error();
+    if (Status s = Thinking(); !s.ok()) return s.error();
     if (const json::value* stream = in_.if_contains("stream"); stream && *stream == true) {
       out_["stream"] = true;
       out_["stream_options"] = json::object{{"include_usage", true}};
@@ -251,8 +255,9 @@ class Translation {
       return Ok{};
     }
     if (!content.is_array()) return WrongType(param, "a valid string or list");
-    json::string text;
-    json::array calls;
+    json::string text, thinking;
+    json::array calls, redacted;
+    json::value signature;
     size_t i = 0;
     for (const json::value& block : content.as_array()) {
       const std::string at = At(param, i++);
@@ -263,6 +268,27 @@ class Translation {
         Result<json::string> piece = TextOf(b, at);
         if (!piece.ok()) return piece.error();
         text.append(piece.value());
+      } else if (type && *type == "thinking") {
+        if (Status s = CheckBlockFields(b, {"thinking", "signature"}, at); !s.ok()) return s;
+        const json::value* piece = b.if_contains("thinking");
+        const json::value* sig = b.if_contains("signature");
+        if (piece == nullptr || !piece->is_string()) {
+          return WrongType(at + ".thinking", "a valid string");
+        }
+        if (sig != nullptr && !sig->is_null() && !sig->is_string()) {
+          return WrongType(at + ".signature", "a valid string");
+        }
+        thinking.append(piece->as_string());
+        // The signature covers the turn's thinking; the last one given is the one to send back.
+        // An empty one was rendered by the gateway for an upstream that signs nothing.
+        if (sig != nullptr && sig->is_string() && !sig->as_string().empty()) {
+          signature = json::object{{"dialect", kDialect}, {"value", *sig}};
+        }
+      } else if (type && *type == "redacted_thinking") {
+        if (Status s = CheckBlockFields(b, {"data"}, at); !s.ok()) return s;
+        const json::value* data = b.if_contains("data");
+        if (data == nullptr || !data->is_string()) return WrongType(at + ".data", "a valid string");
+        redacted.push_back(json::object{{"dialect", kDialect}, {"value", *data}});
       } else if (type && *type == "tool_use") {
         if (Status s = CheckBlockFields(b, {"id", "name", "input"}, at); !s.ok()) return s;
         const json::value* id = b.if_contains("id");
@@ -286,7 +312,33 @@ class Translation {
       message["content"] = std::move(text);
     }
     if (!calls.empty()) message["tool_calls"] = std::move(calls);
+    if (!thinking.empty()) message[reasoning::kContent] = std::move(thinking);
+    if (!signature.is_null()) message[reasoning::kSignature] = std::move(signature);
+    if (!redacted.empty()) message[reasoning::kRedacted] = std::move(redacted);
     messages_.push_back(std::move(message));
+    return Ok{};
+  }
+
+  // thinking {type: enabled, budget_tokens} -> reasoning_effort by the table of reasoning.h;
+  // disabled asks for nothing. Anthropic's own bounds (>= 1024, < max_tokens) are its to check
+  // on its deployments; any positive budget maps here.
+  Status Thinking() {
+    if (!Present(in_, "thinking")) return Ok{};
+    const json::value& thinking = in_.at("thinking");
+    if (!thinking.is_object()) return WrongType("thinking", "a valid dictionary");
+    const json::object& t = thinking.as_object();
+    const json::value* type = t.if_contains("type");
+    if (type && *type == "disabled") {
+      if (Status s = CheckBlockFields(t, {}, "thinking"); !s.ok()) return s;
+      return Ok{};
+    }
+    if (type == nullptr || *type != "enabled") return Unsupported("thinking.type");
+    if (Status s = CheckBlockFields(t, {"budget_tokens"}, "thinking"); !s.ok()) return s;
+    const json::value* budget = t.if_contains("budget_tokens");
+    if (budget == nullptr || !budget->is_int64() || budget->as_int64() < 1) {
+      return WrongType("thinking.budget_tokens", "a positive integer");
+    }
+    out_[reasoning::kEffort] = reasoning::EffortName(reasoning::EffortFor(budget->as_int64()));
     return Ok{};
   }
 

@@ -18,8 +18,9 @@ struct Fields {
   int64_t index = -1;
   std::string_view id, model;                         // message_start.message
   std::string_view block_type, block_id, block_name;  // content_block_start.content_block
-  std::string_view block_text;
-  std::string_view delta_type, delta_text;      // content_block_delta.delta (text / partial_json)
+  std::string_view block_text, block_thinking, block_signature, block_data;
+  // content_block_delta.delta (text / partial_json / thinking / signature)
+  std::string_view delta_type, delta_text;
   std::string_view stop_reason, stop_sequence;  // message_delta.delta
   bool has_usage = false;
   int64_t input = -1, output = -1, cache_read = -1, cache_creation = -1;
@@ -62,13 +63,18 @@ error_code ReadFields(od::document& doc, Fields& f) {
         if (k == "id") return ReadEscaped(m, f.block_id);
         if (k == "name") return ReadEscaped(m, f.block_name);
         if (k == "text") return ReadEscaped(m, f.block_text);
+        if (k == "thinking") return ReadEscaped(m, f.block_thinking);
+        if (k == "signature") return ReadEscaped(m, f.block_signature);
+        if (k == "data") return ReadEscaped(m, f.block_data);
         return SUCCESS;
       });
     }
     if (key == "delta") {
       return ForEachMember(v, [&](od::raw_json_string k, od::value m) -> error_code {
         if (k == "type") return ReadEscaped(m, f.delta_type);
-        if (k == "text" || k == "partial_json") return ReadEscaped(m, f.delta_text);
+        if (k == "text" || k == "partial_json" || k == "thinking" || k == "signature") {
+          return ReadEscaped(m, f.delta_text);
+        }
         if (k == "stop_reason") return ReadEscaped(m, f.stop_reason);
         if (k == "stop_sequence") return ReadEscaped(m, f.stop_sequence);
         return SUCCESS;
@@ -156,6 +162,20 @@ Status AnthropicStreamDecoder::Decode(const stream::SseEvent& event, EventSink& 
       out.tool_index = tools_++;
       out.id = f.block_id;
       out.name = f.block_name;
+    } else if (f.block_type == "thinking") {
+      block_ = Block::kThinking;
+      if (!f.block_thinking.empty()) {
+        out.kind = EventKind::kReasoningDelta;
+        out.text = f.block_thinking;
+        sink.OnEvent(out);
+      }
+      if (f.block_signature.empty()) return Ok{};
+      out.kind = EventKind::kReasoningSignature;
+      out.text = f.block_signature;
+    } else if (f.block_type == "redacted_thinking") {
+      block_ = Block::kRedacted;
+      out.kind = EventKind::kRedactedReasoning;
+      out.text = f.block_data;
     } else {
       return Bad("The upstream sent a '" + std::string(f.block_type) +
                  "' content block, which the client's API cannot express.");
@@ -172,6 +192,10 @@ Status AnthropicStreamDecoder::Decode(const stream::SseEvent& event, EventSink& 
     } else if (f.delta_type == "input_json_delta" && block_ == Block::kTool) {
       out.kind = EventKind::kToolArgsDelta;
       out.tool_index = tools_ - 1;
+    } else if (f.delta_type == "thinking_delta" && block_ == Block::kThinking) {
+      out.kind = EventKind::kReasoningDelta;
+    } else if (f.delta_type == "signature_delta" && block_ == Block::kThinking) {
+      out.kind = EventKind::kReasoningSignature;
     } else {
       return Bad("The upstream sent a '" + std::string(f.delta_type) +
                  "' delta, which the client's API cannot express.");

@@ -57,6 +57,18 @@ void AnthropicStreamEncoder::OnEvent(const StreamEvent& event) {
     case EventKind::kToolCallStart:
       OpenBlock(Block::kTool, event);
       break;
+    case EventKind::kReasoningDelta:
+      if (block_ != Block::kThinking) OpenBlock(Block::kThinking, event);
+      Delta("thinking_delta", "thinking", event.text);
+      break;
+    case EventKind::kReasoningSignature:
+      if (block_ != Block::kThinking) OpenBlock(Block::kThinking, event);
+      Delta("signature_delta", "signature", event.text);
+      break;
+    case EventKind::kRedactedReasoning:
+      OpenBlock(Block::kRedacted, event);
+      CloseBlock();
+      break;
     case EventKind::kToolArgsDelta:
       if (block_ != Block::kTool || event.tool_index != tool_) {
         RenderError(Error{ErrorCode::kUpstreamBadResponse,
@@ -112,6 +124,14 @@ void AnthropicStreamEncoder::OpenBlock(Block block, const StreamEvent& event) {
   AppendInt(o, blocks_++);
   if (block == Block::kText) {
     o.append(R"(,"content_block":{"type":"text","text":""}})");
+  } else if (block == Block::kThinking) {
+    // The signature comes as a signature_delta when the upstream signs its reasoning; from one
+    // that does not, it stays empty (README.md: such a block is not sent back to Anthropic).
+    o.append(R"(,"content_block":{"type":"thinking","thinking":"","signature":""}})");
+  } else if (block == Block::kRedacted) {
+    o.append(R"(,"content_block":{"type":"redacted_thinking","data":)");
+    AppendQuotedEscaped(o, event.text);
+    o.append("}}");
   } else {
     tool_ = event.tool_index;
     o.append(R"(,"content_block":{"type":"tool_use","id":)");

@@ -5,12 +5,16 @@
 //   kTextDelta     -> content_block_start (text) when no text block is open, content_block_delta
 //   kToolCallStart -> content_block_stop of the open block, content_block_start (tool_use)
 //   kToolArgsDelta -> content_block_delta (input_json_delta) of the open tool_use block
+//   kReasoningDelta, kReasoningSignature
+//                  -> content_block_start (thinking, empty signature) when no thinking block is
+//                     open, content_block_delta (thinking_delta / signature_delta)
+//   kRedactedReasoning -> a redacted_thinking block (start with its data, stop)
 //   kFinish, kUsage-> remembered; the open block is closed on kFinish
 //   kEnd           -> content_block_stop if open, message_delta (stop_reason, usage), message_stop
 //   kError         -> an `error` event
 //
 // message_delta waits for kEnd because OpenAI reports usage after the finish reason. Block
-// indexes count text and tool_use blocks in order. Arguments for a tool call other than the
+// indexes count every block in order. Arguments for a tool call other than the
 // open one cannot be expressed (an Anthropic block cannot be reopened) and end the stream with
 // an error event. State: the open block and a few counters.
 #pragma once
@@ -24,7 +28,7 @@ class AnthropicStreamEncoder final : public StreamEncoder {
   void OnEvent(const StreamEvent& event) override;
 
  private:
-  enum class Block : uint8_t { kNone, kText, kTool };
+  enum class Block : uint8_t { kNone, kText, kTool, kThinking, kRedacted };
 
   void StartMessage(const StreamEvent& event);
   void OpenBlock(Block block, const StreamEvent& event);

@@ -63,8 +63,10 @@ Status ReadContent(const json::value* content, Response& response) {
   for (const json::value& block : content->as_array()) {
     if (!block.is_object()) return Bad("The upstream answer has a malformed content block.");
     const std::string type = StringOr(block.as_object(), "type");
-    // A reasoning model's thinking is not part of the answer (README.md).
-    if (type == "thinking") continue;
+    if (type == "thinking") {  // a reasoning model's thinking (README.md)
+      response.reasoning += StringOr(block.as_object(), "thinking");
+      continue;
+    }
     if (type != "text") {
       return Bad("The upstream answered with a '" + type +
                  "' content block, which the client's API cannot express.");

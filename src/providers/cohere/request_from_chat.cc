@@ -2,6 +2,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "providers/cohere/requests.h"
+#include "providers/reasoning.h"
 #include "providers/scratch_json.h"
 
 namespace turnpike::providers::cohere {
@@ -31,7 +32,8 @@ constexpr std::string_view kHandled[] = {"model",
                                          "response_format",
                                          "logprobs",
                                          "stream_options",
-                                         "user"};
+                                         "user",
+                                         "reasoning_effort"};
 
 // Sampling fields that pass under the same name, or under Cohere's (top_p -> p).
 struct Renamed {
@@ -55,7 +57,7 @@ class Translation {
     }
     out_["model"] = options.upstream_model;
     for (auto step : {&Translation::Messages, &Translation::Limits, &Translation::Sampling,
-                      &Translation::Tools, &Translation::Format}) {
+                      &Translation::Tools, &Translation::Format, &Translation::Thinking}) {
       if (Status s = (this->*step)(); !s.ok()) return s.error();
     }
     if (const json::value* stream = chat_.if_contains("stream"); stream && !stream->is_null()) {
@@ -80,6 +82,21 @@ class Translation {
         });
     if (!read.ok()) return read;
     out_["messages"] = std::move(converted);
+    return Ok{};
+  }
+
+  // reasoning_effort -> thinking {type: enabled, token_budget} by the table of reasoning.h;
+  // "none" -> {type: disabled} (Cohere's reasoning models think by default).
+  Status Thinking() {
+    Result<std::optional<reasoning::Effort>> effort = reasoning::ReadEffort(chat_);
+    if (!effort.ok()) return effort.error();
+    if (!effort->has_value()) return Ok{};
+    if (**effort == reasoning::Effort::kNone) {
+      out_["thinking"] = json::object({{"type", "disabled"}}, sp_);
+      return Ok{};
+    }
+    out_["thinking"] =
+        json::object({{"type", "enabled"}, {"token_budget", reasoning::BudgetFor(**effort)}}, sp_);
     return Ok{};
   }
 

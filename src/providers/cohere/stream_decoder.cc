@@ -15,6 +15,7 @@ struct Fields {
   std::string_view type;
   std::string_view id;                        // message-start
   std::string_view text;                      // delta.message.content.text
+  std::string_view thinking;                  // delta.message.content.thinking
   std::string_view call_id, name, arguments;  // delta.message.tool_calls
   bool has_call = false;
   std::string_view finish_reason;  // message-end
@@ -82,7 +83,9 @@ error_code ReadMessage(od::value value, Fields& f) {
   return ForEachObjectMember(value, [&](od::raw_json_string key, od::value v) -> error_code {
     if (key == "content") {
       return ForEachObjectMember(v, [&](od::raw_json_string k, od::value m) -> error_code {
-        return k == "text" ? ReadEscaped(m, f.text) : SUCCESS;
+        if (k == "text") return ReadEscaped(m, f.text);
+        if (k == "thinking") return ReadEscaped(m, f.thinking);
+        return SUCCESS;
       });
     }
     if (key == "tool_calls") return ReadToolCall(v, f);
@@ -157,7 +160,13 @@ Status CohereStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
     return Bad("The upstream sent " + std::string(type) + " before message-start.");
   }
   if (type == "content-start" || type == "content-delta") {
-    if (f.text.empty()) return Ok{};  // an empty start, or a reasoning model's thinking
+    if (!f.thinking.empty()) {  // a reasoning model's thinking content
+      out.kind = EventKind::kReasoningDelta;
+      out.text = f.thinking;
+      sink.OnEvent(out);
+      out = StreamEvent{};
+    }
+    if (f.text.empty()) return Ok{};  // an empty start, or thinking only
     out.kind = EventKind::kTextDelta;
     out.text = f.text;
     sink.OnEvent(out);

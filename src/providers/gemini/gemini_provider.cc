@@ -49,6 +49,7 @@ TokenUsage ReadUsage(const json::object& u) {
   if (candidates >= 0 || thoughts >= 0) {
     usage.completion_tokens = std::max<int64_t>(candidates, 0) + std::max<int64_t>(thoughts, 0);
   }
+  usage.reasoning_tokens = thoughts;
   return usage;
 }
 
@@ -62,7 +63,11 @@ Status ReadParts(const json::value& content, Response& response) {
     if (!value.is_object()) return Bad("The upstream answer has a malformed content part.");
     const json::object& part = value.as_object();
     if (const json::value* thought = part.if_contains("thought"); thought && *thought == true) {
-      continue;  // a thought summary is reasoning, not the answer
+      // A thought summary is reasoning, not the answer.
+      if (const json::value* text = part.if_contains("text"); text && text->is_string()) {
+        response.reasoning += text->as_string();
+      }
+      continue;
     }
     if (const json::value* text = part.if_contains("text"); text && text->is_string()) {
       response.text += text->as_string();

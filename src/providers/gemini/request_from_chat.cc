@@ -6,6 +6,7 @@
 
 #include "providers/gemini/requests.h"
 #include "providers/gemini/thought_signature.h"
+#include "providers/reasoning.h"
 #include "providers/request_fields.h"
 #include "providers/scratch_json.h"
 
@@ -38,6 +39,7 @@ constexpr std::string_view kHandled[] = {
     "presence_penalty",
     "frequency_penalty",
     "seed",
+    "reasoning_effort",
 };
 
 // OpenAI input_audio formats and the MIME types Gemini documents for them.
@@ -171,6 +173,7 @@ class Translation {
     json::object config(sp_);
     if (Status s = Generation(config); !s.ok()) return s.error();
     if (Status s = ResponseFormat(config); !s.ok()) return s.error();
+    if (Status s = Thinking(config); !s.ok()) return s.error();
     if (!config.empty()) out["generationConfig"] = std::move(config);
     return out;
   }
@@ -359,6 +362,20 @@ class Translation {
       return Unsupported("tool_choice");
     }
     out["toolConfig"] = json::object({{"functionCallingConfig", std::move(config)}}, sp_);
+    return Ok{};
+  }
+
+  // reasoning_effort -> thinkingConfig: the budget of reasoning.h's table, thoughts included
+  // (so the client sees the reasoning); "none" turns thinking off (budget 0; Gemini 2.5 Pro
+  // cannot, and says so with a 400).
+  Status Thinking(json::object& config) {
+    Result<std::optional<reasoning::Effort>> effort = reasoning::ReadEffort(chat_);
+    if (!effort.ok()) return effort.error();
+    if (!effort->has_value()) return Ok{};
+    const int64_t budget = reasoning::BudgetFor(**effort);
+    json::object thinking({{"thinkingBudget", budget}}, sp_);
+    if (budget > 0) thinking["includeThoughts"] = true;
+    config["thinkingConfig"] = std::move(thinking);
     return Ok{};
   }
 

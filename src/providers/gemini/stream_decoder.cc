@@ -89,8 +89,8 @@ struct Reader {
     if (part.call && !part.signature.empty() && !IsSignature(part.signature)) {
       chunk.bad_signature = true;
     }
-    // A thought summary is reasoning, not the answer: it is skipped whatever it carries; so is
-    // a part that carries only a signature (a function call's is kept, another's is not).
+    // A thought summary is reasoning (kReasoningDelta), not the answer; a part that carries
+    // only a signature is skipped (a function call's is kept, another's is not).
     const bool signature_only = !known && !part.signature.empty();
     if (!known && !part.thought && !signature_only) chunk.unknown_part = true;
     if (known || part.thought) parts.push_back(part);
@@ -214,6 +214,7 @@ Status GeminiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
       usage_.completion_tokens =
           std::max<int64_t>(chunk.candidates, 0) + std::max<int64_t>(chunk.thoughts, 0);
     }
+    if (chunk.thoughts >= 0) usage_.reasoning_tokens = chunk.thoughts;
   }
   if (!started_) {
     started_ = true;
@@ -225,7 +226,14 @@ Status GeminiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
     sink.OnEvent(out);
   }
   for (const Part& part : parts_) {
-    if (part.thought) continue;
+    if (part.thought) {
+      if (part.text.empty() || part.call) continue;
+      StreamEvent thought;
+      thought.kind = EventKind::kReasoningDelta;
+      thought.text = part.text;
+      sink.OnEvent(thought);
+      continue;
+    }
     if (!part.call) {
       if (part.text.empty()) continue;
       StreamEvent text;

@@ -93,6 +93,7 @@ Result<Response> OllamaProvider::ParseResponse(std::string_view body) const {
   AppendAnswerId(response.id, created_at);
   response.model = StringOr(answer, "model");
   response.text = StringOr(message->as_object(), "content");
+  response.reasoning = StringOr(message->as_object(), "thinking");
   if (const json::value* calls = message->as_object().if_contains("tool_calls");
       calls && !calls->is_null()) {
     if (!calls->is_array()) return Bad("The upstream answer has malformed tool calls.");

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "providers/ollama/requests.h"
+#include "providers/reasoning.h"
 #include "providers/request_fields.h"
 #include "providers/scratch_json.h"
 
@@ -36,6 +37,7 @@ constexpr std::string_view kHandled[] = {
     "tool_choice",
     "parallel_tool_calls",
     "n",
+    "reasoning_effort",
 };
 
 using request::At;
@@ -120,6 +122,11 @@ class Translation {
       stream = chat_.at("stream").as_bool();
     }
     out["stream"] = stream;
+    // Ollama's `think` is a boolean for every thinking model (only some, such as gpt-oss, also
+    // take a level), so any effort but "none" is `true`.
+    Result<std::optional<reasoning::Effort>> effort = reasoning::ReadEffort(chat_);
+    if (!effort.ok()) return effort.error();
+    if (effort->has_value()) out["think"] = **effort != reasoning::Effort::kNone;
     return out;
   }
 

@@ -107,8 +107,19 @@ Status OllamaStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
       sink.OnEvent(out);
       return SUCCESS;
     }
+    if (key == "thinking") {
+      std::string_view text;
+      if (auto e = ReadEscaped(v, text)) return e;
+      if (text.empty()) return SUCCESS;
+      start();
+      out = StreamEvent{};
+      out.kind = EventKind::kReasoningDelta;
+      out.text = text;
+      sink.OnEvent(out);
+      return SUCCESS;
+    }
     if (key == "tool_calls") return ForEachElement(v, on_call);
-    return SUCCESS;  // role, thinking, images
+    return SUCCESS;  // role, images
   };
   error_code e = SUCCESS;
   for (auto field : root) {

@@ -5,6 +5,7 @@
 #include <boost/json/serializer.hpp>
 
 #include "providers/openai/stream_codec.h"
+#include "providers/reasoning.h"
 #include "providers/scratch_json.h"
 
 namespace turnpike::providers::openai {
@@ -83,6 +84,49 @@ void AppendStreamOptions(JsonAppender& w, const json::value* options) {
   w.Raw("}");
 }
 
+// Reasoning of earlier turns is not sent to OpenAI-compatible upstreams: DeepSeek answers 400
+// to an input message with reasoning_content, and the chat templates of vLLM and llama.cpp
+// drop it. The gateway's signature fields belong to other dialects (reasoning.h).
+bool DroppedMessageField(std::string_view key) {
+  return key == reasoning::kContent || reasoning::IsGatewayMessageField(key);
+}
+
+bool NeedsFiltering(const json::value& messages) {
+  if (!messages.is_array()) return false;
+  for (const json::value& message : messages.as_array()) {
+    if (!message.is_object()) continue;
+    for (const json::key_value_pair& member : message.as_object()) {
+      if (DroppedMessageField(member.key())) return true;
+    }
+  }
+  return false;
+}
+
+void AppendMessages(JsonAppender& w, const json::array& messages) {
+  w.Key("messages");
+  w.Raw("[");
+  bool first_message = true;
+  for (const json::value& message : messages) {
+    if (!first_message) w.Raw(",");
+    first_message = false;
+    if (!message.is_object()) {
+      w.Value(message);
+      continue;
+    }
+    w.Raw("{");
+    bool first = true;
+    for (const json::key_value_pair& member : message.as_object()) {
+      if (DroppedMessageField(member.key())) continue;
+      if (!first) w.Raw(",");
+      first = false;
+      w.Key(member.key());
+      w.Value(member.value());
+    }
+    w.Raw("}");
+  }
+  w.Raw("]");
+}
+
 }  // namespace
 
 Error ParseErrorEnvelope(int status, std::string_view body) {
@@ -134,6 +178,8 @@ Result<std::string> OpenAiProvider::BuildRequest(const json::object& chat,
     } else if (member.key() == "stream_options" && streaming) {
       AppendStreamOptions(w, &member.value());
       wrote_options = true;
+    } else if (member.key() == "messages" && NeedsFiltering(member.value())) {
+      AppendMessages(w, member.value().as_array());
     } else {
       w.Key(member.key());
       w.Value(member.value());
@@ -184,6 +230,8 @@ Result<Response> OpenAiProvider::ParseResponse(std::string_view body) const {
   const json::object& m = message->as_object();
   response.text = StringOr(m, "content");
   if (response.text.empty()) response.text = StringOr(m, "refusal");
+  response.reasoning = StringOr(m, reasoning::kContent);
+  if (response.reasoning.empty()) response.reasoning = StringOr(m, "reasoning");
   if (const json::value* calls = m.if_contains("tool_calls"); calls && calls->is_array()) {
     for (const json::value& call : calls->as_array()) {
       if (!call.is_object()) return Bad("The upstream answer has a malformed tool call.");
@@ -203,6 +251,10 @@ Result<Response> OpenAiProvider::ParseResponse(std::string_view body) const {
     if (const json::value* details = u.if_contains("prompt_tokens_details");
         details && details->is_object()) {
       response.usage.cached_tokens = Count(details->as_object(), "cached_tokens");
+    }
+    if (const json::value* details = u.if_contains("completion_tokens_details");
+        details && details->is_object()) {
+      response.usage.reasoning_tokens = Count(details->as_object(), "reasoning_tokens");
     }
   }
   return response;
@@ -238,6 +290,7 @@ std::string OpenAiProvider::RenderResponse(const Response& response, int64_t cre
   } else {
     message["content"] = response.text;
   }
+  if (!response.reasoning.empty()) message[reasoning::kContent] = response.reasoning;
   if (!response.tool_calls.empty()) {
     json::array calls(sp);
     for (const ToolCall& call : response.tool_calls) {
@@ -260,6 +313,10 @@ std::string OpenAiProvider::RenderResponse(const Response& response, int64_t cre
        {"prompt_tokens_details",
         json::object({{"cached_tokens", std::max<int64_t>(u.cached_tokens, 0)}}, sp)}},
       sp);
+  if (u.reasoning_tokens >= 0) {
+    usage["completion_tokens_details"] =
+        json::object({{"reasoning_tokens", u.reasoning_tokens}}, sp);
+  }
   json::object choice({{"index", 0},
                        {"message", std::move(message)},
                        {"logprobs", nullptr},

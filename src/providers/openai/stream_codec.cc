@@ -90,6 +90,11 @@ Status OpenAiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
     return ForEachMember(v, [&](od::raw_json_string k, od::value m) -> error_code {
       if (k == "prompt_tokens") return ReadInt(m, c.usage.prompt_tokens);
       if (k == "completion_tokens") return ReadInt(m, c.usage.completion_tokens);
+      if (k == "completion_tokens_details") {
+        return ForEachMember(m, [&](od::raw_json_string d, od::value n) -> error_code {
+          return d == "reasoning_tokens" ? ReadInt(n, c.usage.reasoning_tokens) : SUCCESS;
+        });
+      }
       if (k != "prompt_tokens_details") return SUCCESS;
       return ForEachMember(m, [&](od::raw_json_string d, od::value n) -> error_code {
         return d == "cached_tokens" ? ReadInt(n, c.usage.cached_tokens) : SUCCESS;
@@ -123,6 +128,7 @@ Status OpenAiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
       return ForEachMember(m, [&](od::raw_json_string d, od::value t) -> error_code {
         if (d == "content") return ReadEscaped(t, c.content);
         if (d == "refusal") return ReadEscaped(t, c.refusal);
+        if (d == "reasoning_content" || d == "reasoning") return ReadEscaped(t, c.reasoning);
         if (d == "tool_calls") return ForEachElement(t, read_tool);
         return SUCCESS;
       });
@@ -168,6 +174,12 @@ Status OpenAiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
     out.id = c.id;
     out.model = c.model;
     sink.OnEvent(out);
+  }
+  if (!c.reasoning.empty()) {
+    StreamEvent delta;
+    delta.kind = EventKind::kReasoningDelta;
+    delta.text = c.reasoning;
+    sink.OnEvent(delta);
   }
   for (std::string_view text : {c.content, c.refusal}) {
     if (text.empty()) continue;
@@ -263,6 +275,13 @@ void OpenAiStreamEncoder::OnEvent(const StreamEvent& event) {
       o.push_back('}');
       CloseChunk(FinishReason::kNone);
       break;
+    case EventKind::kReasoningDelta:
+      OpenChunk();
+      o.append(R"({"reasoning_content":)");
+      AppendQuotedEscaped(o, event.text);
+      o.push_back('}');
+      CloseChunk(FinishReason::kNone);
+      break;
     case EventKind::kToolCallStart:
       OpenChunk();
       o.append(R"({"tool_calls":[{"index":)");
@@ -305,7 +324,13 @@ void OpenAiStreamEncoder::OnEvent(const StreamEvent& event) {
         AppendInt(o, prompt + completion);
         o.append(R"(,"prompt_tokens_details":{"cached_tokens":)");
         AppendInt(o, std::max<int64_t>(usage_.cached_tokens, 0));
-        o.append("}}}\n\n");
+        o.push_back('}');
+        if (usage_.reasoning_tokens >= 0) {
+          o.append(R"(,"completion_tokens_details":{"reasoning_tokens":)");
+          AppendInt(o, usage_.reasoning_tokens);
+          o.push_back('}');
+        }
+        o.append("}}\n\n");
       }
       o.append("data: [DONE]\n\n");
       break;

@@ -5,14 +5,18 @@
 // kTextDelta; a tool_calls entry with an id or a name gives kToolCallStart and any argument
 // text gives kToolArgsDelta, with the entry's own `index`; finish_reason gives kFinish; a
 // `usage` object gives kUsage (prompt_tokens_details.cached_tokens as cached); [DONE] gives
-// kEnd. A refusal delta is passed on as text. Only choice 0 can be carried (n > 1 is refused
-// when the request is translated); another choice is an error.
+// kEnd. A refusal delta is passed on as text. delta.reasoning_content (DeepSeek, llama.cpp,
+// older vLLM) or delta.reasoning (newer vLLM) gives kReasoningDelta, and
+// completion_tokens_details.reasoning_tokens the usage's reasoning count. Only choice 0 can be
+// carried (n > 1 is refused when the request is translated); another choice is an error.
 //
 // OpenAiStreamEncoder (client role): renders chunks the way OpenAI sends them: the first
 // carries the assistant role and empty content, a tool call's first delta carries its index,
 // id, type and function name, later ones only index and argument text; the finish chunk has
 // an empty delta; with include_usage every chunk carries "usage":null and a usage-only chunk
-// (empty choices, prompt_tokens_details.cached_tokens) precedes `data: [DONE]`. The parts
+// (empty choices, prompt_tokens_details.cached_tokens) precedes `data: [DONE]`. Reasoning is
+// rendered as delta.reasoning_content chunks; signatures and redacted reasoning have no place
+// in a chat chunk and are dropped (README.md). The parts
 // every chunk repeats are rendered once per stream.
 //
 // Thread safety: none; one per stream. Memory: the decoder keeps its parser and a vector of
@@ -37,7 +41,7 @@ class OpenAiStreamDecoder final : public StreamDecoder {
     std::string_view id, name, arguments;
   };
   struct Chunk {
-    std::string_view id, model, content, refusal, finish_reason;
+    std::string_view id, model, content, refusal, reasoning, finish_reason;
     bool is_error = false, has_usage = false, other_choice = false;
     std::string_view error_type, error_message, error_param;  // error_message unescaped
     TokenUsage usage;

@@ -33,12 +33,26 @@ void AppendItem(std::string& out, const OutputItem& item, std::string_view statu
     out.push_back('}');
     return;
   }
+  if (item.is_reasoning) {
+    out.append(R"(,"type":"reasoning","status":")");
+    out.append(status);
+    out.append(R"(","summary":[)");
+    if (status != "in_progress") AppendSummaryPart(out, item.text);
+    out.append("]}");
+    return;
+  }
   out.append(R"(,"type":"message","status":")");
   out.append(status);
   out.append(R"(","role":"assistant","content":[)");
   // An item that has just been added has no part yet; a finished one has its one text part.
   if (status != "in_progress") AppendTextPart(out, item.text);
   out.append("]}");
+}
+
+void AppendSummaryPart(std::string& out, std::string_view escaped_text) {
+  out.append(R"({"type":"summary_text","text":)");
+  AppendQuotedEscaped(out, escaped_text);
+  out.push_back('}');
 }
 
 std::string_view ErrorCodeFor(const Error& error) {
@@ -72,7 +86,9 @@ void AppendUsage(std::string& out, const TokenUsage& usage) {
   AppendInt(out, std::max<int64_t>(usage.cached_tokens, 0));
   out.append(R"(},"output_tokens":)");
   AppendInt(out, output);
-  out.append(R"(,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":)");
+  out.append(R"(,"output_tokens_details":{"reasoning_tokens":)");
+  AppendInt(out, std::max<int64_t>(usage.reasoning_tokens, 0));
+  out.append(R"(},"total_tokens":)");
   AppendInt(out, input + output);
   out.push_back('}');
 }
@@ -113,7 +129,8 @@ void AppendResponse(std::string& out, const ResponseHead& head, ResponseStatus s
                                                                                : "incomplete";
   for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out.push_back(',');
-    AppendItem(out, items[i], items[i].is_call ? "completed" : item_status);
+    const bool whole = items[i].is_call || items[i].is_reasoning;  // never cut: completed
+    AppendItem(out, items[i], whole ? "completed" : item_status);
   }
   out.append("],");
   out.append(head.echo);

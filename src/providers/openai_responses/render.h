@@ -4,7 +4,7 @@
 //
 // Ids: the gateway stores nothing, so ids are derived from the upstream's: the response is
 // "resp_<upstream id>", its message item "msg_<upstream id>", a function call item
-// "fc_<call id>".
+// "fc_<call id>", a reasoning item "rs_<upstream id>".
 //
 // Stateless functions; thread-safe.
 #pragma once
@@ -19,13 +19,15 @@
 
 namespace turnpike::providers::openai_responses {
 
-// One output item: an assistant message (one output_text part) or a function call.
+// One output item: an assistant message (one output_text part), a function call, or a
+// reasoning item (one summary_text part: the reasoning text the upstream streamed).
 struct OutputItem {
   bool is_call = false;
+  bool is_reasoning = false;
   std::string id;       // escaped
   std::string call_id;  // escaped; calls
   std::string name;     // escaped; calls
-  std::string text;     // escaped: the message's text, or the call's arguments
+  std::string text;     // escaped: the message's text, the call's arguments, the summary
 };
 
 enum class ResponseStatus : uint8_t { kInProgress, kCompleted, kIncomplete, kFailed };
@@ -41,12 +43,15 @@ struct ResponseHead {
 // The status a finished answer gets: incomplete for length and content filter.
 ResponseStatus StatusFor(FinishReason finish);
 
-// {"id":..,"type":"message",..} or {"id":..,"type":"function_call",..}; `status` is the
-// item's ("in_progress", "completed", "incomplete").
+// {"id":..,"type":"message",..}, {"id":..,"type":"function_call",..} or
+// {"id":..,"type":"reasoning","summary":[..]}; `status` is the item's ("in_progress",
+// "completed", "incomplete"). A reasoning item just added has no summary part yet.
 void AppendItem(std::string& out, const OutputItem& item, std::string_view status);
 
 // The message's one content part: {"type":"output_text","annotations":[],"logprobs":[],"text":..}.
 void AppendTextPart(std::string& out, std::string_view escaped_text);
+// A reasoning item's one summary part: {"type":"summary_text","text":..}.
+void AppendSummaryPart(std::string& out, std::string_view escaped_text);
 
 // The whole response object. `items` are rendered with the status that `status` implies;
 // `usage` null renders "usage":null; `finish` chooses incomplete_details; `error` (kFailed)

@@ -71,6 +71,13 @@ std::string ResponsesProvider::RenderWholeResponse(const Response& response,
   const std::string model = Escaped(response.model);
   const std::string echo = EchoFields(options.client_body);
   std::vector<OutputItem> items;
+  if (!response.reasoning.empty()) {
+    OutputItem reasoning;
+    reasoning.is_reasoning = true;
+    reasoning.id = "rs_" + Escaped(response.id);
+    reasoning.text = Escaped(response.reasoning);
+    items.push_back(std::move(reasoning));
+  }
   if (!response.text.empty()) {
     OutputItem message;
     message.id = "msg_" + Escaped(response.id);

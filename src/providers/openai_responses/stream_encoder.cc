@@ -5,6 +5,9 @@
 #include "providers/openai_responses/request.h"
 
 namespace turnpike::providers::openai_responses {
+namespace {
+constexpr std::string_view kResponseIdPrefix = "resp_";
+}  // namespace
 
 ResponsesStreamEncoder::ResponsesStreamEncoder(const EncoderOptions& options)
     : created_(options.created), echo_(EchoFields(options.client_body)) {}
@@ -43,7 +46,7 @@ void ResponsesStreamEncoder::Snapshot(std::string_view type, ResponseStatus stat
 
 void ResponsesStreamEncoder::Start(const StreamEvent& event) {
   started_ = true;
-  id_.assign("resp_").append(event.id);
+  id_.assign(kResponseIdPrefix).append(event.id);
   message_id_.assign("msg_").append(event.id);
   model_.assign(event.model);
   if (event.usage.present()) usage_ = event.usage;
@@ -64,6 +67,14 @@ void ResponsesStreamEncoder::OpenItem(OutputItem item) {
   AppendItem(o, added, "in_progress");
   CloseEvent();
   if (added.is_call) return;
+  if (added.is_reasoning) {
+    OpenEvent("response.reasoning_summary_part.added");
+    AppendItemRef(open_);
+    o.append(R"(,"summary_index":0,"part":)");
+    AppendSummaryPart(o, "");
+    CloseEvent();
+    return;
+  }
   OpenEvent("response.content_part.added");
   AppendItemRef(open_);
   o.append(R"(,"content_index":0,"part":)");
@@ -78,10 +89,22 @@ void ResponsesStreamEncoder::CloseItem() {
   open_tool_ = -1;
   const OutputItem& item = items_[index];
   std::string& o = out();
-  const std::string_view status = !item.is_call && StatusFor(finish_) == ResponseStatus::kIncomplete
-                                      ? "incomplete"
-                                      : "completed";
-  if (item.is_call) {
+  const std::string_view status =
+      !item.is_call && !item.is_reasoning && StatusFor(finish_) == ResponseStatus::kIncomplete
+          ? "incomplete"
+          : "completed";
+  if (item.is_reasoning) {
+    OpenEvent("response.reasoning_summary_text.done");
+    AppendItemRef(index);
+    o.append(R"(,"summary_index":0,"text":)");
+    AppendQuotedEscaped(o, item.text);
+    CloseEvent();
+    OpenEvent("response.reasoning_summary_part.done");
+    AppendItemRef(index);
+    o.append(R"(,"summary_index":0,"part":)");
+    AppendSummaryPart(o, item.text);
+    CloseEvent();
+  } else if (item.is_call) {
     OpenEvent("response.function_call_arguments.done");
     AppendItemRef(index);
     o.append(R"(,"name":)");
@@ -142,8 +165,26 @@ void ResponsesStreamEncoder::OnEvent(const StreamEvent& event) {
   }
   std::string& o = out();
   switch (event.kind) {
+    case EventKind::kReasoningDelta: {
+      if (open_ < 0 || !items_[open_].is_reasoning) {
+        OutputItem reasoning;
+        reasoning.is_reasoning = true;
+        reasoning.id.assign("rs_").append(id_.substr(kResponseIdPrefix.size()));
+        // A second reasoning item (after a tool call) needs an id of its own.
+        if (reasonings_ > 0) reasoning.id.append("_").append(std::to_string(reasonings_));
+        ++reasonings_;
+        OpenItem(std::move(reasoning));
+      }
+      items_[open_].text.append(event.text);
+      OpenEvent("response.reasoning_summary_text.delta");
+      AppendItemRef(open_);
+      o.append(R"(,"summary_index":0,"delta":)");
+      AppendQuotedEscaped(o, event.text);
+      CloseEvent();
+      break;
+    }
     case EventKind::kTextDelta: {
-      if (open_ < 0 || items_[open_].is_call) {
+      if (open_ < 0 || items_[open_].is_call || items_[open_].is_reasoning) {
         OutputItem message;
         message.id = message_id_;
         // A second message (text after a tool call) needs an id of its own.

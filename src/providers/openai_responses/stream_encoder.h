@@ -7,6 +7,12 @@
 //                     then response.output_text.delta
 //   kToolCallStart -> the open item's done events, response.output_item.added (function_call)
 //   kToolArgsDelta -> response.function_call_arguments.delta of the open call
+//   kReasoningDelta-> when no reasoning item is open: the open item's done events, then
+//                     response.output_item.added (reasoning) and
+//                     response.reasoning_summary_part.added; then
+//                     response.reasoning_summary_text.delta (the reasoning text is rendered
+//                     as the item's one summary part; its done events mirror the message's)
+//   kReasoningSignature, kRedactedReasoning -> dropped (encrypted_content: not implemented)
 //   kFinish        -> the open item's done events (output_text.done, content_part.done,
 //                     output_item.done; or function_call_arguments.done, output_item.done)
 //   kUsage         -> remembered
@@ -61,7 +67,8 @@ class ResponsesStreamEncoder final : public StreamEncoder {
   int64_t open_ = -1;       // index in items_ of the open item, -1 when none
   int32_t open_tool_ = -1;  // tool_index of the open call
   int64_t sequence_ = 0;
-  int32_t messages_ = 0;  // message items opened so far (the second gets a suffix)
+  int32_t messages_ = 0;    // message items opened so far (the second gets a suffix)
+  int32_t reasonings_ = 0;  // reasoning items opened so far (likewise)
   FinishReason finish_ = FinishReason::kNone;
   TokenUsage usage_;
   bool started_ = false;

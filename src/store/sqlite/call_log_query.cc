@@ -32,6 +32,7 @@ CallRow ReadCallRow(const Statement& q) {
   c.request_body = q.Text(19);
   c.dropped_rows = q.Int(20);
   c.cache_creation_tokens = q.Int(21);
+  c.reasoning_tokens = q.Int(22);
   return row;
 }
 
@@ -48,7 +49,7 @@ Result<std::vector<CallRow>> CallLog::QueryCalls(const CallQuery& query) {
       "SELECT c.id, c.time_ms, c.request_id, r.tenant_id, r.key_id, r.model, r.deployment, "
       "c.status, c.error, c.prompt_tokens, c.completion_tokens, c.cached_tokens, c.cost_micros, "
       "c.estimated, c.unpriced, c.ttft_us, c.total_us, c.overhead_us, r.month, c.request_body, "
-      "c.dropped_rows, c.cache_creation_tokens "
+      "c.dropped_rows, c.cache_creation_tokens, c.reasoning_tokens "
       "FROM call_log_rows c CROSS JOIN call_routes r "
       "WHERE r.id = c.route_id";
   // Filters in a fixed order, bound in the same order below.

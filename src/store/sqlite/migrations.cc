@@ -11,7 +11,7 @@ namespace turnpike::store::sqlite {
 namespace {
 
 // Each entry is one schema version; never edit a released one, append a new one.
-constexpr std::array<std::string_view, 3> kMigrations = {
+constexpr std::array<std::string_view, 4> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -168,6 +168,18 @@ CREATE VIEW call_log AS
          c.error, c.prompt_tokens, c.completion_tokens, c.cached_tokens, c.cost_micros,
          c.estimated, c.unpriced, c.ttft_us, c.total_us, c.overhead_us, r.month,
          c.request_body, c.dropped_rows, c.cache_creation_tokens
+  FROM call_log_rows c JOIN call_routes r ON r.id = c.route_id;
+)sql",
+    // 4: the completion tokens a reasoning model spent thinking (part of completion_tokens,
+    // priced with them), in their own column; 0 where none were reported.
+    R"sql(
+ALTER TABLE call_log_rows ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+DROP VIEW call_log;
+CREATE VIEW call_log AS
+  SELECT c.id, c.time_ms, c.request_id, r.tenant_id, r.key_id, r.model, r.deployment, c.status,
+         c.error, c.prompt_tokens, c.completion_tokens, c.cached_tokens, c.cost_micros,
+         c.estimated, c.unpriced, c.ttft_us, c.total_us, c.overhead_us, r.month,
+         c.request_body, c.dropped_rows, c.cache_creation_tokens, c.reasoning_tokens
   FROM call_log_rows c JOIN call_routes r ON r.id = c.route_id;
 )sql"};
 

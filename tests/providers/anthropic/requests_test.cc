@@ -120,10 +120,13 @@ INSTANTIATE_TEST_SUITE_P(
     OpenAi, MessagesRefusalTest,
     ::testing::Values(
         Refusal{"top_k", R"({"model":"m",)" + kAnthropicUser + R"(,"top_k":3})", "top_k"},
-        Refusal{"thinking",
+        Refusal{"thinking_adaptive",
+                R"({"model":"m",)" + kAnthropicUser + R"(,"thinking":{"type":"adaptive"}})",
+                "thinking.type"},
+        Refusal{"thinking_budget",
                 R"({"model":"m",)" + kAnthropicUser +
-                    R"(,"thinking":{"type":"enabled","budget_tokens":1024}})",
-                "thinking"},
+                    R"(,"thinking":{"type":"enabled","budget_tokens":"many"}})",
+                "thinking.budget_tokens"},
         Refusal{"no_max_tokens", R"({"model":"m","messages":[]})", "max_tokens"},
         Refusal{"server_tool",
                 R"({"model":"m",)" + kAnthropicUser +

@@ -60,13 +60,13 @@ TEST(AnthropicToOpenAi, TruncatedStreamEndsWithAnError) {
   EXPECT_EQ(run.out.find("[DONE]"), std::string::npos);
 }
 
-TEST(AnthropicToOpenAi, ThinkingBlockIsNotDroppedSilently) {
+TEST(AnthropicToOpenAi, ServerToolBlockIsNotDroppedSilently) {
   std::string upstream(kStart);
   upstream += AnthropicEvent(
-      R"({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}})");
+      R"({"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{}}})");
   Outcome run = Translate(kAnthropic, kOpenAi, upstream);
   EXPECT_FALSE(run.ok);
-  EXPECT_NE(run.out.find("'thinking' content block"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("'server_tool_use' content block"), std::string::npos) << run.out;
   EXPECT_EQ(Count(run.out, R"("error")"), 1u) << "one error, then nothing";
 }
 

@@ -50,7 +50,7 @@ std::vector<EventKind> Kinds(const Recorder& sink) {
   return kinds;
 }
 
-TEST(GeminiStreamDecoder, StartsOnceSkipsThoughtsAndEndsAtTheFinishReason) {
+TEST(GeminiStreamDecoder, StartsOnceReadsThoughtsAsReasoningAndEndsAtTheFinishReason) {
   GeminiStreamDecoder decoder;
   Recorder sink;
   ASSERT_TRUE(Feed(decoder, R"({"candidates":[{"content":{"parts":[
@@ -68,19 +68,22 @@ TEST(GeminiStreamDecoder, StartsOnceSkipsThoughtsAndEndsAtTheFinishReason) {
   ASSERT_TRUE(
       Feed(decoder, R"({"candidates":[{"content":{"parts":[{"text":"late"}]}}]})", sink).ok());
   EXPECT_EQ(Kinds(sink),
-            (std::vector<EventKind>{EventKind::kStart, EventKind::kTextDelta, EventKind::kTextDelta,
+            (std::vector<EventKind>{EventKind::kStart, EventKind::kReasoningDelta,
+                                    EventKind::kTextDelta, EventKind::kTextDelta,
                                     EventKind::kFinish, EventKind::kUsage, EventKind::kEnd}));
   EXPECT_EQ(sink.events[0].id, "r1");
   EXPECT_EQ(sink.events[0].model, "gemini-2.5-pro");
-  EXPECT_EQ(sink.events[1].text, "Hi");
-  EXPECT_EQ(sink.events[2].text, R"( \"there\")");  // escaped form, untouched
-  EXPECT_EQ(sink.events[3].finish, FinishReason::kStop);
+  EXPECT_EQ(sink.events[1].text, "thinking...");
+  EXPECT_EQ(sink.events[2].text, "Hi");
+  EXPECT_EQ(sink.events[3].text, R"( \"there\")");  // escaped form, untouched
+  EXPECT_EQ(sink.events[4].finish, FinishReason::kStop);
   const TokenUsage& usage = decoder.usage();
   EXPECT_EQ(usage.prompt_tokens, 13);      // prompt + tool-use prompt
   EXPECT_EQ(usage.completion_tokens, 10);  // candidates + thoughts
   EXPECT_EQ(usage.cached_tokens, 8);
   EXPECT_EQ(usage.cache_creation_tokens, -1);
-  EXPECT_EQ(sink.events[4].usage.completion_tokens, 10);
+  EXPECT_EQ(usage.reasoning_tokens, 6);
+  EXPECT_EQ(sink.events[5].usage.completion_tokens, 10);
 }
 
 TEST(GeminiStreamDecoder, FunctionCallsAreNumberedAcrossChunksWithSynthesizedIds) {

@@ -113,13 +113,14 @@ TEST(OllamaStream, ToolCallsGetStableIndexesAndIdsAndWholeArguments) {
   EXPECT_EQ(Count(run.out, R"("finish_reason":"tool_calls")"), 1u) << run.out;
 }
 
-TEST(OllamaStream, ThinkingIsNotForwarded) {
+TEST(OllamaStream, ThinkingBecomesReasoningContent) {
   const std::string thinking =
       R"({"model":"m","created_at":"t","message":{"role":"assistant","content":"","thinking":"hmm"},"done":false})"
       "\n";
   Outcome run = Translate(thinking + std::string(kText) + std::string(kDone));
   EXPECT_TRUE(run.ok);
-  EXPECT_EQ(Count(run.out, "hmm"), 0u) << run.out;
+  EXPECT_EQ(Count(run.out, R"({"reasoning_content":"hmm"})"), 1u) << run.out;
+  EXPECT_LT(run.out.find("hmm"), run.out.find(R"("content":"Hi")")) << run.out;
   EXPECT_EQ(Count(run.out, R"("content":"Hi")"), 1u) << run.out;
 }
 

@@ -103,6 +103,11 @@ std::vector<std::string> Decode(std::string_view sse, size_t piece, Status* last
         case EventKind::kToolArgsDelta:
           line = "args " + std::to_string(e.tool_index) + " " + std::string(e.text);
           break;
+        case EventKind::kReasoningDelta:
+        case EventKind::kReasoningSignature:
+        case EventKind::kRedactedReasoning:
+          line = "reasoning " + std::string(e.text);
+          break;
         case EventKind::kFinish:
           line = "finish " + std::to_string(static_cast<int>(e.finish));
           break;

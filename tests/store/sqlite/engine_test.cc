@@ -108,10 +108,10 @@ class SqliteEngineTest : public ::testing::Test {
 };
 
 TEST_F(SqliteEngineTest, MigrationsApplyOnceAndRecordTheirVersion) {
-  EXPECT_EQ(store_->SchemaVersion(), 3);
+  EXPECT_EQ(store_->SchemaVersion(), 4);
   store_.reset();
   store_ = Open();  // a second start applies nothing new
-  EXPECT_EQ(store_->SchemaVersion(), 3);
+  EXPECT_EQ(store_->SchemaVersion(), 4);
   EXPECT_LT(counts().value(StoreOp::kMigrate), 10u);  // the new engine's: opening and checking
 }
 
@@ -350,7 +350,7 @@ TEST_F(SqliteEngineTest, MigrationTwoIndexesRowsWrittenBeforeIt) {
     }
   }
   store_ = Open();  // applies migrations 2 and 3
-  EXPECT_EQ(store_->SchemaVersion(), 3);
+  EXPECT_EQ(store_->SchemaVersion(), 4);
   CallQuery q;
   q.tenant_id = "a";
   auto page = store_->call_log().QueryCalls(q);
@@ -389,8 +389,8 @@ TEST_F(SqliteEngineTest, MigrationThreeKeepsEveryColumnOfRowsWrittenBeforeIt) {
                          StoreOp::kAdminWrite)
                     .ok());
   }
-  store_ = Open();  // applies migration 3
-  EXPECT_EQ(store_->SchemaVersion(), 3);
+  store_ = Open();  // applies migrations 3 and 4
+  EXPECT_EQ(store_->SchemaVersion(), 4);
   CallQuery q;
   auto page = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(page.ok());
@@ -425,6 +425,7 @@ TEST_F(SqliteEngineTest, MigrationThreeKeepsEveryColumnOfRowsWrittenBeforeIt) {
   EXPECT_EQ(a.overhead_us, 7);
   EXPECT_EQ(a.request_body, "{}");
   EXPECT_EQ(a.cache_creation_tokens, 8);
+  EXPECT_EQ(a.reasoning_tokens, 0);  // migration 4: rows from before it reported none
   EXPECT_EQ(page->at(0).record.cost_micros, 17);
 
   auto october = store_->call_log().SumCallLog("2026-10");
@@ -533,6 +534,7 @@ TEST_F(SqliteEngineTest, EveryColumnOfEveryRowIsWrittenWhenParametersRepeat) {
     r.completion_tokens = i % 4;
     r.cached_tokens = i % 9 == 0 ? i : 0;
     r.cache_creation_tokens = i % 13 == 0 ? 2 * i : 0;
+    r.reasoning_tokens = i % 4 == 3 ? 2 : 0;  // part of completion_tokens (i % 4)
     r.estimated = i % 6 == 0;
     r.unpriced = i % 8 == 0;
     r.ttft_ms = i % 2 == 0 ? -1 : i / 2.0;
@@ -567,6 +569,7 @@ TEST_F(SqliteEngineTest, EveryColumnOfEveryRowIsWrittenWhenParametersRepeat) {
     EXPECT_EQ(got.completion_tokens, want.completion_tokens);
     EXPECT_EQ(got.cached_tokens, want.cached_tokens);
     EXPECT_EQ(got.cache_creation_tokens, want.cache_creation_tokens);
+    EXPECT_EQ(got.reasoning_tokens, want.reasoning_tokens);
     EXPECT_EQ(got.cost_micros, want.cost_micros);
     EXPECT_EQ(got.estimated, want.estimated);
     EXPECT_EQ(got.unpriced, want.unpriced);

@@ -1,0 +1,61 @@
+// Helpers shared by the fuzz targets (fuzz/ only): feeding bytes through a dialect pair's stream
+// translation, and a request through every upstream dialect's BuildRequest.
+//
+// A target only drives code; libFuzzer, ASan and UBSan find the bugs (a crash, an out-of-bounds
+// read, undefined behaviour). Results are not checked here: every outcome but a crash is fine.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "providers/anthropic/anthropic_provider.h"
+#include "providers/cohere/cohere_provider.h"
+#include "providers/gemini/gemini_provider.h"
+#include "providers/openai/openai_provider.h"
+#include "providers/openai_responses/responses_provider.h"
+#include "providers/translator.h"
+#include "stream/sse_parser.h"
+
+namespace turnpike::fuzz {
+
+inline std::string_view AsText(const uint8_t* data, size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
+
+// The upstream stream `bytes` from `from`, split by the SSE parser, translated for `to`, then
+// ended as the relay ends it.
+inline void TranslateStream(const providers::Provider& from, const providers::Provider& to,
+                            std::string_view bytes) {
+  providers::EncoderOptions options;
+  options.include_usage = true;
+  providers::StreamTranslator translator(from.NewDecoder(), to.NewEncoder(options));
+  stream::SseParser parser;
+  std::string out;
+  Status fed = parser.Feed(bytes, [&](const stream::SseEvent& event) {
+    Status translated = translator.Translate(event, out);
+    (void)translated;
+  });
+  (void)fed;
+  translator.Finish(out);
+}
+
+// The pivot `chat` built for each upstream dialect this harness links.
+inline void BuildForEveryUpstream(const boost::json::object& chat) {
+  static const providers::openai::OpenAiProvider kOpenAi;
+  static const providers::anthropic::AnthropicProvider kAnthropic;
+  static const providers::gemini::GeminiProvider kGemini;
+  providers::UpstreamRequestOptions options;
+  options.upstream_model = "fuzz-model";
+  options.default_max_tokens = 4096;
+  for (const providers::Provider* upstream : {static_cast<const providers::Provider*>(&kOpenAi),
+                                              static_cast<const providers::Provider*>(&kAnthropic),
+                                              static_cast<const providers::Provider*>(&kGemini)}) {
+    Result<std::string> body = upstream->BuildRequest(chat, options);
+    (void)body;
+  }
+}
+
+}  // namespace turnpike::fuzz
