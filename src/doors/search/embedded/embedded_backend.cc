@@ -69,8 +69,8 @@ Awaitable<Status> EmbeddedBackend::Refresh(Scope scope, Deadline deadline) {
 }
 
 Awaitable<Result<std::vector<WriteResult>>> EmbeddedBackend::Write(Scope scope,
-                                                                    std::vector<WriteOp> ops,
-                                                                    Deadline deadline) {
+                                                                   std::vector<WriteOp> ops,
+                                                                   Deadline deadline) {
   auto fn = [n = Own(scope), o = std::move(ops)](Store& s) mutable {
     return s.Write(n.tenant, n.index, std::move(o));
   };

@@ -125,7 +125,7 @@ class EmbeddedBackend : public Backend {
   Awaitable<Status> PutMapping(Scope scope, Mapping mapping, Deadline deadline) override;
   Awaitable<Status> Refresh(Scope scope, Deadline deadline) override;
   Awaitable<Result<std::vector<WriteResult>>> Write(Scope scope, std::vector<WriteOp> ops,
-                                                     Deadline deadline) override;
+                                                    Deadline deadline) override;
   Awaitable<Result<std::optional<StoredDocument>>> Get(Scope scope, std::string id,
                                                        Deadline deadline) override;
   Awaitable<Result<Page>> Search(Scope scope, const SearchRequest& request,
