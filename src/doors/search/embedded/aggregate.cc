@@ -26,8 +26,7 @@ std::vector<AggResult> Index::Aggregate(const std::vector<Aggregation>& aggs,
     result.kind = agg.kind;
     result.type = agg.type;
     const int f = mapping_.IndexOf(agg.field);
-    const std::vector<std::vector<Value>>* column =
-        f < 0 ? nullptr : &columns_[static_cast<size_t>(f)];
+    const Column* column = f < 0 ? nullptr : &columns_[static_cast<size_t>(f)];
     if (agg.kind == Aggregation::Kind::kRange) {
       for (const RangeSpec& range : agg.ranges) {
         Bucket b;

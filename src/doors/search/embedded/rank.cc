@@ -73,7 +73,7 @@ std::vector<int> Index::KeyFields(const SearchRequest& r) const {
 
 const Value* Index::SortValue(const SortKey& key, int f, size_t slot) const {
   if (f < 0) return nullptr;
-  const std::vector<Value>& values = columns_[static_cast<size_t>(f)][slot];
+  const std::span<const Value> values = columns_[static_cast<size_t>(f)][slot];
   if (values.empty()) return nullptr;
   return key.descending ? &*std::max_element(values.begin(), values.end())
                         : &*std::min_element(values.begin(), values.end());
