@@ -6,7 +6,7 @@
 // One request, as a door uses it:
 //
 //   if (mode == Mode::kBypass || !cacheable) { cache.CountBypass(); ...X-Cache: bypass... }
-//   CacheKey key = MakeKey(tenant, index, digester.Of(CanonicalJson(request, options)));
+//   CacheKey key = MakeKey(tenant, index, digester.Of(CanonicalJsonValue(request, options)));
 //   Lookup lookup = co_await cache.Acquire(std::move(key), now_ms);
 //   if (lookup.hit()) { ...answer RestampTook(*lookup.envelope(), took)... X-Cache: hit }
 //   else { ...compute...; if (complete and successful) co_await cache.Fill(lookup, envelope);

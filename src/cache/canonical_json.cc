@@ -109,7 +109,7 @@ bool IsRangeBound(std::string_view key) {
 
 }  // namespace
 
-std::string CanonicalJson(const json::value& value, const CanonicalOptions& options) {
+std::string CanonicalJsonValue(const json::value& value, const CanonicalOptions& options) {
   std::string out;
   if (value.is_object()) {
     AppendObject(out, value.get_object(), &options);
@@ -123,7 +123,7 @@ Result<std::string> CanonicalJson(std::string_view text, const CanonicalOptions&
   boost::system::error_code ec;
   json::value value = json::parse(text, ec);
   if (ec) return Error{ErrorCode::kInvalidRequest, "request body is not valid JSON", ""};
-  return CanonicalJson(value, options);
+  return CanonicalJsonValue(value, options);
 }
 
 bool UsesNowDateMath(const json::value& request) {

@@ -32,7 +32,8 @@ struct CanonicalOptions {
 Result<std::string> CanonicalJson(std::string_view json, const CanonicalOptions& options = {});
 
 // The same for a parsed document.
-std::string CanonicalJson(const boost::json::value& value, const CanonicalOptions& options = {});
+std::string CanonicalJsonValue(const boost::json::value& value,
+                               const CanonicalOptions& options = {});
 
 // True if the request depends on the time it runs: Elasticsearch date math relative to `now`
 // ("now", "now-1d/d", "now+1h") as a string value of a range bound (gt, gte, lt, lte, from,

@@ -47,7 +47,10 @@ size_t SkipValue(std::string_view s, size_t i) {
     }
     return i;
   }
-  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']') ++i;
+  while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n' &&
+         s[i] != '\r' && s[i] != '\t') {
+    ++i;
+  }
   return i;
 }
 

@@ -58,12 +58,21 @@ struct L1Cache::Shard {
   }
 };
 
+namespace {
+
+size_t ShardCount(const L1Options& options) { return std::max<size_t>(options.shards, 1); }
+
+size_t TenantCap(const L1Options& options) {
+  if (options.tenant_max_bytes == 0) return options.max_bytes;
+  return std::min(options.tenant_max_bytes, options.max_bytes);
+}
+
+}  // namespace
+
 L1Cache::L1Cache(L1Options options)
-    : shard_max_bytes_(options.max_bytes / kShards),
-      shard_tenant_max_bytes_((options.tenant_max_bytes == 0
-                                   ? options.max_bytes
-                                   : std::min(options.tenant_max_bytes, options.max_bytes)) /
-                              kShards) {
+    : shard_max_bytes_(options.max_bytes / ShardCount(options)),
+      shard_tenant_max_bytes_(TenantCap(options) / ShardCount(options)) {
+  shards_.resize(ShardCount(options));
   for (auto& shard : shards_) shard = std::make_unique<Shard>();
 }
 
@@ -72,7 +81,7 @@ L1Cache::~L1Cache() = default;
 L1Cache::Shard& L1Cache::ShardFor(std::string_view id) {
   // The map hashes the same id again; the shard choice uses the high bits so the two hashes
   // do not select correlated buckets.
-  return *shards_[(std::hash<std::string_view>{}(id) >> 56) % kShards];
+  return *shards_[(std::hash<std::string_view>{}(id) >> 48) % shards_.size()];
 }
 
 std::shared_ptr<const Envelope> L1Cache::Find(std::string_view id, uint64_t generation,

@@ -1,6 +1,6 @@
 // L1: the in-process cache of envelopes, bounded by bytes overall and per tenant.
 //
-// Layout: kShards independent shards chosen by the key's hash, each a hash map plus an LRU
+// Layout: `shards` independent shards chosen by the key's hash, each a hash map plus an LRU
 // list under its own mutex. A worker holds a shard's mutex only for a map lookup and a list
 // splice (never across I/O or a co_await), so two workers collide only when they touch the
 // same shard at the same instant; bench/cache_bench.cc measures a hit with 1 and 2 threads.
@@ -8,7 +8,7 @@
 // Bounds (DESIGN.md "Every cache: ... hard cap"): `max_bytes` caps the whole cache and
 // `tenant_max_bytes` caps each tenant, so one tenant's traffic can evict only its own entries
 // once it reaches its cap, never everyone's. Both are split evenly over the shards (a shard
-// holds at most max_bytes / kShards, and per tenant tenant_max_bytes / kShards): a tenant
+// holds at most max_bytes / shards, and per tenant tenant_max_bytes / shards): a tenant
 // never holds more than tenant_max_bytes in total, and because keys hash uniformly over the
 // shards it reaches about that before its own entries are evicted. An entry is charged its
 // strings plus a fixed overhead (Envelope::Charge); one larger than a shard's tenant share is
@@ -26,11 +26,11 @@
 // (for /metrics, not the hot path).
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string_view>
+#include <vector>
 
 #include "cache/envelope.h"
 #include "cache/key.h"
@@ -40,6 +40,7 @@ namespace turnpike::cache {
 struct L1Options {
   size_t max_bytes = size_t{64} << 20;
   size_t tenant_max_bytes = size_t{16} << 20;  // 0 = no per-tenant cap beyond max_bytes
+  size_t shards = 16;                          // at least 1
 };
 
 struct L1Stats {
@@ -52,8 +53,6 @@ struct L1Stats {
 
 class L1Cache {
  public:
-  static constexpr size_t kShards = 16;
-
   explicit L1Cache(L1Options options);
   ~L1Cache();
   L1Cache(const L1Cache&) = delete;
@@ -75,7 +74,7 @@ class L1Cache {
 
   const size_t shard_max_bytes_;
   const size_t shard_tenant_max_bytes_;
-  std::array<std::unique_ptr<Shard>, kShards> shards_;
+  std::vector<std::unique_ptr<Shard>> shards_;
 };
 
 }  // namespace turnpike::cache

@@ -52,6 +52,13 @@ size_t SingleFlight::InFlight() const {
   return count;
 }
 
+size_t SingleFlight::Waiters(std::string_view id) const {
+  Shard& shard = ShardFor(id);
+  std::lock_guard lock(shard.mu);
+  auto it = shard.flights.find(id);
+  return it == shard.flights.end() ? 0 : it->second.size();
+}
+
 void SingleFlight::Flight::Complete(std::shared_ptr<const Envelope> result) {
   if (owner_ == nullptr) return;
   std::exchange(owner_, nullptr)->Finish(id_, std::move(result));

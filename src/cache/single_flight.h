@@ -68,8 +68,9 @@ class SingleFlight {
 
   boost::asio::awaitable<Joined> Join(std::string id, std::chrono::milliseconds wait_bound);
 
-  // Flights in progress (tests).
+  // Flights in progress, and the waiters of one (tests).
   size_t InFlight() const;
+  size_t Waiters(std::string_view id) const;
 
   struct Shard;   // single_flight.cc
   struct Waiter;  // single_flight.cc
