@@ -14,15 +14,20 @@ void AppendPrefixed(std::string& out, std::string_view part) {
   out += part;
 }
 
+void AppendDigestHex(std::string& out, const Digest128& digest) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (uint8_t byte : digest) {
+    out.push_back(kHex[byte >> 4]);
+    out.push_back(kHex[byte & 0xf]);
+  }
+}
+
 }  // namespace
 
 std::string DigestHex(const Digest128& digest) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(digest.size() * 2, '0');
-  for (size_t i = 0; i < digest.size(); ++i) {
-    out[2 * i] = kHex[digest[i] >> 4];
-    out[2 * i + 1] = kHex[digest[i] & 0xf];
-  }
+  std::string out;
+  out.reserve(digest.size() * 2);
+  AppendDigestHex(out, digest);
   return out;
 }
 
@@ -42,7 +47,7 @@ CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& 
   key.id.reserve(key.ns_id.size() + 1 + digest.size() * 2);
   key.id = key.ns_id;
   key.id.push_back(':');
-  key.id += DigestHex(digest);
+  AppendDigestHex(key.id, digest);
   // "{<n>:" precedes the tenant's bytes in id.
   key.tenant_offset = static_cast<uint32_t>(key.id.find(':') + 1);
   key.tenant_length = static_cast<uint32_t>(tenant.size());
