@@ -144,8 +144,9 @@ TEST(Cache, ConcurrentMissesAreCoalesced) {
       [](Cache* cache, CacheKey key, std::string* out) -> net::awaitable<void> {
         auto acquire = cache->Acquire(key, kNow, 0);
         Lookup lookup = co_await std::move(acquire);
+        net::any_io_executor executor = co_await net::this_coro::executor;
         for (int i = 0; i < 5; ++i) {  // "compute" while the other request arrives
-          auto yield = net::post(co_await net::this_coro::executor, net::use_awaitable);
+          auto yield = net::post(executor, net::use_awaitable);
           co_await std::move(yield);
         }
         *out = lookup.hit() ? "hit" : "miss";
