@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace turnpike::cache {
 namespace {
@@ -120,6 +122,30 @@ TEST(L1Cache, AHitOutlivesItsEviction) {
   ASSERT_TRUE(l1.Insert(Key("a", 2), Entry(100)));  // evicts 1
   EXPECT_EQ(l1.Find(Key("a", 1).id, 0, kNow), nullptr);
   EXPECT_EQ(held->body, std::string(100, 'x'));
+}
+
+TEST(L1Cache, TwoThreadsKeepTheAccountExact) {
+  const size_t max_bytes = 32 * ChargeOf(100);
+  L1Cache l1({.max_bytes = max_bytes, .tenant_max_bytes = max_bytes / 2, .shards = 4});
+  auto work = [&l1](std::string tenant) {
+    for (int i = 0; i < 20'000; ++i) {
+      const CacheKey key = Key(tenant, i % 97);
+      if (l1.Find(key.id, 0, kNow) == nullptr) l1.Insert(key, Entry(100 + i % 50));
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.emplace_back(work, "a");
+  threads.emplace_back(work, "b");
+  for (auto& thread : threads) thread.join();
+  const L1Stats stats = l1.Stats();
+  EXPECT_LE(stats.bytes, max_bytes);
+  EXPECT_GT(stats.evictions, 0u);
+  // Every entry left is findable, and the byte account matches what is left.
+  size_t found = 0;
+  for (const char* tenant : {"a", "b"}) {
+    for (int i = 0; i < 97; ++i) found += l1.Find(Key(tenant, i).id, 0, kNow) != nullptr;
+  }
+  EXPECT_EQ(found, stats.entries);
 }
 
 }  // namespace
