@@ -1,6 +1,7 @@
 #include "cache/canonical_json.h"
 
 #include <algorithm>
+#include <array>
 #include <boost/json.hpp>
 #include <charconv>
 #include <cmath>
@@ -16,6 +17,8 @@ namespace json = boost::json;
 // Doubles in this range that are integral print as integers; beyond it, a double's integer
 // spelling would invent digits it does not have.
 constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
+constexpr size_t kInlineMembers = 16;
+constexpr size_t kInitialCapacity = 512;  // a typical search request's canonical text fits
 
 void AppendInteger(std::string& out, auto value) {
   char buffer[24];
@@ -40,24 +43,32 @@ void AppendDouble(std::string& out, double value) {
 void AppendValue(std::string& out, const json::value& value);
 
 void AppendObject(std::string& out, const json::object& object, const CanonicalOptions* top) {
-  std::vector<const json::key_value_pair*> members;
-  members.reserve(object.size() + (top && top->defaults ? top->defaults->size() : 0));
+  // Request objects are small: their member pointers are sorted on the stack, not the heap.
+  const size_t capacity = object.size() + (top && top->defaults ? top->defaults->size() : 0);
+  std::array<const json::key_value_pair*, kInlineMembers> inline_members;
+  std::vector<const json::key_value_pair*> heap_members;
+  const json::key_value_pair** members = inline_members.data();
+  if (capacity > kInlineMembers) {
+    heap_members.resize(capacity);
+    members = heap_members.data();
+  }
+  size_t count = 0;
   for (const auto& member : object) {
     if (top &&
         std::find(top->ignored.begin(), top->ignored.end(), member.key()) != top->ignored.end()) {
       continue;
     }
-    members.push_back(&member);
+    members[count++] = &member;
   }
   if (top && top->defaults) {
     for (const auto& member : *top->defaults) {
-      if (!object.contains(member.key())) members.push_back(&member);
+      if (!object.contains(member.key())) members[count++] = &member;
     }
   }
-  std::sort(members.begin(), members.end(),
+  std::sort(members, members + count,
             [](const auto* a, const auto* b) { return a->key() < b->key(); });
   out.push_back('{');
-  for (size_t i = 0; i < members.size(); ++i) {
+  for (size_t i = 0; i < count; ++i) {
     if (i > 0) out.push_back(',');
     AppendJsonQuoted(out, members[i]->key());
     out.push_back(':');
@@ -111,6 +122,7 @@ bool IsRangeBound(std::string_view key) {
 
 std::string CanonicalJsonValue(const json::value& value, const CanonicalOptions& options) {
   std::string out;
+  out.reserve(kInitialCapacity);
   if (value.is_object()) {
     AppendObject(out, value.get_object(), &options);
   } else {

@@ -10,6 +10,8 @@
 // do not change the answer). Arrays keep their order (it is meaningful). Duplicate keys: the
 // last one wins, as in Boost.JSON's parser and Elasticsearch's.
 //
+// Recursion follows the document's depth: give it documents from a parser with a depth limit
+// (Boost.JSON's default is 32; the door's own parser has one).
 // Threads: plain functions, no shared state. Errors: malformed JSON is kInvalidRequest (the
 // door normally parsed the request already and answers its own error first).
 #pragma once
