@@ -63,6 +63,10 @@ enum class Mode { kUse, kBypass };
 // Elasticsearch's `request_cache` parameter: absent or "true" is kUse, "false" kBypass;
 // anything else is nullopt (the door answers a 400 in its own error shape).
 std::optional<Mode> ModeFromRequestCacheParam(std::optional<std::string_view> value);
+// The same, for a door that parsed the parameter already (absent or true: kUse).
+inline Mode ModeFromRequestCache(std::optional<bool> request_cache) {
+  return request_cache.value_or(true) ? Mode::kUse : Mode::kBypass;
+}
 
 // The X-Cache response header every cached route answers.
 enum class Outcome { kHit, kMiss, kBypass };
@@ -75,7 +79,7 @@ struct CacheOptions {
   std::chrono::milliseconds ttl{std::chrono::minutes(1)};          // 0: the cache is off
   std::chrono::milliseconds flight_wait{std::chrono::seconds(5)};  // a waiter's bound
   size_t max_waiters_per_key = 1024;
-  size_t workers = 1;  // probes, one per worker
+  size_t workers = 1;  // probes, one per worker: every call's `worker` is below this
 };
 
 // The result of Acquire: a hit (envelope set) or a miss this request must answer itself.

@@ -238,6 +238,9 @@ TEST(CacheMode, RequestCacheParameter) {
   EXPECT_EQ(ModeFromRequestCacheParam("true"), Mode::kUse);
   EXPECT_EQ(ModeFromRequestCacheParam("false"), Mode::kBypass);
   EXPECT_EQ(ModeFromRequestCacheParam("no"), std::nullopt);
+  EXPECT_EQ(ModeFromRequestCache(std::nullopt), Mode::kUse);
+  EXPECT_EQ(ModeFromRequestCache(true), Mode::kUse);
+  EXPECT_EQ(ModeFromRequestCache(false), Mode::kBypass);
   EXPECT_EQ(XCacheValue(Outcome::kHit), "hit");
   EXPECT_EQ(XCacheValue(Outcome::kMiss), "miss");
   EXPECT_EQ(XCacheValue(Outcome::kBypass), "bypass");
