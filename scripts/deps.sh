@@ -8,7 +8,7 @@ packages=(build-essential cmake ninja-build pkg-config
   libsimdjson-dev libssl-dev libspdlog-dev libyaml-cpp-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev curl openssl)
 if [[ "${1:-}" == "--test" ]]; then
-  packages+=(nodejs npm nginx wrk clang-format iproute2 sqlite3)
+  packages+=(nodejs npm nginx wrk clang-format iproute2 sqlite3 redis-server)
 fi
 
 missing=()

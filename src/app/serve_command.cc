@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <random>
 #include <thread>
 
 #include "app/signals.h"
@@ -31,6 +32,9 @@
 #include "providers/openai_completions/completions_provider.h"
 #include "providers/openai_responses/responses_provider.h"
 #include "providers/registry.h"
+#include "redis/client.h"
+#include "redis/lease_counters.h"
+#include "redis/lease_script.h"
 #include "store/sqlite/engine.h"
 #include "store/store_thread.h"
 #include "upstream/pool.h"
@@ -119,6 +123,44 @@ std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
   return doors;
 }
 
+// Fleet mode (`redis.url`): the Redis client and the leased counters, connected before the
+// service starts (its snapshots make their scopes). Unreachable: a clear error.
+struct FleetCounters {
+  std::unique_ptr<redis::Client> client;
+  std::unique_ptr<redis::LeaseCounters> counters;
+};
+
+std::string ReplicaId() {
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  std::random_device random;
+  return std::string(host) + "-" + std::to_string(::getpid()) + "-" + std::to_string(random());
+}
+
+Result<FleetCounters> StartFleetCounters(const config::RedisConfig& r) {
+  redis::ClientOptions options;
+  options.host = r.host;
+  options.port = r.port;
+  options.db = r.db;
+  options.command_timeout = r.command_timeout;
+  options.scripts = {std::string(redis::kLeaseScript)};
+  FleetCounters fleet;
+  fleet.client = std::make_unique<redis::Client>(std::move(options));
+  fleet.client->Start();
+  Status up = fleet.client->WaitConnected(r.command_timeout);
+  if (!up.ok()) {
+    return Error{ErrorCode::kUnavailable,
+                 "redis.url " + r.url + " is unreachable at start-up: " + up.error().message, ""};
+  }
+  redis::LeaseOptions lease;
+  lease.replica_id = ReplicaId();
+  lease.lease_ttl = r.lease_ttl;
+  lease.report_interval = r.report_interval;
+  fleet.counters = std::make_unique<redis::LeaseCounters>(*fleet.client, std::move(lease));
+  fleet.counters->Start();
+  return fleet;
+}
+
 int Serve(const std::string& config_path) {
   SignalWatcher::BlockSignals();  // before the first thread (store, access log) starts
   const config::Config config = config::LoadConfig(config_path);
@@ -137,9 +179,24 @@ int Serve(const std::string& config_path) {
     probes.access_log_dropped = [sink = access_log.get()] { return sink->dropped_lines(); };
   const doors::llm::LlmShared llm{config, routes, tls, probes, *registry};
 
-  // The counters role: in-process atomics (governance/local_counters.h). Declared before the
-  // service, whose snapshots hold the counters it makes.
-  governance::LocalCounters counters;
+  // The counters role: in-process atomics (governance/local_counters.h), or leases from Redis
+  // with `redis.url` (redis/lease_counters.h). Declared before the service, whose snapshots
+  // hold the counters they make.
+  governance::LocalCounters local_counters;
+  FleetCounters fleet;
+  if (config.governance.enabled && !config.redis.url.empty()) {
+    Result<FleetCounters> started = StartFleetCounters(config.redis);
+    if (!started.ok()) {
+      std::cerr << "turnpike: " << started.error().message << "\n";
+      return 1;
+    }
+    fleet = std::move(started.value());
+    probes.counters_metrics = [c = fleet.counters.get()](observability::PrometheusWriter& w) {
+      c->RenderMetrics(w);
+    };
+  }
+  governance::Counters& counters =
+      fleet.counters ? static_cast<governance::Counters&>(*fleet.counters) : local_counters;
   std::unique_ptr<control::GovernanceService> governance;
   std::string admin_token;
   if (config.governance.enabled) {
@@ -177,6 +234,7 @@ int Serve(const std::string& config_path) {
     core.call_log = &governance->thread();
     core.call_log_options = governance->buffer_options();
     core.call_log_flush = config.call_log.flush_interval;
+    if (fleet.counters) core.refill_wait = config.redis.refill_wait;
     if (config.governance.snapshot_ttl.count() == 0) {
       // Read-through (debugging): every governed request waits for a fresh snapshot.
       core.refresh = [g = governance.get()] { return g->Reload(); };
@@ -207,6 +265,11 @@ int Serve(const std::string& config_path) {
     if (governance) governance->CloseJobs();
     probes.in_flight = nullptr;
   }
+  // Drained: no reservation is open, so every lease's unused part goes back (the spend is
+  // reported with it).
+  if (fleet.counters) fleet.counters->Stop(config.redis.command_timeout);
+  if (fleet.client) fleet.client->Stop();
+  probes.counters_metrics = nullptr;
   if (governance) governance->Stop();
   if (access_log) access_log->Flush();
   std::cerr << "turnpike: stopped\n";

@@ -249,6 +249,56 @@ CallLogConfig ParseCallLog(const YamlMap& root) {
   return c;
 }
 
+// redis://host[:port][/db]; no credentials or TLS yet (README "Fleet: Redis leases").
+void ParseRedisUrl(const std::string& path, RedisConfig& r) {
+  constexpr std::string_view kScheme = "redis://";
+  if (r.url.rfind(kScheme, 0) != 0)
+    FailAt(path, "must start with redis:// (got \"" + r.url + "\")");
+  std::string rest = r.url.substr(kScheme.size());
+  if (rest.find('@') != std::string::npos) FailAt(path, "credentials in the url are not supported");
+  const size_t slash = rest.find('/');
+  if (slash != std::string::npos) {
+    const std::string db = rest.substr(slash + 1);
+    rest.resize(slash);
+    if (!db.empty()) {
+      if (db.size() > 2 || db.find_first_not_of("0123456789") != std::string::npos) {
+        FailAt(path, "database must be a number 0..15, not \"" + db + "\"");
+      }
+      r.db = std::stoi(db);
+      if (r.db > 15) FailAt(path, "database must be a number 0..15");
+    }
+  }
+  const size_t colon = rest.rfind(':');
+  if (colon != std::string::npos) {
+    const std::string port = rest.substr(colon + 1);
+    if (port.empty() || port.size() > 5 ||
+        port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) == 0 ||
+        std::stoi(port) > 65535) {
+      FailAt(path, "port must be 1..65535, not \"" + port + "\"");
+    }
+    r.port = static_cast<uint16_t>(std::stoi(port));
+    rest.resize(colon);
+  }
+  if (rest.empty()) FailAt(path, "missing host");
+  r.host = rest;
+}
+
+RedisConfig ParseRedis(const YamlMap& root) {
+  RedisConfig r;
+  YamlMap m(root.Child("redis"), root.KeyPath("redis"),
+            {"url", "command_timeout", "lease_ttl", "refill_wait", "report_interval"});
+  r.url = m.String("url", "");
+  if (!r.url.empty()) ParseRedisUrl(m.KeyPath("url"), r);
+  r.command_timeout = m.Duration("command_timeout", r.command_timeout);
+  RequirePositive(m, "command_timeout", r.command_timeout);
+  r.lease_ttl = m.Duration("lease_ttl", r.lease_ttl);
+  if (r.lease_ttl < Millis(1'000)) FailAt(m.KeyPath("lease_ttl"), "must be at least 1s");
+  r.refill_wait = m.Duration("refill_wait", r.refill_wait);  // 0 = never wait
+  r.report_interval = m.Duration("report_interval", r.report_interval);
+  RequirePositive(m, "report_interval", r.report_interval);
+  return r;
+}
+
 int64_t ToMicros(double usd) { return static_cast<int64_t>(std::llround(usd * kMicros)); }
 
 std::vector<PriceConfig> ParsePrices(const YamlMap& root) {
@@ -292,7 +342,7 @@ Config ParseConfig(const std::string& yaml_text) {
     const YAML::Node root = YAML::Load(yaml_text);
     YamlMap top(root, "",
                 {"server", "upstream", "routing", "models", "governance", "hotpath", "store",
-                 "call_log", "prices"});
+                 "call_log", "prices", "redis"});
     Config config;
     config.server = ParseServer(top);
     config.upstream = ParseUpstream(top);
@@ -302,6 +352,7 @@ Config ParseConfig(const std::string& yaml_text) {
     config.store = ParseStore(top);
     config.call_log = ParseCallLog(top);
     config.prices = ParsePrices(top);
+    config.redis = ParseRedis(top);
     return config;
   } catch (const YAML::Exception& e) {
     std::string where;

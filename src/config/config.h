@@ -159,6 +159,19 @@ struct StoreConfig {
   size_t queue_jobs = 1024;
 };
 
+// `redis:` (fleet mode, README "Fleet: Redis leases"): absent = single node, in-process
+// counters. With a url, budgets are enforced from leases of a shared Redis ledger.
+struct RedisConfig {
+  std::string url;  // redis://host:port/db ("" = no Redis)
+  std::string host = "127.0.0.1";
+  uint16_t port = 6379;
+  int db = 0;
+  Millis command_timeout{1'000};  // every command, also connect
+  Millis lease_ttl{10'000};       // a lease not renewed for this long frees on Redis
+  Millis refill_wait{250};        // how long a request may wait for its slice to be refilled
+  Millis report_interval{100};    // settled spend is reported to the ledger this often
+};
+
 struct CallLogConfig {
   bool log_store = true;
   size_t queue_rows = 65'536;
@@ -187,6 +200,7 @@ struct Config {
   StoreConfig store;
   CallLogConfig call_log;
   std::vector<PriceConfig> prices;
+  RedisConfig redis;
 };
 
 // The dialect (provider registry entry) a deployment is called in: its `provider`, or

@@ -44,6 +44,11 @@ std::string DescribeConfig(const Config& config) {
   } else {
     out << "governance: OFF (no API keys are checked: an open gateway)\n";
   }
+  if (!config.redis.url.empty()) {
+    out << "counters: budget leases from redis " << config.redis.host << ":" << config.redis.port
+        << "/" << config.redis.db << " (lease ttl " << config.redis.lease_ttl.count()
+        << "ms, refill wait " << config.redis.refill_wait.count() << "ms)\n";
+  }
   out << "routing: up to " << config.routing.max_attempts << " attempt(s) per request\n";
   out << "models: " << config.models.size() << "\n";
   for (const ModelRoute& model : config.models) {

@@ -6,8 +6,11 @@
 //
 // Suspension (filter.h): with a `refresh` (snapshot_ttl 0, read-through for debugging) every
 // request first suspends on it — the store thread reloads the snapshot — and is admitted under
-// the fresh one when it resumes; its failure is the request's answer. Without one, admission
-// never suspends.
+// the fresh one when it resumes; its failure is the request's answer. With leased counters
+// (fleet mode, redis/lease_counters.h) a request whose budget slice is empty while a refill is
+// under way (AdmitResult::pending) suspends too: Resume re-runs admission every
+// kRefillPollInterval until it is admitted or refused for good, or `refill_wait` has passed
+// (then the pending 429 is the answer). Otherwise admission never suspends.
 //
 // Admission reads only the worker's current snapshot (no I/O, no lock): the key's hash, one
 // lookup, two budget CASes and up to four GCRA CASes.
@@ -28,6 +31,7 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <functional>
 
 #include "common/result.h"
@@ -43,19 +47,25 @@ using SnapshotRefresh = std::function<boost::asio::awaitable<Status>()>;
 class GovernanceFilter : public Filter {
  public:
   GovernanceFilter(const governance::SnapshotCell& cell, governance::SecretVerifier verifier,
-                   SnapshotRefresh refresh = {})
-      : reader_(cell), verifier_(std::move(verifier)), refresh_(std::move(refresh)) {}
+                   SnapshotRefresh refresh = {},
+                   std::chrono::milliseconds refill_wait = std::chrono::milliseconds(0))
+      : reader_(cell),
+        verifier_(std::move(verifier)),
+        refresh_(std::move(refresh)),
+        refill_wait_(refill_wait) {}
 
   FilterStatus OnRequest(RequestContext& context) override;
   boost::asio::awaitable<FilterStatus> Resume(RequestContext& context) override;
   void OnComplete(RequestContext& context) override;
 
  private:
-  FilterStatus Admit(RequestContext& context);
+  // kSuspend only when the counters answered pending and a wait is allowed.
+  FilterStatus Admit(RequestContext& context, bool may_wait);
 
   governance::SnapshotReader reader_;
   governance::SecretVerifier verifier_;
   const SnapshotRefresh refresh_;
+  const std::chrono::milliseconds refill_wait_;
 };
 
 }  // namespace turnpike::core

@@ -150,6 +150,7 @@ std::string RenderMetrics(const ProbeRegistry& registry) {
              });
   }
   if (registry.store_metrics) registry.store_metrics(w);
+  if (registry.counters_metrics) registry.counters_metrics(w);
   return w.Take();
 }
 

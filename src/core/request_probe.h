@@ -86,6 +86,7 @@ struct ProbeRegistry {
   std::function<uint64_t()> access_log_dropped;
   std::vector<const store::CallLogBuffer*> call_logs;  // governance on: every worker's
   std::function<void(observability::PrometheusWriter&)> store_metrics;
+  std::function<void(observability::PrometheusWriter&)> counters_metrics;  // fleet mode: Redis
 };
 
 std::string RenderMetrics(const ProbeRegistry& registry);

@@ -76,7 +76,7 @@ std::unique_ptr<Filter> WorkerCore::MakeGovernanceFilter() const {
   Result<governance::SecretVerifier> verifier = governance::SecretVerifier::Create();
   if (!verifier.ok()) throw std::runtime_error(verifier.error().message);
   return std::make_unique<GovernanceFilter>(*shared_.governance, std::move(verifier.value()),
-                                            shared_.refresh);
+                                            shared_.refresh, shared_.refill_wait);
 }
 
 void WorkerCore::Start(const http::Exchange& exchange, const RouteMatch& match,

@@ -44,6 +44,9 @@ struct CoreShared {
   store::CallLogBufferOptions call_log_options;
   std::chrono::milliseconds call_log_flush{200};
   SnapshotRefresh refresh;
+  // Leased counters (fleet mode): how long a request may wait for its budget slice's refill
+  // (governance_filter.h); 0 = answer at once.
+  std::chrono::milliseconds refill_wait{0};
 };
 
 class WorkerCore {

@@ -16,11 +16,18 @@ Error RateLimited(std::string message) {
 
 // A budget that refused (spent) or pended (a leased counter's empty slice).
 Error BudgetRefusal(ReserveStatus status, std::string_view whose) {
-  // The governance filter will suspend on kPending (until the refill lands) once the leased
-  // engine exists; until then a pending reserve is refused, as retryable.
+  // kPending reaches the client only when the governance filter's bounded wait for the refill
+  // ran out (core/governance_filter.h): retryable.
   if (status == ReserveStatus::kPending) {
     return RateLimited("The monthly budget of " + std::string(whose) +
                        " is being refilled; please try again shortly.");
+  }
+  if (status == ReserveStatus::kUnavailable) {
+    return Error{ErrorCode::kUnavailable,
+                 "The shared budget ledger is unreachable and this replica holds no budget "
+                 "lease for " +
+                     std::string(whose) + "; please try again shortly.",
+                 ""};
   }
   return Error{ErrorCode::kQuotaExceeded,
                "You exceeded the monthly budget of " + std::string(whose) +
@@ -91,12 +98,14 @@ void AdmitSteps::Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifie
   ReserveResult key_budget = key.counters->budget.Reserve(
       month, estimate.micros, key.key.monthly_budget_micros.value_or(kUnlimitedBudget));
   if (!key_budget) {
+    result.pending = key_budget.status() == ReserveStatus::kPending;
     result.refusal = BudgetRefusal(key_budget.status(), "this API key");
     return;
   }
   ReserveResult tenant_budget = tenant.counters->budget.Reserve(
       month, estimate.micros, plan.monthly_budget_micros.value_or(kUnlimitedBudget));
   if (!tenant_budget) {
+    result.pending = tenant_budget.status() == ReserveStatus::kPending;
     result.refusal = BudgetRefusal(tenant_budget.status(), "your organization");
     return;
   }
@@ -112,8 +121,8 @@ void AdmitSteps::Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifie
     if (!step.limit) continue;
     RateDecision decision = step.limiter->Check(request.now, step.cost, *step.limit);
     RateDecision& shown = step.tokens ? result.tokens : result.requests;
-    // A pending decision is refused like any other for now (see BudgetRefusal).
     if (!decision.allowed) {
+      result.pending = decision.pending;
       for (size_t j = 0; j < i; ++j) {
         if (steps[j].limit) steps[j].limiter->Refund(steps[j].cost, *steps[j].limit);
       }

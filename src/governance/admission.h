@@ -12,7 +12,9 @@
 //   kQuotaExceeded (429)  the key's or the tenant's monthly budget cannot hold the estimate
 //   kRateLimited (429)  a rate limit refused (then `requests` or `tokens` holds the refusing
 //                       decision, with retry_after for Retry-After); or a leased counter answered
-//                       pending (counters.h): its slice is empty until a refill lands
+//                       pending (counters.h): its slice is empty until a refill lands (then
+//                       AdmitResult::pending is set: the caller may wait and Admit again)
+//   kUnavailable (503)  a leased budget's slice is empty and its shared ledger is unreachable
 //
 // Completion: call Admission::Complete(usage) exactly once when usage is known (also for a
 // stream the client left early: pass what was accounted so far). It settles both budgets with
@@ -86,6 +88,7 @@ class Admission {
 
 struct AdmitResult {
   std::optional<Error> refusal;  // set: answer the client with it
+  bool pending = false;          // refused because a leased counter is refilling: may retry
   Admission admission;           // active iff !refusal
   Principal principal;           // set once the key authenticated (also on a later refusal)
   // For x-ratelimit-*: of the key's and tenant's decisions, the one with fewer remaining

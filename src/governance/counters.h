@@ -41,9 +41,11 @@ namespace turnpike::governance {
 enum class ScopeKind { kTenant, kKey };
 
 enum class ReserveStatus {
-  kReserved,  // the estimate is held: admit
-  kRefused,   // the cap cannot hold the estimate: answer 429 (insufficient_quota)
-  kPending,   // leased engines only: no slice right now, a refill is under way; try again
+  kReserved,     // the estimate is held: admit
+  kRefused,      // the cap cannot hold the estimate: answer 429 (insufficient_quota)
+  kPending,      // leased engines only: no slice right now, a refill is under way; try again
+  kUnavailable,  // leased engines only: the slice is empty and the shared ledger is
+                 // unreachable: answer 503 (never admitted on credit)
 };
 
 class Reservation;

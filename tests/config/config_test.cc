@@ -245,3 +245,45 @@ models:
 
 }  // namespace
 }  // namespace turnpike::config
+
+namespace turnpike::config {
+namespace {
+
+TEST(ParseConfigTest, RedisUrlAndLeaseKeys) {
+  const Config c = ParseConfig(R"(
+redis: {url: 'redis://10.0.0.5:6380/3', command_timeout: 300ms, lease_ttl: 5s, refill_wait: 0,
+        report_interval: 50ms}
+models:
+  - name: m
+    deployments: [{provider: openai, base_url: "http://h"}]
+)");
+  EXPECT_EQ(c.redis.url, "redis://10.0.0.5:6380/3");
+  EXPECT_EQ(c.redis.host, "10.0.0.5");
+  EXPECT_EQ(c.redis.port, 6380);
+  EXPECT_EQ(c.redis.db, 3);
+  EXPECT_EQ(c.redis.command_timeout, Millis(300));
+  EXPECT_EQ(c.redis.lease_ttl, Millis(5'000));
+  EXPECT_EQ(c.redis.refill_wait, Millis(0));
+  EXPECT_EQ(c.redis.report_interval, Millis(50));
+}
+
+TEST(ParseConfigTest, RedisAbsentMeansSingleNode) {
+  const Config c = ParseConfig(R"(
+models:
+  - name: m
+    deployments: [{provider: openai, base_url: "http://h"}]
+)");
+  EXPECT_TRUE(c.redis.url.empty());
+  const Config defaults_port = ParseConfig(R"(
+redis: {url: 'redis://cache.internal'}
+models:
+  - name: m
+    deployments: [{provider: openai, base_url: "http://h"}]
+)");
+  EXPECT_EQ(defaults_port.redis.host, "cache.internal");
+  EXPECT_EQ(defaults_port.redis.port, 6379);
+  EXPECT_EQ(defaults_port.redis.db, 0);
+}
+
+}  // namespace
+}  // namespace turnpike::config
