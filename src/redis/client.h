@@ -46,7 +46,19 @@ class PrometheusWriter;
 namespace turnpike::redis {
 
 // The metrics label of a command; one slot each.
-enum class Op : uint8_t { kPing, kSelect, kScriptLoad, kRefill, kRenew, kReturn, kCount };
+// kCache*: the response cache's L2 (cache/redis/redis_l2_store.h): MGET, SET PX, INCR.
+enum class Op : uint8_t {
+  kPing,
+  kSelect,
+  kScriptLoad,
+  kRefill,
+  kRenew,
+  kReturn,
+  kCacheGet,
+  kCachePut,
+  kCacheBump,
+  kCount
+};
 
 struct ClientOptions {
   std::string host = "127.0.0.1";
