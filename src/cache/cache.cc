@@ -76,7 +76,16 @@ boost::asio::awaitable<Lookup> Cache::Acquire(CacheKey key, int64_t now_ms, size
     co_return lookup;
   }
 
-  auto join = flights_.Join(key.id, options_.flight_wait);
+  // A flight is per key AND generation: a request that arrives after a write must not take
+  // the answer of a computation that started before it.
+  std::string flight_id = key.id;
+  flight_id += '#';
+  if (lookup.generation_) {
+    flight_id += std::to_string(*lookup.generation_);
+  } else {
+    flight_id += '?';
+  }
+  auto join = flights_.Join(std::move(flight_id), options_.flight_wait);
   SingleFlight::Joined joined = co_await std::move(join);
   if (joined.leader) {
     lookup.flight_.emplace(std::move(*joined.leader));
@@ -109,6 +118,8 @@ boost::asio::awaitable<void> Cache::Fill(Lookup& lookup, Envelope envelope, int6
   if (flight) flight->Complete(shared);
   if (!lookup.generation_ || options_.ttl.count() <= 0) co_return;
   if (l2_ == nullptr) {
+    // Stale already (a write landed while computing): it could never be served.
+    if (generations_.Current(lookup.key_.ns_id) != shared->generation) co_return;
     l1_.Insert(lookup.key_, std::move(shared));
     co_return;
   }

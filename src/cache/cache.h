@@ -5,36 +5,40 @@
 //
 // One request, as a door uses it:
 //
-//   if (mode == Mode::kBypass || !cacheable) { cache.CountBypass(); ...X-Cache: bypass... }
+//   if (mode == Mode::kBypass || !cacheable) { cache.CountBypass(worker); ...bypass... }
 //   CacheKey key = MakeKey(tenant, index, digester.Of(CanonicalJsonValue(request, options)));
-//   Lookup lookup = co_await cache.Acquire(std::move(key), now_ms);
+//   Lookup lookup = co_await cache.Acquire(std::move(key), now_ms, worker);
 //   if (lookup.hit()) { ...answer RestampTook(*lookup.envelope(), took)... X-Cache: hit }
 //   else { ...compute...; if (complete and successful) co_await cache.Fill(lookup, envelope);
 //          ...X-Cache: miss... }   // dropping `lookup` unfilled releases its waiters
 //
-// and a write: `co_await cache.Invalidate(tenant, index)` after it is applied (a refresh too).
+// and after every write that changes what a search can see (document writes, bulk, refresh,
+// mapping changes, index create and delete): `co_await cache.Invalidate(tenant, index, worker)`.
 //
 // Lookup order. Without L2: the namespace's generation from Generations, then L1. With L2:
 // exactly one L2 round trip reads the generation and the entry together, and an entry of that
 // generation is a hit; L1 is not consulted, because a Redis restarted without its data counts
 // generations from 0 again and could match an L1 entry made before a write (the L2's own
-// entries vanish with its generations, so they cannot). A miss then joins the key's single
-// flight: the first miss computes, the others wait (bounded) for its envelope, which counts
-// as a hit for them.
+// entries vanish with its generations, so they cannot). A miss then joins the single flight
+// of its key and generation: the first miss computes, the others wait (bounded) for its
+// envelope, which counts as a hit for them; a miss after a write starts a flight of its own
+// rather than take an answer computed before the write.
 //
 // What is stored (Fill): the envelope gets the generation read at Acquire (so an answer
 // computed while a write landed is stored under the old generation and never served), an
 // expiry of now + ttl, and its `took` span. Never store errors, timeouts, partial answers or
 // `now`-relative requests (canonical_json.h: UsesNowDateMath): that is the door's decision,
 // made before calling Fill. An L2 read that failed leaves the generation unknown: the answer
-// is computed and not stored. TTL 0 turns the cache off (every Acquire is a miss, nothing is
+// is computed and not stored. A late fill never displaces a newer entry in L1; in the L2 it
+// may (SET is unconditional), which costs the next request a miss, never a stale answer.
+// TTL 0 turns the cache off (every Acquire is a miss, nothing is
 // stored), as every Turnpike cache.
 //
 // Ownership and threads: one Cache per cache name, shared by every worker, built in app/
 // before the workers run and destroyed after them; the L2 (if any) outlives it. Acquire, Fill
 // and Invalidate may be called from any worker's event loop (single-threaded executors);
 // counts go to the calling worker's probe (cache_metrics.h), chosen by `worker`.
-// Errors: none reach the caller; L2 failures are counted and degrade to computing.
+// Errors: L2 failures are counted and degrade to computing; only Invalidate reports one.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>

@@ -109,11 +109,16 @@ bool L1Cache::Insert(const CacheKey& key, std::shared_ptr<const Envelope> envelo
   auto node = std::make_unique<Node>();
   node->id = key.id;
   node->tenant = key.tenant();
+  const uint64_t stored_generation = envelope->generation;
   node->envelope = std::move(envelope);
   node->charge = charge;
 
   std::lock_guard lock(shard.mu);
-  if (auto it = shard.nodes.find(key.id); it != shard.nodes.end()) shard.Remove(*it->second);
+  if (auto it = shard.nodes.find(key.id); it != shard.nodes.end()) {
+    // A late fill computed before a write must not displace the answer computed after it.
+    if (it->second->envelope->generation > stored_generation) return false;
+    shard.Remove(*it->second);
+  }
   if (charge > shard_tenant_max_bytes_) {
     ++shard.rejected;
     return false;

@@ -168,6 +168,47 @@ TEST(Cache, ConcurrentMissesAreCoalesced) {
   EXPECT_EQ(cache.probe(1).hits.value(), 1u);
 }
 
+// A request that misses after a write must not wait for (and take) the answer of a
+// computation that started before the write.
+TEST(Cache, AMissAfterAWriteDoesNotJoinAFlightFromBeforeIt) {
+  Cache cache(Options(2), nullptr);
+  const CacheKey key = Key("t1", "docs", "q");
+  net::io_context io;
+  std::string before, after;
+  net::co_spawn(
+      io,
+      [](Cache* cache, CacheKey key, std::string* out) -> net::awaitable<void> {
+        auto acquire = cache->Acquire(key, kNow, 0);
+        Lookup lookup = co_await std::move(acquire);
+        auto invalidate = cache->Invalidate("t1", "docs", 0);  // a write lands meanwhile
+        Status status = co_await std::move(invalidate);
+        net::any_io_executor executor = co_await net::this_coro::executor;
+        for (int i = 0; i < 5; ++i) {  // still computing while the other request arrives
+          auto yield = net::post(executor, net::use_awaitable);
+          co_await std::move(yield);
+        }
+        *out = lookup.hit() || !status.ok() ? "unexpected" : "miss";
+        auto fill = cache->Fill(lookup, Answer("before the write"), kNow);
+        co_await std::move(fill);
+      }(&cache, key, &before),
+      net::detached);
+  net::co_spawn(
+      io,
+      [](Cache* cache, CacheKey key, std::string* out) -> net::awaitable<void> {
+        net::any_io_executor executor = co_await net::this_coro::executor;
+        auto yield = net::post(executor, net::use_awaitable);
+        co_await std::move(yield);  // after the write
+        auto serve = Serve(cache, std::move(key), "after the write", kNow, 1);
+        *out = co_await std::move(serve);
+      }(&cache, key, &after),
+      net::detached);
+  io.run();
+  EXPECT_EQ(before, "miss");
+  EXPECT_EQ(after, "miss after the write");
+  EXPECT_EQ(cache.probe(1).coalesced.value(), 0u);
+  EXPECT_EQ(ServeNow(cache, key, "x"), "hit after the write");
+}
+
 TEST(Cache, ReplicasShareEntriesAndInvalidationThroughL2) {
   MemoryL2Store redis;
   Cache a(Options(), &redis);

@@ -55,6 +55,16 @@ TEST(L1Cache, ReplacingAnEntryKeepsTheAccountExact) {
   EXPECT_EQ(l1.Find(key.id, 0, kNow)->body.size(), 20u);
 }
 
+TEST(L1Cache, AnOlderGenerationNeverReplacesANewerOne) {
+  L1Cache l1({.max_bytes = 1 << 20, .tenant_max_bytes = 0, .shards = 1});
+  const CacheKey key = Key("a", 1);
+  ASSERT_TRUE(l1.Insert(key, Entry(10, 2)));
+  EXPECT_FALSE(l1.Insert(key, Entry(20, 1)));
+  EXPECT_EQ(l1.Find(key.id, 2, kNow)->body.size(), 10u);
+  EXPECT_TRUE(l1.Insert(key, Entry(30, 3)));
+  EXPECT_EQ(l1.Find(key.id, 3, kNow)->body.size(), 30u);
+}
+
 TEST(L1Cache, EvictsLeastRecentlyUsedUnderTheByteCap) {
   const size_t charge = ChargeOf(100);
   L1Cache l1({.max_bytes = 3 * charge, .tenant_max_bytes = 0, .shards = 1});
