@@ -31,8 +31,8 @@
 // made before calling Fill. An L2 read that failed leaves the generation unknown: the answer
 // is computed and not stored. A late fill never displaces a newer entry in L1; in the L2 it
 // may (SET is unconditional), which costs the next request a miss, never a stale answer.
-// TTL 0 turns the cache off (every Acquire is a miss, nothing is
-// stored), as every Turnpike cache.
+// TTL 0 turns the cache off (every Acquire is a miss, nothing is stored), as every Turnpike
+// cache.
 //
 // Ownership and threads: one Cache per cache name, shared by every worker, built in app/
 // before the workers run and destroyed after them; the L2 (if any) outlives it. Acquire, Fill
