@@ -2,18 +2,23 @@
 // and the whole Acquire coroutine as a door calls it, generation read included), the key
 // (canonical JSON of a typical Elasticsearch request + SHA-256 digest + key strings), the took
 // re-stamp, and a miss's insert. Threads(2) variants have both threads hit the same hot key
-// set: the shards' locks under contention on this 2-core machine.
+// set: the shards' locks under contention on this 2-core machine. BM_AcquireHitRedis is a
+// whole L2 hit over loopback (one MGET through the fleet's Redis client and back to the
+// caller's loop); it needs a redis-server the caller started, on TURNPIKE_BENCH_REDIS_PORT.
 #include <benchmark/benchmark.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json.hpp>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "cache/cache.h"
 #include "cache/canonical_json.h"
+#include "cache/redis/redis_l2_store.h"
+#include "redis/client.h"
 
 namespace {
 
@@ -121,6 +126,48 @@ void BM_AcquireHit(benchmark::State& state) {
 }
 BENCHMARK(BM_AcquireHit);
 BENCHMARK(BM_AcquireHit)->Threads(2);
+
+// An L2 hit: Acquire through RedisL2Store, one MGET round trip per request (wall time).
+void BM_AcquireHitRedis(benchmark::State& state) {
+  const char* port = std::getenv("TURNPIKE_BENCH_REDIS_PORT");
+  if (port == nullptr) {
+    state.SkipWithError("start redis-server and set TURNPIKE_BENCH_REDIS_PORT");
+    return;
+  }
+  turnpike::redis::ClientOptions options;
+  options.port = static_cast<uint16_t>(std::atoi(port));
+  turnpike::redis::Client client(options);
+  client.Start();
+  if (!client.WaitConnected(std::chrono::seconds(5)).ok()) {
+    state.SkipWithError("cannot connect to redis-server");
+    return;
+  }
+  RedisL2Store store(client);
+  CacheOptions cache_options;
+  cache_options.name = "bench";
+  Cache cache(cache_options, &store);
+  const CacheKey key = Keys()[0];
+  net::io_context io;
+  net::co_spawn(
+      io,
+      [](Cache* cache, CacheKey key, benchmark::State* state) -> net::awaitable<void> {
+        auto acquire = cache->Acquire(key, kNow, 0);
+        Lookup first = co_await std::move(acquire);
+        auto fill = cache->Fill(first, *Body(), kNow);
+        co_await std::move(fill);
+        size_t misses = 0;
+        for (auto _ : *state) {
+          auto again = cache->Acquire(key, kNow, 0);
+          Lookup lookup = co_await std::move(again);
+          misses += !lookup.hit();
+        }
+        if (misses != 0) state->SkipWithError("a miss in the hit loop");
+      }(&cache, key, &state),
+      net::detached);
+  io.run();
+  client.Stop();
+}
+BENCHMARK(BM_AcquireHitRedis)->UseRealTime();
 
 // The key of a request the door has parsed: canonical JSON + SHA-256 + key strings.
 void BM_KeyOfParsedRequest(benchmark::State& state) {
