@@ -91,6 +91,9 @@ std::shared_ptr<const Envelope> L1Cache::Find(std::string_view id, uint64_t gene
   auto it = shard.nodes.find(id);
   if (it == shard.nodes.end()) return nullptr;
   Node& node = *it->second;
+  // Newer than the caller's generation: a write and a fill landed since the caller read it.
+  // The entry is good for everyone after this caller: keep it.
+  if (node.envelope->generation > generation) return nullptr;
   if (node.envelope->generation != generation || node.envelope->Expired(now_ms)) {
     ++shard.stale;
     shard.Remove(node);

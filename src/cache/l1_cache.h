@@ -16,9 +16,10 @@
 // tenant's own while it is over its share, then anyone's while the shard is over its share.
 //
 // Validity: Find returns an entry only if its generation equals the caller's current one and
-// it has not expired; an entry found stale or expired is removed on the spot (counted as
-// stale, not as an eviction). Old generations are never searched for: bumping a namespace's
-// generation invalidates all its entries in O(1), and they leave as they are met or evicted.
+// it has not expired; an entry found of an older generation or expired is removed on the spot
+// (counted as stale, not as an eviction). Old generations are never searched for: bumping a
+// namespace's generation invalidates all its entries in O(1), and they leave as they are met or
+// evicted.
 //
 // Ownership and threads: thread-safe; shared by every worker (hold it in the composition
 // root, outliving the workers). Envelopes are shared_ptr<const>: a hit copies the pointer

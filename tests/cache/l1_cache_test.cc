@@ -35,6 +35,8 @@ TEST(L1Cache, HitsOnlyTheSameGenerationBeforeExpiry) {
   ASSERT_TRUE(l1.Insert(key, Entry(10, 3)));
   EXPECT_NE(l1.Find(key.id, 3, kNow), nullptr);
   EXPECT_EQ(l1.Find(Key("a", 2).id, 3, kNow), nullptr);
+  EXPECT_EQ(l1.Find(key.id, 2, kNow), nullptr);  // a caller behind a write: kept for others
+  EXPECT_EQ(l1.Stats().entries, 1u);
   EXPECT_EQ(l1.Find(key.id, 4, kNow), nullptr);  // a newer generation: stale, dropped
   EXPECT_EQ(l1.Find(key.id, 3, kNow), nullptr);  // gone
   EXPECT_EQ(l1.Stats().stale, 1u);
