@@ -104,7 +104,8 @@ measure() {  # measure TARGET: prints "req/s µs-per-request"
   jq -n "[$total / ($duration + $warmup), $ticks / $hz * 1e6 / $total] | map(. * 10 | round / 10) | join(\" \")" -r
 }
 
-cell() {  # cell A B: alternating runs, a table of req/s and CPU per request
+median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+cell() {  # cell A B: alternating runs, a table of req/s and CPU per request, the median ratio
   echo "| run | $1 req/s | $2 req/s | $1 CPU/req (µs) | $2 CPU/req (µs) | $2 / $1 CPU |"
   echo "|---|---|---|---|---|---|"
   for ((r = 1; r <= runs; r++)); do
@@ -115,13 +116,16 @@ cell() {  # cell A B: alternating runs, a table of req/s and CPU per request
     res[$second]=$(measure "$second")
     read -r ar ac <<<"${res[$1]}"
     read -r br bc <<<"${res[$2]}"
-    printf '| %d | %s | %s | %s | %s | %.3f |\n' "$r" "$ar" "$br" "$ac" "$bc" "$(jq -n "$bc / $ac")"
+    printf '| %d | %s | %s | %s | %s | %.3f |\n' "$r" "$ar" "$br" "$ac" "$bc" "$(jq -n "$bc / $ac")" |
+      tee -a "$dir/ratios-$1"
   done
+  echo
+  echo "median $2 / $1 CPU per request: $(awk -F'|' '{print $7}' "$dir/ratios-$1" | median)"
   echo
 }
 cell local leases
 cell 1x2 2x1
 for p in leases r1 r2; do
   echo "redis commands ($p): $(curl -s "http://127.0.0.1:${port[$p]}/metrics" |
-    awk -F'[{}" ]' '/^turnpike_redis_commands_total/{printf "%s=%s ", $4, $NF}')"
+    sed -n 's/^turnpike_redis_commands_total{op="\([a-z_]*\)"} \([0-9]*\)$/\1=\2/p' | tr '\n' ' ')"
 done

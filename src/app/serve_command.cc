@@ -143,7 +143,7 @@ Result<FleetCounters> StartFleetCounters(const config::RedisConfig& r) {
   options.port = r.port;
   options.db = r.db;
   options.command_timeout = r.command_timeout;
-  options.scripts = {std::string(redis::kLeaseScript)};
+  options.scripts = {std::string(redis::kLeaseScript), std::string(redis::kRateScript)};
   FleetCounters fleet;
   fleet.client = std::make_unique<redis::Client>(std::move(options));
   fleet.client->Start();

@@ -54,6 +54,8 @@ enum class Op : uint8_t {
   kRefill,
   kRenew,
   kReturn,
+  kRateRefill,
+  kRateReturn,
   kCacheGet,
   kCachePut,
   kCacheBump,

@@ -7,208 +7,29 @@
 
 #include "governance/local_counters.h"
 #include "observability/metrics.h"
+#include "redis/lease_budget.h"
+#include "redis/lease_rate.h"
 
 namespace turnpike::redis {
 namespace asio = boost::asio;
-using governance::BudgetUsage;
 using governance::MonthId;
-using governance::ReserveResult;
-using governance::ReserveStatus;
 
 namespace {
 
-// After a refill found the ledger exhausted or Redis unreachable, a short shortage is answered
-// at once (refused / unavailable) and a new refill is tried at most this often.
-constexpr int64_t kRetryNs = 100'000'000;
-// A lease is used locally until sent + ttl - ttl / kMarginDivisor: Redis keeps it until at
-// least sent + ttl (its clock starts later), so the replica stops first.
-constexpr int64_t kMarginDivisor = 5;
-constexpr int kSweepsPerTtl = 4;
-constexpr int64_t kLedgerTtlSeconds = 40LL * 24 * 3600;  // a month's ledger outlives the month
-
-enum class LedgerState : int { kOk, kExhausted, kUnavailable, kSettling };
-
-int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-int64_t Clamp(int64_t v) { return std::clamp<int64_t>(v, 0, governance::kMaxBudgetMicros); }
-
-void AtomicMax(std::atomic<int64_t>& a, int64_t v) {
-  int64_t cur = a.load(std::memory_order_relaxed);
-  while (v > cur && !a.compare_exchange_weak(cur, v, std::memory_order_relaxed)) {
-  }
-}
-
-}  // namespace
-
-class LeaseBudgetCounter final : public governance::BudgetCounter {
- public:
-  LeaseBudgetCounter(LeaseCounters& engine, std::string key_base)
-      : engine_(engine), key_base_(std::move(key_base)) {}
-
-  ReserveResult Reserve(MonthId month, int64_t estimate, int64_t cap) override;
-  BudgetUsage Read(MonthId month) const override;
-  void Restore(MonthId month, int64_t spent) override;
-  void Correct(MonthId month, int64_t delta) override;
-
-  std::weak_ptr<LeaseBudgetCounter> self;
-
- private:
-  friend class LeaseCounters;
-  void Settle(MonthId month, int64_t estimate, int64_t actual) override;
-  void Release(MonthId month, int64_t estimate) override;
-  void RequestRefill(int64_t need);
-
-  LeaseCounters& engine_;
-  const std::string key_base_;
-  // Any thread. Invariant: headroom = lease - reserved - spend not yet reported to Redis.
-  std::atomic<int64_t> headroom_{0};
-  std::atomic<int64_t> reserved_{0};
-  std::atomic<int64_t> unreported_{0};
-  std::atomic<int64_t> spent_local_{0};  // restored + settled here: Read()
-  std::atomic<uint32_t> month_{0};       // the ledger month admitted against (0: none yet)
-  std::atomic<uint32_t> want_month_{0};  // a newer month a request asked for
-  std::atomic<int64_t> cap_{0};
-  std::atomic<int64_t> need_{0};
-  std::atomic<int64_t> deadline_ns_{0};
-  std::atomic<int64_t> low_water_{0};
-  std::atomic<int> state_{static_cast<int>(LedgerState::kOk)};
-  std::atomic<int64_t> state_at_ns_{0};
-  std::atomic<bool> inflight_{false};
-  std::atomic<bool> refill_wanted_{false};
-  std::atomic<uint64_t> uses_{0};
-  std::atomic<uint32_t> base_month_{0};
-  std::atomic<int64_t> base_spent_{0};
-  // Client thread only.
-  int64_t lease_ = 0;
-  int64_t ledger_spent_ = 0;
-  std::string ledger_gen_;  // the generation ledger_spent_ was read from ("": none yet)
-  MonthId ledger_month_ = 0;
-  uint64_t uses_seen_ = 0;
-};
-
-namespace {
-
-// One scope's counters in one allocation (counters.h): the leased budget, local rate limiters.
+// One scope's counters in one allocation (counters.h): the leased budget and rate limits.
 struct LeaseScope {
-  LeaseScope(LeaseCounters& engine, std::string key_base) : budget(engine, std::move(key_base)) {}
+  // `scope`: "t:<tenant id>" or "k:<key id>".
+  LeaseScope(LeaseCounters& engine, const std::string& prefix, const std::string& scope)
+      : budget(engine, prefix + "budget:" + scope + ":"),
+        requests(engine, prefix + "rate:" + scope + ":rpm"),
+        tokens(engine, prefix + "rate:" + scope + ":tpm") {}
   LeaseBudgetCounter budget;
-  governance::GcraLimiter requests;
-  governance::GcraLimiter tokens;
+  LeaseRateCounter requests;
+  LeaseRateCounter tokens;
   governance::ScopeCounters view{budget, requests, tokens};
 };
 
 }  // namespace
-
-ReserveResult LeaseBudgetCounter::Reserve(MonthId month, int64_t estimate, int64_t cap) {
-  estimate = Clamp(estimate);
-  cap = Clamp(cap);
-  cap_.store(cap, std::memory_order_relaxed);
-  const MonthId current = month_.load(std::memory_order_acquire);
-  if (cap >= governance::kUnlimitedBudget) {
-    // No cap: nothing to lease; spend is still reported when a cap appears.
-    headroom_.fetch_sub(estimate, std::memory_order_relaxed);
-    reserved_.fetch_add(estimate, std::memory_order_relaxed);
-    return Hold(std::max(month, current), estimate);
-  }
-  const int64_t now = NowNs();
-  if (month > current || now >= deadline_ns_.load(std::memory_order_acquire)) {
-    if (month > current) {
-      uint32_t want = want_month_.load(std::memory_order_relaxed);
-      while (month > want && !want_month_.compare_exchange_weak(want, month)) {
-      }
-    }
-    RequestRefill(estimate);
-    return state_.load() == static_cast<int>(LedgerState::kUnavailable)
-               ? ReserveStatus::kUnavailable
-               : ReserveStatus::kPending;
-  }
-  int64_t h = headroom_.load(std::memory_order_relaxed);
-  while (h >= estimate) {
-    if (headroom_.compare_exchange_weak(h, h - estimate, std::memory_order_acq_rel,
-                                        std::memory_order_relaxed)) {
-      reserved_.fetch_add(estimate, std::memory_order_relaxed);
-      uses_.fetch_add(1, std::memory_order_relaxed);
-      if (h - estimate < std::max(low_water_.load(std::memory_order_relaxed), estimate)) {
-        RequestRefill(0);
-      }
-      return Hold(current, estimate);
-    }
-  }
-  const auto state = static_cast<LedgerState>(state_.load(std::memory_order_acquire));
-  const bool recent = now - state_at_ns_.load(std::memory_order_relaxed) < kRetryNs;
-  if (state != LedgerState::kOk && recent) {
-    switch (state) {
-      case LedgerState::kExhausted:
-        return ReserveStatus::kRefused;
-      case LedgerState::kUnavailable:
-        return ReserveStatus::kUnavailable;
-      default:
-        return ReserveStatus::kPending;  // settling after a Redis restart: retried shortly
-    }
-  }
-  RequestRefill(estimate - h);
-  return ReserveStatus::kPending;
-}
-
-void LeaseBudgetCounter::RequestRefill(int64_t need) {
-  AtomicMax(need_, need);
-  refill_wanted_.store(true, std::memory_order_release);
-  if (inflight_.exchange(true, std::memory_order_acq_rel)) return;
-  std::shared_ptr<LeaseBudgetCounter> strong = self.lock();
-  if (!strong) {
-    inflight_.store(false);
-    return;
-  }
-  engine_.Post(std::move(strong));
-}
-
-BudgetUsage LeaseBudgetCounter::Read(MonthId month) const {
-  BudgetUsage usage;
-  usage.month = std::max(month, month_.load(std::memory_order_acquire));
-  usage.spent = spent_local_.load(std::memory_order_relaxed);
-  usage.committed = usage.spent + std::max<int64_t>(reserved_.load(std::memory_order_relaxed), 0);
-  return usage;
-}
-
-void LeaseBudgetCounter::Restore(MonthId month, int64_t spent) {
-  base_month_.store(month);
-  base_spent_.store(Clamp(spent));
-  spent_local_.store(Clamp(spent));
-}
-
-void LeaseBudgetCounter::Correct(MonthId month, int64_t delta) {
-  if (month != month_.load(std::memory_order_acquire)) return;
-  spent_local_.fetch_add(delta, std::memory_order_relaxed);
-  if (delta <= 0) return;  // the ledger only learns more spend: never frees budget on a guess
-  unreported_.fetch_add(delta, std::memory_order_relaxed);
-  headroom_.fetch_sub(delta, std::memory_order_relaxed);
-}
-
-void LeaseBudgetCounter::Settle(MonthId month, int64_t estimate, int64_t actual) {
-  actual = Clamp(actual);
-  reserved_.fetch_sub(estimate, std::memory_order_relaxed);
-  if (month != month_.load(std::memory_order_acquire) &&
-      cap_.load(std::memory_order_relaxed) < governance::kUnlimitedBudget) {
-    return;  // a closed month: the call log has it (budget.h)
-  }
-  if (actual > estimate) engine_.over_reservation_.fetch_add(1, std::memory_order_relaxed);
-  spent_local_.fetch_add(actual, std::memory_order_relaxed);
-  unreported_.fetch_add(actual, std::memory_order_relaxed);
-  headroom_.fetch_add(estimate - actual, std::memory_order_acq_rel);
-}
-
-void LeaseBudgetCounter::Release(MonthId month, int64_t estimate) {
-  reserved_.fetch_sub(estimate, std::memory_order_relaxed);
-  if (month != month_.load(std::memory_order_acquire) &&
-      cap_.load(std::memory_order_relaxed) < governance::kUnlimitedBudget) {
-    return;
-  }
-  headroom_.fetch_add(estimate, std::memory_order_acq_rel);
-}
 
 struct LeaseCounters::Sweep {
   explicit Sweep(asio::io_context& context) : timer(context) {}
@@ -225,17 +46,22 @@ LeaseCounters::~LeaseCounters() = default;
 
 std::shared_ptr<governance::ScopeCounters> LeaseCounters::MakeScope(governance::ScopeKind kind,
                                                                     std::string_view id) {
-  std::string base = options_.key_prefix;
-  base += kind == governance::ScopeKind::kTenant ? "t:" : "k:";
-  base += id;
-  base += ':';
-  auto scope = std::make_shared<LeaseScope>(*this, std::move(base));
+  std::string scope_name = kind == governance::ScopeKind::kTenant ? "t:" : "k:";
+  scope_name += id;
+  auto scope = std::make_shared<LeaseScope>(*this, options_.key_prefix, scope_name);
   std::shared_ptr<LeaseBudgetCounter> budget(scope, &scope->budget);
   scope->budget.self = budget;
+  std::shared_ptr<LeaseRateCounter> requests(scope, &scope->requests);
+  scope->requests.self = requests;
+  std::shared_ptr<LeaseRateCounter> tokens(scope, &scope->tokens);
+  scope->tokens.self = tokens;
   {
     std::lock_guard lock(mu_);
     std::erase_if(scopes_, [](const auto& weak) { return weak.expired(); });
+    std::erase_if(rates_, [](const auto& weak) { return weak.expired(); });
     scopes_.push_back(budget);
+    rates_.push_back(requests);
+    rates_.push_back(tokens);
   }
   governance::ScopeCounters* view = &scope->view;
   return std::shared_ptr<governance::ScopeCounters>(std::move(scope), view);
@@ -245,6 +71,48 @@ void LeaseCounters::Post(std::shared_ptr<LeaseBudgetCounter> counter) {
   asio::post(client_.context(), [this, counter = std::move(counter)] {
     Call(counter, /*refill=*/true, /*give_back=*/false, nullptr);
   });
+}
+
+void LeaseCounters::PostRate(std::shared_ptr<LeaseRateCounter> counter) {
+  asio::post(client_.context(), [this, counter = std::move(counter)] {
+    RateCall(counter, /*refill=*/true, /*give=*/0, nullptr);
+  });
+}
+
+void LeaseCounters::RateCall(const std::shared_ptr<LeaseRateCounter>& counter, bool refill,
+                             int64_t give, std::function<void()> done) {
+  LeaseRateCounter& c = *counter;
+  const int64_t limit = c.limit_.load();
+  int64_t want = 0;
+  if (refill) {
+    c.refill_wanted_.store(false, std::memory_order_release);
+    want = std::max(c.need_.exchange(0), std::max<int64_t>(limit / kRateSlices, 1));
+  }
+  std::vector<std::string> args = {
+      "EVALSHA",           client_.Sha(1), "1", c.key_, std::to_string(limit), std::to_string(want),
+      std::to_string(give)};
+  client_.Submit(
+      refill ? Op::kRateRefill : Op::kRateReturn, std::move(args),
+      [this, counter, give, want, done = std::move(done)](Result<Reply> r) {
+        LeaseRateCounter& c = *counter;
+        const bool ok = r.ok() && r->type == Reply::Type::kArray && r->items.size() == 3;
+        if (!ok) {
+          c.units_.fetch_add(give);
+          c.state_.store(static_cast<int>(LedgerState::kUnavailable));
+          refill_failures_.fetch_add(1, std::memory_order_relaxed);
+        } else {
+          const int64_t granted = r->items[0].integer;
+          c.units_.fetch_add(granted, std::memory_order_acq_rel);
+          c.low_water_.store(std::max<int64_t>(granted, 1) / kSweepsPerTtl);
+          const bool full = granted < want;
+          c.retry_ns_.store(r->items[2].integer * 1000);
+          c.state_.store(static_cast<int>(full ? LedgerState::kExhausted : LedgerState::kOk));
+        }
+        c.state_at_ns_.store(NowNs());
+        c.inflight_.store(false, std::memory_order_release);
+        if (ok && c.refill_wanted_.load() && !c.inflight_.exchange(true)) PostRate(counter);
+        if (done) done();
+      });
 }
 
 void LeaseCounters::Call(const std::shared_ptr<LeaseBudgetCounter>& counter, bool refill,
@@ -343,6 +211,14 @@ void LeaseCounters::SweepOnce(bool full, bool final_return, std::function<void()
       if (auto strong = weak.lock()) live.push_back(std::move(strong));
     }
   }
+  std::vector<std::shared_ptr<LeaseRateCounter>> rates;
+  {
+    std::lock_guard lock(mu_);
+    std::erase_if(rates_, [](const auto& weak) { return weak.expired(); });
+    for (const auto& weak : rates_) {
+      if (auto strong = weak.lock()) rates.push_back(std::move(strong));
+    }
+  }
   auto outstanding = std::make_shared<size_t>(1);
   auto finish = [outstanding, done] {
     if (--*outstanding == 0 && done) done();
@@ -360,6 +236,23 @@ void LeaseCounters::SweepOnce(bool full, bool final_return, std::function<void()
     }
     ++*outstanding;
     Call(c, /*refill=*/false, /*give_back=*/final_return || idle, finish);
+  }
+  // Unused rate units of a scope idle since the last tick go back to the shared window.
+  for (const auto& r : rates) {
+    const uint64_t uses = r->uses_.load();
+    const bool idle = uses == r->uses_seen_;
+    r->uses_seen_ = uses;
+    if (!(idle || final_return) || r->units_.load() <= 0) continue;
+    if (r->inflight_.exchange(true)) continue;
+    int64_t units = r->units_.load();
+    while (units > 0 && !r->units_.compare_exchange_weak(units, 0)) {
+    }
+    if (units <= 0) {
+      r->inflight_.store(false);
+      continue;
+    }
+    ++*outstanding;
+    RateCall(r, /*refill=*/false, units, finish);
   }
   finish();
 }

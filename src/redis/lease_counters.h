@@ -27,8 +27,10 @@
 // Every lease_ttl / 4 a sweep renews the leases of busy scopes and gives back the unused
 // headroom of idle ones (op "return"); Stop() gives back every lease.
 //
-// Scopes without a cap (kUnlimitedBudget) never touch Redis. Rate limits (RPM/TPM) are
-// in-process GCRA limiters per replica: NOT leased yet (N replicas admit N times the limit).
+// Scopes without a cap (kUnlimitedBudget) never touch Redis. Rate limits (RPM/TPM) are leased
+// the same way from a fleet-wide GCRA (lease_rate.h, kRateScript): units are charged to the
+// shared window when leased, admitted locally, and the unused ones of an idle scope are given
+// back every report_interval.
 //
 // Ownership: the composition root owns the Client and this object, stops this (Stop) before the
 // client, and destroys both after every snapshot (and so every ScopeCounters) is gone.
@@ -57,14 +59,15 @@ struct LeaseOptions {
   std::string replica_id;  // unique per process: "<hostname>-<pid>-<random>"
   std::chrono::milliseconds lease_ttl{10'000};
   std::chrono::milliseconds report_interval{100};
-  std::string key_prefix = "turnpike:budget:";
+  std::string key_prefix = "turnpike:";  // + "budget:..." and "rate:..."
 };
 
 class LeaseBudgetCounter;
+class LeaseRateCounter;
 
 class LeaseCounters final : public governance::Counters {
  public:
-  // `client` must have kLeaseScript as its script 0.
+  // `client` must have kLeaseScript as its script 0 and kRateScript as its script 1.
   LeaseCounters(Client& client, LeaseOptions options);
   ~LeaseCounters() override;
 
@@ -81,12 +84,18 @@ class LeaseCounters final : public governance::Counters {
 
  private:
   friend class LeaseBudgetCounter;
+  friend class LeaseRateCounter;
   struct Sweep;
 
   // Client thread: one EVALSHA for `counter`; `refill` may lease more, else keep/give back.
   void Call(const std::shared_ptr<LeaseBudgetCounter>& counter, bool refill, bool give_back,
             std::function<void()> done);
   void Post(std::shared_ptr<LeaseBudgetCounter> counter);
+  // Client thread: one EVALSHA of kRateScript leasing more units (`refill`) and/or giving
+  // `give` back.
+  void RateCall(const std::shared_ptr<LeaseRateCounter>& counter, bool refill, int64_t give,
+                std::function<void()> done);
+  void PostRate(std::shared_ptr<LeaseRateCounter> counter);
   // Client thread. `full`: renew or give back every lease; else only report unreported spend.
   void SweepOnce(bool full, bool final_return, std::function<void()> done);
 
@@ -95,8 +104,9 @@ class LeaseCounters final : public governance::Counters {
   std::unique_ptr<Sweep> sweep_;
   std::atomic<uint64_t> over_reservation_{0};
   std::atomic<uint64_t> refill_failures_{0};
-  std::mutex mu_;  // guards scopes_
+  std::mutex mu_;  // guards scopes_ and rates_
   std::vector<std::weak_ptr<LeaseBudgetCounter>> scopes_;
+  std::vector<std::weak_ptr<LeaseRateCounter>> rates_;
 };
 
 }  // namespace turnpike::redis

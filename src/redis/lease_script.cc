@@ -80,3 +80,27 @@ return {mine, spent, free, live, rebuilt, gen}
 )lua";
 
 }  // namespace turnpike::redis
+
+namespace turnpike::redis {
+
+const std::string_view kRateScript = R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local window = 60000000
+local interval = window / tonumber(ARGV[1])
+local tat = math.max(tonumber(redis.call('GET', KEYS[1]) or '0'), now)
+local give = tonumber(ARGV[3])
+if give > 0 then tat = math.max(tat - give * interval, now) end
+local want = tonumber(ARGV[2])
+local room = math.floor((now + window - tat) / interval)
+local granted = math.max(math.min(want, room), 0)
+tat = tat + granted * interval
+redis.call('SET', KEYS[1], string.format('%.0f', tat), 'PX', 2 * window / 1000)
+local retry = 0
+if granted < want then
+  retry = math.ceil(tat + (want - granted) * interval - now - window)
+end
+return {granted, room - granted, retry}
+)lua";
+
+}  // namespace turnpike::redis

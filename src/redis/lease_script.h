@@ -30,3 +30,17 @@ namespace turnpike::redis {
 extern const std::string_view kLeaseScript;
 
 }  // namespace turnpike::redis
+
+namespace turnpike::redis {
+
+// The rate-limit lease script: a fleet-wide GCRA (governance/rate_limit.h) whose units are
+// leased in slices. The key holds the shared TAT (µs, server time). A replica's call gives back
+// `give` unused units (TAT moves back, never before now) and leases up to `want` units that fit
+// the window now (TAT moves forward by each). Units are charged when leased, so the fleet never
+// admits more than one GCRA at the limit would, plus what a replica holds unused (at most a
+// slice, given back when its scope goes idle).
+// KEYS[1] the TAT key; ARGV 1 limit per minute, 2 want, 3 give
+// Returns {granted, room left after, µs until `want` would have fit}
+extern const std::string_view kRateScript;
+
+}  // namespace turnpike::redis

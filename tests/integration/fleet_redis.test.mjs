@@ -1,6 +1,6 @@
 // Fleet mode: three replicas of the real binary share ONE store and ONE redis-server, and
-// enforce budgets from Redis leases (README "Fleet: Redis leases"). Checks: zero overshoot in a
-// 200-way race (run several times), the store's spend equal to the call log's sum, a SIGKILLed
+// enforce budgets and rate limits from Redis leases (README "Fleet: Redis leases"). Checks: zero
+// overshoot in a 200-way race (run several times), a TPM limit held fleet-wide, the store's spend equal to the call log's sum, a SIGKILLed
 // replica's lease freeing after the TTL with nothing counted twice, a Redis restart mid-load
 // (no request hangs, no call-log row lost or duplicated, still no overshoot), and the Redis
 // command budget of warm requests.
@@ -112,7 +112,9 @@ const TENANTS = {
   kill: 'killed',
   restart: 'restart',
   warm: 'warm',
+  tpm: 'tpm',
 };
+const TPM_LIMIT = 1000;
 const keys = {};
 
 before(async () => {
@@ -122,7 +124,8 @@ before(async () => {
   for (const t of TENANTS.race) keys[t] = await provision(a, t, { monthly_budget_usd: CAP_USD });
   keys[TENANTS.kill] = await provision(a, TENANTS.kill, { monthly_budget_usd: CAP_USD });
   keys[TENANTS.restart] = await provision(a, TENANTS.restart, { monthly_budget_usd: RESTART_CAP_REQUESTS * COST_MICROS / 1e6 });
-  keys[TENANTS.warm] = await provision(a, TENANTS.warm, { monthly_budget_usd: 1000 });
+  keys[TENANTS.warm] = await provision(a, TENANTS.warm, { monthly_budget_usd: 1000, rpm: 1_000_000, tpm: 100_000_000 });
+  keys[TENANTS.tpm] = await provision(a, TENANTS.tpm, { tpm: TPM_LIMIT });
   replicas = [a, await startGateway(fleetConfig(), ENV), await startGateway(fleetConfig(), ENV)];
 });
 after(async () => {
@@ -142,7 +145,7 @@ test('a 200-way race over three replicas never overshoots the budget, every run'
     assert.ok(admitted <= CAP_REQUESTS, `${tenant}: ${admitted} admitted over a cap of ${CAP_REQUESTS}`);
     assert.ok(admitted >= 1, `${tenant}: nothing admitted: ${JSON.stringify(statuses)}`);
     for (const r of results.filter((x) => x.status === 429)) {
-      assert.ok(['insufficient_quota', 'rate_limit_exceeded'].includes(r.body.error.code), JSON.stringify(r.body));
+      assert.ok(['insufficient_quota', 'rate_limited'].includes(r.body.error.code), JSON.stringify(r.body));
     }
     // Settled: the store's spend is the call log's sum, which is what was admitted.
     const settled = await eventually(() => loggedCost(tenant) === admitted * COST_MICROS &&
@@ -151,6 +154,29 @@ test('a 200-way race over three replicas never overshoots the budget, every run'
     assert.ok(spendOf(tenant) <= CAP_REQUESTS * COST_MICROS);
     console.log(`race ${tenant}: ${JSON.stringify(statuses)}`);
   }
+});
+
+test('a 200-way race against a TPM limit: the fleet admits what one limiter would', async () => {
+  const tenant = TENANTS.tpm;
+  const started = Date.now();
+  const results = await Promise.all(Array.from({ length: RACE_REQUESTS },
+    (_, i) => chat(replicas[i % replicas.length], keys[tenant])));
+  const elapsedS = (Date.now() - started) / 1000;
+  const statuses = {};
+  for (const r of results) statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+  assert.deepEqual(Object.keys(statuses).filter((s) => s !== '200' && s !== '429'), [], JSON.stringify(statuses));
+  const admitted = statuses[200] ?? 0;
+  assert.ok(admitted >= 1, JSON.stringify(statuses));
+  const tokens = (r) => r.body.usage.prompt_tokens + r.body.usage.completion_tokens;
+  const used = results.filter((r) => r.status === 200).reduce((sum, r) => sum + tokens(r), 0);
+  // GCRA at L per minute admits a burst of L, then L/60 per second; leased units are charged
+  // when leased, so the whole fleet stays within that (per-replica limiters would admit 3 L).
+  const allowed = TPM_LIMIT * (1 + Math.ceil(elapsedS) / 60);
+  assert.ok(used <= allowed, `${used} tokens admitted in ${elapsedS}s, limit ${TPM_LIMIT}/min`);
+  for (const r of results.filter((x) => x.status === 429)) {
+    assert.equal(r.body.error.code, 'rate_limited', JSON.stringify(r.body));
+  }
+  console.log(`tpm race: ${JSON.stringify(statuses)}, ${used} tokens in ${elapsedS}s`);
 });
 
 // Sends requests to `gws` in turn until each has refused `quiet` times in a row.
@@ -254,7 +280,7 @@ test('warm requests make no Redis round trip (command budget per 1,000 requests)
     }
   }));
   const afterRun = await metrics(gw);
-  const ops = ['ping', 'select', 'script_load', 'refill', 'renew', 'return'];
+  const ops = ['ping', 'select', 'script_load', 'refill', 'renew', 'return', 'rate_refill', 'rate_return'];
   const delta = {};
   let total = 0;
   for (const op of ops) {
