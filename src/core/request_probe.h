@@ -14,7 +14,8 @@
 //   turnpike_upstream_retries_total                     counter: attempts after the first
 //   turnpike_client_cancels_total                       counter: clients gone before the end
 // plus the upstream pool's counters (upstream/pool.h), the access log's drops, and with
-// governance on the call log's drops and the store's series (control/governance_service.h).
+// governance on the call log's drops and the store's series (control/governance_service.h),
+// and each response cache's series (cache/cache_metrics.h).
 #pragma once
 
 #include <array>
@@ -79,6 +80,8 @@ struct ProbeRegistry {
   std::vector<std::string> model_names;
   std::vector<const RequestProbe*> requests;  // every worker's
   std::vector<const upstream::PoolProbe*> pools;
+  // Each response cache's series (cache/cache.h: Cache::WriteMetrics), added by app/.
+  std::vector<std::function<void(observability::PrometheusWriter&)>> cache_metrics;
   std::function<int64_t()> in_flight;
   std::function<uint64_t()> access_log_dropped;
   std::vector<const store::CallLogBuffer*> call_logs;  // governance on: every worker's

@@ -46,6 +46,7 @@ class PrometheusWriter;
 namespace turnpike::redis {
 
 // The metrics label of a command; one slot each.
+// kCache*: the response cache's L2 (cache/redis/redis_l2_store.h): MGET, SET PX, INCR.
 enum class Op : uint8_t {
   kPing,
   kSelect,
@@ -55,6 +56,9 @@ enum class Op : uint8_t {
   kReturn,
   kRateRefill,
   kRateReturn,
+  kCacheGet,
+  kCachePut,
+  kCacheBump,
   kCount
 };
 

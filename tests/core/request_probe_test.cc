@@ -41,5 +41,18 @@ TEST(RequestProbeTest, RenderSumsWorkersPerRouteModelAndStatus) {
   EXPECT_NE(text.find("turnpike_upstream_retries_total 3\n"), std::string::npos);
 }
 
+TEST(RequestProbeTest, RenderIncludesEachCachesSeries) {
+  ProbeRegistry registry;
+  for (const char* name : {"search", "llm"}) {
+    registry.cache_metrics.push_back([name](observability::PrometheusWriter& w) {
+      w.Family("turnpike_cache_hits_total", "Hits.", observability::MetricType::kCounter);
+      w.Sample("turnpike_cache_hits_total", {{"cache", name}}, 1);
+    });
+  }
+  const std::string text = RenderMetrics(registry);
+  EXPECT_NE(text.find("turnpike_cache_hits_total{cache=\"search\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("turnpike_cache_hits_total{cache=\"llm\"} 1\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace turnpike::core

@@ -1,0 +1,65 @@
+// What a cache entry holds, the same in L1 and L2: the generation it was computed under, its
+// expiry, and the answer as the client gets it (status, content type, pre-serialised body).
+//
+// A hit re-stamps the answer's `took` (the search door's elapsed milliseconds): the offset of
+// the top-level `"took":N` value is found once when the entry is made (FindTook) and kept in
+// the envelope, so a hit writes prefix + new number + suffix (TookParts) without scanning or
+// re-serialising the body.
+//
+// Encode/Decode are the L2 wire form: a fixed little-endian header and the two strings.
+// Decode validates every length against the input and returns nullopt on anything malformed
+// (an L2 value written by another version, or corrupted): the caller treats it as a miss.
+//
+// Threads: values; an entry in L1 is shared as shared_ptr<const Envelope> and never mutated.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace turnpike::cache {
+
+inline constexpr uint32_t kNoTook = UINT32_MAX;
+
+struct Envelope {
+  uint64_t generation = 0;
+  int64_t expires_at_ms = 0;  // unix milliseconds (shared by replicas through L2)
+  uint16_t status = 200;
+  std::string content_type;
+  std::string body;
+  uint32_t took_offset = kNoTook;  // of the `took` value's digits in body, or kNoTook
+  uint32_t took_length = 0;
+
+  bool Expired(int64_t now_ms) const { return now_ms >= expires_at_ms; }
+  // Bytes counted against the L1's caps for this envelope (strings + fixed overhead).
+  size_t Charge() const;
+};
+
+// Offset and length of the integer value of the top-level object's "took" member, if the body
+// is an object that has one (nested objects and strings are skipped, not searched).
+struct TookSpan {
+  uint32_t offset = kNoTook;
+  uint32_t length = 0;
+};
+TookSpan FindTook(std::string_view body);
+
+// The body with `took` replaced by `took_ms`: write prefix, number, suffix in that order.
+// Without a took span, prefix is the whole body and the rest is empty. Views into `envelope`
+// and the prefix/suffix view `envelope`: keep it alive while writing.
+struct TookParts {
+  std::string_view prefix;
+  std::string_view suffix;
+  char digits[24];
+  uint8_t digits_length = 0;
+  std::string_view number() const { return {digits, digits_length}; }
+};
+TookParts RestampTook(const Envelope& envelope, int64_t took_ms);
+
+// The same, joined into one string (tests, and callers that need one buffer).
+std::string RestampedBody(const Envelope& envelope, int64_t took_ms);
+
+std::string Encode(const Envelope& envelope);
+std::optional<Envelope> Decode(std::string_view bytes);
+
+}  // namespace turnpike::cache

@@ -1,0 +1,80 @@
+#include "cache/key.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace turnpike::cache {
+namespace {
+
+void AppendPrefixed(std::string& out, std::string_view part) {
+  out += std::to_string(part.size());
+  out.push_back(':');
+  out += part;
+}
+
+void AppendDigestHex(std::string& out, const Digest128& digest) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (uint8_t byte : digest) {
+    out.push_back(kHex[byte >> 4]);
+    out.push_back(kHex[byte & 0xf]);
+  }
+}
+
+}  // namespace
+
+std::string DigestHex(const Digest128& digest) {
+  std::string out;
+  out.reserve(digest.size() * 2);
+  AppendDigestHex(out, digest);
+  return out;
+}
+
+std::string NamespaceId(std::string_view tenant, std::string_view ns) {
+  std::string out;
+  out.reserve(tenant.size() + ns.size() + 16);
+  out.push_back('{');
+  AppendPrefixed(out, tenant);
+  AppendPrefixed(out, ns);
+  out.push_back('}');
+  return out;
+}
+
+CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& digest) {
+  CacheKey key;
+  key.ns_id = NamespaceId(tenant, ns);
+  key.id.reserve(key.ns_id.size() + 1 + digest.size() * 2);
+  key.id = key.ns_id;
+  key.id.push_back(':');
+  AppendDigestHex(key.id, digest);
+  // "{<n>:" precedes the tenant's bytes in id.
+  key.tenant_offset = static_cast<uint32_t>(key.id.find(':') + 1);
+  key.tenant_length = static_cast<uint32_t>(tenant.size());
+  return key;
+}
+
+void Digester::MdFree::operator()(evp_md_st* md) const { EVP_MD_free(md); }
+void Digester::CtxFree::operator()(evp_md_ctx_st* ctx) const { EVP_MD_CTX_free(ctx); }
+
+Result<Digester> Digester::Create() {
+  std::unique_ptr<evp_md_st, MdFree> md(EVP_MD_fetch(nullptr, "SHA256", nullptr));
+  std::unique_ptr<evp_md_ctx_st, CtxFree> ctx(EVP_MD_CTX_new());
+  if (!md || !ctx) return Error{ErrorCode::kInternal, "cannot set up SHA-256", ""};
+  return Digester(std::move(md), std::move(ctx));
+}
+
+Digest128 Digester::Of(std::string_view text) {
+  std::array<uint8_t, EVP_MAX_MD_SIZE> full;
+  unsigned int size = 0;
+  if (EVP_DigestInit_ex2(ctx_.get(), md_.get(), nullptr) != 1 ||
+      EVP_DigestUpdate(ctx_.get(), text.data(), text.size()) != 1 ||
+      EVP_DigestFinal_ex(ctx_.get(), full.data(), &size) != 1 || size < 16) {
+    std::abort();  // a created context cannot fail on memory it owns
+  }
+  Digest128 out;
+  std::copy_n(full.begin(), out.size(), out.begin());
+  return out;
+}
+
+}  // namespace turnpike::cache

@@ -1,0 +1,80 @@
+// Cache keys: tenant + namespace + a 128-bit digest of the canonical request.
+//
+// A key is tenant-first (DESIGN.md "Every cache: tenant-first key"): two tenants never share an
+// entry, whatever their requests. The namespace is the door's unit of invalidation (the search
+// door's index; the LLM cache's model): its generation counter (generations.h) is bumped by
+// every write to it. The digest is SHA-256 of the canonical request (canonical_json.h),
+// truncated to 128 bits: a cryptographic digest, so a client cannot craft two requests that
+// share an entry.
+//
+// Ownership and threads: CacheKey is a value. A Digester owns an OpenSSL context: one per
+// worker (not thread-safe), like governance's SecretVerifier.
+// Errors: Digester::Create fails (kInternal) only if OpenSSL does; Of() cannot fail once
+// created (an OpenSSL failure there aborts: it means memory corruption, not bad input).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+struct evp_md_st;      // EVP_MD
+struct evp_md_ctx_st;  // EVP_MD_CTX
+
+namespace turnpike::cache {
+
+using Digest128 = std::array<uint8_t, 16>;
+
+// The hex form of a digest (32 lower-case characters).
+std::string DigestHex(const Digest128& digest);
+
+// One cache entry's identity. `id` is the full key as one string (the L1 map key, the single
+// flight key, the L2 entry key); `ns_id` names the namespace (the generation counter's key).
+// Both are length-prefixed, so no choice of tenant or namespace text can make two different
+// (tenant, namespace) pairs collide. Layout (also the L2's key names, with a prefix added):
+//   ns_id = "{<tenant length>:<tenant><namespace length>:<namespace>}"
+//   id    = ns_id + ":" + DigestHex(digest)
+// The braces make ns_id a Redis Cluster hash tag, so an entry and its generation always live
+// on one node and can be read by one MGET.
+struct CacheKey {
+  std::string id;
+  std::string ns_id;
+  uint32_t tenant_offset = 0;  // of the tenant's bytes in id (an offset: survives moves)
+  uint32_t tenant_length = 0;
+  std::string_view tenant() const {
+    return std::string_view(id).substr(tenant_offset, tenant_length);
+  }
+};
+
+CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& digest);
+
+// The namespace id alone, for a write that bumps a namespace's generation.
+std::string NamespaceId(std::string_view tenant, std::string_view ns);
+
+class Digester {
+ public:
+  static Result<Digester> Create();
+  Digester(Digester&&) noexcept = default;
+  Digester& operator=(Digester&&) noexcept = default;
+
+  // SHA-256 of `text`, its first 16 bytes. No allocation.
+  Digest128 Of(std::string_view text);
+
+ private:
+  struct MdFree {
+    void operator()(evp_md_st* md) const;
+  };
+  struct CtxFree {
+    void operator()(evp_md_ctx_st* ctx) const;
+  };
+  Digester(std::unique_ptr<evp_md_st, MdFree> md, std::unique_ptr<evp_md_ctx_st, CtxFree> ctx)
+      : md_(std::move(md)), ctx_(std::move(ctx)) {}
+
+  std::unique_ptr<evp_md_st, MdFree> md_;
+  std::unique_ptr<evp_md_ctx_st, CtxFree> ctx_;
+};
+
+}  // namespace turnpike::cache

@@ -1,0 +1,157 @@
+// The cache's per-request allocations, counted with a replaced global operator new (counts,
+// never timings): an L1 hit allocates nothing beyond the key the door builds, and a miss's
+// extra cost is recorded here, so adding one shows up as a failing budget.
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <cstdlib>
+#include <new>
+
+#include "cache/cache.h"
+
+namespace {
+thread_local bool counting = false;
+thread_local size_t allocations = 0;
+
+void* Allocate(std::size_t size) noexcept {
+  if (counting) ++allocations;
+  return std::malloc(size == 0 ? 1 : size);
+}
+}  // namespace
+
+// Every plain and nothrow form is replaced, so that each allocation is paired with a matching
+// deallocation (sanitizers check the pairing); aligned forms are left alone and not counted.
+void* operator new(std::size_t size) {
+  if (void* p = Allocate(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) {
+  if (void* p = Allocate(size)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return Allocate(size); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return Allocate(size); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+
+namespace turnpike::cache {
+namespace {
+
+namespace net = boost::asio;
+
+constexpr int kWarmup = 8;
+constexpr int kCounted = 200;
+constexpr int64_t kNow = 1'700'000'000'000;
+
+// Budgets (allocations per request). Raising one is a decision made in the same change.
+constexpr size_t kMakeKeyBudget = 2;     // the key's two strings (id, ns_id)
+constexpr size_t kAcquireHitBudget = 0;  // coroutine frames come from Asio's recycling cache
+constexpr size_t kL1FindHitBudget = 0;
+constexpr size_t kDigestBudget = 0;
+
+class Counting {
+ public:
+  Counting() {
+    allocations = 0;
+    counting = true;
+  }
+  ~Counting() { counting = false; }
+  size_t count() const { return allocations; }
+};
+
+Digest128 SomeDigest() {
+  Digest128 digest{};
+  digest[0] = 7;
+  return digest;
+}
+
+TEST(CacheAllocations, MakeKeyAndDigest) {
+  Result<Digester> digester = Digester::Create();
+  ASSERT_TRUE(digester.ok());
+  const std::string request(300, 'q');
+  for (int i = 0; i < kWarmup; ++i) (void)digester->Of(request);
+  size_t digest_allocations = 0, key_allocations = 0;
+  {
+    Counting counted;
+    for (int i = 0; i < kCounted; ++i) (void)digester->Of(request);
+    digest_allocations = counted.count();
+  }
+  {
+    Counting counted;
+    for (int i = 0; i < kCounted; ++i) {
+      CacheKey key = MakeKey("tenant-0001", "products", SomeDigest());
+    }
+    key_allocations = counted.count();
+  }
+  EXPECT_EQ(digest_allocations, kDigestBudget * kCounted);
+  EXPECT_EQ(key_allocations, kMakeKeyBudget * kCounted);
+}
+
+TEST(CacheAllocations, L1FindHit) {
+  L1Cache l1({});
+  const CacheKey key = MakeKey("tenant-0001", "products", SomeDigest());
+  auto envelope = std::make_shared<Envelope>();
+  envelope->body.assign(2000, 'x');
+  envelope->expires_at_ms = kNow + 1000;
+  ASSERT_TRUE(l1.Insert(key, envelope));
+  size_t hits = 0;
+  Counting counted;
+  for (int i = 0; i < kCounted; ++i) hits += l1.Find(key.id, 0, kNow) != nullptr;
+  const size_t count = counted.count();
+  EXPECT_EQ(hits, size_t{kCounted});
+  EXPECT_EQ(count, kL1FindHitBudget * kCounted);
+}
+
+// Acquire hits in a loop on one event loop, as a worker serves them; the keys are built before
+// counting (their cost is kMakeKeyBudget, above).
+net::awaitable<void> AcquireHits(Cache* cache, std::vector<CacheKey>* keys, int warmup,
+                                 size_t* counted_allocations, size_t* hits) {
+  for (size_t i = 0; i < keys->size(); ++i) {
+    if (static_cast<int>(i) == warmup) {
+      allocations = 0;
+      counting = true;
+    }
+    auto acquire = cache->Acquire(std::move((*keys)[i]), kNow, 0);
+    Lookup lookup = co_await std::move(acquire);
+    *hits += lookup.hit();
+  }
+  counting = false;
+  *counted_allocations = allocations;
+}
+
+TEST(CacheAllocations, AcquireHitWithoutL2) {
+  CacheOptions options;
+  options.name = "search";
+  Cache cache(options, nullptr);
+  const CacheKey key = MakeKey("tenant-0001", "products", SomeDigest());
+  net::io_context io;
+  net::co_spawn(
+      io,
+      [](Cache* cache, CacheKey key) -> net::awaitable<void> {
+        auto acquire = cache->Acquire(key, kNow, 0);
+        Lookup lookup = co_await std::move(acquire);
+        Envelope answer;
+        answer.body = R"({"took":3,"hits":{"hits":[]}})";
+        auto fill = cache->Fill(lookup, std::move(answer), kNow);
+        co_await std::move(fill);
+      }(&cache, key),
+      net::detached);
+  io.run();
+  io.restart();
+
+  std::vector<CacheKey> keys(kWarmup + kCounted, key);
+  size_t count = 0, hits = 0;
+  net::co_spawn(io, AcquireHits(&cache, &keys, kWarmup, &count, &hits), net::detached);
+  io.run();
+  EXPECT_EQ(hits, size_t{kWarmup + kCounted});
+  EXPECT_EQ(count, kAcquireHitBudget * kCounted);
+}
+
+}  // namespace
+}  // namespace turnpike::cache

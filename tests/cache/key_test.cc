@@ -1,0 +1,36 @@
+#include "cache/key.h"
+
+#include <gtest/gtest.h>
+
+namespace turnpike::cache {
+namespace {
+
+TEST(Digester, IsSha256TruncatedTo128Bits) {
+  Result<Digester> digester = Digester::Create();
+  ASSERT_TRUE(digester.ok());
+  // SHA-256("abc") = ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
+  EXPECT_EQ(DigestHex(digester->Of("abc")), "ba7816bf8f01cfea414140de5dae2223");
+  EXPECT_EQ(DigestHex(digester->Of("abc")), "ba7816bf8f01cfea414140de5dae2223");  // reusable
+}
+
+TEST(CacheKey, IsTenantFirstAndLengthPrefixed) {
+  Digest128 digest{};
+  digest[0] = 0xab;
+  CacheKey key = MakeKey("acme", "docs", digest);
+  EXPECT_EQ(key.ns_id, "{4:acme4:docs}");
+  EXPECT_EQ(key.id, "{4:acme4:docs}:ab000000000000000000000000000000");
+  EXPECT_EQ(key.tenant(), "acme");
+  EXPECT_EQ(NamespaceId("acme", "docs"), key.ns_id);
+  CacheKey moved = std::move(key);
+  EXPECT_EQ(moved.tenant(), "acme");
+}
+
+TEST(CacheKey, NoTenantAndNamespaceSplitCollides) {
+  const Digest128 digest{};
+  EXPECT_NE(MakeKey("a", "bc", digest).id, MakeKey("ab", "c", digest).id);
+  EXPECT_NE(MakeKey("a:", "b", digest).id, MakeKey("a", ":b", digest).id);
+  EXPECT_NE(MakeKey("t1", "i", digest).id, MakeKey("t2", "i", digest).id);
+}
+
+}  // namespace
+}  // namespace turnpike::cache
