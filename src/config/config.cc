@@ -322,6 +322,7 @@ RedisConfig ParseRedis(const YamlMap& root) {
   r.report_interval = m.Duration("report_interval", r.report_interval);
   RequirePositive(m, "report_interval", r.report_interval);
   return r;
+}
 
 SearchConfig ParseSearch(const YamlMap& root) {
   SearchConfig c;
