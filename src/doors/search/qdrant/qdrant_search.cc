@@ -1,0 +1,490 @@
+// The search legs of the Qdrant backend: pages (native order_by, kNN, or candidates sorted in
+// the gateway), counts and aggregations. See qdrant_backend.h for which path a request takes.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "doors/search/es_error.h"
+#include "doors/search/qdrant/filter.h"
+#include "doors/search/qdrant/json_write.h"
+#include "doors/search/qdrant/layout.h"
+#include "doors/search/qdrant/payload.h"
+#include "doors/search/qdrant/qdrant_backend.h"
+#include "doors/search/qdrant/requests.h"
+
+namespace turnpike::search::qdrant {
+
+struct QdrantBackend::Candidate {
+  std::string id;
+  std::vector<Value> sort;
+  double score = 1.0;
+  std::string source;
+  bool has_source = false;
+};
+
+namespace {
+
+constexpr double kFilterScore = 1.0;  // every non-kNN hit: Qdrant has no text scoring
+
+std::string Points(Scope scope, std::string_view rest) {
+  return "/collections/" + CollectionName(scope.tenant, scope.index) + std::string(rest);
+}
+
+Error OnIndex(Scope scope, const Error& error) {
+  if (error.code != ErrorCode::kNotFound) return error;
+  return EsError(kIndexNotFound, "no such index [" + std::string(scope.index) + "]",
+                 ErrorCode::kNotFound);
+}
+
+Error TooManyCandidates(int64_t bound) {
+  return Unsupported("a search whose sort, paging or aggregation needs more than " +
+                     std::to_string(bound) + " matching documents in the gateway");
+}
+
+// ES order of two sort tuples: per key, missing last (or first), descending reversed.
+int CompareTuples(const std::vector<SortKey>& keys, const std::vector<Value>& a,
+                  const std::vector<Value>& b) {
+  for (size_t i = 0; i < keys.size() && i < a.size() && i < b.size(); ++i) {
+    const bool ma = std::holds_alternative<std::monostate>(a[i]);
+    const bool mb = std::holds_alternative<std::monostate>(b[i]);
+    if (ma || mb) {
+      if (ma && mb) continue;
+      const int missing_side = keys[i].missing_first ? -1 : 1;
+      return ma ? missing_side : -missing_side;
+    }
+    int c = CompareValues(a[i], b[i]);
+    if (keys[i].descending) c = -c;
+    if (c != 0) return c;
+  }
+  return 0;
+}
+
+std::string RangeOn(std::string_view key, const Value& gte, const Value& lte,
+                    const Value& lt = {}) {
+  std::string out = R"({"key":)";
+  out += '"';
+  out += key;  // payload keys of mapped fields: no characters that need escaping
+  out += R"(","range":{)";
+  bool first = true;
+  for (auto [name, v] :
+       {std::pair<std::string_view, const Value*>{"gte", &gte}, {"lte", &lte}, {"lt", &lt}}) {
+    if (std::holds_alternative<std::monostate>(*v)) continue;
+    if (!first) out.push_back(',');
+    first = false;
+    AppendKey(out, name);
+    AppendValue(out, *v);
+  }
+  out += "}}";
+  return out;
+}
+
+std::string IsEmpty(std::string_view key) {
+  return R"({"is_empty":{"key":")" + std::string(key) + R"("}})";
+}
+
+const boost::json::array* PointsOf(const boost::json::value& result) {
+  if (result.is_array()) return &result.get_array();
+  if (!result.is_object()) return nullptr;
+  const auto* points = result.get_object().if_contains("points");
+  return points != nullptr && points->is_array() ? &points->get_array() : nullptr;
+}
+
+const boost::json::object* PayloadOf(const boost::json::value& point) {
+  if (!point.is_object()) return nullptr;
+  const auto* p = point.get_object().if_contains("payload");
+  return p != nullptr && p->is_object() ? &p->get_object() : nullptr;
+}
+
+bool IsNativeOrder(const SearchRequest& r) {
+  if (r.sort.size() != 2 || !r.search_after.empty()) return false;
+  const SortKey& k = r.sort[0];
+  return k.kind == SortKey::Kind::kField && !k.missing_first &&
+         (k.type == FieldType::kLong || k.type == FieldType::kDate || k.type == FieldType::kDouble);
+}
+
+Value NumberValue(const boost::json::value& v, FieldType type) {
+  if (type == FieldType::kBoolean && v.is_bool()) return v.get_bool();
+  if (v.is_string()) return std::string(v.get_string());
+  if (type == FieldType::kDouble && v.is_number()) return v.to_number<double>();
+  if (v.is_int64()) return v.get_int64();
+  if (v.is_uint64()) return static_cast<int64_t>(v.get_uint64());
+  if (v.is_double()) return v.get_double();
+  return std::monostate{};
+}
+
+}  // namespace
+
+Awaitable<Result<std::vector<QdrantBackend::Candidate>>> QdrantBackend::Candidates(
+    Scope scope, const std::string& filter, const SearchRequest& request, Deadline deadline) {
+  const int64_t bound = settings_->max_candidates;
+  const std::string answer_path = Points(scope, "/points/scroll");
+  const std::string answer_body = ScrollBody(filter, bound + 1, SortPayloadKeys(request.sort));
+  auto answer = co_await client_.Call("POST", answer_path, answer_body, deadline);
+  if (!answer.ok()) co_return OnIndex(scope, answer.error());
+  const auto* points = PointsOf(*answer);
+  if (points == nullptr) co_return Error{ErrorCode::kUpstreamBadResponse, "qdrant: no points", ""};
+  if (static_cast<int64_t>(points->size()) > bound) co_return TooManyCandidates(bound);
+  std::vector<Candidate> out;
+  out.reserve(points->size());
+  for (const auto& point : *points) {
+    const auto* payload = PayloadOf(point);
+    if (payload == nullptr) continue;
+    Candidate c;
+    c.id = std::string(PayloadString(*payload, kIdKey));
+    for (const SortKey& k : request.sort) {
+      if (k.kind == SortKey::Kind::kScore) {
+        c.sort.emplace_back(kFilterScore);
+      } else if (k.kind == SortKey::Kind::kDoc) {
+        c.sort.emplace_back(std::monostate{});
+      } else {
+        c.sort.push_back(SortValue(*payload, k));
+      }
+    }
+    out.push_back(std::move(c));
+  }
+  co_return out;
+}
+
+Awaitable<Result<Page>> QdrantBackend::PageOf(Scope scope, std::vector<Candidate> sorted,
+                                              const SearchRequest& request, Deadline deadline) {
+  const std::vector<SortKey>& keys = request.sort;
+  std::stable_sort(sorted.begin(), sorted.end(), [&keys](const Candidate& a, const Candidate& b) {
+    return CompareTuples(keys, a.sort, b.sort) < 0;
+  });
+  Page page;
+  for (const Candidate& c : sorted) page.max_score = std::max(page.max_score, c.score);
+  size_t begin = 0;
+  if (!request.search_after.empty()) {
+    while (begin < sorted.size() &&
+           CompareTuples(keys, sorted[begin].sort, request.search_after) <= 0) {
+      ++begin;
+    }
+  }
+  begin = std::min(sorted.size(), begin + static_cast<size_t>(request.from));
+  const size_t end = std::min(sorted.size(), begin + static_cast<size_t>(request.size));
+  std::map<std::string, std::string> sources;
+  bool need = false;
+  std::vector<std::string> ids;
+  for (size_t i = begin; i < end; ++i) {
+    ids.push_back(sorted[i].id);
+    need = need || !sorted[i].has_source;
+  }
+  if (need && request.source.enabled && !ids.empty()) {
+    const std::vector<std::string_view> keys{kIdKey, kSourceKey};
+    std::string body = RetrieveBody(scope, ids, keys);
+    const std::string found_path = Points(scope, "/points");
+    auto found = co_await client_.Call("POST", found_path, body, deadline);
+    if (!found.ok()) co_return OnIndex(scope, found.error());
+    if (const auto* points = PointsOf(*found)) {
+      for (const auto& point : *points) {
+        const auto* payload = PayloadOf(point);
+        if (payload == nullptr) continue;
+        sources[std::string(PayloadString(*payload, kIdKey))] =
+            std::string(PayloadString(*payload, kSourceKey));
+      }
+    }
+  }
+  for (size_t i = begin; i < end; ++i) {
+    Candidate& c = sorted[i];
+    Hit hit;
+    hit.id = c.id;
+    hit.score = c.score;
+    hit.sort = std::move(c.sort);
+    if (request.source.enabled) {
+      const std::string& src = c.has_source ? c.source : sources[c.id];
+      hit.source = FilterSource(src, request.source);
+    }
+    page.hits.push_back(std::move(hit));
+  }
+  co_return page;
+}
+
+Awaitable<Result<Page>> QdrantBackend::OrderedPage(Scope scope, const std::string& filter,
+                                                   const SearchRequest& request,
+                                                   Deadline deadline) {
+  const SortKey& key = request.sort[0];
+  const std::string field_key = FieldKey(key.field);
+  const int64_t want = request.from + request.size;
+  if (want == 0) co_return Page{};
+  const int64_t bound = settings_->max_candidates;
+  std::vector<std::string> payload_keys{std::string(kIdKey), field_key};
+  std::map<std::string, Candidate> found;
+  auto take = [&found, &key](const boost::json::array& points) {
+    for (const auto& point : points) {
+      const auto* payload = PayloadOf(point);
+      if (payload == nullptr) continue;
+      Candidate c;
+      c.id = std::string(PayloadString(*payload, kIdKey));
+      c.sort = {SortValue(*payload, key), Value{c.id}};
+      found.emplace(c.id, std::move(c));
+    }
+  };
+  const std::string ordered_path = Points(scope, "/points/scroll");
+  const std::string ordered_body =
+      ScrollBody(filter, want, payload_keys, OrderBy{field_key, key.descending});
+  auto ordered = co_await client_.Call("POST", ordered_path, ordered_body, deadline);
+  if (!ordered.ok()) co_return OnIndex(scope, ordered.error());
+  const auto* points = PointsOf(*ordered);
+  if (points == nullptr) co_return Error{ErrorCode::kUpstreamBadResponse, "qdrant: no points", ""};
+  take(*points);
+  std::string extra_filter;
+  if (static_cast<int64_t>(points->size()) == want && !points->empty()) {
+    // The page's last value may be shared by points Qdrant cut off: fetch all of them, so
+    // the _id tie-break is exact.
+    const auto* last = PayloadOf(points->back());
+    const Value boundary = last != nullptr ? SortValue(*last, key) : Value{};
+    if (!std::holds_alternative<std::monostate>(boundary)) {
+      auto scoped = ScopedFilter(scope, &request.query, {RangeOn(field_key, boundary, boundary)});
+      if (!scoped.ok()) co_return scoped.error();
+      extra_filter = std::move(*scoped);
+    }
+  } else {
+    // Every point with a value is here; ES puts the rest (no value) last, by _id.
+    auto scoped = ScopedFilter(scope, &request.query, {IsEmpty(field_key)});
+    if (!scoped.ok()) co_return scoped.error();
+    extra_filter = std::move(*scoped);
+  }
+  if (!extra_filter.empty()) {
+    const std::string more_path = Points(scope, "/points/scroll");
+    const std::string more_body = ScrollBody(extra_filter, bound + 1, payload_keys);
+    auto more = co_await client_.Call("POST", more_path, more_body, deadline);
+    if (!more.ok()) co_return OnIndex(scope, more.error());
+    const auto* extra = PointsOf(*more);
+    if (extra == nullptr) co_return Error{ErrorCode::kUpstreamBadResponse, "qdrant: no points", ""};
+    if (static_cast<int64_t>(extra->size()) > bound) co_return TooManyCandidates(bound);
+    take(*extra);
+  }
+  std::vector<Candidate> all;
+  all.reserve(found.size());
+  for (auto& [id, c] : found) all.push_back(std::move(c));
+  auto page = co_await PageOf(scope, std::move(all), request, deadline);
+  co_return page;
+}
+
+Awaitable<Result<Page>> QdrantBackend::KnnPage(Scope scope, const SearchRequest& request,
+                                               Deadline deadline) {
+  const Knn& knn = *request.knn;
+  std::vector<std::string> extra;
+  if (knn.filter) {
+    auto c = ToCondition(*knn.filter, scope.tenant, scope.index);
+    if (!c.ok()) co_return c.error();
+    if (!c->empty()) extra.push_back(std::move(*c));
+  }
+  auto filter = ScopedFilter(scope, &request.query, extra);
+  if (!filter.ok()) co_return filter.error();
+  std::vector<std::string> keys = SortPayloadKeys(request.sort);
+  if (request.source.enabled) keys.emplace_back(kSourceKey);
+  const std::string answer_path = Points(scope, "/points/query");
+  const std::string answer_body = NearestBody(*filter, knn.field, knn.query_vector, knn.k, keys);
+  auto answer = co_await client_.Call("POST", answer_path, answer_body, deadline);
+  if (!answer.ok()) co_return OnIndex(scope, answer.error());
+  const auto* points = PointsOf(*answer);
+  if (points == nullptr) co_return Error{ErrorCode::kUpstreamBadResponse, "qdrant: no points", ""};
+  std::vector<Candidate> all;
+  for (const auto& point : *points) {
+    const auto* payload = PayloadOf(point);
+    const auto* score = point.is_object() ? point.get_object().if_contains("score") : nullptr;
+    if (payload == nullptr || score == nullptr || !score->is_number()) continue;
+    Candidate c;
+    c.id = std::string(PayloadString(*payload, kIdKey));
+    c.score = EsScore(knn.similarity, score->to_number<double>());
+    c.source = std::string(PayloadString(*payload, kSourceKey));
+    c.has_source = true;
+    for (const SortKey& k : request.sort) {
+      if (k.kind == SortKey::Kind::kScore) {
+        c.sort.emplace_back(c.score);
+      } else if (k.kind == SortKey::Kind::kDoc) {
+        c.sort.emplace_back(std::monostate{});
+      } else {
+        c.sort.push_back(SortValue(*payload, k));
+      }
+    }
+    all.push_back(std::move(c));
+  }
+  auto page = co_await PageOf(scope, std::move(all), request, deadline);
+  co_return page;
+}
+
+Awaitable<Result<Page>> QdrantBackend::Search(Scope scope, const SearchRequest& request,
+                                              Deadline deadline) {
+  if (request.knn) {
+    auto page = co_await KnnPage(scope, request, deadline);
+    co_return page;
+  }
+  auto filter = ScopedFilter(scope, &request.query);
+  if (!filter.ok()) co_return filter.error();
+  if (IsNativeOrder(request)) {
+    auto page = co_await OrderedPage(scope, *filter, request, deadline);
+    co_return page;
+  }
+  auto candidates = co_await Candidates(scope, *filter, request, deadline);
+  if (!candidates.ok()) co_return candidates.error();
+  auto page = co_await PageOf(scope, std::move(*candidates), request, deadline);
+  co_return page;
+}
+
+Awaitable<Result<Total>> QdrantBackend::Count(Scope scope, const Query& query, const Knn* knn,
+                                              int64_t up_to, Deadline deadline) {
+  std::vector<std::string> extra;
+  if (knn != nullptr && knn->filter) {
+    auto c = ToCondition(*knn->filter, scope.tenant, scope.index);
+    if (!c.ok()) co_return c.error();
+    if (!c->empty()) extra.push_back(std::move(*c));
+  }
+  auto filter = ScopedFilter(scope, &query, extra);
+  if (!filter.ok()) co_return filter.error();
+  const std::string answer_path = Points(scope, "/points/count");
+  const std::string answer_body = CountBody(*filter);
+  auto answer = co_await client_.Call("POST", answer_path, answer_body, deadline);
+  if (!answer.ok()) co_return OnIndex(scope, answer.error());
+  const auto* count = answer->is_object() ? answer->get_object().if_contains("count") : nullptr;
+  if (count == nullptr || !count->is_number()) {
+    co_return Error{ErrorCode::kUpstreamBadResponse, "qdrant: a count without count", ""};
+  }
+  int64_t n = count->to_number<int64_t>();
+  if (knn != nullptr) n = std::min(n, knn->k);
+  Total total;
+  total.value = std::min(n, up_to);
+  total.exact = n <= up_to;
+  co_return total;
+}
+
+Awaitable<Result<AggResult>> QdrantBackend::Aggregate1(Scope scope, const std::string& filter,
+                                                       const Aggregation& agg, Deadline deadline) {
+  AggResult out;
+  out.name = agg.name;
+  out.kind = agg.kind;
+  out.type = agg.type;
+  const std::string key = FieldKey(agg.field);
+  const int64_t bound = settings_->max_candidates;
+  if (agg.kind == Aggregation::Kind::kRange) {
+    for (const RangeSpec& r : agg.ranges) {
+      const Value from = r.from ? Value{*r.from} : Value{};
+      const Value to = r.to ? Value{*r.to} : Value{};
+      std::string cond = RangeOn(key, from, Value{}, to);
+      std::string body = R"({"must":[)" + filter + "," + cond + "]}";
+      const std::string answer_path = Points(scope, "/points/count");
+      const std::string answer_body = CountBody(body);
+      auto answer = co_await client_.Call("POST", answer_path, answer_body, deadline);
+      if (!answer.ok()) co_return OnIndex(scope, answer.error());
+      const auto* count = answer->is_object() ? answer->get_object().if_contains("count") : nullptr;
+      Bucket b;
+      b.range_key = r.key;
+      b.from = r.from;
+      b.to = r.to;
+      b.doc_count = count != nullptr && count->is_number() ? count->to_number<int64_t>() : 0;
+      out.buckets.push_back(std::move(b));
+    }
+    co_return out;
+  }
+  std::map<std::string, std::pair<Value, int64_t>> counts;  // by rendered key
+  auto add = [&counts](Value v, int64_t n) {
+    std::string k;
+    AppendValue(k, v);
+    auto& slot = counts[k];
+    slot.first = std::move(v);
+    slot.second += n;
+  };
+  const bool facet = agg.kind == Aggregation::Kind::kTerms && agg.type != FieldType::kDouble;
+  if (facet) {
+    const std::string answer_path = Points(scope, "/facet");
+    const std::string answer_body = FacetBody(filter, key, bound);
+    auto answer = co_await client_.Call("POST", answer_path, answer_body, deadline);
+    if (!answer.ok()) co_return OnIndex(scope, answer.error());
+    const auto* hits = answer->is_object() ? answer->get_object().if_contains("hits") : nullptr;
+    if (hits == nullptr || !hits->is_array()) {
+      co_return Error{ErrorCode::kUpstreamBadResponse, "qdrant: a facet without hits", ""};
+    }
+    for (const auto& h : hits->get_array()) {
+      if (!h.is_object()) continue;
+      const auto* value = h.get_object().if_contains("value");
+      const auto* count = h.get_object().if_contains("count");
+      if (value == nullptr || count == nullptr || !count->is_number()) continue;
+      add(NumberValue(*value, agg.type), count->to_number<int64_t>());
+    }
+  } else {
+    const std::vector<std::string> keys{std::string(kIdKey), key};
+    std::string body = ScrollBody(filter, bound + 1, keys);
+    const std::string answer_path = Points(scope, "/points/scroll");
+    auto answer = co_await client_.Call("POST", answer_path, body, deadline);
+    if (!answer.ok()) co_return OnIndex(scope, answer.error());
+    const auto* points = PointsOf(*answer);
+    if (points == nullptr)
+      co_return Error{ErrorCode::kUpstreamBadResponse, "qdrant: no points", ""};
+    if (static_cast<int64_t>(points->size()) > bound) co_return TooManyCandidates(bound);
+    for (const auto& point : *points) {
+      const auto* payload = PayloadOf(point);
+      if (payload == nullptr) continue;
+      std::set<std::string> seen;  // a document counts once per bucket
+      for (Value& v : FieldValuesOf(*payload, agg.field, agg.type)) {
+        if (agg.kind == Aggregation::Kind::kHistogram) {
+          double x = 0;
+          if (const auto* i = std::get_if<int64_t>(&v)) x = static_cast<double>(*i);
+          if (const auto* d = std::get_if<double>(&v)) x = *d;
+          v = Value{std::floor(x / agg.interval) * agg.interval};
+        }
+        std::string k;
+        AppendValue(k, v);
+        if (seen.insert(k).second) add(std::move(v), 1);
+      }
+    }
+  }
+  std::vector<std::pair<Value, int64_t>> list;
+  for (auto& [k, entry] : counts) list.push_back(std::move(entry));
+  if (agg.kind == Aggregation::Kind::kHistogram) {
+    std::sort(list.begin(), list.end(),
+              [](const auto& a, const auto& b) { return CompareValues(a.first, b.first) < 0; });
+    std::vector<std::pair<Value, int64_t>> filled;
+    for (auto& entry : list) {
+      if (agg.min_doc_count == 0 && !filled.empty()) {
+        // ES fills the empty buckets between the first and the last.
+        double next = std::get<double>(filled.back().first) + agg.interval;
+        while (next < std::get<double>(entry.first)) {
+          filled.emplace_back(Value{next}, 0);
+          next += agg.interval;
+        }
+      }
+      filled.push_back(std::move(entry));
+    }
+    for (auto& [v, n] : filled) {
+      if (n < agg.min_doc_count) continue;
+      Bucket b;
+      b.key = std::move(v);
+      b.doc_count = n;
+      out.buckets.push_back(std::move(b));
+    }
+    co_return out;
+  }
+  std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) {
+    if (a.second != b.second) return a.second > b.second;
+    return CompareValues(a.first, b.first) < 0;
+  });
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (list[i].second < agg.min_doc_count) continue;
+    if (static_cast<int64_t>(out.buckets.size()) >= agg.size) {
+      out.sum_other_doc_count += list[i].second;
+      continue;
+    }
+    Bucket b;
+    b.key = std::move(list[i].first);
+    b.doc_count = list[i].second;
+    out.buckets.push_back(std::move(b));
+  }
+  co_return out;
+}
+
+Awaitable<Result<std::vector<AggResult>>> QdrantBackend::Aggregate(
+    Scope scope, const Query& query, const std::vector<Aggregation>& aggs, Deadline deadline) {
+  auto filter = ScopedFilter(scope, &query);
+  if (!filter.ok()) co_return filter.error();
+  std::vector<AggResult> out;
+  for (const Aggregation& agg : aggs) {
+    auto one = co_await Aggregate1(scope, *filter, agg, deadline);
+    if (!one.ok()) co_return one.error();
+    out.push_back(std::move(*one));
+  }
+  co_return out;
+}
+
+}  // namespace turnpike::search::qdrant
