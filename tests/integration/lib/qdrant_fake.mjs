@@ -166,6 +166,12 @@ export class QdrantFake {
         return;
       }
       const pathname = new URL(req.url, 'http://x').pathname;
+      if (pathname === '/__fake/violations') {
+        const out = JSON.stringify({ requests: this.requests.length, violations: this.violations });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(out);
+        return;
+      }
       this.requests.push({ method: req.method, path: req.url, body });
       if (this.apiKey && req.headers['api-key'] !== this.apiKey) {
         send(401, 'Must provide an API key or an Authorization bearer token');
@@ -203,6 +209,10 @@ export class QdrantFake {
       case 'create_collection':
         if (this.collections.has(name)) throw bad(`Wrong input: Collection \`${name}\` already exists!`);
         this.collections.set(name, new Collection(body.vectors));
+        this.collections.get(name).metadata = body.metadata ?? null;
+        return true;
+      case 'update_collection':
+        if (body.metadata) this.collection(name).metadata = body.metadata;
         return true;
       case 'delete_collection':
         return this.collections.delete(name);
@@ -261,6 +271,7 @@ export class QdrantFake {
         params: c.vectors === undefined ? {} : { vectors: c.vectors },
         hnsw_config: { m: 16, ef_construct: 100, full_scan_threshold: 10000 },
         optimizer_config: { default_segment_number: 0, flush_interval_sec: 5 },
+        ...(c.metadata ? { metadata: c.metadata } : {}),
       },
       payload_schema: payloadSchema,
     };
@@ -297,8 +308,26 @@ export class QdrantFake {
     return r;
   }
 
+  // The payload restricted to `keys`, which may be dotted paths ("f.price" keeps
+  // {"f": {"price": ...}}).
   pick(payload, keys) {
-    return Object.fromEntries(Object.entries(payload).filter(([k]) => keys.includes(k)));
+    const out = {};
+    for (const key of keys) {
+      const parts = key.split('.');
+      let src = payload;
+      let dst = out;
+      for (let i = 0; i < parts.length && src !== null && typeof src === 'object' && !Array.isArray(src); i++) {
+        if (!(parts[i] in src)) break;
+        if (i === parts.length - 1) {
+          dst[parts[i]] = src[parts[i]];
+        } else {
+          dst[parts[i]] ??= {};
+          dst = dst[parts[i]];
+        }
+        src = src[parts[i]];
+      }
+    }
+    return out;
   }
 
   // The points matching `filter`, in id order.
