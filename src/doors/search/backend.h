@@ -64,7 +64,7 @@ struct Capabilities {
   bool terms_aggs = false;      // facets
   bool range_aggs = false;
   bool histogram_aggs = false;
-  bool filtered_knn = false;    // exact kNN restricted to a filter
+  bool filtered_knn = false;  // exact kNN restricted to a filter
   int64_t max_candidates = 10'000;
 };
 
@@ -81,9 +81,9 @@ struct IndexInfo {
 
 struct Hit {
   std::string id;
-  double score = 0;  // meaningful when the request is scored
+  double score = 0;         // meaningful when the request is scored
   std::vector<Value> sort;  // the hit's value for each SortKey (monostate = missing)
-  std::string source;  // filtered by SearchRequest::source (FilterSource); empty if disabled
+  std::string source;       // filtered by SearchRequest::source (FilterSource); empty if disabled
 };
 
 struct Page {
@@ -106,8 +106,8 @@ struct Coverage {
 };
 
 struct Bucket {
-  Value key;                 // terms: the value; histogram: double; range: monostate
-  std::string range_key;     // range: "key" or "from-to"
+  Value key;              // terms: the value; histogram: double; range: monostate
+  std::string range_key;  // range: "key" or "from-to"
   std::optional<double> from, to;
   int64_t doc_count = 0;
 };
@@ -146,7 +146,7 @@ class Backend {
   // Documents. Write applies `ops` in order, one result per op (a failed op does not stop the
   // others); an unknown index fails the whole call with 404.
   virtual Awaitable<Result<std::vector<WriteResult>>> Write(Scope scope, std::vector<WriteOp> ops,
-                                                             Deadline deadline) = 0;
+                                                            Deadline deadline) = 0;
   // nullopt: no such document.
   virtual Awaitable<Result<std::optional<StoredDocument>>> Get(Scope scope, std::string id,
                                                                Deadline deadline) = 0;

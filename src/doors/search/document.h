@@ -25,13 +25,13 @@ struct FieldValues {
 };
 
 struct VectorValue {
-  int field = -1;  // a dense_vector field
+  int field = -1;             // a dense_vector field
   std::vector<float> vector;  // exactly dims floats
 };
 
 struct Document {
   std::string id;
-  std::string source;  // the JSON object as received (compact or not)
+  std::string source;               // the JSON object as received (compact or not)
   std::vector<FieldValues> fields;  // sorted by field, one entry per present field
   std::vector<VectorValue> vectors;
 };

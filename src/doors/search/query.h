@@ -27,8 +27,8 @@
 
 namespace turnpike::search {
 
-inline constexpr int64_t kMaxResultWindow = 10'000;      // index.max_result_window
-inline constexpr int64_t kDefaultTrackTotal = 10'000;    // track_total_hits default
+inline constexpr int64_t kMaxResultWindow = 10'000;    // index.max_result_window
+inline constexpr int64_t kDefaultTrackTotal = 10'000;  // track_total_hits default
 inline constexpr int64_t kExactTotal = std::numeric_limits<int64_t>::max();  // true
 
 // A typed scalar; monostate = null / missing.
@@ -109,19 +109,19 @@ struct Aggregation {
   Kind kind = Kind::kTerms;
   std::string field;
   FieldType type = FieldType::kKeyword;
-  int64_t size = 10;                // terms: buckets by doc_count desc, then key asc
-  std::vector<RangeSpec> ranges;    // range: from inclusive, to exclusive
-  double interval = 0;              // histogram: key = floor(value / interval) * interval
-  int64_t min_doc_count = 1;        // terms and histogram (histogram ES default: 0)
+  int64_t size = 10;              // terms: buckets by doc_count desc, then key asc
+  std::vector<RangeSpec> ranges;  // range: from inclusive, to exclusive
+  double interval = 0;            // histogram: key = floor(value / interval) * interval
+  int64_t min_doc_count = 1;      // terms and histogram (histogram ES default: 0)
 };
 
 struct SearchRequest {
   Query query;  // match_all when absent
   std::optional<Knn> knn;
-  std::vector<SortKey> sort;        // resolved: default [_score desc] + _id
+  std::vector<SortKey> sort;  // resolved: default [_score desc] + _id
   int64_t from = 0;
   int64_t size = 10;
-  std::vector<Value> search_after;  // empty = first page
+  std::vector<Value> search_after;                 // empty = first page
   int64_t track_total_up_to = kDefaultTrackTotal;  // 0 = false, kExactTotal = true
   SourceFilter source;
   std::vector<Aggregation> aggs;
