@@ -115,14 +115,13 @@ std::vector<std::string> Cases() {
   return names;
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, QdrantGolden, ::testing::ValuesIn(Cases()),
-                         [](const auto& info) {
-                           std::string name = info.param.substr(0, info.param.size() - 5);
-                           for (char& c : name) {
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(Cases, QdrantGolden, ::testing::ValuesIn(Cases()), [](const auto& info) {
+  std::string name = info.param.substr(0, info.param.size() - 5);
+  for (char& c : name) {
+    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+});
 
 }  // namespace
 }  // namespace turnpike::search::qdrant
