@@ -20,6 +20,8 @@
 #include "doors/llm/llm_door.h"
 #include "doors/llm/route_table.h"
 #include "doors/ops/ops_door.h"
+#include "doors/search/embedded/engine.h"
+#include "doors/search/search_door.h"
 #include "governance/local_counters.h"
 #include "http/server.h"
 #include "observability/access_log.h"
@@ -98,7 +100,9 @@ std::unique_ptr<providers::Registry> MakeRegistry() {
 std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
                                       const core::ProbeRegistry& probes,
                                       control::GovernanceService* governance,
-                                      const std::string& admin_token) {
+                                      const std::string& admin_token,
+                                      const search::SearchDoorOptions* search_options,
+                                      search::embedded::Engine* search_engine) {
   using core::WorkerCore;
   using Context = boost::asio::io_context;
   std::vector<core::DoorSpec> doors;
@@ -109,6 +113,15 @@ std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
   doors.push_back({doors::ops::OpsDoor::Routes(), [&probes](int, Context&, WorkerCore& core) {
                      return std::make_unique<doors::ops::OpsDoor>(probes, core);
                    }});
+  if (search_engine != nullptr) {
+    doors.push_back({search::SearchDoor::Routes(*search_options),
+                     [search_options, search_engine](int, Context&, WorkerCore& core) {
+                       return std::make_unique<search::SearchDoor>(
+                           *search_options,
+                           std::make_unique<search::embedded::EmbeddedBackend>(*search_engine),
+                           core);
+                     }});
+  }
   if (governance != nullptr) {
     doors.push_back({doors::admin::AdminApi::Routes(),
                      [governance, &admin_token](int, Context&, WorkerCore& core) {
@@ -163,7 +176,23 @@ int Serve(const std::string& config_path) {
     }
   }
 
-  const std::vector<core::DoorSpec> doors = MakeDoors(llm, probes, governance.get(), admin_token);
+  // The search door's embedded engine (its own thread); destroyed after the server stops.
+  std::unique_ptr<search::embedded::Engine> search_engine;
+  search::SearchDoorOptions search_options;
+  if (config.search.enabled) {
+    Result<std::unique_ptr<search::embedded::Engine>> opened =
+        search::embedded::Engine::Open(config.search.path, config.search.queue_jobs);
+    if (!opened.ok()) {
+      std::cerr << "turnpike: search: " << opened.error().message << "\n";
+      return 1;
+    }
+    search_engine = std::move(*opened);
+    search_options.prefix = config.search.prefix;
+    search_options.timeout = config.search.timeout;
+  }
+
+  const std::vector<core::DoorSpec> doors =
+      MakeDoors(llm, probes, governance.get(), admin_token, &search_options, search_engine.get());
   core::Router router(/*fallback_door=*/0);
   for (size_t i = 0; i < doors.size(); ++i) router.Add(static_cast<uint16_t>(i), doors[i].routes);
   probes.route_labels = router.labels();

@@ -249,6 +249,32 @@ CallLogConfig ParseCallLog(const YamlMap& root) {
   return c;
 }
 
+SearchConfig ParseSearch(const YamlMap& root) {
+  SearchConfig c;
+  const YAML::Node node = root.Child("search");
+  if (!node.IsDefined() || node.IsNull()) return c;
+  YamlMap m(node, root.KeyPath("search"),
+            {"enabled", "prefix", "backend", "path", "timeout", "queue_jobs"});
+  c.enabled = m.Bool("enabled", true);
+  c.prefix = m.String("prefix", c.prefix);
+  if (c.prefix.size() < 2 || c.prefix[0] != '/' || c.prefix.back() == '/' ||
+      c.prefix.find_first_of("{}*?# ") != std::string::npos) {
+    FailAt(m.KeyPath("prefix"),
+           "must be \"/\" followed by path segments, without a trailing \"/\"");
+  }
+  c.backend = m.String("backend", c.backend);
+  if (c.backend != "embedded") {
+    FailAt(m.KeyPath("backend"), "must be embedded, not \"" + c.backend + "\"");
+  }
+  c.path = m.String("path", c.path);
+  if (c.path.empty()) FailAt(m.KeyPath("path"), "must not be empty");
+  c.timeout = m.Duration("timeout", c.timeout);
+  RequirePositive(m, "timeout", c.timeout);
+  c.queue_jobs =
+      static_cast<size_t>(m.Int("queue_jobs", static_cast<int64_t>(c.queue_jobs), 1, 1'000'000));
+  return c;
+}
+
 int64_t ToMicros(double usd) { return static_cast<int64_t>(std::llround(usd * kMicros)); }
 
 std::vector<PriceConfig> ParsePrices(const YamlMap& root) {
@@ -292,7 +318,7 @@ Config ParseConfig(const std::string& yaml_text) {
     const YAML::Node root = YAML::Load(yaml_text);
     YamlMap top(root, "",
                 {"server", "upstream", "routing", "models", "governance", "hotpath", "store",
-                 "call_log", "prices"});
+                 "call_log", "prices", "search"});
     Config config;
     config.server = ParseServer(top);
     config.upstream = ParseUpstream(top);
@@ -302,6 +328,10 @@ Config ParseConfig(const std::string& yaml_text) {
     config.store = ParseStore(top);
     config.call_log = ParseCallLog(top);
     config.prices = ParsePrices(top);
+    config.search = ParseSearch(top);
+    if (config.search.enabled && !config.governance.enabled) {
+      FailAt("search.enabled", "the search door needs governance (an index belongs to a tenant)");
+    }
     return config;
   } catch (const YAML::Exception& e) {
     std::string where;

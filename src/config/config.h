@@ -178,6 +178,17 @@ struct PriceConfig {
   int64_t cache_write_micros_per_mtok = -1;  // prompt-cache writes; -1: the input price
 };
 
+// search: the Elasticsearch-compatible door (doors/search/). Off unless the section is present
+// or `enabled: true`; it needs governance (an index belongs to the key's tenant).
+struct SearchConfig {
+  bool enabled = false;
+  std::string prefix = "/es";               // "/" + segments, no trailing '/'
+  std::string backend = "embedded";         // embedded (qdrant: issue 17, another branch)
+  std::string path = "turnpike-search.db";  // embedded: the SQLite file
+  Millis timeout{10'000};                   // each backend leg's deadline
+  size_t queue_jobs = 4096;                 // embedded: the engine thread's queue
+};
+
 struct Config {
   ServerConfig server;
   UpstreamConfig upstream;
@@ -187,6 +198,7 @@ struct Config {
   StoreConfig store;
   CallLogConfig call_log;
   std::vector<PriceConfig> prices;
+  SearchConfig search;
 };
 
 // The dialect (provider registry entry) a deployment is called in: its `provider`, or

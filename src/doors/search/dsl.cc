@@ -364,7 +364,7 @@ Result<SearchRequest> ParseSearch(std::string_view body, const Mapping& m, const
   if (url.from) req.from = *url.from;
   if (url.size) req.size = *url.size;
   if (url.track_total_hits) {
-    const std::string_view t = *url.track_total_hits;
+    const std::string& t = *url.track_total_hits;
     Result<int64_t> tt = TrackTotal(t == "true"    ? json::value(true)
                                     : t == "false" ? json::value(false)
                                                    : json::value(json::string(t)));
@@ -383,6 +383,7 @@ Result<SearchRequest> ParseSearch(std::string_view body, const Mapping& m, const
     if (!s.ok()) return s.error();
   }
   if (sort != nullptr) {
+    req.sort_requested = true;
     Status s = ParseSort(*sort, m, req.sort);
     if (!s.ok()) return s.error();
   }
@@ -399,6 +400,7 @@ Result<SearchRequest> ParseSearch(std::string_view body, const Mapping& m, const
   }
   if (search_after != nullptr) {
     if (req.from != 0) return ArgError("[from] must be 0 when [search_after] is used");
+    req.sort_requested = true;
     Status s = ParseSearchAfter(*search_after, req, m);
     if (!s.ok()) return s.error();
   }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "common/result.h"
@@ -25,7 +26,7 @@ namespace turnpike::search {
 // door's to accept or refuse).
 struct UrlOptions {
   std::optional<int64_t> from, size;
-  std::optional<std::string_view> track_total_hits;  // "true", "false" or a number
+  std::optional<std::string> track_total_hits;  // "true", "false" or a number
   std::optional<bool> rest_total_hits_as_int;
   std::optional<bool> request_cache;
 };

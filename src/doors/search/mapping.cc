@@ -82,7 +82,10 @@ Status AddProperties(const json::value& properties, const std::string& prefix, i
       return MapperError("No handler for type [" + std::string(name) + "] declared on field [" +
                          path + "]");
     }
-    FieldMapping field{path, known->type, std::string(name)};
+    FieldMapping field;
+    field.path = path;
+    field.type = known->type;
+    field.type_name = std::string(name);
     if (field.type == FieldType::kDenseVector) {
       Status s = ParseVector(*spec, field);
       if (!s.ok()) return s;

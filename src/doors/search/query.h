@@ -127,7 +127,8 @@ struct SearchRequest {
   std::vector<Aggregation> aggs;
   bool request_cache = true;
   bool rest_total_hits_as_int = false;
-  bool scored = false;  // any sort key is _score, or the query/knn scores
+  bool scored = false;          // any sort key is _score, or knn: hits carry scores
+  bool sort_requested = false;  // the body had `sort`: hits render their sort values
 };
 
 }  // namespace turnpike::search

@@ -1,0 +1,144 @@
+// The embedded backend's thread: the one thread that runs the Store (store.h), fed by a bounded
+// queue of jobs. A worker's coroutine awaits a job with Call(): it suspends (the worker keeps
+// serving), the job runs on this thread, and the coroutine resumes on its own executor with
+// the result. A job whose deadline passed while it waited is not run (504 timeout_exception);
+// a full queue refuses at once (503). Searches of one process are serialised here: the
+// engine's throughput is one core's, which the benchmarks measure.
+//
+// EmbeddedBackend is the per-worker search::Backend over one Engine.
+//
+// Ownership: app/ owns the Engine; it outlives every worker (destroy it after the server).
+// Thread safety: Call from any thread; the Store only on the engine thread.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "doors/search/backend.h"
+#include "doors/search/embedded/store.h"
+#include "doors/search/es_error.h"
+
+namespace turnpike::search::embedded {
+
+class Engine {
+ public:
+  static constexpr size_t kDefaultMaxJobs = 4096;
+  static Result<std::unique_ptr<Engine>> Open(const std::string& path,
+                                              size_t max_jobs = kDefaultMaxJobs);
+  ~Engine();  // runs what is queued, then joins
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Runs fn(Store&) -> Result<T> on the engine thread.
+  template <typename T, typename Fn>
+  boost::asio::awaitable<Result<T>> Call(Deadline deadline, Fn fn);
+
+  // Jobs run, for tests.
+  uint64_t jobs_run() const;
+
+ private:
+  class Job {
+   public:
+    virtual ~Job() = default;
+    virtual void Run(Store* store, bool expired) = 0;  // store null: refused
+  };
+  template <typename T, typename Fn, typename Handler>
+  class CallJob;
+
+  explicit Engine(std::unique_ptr<Store> store, size_t max_jobs);
+  void Post(std::unique_ptr<Job> job, Deadline deadline);
+  void Loop();
+
+  std::unique_ptr<Store> store_;  // the engine thread's
+  const size_t max_jobs_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::pair<std::unique_ptr<Job>, Deadline>> jobs_;
+  bool stopping_ = false;
+  uint64_t jobs_run_ = 0;
+  std::thread thread_;
+};
+
+template <typename T, typename Fn, typename Handler>
+class Engine::CallJob : public Engine::Job {
+ public:
+  CallJob(Fn fn, Handler handler, boost::asio::any_io_executor executor)
+      : fn_(std::move(fn)), handler_(std::move(handler)), executor_(std::move(executor)) {}
+
+  void Run(Store* store, bool expired) override {
+    if (store == nullptr) {
+      Complete(Result<T>(EsError("es_rejected_execution_exception",
+                                 "the embedded search engine's queue is full",
+                                 ErrorCode::kUnavailable)));
+    } else if (expired) {
+      Complete(Result<T>(EsError(kTimeout, "the search deadline passed while queued",
+                                 ErrorCode::kUpstreamTimeout)));
+    } else {
+      Complete(fn_(*store));
+    }
+  }
+
+ private:
+  void Complete(Result<T> result) {
+    boost::asio::post(executor_,
+                      [handler = std::move(handler_), result = std::move(result)]() mutable {
+                        std::move(handler)(std::move(result));
+                      });
+  }
+
+  Fn fn_;
+  Handler handler_;
+  boost::asio::any_io_executor executor_;
+};
+
+template <typename T, typename Fn>
+boost::asio::awaitable<Result<T>> Engine::Call(Deadline deadline, Fn fn) {
+  boost::asio::any_io_executor executor = co_await boost::asio::this_coro::executor;
+  auto initiate = [this, executor, deadline](auto handler, Fn job_fn) {
+    using Job = CallJob<T, Fn, std::decay_t<decltype(handler)>>;
+    Post(std::make_unique<Job>(std::move(job_fn), std::move(handler), executor), deadline);
+  };
+  Result<T> result =
+      co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(Result<T>)>(
+          initiate, boost::asio::use_awaitable, std::move(fn));
+  co_return result;
+}
+
+class EmbeddedBackend : public Backend {
+ public:
+  explicit EmbeddedBackend(Engine& engine) : engine_(engine) {}
+
+  std::string_view name() const override { return "embedded"; }
+  const Capabilities& capabilities() const override;
+  Awaitable<Status> CreateIndex(Scope scope, Mapping mapping, Deadline deadline) override;
+  Awaitable<Result<IndexInfo>> GetIndex(Scope scope, Deadline deadline) override;
+  Awaitable<Status> DeleteIndex(Scope scope, Deadline deadline) override;
+  Awaitable<Status> PutMapping(Scope scope, Mapping mapping, Deadline deadline) override;
+  Awaitable<Status> Refresh(Scope scope, Deadline deadline) override;
+  Awaitable<Result<std::vector<WriteResult>>> Write(Scope scope, std::vector<WriteOp> ops,
+                                                    Deadline deadline) override;
+  Awaitable<Result<std::optional<StoredDocument>>> Get(Scope scope, std::string id,
+                                                       Deadline deadline) override;
+  Awaitable<Result<Page>> Search(Scope scope, const SearchRequest& request,
+                                 Deadline deadline) override;
+  Awaitable<Result<Total>> Count(Scope scope, const Query& query, const Knn* knn, int64_t up_to,
+                                 Deadline deadline) override;
+  Awaitable<Result<std::vector<AggResult>>> Aggregate(Scope scope, const Query& query,
+                                                      const std::vector<Aggregation>& aggs,
+                                                      Deadline deadline) override;
+  Awaitable<Result<Coverage>> Cover(Scope scope, Deadline deadline) override;
+
+ private:
+  Engine& engine_;
+};
+
+}  // namespace turnpike::search::embedded

@@ -1,0 +1,289 @@
+// The ordered side of an embedded index: sort, pages, kNN, counts and aggregations over the
+// match scores Index::Evaluate produced.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "doors/search/embedded/index.h"
+
+namespace turnpike::search::embedded {
+namespace {
+
+int Cmp(const Value& a, const Value& b) { return a < b ? -1 : (b < a ? 1 : 0); }
+
+// Missing sorts last (or first with missing_first) whatever the order.
+int CompareKey(const SortKey& key, const Value* a, const Value* b) {
+  const bool ma = a == nullptr || std::holds_alternative<std::monostate>(*a);
+  const bool mb = b == nullptr || std::holds_alternative<std::monostate>(*b);
+  if (ma || mb) {
+    if (ma && mb) return 0;
+    return (ma ? 1 : -1) * (key.missing_first ? -1 : 1);
+  }
+  const int c = Cmp(*a, *b);
+  return key.descending ? -c : c;
+}
+
+double AsDouble(const Value& v) {
+  if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  if (const auto* b = std::get_if<bool>(&v)) return *b ? 1 : 0;
+  return 0;
+}
+
+// Eight independent accumulators so the loop vectorises without -ffast-math.
+float Dot(const float* a, const float* b, size_t n) {
+  constexpr size_t kLanes = 8;
+  float acc[kLanes] = {};
+  size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (size_t l = 0; l < kLanes; ++l) acc[l] += a[i + l] * b[i + l];
+  }
+  float sum = 0;
+  for (; i < n; ++i) sum += a[i] * b[i];
+  for (float x : acc) sum += x;
+  return sum;
+}
+
+float SquaredDistance(const float* a, const float* b, size_t n) {
+  constexpr size_t kLanes = 8;
+  float acc[kLanes] = {};
+  size_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (size_t l = 0; l < kLanes; ++l) {
+      const float d = a[i + l] - b[i + l];
+      acc[l] += d * d;
+    }
+  }
+  float sum = 0;
+  for (; i < n; ++i) sum += (a[i] - b[i]) * (a[i] - b[i]);
+  for (float x : acc) sum += x;
+  return sum;
+}
+
+}  // namespace
+
+const Value* Index::SortValue(const SortKey& key, size_t slot) const {
+  const int f = mapping_.IndexOf(key.field);
+  if (f < 0) return nullptr;
+  const std::vector<Value>& values = columns_[static_cast<size_t>(f)][slot];
+  if (values.empty()) return nullptr;
+  return key.descending ? &*std::max_element(values.begin(), values.end())
+                        : &*std::min_element(values.begin(), values.end());
+}
+
+int Index::Compare(const SearchRequest& r, const std::vector<float>& scores, size_t a,
+                   size_t b) const {
+  for (const SortKey& key : r.sort) {
+    int c = 0;
+    switch (key.kind) {
+      case SortKey::Kind::kField:
+        c = CompareKey(key, SortValue(key, a), SortValue(key, b));
+        break;
+      case SortKey::Kind::kScore:
+        c = scores[a] < scores[b] ? -1 : (scores[b] < scores[a] ? 1 : 0);
+        break;
+      case SortKey::Kind::kDoc:
+        c = a < b ? -1 : (b < a ? 1 : 0);
+        break;
+      case SortKey::Kind::kId:
+        c = ids_[a].compare(ids_[b]);
+        c = c < 0 ? -1 : (c > 0 ? 1 : 0);
+        break;
+    }
+    if (key.kind != SortKey::Kind::kField && key.descending) c = -c;
+    if (c != 0) return c;
+  }
+  return 0;
+}
+
+Value Index::HitSortValue(const SortKey& key, const std::vector<float>& scores, size_t slot) const {
+  switch (key.kind) {
+    case SortKey::Kind::kField: {
+      const Value* v = SortValue(key, slot);
+      return v == nullptr ? Value{} : *v;
+    }
+    case SortKey::Kind::kScore:
+      return Value{static_cast<double>(scores[slot])};
+    case SortKey::Kind::kDoc:
+      return Value{static_cast<int64_t>(slot)};
+    case SortKey::Kind::kId:
+      return Value{ids_[slot]};
+  }
+  return Value{};
+}
+
+int Index::CompareToAfter(const SearchRequest& r, const std::vector<float>& scores,
+                          size_t slot) const {
+  for (size_t i = 0; i < r.sort.size(); ++i) {
+    const SortKey& key = r.sort[i];
+    const Value mine = HitSortValue(key, scores, slot);
+    int c = 0;
+    if (key.kind == SortKey::Kind::kField) {
+      c = CompareKey(key, &mine, &r.search_after[i]);
+    } else {
+      c = Cmp(key.kind == SortKey::Kind::kScore ? Value{AsDouble(mine)} : mine,
+              key.kind == SortKey::Kind::kScore ? Value{AsDouble(r.search_after[i])}
+                                                : r.search_after[i]);
+      if (key.descending) c = -c;
+    }
+    if (c != 0) return c;
+  }
+  return 0;
+}
+
+Page Index::PageOf(const SearchRequest& r, std::vector<float> scores) const {
+  Page page;
+  std::vector<size_t> candidates;
+  candidates.reserve(live_);
+  for (size_t s = 0; s < scores.size(); ++s) {
+    if (scores[s] < 0) continue;
+    if (r.scored) page.max_score = std::max<double>(page.max_score, scores[s]);
+    if (!r.search_after.empty() && CompareToAfter(r, scores, s) <= 0) continue;
+    candidates.push_back(s);
+  }
+  const size_t end = std::min(candidates.size(), static_cast<size_t>(r.from + r.size));
+  const auto less = [&](size_t a, size_t b) { return Compare(r, scores, a, b) < 0; };
+  std::partial_sort(candidates.begin(), candidates.begin() + static_cast<ptrdiff_t>(end),
+                    candidates.end(), less);
+  for (size_t i = static_cast<size_t>(r.from); i < end; ++i) {
+    const size_t s = candidates[i];
+    Hit hit;
+    hit.id = ids_[s];
+    hit.score = scores[s];
+    hit.sort.reserve(r.sort.size());
+    for (const SortKey& key : r.sort) hit.sort.push_back(HitSortValue(key, scores, s));
+    hit.source = FilterSource(sources_[s], r.source);
+    page.hits.push_back(std::move(hit));
+  }
+  return page;
+}
+
+void Index::Knn(const search::Knn& knn, std::vector<float>& scores) const {
+  const int f = mapping_.IndexOf(knn.field);
+  if (f < 0) {
+    std::fill(scores.begin(), scores.end(), -1.0F);
+    return;
+  }
+  const auto dims = static_cast<size_t>(mapping_.fields[static_cast<size_t>(f)].dims);
+  const std::vector<float>& data = vectors_[static_cast<size_t>(f)];
+  const std::vector<uint8_t>& has = has_vector_[static_cast<size_t>(f)];
+  const float* query = knn.query_vector.data();
+  const float query_norm = std::sqrt(Dot(query, query, dims));
+  std::vector<size_t> matched;
+  for (size_t s = 0; s < scores.size(); ++s) {
+    if (scores[s] < 0 || !has[s]) {
+      scores[s] = -1.0F;
+      continue;
+    }
+    const float* doc = data.data() + s * dims;
+    float score = 0;
+    switch (knn.similarity) {
+      case Similarity::kCosine: {
+        const float norm = std::sqrt(Dot(doc, doc, dims)) * query_norm;
+        score = norm == 0 ? 0.5F : (1.0F + Dot(doc, query, dims) / norm) / 2.0F;
+        break;
+      }
+      case Similarity::kDotProduct:
+        score = (1.0F + Dot(doc, query, dims)) / 2.0F;
+        break;
+      case Similarity::kL2Norm:
+        score = 1.0F / (1.0F + SquaredDistance(doc, query, dims));
+        break;
+    }
+    scores[s] = std::max(score, 0.0F);
+    matched.push_back(s);
+  }
+  if (matched.size() <= static_cast<size_t>(knn.k)) return;
+  const auto better = [&](size_t a, size_t b) {
+    return scores[a] != scores[b] ? scores[a] > scores[b] : ids_[a] < ids_[b];
+  };
+  std::nth_element(matched.begin(), matched.begin() + knn.k - 1, matched.end(), better);
+  for (auto it = matched.begin() + knn.k; it != matched.end(); ++it) scores[*it] = -1.0F;
+}
+
+Total Index::CountOf(const std::vector<float>& scores, int64_t up_to) const {
+  int64_t n = 0;
+  for (float s : scores) n += s >= 0 ? 1 : 0;
+  if (n > up_to) return Total{up_to, false};
+  return Total{n, true};
+}
+
+std::vector<AggResult> Index::Aggregate(const std::vector<Aggregation>& aggs,
+                                        const std::vector<float>& scores) const {
+  std::vector<AggResult> out;
+  for (const Aggregation& agg : aggs) {
+    AggResult result;
+    result.name = agg.name;
+    result.kind = agg.kind;
+    result.type = agg.type;
+    const int f = mapping_.IndexOf(agg.field);
+    const std::vector<std::vector<Value>>* column =
+        f < 0 ? nullptr : &columns_[static_cast<size_t>(f)];
+    if (agg.kind == Aggregation::Kind::kRange) {
+      for (const RangeSpec& range : agg.ranges) {
+        Bucket b;
+        b.range_key = range.key;
+        b.from = range.from;
+        b.to = range.to;
+        for (size_t s = 0; column && s < scores.size(); ++s) {
+          if (scores[s] < 0) continue;
+          const bool in =
+              std::any_of((*column)[s].begin(), (*column)[s].end(), [&](const Value& v) {
+                const double x = AsDouble(v);
+                return (!range.from || x >= *range.from) && (!range.to || x < *range.to);
+              });
+          b.doc_count += in ? 1 : 0;
+        }
+        result.buckets.push_back(std::move(b));
+      }
+      out.push_back(std::move(result));
+      continue;
+    }
+    std::map<Value, int64_t> counts;
+    for (size_t s = 0; column && s < scores.size(); ++s) {
+      if (scores[s] < 0) continue;
+      std::vector<Value> keys;
+      for (const Value& v : (*column)[s]) {
+        if (agg.kind == Aggregation::Kind::kHistogram) {
+          keys.emplace_back(std::floor(AsDouble(v) / agg.interval) * agg.interval);
+        } else {
+          keys.push_back(v);
+        }
+      }
+      std::sort(keys.begin(), keys.end());
+      keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+      for (Value& k : keys) ++counts[std::move(k)];
+    }
+    if (agg.kind == Aggregation::Kind::kHistogram) {
+      if (agg.min_doc_count == 0 && !counts.empty()) {
+        const double first = std::get<double>(counts.begin()->first);
+        const double last = std::get<double>(counts.rbegin()->first);
+        constexpr double kMaxBuckets = 65'536;  // search.max_buckets
+        for (double k = first; k <= last && (k - first) / agg.interval < kMaxBuckets;
+             k += agg.interval) {
+          counts.try_emplace(Value{k}, 0);
+        }
+      }
+      for (const auto& [key, count] : counts) {
+        if (count >= agg.min_doc_count) result.buckets.push_back(Bucket{key, {}, {}, {}, count});
+      }
+      out.push_back(std::move(result));
+      continue;
+    }
+    for (const auto& [key, count] : counts) {
+      if (count >= agg.min_doc_count) result.buckets.push_back(Bucket{key, {}, {}, {}, count});
+    }
+    std::stable_sort(result.buckets.begin(), result.buckets.end(),
+                     [](const Bucket& a, const Bucket& b) { return a.doc_count > b.doc_count; });
+    if (result.buckets.size() > static_cast<size_t>(agg.size)) {
+      for (size_t i = static_cast<size_t>(agg.size); i < result.buckets.size(); ++i) {
+        result.sum_other_doc_count += result.buckets[i].doc_count;
+      }
+      result.buckets.resize(static_cast<size_t>(agg.size));
+    }
+    out.push_back(std::move(result));
+  }
+  return out;
+}
+
+}  // namespace turnpike::search::embedded
