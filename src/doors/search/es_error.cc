@@ -38,6 +38,7 @@ std::string RenderEsError(const Error& error) {
   AppendJsonQuoted(cause, type);
   cause += R"(,"reason":)";
   AppendJsonQuoted(cause, error.message);
+  cause += '}';
   std::string out;
   out.reserve(48 + 2 * cause.size());
   out += R"({"error":{"root_cause":[)";
