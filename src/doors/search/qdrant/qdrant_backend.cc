@@ -6,6 +6,7 @@
 #include "doors/search/es_error.h"
 #include "doors/search/qdrant/filter.h"
 #include "doors/search/qdrant/layout.h"
+#include "doors/search/qdrant/legs.h"
 #include "doors/search/qdrant/payload.h"
 #include "doors/search/qdrant/requests.h"
 
@@ -18,24 +19,8 @@ int64_t NowMs() {
       .count();
 }
 
-std::string CollectionPath(Scope scope, std::string_view rest = {}) {
-  std::string path = "/collections/" + CollectionName(scope.tenant, scope.index);
-  path.append(rest);
-  return path;
-}
-
 Error AlreadyExists(Scope scope) {
   return EsError(kResourceExists, "index [" + std::string(scope.index) + "] already exists");
-}
-
-Error NotFound(Scope scope) {
-  return EsError(kIndexNotFound, "no such index [" + std::string(scope.index) + "]",
-                 ErrorCode::kNotFound);
-}
-
-// The error of a call on a collection: its 404 names the index.
-Error OnIndex(Scope scope, const Error& error) {
-  return error.code == ErrorCode::kNotFound ? NotFound(scope) : error;
 }
 
 struct CollectionMeta {

@@ -1,5 +1,6 @@
 // The search legs of the Qdrant backend: pages (native order_by, kNN, or candidates sorted in
-// the gateway), counts and aggregations. See qdrant_backend.h for which path a request takes.
+// the gateway) and counts; aggregations are in qdrant_aggs.cc. See qdrant_backend.h for which path
+// a request takes.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -9,6 +10,7 @@
 #include "doors/search/qdrant/filter.h"
 #include "doors/search/qdrant/json_write.h"
 #include "doors/search/qdrant/layout.h"
+#include "doors/search/qdrant/legs.h"
 #include "doors/search/qdrant/payload.h"
 #include "doors/search/qdrant/qdrant_backend.h"
 #include "doors/search/qdrant/requests.h"
@@ -26,21 +28,6 @@ struct QdrantBackend::Candidate {
 namespace {
 
 constexpr double kFilterScore = 1.0;  // every non-kNN hit: Qdrant has no text scoring
-
-std::string Points(Scope scope, std::string_view rest) {
-  return "/collections/" + CollectionName(scope.tenant, scope.index) + std::string(rest);
-}
-
-Error OnIndex(Scope scope, const Error& error) {
-  if (error.code != ErrorCode::kNotFound) return error;
-  return EsError(kIndexNotFound, "no such index [" + std::string(scope.index) + "]",
-                 ErrorCode::kNotFound);
-}
-
-Error TooManyCandidates(int64_t bound) {
-  return Unsupported("a search whose sort, paging or aggregation needs more than " +
-                     std::to_string(bound) + " matching documents in the gateway");
-}
 
 // ES order of two sort tuples: per key, missing last (or first), descending reversed.
 int CompareTuples(const std::vector<SortKey>& keys, const std::vector<Value>& a,
@@ -60,42 +47,6 @@ int CompareTuples(const std::vector<SortKey>& keys, const std::vector<Value>& a,
   return 0;
 }
 
-std::string RangeOn(std::string_view key, const Value& gte, const Value& lte,
-                    const Value& lt = {}) {
-  std::string out = R"({"key":)";
-  out += '"';
-  out += key;  // payload keys of mapped fields: no characters that need escaping
-  out += R"(","range":{)";
-  bool first = true;
-  for (auto [name, v] :
-       {std::pair<std::string_view, const Value*>{"gte", &gte}, {"lte", &lte}, {"lt", &lt}}) {
-    if (std::holds_alternative<std::monostate>(*v)) continue;
-    if (!first) out.push_back(',');
-    first = false;
-    AppendKey(out, name);
-    AppendValue(out, *v);
-  }
-  out += "}}";
-  return out;
-}
-
-std::string IsEmpty(std::string_view key) {
-  return R"({"is_empty":{"key":")" + std::string(key) + R"("}})";
-}
-
-const boost::json::array* PointsOf(const boost::json::value& result) {
-  if (result.is_array()) return &result.get_array();
-  if (!result.is_object()) return nullptr;
-  const auto* points = result.get_object().if_contains("points");
-  return points != nullptr && points->is_array() ? &points->get_array() : nullptr;
-}
-
-const boost::json::object* PayloadOf(const boost::json::value& point) {
-  if (!point.is_object()) return nullptr;
-  const auto* p = point.get_object().if_contains("payload");
-  return p != nullptr && p->is_object() ? &p->get_object() : nullptr;
-}
-
 bool IsNativeOrder(const SearchRequest& r) {
   if (r.sort.size() != 2 || !r.search_after.empty()) return false;
   const SortKey& k = r.sort[0];
@@ -103,27 +54,17 @@ bool IsNativeOrder(const SearchRequest& r) {
          (k.type == FieldType::kLong || k.type == FieldType::kDate || k.type == FieldType::kDouble);
 }
 
-Value NumberValue(const boost::json::value& v, FieldType type) {
-  if (type == FieldType::kBoolean && v.is_bool()) return v.get_bool();
-  if (v.is_string()) return std::string(v.get_string());
-  if (type == FieldType::kDouble && v.is_number()) return v.to_number<double>();
-  if (v.is_int64()) return v.get_int64();
-  if (v.is_uint64()) return static_cast<int64_t>(v.get_uint64());
-  if (v.is_double()) return v.get_double();
-  return std::monostate{};
-}
-
 }  // namespace
 
 Awaitable<Result<std::vector<QdrantBackend::Candidate>>> QdrantBackend::Candidates(
     Scope scope, const std::string& filter, const SearchRequest& request, Deadline deadline) {
   const int64_t bound = settings_->max_candidates;
-  const std::string answer_path = Points(scope, "/points/scroll");
+  const std::string answer_path = CollectionPath(scope, "/points/scroll");
   const std::string answer_body = ScrollBody(filter, bound + 1, SortPayloadKeys(request.sort));
   auto answer = co_await client_.Call("POST", answer_path, answer_body, deadline);
   if (!answer.ok()) co_return OnIndex(scope, answer.error());
   const auto* points = PointsOf(*answer);
-  if (points == nullptr) co_return Error{ErrorCode::kUpstreamBadResponse, "qdrant: no points", ""};
+  if (points == nullptr) co_return NoPoints();
   if (static_cast<int64_t>(points->size()) > bound) co_return TooManyCandidates(bound);
   std::vector<Candidate> out;
   out.reserve(points->size());
@@ -173,7 +114,7 @@ Awaitable<Result<Page>> QdrantBackend::PageOf(Scope scope, std::vector<Candidate
   if (need && request.source.enabled && !ids.empty()) {
     const std::vector<std::string_view> keys{kIdKey, kSourceKey};
     std::string body = RetrieveBody(scope, ids, keys);
-    const std::string found_path = Points(scope, "/points");
+    const std::string found_path = CollectionPath(scope, "/points");
     auto found = co_await client_.Call("POST", found_path, body, deadline);
     if (!found.ok()) co_return OnIndex(scope, found.error());
     if (const auto* points = PointsOf(*found)) {
@@ -220,13 +161,13 @@ Awaitable<Result<Page>> QdrantBackend::OrderedPage(Scope scope, const std::strin
       found.emplace(c.id, std::move(c));
     }
   };
-  const std::string ordered_path = Points(scope, "/points/scroll");
+  const std::string ordered_path = CollectionPath(scope, "/points/scroll");
   const std::string ordered_body =
       ScrollBody(filter, want, payload_keys, OrderBy{field_key, key.descending});
   auto ordered = co_await client_.Call("POST", ordered_path, ordered_body, deadline);
   if (!ordered.ok()) co_return OnIndex(scope, ordered.error());
   const auto* points = PointsOf(*ordered);
-  if (points == nullptr) co_return Error{ErrorCode::kUpstreamBadResponse, "qdrant: no points", ""};
+  if (points == nullptr) co_return NoPoints();
   take(*points);
   std::string extra_filter;
   if (static_cast<int64_t>(points->size()) == want && !points->empty()) {
@@ -246,12 +187,12 @@ Awaitable<Result<Page>> QdrantBackend::OrderedPage(Scope scope, const std::strin
     extra_filter = std::move(*scoped);
   }
   if (!extra_filter.empty()) {
-    const std::string more_path = Points(scope, "/points/scroll");
+    const std::string more_path = CollectionPath(scope, "/points/scroll");
     const std::string more_body = ScrollBody(extra_filter, bound + 1, payload_keys);
     auto more = co_await client_.Call("POST", more_path, more_body, deadline);
     if (!more.ok()) co_return OnIndex(scope, more.error());
     const auto* extra = PointsOf(*more);
-    if (extra == nullptr) co_return Error{ErrorCode::kUpstreamBadResponse, "qdrant: no points", ""};
+    if (extra == nullptr) co_return NoPoints();
     if (static_cast<int64_t>(extra->size()) > bound) co_return TooManyCandidates(bound);
     take(*extra);
   }
@@ -275,12 +216,12 @@ Awaitable<Result<Page>> QdrantBackend::KnnPage(Scope scope, const SearchRequest&
   if (!filter.ok()) co_return filter.error();
   std::vector<std::string> keys = SortPayloadKeys(request.sort);
   if (request.source.enabled) keys.emplace_back(kSourceKey);
-  const std::string answer_path = Points(scope, "/points/query");
+  const std::string answer_path = CollectionPath(scope, "/points/query");
   const std::string answer_body = NearestBody(*filter, knn.field, knn.query_vector, knn.k, keys);
   auto answer = co_await client_.Call("POST", answer_path, answer_body, deadline);
   if (!answer.ok()) co_return OnIndex(scope, answer.error());
   const auto* points = PointsOf(*answer);
-  if (points == nullptr) co_return Error{ErrorCode::kUpstreamBadResponse, "qdrant: no points", ""};
+  if (points == nullptr) co_return NoPoints();
   std::vector<Candidate> all;
   for (const auto& point : *points) {
     const auto* payload = PayloadOf(point);
@@ -334,7 +275,7 @@ Awaitable<Result<Total>> QdrantBackend::Count(Scope scope, const Query& query, c
   }
   auto filter = ScopedFilter(scope, &query, extra);
   if (!filter.ok()) co_return filter.error();
-  const std::string answer_path = Points(scope, "/points/count");
+  const std::string answer_path = CollectionPath(scope, "/points/count");
   const std::string answer_body = CountBody(*filter);
   auto answer = co_await client_.Call("POST", answer_path, answer_body, deadline);
   if (!answer.ok()) co_return OnIndex(scope, answer.error());
@@ -348,143 +289,6 @@ Awaitable<Result<Total>> QdrantBackend::Count(Scope scope, const Query& query, c
   total.value = std::min(n, up_to);
   total.exact = n <= up_to;
   co_return total;
-}
-
-Awaitable<Result<AggResult>> QdrantBackend::Aggregate1(Scope scope, const std::string& filter,
-                                                       const Aggregation& agg, Deadline deadline) {
-  AggResult out;
-  out.name = agg.name;
-  out.kind = agg.kind;
-  out.type = agg.type;
-  const std::string key = FieldKey(agg.field);
-  const int64_t bound = settings_->max_candidates;
-  if (agg.kind == Aggregation::Kind::kRange) {
-    for (const RangeSpec& r : agg.ranges) {
-      const Value from = r.from ? Value{*r.from} : Value{};
-      const Value to = r.to ? Value{*r.to} : Value{};
-      std::string cond = RangeOn(key, from, Value{}, to);
-      std::string body = R"({"must":[)" + filter + "," + cond + "]}";
-      const std::string answer_path = Points(scope, "/points/count");
-      const std::string answer_body = CountBody(body);
-      auto answer = co_await client_.Call("POST", answer_path, answer_body, deadline);
-      if (!answer.ok()) co_return OnIndex(scope, answer.error());
-      const auto* count = answer->is_object() ? answer->get_object().if_contains("count") : nullptr;
-      Bucket b;
-      b.range_key = r.key;
-      b.from = r.from;
-      b.to = r.to;
-      b.doc_count = count != nullptr && count->is_number() ? count->to_number<int64_t>() : 0;
-      out.buckets.push_back(std::move(b));
-    }
-    co_return out;
-  }
-  std::map<std::string, std::pair<Value, int64_t>> counts;  // by rendered key
-  auto add = [&counts](Value v, int64_t n) {
-    std::string k;
-    AppendValue(k, v);
-    auto& slot = counts[k];
-    slot.first = std::move(v);
-    slot.second += n;
-  };
-  const bool facet = agg.kind == Aggregation::Kind::kTerms && agg.type != FieldType::kDouble;
-  if (facet) {
-    const std::string answer_path = Points(scope, "/facet");
-    const std::string answer_body = FacetBody(filter, key, bound);
-    auto answer = co_await client_.Call("POST", answer_path, answer_body, deadline);
-    if (!answer.ok()) co_return OnIndex(scope, answer.error());
-    const auto* hits = answer->is_object() ? answer->get_object().if_contains("hits") : nullptr;
-    if (hits == nullptr || !hits->is_array()) {
-      co_return Error{ErrorCode::kUpstreamBadResponse, "qdrant: a facet without hits", ""};
-    }
-    for (const auto& h : hits->get_array()) {
-      if (!h.is_object()) continue;
-      const auto* value = h.get_object().if_contains("value");
-      const auto* count = h.get_object().if_contains("count");
-      if (value == nullptr || count == nullptr || !count->is_number()) continue;
-      add(NumberValue(*value, agg.type), count->to_number<int64_t>());
-    }
-  } else {
-    const std::vector<std::string> keys{std::string(kIdKey), key};
-    std::string body = ScrollBody(filter, bound + 1, keys);
-    const std::string answer_path = Points(scope, "/points/scroll");
-    auto answer = co_await client_.Call("POST", answer_path, body, deadline);
-    if (!answer.ok()) co_return OnIndex(scope, answer.error());
-    const auto* points = PointsOf(*answer);
-    if (points == nullptr)
-      co_return Error{ErrorCode::kUpstreamBadResponse, "qdrant: no points", ""};
-    if (static_cast<int64_t>(points->size()) > bound) co_return TooManyCandidates(bound);
-    for (const auto& point : *points) {
-      const auto* payload = PayloadOf(point);
-      if (payload == nullptr) continue;
-      std::set<std::string> seen;  // a document counts once per bucket
-      for (Value& v : FieldValuesOf(*payload, agg.field, agg.type)) {
-        if (agg.kind == Aggregation::Kind::kHistogram) {
-          double x = 0;
-          if (const auto* i = std::get_if<int64_t>(&v)) x = static_cast<double>(*i);
-          if (const auto* d = std::get_if<double>(&v)) x = *d;
-          v = Value{std::floor(x / agg.interval) * agg.interval};
-        }
-        std::string k;
-        AppendValue(k, v);
-        if (seen.insert(k).second) add(std::move(v), 1);
-      }
-    }
-  }
-  std::vector<std::pair<Value, int64_t>> list;
-  for (auto& [k, entry] : counts) list.push_back(std::move(entry));
-  if (agg.kind == Aggregation::Kind::kHistogram) {
-    std::sort(list.begin(), list.end(),
-              [](const auto& a, const auto& b) { return CompareValues(a.first, b.first) < 0; });
-    std::vector<std::pair<Value, int64_t>> filled;
-    for (auto& entry : list) {
-      if (agg.min_doc_count == 0 && !filled.empty()) {
-        // ES fills the empty buckets between the first and the last.
-        double next = std::get<double>(filled.back().first) + agg.interval;
-        while (next < std::get<double>(entry.first)) {
-          filled.emplace_back(Value{next}, 0);
-          next += agg.interval;
-        }
-      }
-      filled.push_back(std::move(entry));
-    }
-    for (auto& [v, n] : filled) {
-      if (n < agg.min_doc_count) continue;
-      Bucket b;
-      b.key = std::move(v);
-      b.doc_count = n;
-      out.buckets.push_back(std::move(b));
-    }
-    co_return out;
-  }
-  std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) {
-    if (a.second != b.second) return a.second > b.second;
-    return CompareValues(a.first, b.first) < 0;
-  });
-  for (size_t i = 0; i < list.size(); ++i) {
-    if (list[i].second < agg.min_doc_count) continue;
-    if (static_cast<int64_t>(out.buckets.size()) >= agg.size) {
-      out.sum_other_doc_count += list[i].second;
-      continue;
-    }
-    Bucket b;
-    b.key = std::move(list[i].first);
-    b.doc_count = list[i].second;
-    out.buckets.push_back(std::move(b));
-  }
-  co_return out;
-}
-
-Awaitable<Result<std::vector<AggResult>>> QdrantBackend::Aggregate(
-    Scope scope, const Query& query, const std::vector<Aggregation>& aggs, Deadline deadline) {
-  auto filter = ScopedFilter(scope, &query);
-  if (!filter.ok()) co_return filter.error();
-  std::vector<AggResult> out;
-  for (const Aggregation& agg : aggs) {
-    auto one = co_await Aggregate1(scope, *filter, agg, deadline);
-    if (!one.ok()) co_return one.error();
-    out.push_back(std::move(*one));
-  }
-  co_return out;
 }
 
 }  // namespace turnpike::search::qdrant
