@@ -69,10 +69,17 @@ const boost::json::object* PayloadOf(const boost::json::value& point) {
   return p != nullptr && p->is_object() ? &p->get_object() : nullptr;
 }
 
+std::optional<int64_t> IntOf(const boost::json::value& v) {
+  boost::system::error_code ec;
+  const auto n = v.to_number<int64_t>(ec);
+  if (ec) return std::nullopt;
+  return n;
+}
+
 std::optional<int64_t> CountOf(const boost::json::value& result) {
   const auto* count = result.is_object() ? result.get_object().if_contains("count") : nullptr;
-  if (count == nullptr || !count->is_number()) return std::nullopt;
-  return count->to_number<int64_t>();
+  if (count == nullptr) return std::nullopt;
+  return IntOf(*count);
 }
 
 }  // namespace turnpike::search::qdrant

@@ -31,6 +31,8 @@ std::string IsEmpty(std::string_view key);
 // The points of a retrieve (array), scroll or query answer ({"points": [...]}); null if none.
 const boost::json::array* PointsOf(const boost::json::value& result);
 const boost::json::object* PayloadOf(const boost::json::value& point);
+// A JSON integer (no exception on a non-integer: nullopt).
+std::optional<int64_t> IntOf(const boost::json::value& v);
 // {"count": n} -> n.
 std::optional<int64_t> CountOf(const boost::json::value& result);
 

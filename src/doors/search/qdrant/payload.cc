@@ -27,10 +27,16 @@ Value Typed(const boost::json::value& v, FieldType type) {
       if (type == FieldType::kDouble) return static_cast<double>(v.get_int64());
       return v.get_int64();
     case boost::json::kind::uint64:
+      if (type == FieldType::kDouble) return static_cast<double>(v.get_uint64());
       return static_cast<int64_t>(v.get_uint64());
-    case boost::json::kind::double_:
-      if (type == FieldType::kDouble) return v.get_double();
-      return static_cast<int64_t>(v.get_double());
+    case boost::json::kind::double_: {
+      const double d = v.get_double();
+      if (type == FieldType::kDouble) return d;
+      // An integer field stored as a double (another writer): in range, or not a value.
+      constexpr double kLimit = 9.2e18;
+      if (!(d > -kLimit && d < kLimit)) return std::monostate{};
+      return static_cast<int64_t>(d);
+    }
     default:
       return std::monostate{};
   }

@@ -51,7 +51,7 @@ Awaitable<Result<AggResult>> QdrantBackend::Aggregate1(Scope scope, const std::s
       b.range_key = r.key;
       b.from = r.from;
       b.to = r.to;
-      b.doc_count = count != nullptr && count->is_number() ? count->to_number<int64_t>() : 0;
+      b.doc_count = count != nullptr ? IntOf(*count).value_or(0) : 0;
       out.buckets.push_back(std::move(b));
     }
     co_return out;
@@ -79,7 +79,7 @@ Awaitable<Result<AggResult>> QdrantBackend::Aggregate1(Scope scope, const std::s
       const auto* value = h.get_object().if_contains("value");
       const auto* count = h.get_object().if_contains("count");
       if (value == nullptr || count == nullptr || !count->is_number()) continue;
-      add(NumberValue(*value, agg.type), count->to_number<int64_t>());
+      add(NumberValue(*value, agg.type), IntOf(*count).value_or(0));
     }
   } else {
     const std::vector<std::string> keys{std::string(kIdKey), key};

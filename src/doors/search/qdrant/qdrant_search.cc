@@ -279,11 +279,9 @@ Awaitable<Result<Total>> QdrantBackend::Count(Scope scope, const Query& query, c
   const std::string answer_body = CountBody(*filter);
   auto answer = co_await client_.Call("POST", answer_path, answer_body, deadline);
   if (!answer.ok()) co_return OnIndex(scope, answer.error());
-  const auto* count = answer->is_object() ? answer->get_object().if_contains("count") : nullptr;
-  if (count == nullptr || !count->is_number()) {
-    co_return Error{ErrorCode::kUpstreamBadResponse, "qdrant: a count without count", ""};
-  }
-  int64_t n = count->to_number<int64_t>();
+  const std::optional<int64_t> count = CountOf(*answer);
+  if (!count) co_return Error{ErrorCode::kUpstreamBadResponse, "qdrant: a count without count", ""};
+  int64_t n = *count;
   if (knn != nullptr) n = std::min(n, knn->k);
   Total total;
   total.value = std::min(n, up_to);
