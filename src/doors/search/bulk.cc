@@ -77,18 +77,21 @@ Result<std::vector<BulkAction>> ReadBulk(std::string_view body, std::string_view
       if (!NextLine(body, pos, line_no, line)) {
         return LineError(line_no, "the action has no source line");
       }
-      json::value source = json::parse(line, ec);
-      if (ec || !source.is_object()) return LineError(line_no, "the source must be a JSON object");
       if (out.kind == WriteOp::Kind::kUpdate) {
-        const json::object& u = source.as_object();
-        const json::value* doc = u.if_contains("doc");
-        if (doc == nullptr || !doc->is_object() || u.size() != 1) {
+        json::value source = json::parse(line, ec);
+        const json::object* u = source.if_object();
+        const json::value* doc = u != nullptr ? u->if_contains("doc") : nullptr;
+        if (ec || doc == nullptr || !doc->is_object() || u->size() != 1) {
           return LineError(line_no,
                            "an update takes exactly {\"doc\": {...}} (scripts and "
                            "upserts are not implemented)");
         }
         out.source = json::serialize(*doc);
       } else {
+        // The document is parsed once, when it is typed against its index's mapping
+        // (ExtractDocument): a malformed one fails its own item there, as in ES.
+        const size_t first = line.find_first_not_of(" \t");
+        if (line[first] != '{') return LineError(line_no, "the source must be a JSON object");
         out.source = std::string(line);
       }
     }

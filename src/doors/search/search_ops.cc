@@ -200,7 +200,13 @@ asio::awaitable<Reply> SearchDoor::MsearchOp(Call& call) {
       }
     }
     if (ok.ok()) ok = ValidIndexName(index);
-    Reply r = ok.ok() ? co_await RunSearch(call, index, lines[i + 1], false) : ErrorOf(ok.error());
+    Reply r;
+    if (ok.ok()) {
+      const std::string_view search_body = lines[i + 1];
+      r = co_await RunSearch(call, index, search_body, false);
+    } else {
+      r = ErrorOf(ok.error());
+    }
     if (i > 0) out += ',';
     if (r.status == 200) {
       r.body.pop_back();

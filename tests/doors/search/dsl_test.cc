@@ -189,3 +189,15 @@ TEST(BulkTest, ReadsActionsAndRefusesMalformedLines) {
 
 }  // namespace
 }  // namespace turnpike::search
+
+namespace turnpike::search {
+namespace {
+
+TEST(EsErrorTest, RendersElasticsearchsShape) {
+  EXPECT_EQ(RenderEsError(EsError(kParsingException, "bad \"x\"")),
+            R"({"error":{"root_cause":[{"type":"parsing_exception","reason":"bad \"x\""}],)"
+            R"("type":"parsing_exception","reason":"bad \"x\""},"status":400})");
+}
+
+}  // namespace
+}  // namespace turnpike::search

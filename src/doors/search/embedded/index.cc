@@ -40,7 +40,11 @@ Index::Index(int64_t id, std::string tenant, std::string name, Mapping mapping, 
       created_ms_(created_ms),
       columns_(mapping_.fields.size()),
       vectors_(mapping_.fields.size()),
-      has_vector_(mapping_.fields.size()) {}
+      has_vector_(mapping_.fields.size()) {
+  for (const FieldMapping& f : mapping_.fields) {
+    if (f.type == FieldType::kDenseVector) vector_paths_.push_back(f.path);
+  }
+}
 
 int64_t Index::SlotOf(std::string_view id) const {
   auto it = slot_of_.find(std::string(id));
@@ -62,6 +66,8 @@ size_t Index::Put(Document doc, int64_t rowid, int64_t version) {
   versions_.push_back(version);
   rowids_.push_back(rowid);
   alive_.push_back(1);
+  lean_sources_.emplace_back();
+  lean_ready_.push_back(0);
   ++live_;
   for (size_t f = 0; f < mapping_.fields.size(); ++f) {
     columns_[f].emplace_back();
@@ -89,6 +95,8 @@ void Index::Remove(size_t slot) {
   slot_of_rowid_.erase(rowids_[slot]);
   sources_[slot].clear();
   sources_[slot].shrink_to_fit();
+  lean_sources_[slot].clear();
+  lean_sources_[slot].shrink_to_fit();
   for (auto& column : columns_) column[slot].clear();
   for (auto& has : has_vector_) {
     if (!has.empty()) has[slot] = 0;
@@ -112,7 +120,7 @@ void Index::Remap(Mapping mapping) {
   for (size_t i = 0; i < docs.size(); ++i) Put(std::move(docs[i]), rowids[i], versions[i]);
 }
 
-bool Index::Leaf(const Query& q, size_t slot) const {
+bool Index::Leaf(const Query& q, const std::vector<std::vector<Value>>* column, size_t slot) const {
   if (q.kind == QueryKind::kIds) {
     return std::any_of(q.values.begin(), q.values.end(),
                        [&](const Value& v) { return std::get<std::string>(v) == ids_[slot]; });
@@ -129,9 +137,8 @@ bool Index::Leaf(const Query& q, size_t slot) const {
     }
     return false;
   }
-  const int f = mapping_.IndexOf(q.field);
-  if (f < 0) return false;
-  const std::vector<Value>& values = columns_[static_cast<size_t>(f)][slot];
+  if (column == nullptr) return false;
+  const std::vector<Value>& values = (*column)[slot];
   for (const Value& v : values) {
     switch (q.kind) {
       case QueryKind::kTerm:
@@ -166,8 +173,11 @@ Result<std::vector<float>> Index::Evaluate(const Query& q, const TextMatcher& te
   std::vector<float> out(n, kNoMatch);
   if (q.kind == QueryKind::kMatchNone) return out;
   if (q.kind != QueryKind::kBool) {
+    const int f = q.field.empty() ? -1 : mapping_.IndexOf(q.field);
+    const std::vector<std::vector<Value>>* column =
+        f < 0 ? nullptr : &columns_[static_cast<size_t>(f)];
     for (size_t s = 0; s < n; ++s) {
-      if (alive_[s] && (q.kind == QueryKind::kMatchAll || Leaf(q, s))) out[s] = q.boost;
+      if (alive_[s] && (q.kind == QueryKind::kMatchAll || Leaf(q, column, s))) out[s] = q.boost;
     }
     return out;
   }

@@ -64,12 +64,21 @@ class Index {
                                    const std::vector<float>& scores) const;
 
  private:
-  bool Leaf(const Query& q, size_t slot) const;
+  // `column`: the clause's field's values by slot (null: unmapped).
+  bool Leaf(const Query& q, const std::vector<std::vector<Value>>* column, size_t slot) const;
+  // The request's sort keys' field positions (-1: not a field), resolved once per search.
+  std::vector<int> KeyFields(const SearchRequest& r) const;
   // The value a document sorts by under `key`: min (asc) or max (desc) of its values.
-  const Value* SortValue(const SortKey& key, size_t slot) const;
-  int Compare(const SearchRequest& r, const std::vector<float>& scores, size_t a, size_t b) const;
-  int CompareToAfter(const SearchRequest& r, const std::vector<float>& scores, size_t slot) const;
-  Value HitSortValue(const SortKey& key, const std::vector<float>& scores, size_t slot) const;
+  const Value* SortValue(const SortKey& key, int field, size_t slot) const;
+  int Compare(const SearchRequest& r, const std::vector<int>& fields,
+              const std::vector<float>& scores, size_t a, size_t b) const;
+  int CompareToAfter(const SearchRequest& r, const std::vector<int>& fields,
+                     const std::vector<float>& scores, size_t slot) const;
+  Value HitSortValue(const SortKey& key, int field, const std::vector<float>& scores,
+                     size_t slot) const;
+  // A hit's _source under `filter`. A filter that excludes every vector field (the common
+  // "everything but the embedding") starts from the slot's lean source, which drops them.
+  std::string HitSource(const SourceFilter& filter, size_t slot) const;
 
   int64_t id_;
   std::string tenant_;
@@ -90,6 +99,12 @@ class Index {
   // [field][slot * dims]: vectors; has_vector_[field][slot].
   std::vector<std::vector<float>> vectors_;
   std::vector<std::vector<uint8_t>> has_vector_;
+  std::vector<std::string> vector_paths_;  // the mapping's dense_vector fields
+  // Sources without their vectors, made on a slot's first hit (a cache: the engine thread's,
+  // hence mutable in const searches). Parsing a 384-d vector's JSON per hit costs more than
+  // the rest of a search.
+  mutable std::vector<std::string> lean_sources_;
+  mutable std::vector<uint8_t> lean_ready_;
 };
 
 }  // namespace turnpike::search::embedded

@@ -62,8 +62,16 @@ float SquaredDistance(const float* a, const float* b, size_t n) {
 
 }  // namespace
 
-const Value* Index::SortValue(const SortKey& key, size_t slot) const {
-  const int f = mapping_.IndexOf(key.field);
+std::vector<int> Index::KeyFields(const SearchRequest& r) const {
+  std::vector<int> fields;
+  fields.reserve(r.sort.size());
+  for (const SortKey& key : r.sort) {
+    fields.push_back(key.kind == SortKey::Kind::kField ? mapping_.IndexOf(key.field) : -1);
+  }
+  return fields;
+}
+
+const Value* Index::SortValue(const SortKey& key, int f, size_t slot) const {
   if (f < 0) return nullptr;
   const std::vector<Value>& values = columns_[static_cast<size_t>(f)][slot];
   if (values.empty()) return nullptr;
@@ -71,13 +79,14 @@ const Value* Index::SortValue(const SortKey& key, size_t slot) const {
                         : &*std::min_element(values.begin(), values.end());
 }
 
-int Index::Compare(const SearchRequest& r, const std::vector<float>& scores, size_t a,
-                   size_t b) const {
-  for (const SortKey& key : r.sort) {
+int Index::Compare(const SearchRequest& r, const std::vector<int>& fields,
+                   const std::vector<float>& scores, size_t a, size_t b) const {
+  for (size_t i = 0; i < r.sort.size(); ++i) {
+    const SortKey& key = r.sort[i];
     int c = 0;
     switch (key.kind) {
       case SortKey::Kind::kField:
-        c = CompareKey(key, SortValue(key, a), SortValue(key, b));
+        c = CompareKey(key, SortValue(key, fields[i], a), SortValue(key, fields[i], b));
         break;
       case SortKey::Kind::kScore:
         c = scores[a] < scores[b] ? -1 : (scores[b] < scores[a] ? 1 : 0);
@@ -96,10 +105,11 @@ int Index::Compare(const SearchRequest& r, const std::vector<float>& scores, siz
   return 0;
 }
 
-Value Index::HitSortValue(const SortKey& key, const std::vector<float>& scores, size_t slot) const {
+Value Index::HitSortValue(const SortKey& key, int field, const std::vector<float>& scores,
+                          size_t slot) const {
   switch (key.kind) {
     case SortKey::Kind::kField: {
-      const Value* v = SortValue(key, slot);
+      const Value* v = SortValue(key, field, slot);
       return v == nullptr ? Value{} : *v;
     }
     case SortKey::Kind::kScore:
@@ -112,11 +122,11 @@ Value Index::HitSortValue(const SortKey& key, const std::vector<float>& scores, 
   return Value{};
 }
 
-int Index::CompareToAfter(const SearchRequest& r, const std::vector<float>& scores,
-                          size_t slot) const {
+int Index::CompareToAfter(const SearchRequest& r, const std::vector<int>& fields,
+                          const std::vector<float>& scores, size_t slot) const {
   for (size_t i = 0; i < r.sort.size(); ++i) {
     const SortKey& key = r.sort[i];
-    const Value mine = HitSortValue(key, scores, slot);
+    const Value mine = HitSortValue(key, fields[i], scores, slot);
     int c = 0;
     if (key.kind == SortKey::Kind::kField) {
       c = CompareKey(key, &mine, &r.search_after[i]);
@@ -133,16 +143,17 @@ int Index::CompareToAfter(const SearchRequest& r, const std::vector<float>& scor
 
 Page Index::PageOf(const SearchRequest& r, std::vector<float> scores) const {
   Page page;
+  const std::vector<int> fields = KeyFields(r);
   std::vector<size_t> candidates;
   candidates.reserve(live_);
   for (size_t s = 0; s < scores.size(); ++s) {
     if (scores[s] < 0) continue;
     if (r.scored) page.max_score = std::max<double>(page.max_score, scores[s]);
-    if (!r.search_after.empty() && CompareToAfter(r, scores, s) <= 0) continue;
+    if (!r.search_after.empty() && CompareToAfter(r, fields, scores, s) <= 0) continue;
     candidates.push_back(s);
   }
   const size_t end = std::min(candidates.size(), static_cast<size_t>(r.from + r.size));
-  const auto less = [&](size_t a, size_t b) { return Compare(r, scores, a, b) < 0; };
+  const auto less = [&](size_t a, size_t b) { return Compare(r, fields, scores, a, b) < 0; };
   std::partial_sort(candidates.begin(), candidates.begin() + static_cast<ptrdiff_t>(end),
                     candidates.end(), less);
   for (size_t i = static_cast<size_t>(r.from); i < end; ++i) {
@@ -151,11 +162,33 @@ Page Index::PageOf(const SearchRequest& r, std::vector<float> scores) const {
     hit.id = ids_[s];
     hit.score = scores[s];
     hit.sort.reserve(r.sort.size());
-    for (const SortKey& key : r.sort) hit.sort.push_back(HitSortValue(key, scores, s));
-    hit.source = FilterSource(sources_[s], r.source);
+    for (size_t k = 0; k < r.sort.size(); ++k) {
+      hit.sort.push_back(HitSortValue(r.sort[k], fields[k], scores, s));
+    }
+    hit.source = HitSource(r.source, s);
     page.hits.push_back(std::move(hit));
   }
   return page;
+}
+
+std::string Index::HitSource(const SourceFilter& filter, size_t slot) const {
+  if (!filter.enabled) return {};
+  const bool drops_vectors =
+      !vector_paths_.empty() &&
+      std::all_of(vector_paths_.begin(), vector_paths_.end(), [&](const std::string& path) {
+        return std::find(filter.excludes.begin(), filter.excludes.end(), path) !=
+               filter.excludes.end();
+      });
+  if (!drops_vectors) return FilterSource(sources_[slot], filter);
+  if (!lean_ready_[slot]) {
+    SourceFilter lean;
+    lean.excludes = vector_paths_;
+    lean_sources_[slot] = FilterSource(sources_[slot], lean);
+    lean_ready_[slot] = 1;
+  }
+  const bool only_vectors =
+      filter.includes.empty() && filter.excludes.size() == vector_paths_.size();
+  return only_vectors ? lean_sources_[slot] : FilterSource(lean_sources_[slot], filter);
 }
 
 void Index::Knn(const search::Knn& knn, std::vector<float>& scores) const {

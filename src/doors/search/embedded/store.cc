@@ -152,6 +152,7 @@ Status Store::DeleteIndex(std::string_view tenant, std::string_view name) {
     return drop;
   });
   if (!s.ok()) return s;
+  statements_.erase(id);
   indices_.erase(Key{tenant, name});
   return Ok{};
 }
@@ -171,6 +172,7 @@ Status Store::PutMapping(std::string_view tenant, std::string_view name, Mapping
   if (!s.ok()) return s;
   index.Remap(std::move(mapping));
   if (!text_changed) return Ok{};
+  statements_.erase(index.id());
   // FTS5 cannot add a column: the text table is rebuilt from the documents.
   return store::sqlite::InTransaction(*db_, [&]() -> Status {
     Status drop = db_->Exec("DROP TABLE IF EXISTS " + FtsTable(index.id()), StoreOp::kAdminWrite);

@@ -70,6 +70,13 @@ class Store {
   Status Delete(Index& index, size_t slot);
   std::string NewId();
 
+  // Each index's write statements, prepared on first use; dropped with the index or when
+  // its text columns change.
+  struct Statements {
+    std::unique_ptr<store::sqlite::Statement> insert_doc, insert_text, delete_doc, delete_text;
+  };
+  std::map<int64_t, Statements> statements_;
+
   store::StatementCounts counts_;
   std::unique_ptr<store::sqlite::Database> db_;
   std::map<Key, std::unique_ptr<Index>> indices_;

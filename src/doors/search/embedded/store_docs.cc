@@ -20,12 +20,14 @@ WriteResult Failed(std::string id, Error error) {
 }  // namespace
 
 Status Store::Insert(Index& index, Document doc, int64_t version) {
-  Result<Statement> insert = db_->Prepare(
+  Statements& cached = statements_[index.id()];
+  Result<Statement*> insert = db_->Cached(
+      cached.insert_doc,
       "INSERT INTO " + DocsTable(index.id()) + " (doc_id, source, version) VALUES (?, ?, ?)",
       StoreOp::kAdminWrite);
   if (!insert.ok()) return insert.error();
-  insert->BindView(1, doc.id).BindView(2, doc.source).Bind(3, version);
-  Status s = insert->Run();
+  (*insert)->BindView(1, doc.id).BindView(2, doc.source).Bind(3, version);
+  Status s = (*insert)->Run();
   if (!s.ok()) return s;
   const int64_t rowid = db_->LastInsertId();
   std::vector<int> text;
@@ -39,18 +41,19 @@ Status Store::Insert(Index& index, Document doc, int64_t version) {
       sql += ", t" + std::to_string(i);
       values += ", ?";
     }
-    Result<Statement> fts = db_->Prepare(sql + values + ")", StoreOp::kAdminWrite);
+    Result<Statement*> fts =
+        db_->Cached(cached.insert_text, sql + values + ")", StoreOp::kAdminWrite);
     if (!fts.ok()) return fts.error();
-    fts->Bind(1, rowid);
+    (*fts)->Bind(1, rowid);
     for (size_t i = 0; i < text.size(); ++i) {
       std::string joined;
       for (const FieldValues& fv : doc.fields) {
         if (fv.field != text[i]) continue;
         for (const Value& v : fv.values) joined += std::get<std::string>(v) + "\n";
       }
-      fts->Bind(static_cast<int>(i) + 2, joined);
+      (*fts)->Bind(static_cast<int>(i) + 2, joined);
     }
-    s = fts->Run();
+    s = (*fts)->Run();
     if (!s.ok()) return s;
   }
   index.Put(std::move(doc), rowid, version);
@@ -58,15 +61,26 @@ Status Store::Insert(Index& index, Document doc, int64_t version) {
 }
 
 Status Store::Delete(Index& index, size_t slot) {
-  const std::string rowid = std::to_string(index.RowidOf(slot));
-  std::string sql = "DELETE FROM " + DocsTable(index.id()) + " WHERE rowid = " + rowid;
+  Statements& cached = statements_[index.id()];
+  const int64_t rowid = index.RowidOf(slot);
+  Result<Statement*> del =
+      db_->Cached(cached.delete_doc, "DELETE FROM " + DocsTable(index.id()) + " WHERE rowid = ?",
+                  StoreOp::kAdminWrite);
+  if (!del.ok()) return del.error();
+  (*del)->Bind(1, rowid);
+  Status s = (*del)->Run();
+  if (!s.ok()) return s;
   for (const FieldMapping& f : index.mapping().fields) {
     if (f.type != FieldType::kText) continue;
-    sql += "; DELETE FROM " + FtsTable(index.id()) + " WHERE rowid = " + rowid;
+    Result<Statement*> text =
+        db_->Cached(cached.delete_text, "DELETE FROM " + FtsTable(index.id()) + " WHERE rowid = ?",
+                    StoreOp::kAdminWrite);
+    if (!text.ok()) return text.error();
+    (*text)->Bind(1, rowid);
+    s = (*text)->Run();
+    if (!s.ok()) return s;
     break;
   }
-  Status s = db_->Exec(sql, StoreOp::kAdminWrite);
-  if (!s.ok()) return s;
   index.Remove(slot);
   return Ok{};
 }
