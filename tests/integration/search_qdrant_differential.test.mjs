@@ -96,6 +96,8 @@ function filterQuery(depth = 0) {
 const SORTS = [
   null, [{ n: 'asc' }], [{ n: 'desc' }], [{ price: 'desc' }], [{ at: 'asc' }], [{ tag: 'asc' }],
   [{ tag: 'desc' }], [{ on: 'asc' }, { n: 'desc' }], [{ 'meta.owner': 'asc' }, { price: 'asc' }],
+  [{ n: { order: 'desc', missing: '_first' } }], [{ price: { order: 'asc', missing: '_last' } }],
+  [{ at: 'desc' }, { _id: 'desc' }], ['_id'],
 ];
 
 function aggs() {
