@@ -73,9 +73,13 @@ after(async () => {
   if (fake) await fake.close();
 });
 
-test('the API key reaches Qdrant, and every request and answer follows the schema', { skip }, async () => {
+test('the API key reaches Qdrant, with a deadline, and every request and answer follows the schema', { skip }, async () => {
   assert.ok(fake.requests.length > 0);
   assert.deepEqual(fake.violations, []);
+  // Every call but a GET carries Qdrant's own deadline (search.timeout 500ms -> 1 s).
+  const writes = fake.requests.filter((q) => q.method !== 'GET');
+  assert.ok(writes.length > 0);
+  for (const q of writes) assert.match(q.path, /[?&]timeout=1$/, q.path);
 });
 
 // Qdrant calls per search, by the path they take (qdrant_backend.h): the door reads the index

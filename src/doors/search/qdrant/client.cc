@@ -44,6 +44,13 @@ Awaitable<Result<boost::json::value>> Client::Call(std::string_view method, std:
   options.idle_timeout = left;
   std::string full_target = settings_.origin.base_path;
   full_target.append(target);
+  if (method != "GET") {
+    // Qdrant's own deadline for the operation (whole seconds, at least 1): it stops working on
+    // a request this gateway has stopped waiting for. Every non-GET call here declares it.
+    const int64_t seconds = std::max<int64_t>(1, (left.count() + 999) / 1000);
+    full_target += target.find('?') == std::string_view::npos ? "?timeout=" : "&timeout=";
+    full_target += std::to_string(seconds);
+  }
   upstream::OutgoingRequest request;
   request.method = method;
   request.target = full_target;

@@ -6,7 +6,8 @@
 // Nothing blocks: the call suspends on the pool's sockets.
 //
 // Deadlines: every call carries one. The connect, first-byte and idle timeouts of the
-// upstream call are the time left until it; a missed deadline is kUpstreamTimeout with ES
+// upstream call are the time left until it, and every call but a GET passes it to Qdrant as
+// its `timeout` (whole seconds, at least 1); a missed deadline is kUpstreamTimeout with ES
 // type timeout_exception.
 //
 // Errors: unreachable -> kUnavailable (503); 404 -> kNotFound with ES type
