@@ -118,7 +118,10 @@ function randomSearch() {
     return { knn, size: int(1, 25) };
   }
   const body = { size: int(0, 30) };
-  if (chance(0.85)) body.query = { bool: { filter: [filterQuery()] } };
+  // Mostly filter context; sometimes a query that scores (non-text: constant per query shape,
+  // or varying with should clauses, which the Qdrant backend refuses to rank by).
+  if (chance(0.7)) body.query = { bool: { filter: [filterQuery()] } };
+  else if (chance(0.5)) body.query = filterQuery();
   const sort = pick(SORTS);
   if (sort) body.sort = sort;
   if (chance(0.3)) body.from = int(0, 40);
@@ -190,15 +193,18 @@ after(async () => {
   if (fake) await fake.close();
 });
 
-// What both backends must agree on (scores only where they are defined: kNN).
-function comparable(answer, knn) {
+const round = (x) => (x === null || x === undefined ? x : Math.round(x * 1e4) / 1e4);
+
+// What both backends must agree on (kNN scores to 4 decimals: float32 vs double).
+function comparable(answer) {
   const hits = answer.hits?.hits ?? [];
   return {
     total: answer.hits?.total,
     hits: hits.map((h) => ({
       _id: h._id, sort: h.sort, _source: h._source,
-      ...(knn ? { _score: Math.round(h._score * 1e4) / 1e4 } : {}),
+      _score: round(h._score),
     })),
+    max_score: round(answer.hits?.max_score),
     aggregations: answer.aggregations,
   };
 }
@@ -209,6 +215,7 @@ test(`differential: ${COUNT} seeded random searches (seed ${SEED}), embedded vs 
   let totalHits = 0;
   let totalBuckets = 0;
   let exactTotals = 0;
+  let rankRefused = 0;
   const refused = [];
   for (let i = 0; i < COUNT; i++) {
     const body = randomSearch();
@@ -216,12 +223,18 @@ test(`differential: ${COUNT} seeded random searches (seed ${SEED}), embedded vs 
       call(gateways.embedded, 'POST', `${INDEX}/_search`, body),
       call(gateways.qdrant, 'POST', `${INDEX}/_search`, body),
     ]);
+    // The documented refusals of the Qdrant backend: ranking by scores that differ per
+    // document (should clauses), and BM25 (a text query in scoring context).
+    if (a.status === 200 && b.status === 400 && /ranking by bool should clauses|BM25/.test(b.body.error?.reason)) {
+      rankRefused++;
+      continue;
+    }
     if (a.status !== b.status) {
       refused.push({ body, embedded: a.status, qdrant: b.status, error: b.body.error?.reason ?? a.body.error?.reason });
       continue;
     }
     assert.equal(a.status, 200, `request ${i}: ${JSON.stringify(body)} -> ${JSON.stringify(a.body)}`);
-    assert.deepEqual(comparable(b.body, !!body.knn), comparable(a.body, !!body.knn),
+    assert.deepEqual(comparable(b.body), comparable(a.body),
       `request ${i} (SEED=${SEED}): ${JSON.stringify(body)}`);
     compared++;
     totalHits += a.body.hits.hits.length;
@@ -237,15 +250,15 @@ test(`differential: ${COUNT} seeded random searches (seed ${SEED}), embedded vs 
       ]);
       assert.equal(na.status, 200, JSON.stringify(na.body));
       assert.equal(nb.status, 200, JSON.stringify(nb.body));
-      assert.deepEqual(comparable(nb.body, false), comparable(na.body, false),
+      assert.deepEqual(comparable(nb.body), comparable(na.body),
         `search_after of request ${i} (SEED=${SEED}): ${JSON.stringify(next)}`);
       pagedAfter++;
     }
   }
   assert.deepEqual(refused, [], 'both backends answer the same requests');
-  assert.ok(compared >= COUNT * 0.9, `compared ${compared} of ${COUNT}`);
+  assert.ok(compared >= COUNT * 0.8, `compared ${compared} of ${COUNT}`);
   assert.ok(pagedAfter > 0);
-  if (process.env.DIFF_VERBOSE) console.log(JSON.stringify({ compared, pagedAfter, hits: totalHits, buckets: totalBuckets, exactTotals }));
+  if (process.env.DIFF_VERBOSE) console.log(JSON.stringify({ compared, rankRefused, pagedAfter, hits: totalHits, buckets: totalBuckets, exactTotals }));
   assert.deepEqual(fake.violations, []);
 });
 

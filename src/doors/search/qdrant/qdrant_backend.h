@@ -21,7 +21,9 @@
 //   coverage            the collection's info: points and status (green/yellow: 1 of 1 shard)
 //   match / multi_match a filter (text index), never scored: Qdrant has no BM25
 //   match_phrase, prefix: refused (400 naming them)
-// Non-kNN hits score 1.0 (every query is a filter here).
+//   scores (non-kNN) the constant score of the query's shape (qdrant_search.cc
+//                   ConstantScore); ranking by a score that varies per document (optional
+//                   should clauses) is refused (400 naming it)
 //
 // Round trips: a search leg is one call, plus one for a page's sources on the candidate path
 // and one or two on the ordered path (ties, missing values). A write (Write) is three: the

@@ -20,14 +20,37 @@ namespace turnpike::search::qdrant {
 struct QdrantBackend::Candidate {
   std::string id;
   std::vector<Value> sort;
-  double score = 1.0;
+  double score = 0;
   std::string source;
   bool has_source = false;
 };
 
 namespace {
 
-constexpr double kFilterScore = 1.0;  // every non-kNN hit: Qdrant has no text scoring
+// The score every match of `q` gets when it is the same for all of them (as the embedded
+// backend scores non-text queries: a leaf or match_all its boost, a bool the sum of its must
+// and matching should clauses times its boost, filter and must_not nothing); nullopt when it
+// differs between documents (should clauses that may or may not match). Qdrant computes no
+// score for a filter, so only a constant one can be given.
+std::optional<double> ConstantScore(const Query& q) {
+  if (q.kind != QueryKind::kBool) return q.boost;
+  double sum = 0;
+  for (const Query& m : q.must) {
+    const std::optional<double> s = ConstantScore(m);
+    if (!s) return std::nullopt;
+    sum += *s;
+  }
+  if (!q.should.empty()) {
+    // Every should clause must match (minimum_should_match = all): their scores add up.
+    if (static_cast<size_t>(q.minimum_should_match) < q.should.size()) return std::nullopt;
+    for (const Query& m : q.should) {
+      const std::optional<double> s = ConstantScore(m);
+      if (!s) return std::nullopt;
+      sum += *s;
+    }
+  }
+  return sum * q.boost;
+}
 
 // ES order of two sort tuples: per key, missing last (or first), descending reversed.
 int CompareTuples(const std::vector<SortKey>& keys, const std::vector<Value>& a,
@@ -59,6 +82,7 @@ bool IsNativeOrder(const SearchRequest& r) {
 Awaitable<Result<std::vector<QdrantBackend::Candidate>>> QdrantBackend::Candidates(
     Scope scope, const std::string& filter, const SearchRequest& request, Deadline deadline) {
   const int64_t bound = settings_->max_candidates;
+  const double constant = ConstantScore(request.query).value_or(0.0);
   const std::string answer_path = CollectionPath(scope, "/points/scroll");
   const std::string answer_body = ScrollBody(filter, bound + 1, SortPayloadKeys(request.sort));
   auto answer = co_await client_.Call("POST", answer_path, answer_body, deadline);
@@ -73,9 +97,10 @@ Awaitable<Result<std::vector<QdrantBackend::Candidate>>> QdrantBackend::Candidat
     if (payload == nullptr) continue;
     Candidate c;
     c.id = std::string(PayloadString(*payload, kIdKey));
+    c.score = constant;
     for (const SortKey& k : request.sort) {
       if (k.kind == SortKey::Kind::kScore) {
-        c.sort.emplace_back(kFilterScore);
+        c.sort.emplace_back(constant);
       } else if (k.kind == SortKey::Kind::kDoc) {
         c.sort.emplace_back(std::monostate{});
       } else {
@@ -145,18 +170,20 @@ Awaitable<Result<Page>> QdrantBackend::OrderedPage(Scope scope, const std::strin
                                                    const SearchRequest& request,
                                                    Deadline deadline) {
   const SortKey& key = request.sort[0];
+  const double constant = ConstantScore(request.query).value_or(0.0);
   const std::string field_key = FieldKey(key.field);
   const int64_t want = request.from + request.size;
   if (want == 0) co_return Page{};
   const int64_t bound = settings_->max_candidates;
   std::vector<std::string> payload_keys{std::string(kIdKey), field_key};
   std::map<std::string, Candidate> found;
-  auto take = [&found, &key](const boost::json::array& points) {
+  auto take = [&found, &key, constant](const boost::json::array& points) {
     for (const auto& point : points) {
       const auto* payload = PayloadOf(point);
       if (payload == nullptr) continue;
       Candidate c;
       c.id = std::string(PayloadString(*payload, kIdKey));
+      c.score = constant;
       c.sort = {SortValue(*payload, key), Value{c.id}};
       found.emplace(c.id, std::move(c));
     }
@@ -252,6 +279,13 @@ Awaitable<Result<Page>> QdrantBackend::Search(Scope scope, const SearchRequest& 
   if (request.knn) {
     auto page = co_await KnnPage(scope, request, deadline);
     co_return page;
+  }
+  bool by_score = false;
+  for (const SortKey& k : request.sort) by_score = by_score || k.kind == SortKey::Kind::kScore;
+  if (by_score && !ConstantScore(request.query)) {
+    co_return Unsupported(
+        "ranking by bool should clauses (a score that differs between documents; put them in "
+        "a filter or sort by a field)");
   }
   auto filter = ScopedFilter(scope, &request.query);
   if (!filter.ok()) co_return filter.error();
