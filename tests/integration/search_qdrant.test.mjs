@@ -111,6 +111,21 @@ test('what Qdrant cannot do is a 400 naming it', { skip }, async () => {
   const phrase = await es('t1', 'POST', 'books/_search', { query: { bool: { filter: [{ match_phrase: { title: 'book 1' } }] } } });
   assert.equal(phrase.status, 400);
   assert.match(phrase.body.error.reason, /match_phrase is not supported by the qdrant backend/);
+  const ranked = await es('t1', 'POST', 'books/_search', {
+    query: { bool: { should: [{ term: { tag: 'odd' } }, { term: { n: 3 } }] } },
+  });
+  assert.equal(ranked.status, 400);
+  assert.match(ranked.body.error.reason, /ranking by bool should clauses/);
+  const bm25 = await es('t1', 'POST', 'books/_search', { query: { match: { title: 'book' } } });
+  assert.equal(bm25.status, 400);
+  assert.match(bm25.body.error.reason, /BM25/);
+  // The same queries in a filter are answered.
+  const filtered = await es('t1', 'POST', 'books/_search', {
+    query: { bool: { filter: [{ match: { title: 'book' } }], should: [{ term: { n: 3 } }], minimum_should_match: 1 } },
+    sort: [{ n: 'asc' }], size: 3,
+  });
+  assert.equal(filtered.status, 200, JSON.stringify(filtered.body));
+  assert.deepEqual(filtered.body.hits.hits.map((h) => h._id), ['b10', 'b17', 'b24']);
   // More matching documents than max_candidates (50) for a gateway-side sort.
   const many = await es('t1', 'POST', 'books/_search', { sort: [{ tag: 'asc' }] });
   assert.equal(many.status, 400);
