@@ -12,7 +12,7 @@ std::string CollectionName(std::string_view tenant, std::string_view index) {
   std::string out = "t";
   for (unsigned char c : tenant) {
     const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                       c == '_' || c == '-' || c == '.';
+                       c == '-' || c == '.';
     if (plain) {
       out.push_back(static_cast<char>(c));
       continue;
@@ -21,17 +21,19 @@ std::string CollectionName(std::string_view tenant, std::string_view index) {
     out.push_back(kHex[c >> 4]);
     out.push_back(kHex[c & 0xF]);
   }
-  // "__" cannot end a tenant part ambiguously: an index name has no '_' prefix in ES.
+  // The tenant part has no '_' (escaped above), so the first "__" is the separator whatever
+  // the index name holds.
   out += "__";
   out += index;
   return out;
 }
 
 std::string PointId(std::string_view tenant, std::string_view index, std::string_view id) {
-  std::string input;
-  input.reserve(tenant.size() + index.size() + id.size() + 2);
-  input.append(tenant).push_back('\0');
-  input.append(index).push_back('\0');
+  // Length-prefixed, so no byte inside a name can move the boundary between the three.
+  std::string input = std::to_string(tenant.size()) + ':';
+  input.append(tenant);
+  input += std::to_string(index.size()) + ':';
+  input.append(index);
   input.append(id);
   std::array<unsigned char, SHA_DIGEST_LENGTH> digest{};
   SHA1(reinterpret_cast<const unsigned char*>(input.data()), input.size(), digest.data());

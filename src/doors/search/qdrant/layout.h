@@ -29,11 +29,12 @@ inline constexpr std::string_view kSourceKey = "_src";
 inline constexpr std::string_view kVersionKey = "_v";
 inline constexpr std::string_view kFieldsKey = "f";
 
-// "t<tenant>__<index>"; bytes outside [A-Za-z0-9_.-] in the tenant are written as "~XX" (hex)
-// so two tenants never share a name.
+// "t<tenant>__<index>"; bytes outside [A-Za-z0-9.-] in the tenant ('_' included) are written
+// as "~XX" (hex), so two (tenant, index) pairs never share a name.
 std::string CollectionName(std::string_view tenant, std::string_view index);
 
-// A UUID (RFC 4122 layout, version 5 bits) from SHA-1 over tenant, index and id.
+// A UUID (RFC 4122 layout, version 5 bits) from SHA-1 over tenant, index and id
+// (length-prefixed).
 std::string PointId(std::string_view tenant, std::string_view index, std::string_view id);
 
 // The payload key of a mapped field: "f." + path.
