@@ -1,5 +1,6 @@
 #include "doors/search/qdrant/qdrant_backend.h"
 
+#include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <map>
 
@@ -18,6 +19,8 @@ int64_t NowMs() {
              std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
+
+constexpr size_t kUpsertBatch = 256;  // points per upsert call
 
 Error AlreadyExists(Scope scope) {
   return EsError(kResourceExists, "index [" + std::string(scope.index) + "] already exists");
@@ -250,9 +253,14 @@ Awaitable<Result<std::vector<WriteResult>>> QdrantBackend::Write(Scope scope,
       deletes.push_back(id);
     }
   }
-  if (!upserts.empty()) {
-    const std::string put_path = CollectionPath(scope, "/points?wait=true");
-    const std::string put_body = UpsertBody(scope, mapping, upserts);
+  // Upserts in batches: Qdrant bounds a request's size (32 MiB by default), which a bulk of
+  // documents with large vectors would pass in one body.
+  const std::string put_path = CollectionPath(scope, "/points?wait=true");
+  for (size_t begin = 0; begin < upserts.size(); begin += kUpsertBatch) {
+    const size_t end = std::min(upserts.size(), begin + kUpsertBatch);
+    const std::vector<PointWrite> batch(upserts.begin() + static_cast<ptrdiff_t>(begin),
+                                        upserts.begin() + static_cast<ptrdiff_t>(end));
+    const std::string put_body = UpsertBody(scope, mapping, batch);
     auto put = co_await client_.Call("PUT", put_path, put_body, deadline);
     if (!put.ok()) co_return OnIndex(scope, put.error());
   }
