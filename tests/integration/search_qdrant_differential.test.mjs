@@ -187,6 +187,9 @@ before(async () => {
     assert.equal(bulk.body.errors, false, JSON.stringify(bulk.body).slice(0, 500));
     await call(gw, 'POST', `${INDEX}/_refresh`);
   }
+  // One bulk of 400 documents: upserted 256 points per Qdrant call.
+  const upserts = fake.requests.filter((q) => q.method === 'PUT' && /\/points\?/.test(q.path));
+  assert.deepEqual(upserts.map((q) => q.body.points.length), [256, DOCS - 256]);
 });
 after(async () => {
   await stopAll();
