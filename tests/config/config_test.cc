@@ -243,5 +243,25 @@ models:
   EXPECT_EQ(text.find("api=chat"), std::string::npos) << text;
 }
 
+TEST(ParseConfigTest, SearchSection) {
+  const Config off = ParseConfig(R"(
+models:
+  - name: m
+    deployments: [{provider: openai, base_url: "http://h"}]
+)");
+  EXPECT_FALSE(off.search.enabled);
+  const Config c = ParseConfig(R"(
+search: {prefix: /search/v1, path: /tmp/s.db, timeout: 2s}
+models:
+  - name: m
+    deployments: [{provider: openai, base_url: "http://h"}]
+)");
+  EXPECT_TRUE(c.search.enabled);
+  EXPECT_EQ(c.search.prefix, "/search/v1");
+  EXPECT_EQ(c.search.backend, "embedded");
+  EXPECT_EQ(c.search.path, "/tmp/s.db");
+  EXPECT_EQ(c.search.timeout, milliseconds(2'000));
+}
+
 }  // namespace
 }  // namespace turnpike::config

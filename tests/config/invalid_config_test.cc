@@ -27,6 +27,12 @@ std::vector<InvalidCase> Cases() {
   return {
       {"UnknownServerKey", WithModels("server: {listn: 1.2.3.4:80}"), "server.listn: unknown key"},
       {"UnknownTopKey", WithModels("sever: {}"), "sever: unknown key"},
+      {"SearchPrefixWithoutSlash", WithModels("search: {prefix: es}"), "search.prefix: must be"},
+      {"SearchUnknownBackend", WithModels("search: {backend: elastic}"),
+       "search.backend: must be embedded"},
+      {"SearchWithoutGovernance", WithModels("governance: {enabled: false}\nsearch: {}"),
+       "search.enabled: the search door needs governance"},
+      {"SearchUnknownKey", WithModels("search: {pth: x.db}"), "search.pth: unknown key"},
       {"UnknownNestedKey", WithModels("server: {timeouts: {reed_headers: 1s}}"),
        "server.timeouts.reed_headers: unknown key"},
       {"UnknownDeploymentKey",

@@ -314,3 +314,26 @@ for (const [label, Client, errors] of [['8.19.2', Client8, errors8], ['9.4.3', C
     await other.indices.delete({ index });
   });
 }
+
+test('search: one call-log row per request, under the key\'s tenant, with the operation and status', async () => {
+  await new Promise((r) => setTimeout(r, 500));  // earlier tests' rows flushed (every 50 ms)
+  const before = (await admin('GET', 'calls?limit=1000')).data.length;
+  const headers = { authorization: `Bearer ${keys.t2}`, 'content-type': 'application/json' };
+  const ok = await fetch(`${gw.url}/es/`, { headers });
+  assert.equal(ok.status, 200);
+  const missing = await fetch(`${gw.url}/es/nothing-here/_search`, { method: 'POST', headers, body: '{}' });
+  assert.equal(missing.status, 404);
+  let rows;
+  for (let i = 0; i < 100 && !(rows?.length >= before + 2); i++) {
+    rows = (await admin('GET', 'calls?limit=1000')).data;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  assert.equal(rows.length, before + 2);
+  const fresh = rows.slice(0, 2);  // the newest two (workers flush in their own order)
+  const search = fresh.find((r) => r.model === 'es_search');
+  const info = fresh.find((r) => r.model === 'es_info');
+  assert.ok(search && info, JSON.stringify(fresh));
+  assert.equal(search.status, 404);
+  assert.equal(info.status, 200);
+  assert.equal(search.tenant, 't2', JSON.stringify(search));
+});

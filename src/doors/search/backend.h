@@ -71,6 +71,9 @@ struct Capabilities {
 struct Scope {
   std::string_view tenant;  // from authentication; never empty
   std::string_view index;   // a valid ES index name (lowercase, no '/', ...)
+  // Non-zero: the legs of one search share it (and only they), so a backend may evaluate the
+  // query once for its page, count and aggregation legs. 0: no sharing.
+  uint64_t request = 0;
 };
 
 struct IndexInfo {

@@ -1,5 +1,6 @@
 // The search door's _search, _count and _msearch: parse against the index's mapping, check
 // the backend's capabilities, run the legs concurrently and join them.
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -107,7 +108,9 @@ asio::awaitable<Reply> SearchDoor::SearchOp(Call& call, std::string_view body, b
 asio::awaitable<Reply> SearchDoor::RunSearch(Call& call, std::string_view index,
                                              std::string_view body, bool count) {
   const Clock::time_point start = Clock::now();
-  const Scope scope{call.scope.tenant, index};
+  // One token per search (not per HTTP request: an msearch runs several), process-wide.
+  static std::atomic<uint64_t> searches{0};
+  const Scope scope{call.scope.tenant, index, searches.fetch_add(1, std::memory_order_relaxed) + 1};
   Result<IndexInfo> info = co_await backend_->GetIndex(scope, call.deadline);
   if (!info.ok()) co_return ErrorOf(info.error());
   if (count) {

@@ -144,6 +144,21 @@ TEST_F(StoreTest, CountsAndAggregations) {
   EXPECT_EQ((*aggs)[2].buckets[1].doc_count, 1);
 }
 
+TEST_F(StoreTest, LegsOfOneSearchShareAnEvaluationUntilAWrite) {
+  Seed();
+  Result<SearchRequest> r =
+      ParseSearch(R"({"query":{"term":{"genre":"sf"}}})", store_->GetIndex("t1", "books")->mapping);
+  ASSERT_TRUE(r.ok());
+  constexpr uint64_t kToken = 7;
+  EXPECT_EQ(store_->Search("t1", "books", *r, kToken)->hits.size(), 2u);
+  EXPECT_EQ(store_->Count("t1", "books", r->query, nullptr, kExactTotal, kToken)->value, 2);
+  Put("t1", "e", R"({"genre":"sf"})");  // a write between legs: no stale reuse
+  EXPECT_EQ(store_->Count("t1", "books", r->query, nullptr, kExactTotal, kToken)->value, 3);
+  Result<SearchRequest> other = ParseSearch(R"({"query":{"term":{"genre":"crime"}}})",
+                                            store_->GetIndex("t1", "books")->mapping);
+  EXPECT_EQ(store_->Count("t1", "books", other->query, nullptr, kExactTotal, kToken)->value, 1);
+}
+
 TEST_F(StoreTest, TenantsNeverSeeEachOther) {
   Seed();
   EXPECT_EQ(store_->GetIndex("t2", "books").error().code, ErrorCode::kNotFound);

@@ -8,8 +8,11 @@ namespace {
 struct Names {
   std::string tenant;
   std::string index;
+  uint64_t request = 0;
 };
-Names Own(Scope scope) { return Names{std::string(scope.tenant), std::string(scope.index)}; }
+Names Own(Scope scope) {
+  return Names{std::string(scope.tenant), std::string(scope.index), scope.request};
+}
 
 }  // namespace
 
@@ -89,7 +92,9 @@ Awaitable<Result<std::optional<StoredDocument>>> EmbeddedBackend::Get(Scope scop
 
 Awaitable<Result<Page>> EmbeddedBackend::Search(Scope scope, const SearchRequest& request,
                                                 Deadline deadline) {
-  auto fn = [n = Own(scope), r = &request](Store& s) { return s.Search(n.tenant, n.index, *r); };
+  auto fn = [n = Own(scope), r = &request](Store& s) {
+    return s.Search(n.tenant, n.index, *r, n.request);
+  };
   Result<Page> r = co_await engine_.Call<Page>(deadline, std::move(fn));
   co_return r;
 }
@@ -97,7 +102,7 @@ Awaitable<Result<Page>> EmbeddedBackend::Search(Scope scope, const SearchRequest
 Awaitable<Result<Total>> EmbeddedBackend::Count(Scope scope, const Query& query, const Knn* knn,
                                                 int64_t up_to, Deadline deadline) {
   auto fn = [n = Own(scope), q = &query, knn, up_to](Store& s) {
-    return s.Count(n.tenant, n.index, *q, knn, up_to);
+    return s.Count(n.tenant, n.index, *q, knn, up_to, n.request);
   };
   Result<Total> r = co_await engine_.Call<Total>(deadline, std::move(fn));
   co_return r;
@@ -106,7 +111,7 @@ Awaitable<Result<Total>> EmbeddedBackend::Count(Scope scope, const Query& query,
 Awaitable<Result<std::vector<AggResult>>> EmbeddedBackend::Aggregate(
     Scope scope, const Query& query, const std::vector<Aggregation>& aggs, Deadline deadline) {
   auto fn = [n = Own(scope), q = &query, a = &aggs](Store& s) {
-    return s.Aggregate(n.tenant, n.index, *q, *a);
+    return s.Aggregate(n.tenant, n.index, *q, *a, n.request);
   };
   Result<std::vector<AggResult>> r =
       co_await engine_.Call<std::vector<AggResult>>(deadline, std::move(fn));

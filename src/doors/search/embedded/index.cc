@@ -1,6 +1,7 @@
 #include "doors/search/embedded/index.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace turnpike::search::embedded {
 namespace {
@@ -22,12 +23,43 @@ bool IsTextClause(const Query& q) {
   }
 }
 
-bool InRange(const Query& q, const Value& v) {
-  if (!std::holds_alternative<std::monostate>(q.gt) && !(v > q.gt)) return false;
-  if (!std::holds_alternative<std::monostate>(q.gte) && !(v >= q.gte)) return false;
-  if (!std::holds_alternative<std::monostate>(q.lt) && !(v < q.lt)) return false;
-  if (!std::holds_alternative<std::monostate>(q.lte) && !(v <= q.lte)) return false;
-  return true;
+// Range bounds typed once per clause, so the per-document test compares plain values.
+template <typename T>
+struct Bounds {
+  std::optional<T> lo, hi;
+  bool lo_inclusive = true, hi_inclusive = true;
+
+  explicit Bounds(const Query& q) {
+    if (const T* v = std::get_if<T>(&q.gt)) lo = *v, lo_inclusive = false;
+    if (const T* v = std::get_if<T>(&q.gte)) lo = *v, lo_inclusive = true;
+    if (const T* v = std::get_if<T>(&q.lt)) hi = *v, hi_inclusive = false;
+    if (const T* v = std::get_if<T>(&q.lte)) hi = *v, hi_inclusive = true;
+  }
+  bool Holds(const Value& value) const {
+    const T* v = std::get_if<T>(&value);
+    if (v == nullptr) return false;
+    if (lo && (lo_inclusive ? *v < *lo : *v <= *lo)) return false;
+    if (hi && (hi_inclusive ? *v > *hi : *v >= *hi)) return false;
+    return true;
+  }
+};
+
+template <typename T>
+bool AnyInRange(const Bounds<T>& bounds, const std::vector<Value>& values) {
+  for (const Value& v : values) {
+    if (bounds.Holds(v)) return true;
+  }
+  return false;
+}
+
+// Sets out[s] = boost for the live documents with a value in the range.
+template <typename T>
+void RangeScan(const Query& q, const std::vector<std::vector<Value>>& column,
+               const std::vector<uint8_t>& alive, std::vector<float>& out) {
+  const Bounds<T> bounds(q);
+  for (size_t s = 0; s < column.size(); ++s) {
+    if (alive[s] && AnyInRange(bounds, column[s])) out[s] = q.boost;
+  }
 }
 
 }  // namespace
@@ -147,9 +179,6 @@ bool Index::Leaf(const Query& q, const std::vector<std::vector<Value>>* column, 
       case QueryKind::kTerms:
         if (std::find(q.values.begin(), q.values.end(), v) != q.values.end()) return true;
         break;
-      case QueryKind::kRange:
-        if (InRange(q, v)) return true;
-        break;
       case QueryKind::kPrefix:
         if (std::get<std::string>(v).starts_with(q.text)) return true;
         break;
@@ -176,6 +205,17 @@ Result<std::vector<float>> Index::Evaluate(const Query& q, const TextMatcher& te
     const int f = q.field.empty() ? -1 : mapping_.IndexOf(q.field);
     const std::vector<std::vector<Value>>* column =
         f < 0 ? nullptr : &columns_[static_cast<size_t>(f)];
+    if (q.kind == QueryKind::kRange) {
+      if (column == nullptr) return out;
+      if (q.type == FieldType::kLong || q.type == FieldType::kDate) {
+        RangeScan<int64_t>(q, *column, alive_, out);
+      } else if (q.type == FieldType::kDouble) {
+        RangeScan<double>(q, *column, alive_, out);
+      } else {
+        RangeScan<std::string>(q, *column, alive_, out);
+      }
+      return out;
+    }
     for (size_t s = 0; s < n; ++s) {
       if (alive_[s] && (q.kind == QueryKind::kMatchAll || Leaf(q, column, s))) out[s] = q.boost;
     }

@@ -152,6 +152,7 @@ Status Store::DeleteIndex(std::string_view tenant, std::string_view name) {
     return drop;
   });
   if (!s.ok()) return s;
+  ++writes_;
   statements_.erase(id);
   indices_.erase(Key{tenant, name});
   return Ok{};
@@ -170,6 +171,7 @@ Status Store::PutMapping(std::string_view tenant, std::string_view name, Mapping
     return update->Run();
   });
   if (!s.ok()) return s;
+  ++writes_;
   index.Remap(std::move(mapping));
   if (!text_changed) return Ok{};
   statements_.erase(index.id());

@@ -45,12 +45,15 @@ class Store {
                                          std::vector<WriteOp> ops);
   Result<std::optional<StoredDocument>> Get(std::string_view tenant, std::string_view name,
                                             std::string_view id);
-  Result<Page> Search(std::string_view tenant, std::string_view name, const SearchRequest& r);
+  // `request` (Scope::request): legs with the same non-zero value, the same query and no write
+  // in between evaluate it once.
+  Result<Page> Search(std::string_view tenant, std::string_view name, const SearchRequest& r,
+                      uint64_t request = 0);
   Result<Total> Count(std::string_view tenant, std::string_view name, const Query& query,
-                      const search::Knn* knn, int64_t up_to);
+                      const search::Knn* knn, int64_t up_to, uint64_t request = 0);
   Result<std::vector<AggResult>> Aggregate(std::string_view tenant, std::string_view name,
-                                           const Query& query,
-                                           const std::vector<Aggregation>& aggs);
+                                           const Query& query, const std::vector<Aggregation>& aggs,
+                                           uint64_t request = 0);
   Result<Coverage> Cover(std::string_view tenant, std::string_view name);
 
   // Statements executed, for the per-request budgets in tests.
@@ -63,7 +66,9 @@ class Store {
   Status Load();
   Status CreateTables(const Index& index);
   // Match scores of `query` (and of knn when given) by slot.
-  Result<std::vector<float>> Scores(Index& index, const Query& query, const search::Knn* knn);
+  Result<std::vector<float>> Scores(Index& index, const Query& query, const search::Knn* knn,
+                                    uint64_t request);
+  Result<std::vector<float>> Evaluate(Index& index, const Query& query, const search::Knn* knn);
   Result<std::vector<float>> TextScores(const Index& index, const Query& clause);
   Result<WriteResult> Apply(Index& index, WriteOp& op);
   Status Insert(Index& index, Document doc, int64_t version);
@@ -76,6 +81,18 @@ class Store {
     std::unique_ptr<store::sqlite::Statement> insert_doc, insert_text, delete_doc, delete_text;
   };
   std::map<int64_t, Statements> statements_;
+
+  // The last evaluation of a search's legs (see Search).
+  struct Evaluated {
+    uint64_t request = 0;
+    int64_t index = -1;
+    uint64_t writes = 0;
+    const Query* query = nullptr;
+    const search::Knn* knn = nullptr;
+    std::vector<float> scores;
+  };
+  Evaluated last_;
+  uint64_t writes_ = 0;  // bumped by every change to any index
 
   store::StatementCounts counts_;
   std::unique_ptr<store::sqlite::Database> db_;

@@ -142,6 +142,7 @@ Result<std::vector<WriteResult>> Store::Write(std::string_view tenant, std::stri
                                               std::vector<WriteOp> ops) {
   Result<Index*> found = Find(tenant, name);
   if (!found.ok()) return found.error();
+  ++writes_;
   std::vector<WriteResult> results;
   results.reserve(ops.size());
   Status s = store::sqlite::InTransaction(*db_, [&]() -> Status {

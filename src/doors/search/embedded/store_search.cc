@@ -109,7 +109,19 @@ Result<std::vector<float>> Store::TextScores(const Index& index, const Query& q)
   return scores;
 }
 
-Result<std::vector<float>> Store::Scores(Index& index, const Query& query, const search::Knn* knn) {
+Result<std::vector<float>> Store::Scores(Index& index, const Query& query, const search::Knn* knn,
+                                         uint64_t request) {
+  if (request != 0 && last_.request == request && last_.index == index.id() &&
+      last_.writes == writes_ && last_.query == &query && last_.knn == knn) {
+    return last_.scores;
+  }
+  Result<std::vector<float>> scores = Evaluate(index, query, knn);
+  if (scores.ok() && request != 0) last_ = {request, index.id(), writes_, &query, knn, *scores};
+  return scores;
+}
+
+Result<std::vector<float>> Store::Evaluate(Index& index, const Query& query,
+                                           const search::Knn* knn) {
   const TextMatcher text = [this, &index](const Query& clause) {
     return TextScores(index, clause);
   };
@@ -126,29 +138,31 @@ Result<std::vector<float>> Store::Scores(Index& index, const Query& query, const
   return scores;
 }
 
-Result<Page> Store::Search(std::string_view tenant, std::string_view name, const SearchRequest& r) {
+Result<Page> Store::Search(std::string_view tenant, std::string_view name, const SearchRequest& r,
+                           uint64_t request) {
   Result<Index*> index = Find(tenant, name);
   if (!index.ok()) return index.error();
-  Result<std::vector<float>> scores = Scores(**index, r.query, r.knn ? &*r.knn : nullptr);
+  Result<std::vector<float>> scores = Scores(**index, r.query, r.knn ? &*r.knn : nullptr, request);
   if (!scores.ok()) return scores.error();
   return (*index)->PageOf(r, std::move(*scores));
 }
 
 Result<Total> Store::Count(std::string_view tenant, std::string_view name, const Query& query,
-                           const search::Knn* knn, int64_t up_to) {
+                           const search::Knn* knn, int64_t up_to, uint64_t request) {
   Result<Index*> index = Find(tenant, name);
   if (!index.ok()) return index.error();
-  Result<std::vector<float>> scores = Scores(**index, query, knn);
+  Result<std::vector<float>> scores = Scores(**index, query, knn, request);
   if (!scores.ok()) return scores.error();
   return (*index)->CountOf(*scores, up_to);
 }
 
 Result<std::vector<AggResult>> Store::Aggregate(std::string_view tenant, std::string_view name,
                                                 const Query& query,
-                                                const std::vector<Aggregation>& aggs) {
+                                                const std::vector<Aggregation>& aggs,
+                                                uint64_t request) {
   Result<Index*> index = Find(tenant, name);
   if (!index.ok()) return index.error();
-  Result<std::vector<float>> scores = Scores(**index, query, nullptr);
+  Result<std::vector<float>> scores = Scores(**index, query, nullptr, request);
   if (!scores.ok()) return scores.error();
   return (*index)->Aggregate(aggs, *scores);
 }
