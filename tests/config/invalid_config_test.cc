@@ -147,7 +147,7 @@ std::vector<InvalidCase> Cases() {
        "models: [{name: m, deployments: [{provider: openai, base_url: "
        "'${TP_SURELY_UNSET_VAR_42}'}]}]",
        "models[0].deployments[0].base_url: environment variable TP_SURELY_UNSET_VAR_42 is not set"},
-      {"SearchUnknownBackend", WithModels("search: {backend: elastic}"),
+      {"SearchBackendNamedInError", WithModels("search: {backend: elastic}"),
        "search.backend: must be embedded or qdrant, not \"elastic\""},
       {"SearchQdrantWithoutUrl", WithModels("search: {backend: qdrant}"),
        "search.qdrant.url: must be an http:// or https:// URL when backend is qdrant"},
