@@ -1,5 +1,8 @@
 #include "doors/search/search_door.h"
 
+#include <cstdio>
+#include <optional>
+
 #include "doors/search/es_error.h"
 
 namespace turnpike::search {
@@ -30,6 +33,15 @@ int CompatibleWith(const http::Request& request) {
 }
 
 }  // namespace
+
+void SearchDoor::Timing::Add(std::string_view name, Clock::duration d) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), ";dur=%.3f",
+                std::chrono::duration<double, std::milli>(d).count());
+  if (!entries.empty()) entries += ", ";
+  entries += name;
+  entries += buf;
+}
 
 SearchDoor::Reply ErrorOf(const Error& error) {
   return {HttpStatus(error.code), RenderEsError(error)};
@@ -76,6 +88,8 @@ boost::asio::awaitable<void> SearchDoor::Handle(http::Exchange& exchange, core::
 
   Reply reply;
   bool chain_ran = false;
+  std::optional<Timing> timing;
+  if (core_.server_timing()) timing.emplace();
   if (!parsed.ok()) {
     reply = ErrorOf(parsed.error());
   } else {
@@ -99,12 +113,15 @@ boost::asio::awaitable<void> SearchDoor::Handle(http::Exchange& exchange, core::
     } else {
       ctx.phases.admitted = core::Clock::now();
       Call call{exchange, std::move(*parsed), Scope{ctx.principal.tenant->tenant.id, {}},
-                Clock::now() + options_.timeout};
+                Clock::now() + options_.timeout, timing ? &*timing : nullptr};
       call.scope.index = call.target.index;
       reply = co_await Dispatch(call);
     }
   }
   if (reply.status >= 400) ctx.error = ErrorCodeForStatus(reply.status);
+  if (timing && !timing->entries.empty()) {
+    exchange.response_headers().Add("Server-Timing", timing->entries);
+  }
   if (request.method() == boost::beast::http::verb::head) reply.body.clear();
   co_await core_.Respond(exchange, ctx, static_cast<unsigned>(reply.status), content_type,
                          std::move(reply.body));

@@ -10,6 +10,9 @@
 // (`application/vnd.elasticsearch+json; compatible-with=8|9`, else application/json); Finish
 // (one call-log row). Errors are ES's {"error":{...},"status":N} with the matching status.
 //
+// With `server.server_timing` on, the answer carries a second Server-Timing header with the
+// search's phases (mapping, page, count, aggs, cover, join, render) besides the core's.
+//
 // A search runs its legs concurrently (the page, the count when totals are tracked, the
 // aggregations when asked for, the coverage for `_shards`), each under `search.timeout`, and
 // joins them; a leg that failed makes the request fail (no partial answers yet).
@@ -48,11 +51,19 @@ class SearchDoor : public core::Door {
   void Shutdown() override;
 
   // One request's state while an operation runs (the handlers' argument).
+  // Server-Timing entries of the search's own phases (`server.server_timing`): mapping (the
+  // index lookup), each leg (page, count, aggs, cover), join (spawn to the last leg's end),
+  // render. Null when off: then nothing is timed.
+  struct Timing {
+    std::string entries;  // "es_page;dur=0.120, ..."
+    void Add(std::string_view name, Clock::duration d);
+  };
   struct Call {
     http::Exchange& exchange;
     Target target;
     Scope scope;
     Deadline deadline;
+    Timing* timing = nullptr;
   };
   using Reply = core::ErrorReply;  // status and body
 

@@ -44,10 +44,12 @@ class Join {
 // One leg: awaits `work` into `out`, then tells the join (state as parameters: GCC 12).
 template <typename T>
 asio::awaitable<void> Leg(asio::awaitable<Result<T>> work, std::optional<Result<T>>* out,
-                          Join* join) {
+                          Join* join, SearchDoor::Timing* timing, std::string_view name) {
+  const Clock::time_point start = timing != nullptr ? Clock::now() : Clock::time_point{};
   try {
     Result<T> r = co_await std::move(work);
     out->emplace(std::move(r));
+    if (timing != nullptr) timing->Add(name, Clock::now() - start);
   } catch (const std::exception& e) {
     out->emplace(Error{ErrorCode::kInternal, std::string("search leg failed: ") + e.what(), ""});
   }
@@ -56,9 +58,10 @@ asio::awaitable<void> Leg(asio::awaitable<Result<T>> work, std::optional<Result<
 
 template <typename T>
 void Spawn(asio::any_io_executor executor, asio::awaitable<Result<T>> work,
-           std::optional<Result<T>>& out, Join& join) {
+           std::optional<Result<T>>& out, Join& join, SearchDoor::Timing* timing,
+           std::string_view name) {
   join.Add();
-  asio::co_spawn(executor, Leg<T>(std::move(work), &out, &join), asio::detached);
+  asio::co_spawn(executor, Leg<T>(std::move(work), &out, &join, timing, name), asio::detached);
 }
 
 // The request asks only for what the backend does natively, or a 400 naming the feature.
@@ -113,6 +116,7 @@ asio::awaitable<Reply> SearchDoor::RunSearch(Call& call, std::string_view index,
   const Scope scope{call.scope.tenant, index, searches.fetch_add(1, std::memory_order_relaxed) + 1};
   Result<IndexInfo> info = co_await backend_->GetIndex(scope, call.deadline);
   if (!info.ok()) co_return ErrorOf(info.error());
+  if (call.timing != nullptr) call.timing->Add("es_mapping", Clock::now() - start);
   if (count) {
     Result<Query> query = ParseCount(body, info->mapping);
     if (!query.ok()) co_return ErrorOf(query.error());
@@ -135,16 +139,23 @@ asio::awaitable<Reply> SearchDoor::RunSearch(Call& call, std::string_view index,
   std::optional<Result<std::vector<AggResult>>> aggs;
   std::optional<Result<Coverage>> coverage;
   const Knn* knn = req.knn ? &*req.knn : nullptr;
-  if (req.size > 0) Spawn(executor, backend_->Search(scope, req, call.deadline), page, join);
+  const Clock::time_point spawned = call.timing != nullptr ? Clock::now() : Clock::time_point{};
+  if (req.size > 0) {
+    Spawn(executor, backend_->Search(scope, req, call.deadline), page, join, call.timing,
+          "es_page");
+  }
   if (req.track_total_up_to > 0) {
     Spawn(executor, backend_->Count(scope, req.query, knn, req.track_total_up_to, call.deadline),
-          total, join);
+          total, join, call.timing, "es_count");
   }
   if (!req.aggs.empty()) {
-    Spawn(executor, backend_->Aggregate(scope, req.query, req.aggs, call.deadline), aggs, join);
+    Spawn(executor, backend_->Aggregate(scope, req.query, req.aggs, call.deadline), aggs, join,
+          call.timing, "es_aggs");
   }
-  Spawn(executor, backend_->Cover(scope, call.deadline), coverage, join);
+  Spawn(executor, backend_->Cover(scope, call.deadline), coverage, join, call.timing, "es_cover");
   co_await join.Wait();
+  const Clock::time_point joined = call.timing != nullptr ? Clock::now() : Clock::time_point{};
+  if (call.timing != nullptr) call.timing->Add("es_join", joined - spawned);
 
   for (const Error* e : {page && !page->ok() ? &page->error() : nullptr,
                          total && !total->ok() ? &total->error() : nullptr,
@@ -161,7 +172,9 @@ asio::awaitable<Reply> SearchDoor::RunSearch(Call& call, std::string_view index,
   answer.aggs = aggs ? &**aggs : nullptr;
   answer.timed_out = (page && (*page)->timed_out) || (total && (*total)->timed_out);
   answer.took_ms = ElapsedMs(start);
-  co_return Reply{200, RenderSearch(answer)};
+  Reply reply{200, RenderSearch(answer)};
+  if (call.timing != nullptr) call.timing->Add("es_render", Clock::now() - joined);
+  co_return reply;
 }
 
 asio::awaitable<Reply> SearchDoor::MsearchOp(Call& call) {

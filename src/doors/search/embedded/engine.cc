@@ -51,12 +51,9 @@ void Engine::Loop() {
       wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
       if (jobs_.empty()) return;  // stopping, nothing left
       batch.swap(jobs_);
+      jobs_run_ += batch.size();  // before they complete: a caller that resumed sees its job
     }
     for (auto& [job, deadline] : batch) job->Run(store_.get(), Clock::now() > deadline);
-    {
-      std::lock_guard lock(mu_);
-      jobs_run_ += batch.size();
-    }
     batch.clear();
   }
 }

@@ -42,7 +42,7 @@ class Engine {
   template <typename T, typename Fn>
   boost::asio::awaitable<Result<T>> Call(Deadline deadline, Fn fn);
 
-  // Jobs run, for tests.
+  // Jobs taken from the queue (run, or answered 504 for a passed deadline), for tests.
   uint64_t jobs_run() const;
 
  private:

@@ -291,10 +291,13 @@ std::vector<AggResult> Index::Aggregate(const std::vector<Aggregation>& aggs,
       if (agg.min_doc_count == 0 && !counts.empty()) {
         const double first = std::get<double>(counts.begin()->first);
         const double last = std::get<double>(counts.rbegin()->first);
-        constexpr double kMaxBuckets = 65'536;  // search.max_buckets
-        for (double k = first; k <= last && (k - first) / agg.interval < kMaxBuckets;
-             k += agg.interval) {
-          counts.try_emplace(Value{k}, 0);
+        constexpr int64_t kMaxBuckets = 65'536;  // search.max_buckets
+        // Keys as the scan made them, floor(v / interval) * interval, so a filled gap never
+        // lands next to an existing key that differs in its last bits.
+        const auto low = static_cast<int64_t>(std::llround(first / agg.interval));
+        const auto high = static_cast<int64_t>(std::llround(last / agg.interval));
+        for (int64_t k = low; k <= high && k - low < kMaxBuckets; ++k) {
+          counts.try_emplace(Value{static_cast<double>(k) * agg.interval}, 0);
         }
       }
       for (const auto& [key, count] : counts) {
