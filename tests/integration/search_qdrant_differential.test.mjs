@@ -1,8 +1,9 @@
 // The differential test of the search door's two backends: the same seeded random documents
 // and Elasticsearch requests (filters, sorts, paging with from/size and search_after, totals,
-// terms/range/histogram aggregations, filtered kNN; not BM25 scoring, which Qdrant lacks) go to
-// two turnpike processes, one on the embedded backend and one on the Qdrant backend over the
-// Qdrant fake, and must give the same hits, order, sort values, sources, totals and buckets.
+// terms/range/histogram aggregations, filtered kNN, match/match_phrase/prefix as filters; not
+// BM25 scoring, which Qdrant lacks) go to two turnpike processes, one on the embedded backend
+// and one on the Qdrant backend over the Qdrant fake, and must give the same hits, order, sort
+// values, scores, sources, totals and buckets.
 // Every request the adapter sends and every answer the fake gives is validated against
 // Qdrant's OpenAPI document. SEED=<n> replays one run; COUNT=<n> sets the number of requests.
 import { test, before, after } from 'node:test';
@@ -67,7 +68,9 @@ function makeDocument(i) {
 }
 
 function leaf() {
-  switch (int(0, 9)) {
+  switch (int(0, 11)) {
+    case 10: return { match_phrase: { title: `${pick(WORDS)} ${pick(WORDS)}` } };
+    case 11: return { prefix: { tag: pick(TAGS).slice(0, int(1, 3)) } };
     case 0: return { term: { tag: pick(TAGS) } };
     case 1: return { terms: { tag: [pick(TAGS), pick(TAGS)] } };
     case 2: return { range: { n: { gte: int(0, 12), lte: int(10, 25) } } };

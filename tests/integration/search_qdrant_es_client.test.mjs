@@ -147,8 +147,10 @@ for (const [label, Client, errors] of [['8.19.2', Client8, errors8], ['9.4.3', C
   test(`es ${label} on qdrant: what Qdrant cannot do is a ResponseError naming it`, { skip }, async () => {
     const es = client();
     await assert.rejects(
-      es.search({ index, query: { bool: { filter: [{ prefix: { genre: 's' } }] } } }),
-      (e) => e instanceof errors.ResponseError && e.statusCode === 400 && /prefix/.test(e.message));
+      es.search({ index, query: { bool: { filter: [{ range: { genre: { gte: 's' } } }] } } }),
+      (e) => e instanceof errors.ResponseError && e.statusCode === 400 && /range query on a keyword/.test(e.message));
+    const prefixed = await es.search({ index, query: { bool: { filter: [{ prefix: { genre: 'cr' } }] } }, size: 0, track_total_hits: true });
+    assert.equal(prefixed.hits.total.value, 40);
     await assert.rejects(es.search({ index: 'nope', query: { match_all: {} } }),
       (e) => e instanceof errors.ResponseError && e.statusCode === 404);
     assert.deepEqual(fake.violations, []);

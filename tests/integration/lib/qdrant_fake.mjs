@@ -18,6 +18,8 @@
 // - match.value takes strings, integers and booleans only (no floats: use a range);
 // - match.text without a text index is a substring test; with one, every word of the query
 //   must be a word of the value (lower-cased, split on non-alphanumerics); never a score;
+// - match.phrase needs a text index with phrase_matching: the words adjacent and in order;
+//   match.prefix: the value starts with the string (byte-wise, case-sensitive);
 // - facet needs a keyword, integer or bool index; hits by count desc, then value asc (the
 //   tie order is this fake's choice);
 // - nearest: Cosine and Dot score higher-is-closer, Euclid and Manhattan are distances
@@ -102,6 +104,7 @@ class Collection {
   constructor(vectors) {
     this.vectors = vectors;  // VectorParams, or {name: VectorParams}
     this.indexes = new Map();  // key -> data type
+    this.textParams = new Map();  // key -> the index's params, when given as an object
     this.points = new Map();  // idKey -> {id, vector, payload, version}
   }
 
@@ -223,6 +226,7 @@ export class QdrantFake {
         const type = typeof body.field_schema === 'string' ? body.field_schema : body.field_schema?.type;
         if (!type) throw bad('field_schema is required by this fake');
         c.indexes.set(body.field_name, type);
+        if (typeof body.field_schema === 'object') c.textParams.set(body.field_name, body.field_schema);
         return this.updated();
       }
       case 'upsert_points':
@@ -375,6 +379,22 @@ export class QdrantFake {
         if (c.indexes.get(x.key) !== 'text') return vals.some((v) => typeof v === 'string' && v.includes(m.text));
         const want = words(m.text);
         return vals.some((v) => typeof v === 'string' && want.every((w) => words(v).includes(w)));
+      }
+      if ('prefix' in m) return vals.some((v) => typeof v === 'string' && v.startsWith(m.prefix));
+      if ('phrase' in m) {
+        const want = words(m.phrase);
+        const type = c.indexes.get(x.key);
+        if (type !== 'text' || !c.textParams.get(x.key)?.phrase_matching) {
+          throw bad(`Phrase matching requires a text index with phrase_matching on \`${x.key}\``);
+        }
+        return vals.some((v) => {
+          if (typeof v !== 'string') return false;
+          const have = words(v);
+          for (let i = 0; i + want.length <= have.length; i++) {
+            if (want.every((w, j) => have[i + j] === w)) return true;
+          }
+          return false;
+        });
       }
       throw bad(`match not implemented by the fake: ${JSON.stringify(m)}`);
     }

@@ -272,10 +272,35 @@ Result<std::string> ToCondition(const Query& q, std::string_view tenant, std::st
       }
       return each.size() == 1 ? each[0] : Clause("should", each);
     }
-    case QueryKind::kMatchPhrase:
-      return Unsupported("match_phrase");
-    case QueryKind::kPrefix:
-      return Unsupported("prefix");
+    case QueryKind::kMatchPhrase: {
+      if (q.type == FieldType::kKeyword) return MatchValue(q.field, Value{q.text});
+      // The words in order, adjacent: Qdrant's phrase match over a text index built with
+      // phrase_matching (requests.h IndexBodies).
+      const std::vector<std::string> words = Words(q.text);
+      if (words.empty()) return std::string(kMatchNothing);
+      std::string joined;
+      for (const std::string& w : words) {
+        if (!joined.empty()) joined.push_back(' ');
+        joined += w;
+      }
+      std::string out;
+      OpenField(out, q.field);
+      out += "\"match\":{\"phrase\":";
+      AppendJsonQuoted(out, joined);
+      out += "}}";
+      return out;
+    }
+    case QueryKind::kPrefix: {
+      if (q.type != FieldType::kKeyword) return Unsupported("prefix on a text field");
+      // Byte-wise and case-sensitive, as ES's prefix on a keyword (a keyword index with the
+      // prefix option serves it).
+      std::string out;
+      OpenField(out, q.field);
+      out += "\"match\":{\"prefix\":";
+      AppendJsonQuoted(out, q.text);
+      out += "}}";
+      return out;
+    }
   }
   return Unsupported("this query");
 }

@@ -16,9 +16,10 @@
 //                   query is a word of the field, via the text index); operator or: should of
 //                   one match.text per word. A filter, never a score: Qdrant has no BM25.
 //   multi_match     should over the fields' match
+//   match_phrase    text: match.phrase (the words adjacent, in order; text index with
+//                   phrase_matching); keyword: match.value
+//   prefix          keyword: match.prefix (byte-wise, case-sensitive); text: refused
 //   match_all/none  nothing / has_id [] (matches no point)
-//   match_phrase, prefix: refused (400 illegal_argument_exception naming the query); the
-//                   backend declares them unsupported in its Capabilities.
 // Errors: 400 illegal_argument_exception "<feature> is not supported by the qdrant backend".
 #pragma once
 

@@ -76,8 +76,8 @@ QdrantBackend::QdrantBackend(boost::asio::io_context& context,
       pool_(std::make_unique<upstream::Pool>(context, *tls_, upstream::PoolOptions{})),
       client_(*pool_, *settings_) {
   capabilities_.bm25 = false;
-  capabilities_.phrase = false;
-  capabilities_.prefix = false;
+  capabilities_.phrase = true;          // filter only (match.phrase)
+  capabilities_.prefix = true;          // keyword fields (match.prefix)
   capabilities_.multi_key_sort = true;  // over candidates (qdrant_search.cc)
   capabilities_.keyword_sort = true;    // over candidates
   capabilities_.search_after = true;    // over candidates

@@ -19,8 +19,9 @@
 //   range aggs          one points/count per range
 //   histogram aggs      over candidates
 //   coverage            the collection's info: points and status (green/yellow: 1 of 1 shard)
-//   match / multi_match a filter (text index), never scored: Qdrant has no BM25
-//   match_phrase, prefix: refused (400 naming them)
+//   match / multi_match / match_phrase / prefix (keyword)
+//                       filters (text index with phrase matching, keyword index with
+//                       prefixes), never scored: Qdrant has no BM25
 //   scores (non-kNN) the constant score of the query's shape (qdrant_search.cc
 //                   ConstantScore); ranking by a score that varies per document (optional
 //                   should clauses) is refused (400 naming it)

@@ -141,7 +141,9 @@ std::vector<std::string> IndexBodies(const Mapping& mapping) {
     AppendJsonQuoted(body, FieldKey(f.path));
     body += R"(,"field_schema":)";
     if (f.type == FieldType::kText) {
-      body += R"({"type":"text","tokenizer":"word","lowercase":true})";
+      body += R"({"type":"text","tokenizer":"word","lowercase":true,"phrase_matching":true})";
+    } else if (f.type == FieldType::kKeyword) {
+      body += R"({"type":"keyword","prefix":true})";
     } else {
       AppendJsonQuoted(body, type);
     }

@@ -185,6 +185,11 @@ TEST_F(QdrantBackendTest, FiltersCountsAndAggregations) {
   EXPECT_EQ(Ids(scope, R"({"query":{"range":{"price":{"gte":2.5}}}})"), "bcf");
   EXPECT_EQ(Ids(scope, R"({"query":{"bool":{"must_not":[{"exists":{"field":"price"}}]}}})"), "e");
   EXPECT_EQ(Ids(scope, R"({"query":{"ids":{"values":["f","a","zz"]}}})"), "af");
+  EXPECT_EQ(Ids(scope, R"({"query":{"bool":{"filter":[{"match_phrase":{"title":"Red Fox"}}]}}})"),
+            "a");
+  EXPECT_EQ(Ids(scope, R"({"query":{"bool":{"filter":[{"match_phrase":{"title":"fox red"}}]}}})"),
+            "");
+  EXPECT_EQ(Ids(scope, R"({"query":{"bool":{"filter":[{"prefix":{"tag":"x"}}]}}})"), "acd");
 
   auto x = ParseCount(R"({"query":{"term":{"tag":"x"}}})", mapping_);
   ASSERT_TRUE(x.ok());
@@ -263,8 +268,11 @@ TEST_F(QdrantBackendTest, AnotherTenantSeesNothing) {
 TEST_F(QdrantBackendTest, RefusesWhatQdrantCannotDo) {
   const Scope scope{"t1", "books"};
   CreateAndFill(scope);
-  EXPECT_EQ(Ids(scope, R"({"query":{"match_phrase":{"title":"red fox"}}})"),
-            "error: match_phrase is not supported by the qdrant backend");
+  EXPECT_EQ(Ids(scope, R"({"query":{"bool":{"filter":[{"prefix":{"title":"re"}}]}}})"),
+            "error: prefix on a text field is not supported by the qdrant backend");
+  EXPECT_EQ(Ids(scope, R"({"query":{"bool":{"filter":[{"range":{"tag":{"gte":"x"}}}]}}})"),
+            "error: a range query on a keyword or text field is not supported by the qdrant "
+            "backend");
 }
 
 TEST_F(QdrantBackendTest, MissedDeadlineIsATimeout) {
