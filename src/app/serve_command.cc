@@ -251,6 +251,8 @@ int Serve(const std::string& config_path) {
       server.Run();
     }
     if (governance) governance->CloseJobs();
+    // Search legs still queued complete into the stopped loops, not destroyed ones.
+    if (search_engine) search_engine->Drain();
     probes.in_flight = nullptr;
   }
   if (governance) governance->Stop();

@@ -37,6 +37,12 @@ Result<Value> TypedValue(const json::value& v, const FieldMapping& field, bool a
 std::optional<double> NumberOf(const json::value& v);
 // A non-negative integer option or a 400 naming `name`.
 Result<int64_t> NonNegative(const json::value& v, std::string_view name);
+// One `aggs` entry (dsl_aggs_knn.cc).
+Result<Aggregation> ParseAgg(std::string_view name, const json::value& v, const Mapping& m);
+// The top-level `knn` into out.knn; `size` is k's default (dsl_aggs_knn.cc).
+Status ParseKnn(const json::value& v, const Mapping& m, int64_t size, SearchRequest& out);
+// A `bool` query's body (dsl_bool.cc).
+Result<Query> ParseBool(const json::value& body, const Mapping& m, int depth);
 // The query clause `v` (an object with one key naming the query type).
 Result<Query> ParseQuery(const json::value& v, const Mapping& mapping, int depth);
 

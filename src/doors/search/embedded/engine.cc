@@ -22,6 +22,11 @@ Engine::~Engine() {
   thread_.join();
 }
 
+void Engine::Drain() {
+  std::unique_lock lock(mu_);
+  idle_.wait(lock, [this] { return jobs_.empty() && !busy_; });
+}
+
 uint64_t Engine::jobs_run() const {
   std::lock_guard lock(mu_);
   return jobs_run_;
@@ -52,9 +57,15 @@ void Engine::Loop() {
       if (jobs_.empty()) return;  // stopping, nothing left
       batch.swap(jobs_);
       jobs_run_ += batch.size();  // before they complete: a caller that resumed sees its job
+      busy_ = true;
     }
     for (auto& [job, deadline] : batch) job->Run(store_.get(), Clock::now() > deadline);
     batch.clear();
+    {
+      std::lock_guard lock(mu_);
+      busy_ = false;
+    }
+    idle_.notify_all();
   }
 }
 

@@ -35,6 +35,12 @@ class Engine {
   static Result<std::unique_ptr<Engine>> Open(const std::string& path,
                                               size_t max_jobs = kDefaultMaxJobs);
   ~Engine();  // runs what is queued, then joins
+
+  // Blocks until every job queued so far has run and posted its completion. app/ calls it
+  // after the server's loops stop and before their io_contexts are destroyed, so no
+  // completion is ever posted to a destroyed executor (the io_contexts then destroy the
+  // posted handlers with everything else they hold).
+  void Drain();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
@@ -62,6 +68,8 @@ class Engine {
   const size_t max_jobs_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
+  std::condition_variable idle_;
+  bool busy_ = false;  // the thread is running a batch
   std::deque<std::pair<std::unique_ptr<Job>, Deadline>> jobs_;
   bool stopping_ = false;
   uint64_t jobs_run_ = 0;

@@ -45,7 +45,7 @@ struct Bounds {
 };
 
 template <typename T>
-bool AnyInRange(const Bounds<T>& bounds, const std::vector<Value>& values) {
+bool AnyInRange(const Bounds<T>& bounds, std::span<const Value> values) {
   for (const Value& v : values) {
     if (bounds.Holds(v)) return true;
   }
@@ -54,10 +54,10 @@ bool AnyInRange(const Bounds<T>& bounds, const std::vector<Value>& values) {
 
 // Sets out[s] = boost for the live documents with a value in the range.
 template <typename T>
-void RangeScan(const Query& q, const std::vector<std::vector<Value>>& column,
-               const std::vector<uint8_t>& alive, std::vector<float>& out) {
+void RangeScan(const Query& q, const Column& column, const std::vector<uint8_t>& alive,
+               std::vector<float>& out) {
   const Bounds<T> bounds(q);
-  for (size_t s = 0; s < column.size(); ++s) {
+  for (size_t s = 0; s < alive.size(); ++s) {
     if (alive[s] && AnyInRange(bounds, column[s])) out[s] = q.boost;
   }
 }
@@ -101,15 +101,19 @@ size_t Index::Put(Document doc, int64_t rowid, int64_t version) {
   lean_sources_.emplace_back();
   lean_ready_.push_back(0);
   ++live_;
+  std::vector<Value> none;
+  auto present = doc.fields.begin();  // sorted by field
   for (size_t f = 0; f < mapping_.fields.size(); ++f) {
-    columns_[f].emplace_back();
+    if (present != doc.fields.end() && static_cast<size_t>(present->field) == f) {
+      columns_[f].Append(present->values);
+      ++present;
+    } else {
+      columns_[f].Append(none);
+    }
     if (mapping_.fields[f].type == FieldType::kDenseVector) {
       vectors_[f].resize(vectors_[f].size() + static_cast<size_t>(mapping_.fields[f].dims));
       has_vector_[f].push_back(0);
     }
-  }
-  for (FieldValues& fv : doc.fields) {
-    columns_[static_cast<size_t>(fv.field)][slot] = std::move(fv.values);
   }
   for (const VectorValue& vv : doc.vectors) {
     const auto f = static_cast<size_t>(vv.field);
@@ -129,7 +133,6 @@ void Index::Remove(size_t slot) {
   sources_[slot].shrink_to_fit();
   lean_sources_[slot].clear();
   lean_sources_[slot].shrink_to_fit();
-  for (auto& column : columns_) column[slot].clear();
   for (auto& has : has_vector_) {
     if (!has.empty()) has[slot] = 0;
   }
@@ -152,7 +155,7 @@ void Index::Remap(Mapping mapping) {
   for (size_t i = 0; i < docs.size(); ++i) Put(std::move(docs[i]), rowids[i], versions[i]);
 }
 
-bool Index::Leaf(const Query& q, const std::vector<std::vector<Value>>* column, size_t slot) const {
+bool Index::Leaf(const Query& q, const Column* column, size_t slot) const {
   if (q.kind == QueryKind::kIds) {
     return std::any_of(q.values.begin(), q.values.end(),
                        [&](const Value& v) { return std::get<std::string>(v) == ids_[slot]; });
@@ -170,7 +173,7 @@ bool Index::Leaf(const Query& q, const std::vector<std::vector<Value>>* column, 
     return false;
   }
   if (column == nullptr) return false;
-  const std::vector<Value>& values = (*column)[slot];
+  const std::span<const Value> values = (*column)[slot];
   for (const Value& v : values) {
     switch (q.kind) {
       case QueryKind::kTerm:
@@ -203,8 +206,7 @@ Result<std::vector<float>> Index::Evaluate(const Query& q, const TextMatcher& te
   if (q.kind == QueryKind::kMatchNone) return out;
   if (q.kind != QueryKind::kBool) {
     const int f = q.field.empty() ? -1 : mapping_.IndexOf(q.field);
-    const std::vector<std::vector<Value>>* column =
-        f < 0 ? nullptr : &columns_[static_cast<size_t>(f)];
+    const Column* column = f < 0 ? nullptr : &columns_[static_cast<size_t>(f)];
     if (q.kind == QueryKind::kRange) {
       if (column == nullptr) return out;
       if (q.type == FieldType::kLong || q.type == FieldType::kDate) {

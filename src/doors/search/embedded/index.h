@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -21,6 +22,22 @@
 #include "doors/search/query.h"
 
 namespace turnpike::search::embedded {
+
+// One field's values for every slot in one array: slot s holds [begin[s], begin[s + 1]).
+// Contiguous, so a scan does not chase a pointer per document. A removed document's values
+// stay until the index is rebuilt (a restart, or a mapping change).
+struct Column {
+  std::vector<Value> values;
+  std::vector<uint32_t> begin{0};
+
+  std::span<const Value> operator[](size_t slot) const {
+    return {values.data() + begin[slot], begin[slot + 1] - begin[slot]};
+  }
+  void Append(std::vector<Value>& slot_values) {
+    for (Value& v : slot_values) values.push_back(std::move(v));
+    begin.push_back(static_cast<uint32_t>(values.size()));
+  }
+};
 
 // Scores of the documents a text clause matches, by slot (< 0 = no match): FTS5 BM25.
 using TextMatcher = std::function<Result<std::vector<float>>(const Query& text_clause)>;
@@ -65,7 +82,7 @@ class Index {
 
  private:
   // `column`: the clause's field's values by slot (null: unmapped).
-  bool Leaf(const Query& q, const std::vector<std::vector<Value>>* column, size_t slot) const;
+  bool Leaf(const Query& q, const Column* column, size_t slot) const;
   // The request's sort keys' field positions (-1: not a field), resolved once per search.
   std::vector<int> KeyFields(const SearchRequest& r) const;
   // The value a document sorts by under `key`: min (asc) or max (desc) of its values.
@@ -95,7 +112,7 @@ class Index {
   std::unordered_map<std::string, size_t> slot_of_;
   std::unordered_map<int64_t, size_t> slot_of_rowid_;
   // [field][slot]: the field's values in that document (empty = missing).
-  std::vector<std::vector<std::vector<Value>>> columns_;
+  std::vector<Column> columns_;
   // [field][slot * dims]: vectors; has_vector_[field][slot].
   std::vector<std::vector<float>> vectors_;
   std::vector<std::vector<uint8_t>> has_vector_;
