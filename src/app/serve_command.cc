@@ -25,6 +25,7 @@
 #include "doors/llm/route_table.h"
 #include "doors/ops/ops_door.h"
 #include "doors/search/embedded/engine.h"
+#include "doors/search/qdrant/qdrant_backend.h"
 #include "doors/search/search_door.h"
 #include "governance/local_counters.h"
 #include "http/server.h"
@@ -142,7 +143,7 @@ std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
                                       control::GovernanceService* governance,
                                       const std::string& admin_token,
                                       const search::SearchDoorOptions* search_options,
-                                      search::embedded::Engine* search_engine) {
+                                      const search::BackendFactory* search_backends) {
   using core::WorkerCore;
   using Context = boost::asio::io_context;
   std::vector<core::DoorSpec> doors;
@@ -153,14 +154,13 @@ std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
   doors.push_back({doors::ops::OpsDoor::Routes(), [&probes](int, Context&, WorkerCore& core) {
                      return std::make_unique<doors::ops::OpsDoor>(probes, core);
                    }});
-  if (search_engine != nullptr) {
-    doors.push_back({search::SearchDoor::Routes(*search_options),
-                     [search_options, search_engine](int, Context&, WorkerCore& core) {
-                       return std::make_unique<search::SearchDoor>(
-                           *search_options,
-                           std::make_unique<search::embedded::EmbeddedBackend>(*search_engine),
-                           core);
-                     }});
+  if (search_backends != nullptr && *search_backends) {
+    doors.push_back(
+        {search::SearchDoor::Routes(*search_options),
+         [search_options, search_backends](int worker, Context& context, WorkerCore& core) {
+           return std::make_unique<search::SearchDoor>(*search_options,
+                                                       (*search_backends)(worker, context), core);
+         }});
   }
   if (governance != nullptr) {
     doors.push_back({doors::admin::AdminApi::Routes(),
@@ -288,10 +288,23 @@ int Serve(const std::string& config_path, const ServeOptions& options) {
     }
   }
 
-  // The search door's embedded engine (its own thread); destroyed after the server stops.
+  // The search door's backend, one per worker: the embedded engine (its own thread; destroyed
+  // after the server stops) or Qdrant (each worker's own pool).
   std::unique_ptr<search::embedded::Engine> search_engine;
   search::SearchDoorOptions search_options;
-  if (config.search.enabled) {
+  search::BackendFactory search_backends;
+  if (config.search.enabled && config.search.backend == "qdrant") {
+    Result<upstream::Origin> origin = upstream::ParseOrigin(config.search.qdrant_url, true);
+    if (!origin.ok()) {
+      std::cerr << "turnpike: search.qdrant.url: " << origin.error().message << "\n";
+      return 1;
+    }
+    auto settings = std::make_shared<search::qdrant::Settings>();
+    settings->origin = std::move(*origin);
+    settings->api_key = config.search.qdrant_api_key;
+    settings->max_candidates = config.search.qdrant_max_candidates;
+    search_backends = search::qdrant::MakeBackendFactory(std::move(settings));
+  } else if (config.search.enabled) {
     Result<std::unique_ptr<search::embedded::Engine>> opened =
         search::embedded::Engine::Open(config.search.path, config.search.queue_jobs);
     if (!opened.ok()) {
@@ -299,12 +312,16 @@ int Serve(const std::string& config_path, const ServeOptions& options) {
       return 1;
     }
     search_engine = std::move(*opened);
-    search_options.prefix = config.search.prefix;
-    search_options.timeout = config.search.timeout;
+    search::embedded::Engine* engine = search_engine.get();
+    search_backends = [engine](int, boost::asio::io_context&) -> std::unique_ptr<search::Backend> {
+      return std::make_unique<search::embedded::EmbeddedBackend>(*engine);
+    };
   }
+  search_options.prefix = config.search.prefix;
+  search_options.timeout = config.search.timeout;
 
   const std::vector<core::DoorSpec> doors =
-      MakeDoors(llm, probes, governance.get(), admin_token, &search_options, search_engine.get());
+      MakeDoors(llm, probes, governance.get(), admin_token, &search_options, &search_backends);
   core::Router router(/*fallback_door=*/0);
   for (size_t i = 0; i < doors.size(); ++i) router.Add(static_cast<uint16_t>(i), doors[i].routes);
   probes.route_labels = router.labels();

@@ -329,7 +329,7 @@ SearchConfig ParseSearch(const YamlMap& root) {
   const YAML::Node node = root.Child("search");
   if (!node.IsDefined() || node.IsNull()) return c;
   YamlMap m(node, root.KeyPath("search"),
-            {"enabled", "prefix", "backend", "path", "timeout", "queue_jobs"});
+            {"enabled", "prefix", "backend", "path", "timeout", "queue_jobs", "qdrant"});
   c.enabled = m.Bool("enabled", true);
   c.prefix = m.String("prefix", c.prefix);
   if (c.prefix.size() < 2 || c.prefix[0] != '/' || c.prefix.back() == '/' ||
@@ -338,8 +338,21 @@ SearchConfig ParseSearch(const YamlMap& root) {
            "must be \"/\" followed by path segments, without a trailing \"/\"");
   }
   c.backend = m.String("backend", c.backend);
-  if (c.backend != "embedded") {
-    FailAt(m.KeyPath("backend"), "must be embedded, not \"" + c.backend + "\"");
+  if (c.backend != "embedded" && c.backend != "qdrant") {
+    FailAt(m.KeyPath("backend"), "must be embedded or qdrant, not \"" + c.backend + "\"");
+  }
+  const YAML::Node qdrant = m.Child("qdrant");
+  if (qdrant.IsDefined() && !qdrant.IsNull()) {
+    YamlMap q(qdrant, m.KeyPath("qdrant"), {"url", "api_key", "max_candidates"});
+    c.qdrant_url = q.String("url", "");
+    c.qdrant_api_key = q.String("api_key", "");
+    c.qdrant_max_candidates = q.Int("max_candidates", c.qdrant_max_candidates, 1, 1'000'000);
+  }
+  if (c.backend == "qdrant" && c.qdrant_url.rfind("http://", 0) != 0 &&
+      c.qdrant_url.rfind("https://", 0) != 0) {
+    FailAt(
+        m.KeyPath("qdrant") + ".url",
+        "must be an http:// or https:// URL when backend is qdrant, not \"" + c.qdrant_url + "\"");
   }
   c.path = m.String("path", c.path);
   if (c.path.empty()) FailAt(m.KeyPath("path"), "must not be empty");

@@ -211,10 +211,16 @@ struct PriceConfig {
 struct SearchConfig {
   bool enabled = false;
   std::string prefix = "/es";               // "/" + segments, no trailing '/'
-  std::string backend = "embedded";         // embedded (qdrant: issue 17, another branch)
+  std::string backend = "embedded";         // embedded | qdrant
   std::string path = "turnpike-search.db";  // embedded: the SQLite file
   Millis timeout{10'000};                   // each backend leg's deadline
   size_t queue_jobs = 4096;                 // embedded: the engine thread's queue
+  // search.qdrant (backend: qdrant): where Qdrant's REST API answers, its key (sent as
+  // `api-key`; write it as ${ENV_VAR}), and the bound of what the gateway sorts or
+  // aggregates itself (more matching documents: 400 naming the feature).
+  std::string qdrant_url;
+  std::string qdrant_api_key;
+  int64_t qdrant_max_candidates = 10'000;
 };
 
 struct Config {

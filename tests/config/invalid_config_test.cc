@@ -173,6 +173,17 @@ std::vector<InvalidCase> Cases() {
        "models: [{name: m, deployments: [{provider: openai, base_url: "
        "'${TP_SURELY_UNSET_VAR_42}'}]}]",
        "models[0].deployments[0].base_url: environment variable TP_SURELY_UNSET_VAR_42 is not set"},
+      {"SearchBackendNamedInError", WithModels("search: {backend: elastic}"),
+       "search.backend: must be embedded or qdrant, not \"elastic\""},
+      {"SearchQdrantWithoutUrl", WithModels("search: {backend: qdrant}"),
+       "search.qdrant.url: must be an http:// or https:// URL when backend is qdrant"},
+      {"SearchQdrantUnknownKey",
+       WithModels("search: {backend: qdrant, qdrant: {url: 'http://q:6333', apikey: x}}"),
+       "search.qdrant.apikey: unknown key"},
+      {"SearchQdrantUnsetKey",
+       WithModels("search: {backend: qdrant, qdrant: {url: 'http://q:6333', api_key: "
+                  "'${TP_SURELY_UNSET_QDRANT_KEY}'}}"),
+       "search.qdrant.api_key: environment variable TP_SURELY_UNSET_QDRANT_KEY is not set"},
   };
 }
 

@@ -1,0 +1,97 @@
+// The search door's Qdrant backend (backend.h's contract) over Qdrant's REST API 1.19. An ES
+// index of a tenant is one collection (layout.h); reads are Qdrant filters (filter.h) that
+// always assert the tenant again; bodies come from requests.h.
+//
+// What Qdrant does natively, and what this backend does itself (the "gateway" side):
+//   count               points/count (exact), concurrently with the page by the door
+//   one numeric or date sort key (no search_after)
+//                       scroll order_by on that key (range index), then the gateway fixes
+//                       what Qdrant leaves open: ties (all points equal to the page's last
+//                       value are fetched and ordered by _id), and points without a value
+//                       (Qdrant leaves them out; ES puts them last): scrolled and appended
+//   any other sort, search_after, keyword sort, several keys
+//                       the matching points' ids and sort values (at most max_candidates,
+//                       else 400 naming the feature) sorted in the gateway, then the page's
+//                       sources fetched by id
+//   knn                 points/query nearest with the filter (knn.filter AND the query);
+//                       its k hits sorted in the gateway; ES scores from Qdrant's
+//   terms aggs          facet (keyword, long, date, boolean); doubles over candidates
+//   range aggs          one points/count per range
+//   histogram aggs      over candidates
+//   coverage            the collection's info: points and status (green/yellow: 1 of 1 shard)
+//   match / multi_match / match_phrase / prefix (keyword)
+//                       filters (text index with phrase matching, keyword index with
+//                       prefixes), never scored: Qdrant has no BM25
+//   scores (non-kNN) the constant score of the query's shape (qdrant_search.cc
+//                   ConstantScore); ranking by a score that varies per document (optional
+//                   should clauses) is refused (400 naming it)
+//
+// Round trips: a search leg is one call, plus one for a page's sources on the candidate path
+// and one or two on the ordered path (ties, missing values). A write (Write) is three: the
+// collection's mapping, the existing points, then upsert and/or delete.
+//
+// Threads and ownership: one backend per worker (MakeBackendFactory), owning that worker's
+// upstream Pool for Qdrant; Settings are shared and immutable.
+#pragma once
+
+#include <memory>
+
+#include "doors/search/backend.h"
+#include "doors/search/qdrant/client.h"
+
+namespace turnpike::search::qdrant {
+
+class QdrantBackend : public Backend {
+ public:
+  QdrantBackend(boost::asio::io_context& context, std::shared_ptr<const Settings> settings,
+                std::shared_ptr<const upstream::TlsContexts> tls);
+  ~QdrantBackend() override;
+
+  std::string_view name() const override { return "qdrant"; }
+  const Capabilities& capabilities() const override { return capabilities_; }
+
+  Awaitable<Status> CreateIndex(Scope scope, Mapping mapping, Deadline deadline) override;
+  Awaitable<Result<IndexInfo>> GetIndex(Scope scope, Deadline deadline) override;
+  Awaitable<Status> DeleteIndex(Scope scope, Deadline deadline) override;
+  Awaitable<Status> PutMapping(Scope scope, Mapping mapping, Deadline deadline) override;
+  Awaitable<Status> Refresh(Scope scope, Deadline deadline) override;
+  Awaitable<Result<std::vector<WriteResult>>> Write(Scope scope, std::vector<WriteOp> ops,
+                                                    Deadline deadline) override;
+  Awaitable<Result<std::optional<StoredDocument>>> Get(Scope scope, std::string id,
+                                                       Deadline deadline) override;
+  Awaitable<Result<Page>> Search(Scope scope, const SearchRequest& request,
+                                 Deadline deadline) override;
+  Awaitable<Result<Total>> Count(Scope scope, const Query& query, const Knn* knn, int64_t up_to,
+                                 Deadline deadline) override;
+  Awaitable<Result<std::vector<AggResult>>> Aggregate(Scope scope, const Query& query,
+                                                      const std::vector<Aggregation>& aggs,
+                                                      Deadline deadline) override;
+  Awaitable<Result<Coverage>> Cover(Scope scope, Deadline deadline) override;
+  void Shutdown() override;
+
+  const Client& client() const { return client_; }
+
+ private:
+  struct Candidate;
+  Awaitable<Result<std::vector<Candidate>>> Candidates(Scope scope, const std::string& filter,
+                                                       const SearchRequest& request,
+                                                       Deadline deadline);
+  Awaitable<Result<Page>> OrderedPage(Scope scope, const std::string& filter,
+                                      const SearchRequest& request, Deadline deadline);
+  Awaitable<Result<Page>> KnnPage(Scope scope, const SearchRequest& request, Deadline deadline);
+  Awaitable<Result<Page>> PageOf(Scope scope, std::vector<Candidate> sorted,
+                                 const SearchRequest& request, Deadline deadline);
+  Awaitable<Result<AggResult>> Aggregate1(Scope scope, const std::string& filter,
+                                          const Aggregation& agg, Deadline deadline);
+
+  std::shared_ptr<const Settings> settings_;
+  std::shared_ptr<const upstream::TlsContexts> tls_;
+  std::unique_ptr<upstream::Pool> pool_;
+  Client client_;
+  Capabilities capabilities_;
+};
+
+// One QdrantBackend per worker. `tls` may be shared by all.
+BackendFactory MakeBackendFactory(std::shared_ptr<const Settings> settings);
+
+}  // namespace turnpike::search::qdrant
