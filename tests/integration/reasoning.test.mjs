@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { startMock, startGateway, startGovernedGateway, gatewayConfig, stopAll, eventually } from './lib/harness.mjs';
+import { postgresAvailable, startPostgres, stopAllPostgres } from './lib/postgres.mjs';
 
 const TOKENS = 5;
 const REASONING = 'think0 think1 think2 ';
@@ -35,7 +36,7 @@ before(async () => {
     },
   }));
 });
-after(stopAll);
+after(async () => { await stopAll(); stopAllPostgres(); });
 
 describe('@anthropic-ai/sdk extended thinking -> OpenAI-compatible reasoning deployment', () => {
   const client = () => new Anthropic({ baseURL: gw.url, apiKey: 'unused', maxRetries: 0 });
@@ -272,13 +273,25 @@ describe('openai SDK Responses reasoning -> Anthropic deployment', () => {
   });
 });
 
-describe('reasoning tokens in the call log', () => {
+// Both engines: the embedded SQLite file and PostgreSQL (a throwaway cluster; skipped where
+// its binaries are absent, CI installs them).
+const ENGINES = [
+  { name: 'sqlite', store: async () => ({}) },
+  {
+    name: 'postgres',
+    skip: !postgresAvailable() && 'PostgreSQL 15 binaries absent',
+    store: async () => ({ engine: 'postgres', url: (await startPostgres()).url }),
+  },
+];
+
+for (const engine of ENGINES) describe(`reasoning tokens in the call log (${engine.name})`, { skip: engine.skip }, () => {
   test('counted in their own column, priced as output, on the identity and translated paths', async () => {
     const base = `http://127.0.0.1:${mock.port}`;
     const { gw: governed, key, calls } = await startGovernedGateway({
       name: 'reasoning',
       models: { reasoner: [{ provider: 'openai', base_url: `${base}/v1`, model: 'deepseek-reasoner' }] },
       prices: { reasoner: { input: 1, output: 2, max_output_tokens: 8192 } },
+      store: await engine.store(),
     });
     const openai = new OpenAI({ baseURL: `${governed.url}/v1`, apiKey: key, maxRetries: 0 });
     const anthropic = new Anthropic({ baseURL: governed.url, apiKey: key, maxRetries: 0 });

@@ -66,7 +66,7 @@ struct Column {
 };
 using R = const CallRecordView&;
 using X = const Rows&;
-constexpr std::array<Column, 21> kColumns = {{
+constexpr std::array<Column, 22> kColumns = {{
     {"time_ms", "bigint", [](ArrayText& a, R r) { a.Int(r.time_ms); },
      [](X x, int i, int c, CallRecord& r) { r.time_ms = x.Int(i, c); }},
     {"request_id", "text", [](ArrayText& a, R r) { a.Text(r.request_id); },
@@ -116,6 +116,8 @@ constexpr std::array<Column, 21> kColumns = {{
      [](X x, int i, int c, CallRecord& r) { r.request_body = x.Text(i, c); }},
     {"dropped_rows", "bigint", [](ArrayText& a, R r) { a.Int(r.dropped_rows); },
      [](X x, int i, int c, CallRecord& r) { r.dropped_rows = x.Int(i, c); }},
+    {"reasoning_tokens", "bigint", [](ArrayText& a, R r) { a.Int(r.reasoning_tokens); },
+     [](X x, int i, int c, CallRecord& r) { r.reasoning_tokens = x.Int(i, c); }},
 }};
 
 // The batch statement's parameters: $1 the batch key, $2..$5 spend carried without a row

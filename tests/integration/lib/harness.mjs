@@ -97,13 +97,14 @@ export async function startGateway(configText, opts = {}) {
 // flushed every 50 ms) serving `models` at `prices`, with a plan, a tenant on it and one key.
 // Returns the gateway, the key, `admin(method, route, body)` -> {status, body} for the admin
 // API, and `calls()`: the call log's newest 100 rows.
-export async function startGovernedGateway({ name, models, prices }) {
+// `store`: more of the store section (e.g. { engine: 'postgres', url }); default the SQLite file.
+export async function startGovernedGateway({ name, models, prices, store = {} }) {
   const token = 'test-admin-token';
   const dir = mkdtempSync(path.join(os.tmpdir(), `turnpike-${name}-`));
   const gw = await startGateway(gatewayConfig({
     models,
     governance: { enabled: true, reconcile_interval: '0s' },
-    store: { path: path.join(dir, 'turnpike.db') },
+    store: { path: path.join(dir, 'turnpike.db'), ...store },
     call_log: { flush_interval: '50ms' },
     prices,
   }), { env: { TURNPIKE_ADMIN_TOKEN: token } });

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 namespace turnpike::store::postgres {
@@ -166,13 +167,53 @@ class PostgresEngineTest : public ::testing::Test {
 
 TEST_F(PostgresEngineTest, MigratesOnceAndRefusesANewerSchema) {
   auto engine = Open();
-  EXPECT_EQ(engine->SchemaVersion(), 1);
+  EXPECT_EQ(engine->SchemaVersion(), 2);
   EXPECT_TRUE(engine->Migrate().ok());  // again: nothing to do
-  EXPECT_EQ(engine->SchemaVersion(), 1);
+  EXPECT_EQ(engine->SchemaVersion(), 2);
   ASSERT_TRUE(cluster_->Psql("INSERT INTO schema_migrations VALUES (99, 0)", db_));
   Status refused = engine->Migrate();
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("newer than this binary"), std::string::npos);
+}
+
+TEST_F(PostgresEngineTest, ReasoningTokensRoundTripAndAVersionOneDatabaseUpgrades) {
+  auto engine = Open();
+  CallRecord thinking = Record("r-think", 10);
+  thinking.reasoning_tokens = 5;
+  ASSERT_TRUE(engine->call_log().WriteCalls(Batches({thinking}), true, {}).ok());
+  CallQuery newest;
+  newest.limit = 1;
+  auto last = engine->call_log().QueryCalls(newest);
+  ASSERT_TRUE(last.ok());
+  ASSERT_EQ(last->size(), 1u);
+  EXPECT_EQ(last.value()[0].record.reasoning_tokens, 5);
+
+  // Back to version 1 (no column), as a database a previous binary made: migration 2 adds it,
+  // rows written before read 0.
+  engine.reset();
+  ASSERT_TRUE(cluster_->Psql(
+      "ALTER TABLE call_log DROP COLUMN reasoning_tokens; "
+      "INSERT INTO call_log (time_ms, request_id, tenant_id, key_id, model, deployment, status, "
+      "error, prompt_tokens, completion_tokens, cached_tokens, cache_creation_tokens, "
+      "cost_micros, estimated, unpriced, total_us, month, dropped_rows) VALUES (1796000000000, "
+      "'r-old', 't1', 'k1', 'm', 'openai:0', 200, '', 1, 1, 0, 0, 1, 0, 0, 1, '2026-12', 0); "
+      "DELETE FROM schema_migrations WHERE version = 2",
+      db_));
+  auto upgraded = Open();
+  EXPECT_EQ(upgraded->SchemaVersion(), 2);
+  CallRecord again = Record("r-think-2", 10);
+  again.reasoning_tokens = 9;
+  ASSERT_TRUE(upgraded->call_log().WriteCalls(Batches({again}), true, {}).ok());
+  CallQuery all;
+  all.limit = 10;
+  auto rows = upgraded->call_log().QueryCalls(all);
+  ASSERT_TRUE(rows.ok());
+  std::map<std::string, int64_t> reasoning;
+  for (const CallRow& row : rows.value())
+    reasoning[row.record.request_id] = row.record.reasoning_tokens;
+  // r-think's value went with the dropped column.
+  EXPECT_EQ(reasoning,
+            (std::map<std::string, int64_t>{{"r-old", 0}, {"r-think", 0}, {"r-think-2", 9}}));
 }
 
 TEST_F(PostgresEngineTest, RecordsRoundTripWithTheAdminErrors) {
