@@ -1,16 +1,14 @@
-// Fleet mode: three replicas of the real binary share ONE store and ONE redis-server, and
-// enforce budgets and rate limits from Redis leases (README "Fleet: Redis leases"). Checks: zero
-// overshoot in a 200-way race (run several times), a TPM limit held fleet-wide, the store's spend equal to the call log's sum, a SIGKILLed
-// replica's lease freeing after the TTL with nothing counted twice, a Redis restart mid-load
-// (no request hangs, no call-log row lost or duplicated, still no overshoot), and the Redis
-// command budget of warm requests.
-//
-// The store is a parameter: `store` below is the shared SQLite file (WAL: several processes may
-// write it; tenants and keys are created through replica A before B and C start).
-// TODO(lead): with the PostgreSQL engine, make storeSection/storeQuery speak to it.
+// Fleet mode as deployed: three replicas of the real binary over ONE PostgreSQL 15 (a throwaway
+// cluster, lib/postgres.mjs) and ONE redis-server (lib/redis.mjs), enforcing budgets and rate
+// limits from Redis leases (README "Fleet: PostgreSQL", "Fleet: Redis leases"). Checks: zero
+// overshoot in a 200-way race (run several times), a TPM limit held fleet-wide, PostgreSQL's
+// spend equal to the call log's sum, a key revoked on A refused by B and C (delay measured and
+// printed), a SIGKILLed replica's lease freeing after the TTL with nothing counted twice, a
+// Redis restart then a PostgreSQL restart mid-load (no request hangs, no call-log row lost or
+// duplicated, still no overshoot), and the PostgreSQL statement and Redis command budgets of
+// 1,000 warm requests. Skipped only where the PostgreSQL binaries are absent (CI installs them).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +16,7 @@ import {
   startMock, startGateway, startProcess, gatewayConfig, stopAll, sleep, eventually, waitExit,
 } from './lib/harness.mjs';
 import { freePort, startRedis, stopRedis } from './lib/redis.mjs';
+import { startPostgres, postgresAvailable, stopAllPostgres } from './lib/postgres.mjs';
 
 const TOKEN = 'test-admin-token';
 const ENV = { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } };
@@ -36,14 +35,31 @@ const RESTART_CAP_REQUESTS = 400;
 // Recorded budget (hot-path rule 2): Redis commands for 1,000 warm requests against a scope
 // with room to spare (reports and sweeps off in that replica). Measured: 0.
 const WARM_COMMANDS_PER_1000 = 1;
-const ALLOCATIONS_PER_REQUEST = 8;  // allocations.test.mjs: plain chat, governance on
+// allocations.test.mjs's budget for governed plain chat is 8 (SQLite engine); with PostgreSQL
+// measured 10.2: the call-log writer's per-column array texts (call_log_columns.h, ArrayText)
+// grow per batch, about 2 allocations a row. The budget of this engine until the writer
+// changes (COPY).
+const ALLOCATIONS_PER_REQUEST = 12;
 
+// Recorded budgets for the same 1,000 warm requests (flush_interval 50 ms): the call log's
+// batch statements (background, at most one per flush, so bounded by the run's wall time:
+// measured 25 for a 1.2 s run; the budget leaves room for a sanitizer build) and the records'
+// change polls (snapshot_ttl; measured 0). Request-path statements (snapshot_load, admin_*,
+// migrate, reconcile): 0.
+const WARM_LOG_BATCHES_PER_1000 = 200;
+const WARM_CHANGE_CHECKS_PER_1000 = 20;
+const REVOKE_KEYS = 20;
+const skip = !postgresAvailable() && 'PostgreSQL 15 binaries absent';
+
+let pg;
+// Each replica its own spool file (store.path + ".spool"); one database for all.
 const store = {
   dir: mkdtempSync(path.join(os.tmpdir(), 'turnpike-fleet-')),
-  section() { return { path: path.join(this.dir, 'turnpike.db') }; },
-  query(sql) {
-    return execFileSync('sqlite3', [path.join(this.dir, 'turnpike.db'), sql], { encoding: 'utf8' }).trim();
+  replicas: 0,
+  section() {
+    return { engine: 'postgres', url: pg.url, path: path.join(this.dir, `replica${++this.replicas}.db`) };
   },
+  query(sql) { return pg.psql(sql); },
 };
 
 let mock;
@@ -52,10 +68,11 @@ let replicas = [];
 
 function fleetConfig(redisOverrides = {}) {
   const section = { url: redis.url, lease_ttl: `${LEASE_TTL_MS}ms`, refill_wait: '500ms', ...redisOverrides };
+  const store_ = store.section();
   return gatewayConfig({
     models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] },
     governance: { enabled: true, reconcile_interval: '0s' },
-    store: store.section(),
+    store: store_,
     call_log: { flush_interval: '50ms' },
     prices: PRICES,
   }) + 'redis:\n' + Object.entries(section).map(([k, v]) => `  ${k}: ${v}\n`).join('');
@@ -99,7 +116,7 @@ async function metrics(gw) {
   const text = await (await fetch(`${gw.url}/metrics`)).text();
   const out = {};
   for (const line of text.split('\n')) {
-    const m = /^(turnpike_(?:redis|budget)_\S+) (\S+)$/.exec(line);
+    const m = /^(turnpike_(?:redis|budget|store|call_log)_\S+) (\S+)$/.exec(line);
     if (m) out[m[1]] = Number(m[2]);
   }
   return out;
@@ -122,12 +139,16 @@ const TENANTS = {
   restart: 'restart',
   warm: 'warm',
   tpm: 'tpm',
+  pgRestart: 'pgrestart',
+  revoke: 'revoke',
 };
 const TPM_LIMIT = 1000;
 const keys = {};
 
 before(async () => {
+  if (skip) return;
   mock = await startMock(['--tokens', '16']);
+  pg = await startPostgres();
   redis = await startRedis();
   const a = await startGateway(fleetConfig(), ENV);
   for (const t of TENANTS.race) keys[t] = await provision(a, t, { monthly_budget_usd: CAP_USD });
@@ -135,14 +156,17 @@ before(async () => {
   keys[TENANTS.restart] = await provision(a, TENANTS.restart, { monthly_budget_usd: RESTART_CAP_REQUESTS * COST_MICROS / 1e6 });
   keys[TENANTS.warm] = await provision(a, TENANTS.warm, { monthly_budget_usd: 1000, rpm: 1_000_000, tpm: 100_000_000 });
   keys[TENANTS.tpm] = await provision(a, TENANTS.tpm, { tpm: TPM_LIMIT });
+  keys[TENANTS.pgRestart] = await provision(a, TENANTS.pgRestart, { monthly_budget_usd: RESTART_CAP_REQUESTS * COST_MICROS / 1e6 });
+  keys[TENANTS.revoke] = await provision(a, TENANTS.revoke, {});
   replicas = [a, await startGateway(fleetConfig(), ENV), await startGateway(fleetConfig(), ENV)];
 });
 after(async () => {
   await stopAll();
   if (redis) await stopRedis(redis);
+  stopAllPostgres();
 });
 
-test('a 200-way race over three replicas never overshoots the budget, every run', async () => {
+test('a 200-way race over three replicas never overshoots the budget, every run', { skip }, async () => {
   for (const tenant of TENANTS.race) {
     const results = await Promise.all(Array.from({ length: RACE_REQUESTS },
       (_, i) => chat(replicas[i % replicas.length], keys[tenant])));
@@ -165,7 +189,7 @@ test('a 200-way race over three replicas never overshoots the budget, every run'
   }
 });
 
-test('a 200-way race against a TPM limit: the fleet admits what one limiter would', async () => {
+test('a 200-way race against a TPM limit: the fleet admits what one limiter would', { skip }, async () => {
   const tenant = TENANTS.tpm;
   const started = Date.now();
   const results = await Promise.all(Array.from({ length: RACE_REQUESTS },
@@ -188,6 +212,42 @@ test('a 200-way race against a TPM limit: the fleet admits what one limiter woul
   console.log(`tpm race: ${JSON.stringify(statuses)}, ${used} tokens in ${elapsedS}s`);
 });
 
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+async function chatStatus(gw, secret) {
+  try {
+    return (await chat(gw, secret)).status;
+  } catch {
+    return 0;
+  }
+}
+
+test('a key revoked through replica A is refused by B and C (LISTEN/NOTIFY; delay measured)', { skip }, async () => {
+  const [a, b, c] = replicas;
+  const delays = [];
+  for (let i = 0; i < REVOKE_KEYS; ++i) {
+    const created = await admin(a, 'POST', 'keys', { tenant: TENANTS.revoke, name: `r${i}` });
+    assert.equal(created.status, 201);
+    const secret = created.body.key;
+    for (const gw of [b, c]) {
+      assert.ok(await eventually(async () => (await chatStatus(gw, secret)) === 200, 5000, 5), 'B and C know the new key');
+    }
+    const start = performance.now();
+    assert.equal((await admin(a, 'POST', `keys/${created.body.id}/revoke`)).status, 200);
+    // Both polled at once: each delay is when that replica first refused.
+    await Promise.all([b, c].map(async (gw) => {
+      const refused = await eventually(async () => (await chatStatus(gw, secret)) === 403, 5000, 2);
+      assert.ok(refused, `key ${i} refused`);
+      delays.push(performance.now() - start);
+    }));
+    assert.equal(await chatStatus(a, secret), 403, 'A refuses it too');
+  }
+  delays.sort((x, y) => x - y);
+  console.log(`revocation A -> B and C (3 replicas, PostgreSQL + Redis), ${REVOKE_KEYS} keys, ${delays.length} samples: p50 ${percentile(delays, 50).toFixed(1)} ms, p99 ${percentile(delays, 99).toFixed(1)} ms, max ${delays.at(-1).toFixed(1)} ms`);
+});
+
 // Sends requests to `gws` in turn until each has refused `quiet` times in a row.
 async function drain(gws, secret, quiet = 4) {
   let admitted = 0;
@@ -208,7 +268,7 @@ async function drain(gws, secret, quiet = 4) {
   return admitted;
 }
 
-test('a SIGKILLed replica frees its lease after the TTL; nothing is counted twice', async () => {
+test('a SIGKILLed replica frees its lease after the TTL; nothing is counted twice', { skip }, async () => {
   const tenant = TENANTS.kill;
   const secret = keys[tenant];
   const [a, b, c] = replicas;
@@ -230,11 +290,12 @@ test('a SIGKILLed replica frees its lease after the TTL; nothing is counted twic
   replicas = [a, b];
 });
 
-test('a Redis restart mid-load: no request hangs, no row lost or duplicated, no overshoot', async () => {
-  const tenant = TENANTS.restart;
+// Four clients spread over the replicas until the budget is spent, `outage` run after 300 ms
+// (the budget runs out only after it). No request may hang past 5 s (AbortSignal), every
+// answered request has exactly one call-log row, and admitted cost never exceeds the cap.
+async function budgetUnderOutage(tenant, outage) {
   const secret = keys[tenant];
   const cap = RESTART_CAP_REQUESTS;
-  let admittedBeforeRestart = 0;
   const statuses = {};
   let answered = 0;
   let stop = false;
@@ -249,31 +310,55 @@ test('a Redis restart mid-load: no request hangs, no row lost or duplicated, no 
   const workers = [];
   for (let i = 0; i < 4; ++i) workers.push(worker(replicas[i % replicas.length]));
   await sleep(300);
-  const port = redis.port;
-  admittedBeforeRestart = statuses[200] ?? 0;
-  await stopRedis(redis);
-  await sleep(600);
-  redis = await startRedis(port);
-  await eventually(() => (statuses[429] ?? 0) >= 20, 8000);  // the budget ran out
+  const admittedBefore = statuses[200] ?? 0;
+  await outage();
+  await eventually(() => (statuses[429] ?? 0) >= 20, 15000);  // the budget ran out
   stop = true;
   await Promise.all(workers);
   const admitted = statuses[200] ?? 0;
   assert.deepEqual(Object.keys(statuses).filter((s) => !['200', '429', '503'].includes(s)), [],
     JSON.stringify(statuses));
-  assert.ok(admittedBeforeRestart < cap / 2, `the cap is reached after the restart (${admittedBeforeRestart} before)`);
+  assert.ok(admittedBefore < cap / 2, `the cap is reached after the outage (${admittedBefore} before)`);
   assert.ok(admitted <= cap, `${admitted} admitted over a cap of ${cap}`);
-  const logged = await eventually(() => loggedRows(tenant).rows === answered, 3000);
+  const logged = await eventually(() => loggedRows(tenant).rows === answered, 10000, 100);
   const rows = loggedRows(tenant);
   assert.ok(logged, `call log rows ${rows.rows} for ${answered} answered requests`);
   assert.equal(rows.ids, rows.rows, 'no request id logged twice');
-  await eventually(() => spendOf(tenant) === admitted * COST_MICROS, 3000);
+  await eventually(() => spendOf(tenant) === admitted * COST_MICROS, 5000);
   assert.equal(spendOf(tenant), admitted * COST_MICROS);
+  return { statuses, answered, admittedBefore };
+}
+
+test('a Redis restart mid-load: no request hangs, no row lost or duplicated, no overshoot', { skip }, async () => {
+  const { statuses, answered, admittedBefore } = await budgetUnderOutage(TENANTS.restart, async () => {
+    const port = redis.port;
+    await stopRedis(redis);
+    await sleep(600);
+    redis = await startRedis(port);
+  });
   const m = await metrics(replicas[0]);
   assert.equal(m.turnpike_redis_up, 1, 'the client reconnected');
-  console.log(`redis restart: ${JSON.stringify(statuses)}, ${answered} answered, ${admittedBeforeRestart} admitted before`);
+  console.log(`redis restart: ${JSON.stringify(statuses)}, ${answered} answered, ${admittedBefore} admitted before`);
 });
 
-test('warm requests make no Redis round trip (command budget per 1,000 requests)', async () => {
+test('a PostgreSQL restart mid-load: served from the leases, rows spooled and replayed once, no overshoot', { skip }, async () => {
+  const spooled = [];
+  const { statuses, answered, admittedBefore } = await budgetUnderOutage(TENANTS.pgRestart, async () => {
+    pg.stop('fast');
+    await sleep(800);
+    for (const gw of replicas) spooled.push((await metrics(gw)).turnpike_store_spooled_rows);
+    pg.start();
+  });
+  assert.ok(spooled.some((n) => n > 0), `rows spooled while PostgreSQL was down: ${spooled}`);
+  for (const gw of replicas) {
+    const m = await metrics(gw);
+    assert.equal(m.turnpike_store_spooled_rows, 0, 'the spool was replayed');
+    assert.equal(m.turnpike_store_spool_lost_rows_total, 0);
+  }
+  console.log(`postgres restart: ${JSON.stringify(statuses)}, ${answered} answered, ${admittedBefore} admitted before, spooled ${spooled}`);
+});
+
+test('warm requests make no PostgreSQL or Redis round trip (statement and command budgets per 1,000 requests)', { skip }, async () => {
   // A replica whose background reports and sweeps do not fire during the measurement.
   const gw = await startGateway(fleetConfig({ report_interval: '60s', lease_ttl: '600s' }), ENV);
   const secret = keys[TENANTS.warm];
@@ -294,8 +379,8 @@ test('warm requests make no Redis round trip (command budget per 1,000 requests)
   if (allocationsBefore === null) {
     console.log('allocations not counted (sanitizer build)');
   } else {
-    // The same budget as one node's governed plain chat (allocations.test.mjs, plain.on): the
-    // leased counters add no allocation to a warm request.
+    // The whole process (the store's writer included; see ALLOCATIONS_PER_REQUEST): the leased
+    // counters add no allocation to a warm request.
     const perRequest = (allocationsAfter - allocationsBefore) / N;
     console.log(`allocations per warm request with leases: ${perRequest}`);
     assert.ok(perRequest <= ALLOCATIONS_PER_REQUEST, `${perRequest} allocations per request`);
@@ -310,6 +395,19 @@ test('warm requests make no Redis round trip (command budget per 1,000 requests)
   }
   console.log(`redis commands for ${N} warm requests: ${JSON.stringify(delta)}`);
   assert.ok(total <= WARM_COMMANDS_PER_1000, `budget ${WARM_COMMANDS_PER_1000}: ${JSON.stringify(delta)}`);
+  const statements = {};
+  for (const op of ['migrate', 'snapshot_load', 'change_check', 'admin_read', 'admin_write', 'call_log_insert', 'spend_write', 'reconcile']) {
+    const key = `turnpike_store_statements_total{op="${op}"}`;
+    statements[op] = (afterRun[key] ?? 0) - (before[key] ?? 0);
+  }
+  console.log(`postgres statements for ${N} warm requests: ${JSON.stringify(statements)}`);
+  for (const op of ['migrate', 'snapshot_load', 'admin_read', 'admin_write', 'reconcile']) {
+    assert.equal(statements[op], 0, `request path: no ${op} statement`);
+  }
+  assert.ok(statements.call_log_insert >= 1, 'the rows were written (in batches)');
+  assert.ok(statements.call_log_insert + statements.spend_write <= WARM_LOG_BATCHES_PER_1000,
+    `log batch budget ${WARM_LOG_BATCHES_PER_1000}: ${JSON.stringify(statements)}`);
+  assert.ok(statements.change_check <= WARM_CHANGE_CHECKS_PER_1000, JSON.stringify(statements));
   assert.equal(afterRun.turnpike_budget_settled_over_reservation_total, 0);
 
   // A graceful stop reports the spend and gives the lease back.
@@ -323,7 +421,7 @@ test('warm requests make no Redis round trip (command budget per 1,000 requests)
   assert.equal(floor + added, 1020 * COST_MICROS, 'every settled request was reported');
 });
 
-test('unreachable Redis at start-up: a clear exit, or a wait with --wait-for-deps', async () => {
+test('unreachable Redis at start-up: a clear exit, or a wait with --wait-for-deps', { skip }, async () => {
   const port = await freePort();
   const text = fleetConfig({ url: `redis://127.0.0.1:${port}/0` });
   await assert.rejects(startGateway(text, ENV), /redis\.url redis:\/\/127\.0\.0\.1:\d+\/0 is unreachable at start-up/);
@@ -339,7 +437,7 @@ test('unreachable Redis at start-up: a clear exit, or a wait with --wait-for-dep
   try {
     const gw = await starting;
     assert.ok(gw.port > 0);
-    assert.match(gw.errors(), /waiting \(--wait-for-deps\): redis\.url .* is unreachable at start-up/);
+    assert.match(gw.errors(), /waiting for Redis \(--wait-for-deps\): redis\.url .* is unreachable at start-up/);
   } finally {
     await stopRedis(late);
   }
