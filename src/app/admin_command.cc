@@ -185,6 +185,7 @@ struct Args {
   std::optional<double> budget, max_request_cost, input, output, cached_input, cache_write;
   std::optional<int64_t> rpm, tpm, max_output_tokens, expires_at, limit, http_status;
   std::optional<bool> log_bodies;
+  bool fail_open = false;
   std::vector<std::string> models;
 };
 
@@ -264,9 +265,13 @@ void RegisterAdminCommand(CLI::App& root) {
   plan_put->add_option("id", a.id, "Plan id")->required();
   AddLimitOptions(plan_put, a);
   plan_put->add_option("--max-request-cost", a.max_request_cost, "Per-request cap in USD");
+  plan_put->add_flag("--fail-open", a.fail_open,
+                     "With Redis unreachable and the budget slice spent, admit against this "
+                     "replica's own count (gives up zero overshoot)");
   plan_put->callback([args] {
     json::object body = Limits(*args);
     SetUsd(body, "max_request_cost_usd", args->max_request_cost);
+    if (args->fail_open) body["fail_open"] = true;
     Run(*args, bhttp::verb::put, "plans/" + Encode(args->id), body);
   });
 

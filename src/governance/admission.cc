@@ -95,15 +95,21 @@ void AdmitSteps::Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifie
   }
 
   MonthId month = MonthOf(request.now_unix);
-  ReserveResult key_budget = key.counters->budget.Reserve(
-      month, estimate.micros, key.key.monthly_budget_micros.value_or(kUnlimitedBudget));
+  const int64_t key_cap = key.key.monthly_budget_micros.value_or(kUnlimitedBudget);
+  ReserveResult key_budget = key.counters->budget.Reserve(month, estimate.micros, key_cap);
+  if (plan.fail_open && key_budget.status() == ReserveStatus::kUnavailable) {
+    key_budget = key.counters->budget.ReserveFailOpen(month, estimate.micros, key_cap);
+  }
   if (!key_budget) {
     result.pending = key_budget.status() == ReserveStatus::kPending;
     result.refusal = BudgetRefusal(key_budget.status(), "this API key");
     return;
   }
-  ReserveResult tenant_budget = tenant.counters->budget.Reserve(
-      month, estimate.micros, plan.monthly_budget_micros.value_or(kUnlimitedBudget));
+  const int64_t tenant_cap = plan.monthly_budget_micros.value_or(kUnlimitedBudget);
+  ReserveResult tenant_budget = tenant.counters->budget.Reserve(month, estimate.micros, tenant_cap);
+  if (plan.fail_open && tenant_budget.status() == ReserveStatus::kUnavailable) {
+    tenant_budget = tenant.counters->budget.ReserveFailOpen(month, estimate.micros, tenant_cap);
+  }
   if (!tenant_budget) {
     result.pending = tenant_budget.status() == ReserveStatus::kPending;
     result.refusal = BudgetRefusal(tenant_budget.status(), "your organization");

@@ -61,6 +61,11 @@ class BudgetCounter {
   // Holds `estimate` (clamped to [0, kMaxBudgetMicros]) if committed + estimate <= `cap`.
   // An estimate of 0 is admitted while committed is within the cap.
   virtual ReserveResult Reserve(MonthId month, int64_t estimate, int64_t cap) = 0;
+  // A fail-open plan's second try (Plan::fail_open), called only after Reserve answered
+  // kUnavailable: holds `estimate` against this process's own count (its restored and settled
+  // spend plus what it holds) instead of a slice of the shared ledger, so the fleet may
+  // overshoot. The in-process engine never answers kUnavailable: its Reserve again.
+  virtual ReserveResult ReserveFailOpen(MonthId month, int64_t estimate, int64_t cap);
   // The amounts of the counter's current month (or of `month` if that is newer: zeros).
   virtual BudgetUsage Read(MonthId month) const = 0;
   // Start-up: sets the counter to `spent` in `month` (persisted spend), before any request.
@@ -153,6 +158,10 @@ class ReserveResult {
   ReserveStatus status_;
   Reservation reservation_;
 };
+
+inline ReserveResult BudgetCounter::ReserveFailOpen(MonthId month, int64_t estimate, int64_t cap) {
+  return Reserve(month, estimate, cap);
+}
 
 inline ReserveResult BudgetCounter::Hold(MonthId month, int64_t estimate) {
   return ReserveResult(this, month, estimate);

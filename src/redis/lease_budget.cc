@@ -73,6 +73,27 @@ ReserveResult LeaseBudgetCounter::Reserve(MonthId month, int64_t estimate, int64
   return ReserveStatus::kPending;
 }
 
+ReserveResult LeaseBudgetCounter::ReserveFailOpen(MonthId month, int64_t estimate, int64_t cap) {
+  estimate = Clamp(estimate);
+  cap = Clamp(cap);
+  const MonthId current = month_.load(std::memory_order_acquire);
+  if (month > current) return ReserveStatus::kUnavailable;  // no count of that month here
+  // Reserve-before-admit on this replica's own count: a compare-and-swap on reserved_ so two
+  // requests cannot both take the last room.
+  const int64_t spent = spent_local_.load(std::memory_order_relaxed);
+  int64_t held = reserved_.load(std::memory_order_relaxed);
+  while (true) {
+    if (spent + std::max<int64_t>(held, 0) + estimate > cap) return ReserveStatus::kRefused;
+    if (reserved_.compare_exchange_weak(held, held + estimate, std::memory_order_acq_rel,
+                                        std::memory_order_relaxed)) {
+      break;
+    }
+  }
+  headroom_.fetch_sub(estimate, std::memory_order_relaxed);
+  engine_.fail_open_admitted_.fetch_add(1, std::memory_order_relaxed);
+  return Hold(current, estimate);
+}
+
 void LeaseBudgetCounter::RequestRefill(int64_t need) {
   AtomicMax(need_, need);
   refill_wanted_.store(true, std::memory_order_release);

@@ -43,6 +43,10 @@ class LeaseBudgetCounter final : public governance::BudgetCounter {
 
   governance::ReserveResult Reserve(governance::MonthId month, int64_t estimate,
                                     int64_t cap) override;
+  // Charged like a leased reservation (headroom may go below 0: the next report to Redis
+  // carries the spend, and the script takes it from this replica's lease first).
+  governance::ReserveResult ReserveFailOpen(governance::MonthId month, int64_t estimate,
+                                            int64_t cap) override;
   governance::BudgetUsage Read(governance::MonthId month) const override;
   void Restore(governance::MonthId month, int64_t spent) override;
   void Correct(governance::MonthId month, int64_t delta) override;

@@ -304,6 +304,12 @@ void LeaseCounters::RenderMetrics(observability::PrometheusWriter& w) const {
            observability::MetricType::kCounter);
   w.Sample("turnpike_budget_settled_over_reservation_total", {},
            static_cast<double>(over_reservation_.load(std::memory_order_relaxed)));
+  w.Family("turnpike_budget_fail_open_admitted_total",
+           "Budget reservations of fail-open plans made against this replica's own count while "
+           "Redis was unreachable (no zero-overshoot guarantee)",
+           observability::MetricType::kCounter);
+  w.Sample("turnpike_budget_fail_open_admitted_total", {},
+           static_cast<double>(fail_open_admitted_.load(std::memory_order_relaxed)));
   w.Family("turnpike_budget_lease_failures_total",
            "Lease calls to Redis that failed (unreachable, timed out or refused)",
            observability::MetricType::kCounter);

@@ -103,6 +103,7 @@ class LeaseCounters final : public governance::Counters {
   const LeaseOptions options_;
   std::unique_ptr<Sweep> sweep_;
   std::atomic<uint64_t> over_reservation_{0};
+  std::atomic<uint64_t> fail_open_admitted_{0};  // fail-open plans' reservations (lease_budget.cc)
   std::atomic<uint64_t> refill_failures_{0};
   std::mutex mu_;  // guards scopes_ and rates_
   std::vector<std::weak_ptr<LeaseBudgetCounter>> scopes_;

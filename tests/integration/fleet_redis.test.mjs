@@ -43,7 +43,7 @@ const ALLOCATIONS_PER_REQUEST = 12;
 
 // Recorded budgets for the same 1,000 warm requests (flush_interval 50 ms): the call log's
 // batch statements (background, at most one per flush, so bounded by the run's wall time:
-// measured 25 for a 1.2 s run; the budget leaves room for a sanitizer build) and the records'
+// measured 25; the budget leaves room for a sanitizer build) and the records'
 // change polls (snapshot_ttl; measured 0). Request-path statements (snapshot_load, admin_*,
 // migrate, reconcile): 0.
 const WARM_LOG_BATCHES_PER_1000 = 200;
@@ -141,7 +141,10 @@ const TENANTS = {
   tpm: 'tpm',
   pgRestart: 'pgrestart',
   revoke: 'revoke',
+  failOpen: 'failopen',
+  failClosed: 'failclosed',
 };
+const FAIL_CAP_REQUESTS = 30;
 const TPM_LIMIT = 1000;
 const keys = {};
 
@@ -158,6 +161,9 @@ before(async () => {
   keys[TENANTS.tpm] = await provision(a, TENANTS.tpm, { tpm: TPM_LIMIT });
   keys[TENANTS.pgRestart] = await provision(a, TENANTS.pgRestart, { monthly_budget_usd: RESTART_CAP_REQUESTS * COST_MICROS / 1e6 });
   keys[TENANTS.revoke] = await provision(a, TENANTS.revoke, {});
+  const failCap = FAIL_CAP_REQUESTS * COST_MICROS / 1e6;
+  keys[TENANTS.failOpen] = await provision(a, TENANTS.failOpen, { monthly_budget_usd: failCap, fail_open: true });
+  keys[TENANTS.failClosed] = await provision(a, TENANTS.failClosed, { monthly_budget_usd: failCap });
   replicas = [a, await startGateway(fleetConfig(), ENV), await startGateway(fleetConfig(), ENV)];
 });
 after(async () => {
@@ -419,6 +425,50 @@ test('warm requests make no PostgreSQL or Redis round trip (statement and comman
   assert.deepEqual(leases(), [], 'the lease was given back');
   const [floor, added] = redis.cli(['HMGET', ledger, 'floor', 'added']).trim().split('\n').map(Number);
   assert.equal(floor + added, 1020 * COST_MICROS, 'every settled request was reported');
+});
+
+test('Redis down: a fail-open plan is served from the replica\'s own count, a default plan gets 503', { skip }, async () => {
+  const [a] = replicas;
+  const plans = (await admin(a, 'GET', 'plans')).body.data;
+  assert.equal(plans.find((p) => p.id === `p-${TENANTS.failOpen}`).fail_open, true);
+  assert.equal(plans.find((p) => p.id === `p-${TENANTS.failClosed}`).fail_open, false, 'off by default');
+  for (const t of [TENANTS.failOpen, TENANTS.failClosed]) {
+    for (let i = 0; i < 2; ++i) assert.equal((await chat(a, keys[t])).status, 200);  // leases held
+  }
+  const port = redis.port;
+  await stopRedis(redis);
+  try {
+    const N = 25;
+    const closed = {};
+    const open = {};
+    for (let i = 0; i < N; ++i) {
+      const c = await chat(a, keys[TENANTS.failClosed]);
+      closed[c.status] = (closed[c.status] ?? 0) + 1;
+      if (c.status === 503) assert.match(c.body.error.message, /unreachable/, JSON.stringify(c.body));
+      const o = await chat(a, keys[TENANTS.failOpen]);
+      open[o.status] = (open[o.status] ?? 0) + 1;
+    }
+    console.log(`redis down, ${N} requests each: fail-closed ${JSON.stringify(closed)}, fail-open ${JSON.stringify(open)}`);
+    assert.deepEqual(Object.keys(closed).filter((s) => !['200', '429', '503'].includes(s)), [], JSON.stringify(closed));
+    assert.ok((closed[503] ?? 0) >= 1, `the default plan fails closed: ${JSON.stringify(closed)}`);
+    assert.ok((closed[200] ?? 0) < N, JSON.stringify(closed));
+    assert.deepEqual(open, { 200: N }, 'the fail-open plan keeps being served');
+    // Still bounded by what this replica knows (it served the tenant alone): exactly the cap.
+    let more = 0;
+    for (let i = 0; i < 20; ++i) {
+      const o = await chat(a, keys[TENANTS.failOpen]);
+      if (o.status !== 200) {
+        assert.equal(o.status, 429, JSON.stringify(o.body));
+        assert.equal(o.body.error.code, 'insufficient_quota');
+        break;
+      }
+      ++more;
+    }
+    assert.equal(2 + N + more, FAIL_CAP_REQUESTS, `admitted ${2 + N + more} against a cap of ${FAIL_CAP_REQUESTS}`);
+    assert.ok((await metrics(a)).turnpike_budget_fail_open_admitted_total >= 1);
+  } finally {
+    redis = await startRedis(port);
+  }
 });
 
 test('unreachable Redis at start-up: a clear exit, or a wait with --wait-for-deps', { skip }, async () => {

@@ -167,9 +167,9 @@ class PostgresEngineTest : public ::testing::Test {
 
 TEST_F(PostgresEngineTest, MigratesOnceAndRefusesANewerSchema) {
   auto engine = Open();
-  EXPECT_EQ(engine->SchemaVersion(), 2);
+  EXPECT_EQ(engine->SchemaVersion(), 3);
   EXPECT_TRUE(engine->Migrate().ok());  // again: nothing to do
-  EXPECT_EQ(engine->SchemaVersion(), 2);
+  EXPECT_EQ(engine->SchemaVersion(), 3);
   ASSERT_TRUE(cluster_->Psql("INSERT INTO schema_migrations VALUES (99, 0)", db_));
   Status refused = engine->Migrate();
   ASSERT_FALSE(refused.ok());
@@ -200,7 +200,7 @@ TEST_F(PostgresEngineTest, ReasoningTokensRoundTripAndAVersionOneDatabaseUpgrade
       "DELETE FROM schema_migrations WHERE version = 2",
       db_));
   auto upgraded = Open();
-  EXPECT_EQ(upgraded->SchemaVersion(), 2);
+  EXPECT_EQ(upgraded->SchemaVersion(), 3);
   CallRecord again = Record("r-think-2", 10);
   again.reasoning_tokens = 9;
   ASSERT_TRUE(upgraded->call_log().WriteCalls(Batches({again}), true, {}).ok());
