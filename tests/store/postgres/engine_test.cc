@@ -197,7 +197,7 @@ TEST_F(PostgresEngineTest, ReasoningTokensRoundTripAndAVersionOneDatabaseUpgrade
       "error, prompt_tokens, completion_tokens, cached_tokens, cache_creation_tokens, "
       "cost_micros, estimated, unpriced, total_us, month, dropped_rows) VALUES (1796000000000, "
       "'r-old', 't1', 'k1', 'm', 'openai:0', 200, '', 1, 1, 0, 0, 1, 0, 0, 1, '2026-12', 0); "
-      "DELETE FROM schema_migrations WHERE version = 2",
+      "ALTER TABLE plans DROP COLUMN fail_open; DELETE FROM schema_migrations WHERE version >= 2",
       db_));
   auto upgraded = Open();
   EXPECT_EQ(upgraded->SchemaVersion(), 3);
