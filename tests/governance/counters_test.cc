@@ -26,10 +26,20 @@ constexpr int64_t kPromptBytes = 3'000;
 constexpr int64_t kMaxTokens = 500;
 constexpr int64_t kLimit = 1'000'000;
 
-// Plain amounts (the tests are single-threaded); answers pending while `pending` is set.
+// Plain amounts (the tests are single-threaded); answers pending while `pending` is set, and
+// unavailable (a leased engine with its ledger unreachable) while `unavailable` is set, then
+// admits a fail-open try against the same amounts.
 struct FakeBudget final : BudgetCounter {
   ReserveResult Reserve(MonthId month, int64_t estimate, int64_t cap) override {
     if (pending) return ReserveStatus::kPending;
+    if (unavailable) return ReserveStatus::kUnavailable;
+    return Local(month, estimate, cap);
+  }
+  ReserveResult ReserveFailOpen(MonthId month, int64_t estimate, int64_t cap) override {
+    ++fail_open_tries;
+    return Local(month, estimate, cap);
+  }
+  ReserveResult Local(MonthId month, int64_t estimate, int64_t cap) {
     if (committed + estimate > cap) return ReserveStatus::kRefused;
     committed += estimate;
     return Hold(month, estimate);
@@ -47,6 +57,8 @@ struct FakeBudget final : BudgetCounter {
   void Release(MonthId, int64_t estimate) override { committed -= estimate; }
 
   bool pending = false;
+  bool unavailable = false;
+  int fail_open_tries = 0;
   int64_t committed = 0;
   int64_t spent = 0;
 };
@@ -226,6 +238,47 @@ TEST_P(PendingTest, PendingIsRefusedAndEveryEarlierStepUndone) {
   EXPECT_EQ(refused.refusal->code, ErrorCode::kRateLimited);
   EXPECT_FALSE(refused.admission.active());
   ExpectNothingHeld(1);
+}
+
+// A plan's fail_open: only an unavailable ledger is retried against the replica's own count,
+// only for a plan that chose it; a default plan answers 503 (kUnavailable).
+TEST_P(PendingTest, AnUnavailableLedgerFailsClosedUnlessThePlanFailsOpen) {
+  if (GetParam() != Step::kKeyBudget && GetParam() != Step::kTenantBudget) GTEST_SKIP();
+  FakeBudget& budget = GetParam() == Step::kKeyBudget ? Key().budget : Tenant().budget;
+  budget.unavailable = true;
+  AdmitResult closed = AdmitOne();
+  ASSERT_TRUE(closed.refusal);
+  EXPECT_EQ(closed.refusal->code, ErrorCode::kUnavailable);
+  EXPECT_EQ(budget.fail_open_tries, 0);
+  ExpectNothingHeld(0);
+
+  fixture_.data.plans[0].fail_open = true;
+  snapshot_ = MustBuild(fixture_.data, snapshot_.get(), counters_);
+  ASSERT_NE(snapshot_, nullptr);
+  {
+    AdmitResult open = AdmitOne();
+    ASSERT_FALSE(open.refusal) << open.refusal->message;
+    EXPECT_EQ(budget.fail_open_tries, 1);
+    EXPECT_GT(budget.committed, 0);
+  }
+  ExpectNothingHeld(1);
+  // Still refused by its own count past the cap; a pending ledger is never failed open.
+  if (GetParam() == Step::kKeyBudget) {
+    fixture_.data.keys[0].monthly_budget_micros = 1;
+  } else {
+    fixture_.data.plans[0].monthly_budget_micros = 1;
+  }
+  snapshot_ = MustBuild(fixture_.data, snapshot_.get(), counters_);
+  AdmitResult over = AdmitOne();
+  ASSERT_TRUE(over.refusal);
+  EXPECT_EQ(over.refusal->code, ErrorCode::kQuotaExceeded);
+  budget.unavailable = false;
+  budget.pending = true;
+  const int tries = budget.fail_open_tries;
+  AdmitResult pending = AdmitOne();
+  ASSERT_TRUE(pending.refusal);
+  EXPECT_EQ(pending.refusal->code, ErrorCode::kRateLimited);
+  EXPECT_EQ(budget.fail_open_tries, tries);
 }
 
 std::string StepName(const ::testing::TestParamInfo<Step>& info) {
