@@ -3,7 +3,10 @@
 # against the same build with the store on SQLite, same mock, same load, governance on (key,
 # plan budget, RPM/TPM limits, the call log written), runs alternating between the two.
 #
-#   bench/postgres-cell.sh [--runs 10] [--duration 2] [--warmup 0.5] [--connections 50] [--workers 1]
+#   bench/postgres-cell.sh [--runs 10] [--duration 2] [--warmup 0.5] [--connections 50] [--workers 1] [--redis]
+#
+# --redis: the PostgreSQL side is the whole fleet engine: also `redis.url` to a throwaway
+# redis-server (budget and rate leases), whose CPU is added to that side's sum.
 #
 # CPU per request is summed over every server process of the engine: Turnpike's threads, and
 # with PostgreSQL also the cluster's processes (the postmaster and all its children: the
@@ -17,7 +20,7 @@
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
-runs=10 duration=2 warmup=0.5 connections=50 workers=1
+runs=10 duration=2 warmup=0.5 connections=50 workers=1 redis=0
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
@@ -25,6 +28,7 @@ while (($#)); do
     --warmup) warmup=$2; shift 2 ;;
     --connections) connections=$2; shift 2 ;;
     --workers) workers=$2; shift 2 ;;
+    --redis) redis=1; shift ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -56,7 +60,19 @@ postmaster=$(head -1 "$dir/pg/data/postmaster.pid")
 pids+=($!)
 mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
 
-gateway() {  # gateway NAME STORE-SECTION
+redis_pid=""
+redis_section=""
+if ((redis)); then
+  redis_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
+    --dir "$dir" >"$dir/redis.log" 2>&1 &
+  redis_pid=$!
+  pids+=("$redis_pid")
+  for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+  redis_section="redis: {url: 'redis://127.0.0.1:$redis_port/0'}"
+fi
+
+gateway() {  # gateway NAME STORE-SECTION [MORE-YAML]
   cat >"$dir/$1.yaml" <<YAML
 server: {listen: 127.0.0.1:0, workers: $workers, access_log: ""}
 governance: {enabled: true}
@@ -66,6 +82,7 @@ prices:
 models:
   - name: bench-model
     deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
+${3:-}
 YAML
   TURNPIKE_ADMIN_TOKEN=bench "$TURNPIKE" serve --config "$dir/$1.yaml" >"$dir/$1.log" 2>&1 &
   echo $! >"$dir/$1.pid"
@@ -73,7 +90,8 @@ YAML
 }
 sqlite_port=$(gateway sqlite "{path: $dir/sqlite.db}"); pids+=("$(cat "$dir/sqlite.pid")")
 pg_gw_port=$(gateway postgres \
-  "{engine: postgres, url: 'postgresql://turnpike@127.0.0.1:$pg_port/turnpike', path: $dir/pg.db}")
+  "{engine: postgres, url: 'postgresql://turnpike@127.0.0.1:$pg_port/turnpike', path: $dir/pg.db}" \
+  "$redis_section")
 pids+=("$(cat "$dir/postgres.pid")")
 
 ticks_of() {  # ticks_of PID...: user + system clock ticks of these processes' threads
@@ -85,7 +103,7 @@ ticks_of() {  # ticks_of PID...: user + system clock ticks of these processes' t
   done
   echo "$sum"
 }
-cluster_pids() { echo "$postmaster" $(pgrep -P "$postmaster" || true); }
+cluster_pids() { echo "$postmaster" $(pgrep -P "$postmaster" || true) $redis_pid; }
 hz=$(getconf CLK_TCK)
 per_request() {  # as in governance-cell.sh: warm-up requests estimated at the measured rate
   jq "$1 / $hz * 1e6 / (.requests_per_second * (.duration_s + .warmup_s))" "$2"
@@ -97,7 +115,8 @@ for port in "$sqlite_port" "$pg_gw_port"; do
   echo "$key" >"$dir/key.$port"
 done
 
-echo "| run | sqlite (req/s) | postgres (req/s) | CPU per request sqlite (µs) | postgres: turnpike + cluster (µs) | postgres / sqlite |"
+other="cluster"; ((redis)) && other="cluster + redis-server"
+echo "| run | sqlite (req/s) | postgres (req/s) | CPU per request sqlite (µs) | postgres: turnpike + $other (µs) | postgres / sqlite |"
 echo "|---|---|---|---|---|---|"
 for ((r = 1; r <= runs; r++)); do
   declare -A rps=() cpu=() server=()
