@@ -2,9 +2,9 @@
 // (initdb into a temporary directory, a free loopback port; as the `postgres` user when run as
 // root, which initdb requires). Migrations (twice, and a newer schema refused), the records
 // round trip with the admin API's errors, the change feed between two engines, and the call
-// log: rows and spend in one statement, a batch spooled while the server is down, replayed on
-// recovery, and replayed again without writing anything twice.
-// Skipped only where the PostgreSQL 15 binaries are absent; CI installs them.
+// log: rows and spend in one transaction (COPY), a batch spooled while the server is down, replayed
+// on recovery, and replayed again without writing anything twice. Skipped only where the PostgreSQL
+// 15 binaries are absent; CI installs them.
 #include "store/postgres/engine.h"
 
 #include <gtest/gtest.h>
@@ -246,24 +246,28 @@ TEST_F(PostgresEngineTest, AnotherWritersChangeIsNotifiedAndPolled) {
   EXPECT_FALSE(a->records().Notified().value());
 }
 
-TEST_F(PostgresEngineTest, RowsAndSpendInOneStatementSpooledWhileDownReplayedOnce) {
+TEST_F(PostgresEngineTest, RowsAndSpendInOneTransactionSpooledWhileDownReplayedOnce) {
   auto engine = Open();
   const uint64_t before = engine->statements().value(StoreOp::kCallLogInsert);
   ASSERT_TRUE(
       engine->call_log().WriteCalls(Batches({Record("r1", 10), Record("r2", 20)}), true, {}).ok());
-  EXPECT_EQ(engine->statements().value(StoreOp::kCallLogInsert) - before, 1u);  // one round trip
+  // Two round trips: the key and the COPY, then the rows and the spend.
+  EXPECT_EQ(engine->statements().value(StoreOp::kCallLogInsert) - before, 2u);
   EXPECT_EQ(Count(*engine), 2);
   EXPECT_EQ(TenantSpend(*engine), 30);
   // A client's "\u0000" in a model name cannot fail a batch: PostgreSQL text holds no NUL.
+  // COPY's own delimiters in a text come back as they were.
   CallRecord nul = Record("r-nul", 0);
-  nul.model = std::string("a\0b\"c\\", 6);
+  nul.model = std::string("a\0b\"c\\\t\n\r\\N", 11);
   ASSERT_TRUE(engine->call_log().WriteCalls(Batches({nul}), true, {}).ok());
   CallQuery newest;
   newest.limit = 1;
   auto last = engine->call_log().QueryCalls(newest);
   ASSERT_TRUE(last.ok());
   ASSERT_EQ(last->size(), 1u);
-  EXPECT_EQ(last.value()[0].record.model, "ab\"c\\");
+  EXPECT_EQ(last.value()[0].record.model, "ab\"c\\\t\n\r\\N");
+  EXPECT_EQ(last.value()[0].record.ttft_ms, -1);  // NULL through COPY
+  EXPECT_TRUE(last.value()[0].record.request_body.empty());
   EXPECT_EQ(last.value()[0].record.request_id, "r-nul");
   auto sums = engine->call_log().SumCallLog(governance::FormatMonth(Record("x", 0).month));
   ASSERT_TRUE(sums.ok());
@@ -291,6 +295,44 @@ TEST_F(PostgresEngineTest, RowsAndSpendInOneStatementSpooledWhileDownReplayedOnc
   EXPECT_FALSE(fs::exists(spool_));
   EXPECT_EQ(Count(*again), 4);
   EXPECT_EQ(TenantSpend(*again), 330);
+}
+
+TEST_F(PostgresEngineTest, CopyInIsOneTransactionWithTheStatementsAroundIt) {
+  StatementCounts counts;
+  ConnectionOptions o;
+  o.url = cluster_->Url(db_);
+  Connection c(o, &counts);
+  ASSERT_TRUE(c.Script("CREATE TABLE x (v BIGINT PRIMARY KEY, t TEXT)", StoreOp::kMigrate).ok());
+  auto count = [&c] {
+    Result<Rows> rows = c.Run("SELECT count(*) FROM x", Params{}, StoreOp::kAdminRead);
+    EXPECT_TRUE(rows.ok());
+    return rows.ok() ? rows->Int(0, 0) : -1;
+  };
+  // A statement after the COPY fails: the row before it and the copied rows are not kept.
+  Status failed = c.CopyIn("INSERT INTO x VALUES (1, 'a'); COPY x FROM STDIN; SELECT 1 / 0",
+                           "2\tb\n3\t\\N\n", StoreOp::kCallLogInsert);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code, ErrorCode::kInternal);
+  EXPECT_NE(failed.error().message.find("division by zero"), std::string::npos);
+  EXPECT_EQ(count(), 0);
+  // Bad data fails the COPY itself, the same way.
+  Status bad = c.CopyIn("INSERT INTO x VALUES (1, 'a'); COPY x FROM STDIN", "2\tb\nnope\tc\n",
+                        StoreOp::kCallLogInsert);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(count(), 0);
+  // All good: everything kept, two round trips (1 + 1 per CopyIn above, 2 here).
+  ASSERT_TRUE(c.CopyIn("INSERT INTO x VALUES (1, 'a'); COPY x FROM STDIN; SELECT 1",
+                       "2\tb\n3\t\\N\n", StoreOp::kCallLogInsert)
+                  .ok());
+  EXPECT_EQ(count(), 3);
+  EXPECT_EQ(counts.value(StoreOp::kCallLogInsert), 2u + 2u + 2u);
+  // A first statement failing (a key seen before: kConflict) ends it before the COPY.
+  Status again = c.CopyIn("INSERT INTO x VALUES (1, 'a'); COPY x FROM STDIN", "4\td\n",
+                          StoreOp::kCallLogInsert);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, ErrorCode::kConflict);
+  EXPECT_EQ(counts.value(StoreOp::kCallLogInsert), 2u + 2u + 2u + 1u);
+  EXPECT_EQ(count(), 3);
 }
 
 TEST_F(PostgresEngineTest, APipelineWithAFailingStatementLeavesTheConnectionUsable) {
