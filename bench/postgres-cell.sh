@@ -4,6 +4,11 @@
 # plan budget, RPM/TPM limits, the call log written), runs alternating between the two.
 #
 #   bench/postgres-cell.sh [--runs 10] [--duration 2] [--warmup 0.5] [--connections 50] [--workers 1]
+#                          [--baseline OTHER-TURNPIKE-BINARY]
+#
+# --baseline adds a third instance, another build (e.g. the commit before a change) on
+# PostgreSQL too (its own database in the same cluster), in the same alternation: a before and
+# after in one run.
 #
 # CPU per request is summed over every server process of the engine: Turnpike's threads, and
 # with PostgreSQL also the cluster's processes (the postmaster and all its children: the
@@ -17,7 +22,7 @@
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
-runs=10 duration=2 warmup=0.5 connections=50 workers=1
+runs=10 duration=2 warmup=0.5 connections=50 workers=1 baseline=
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
@@ -25,6 +30,7 @@ while (($#)); do
     --warmup) warmup=$2; shift 2 ;;
     --connections) connections=$2; shift 2 ;;
     --workers) workers=$2; shift 2 ;;
+    --baseline) baseline=$2; shift 2 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -50,13 +56,14 @@ pg_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0));
 as_pg "$PG_BIN/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/log" \
   -o "-p $pg_port -k $dir/pg -c listen_addresses=127.0.0.1" -w start >/dev/null
 "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$pg_port" -U turnpike -d postgres -c 'CREATE DATABASE turnpike'
+[[ -n $baseline ]] && "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$pg_port" -U turnpike -d postgres -c 'CREATE DATABASE turnpike_base'
 postmaster=$(head -1 "$dir/pg/data/postmaster.pid")
 
 "$TURNPIKE" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
 pids+=($!)
 mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
 
-gateway() {  # gateway NAME STORE-SECTION
+gateway() {  # gateway NAME STORE-SECTION [BINARY]
   cat >"$dir/$1.yaml" <<YAML
 server: {listen: 127.0.0.1:0, workers: $workers, access_log: ""}
 governance: {enabled: true}
@@ -67,7 +74,7 @@ models:
   - name: bench-model
     deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
 YAML
-  TURNPIKE_ADMIN_TOKEN=bench "$TURNPIKE" serve --config "$dir/$1.yaml" >"$dir/$1.log" 2>&1 &
+  TURNPIKE_ADMIN_TOKEN=bench "${3:-$TURNPIKE}" serve --config "$dir/$1.yaml" >"$dir/$1.log" 2>&1 &
   echo $! >"$dir/$1.pid"
   port_of "$dir/$1.log" "turnpike listening on"
 }
@@ -75,6 +82,16 @@ sqlite_port=$(gateway sqlite "{path: $dir/sqlite.db}"); pids+=("$(cat "$dir/sqli
 pg_gw_port=$(gateway postgres \
   "{engine: postgres, url: 'postgresql://turnpike@127.0.0.1:$pg_port/turnpike', path: $dir/pg.db}")
 pids+=("$(cat "$dir/postgres.pid")")
+engines=(sqlite postgres)
+declare -A port_of_engine=([sqlite]=$sqlite_port [postgres]=$pg_gw_port)
+if [[ -n $baseline ]]; then
+  cp "$baseline" "$dir/baseline-turnpike"  # a rebuild meanwhile cannot change it
+  port_of_engine[base]=$(gateway base \
+    "{engine: postgres, url: 'postgresql://turnpike@127.0.0.1:$pg_port/turnpike_base', path: $dir/base.db}" \
+    "$dir/baseline-turnpike")
+  pids+=("$(cat "$dir/base.pid")")
+  engines+=(base)
+fi
 
 ticks_of() {  # ticks_of PID...: user + system clock ticks of these processes' threads
   local sum=0 p t
@@ -91,21 +108,28 @@ per_request() {  # as in governance-cell.sh: warm-up requests estimated at the m
   jq "$1 / $hz * 1e6 / (.requests_per_second * (.duration_s + .warmup_s))" "$2"
 }
 
-for port in "$sqlite_port" "$pg_gw_port"; do
+for port in "${port_of_engine[@]}"; do
   export TURNPIKE_ADMIN_TOKEN=bench TURNPIKE_URL=http://127.0.0.1:$port
   key=$(bench_key)  # the same secret cannot be chosen: each instance gets its own key
   echo "$key" >"$dir/key.$port"
 done
 
-echo "| run | sqlite (req/s) | postgres (req/s) | CPU per request sqlite (µs) | postgres: turnpike + cluster (µs) | postgres / sqlite |"
-echo "|---|---|---|---|---|---|"
+if [[ -n $baseline ]]; then
+  echo "| run | req/s sqlite / postgres / baseline | CPU/request sqlite (µs) | postgres: turnpike + cluster (µs) | baseline: turnpike + cluster (µs) | postgres / sqlite | baseline / sqlite |"
+  echo "|---|---|---|---|---|---|---|"
+else
+  echo "| run | sqlite (req/s) | postgres (req/s) | CPU per request sqlite (µs) | postgres: turnpike + cluster (µs) | postgres / sqlite |"
+  echo "|---|---|---|---|---|---|"
+fi
 for ((r = 1; r <= runs; r++)); do
   declare -A rps=() cpu=() server=()
-  order=(sqlite postgres); ((r % 2 == 0)) && order=(postgres sqlite)
+  # Each engine first, middle and last in turn.
+  n=${#engines[@]} order=()
+  for ((i = 0; i < n; i++)); do order+=("${engines[$(((i + r - 1) % n))]}"); done
   for which in "${order[@]}"; do
-    port=$sqlite_port; [[ $which == postgres ]] && port=$pg_gw_port
+    port=${port_of_engine[$which]}
     procs=("$(cat "$dir/$which.pid")")
-    [[ $which == postgres ]] && read -ra more <<<"$(cluster_pids)" && procs+=("${more[@]}")
+    [[ $which != sqlite ]] && read -ra more <<<"$(cluster_pids)" && procs+=("${more[@]}")
     before=$(ticks_of "${procs[@]}")
     before_gw=$(ticks_of "$(cat "$dir/$which.pid")")
     "$TURNPIKE" bench --url "http://127.0.0.1:$port/v1/chat/completions" -c "$connections" \
@@ -117,12 +141,20 @@ for ((r = 1; r <= runs; r++)); do
     cpu[$which]=$(per_request $(($(ticks_of "${procs[@]}") - before)) "$dir/$which.json")
     server[$which]=$(per_request $(($(ticks_of "$(cat "$dir/$which.pid")") - before_gw)) "$dir/$which.json")
   done
-  printf '| %d | %.0f | %.0f | %.1f | %.1f + %.1f | %.2f |\n' "$r" "${rps[sqlite]}" "${rps[postgres]}" \
-    "${cpu[sqlite]}" "${server[postgres]}" "$(jq -n "${cpu[postgres]} - ${server[postgres]}")" \
-    "$(jq -n "${cpu[postgres]} / ${cpu[sqlite]}")"
+  if [[ -n $baseline ]]; then
+    printf '| %d | %.0f / %.0f / %.0f | %.1f | %.1f + %.1f | %.1f + %.1f | %.2f | %.2f |\n' "$r" \
+      "${rps[sqlite]}" "${rps[postgres]}" "${rps[base]}" "${cpu[sqlite]}" \
+      "${server[postgres]}" "$(jq -n "${cpu[postgres]} - ${server[postgres]}")" \
+      "${server[base]}" "$(jq -n "${cpu[base]} - ${server[base]}")" \
+      "$(jq -n "${cpu[postgres]} / ${cpu[sqlite]}")" "$(jq -n "${cpu[base]} / ${cpu[sqlite]}")"
+  else
+    printf '| %d | %.0f | %.0f | %.1f | %.1f + %.1f | %.2f |\n' "$r" "${rps[sqlite]}" "${rps[postgres]}" \
+      "${cpu[sqlite]}" "${server[postgres]}" "$(jq -n "${cpu[postgres]} - ${server[postgres]}")" \
+      "$(jq -n "${cpu[postgres]} / ${cpu[sqlite]}")"
+  fi
 done
 echo
-for port in "$sqlite_port" "$pg_gw_port"; do
+for port in "${port_of_engine[@]}"; do
   echo "instance on $port:"
   curl -s "http://127.0.0.1:$port/metrics" | grep -E '^turnpike_(call_log_rows_total|store_statements_total\{op="call_log_insert"\})' || true
 done
