@@ -4,11 +4,12 @@
 # plan budget, RPM/TPM limits, the call log written), runs alternating between the two.
 #
 #   bench/postgres-cell.sh [--runs 10] [--duration 2] [--warmup 0.5] [--connections 50] [--workers 1]
-#                          [--baseline OTHER-TURNPIKE-BINARY]
+#                          [--baseline OTHER-TURNPIKE-BINARY] [--call-log YAML]
 #
 # --baseline adds a third instance, another build (e.g. the commit before a change) on
 # PostgreSQL too (its own database in the same cluster), in the same alternation: a before and
-# after in one run.
+# after in one run. --call-log sets the call_log section (e.g. '{batch_rows: 4096}') of the
+# sqlite and postgres instances, not the baseline's (which keeps the defaults).
 #
 # CPU per request is summed over every server process of the engine: Turnpike's threads, and
 # with PostgreSQL also the cluster's processes (the postmaster and all its children: the
@@ -22,7 +23,7 @@
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
-runs=10 duration=2 warmup=0.5 connections=50 workers=1 baseline=
+runs=10 duration=2 warmup=0.5 connections=50 workers=1 baseline= call_log={}
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
@@ -31,6 +32,7 @@ while (($#)); do
     --connections) connections=$2; shift 2 ;;
     --workers) workers=$2; shift 2 ;;
     --baseline) baseline=$2; shift 2 ;;
+    --call-log) call_log=$2; shift 2 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -63,11 +65,12 @@ postmaster=$(head -1 "$dir/pg/data/postmaster.pid")
 pids+=($!)
 mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
 
-gateway() {  # gateway NAME STORE-SECTION [BINARY]
+gateway() {  # gateway NAME STORE-SECTION [BINARY [CALL-LOG-SECTION]]
   cat >"$dir/$1.yaml" <<YAML
 server: {listen: 127.0.0.1:0, workers: $workers, access_log: ""}
 governance: {enabled: true}
 store: $2
+call_log: ${4:-$call_log}
 prices:
   bench-model: {input: 0.15, output: 0.60, max_output_tokens: 4096}
 models:
@@ -78,7 +81,7 @@ YAML
   echo $! >"$dir/$1.pid"
   port_of "$dir/$1.log" "turnpike listening on"
 }
-sqlite_port=$(gateway sqlite "{path: $dir/sqlite.db}"); pids+=("$(cat "$dir/sqlite.pid")")
+sqlite_port=$(gateway sqlite "{path: $dir/sqlite.db}" "$TURNPIKE"); pids+=("$(cat "$dir/sqlite.pid")")
 pg_gw_port=$(gateway postgres \
   "{engine: postgres, url: 'postgresql://turnpike@127.0.0.1:$pg_port/turnpike', path: $dir/pg.db}")
 pids+=("$(cat "$dir/postgres.pid")")
@@ -88,7 +91,7 @@ if [[ -n $baseline ]]; then
   cp "$baseline" "$dir/baseline-turnpike"  # a rebuild meanwhile cannot change it
   port_of_engine[base]=$(gateway base \
     "{engine: postgres, url: 'postgresql://turnpike@127.0.0.1:$pg_port/turnpike_base', path: $dir/base.db}" \
-    "$dir/baseline-turnpike")
+    "$dir/baseline-turnpike" "{}")
   pids+=("$(cat "$dir/base.pid")")
   engines+=(base)
 fi
@@ -154,7 +157,8 @@ for ((r = 1; r <= runs; r++)); do
   fi
 done
 echo
-for port in "${port_of_engine[@]}"; do
-  echo "instance on $port:"
+for which in "${engines[@]}"; do
+  port=${port_of_engine[$which]}
+  echo "$which (port $port):"
   curl -s "http://127.0.0.1:$port/metrics" | grep -E '^turnpike_(call_log_rows_total|store_statements_total\{op="call_log_insert"\})' || true
 done

@@ -15,6 +15,8 @@
 //   lexing  control: the same EXECUTE with the same literals into a statement that does nothing
 //   copy    BEGIN; the batch key inserted (a replay fails on its primary key); COPY call_log
 //           FROM STDIN (text format); spend upserted from the sums the client made; COMMIT.
+//   binary  the same with COPY's binary format (psql's \copy from a file per batch, written
+//           before the measurement).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -100,6 +102,32 @@ INSERT INTO spend (scope, scope_id, month, spent_micros) SELECT scope, scope_id,
 ON CONFLICT (scope, scope_id, month) DO UPDATE SET spent_micros = spend.spent_micros + excluded.spent_micros`;
 };
 
+// COPY's binary format: signature, flags, header extension; per row the field count, then
+// each field's length (-1: NULL) and bytes (integers big-endian); -1 at the end.
+function binaryRows(rows) {
+  const parts = [Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1'), Buffer.alloc(8)];
+  for (const r of rows) {
+    const head = Buffer.alloc(2);
+    head.writeInt16BE(columns.length);
+    parts.push(head);
+    r.forEach((v, c) => {
+      const type = columns[c][1];
+      let data = null;
+      if (v !== null && type === 'bigint') { data = Buffer.alloc(8); data.writeBigInt64BE(BigInt(v)); }
+      if (v !== null && type === 'int') { data = Buffer.alloc(4); data.writeInt32BE(v); }
+      if (v !== null && type === 'text') data = Buffer.from(String(v));
+      const len = Buffer.alloc(4);
+      len.writeInt32BE(data === null ? -1 : data.length);
+      parts.push(len);
+      if (data) parts.push(data);
+    });
+  }
+  const end = Buffer.alloc(2);
+  end.writeInt16BE(-1);
+  parts.push(end);
+  return Buffer.concat(parts);
+}
+
 // One script per variant: the batches of `batchRows` rows, as the engine would send them.
 function script(shape, batchRows) {
   const out = [];
@@ -109,16 +137,22 @@ function script(shape, batchRows) {
     const rows = [];
     for (; rows.length < batchRows && i < totalRows; ++i) rows.push(row(i));
     const key = q(`bench-${b}`);
-    if (shape === 'copy') {
+    if (shape === 'copy' || shape === 'binary') {
       const sums = new Map();
       for (const r of rows) {
         for (const k of [`tenant\t${r[2]}`, `key\t${r[3]}`]) sums.set(k, (sums.get(k) ?? 0) + r[12]);
       }
       const spend = [...sums].map(([k, v]) => { const [s, id] = k.split('\t'); return `(${q(s)}, ${q(id)}, '2026-12', ${v})`; });
       out.push(`BEGIN; INSERT INTO call_log_batches (batch_key) VALUES (${key});`);
-      out.push(`COPY call_log (${names}) FROM STDIN;`);
-      for (const r of rows) out.push(r.map((v) => v === null ? '\\N' : String(v)).join('\t'));
-      out.push('\\.');
+      if (shape === 'binary') {
+        const file = `/tmp/pg-row-cost-${process.pid}-b${b}.bin`;
+        writeFileSync(file, binaryRows(rows));
+        out.push(`\\copy call_log (${names}) FROM '${file}' WITH (FORMAT binary)`);
+      } else {
+        out.push(`COPY call_log (${names}) FROM STDIN;`);
+        for (const r of rows) out.push(r.map((v) => v === null ? '\\N' : String(v)).join('\t'));
+        out.push('\\.');
+      }
       out.push(`INSERT INTO spend (scope, scope_id, month, spent_micros) VALUES ${spend.join(', ')} ON CONFLICT (scope, scope_id, month) DO UPDATE SET spent_micros = spend.spent_micros + excluded.spent_micros; COMMIT;`);
     } else {
       const arrays = columns.map(([, t], c) => q(arrayLiteral(rows.map((r) => r[c]), t === 'text')));
@@ -132,6 +166,7 @@ const variants = [
   { name: 'arrays', shape: 'arrays', idx: 'all', types: wide, batch: 1024 },
   { name: 'lexing', shape: 'lexing', idx: 'all', types: wide, batch: 1024 },
   { name: 'copy', shape: 'copy', idx: 'all', types: wide, batch: 1024 },
+  { name: 'binary', shape: 'binary', idx: 'all', types: wide, batch: 1024 },
   { name: 'copy, no tenant index', shape: 'copy', idx: 'no-tenant', types: wide, batch: 1024 },
   { name: 'copy, pk only', shape: 'copy', idx: 'pk-only', types: wide, batch: 1024 },
   { name: 'copy, smallint/int', shape: 'copy', idx: 'all', types: narrow, batch: 1024 },
