@@ -14,12 +14,13 @@
 # CPU per request is summed over every server process of the engine: Turnpike's threads, and
 # with PostgreSQL also the cluster's processes (the postmaster and all its children: the
 # backends serving the replica's two connections, the WAL writer, the checkpointer...), read
-# from /proc/PID/stat (utime + stime) just before and after each measured run. The SQLite
-# engine runs inside Turnpike, so its cost is Turnpike's.
+# from /proc/PID/stat (utime + stime, and the postmaster's cutime + cstime: its children that
+# exited meanwhile, such as autovacuum workers) just before and after each measured run. The
+# SQLite engine runs inside Turnpike, so its cost is Turnpike's.
 # Starts (and on exit stops, by PID) one mock provider, a throwaway PostgreSQL 15 cluster
 # (initdb in a temporary directory, a free port, the postgres user when run as root; default
-# settings: fsync on), and two Turnpike instances. Needs: the turnpike binary ($TURNPIKE), jq,
-# /usr/lib/postgresql/15/bin.
+# settings: fsync on), and two Turnpike instances (three with --baseline). Needs: the turnpike
+# binary ($TURNPIKE), jq, /usr/lib/postgresql/15/bin.
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
@@ -106,6 +107,9 @@ ticks_of() {  # ticks_of PID...: user + system clock ticks of these processes' t
   echo "$sum"
 }
 cluster_pids() { echo "$postmaster" $(pgrep -P "$postmaster" || true); }
+# The cluster's children that exited (autovacuum workers, a backend) are gone from /proc: their
+# CPU is in the postmaster's cutime + cstime once it has reaped them.
+reaped_ticks() { awk '{print $16 + $17}' "/proc/$postmaster/stat"; }
 hz=$(getconf CLK_TCK)
 per_request() {  # as in governance-cell.sh: warm-up requests estimated at the measured rate
   jq "$1 / $hz * 1e6 / (.requests_per_second * (.duration_s + .warmup_s))" "$2"
@@ -134,6 +138,7 @@ for ((r = 1; r <= runs; r++)); do
     procs=("$(cat "$dir/$which.pid")")
     [[ $which != sqlite ]] && read -ra more <<<"$(cluster_pids)" && procs+=("${more[@]}")
     before=$(ticks_of "${procs[@]}")
+    [[ $which != sqlite ]] && before=$((before + $(reaped_ticks)))
     before_gw=$(ticks_of "$(cat "$dir/$which.pid")")
     "$TURNPIKE" bench --url "http://127.0.0.1:$port/v1/chat/completions" -c "$connections" \
       -d "$duration" --warmup "$warmup" -q -H "Authorization: Bearer $(cat "$dir/key.$port")" \
@@ -141,7 +146,9 @@ for ((r = 1; r <= runs; r++)); do
     failures=$(jq '.requests_failed' "$dir/$which.json")
     [[ $failures == 0 ]] || echo "warning: $which had $failures failures" >&2
     rps[$which]=$(jq '.requests_per_second' "$dir/$which.json")
-    cpu[$which]=$(per_request $(($(ticks_of "${procs[@]}") - before)) "$dir/$which.json")
+    after=$(ticks_of "${procs[@]}")
+    [[ $which != sqlite ]] && after=$((after + $(reaped_ticks)))
+    cpu[$which]=$(per_request $((after - before)) "$dir/$which.json")
     server[$which]=$(per_request $(($(ticks_of "$(cat "$dir/$which.pid")") - before_gw)) "$dir/$which.json")
   done
   if [[ -n $baseline ]]; then
