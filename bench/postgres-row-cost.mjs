@@ -5,7 +5,7 @@
 // the cluster used meanwhile, read from /proc (the postmaster, its live children, and the
 // children it reaped: the psql session's backend), not wall time. psql's own CPU is not
 // counted. Variants alternate within a round; rounds repeat. Run by hand:
-//   node bench/postgres-row-cost.mjs [--rounds 3] [--rows 100000] [--only copy,arrays]
+//   node bench/postgres-row-cost.mjs [--rounds 3] [--rows 100000] [--only 'copy;arrays']
 //
 // Shapes:
 //   arrays  today's statement (call_log_columns.h, WriteBatchSql): one statement per batch,
@@ -62,7 +62,7 @@ const columns = [
 const names = columns.map(([n]) => n).join(', ');
 const tableSql = (types) => `
 CREATE TABLE call_log (id BIGSERIAL PRIMARY KEY, time_ms BIGINT NOT NULL, request_id TEXT NOT NULL,
-  tenant_id TEXT NOT NULL, key_id TEXT NOT NULL, model TEXT NOT NULL, deployment TEXT NOT NULL,
+  tenant_id TEXT${types.collate ?? ''} NOT NULL, key_id TEXT NOT NULL, model TEXT NOT NULL, deployment TEXT NOT NULL,
   status ${types.small} NOT NULL, error TEXT NOT NULL, prompt_tokens ${types.tokens} NOT NULL,
   completion_tokens ${types.tokens} NOT NULL, cached_tokens ${types.tokens} NOT NULL,
   cache_creation_tokens ${types.tokens} NOT NULL DEFAULT 0, cost_micros BIGINT NOT NULL,
@@ -79,6 +79,8 @@ const indexes = {
 };
 const wide = { small: 'INTEGER', tokens: 'BIGINT' };
 const narrow = { small: 'SMALLINT', tokens: 'INTEGER' };
+const cTenant = { ...wide, collate: ' COLLATE "C"' };  // the tenant index compares bytes
+const seqCache = { ...wide, after: 'ALTER SEQUENCE call_log_id_seq CACHE 1024;' };
 
 // Rows as the cell's load makes them: a few keys of one tenant, ids of 32 hex digits.
 const row = (i) => [
@@ -169,11 +171,13 @@ const variants = [
   { name: 'binary', shape: 'binary', idx: 'all', types: wide, batch: 1024 },
   { name: 'copy, no tenant index', shape: 'copy', idx: 'no-tenant', types: wide, batch: 1024 },
   { name: 'copy, pk only', shape: 'copy', idx: 'pk-only', types: wide, batch: 1024 },
+  { name: 'copy, tenant_id COLLATE "C"', shape: 'copy', idx: 'all', types: cTenant, batch: 1024 },
+  { name: 'copy, id sequence CACHE 1024', shape: 'copy', idx: 'all', types: seqCache, batch: 1024 },
   { name: 'copy, smallint/int', shape: 'copy', idx: 'all', types: narrow, batch: 1024 },
   { name: 'copy, batch 256', shape: 'copy', idx: 'all', types: wide, batch: 256 },
   { name: 'copy, batch 4096', shape: 'copy', idx: 'all', types: wide, batch: 4096 },
   { name: 'arrays, batch 4096', shape: 'arrays', idx: 'all', types: wide, batch: 4096 },
-].filter((v) => !only || only.split(',').includes(v.name));
+].filter((v) => !only || only.split(';').includes(v.name));
 
 const psqlFile = (file) => execFileSync('/usr/lib/postgresql/15/bin/psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1',
   '-h', '127.0.0.1', '-p', String(pg.port), '-U', 'turnpike', '-d', 'turnpike', '-f', file], { stdio: ['ignore', 'ignore', 'inherit'] });
@@ -186,7 +190,7 @@ for (const v of variants) {
 const results = new Map(variants.map((v) => [v, []]));
 for (let r = 0; r < rounds; ++r) {
   for (const v of r % 2 ? [...variants].reverse() : variants) {
-    pg.psql(`SET client_min_messages = warning; DROP TABLE IF EXISTS call_log, call_log_batches, spend; ${tableSql(v.types)} ${indexes[v.idx]} CHECKPOINT;`);
+    pg.psql(`SET client_min_messages = warning; DROP TABLE IF EXISTS call_log, call_log_batches, spend; ${tableSql(v.types)} ${indexes[v.idx]} ${v.types.after ?? ''} CHECKPOINT;`);
     await new Promise((done) => setTimeout(done, 300));
     const before = clusterTicks();
     psqlFile(files.get(v));
