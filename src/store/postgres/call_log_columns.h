@@ -92,7 +92,6 @@ class CopyText {
     text_ += '\n';
     first_ = true;
   }
-  const std::string& text() const { return text_; }
   std::string Done() { return std::move(text_); }
 
  private:

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 namespace turnpike::store::postgres {
@@ -295,6 +296,45 @@ TEST_F(PostgresEngineTest, RowsAndSpendInOneTransactionSpooledWhileDownReplayedO
   EXPECT_FALSE(fs::exists(spool_));
   EXPECT_EQ(Count(*again), 4);
   EXPECT_EQ(TenantSpend(*again), 330);
+}
+
+TEST_F(PostgresEngineTest, SpendIsSummedPerScopeWithOrWithoutRows) {
+  auto engine = Open();
+  auto of = [](const std::string& id, const std::string& tenant, const std::string& key,
+               int64_t cost) {
+    CallRecord r = Record(id, cost);
+    r.tenant_id = tenant;
+    r.key_id = key;
+    return r;
+  };
+  // Keys interleaved, a zero cost between them, two tenants; then the same without rows
+  // (log_store off) and with spend the caller carries.
+  ASSERT_TRUE(engine->call_log()
+                  .WriteCalls(Batches({of("a", "t1", "k1", 1), of("b", "t1", "k2", 10),
+                                       of("c", "t1", "k1", 100), of("d", "t1", "k1", 0),
+                                       of("e", "t2", "k3", 1000)}),
+                              true, {})
+                  .ok());
+  const std::string month = governance::FormatMonth(Record("x", 0).month);
+  const std::vector<SpendRow> carried = {{SpendScope::kKey, "k2", month, 20000}};
+  ASSERT_TRUE(engine->call_log()
+                  .WriteCalls(Batches({of("f", "t2", "k3", 3000), of("g", "t1", "k1", 500)}), false,
+                              carried)
+                  .ok());
+  EXPECT_EQ(Count(*engine), 5);
+  const std::vector<std::string> months = {month};
+  auto spend = engine->call_log().LoadSpend(months);
+  ASSERT_TRUE(spend.ok());
+  std::map<std::string, int64_t> got;
+  for (const SpendRow& row : spend.value()) {
+    got[(row.scope == SpendScope::kTenant ? "tenant:" : "key:") + row.scope_id] += row.spent_micros;
+  }
+  const std::map<std::string, int64_t> want = {{"tenant:t1", 611},
+                                               {"tenant:t2", 4000},
+                                               {"key:k1", 601},
+                                               {"key:k2", 20010},
+                                               {"key:k3", 4000}};
+  EXPECT_EQ(got, want);
 }
 
 TEST_F(PostgresEngineTest, CopyInIsOneTransactionWithTheStatementsAroundIt) {
