@@ -21,7 +21,8 @@
 //   binary  the same with COPY's binary format (psql's \copy from a file per batch, written
 //           before the measurement).
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { startPostgres, stopAllPostgres } from '../tests/integration/lib/postgres.mjs';
 
@@ -34,6 +35,7 @@ const totalRows = Number(arg('rows', 100000));
 const only = arg('only', '');
 
 const pg = await startPostgres();
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'pg-row-cost-'));  // the scripts and binary batches
 const pidFile = path.join(pg.dir, 'data', 'postmaster.pid');
 const postmaster = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
 const hz = 100;  // getconf CLK_TCK on Linux
@@ -159,7 +161,7 @@ function script(shape, batchRows) {
       const spend = [...sums].map(([k, v]) => { const [s, id] = k.split('\t'); return `(${q(s)}, ${q(id)}, '2026-12', ${v})`; });
       out.push(`BEGIN; INSERT INTO call_log_batches (batch_key) VALUES (${key});`);
       if (shape === 'binary') {
-        const file = `/tmp/pg-row-cost-${process.pid}-b${b}.bin`;
+        const file = path.join(tmp, `${batchRows}-b${b}.bin`);
         writeFileSync(file, binaryRows(rows));
         out.push(`\\copy call_log (${names}) FROM '${file}' WITH (FORMAT binary)`);
       } else if (shape === 'routes') {
@@ -203,7 +205,7 @@ const psqlFile = (file) => execFileSync('/usr/lib/postgresql/15/bin/psql', ['-X'
   '-h', '127.0.0.1', '-p', String(pg.port), '-U', 'turnpike', '-d', 'turnpike', '-f', file], { stdio: ['ignore', 'ignore', 'inherit'] });
 const files = new Map();
 for (const v of variants) {
-  const file = path.join('/tmp', `pg-row-cost-${process.pid}-${files.size}.sql`);
+  const file = path.join(tmp, `${files.size}.sql`);
   writeFileSync(file, script(v.shape, v.batch));
   files.set(v, file);
 }
@@ -223,3 +225,4 @@ console.log(`| variant | cluster CPU per row (µs), ${rounds} rounds | median |`
 console.log('|---|---|---|');
 for (const [v, xs] of results) console.log(`| ${v.name} | ${xs.map((x) => x.toFixed(2)).join(', ')} | ${median(xs).toFixed(2)} |`);
 stopAllPostgres();
+rmSync(tmp, { recursive: true, force: true });
