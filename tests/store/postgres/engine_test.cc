@@ -2,9 +2,11 @@
 // (initdb into a temporary directory, a free loopback port; as the `postgres` user when run as
 // root, which initdb requires). Migrations (twice, and a newer schema refused), the records
 // round trip with the admin API's errors, the change feed between two engines, and the call
-// log: rows and spend in one transaction (COPY), a batch spooled while the server is down, replayed
-// on recovery, and replayed again without writing anything twice. Skipped only where the PostgreSQL
-// 15 binaries are absent; CI installs them.
+// log: rows and spend in one transaction (COPY), a batch spooled while the server is down,
+// replayed on recovery, and replayed again without writing anything twice; spend summed per
+// scope; COPY's transaction with the statements around it; a spooled batch of the earlier
+// (array) format refused and counted. Skipped only where the PostgreSQL 15 binaries are
+// absent; CI installs them.
 #include "store/postgres/engine.h"
 
 #include <gtest/gtest.h>
