@@ -50,12 +50,11 @@ inline void TranslateForEveryClient(const providers::Provider& from, std::string
   static const providers::openai_responses::ResponsesProvider kResponses;
   static const providers::gemini::GeminiProvider kGemini;
   static const providers::cohere::CohereProvider kCohere;
-  for (const providers::Provider* client :
-       {static_cast<const providers::Provider*>(&kOpenAi),
-        static_cast<const providers::Provider*>(&kAnthropic),
-        static_cast<const providers::Provider*>(&kResponses),
-        static_cast<const providers::Provider*>(&kGemini),
-        static_cast<const providers::Provider*>(&kCohere)}) {
+  for (const providers::Provider* client : {static_cast<const providers::Provider*>(&kOpenAi),
+                                            static_cast<const providers::Provider*>(&kAnthropic),
+                                            static_cast<const providers::Provider*>(&kResponses),
+                                            static_cast<const providers::Provider*>(&kGemini),
+                                            static_cast<const providers::Provider*>(&kCohere)}) {
     TranslateStream(from, *client, bytes);
   }
 }
