@@ -233,6 +233,9 @@ test('msearch: each search goes through the cache', async () => {
     first.body.responses.map((r) => r.hits.total.value));
   const mixed = '{"index":"books","request_cache":false}\n{"size":1}\n{"index":"books"}\n{"size":1}\n';
   assert.equal((await es(gw, 't1', 'POST', '_msearch', mixed, true)).cache, 'miss');
+  const wrong = await es(gw, 't1', 'POST', '_msearch', '{"index":"books","request_cache":"no"}\n{}\n', true);
+  assert.equal(wrong.body.responses[0].status, 400);
+  assert.match(wrong.body.responses[0].error.reason, /request_cache\] must be a boolean/);
 });
 
 test('allocations per warm cache hit stay within budget', async (t) => {

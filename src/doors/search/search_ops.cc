@@ -206,8 +206,12 @@ asio::awaitable<Reply> SearchDoor::MsearchOp(Call& call) {
         } else if (key == "index" && value.is_array() && value.as_array().size() == 1 &&
                    value.as_array()[0].is_string()) {
           index = std::string(value.as_array()[0].as_string());
-        } else if (key == "request_cache" && value.is_bool()) {
-          request_cache = value.as_bool();
+        } else if (key == "request_cache") {
+          if (!value.is_bool()) {
+            ok = EsError(kIllegalArgument, "msearch header [request_cache] must be a boolean");
+          } else {
+            request_cache = value.as_bool();
+          }
         } else if (key != "ignore_unavailable" && key != "expand_wildcards" &&
                    key != "allow_no_indices") {
           ok = EsError(kIllegalArgument,
