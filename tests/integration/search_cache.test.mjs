@@ -284,7 +284,13 @@ test('two replicas: a write on A invalidates the answer B cached (Qdrant fake + 
       assert.equal(onA.cache, 'hit', 'A is served what B cached (L2)');
       const queried = fake.requests.length;
       assert.ok(queried > before);
-      assert.equal((await es(b, 'f1', 'POST', 'shared/_search', q)).cache, 'hit');
+      // Recorded cost of a hit with the L2: one Redis command (MGET of generation and entry).
+      const gets = `turnpike_redis_commands_total{op="cache_get"}`;
+      const getsBefore = await metric(b, gets);
+      for (let i = 0; i < 10; i++) {
+        assert.equal((await es(b, 'f1', 'POST', 'shared/_search', q)).cache, 'hit');
+      }
+      assert.equal((await metric(b, gets)) - getsBefore, 10, 'one MGET per hit');
       assert.equal(fake.requests.length, queried, 'a hit asks Qdrant nothing');
       assert.ok(Number(redis.cli(['DBSIZE']).trim()) >= 2, 'entries and generations live in Redis');
       const put = await es(a, 'f1', 'PUT', 'shared/_doc/new?refresh=true', { tag: 'odd', n: 99 });
