@@ -2,7 +2,7 @@
 // through the official Elasticsearch clients, `took` re-stamped, invalidation by every kind of
 // write, tenant isolation through the cache, `now`-relative and failed requests never cached,
 // the `es_cache` Server-Timing phase, allocations per hit (counted, as allocations.test.mjs),
-// and two replicas over the Qdrant fake and one redis-server: a write on replica A invalidates
+// single flight (concurrent misses compute once), and two replicas over the Qdrant fake and one redis-server: a write on replica A invalidates
 // the answer replica B cached.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -236,6 +236,17 @@ test('msearch: each search goes through the cache', async () => {
   const wrong = await es(gw, 't1', 'POST', '_msearch', '{"index":"books","request_cache":"no"}\n{}\n', true);
   assert.equal(wrong.body.responses[0].status, 400);
   assert.match(wrong.body.responses[0].error.reason, /request_cache\] must be a boolean/);
+});
+
+test('single flight: concurrent misses of one key compute it once', async () => {
+  const q = { query: { range: { n: { gte: 3 } } }, sort: [{ n: 'asc' }], track_total_hits: true };
+  const misses = await metric(gw, 'turnpike_cache_misses_total{cache="search"}');
+  const answers = await Promise.all(Array.from({ length: 20 }, () => es(gw, 't1', 'POST', 'books/_search', q)));
+  assert.deepEqual(answers.map((a) => a.status), Array(20).fill(200));
+  assert.equal(answers.filter((a) => a.cache === 'miss').length, 1);
+  assert.equal((await metric(gw, 'turnpike_cache_misses_total{cache="search"}')) - misses, 1);
+  const totals = new Set(answers.map((a) => a.body.hits.total.value));
+  assert.equal(totals.size, 1);
 });
 
 test('allocations per warm cache hit stay within budget', async (t) => {
