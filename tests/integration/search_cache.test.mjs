@@ -2,8 +2,8 @@
 // through the official Elasticsearch clients, `took` re-stamped, invalidation by every kind of
 // write, tenant isolation through the cache, `now`-relative and failed requests never cached,
 // the `es_cache` Server-Timing phase, allocations per hit (counted, as allocations.test.mjs),
-// single flight (concurrent misses compute once), and two replicas over the Qdrant fake and one redis-server: a write on replica A invalidates
-// the answer replica B cached.
+// single flight (concurrent misses compute once), and two replicas over the Qdrant fake and
+// one redis-server: a write on replica A invalidates the answer replica B cached.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
