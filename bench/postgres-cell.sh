@@ -10,6 +10,9 @@
 # PostgreSQL too (its own database in the same cluster), in the same alternation: a before and
 # after in one run. --call-log sets the call_log section (e.g. '{batch_rows: 4096}') of the
 # sqlite and postgres instances, not the baseline's (which keeps the defaults).
+# --redis makes the postgres instance the whole fleet engine: `redis.url` to a throwaway
+# redis-server too (budget and rate leases), whose CPU is added to that side's sum (and, idle,
+# to the baseline's).
 #
 # CPU per request is summed over every server process of the engine: Turnpike's threads, and
 # with PostgreSQL also the cluster's processes (the postmaster and all its children: the
@@ -24,7 +27,7 @@
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
-runs=10 duration=2 warmup=0.5 connections=50 workers=1 baseline= call_log={}
+runs=10 duration=2 warmup=0.5 connections=50 workers=1 baseline= call_log={} redis=0
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
@@ -34,6 +37,7 @@ while (($#)); do
     --workers) workers=$2; shift 2 ;;
     --baseline) baseline=$2; shift 2 ;;
     --call-log) call_log=$2; shift 2 ;;
+    --redis) redis=1; shift ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -66,7 +70,19 @@ postmaster=$(head -1 "$dir/pg/data/postmaster.pid")
 pids+=($!)
 mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
 
-gateway() {  # gateway NAME STORE-SECTION [BINARY [CALL-LOG-SECTION]]
+redis_pid=""
+redis_section=""
+if ((redis)); then
+  redis_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
+    --dir "$dir" >"$dir/redis.log" 2>&1 &
+  redis_pid=$!
+  pids+=("$redis_pid")
+  for _ in $(seq 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+  redis_section="redis: {url: 'redis://127.0.0.1:$redis_port/0'}"
+fi
+
+gateway() {  # gateway NAME STORE-SECTION [BINARY [CALL-LOG-SECTION [MORE-YAML]]]
   cat >"$dir/$1.yaml" <<YAML
 server: {listen: 127.0.0.1:0, workers: $workers, access_log: ""}
 governance: {enabled: true}
@@ -77,6 +93,7 @@ prices:
 models:
   - name: bench-model
     deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
+${5:-}
 YAML
   TURNPIKE_ADMIN_TOKEN=bench "${3:-$TURNPIKE}" serve --config "$dir/$1.yaml" >"$dir/$1.log" 2>&1 &
   echo $! >"$dir/$1.pid"
@@ -84,7 +101,8 @@ YAML
 }
 sqlite_port=$(gateway sqlite "{path: $dir/sqlite.db}" "$TURNPIKE"); pids+=("$(cat "$dir/sqlite.pid")")
 pg_gw_port=$(gateway postgres \
-  "{engine: postgres, url: 'postgresql://turnpike@127.0.0.1:$pg_port/turnpike', path: $dir/pg.db}")
+  "{engine: postgres, url: 'postgresql://turnpike@127.0.0.1:$pg_port/turnpike', path: $dir/pg.db}" \
+  "$TURNPIKE" "$call_log" "$redis_section")
 pids+=("$(cat "$dir/postgres.pid")")
 engines=(sqlite postgres)
 declare -A port_of_engine=([sqlite]=$sqlite_port [postgres]=$pg_gw_port)
@@ -97,6 +115,7 @@ if [[ -n $baseline ]]; then
   engines+=(base)
 fi
 
+cluster=cluster; ((redis)) && cluster="cluster + redis-server"
 ticks_of() {  # ticks_of PID...: user + system clock ticks of these processes' threads
   local sum=0 p t
   for p in "$@"; do
@@ -106,7 +125,7 @@ ticks_of() {  # ticks_of PID...: user + system clock ticks of these processes' t
   done
   echo "$sum"
 }
-cluster_pids() { echo "$postmaster" $(pgrep -P "$postmaster" || true); }
+cluster_pids() { echo "$postmaster" $(pgrep -P "$postmaster" || true) $redis_pid; }
 # The cluster's children that exited (autovacuum workers, a backend) are gone from /proc: their
 # CPU is in the postmaster's cutime + cstime once it has reaped them.
 reaped_ticks() { awk '{print $16 + $17}' "/proc/$postmaster/stat"; }
@@ -122,10 +141,10 @@ for port in "${port_of_engine[@]}"; do
 done
 
 if [[ -n $baseline ]]; then
-  echo "| run | req/s sqlite / postgres / baseline | CPU/request sqlite (µs) | postgres: turnpike + cluster (µs) | baseline: turnpike + cluster (µs) | postgres / sqlite | baseline / sqlite |"
+  echo "| run | req/s sqlite / postgres / baseline | CPU/request sqlite (µs) | postgres: turnpike + $cluster (µs) | baseline: turnpike + $cluster (µs) | postgres / sqlite | baseline / sqlite |"
   echo "|---|---|---|---|---|---|---|"
 else
-  echo "| run | sqlite (req/s) | postgres (req/s) | CPU per request sqlite (µs) | postgres: turnpike + cluster (µs) | postgres / sqlite |"
+  echo "| run | sqlite (req/s) | postgres (req/s) | CPU per request sqlite (µs) | postgres: turnpike + $cluster (µs) | postgres / sqlite |"
   echo "|---|---|---|---|---|---|"
 fi
 for ((r = 1; r <= runs; r++)); do
