@@ -108,10 +108,10 @@ class SqliteEngineTest : public ::testing::Test {
 };
 
 TEST_F(SqliteEngineTest, MigrationsApplyOnceAndRecordTheirVersion) {
-  EXPECT_EQ(store_->SchemaVersion(), 4);
+  EXPECT_EQ(store_->SchemaVersion(), 5);
   store_.reset();
   store_ = Open();  // a second start applies nothing new
-  EXPECT_EQ(store_->SchemaVersion(), 4);
+  EXPECT_EQ(store_->SchemaVersion(), 5);
   EXPECT_LT(counts().value(StoreOp::kMigrate), 10u);  // the new engine's: opening and checking
 }
 
@@ -349,8 +349,8 @@ TEST_F(SqliteEngineTest, MigrationTwoIndexesRowsWrittenBeforeIt) {
       ASSERT_TRUE(q->Run().ok());
     }
   }
-  store_ = Open();  // applies migrations 2 and 3
-  EXPECT_EQ(store_->SchemaVersion(), 4);
+  store_ = Open();  // applies migrations 2 to 5
+  EXPECT_EQ(store_->SchemaVersion(), 5);
   CallQuery q;
   q.tenant_id = "a";
   auto page = store_->call_log().QueryCalls(q);
@@ -389,8 +389,8 @@ TEST_F(SqliteEngineTest, MigrationThreeKeepsEveryColumnOfRowsWrittenBeforeIt) {
                          StoreOp::kAdminWrite)
                     .ok());
   }
-  store_ = Open();  // applies migrations 3 and 4
-  EXPECT_EQ(store_->SchemaVersion(), 4);
+  store_ = Open();  // applies migrations 3 to 5
+  EXPECT_EQ(store_->SchemaVersion(), 5);
   CallQuery q;
   auto page = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(page.ok());
