@@ -4,20 +4,27 @@
 # plan budget, RPM/TPM limits, the call log written), runs alternating between the two.
 #
 #   bench/postgres-cell.sh [--runs 10] [--duration 2] [--warmup 0.5] [--connections 50] [--workers 1]
+#                          [--baseline OTHER-TURNPIKE-BINARY] [--call-log YAML]
+#
+# --baseline adds a third instance, another build (e.g. the commit before a change) on
+# PostgreSQL too (its own database in the same cluster), in the same alternation: a before and
+# after in one run. --call-log sets the call_log section (e.g. '{batch_rows: 4096}') of the
+# sqlite and postgres instances, not the baseline's (which keeps the defaults).
 #
 # CPU per request is summed over every server process of the engine: Turnpike's threads, and
 # with PostgreSQL also the cluster's processes (the postmaster and all its children: the
 # backends serving the replica's two connections, the WAL writer, the checkpointer...), read
-# from /proc/PID/stat (utime + stime) just before and after each measured run. The SQLite
-# engine runs inside Turnpike, so its cost is Turnpike's.
+# from /proc/PID/stat (utime + stime, and the postmaster's cutime + cstime: its children that
+# exited meanwhile, such as autovacuum workers) just before and after each measured run. The
+# SQLite engine runs inside Turnpike, so its cost is Turnpike's.
 # Starts (and on exit stops, by PID) one mock provider, a throwaway PostgreSQL 15 cluster
 # (initdb in a temporary directory, a free port, the postgres user when run as root; default
-# settings: fsync on), and two Turnpike instances. Needs: the turnpike binary ($TURNPIKE), jq,
-# /usr/lib/postgresql/15/bin.
+# settings: fsync on), and two Turnpike instances (three with --baseline). Needs: the turnpike
+# binary ($TURNPIKE), jq, /usr/lib/postgresql/15/bin.
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
-runs=10 duration=2 warmup=0.5 connections=50 workers=1
+runs=10 duration=2 warmup=0.5 connections=50 workers=1 baseline= call_log={}
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
@@ -25,6 +32,8 @@ while (($#)); do
     --warmup) warmup=$2; shift 2 ;;
     --connections) connections=$2; shift 2 ;;
     --workers) workers=$2; shift 2 ;;
+    --baseline) baseline=$2; shift 2 ;;
+    --call-log) call_log=$2; shift 2 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -50,31 +59,43 @@ pg_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0));
 as_pg "$PG_BIN/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/log" \
   -o "-p $pg_port -k $dir/pg -c listen_addresses=127.0.0.1" -w start >/dev/null
 "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$pg_port" -U turnpike -d postgres -c 'CREATE DATABASE turnpike'
+[[ -n $baseline ]] && "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$pg_port" -U turnpike -d postgres -c 'CREATE DATABASE turnpike_base'
 postmaster=$(head -1 "$dir/pg/data/postmaster.pid")
 
 "$TURNPIKE" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
 pids+=($!)
 mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
 
-gateway() {  # gateway NAME STORE-SECTION
+gateway() {  # gateway NAME STORE-SECTION [BINARY [CALL-LOG-SECTION]]
   cat >"$dir/$1.yaml" <<YAML
 server: {listen: 127.0.0.1:0, workers: $workers, access_log: ""}
 governance: {enabled: true}
 store: $2
+call_log: ${4:-$call_log}
 prices:
   bench-model: {input: 0.15, output: 0.60, max_output_tokens: 4096}
 models:
   - name: bench-model
     deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
 YAML
-  TURNPIKE_ADMIN_TOKEN=bench "$TURNPIKE" serve --config "$dir/$1.yaml" >"$dir/$1.log" 2>&1 &
+  TURNPIKE_ADMIN_TOKEN=bench "${3:-$TURNPIKE}" serve --config "$dir/$1.yaml" >"$dir/$1.log" 2>&1 &
   echo $! >"$dir/$1.pid"
   port_of "$dir/$1.log" "turnpike listening on"
 }
-sqlite_port=$(gateway sqlite "{path: $dir/sqlite.db}"); pids+=("$(cat "$dir/sqlite.pid")")
+sqlite_port=$(gateway sqlite "{path: $dir/sqlite.db}" "$TURNPIKE"); pids+=("$(cat "$dir/sqlite.pid")")
 pg_gw_port=$(gateway postgres \
   "{engine: postgres, url: 'postgresql://turnpike@127.0.0.1:$pg_port/turnpike', path: $dir/pg.db}")
 pids+=("$(cat "$dir/postgres.pid")")
+engines=(sqlite postgres)
+declare -A port_of_engine=([sqlite]=$sqlite_port [postgres]=$pg_gw_port)
+if [[ -n $baseline ]]; then
+  cp "$baseline" "$dir/baseline-turnpike"  # a rebuild meanwhile cannot change it
+  port_of_engine[base]=$(gateway base \
+    "{engine: postgres, url: 'postgresql://turnpike@127.0.0.1:$pg_port/turnpike_base', path: $dir/base.db}" \
+    "$dir/baseline-turnpike" "{}")
+  pids+=("$(cat "$dir/base.pid")")
+  engines+=(base)
+fi
 
 ticks_of() {  # ticks_of PID...: user + system clock ticks of these processes' threads
   local sum=0 p t
@@ -86,27 +107,38 @@ ticks_of() {  # ticks_of PID...: user + system clock ticks of these processes' t
   echo "$sum"
 }
 cluster_pids() { echo "$postmaster" $(pgrep -P "$postmaster" || true); }
+# The cluster's children that exited (autovacuum workers, a backend) are gone from /proc: their
+# CPU is in the postmaster's cutime + cstime once it has reaped them.
+reaped_ticks() { awk '{print $16 + $17}' "/proc/$postmaster/stat"; }
 hz=$(getconf CLK_TCK)
 per_request() {  # as in governance-cell.sh: warm-up requests estimated at the measured rate
   jq "$1 / $hz * 1e6 / (.requests_per_second * (.duration_s + .warmup_s))" "$2"
 }
 
-for port in "$sqlite_port" "$pg_gw_port"; do
+for port in "${port_of_engine[@]}"; do
   export TURNPIKE_ADMIN_TOKEN=bench TURNPIKE_URL=http://127.0.0.1:$port
   key=$(bench_key)  # the same secret cannot be chosen: each instance gets its own key
   echo "$key" >"$dir/key.$port"
 done
 
-echo "| run | sqlite (req/s) | postgres (req/s) | CPU per request sqlite (µs) | postgres: turnpike + cluster (µs) | postgres / sqlite |"
-echo "|---|---|---|---|---|---|"
+if [[ -n $baseline ]]; then
+  echo "| run | req/s sqlite / postgres / baseline | CPU/request sqlite (µs) | postgres: turnpike + cluster (µs) | baseline: turnpike + cluster (µs) | postgres / sqlite | baseline / sqlite |"
+  echo "|---|---|---|---|---|---|---|"
+else
+  echo "| run | sqlite (req/s) | postgres (req/s) | CPU per request sqlite (µs) | postgres: turnpike + cluster (µs) | postgres / sqlite |"
+  echo "|---|---|---|---|---|---|"
+fi
 for ((r = 1; r <= runs; r++)); do
   declare -A rps=() cpu=() server=()
-  order=(sqlite postgres); ((r % 2 == 0)) && order=(postgres sqlite)
+  # Each engine first, middle and last in turn.
+  n=${#engines[@]} order=()
+  for ((i = 0; i < n; i++)); do order+=("${engines[$(((i + r - 1) % n))]}"); done
   for which in "${order[@]}"; do
-    port=$sqlite_port; [[ $which == postgres ]] && port=$pg_gw_port
+    port=${port_of_engine[$which]}
     procs=("$(cat "$dir/$which.pid")")
-    [[ $which == postgres ]] && read -ra more <<<"$(cluster_pids)" && procs+=("${more[@]}")
+    [[ $which != sqlite ]] && read -ra more <<<"$(cluster_pids)" && procs+=("${more[@]}")
     before=$(ticks_of "${procs[@]}")
+    [[ $which != sqlite ]] && before=$((before + $(reaped_ticks)))
     before_gw=$(ticks_of "$(cat "$dir/$which.pid")")
     "$TURNPIKE" bench --url "http://127.0.0.1:$port/v1/chat/completions" -c "$connections" \
       -d "$duration" --warmup "$warmup" -q -H "Authorization: Bearer $(cat "$dir/key.$port")" \
@@ -114,15 +146,26 @@ for ((r = 1; r <= runs; r++)); do
     failures=$(jq '.requests_failed' "$dir/$which.json")
     [[ $failures == 0 ]] || echo "warning: $which had $failures failures" >&2
     rps[$which]=$(jq '.requests_per_second' "$dir/$which.json")
-    cpu[$which]=$(per_request $(($(ticks_of "${procs[@]}") - before)) "$dir/$which.json")
+    after=$(ticks_of "${procs[@]}")
+    [[ $which != sqlite ]] && after=$((after + $(reaped_ticks)))
+    cpu[$which]=$(per_request $((after - before)) "$dir/$which.json")
     server[$which]=$(per_request $(($(ticks_of "$(cat "$dir/$which.pid")") - before_gw)) "$dir/$which.json")
   done
-  printf '| %d | %.0f | %.0f | %.1f | %.1f + %.1f | %.2f |\n' "$r" "${rps[sqlite]}" "${rps[postgres]}" \
-    "${cpu[sqlite]}" "${server[postgres]}" "$(jq -n "${cpu[postgres]} - ${server[postgres]}")" \
-    "$(jq -n "${cpu[postgres]} / ${cpu[sqlite]}")"
+  if [[ -n $baseline ]]; then
+    printf '| %d | %.0f / %.0f / %.0f | %.1f | %.1f + %.1f | %.1f + %.1f | %.2f | %.2f |\n' "$r" \
+      "${rps[sqlite]}" "${rps[postgres]}" "${rps[base]}" "${cpu[sqlite]}" \
+      "${server[postgres]}" "$(jq -n "${cpu[postgres]} - ${server[postgres]}")" \
+      "${server[base]}" "$(jq -n "${cpu[base]} - ${server[base]}")" \
+      "$(jq -n "${cpu[postgres]} / ${cpu[sqlite]}")" "$(jq -n "${cpu[base]} / ${cpu[sqlite]}")"
+  else
+    printf '| %d | %.0f | %.0f | %.1f | %.1f + %.1f | %.2f |\n' "$r" "${rps[sqlite]}" "${rps[postgres]}" \
+      "${cpu[sqlite]}" "${server[postgres]}" "$(jq -n "${cpu[postgres]} - ${server[postgres]}")" \
+      "$(jq -n "${cpu[postgres]} / ${cpu[sqlite]}")"
+  fi
 done
 echo
-for port in "$sqlite_port" "$pg_gw_port"; do
-  echo "instance on $port:"
+for which in "${engines[@]}"; do
+  port=${port_of_engine[$which]}
+  echo "$which (port $port):"
   curl -s "http://127.0.0.1:$port/metrics" | grep -E '^turnpike_(call_log_rows_total|store_statements_total\{op="call_log_insert"\})' || true
 done

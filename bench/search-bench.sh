@@ -2,7 +2,9 @@
 # The search door's bars (docs/BENCHMARKS.md): 10,000 generated documents (text, keyword,
 # numbers, date, 384-d vector) bulk-loaded into the embedded backend, then a cold sorted filter
 # with an exact total and 20 hits (_source without the vector) at 1 and 8 clients, and a
-# filtered exact kNN (k=10) at 1 client, each with the gateway's CPU per query.
+# filtered exact kNN (k=10) at 1 client, each with the gateway's CPU per query. The response
+# cache is on (search.cache): the cold runs say request_cache=false (computed every time);
+# beside them the same sorted filter served as a warm cache hit at 1 client.
 # Usage: bench/search-bench.sh [BUILD_DIR=build] [SECONDS=10]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +27,7 @@ store:
   path: $work/turnpike.db
 search:
   path: $work/search.db
+  cache: {enabled: true, max_bytes: 64MiB, ttl: 60s}
 models:
   - name: unused
     deployments:
@@ -52,12 +55,13 @@ end=$(date +%s.%N)
 echo "bulk: 10000 docs in $(echo "$end - $start" | bc) s: $(echo "10000 / ($end - $start)" | bc) docs/s (10 requests of 1000, one client, curl)"
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$gw/stat"; }
-run() {  # NAME BODY CLIENTS: a 1 s warm-up run, then the measured one with the gateway's CPU
-  "$TURNPIKE" bench -q --url "$es/bench/_search" --body "$2" -c "$3" -d 1 \
+run() {  # NAME BODY CLIENTS [QUERY]: a 1 s warm-up, then the measured run with the gateway's CPU
+  local url="$es/bench/_search${4-?request_cache=false}"
+  "$TURNPIKE" bench -q --url "$url" --body "$2" -c "$3" -d 1 \
     -H "$auth" -H 'Content-Type: application/json' >/dev/null
   local before after hz n
   before=$(cpu_ticks)
-  "$TURNPIKE" bench -q --url "$es/bench/_search" --body "$2" -c "$3" -d "$secs" \
+  "$TURNPIKE" bench -q --url "$url" --body "$2" -c "$3" -d "$secs" \
     -H "$auth" -H 'Content-Type: application/json' --json "$work/$1.json" >/dev/null
   after=$(cpu_ticks)
   hz=$(getconf CLK_TCK)
@@ -73,3 +77,5 @@ curl -sf -X POST "$es/bench/_search" -H "$auth" -H 'Content-Type: application/js
 run sorted_filter_exact_total "$work/docs/sorted.json" 1
 run sorted_filter_exact_total "$work/docs/sorted.json" 8
 run filtered_knn_k10 "$work/docs/knn.json" 1
+run sorted_filter_cache_hit "$work/docs/sorted.json" 1 ""
+run sorted_filter_cold_beside_hit "$work/docs/sorted.json" 1

@@ -42,6 +42,23 @@ inline void TranslateStream(const providers::Provider& from, const providers::Pr
   translator.Finish(out);
 }
 
+// The upstream stream `bytes` from `from`, translated for every client dialect's encoder
+// (OpenAI, Anthropic, Responses, Gemini, Cohere): each stream target is this one call.
+inline void TranslateForEveryClient(const providers::Provider& from, std::string_view bytes) {
+  static const providers::openai::OpenAiProvider kOpenAi;
+  static const providers::anthropic::AnthropicProvider kAnthropic;
+  static const providers::openai_responses::ResponsesProvider kResponses;
+  static const providers::gemini::GeminiProvider kGemini;
+  static const providers::cohere::CohereProvider kCohere;
+  for (const providers::Provider* client : {static_cast<const providers::Provider*>(&kOpenAi),
+                                            static_cast<const providers::Provider*>(&kAnthropic),
+                                            static_cast<const providers::Provider*>(&kResponses),
+                                            static_cast<const providers::Provider*>(&kGemini),
+                                            static_cast<const providers::Provider*>(&kCohere)}) {
+    TranslateStream(from, *client, bytes);
+  }
+}
+
 // The pivot `chat` built for each upstream dialect this harness links.
 inline void BuildForEveryUpstream(const boost::json::object& chat) {
   static const providers::openai::OpenAiProvider kOpenAi;

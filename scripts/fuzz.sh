@@ -33,6 +33,8 @@ seeds_for() {
     fuzz_openai_stream) ls tests/testdata/providers/*/*/upstream_stream.sse ;;
     fuzz_gemini_stream) ls tests/testdata/providers/gemini/*/upstream_stream.sse ;;
     fuzz_cohere_stream) ls tests/testdata/providers/cohere/*/upstream_stream.sse ;;
+    fuzz_search_dsl) ls fuzz/corpus/search_dsl/* ;;
+    fuzz_search_bulk) ls fuzz/corpus/search_bulk/* ;;
     *) ls tests/testdata/providers/*/*/*.json ;;  # a target added without seeds of its own
   esac
 }

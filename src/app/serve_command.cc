@@ -14,6 +14,8 @@
 
 #include "app/signals.h"
 #include "app/wait_for_deps.h"
+#include "cache/cache.h"
+#include "cache/redis/redis_l2_store.h"
 #include "config/config.h"
 #include "config/describe.h"
 #include "control/governance_service.h"
@@ -159,7 +161,8 @@ std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
         {search::SearchDoor::Routes(*search_options),
          [search_options, search_backends](int worker, Context& context, WorkerCore& core) {
            return std::make_unique<search::SearchDoor>(*search_options,
-                                                       (*search_backends)(worker, context), core);
+                                                       (*search_backends)(worker, context), core,
+                                                       static_cast<size_t>(worker));
          }});
   }
   if (governance != nullptr) {
@@ -319,6 +322,23 @@ int Serve(const std::string& config_path, const ServeOptions& options) {
   }
   search_options.prefix = config.search.prefix;
   search_options.timeout = config.search.timeout;
+  // The search door's response cache: L1 always, the Redis L2 over the fleet's client (the
+  // same connection as the leases) when `redis.url` is set. Both outlive the server.
+  std::unique_ptr<cache::RedisL2Store> search_l2;
+  std::unique_ptr<cache::Cache> search_cache;
+  if (search_backends && config.search.cache_enabled && config.search.cache_ttl.count() > 0) {
+    if (fleet.client) search_l2 = std::make_unique<cache::RedisL2Store>(*fleet.client);
+    cache::CacheOptions cache_options;
+    cache_options.name = "search";
+    cache_options.l1.max_bytes = config.search.cache_max_bytes;
+    cache_options.l1.tenant_max_bytes = config.search.cache_tenant_max_bytes;
+    cache_options.ttl = config.search.cache_ttl;
+    cache_options.workers = static_cast<size_t>(MakeServerOptions(config.server).workers);
+    search_cache = std::make_unique<cache::Cache>(std::move(cache_options), search_l2.get());
+    probes.cache_metrics.push_back(
+        [c = search_cache.get()](observability::PrometheusWriter& w) { c->WriteMetrics(w); });
+    search_options.cache = search_cache.get();
+  }
 
   const std::vector<core::DoorSpec> doors =
       MakeDoors(llm, probes, governance.get(), admin_token, &search_options, &search_backends);
@@ -373,6 +393,7 @@ int Serve(const std::string& config_path, const ServeOptions& options) {
   if (fleet.counters) fleet.counters->Stop(config.redis.command_timeout);
   if (fleet.client) fleet.client->Stop();
   probes.counters_metrics = nullptr;
+  probes.cache_metrics.clear();
   if (governance) governance->Stop();
   if (access_log) access_log->Flush();
   std::cerr << "turnpike: stopped\n";

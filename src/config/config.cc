@@ -19,6 +19,7 @@ constexpr int64_t kMaxAttempts = 10;
 constexpr int64_t kMaxWeight = 1'000'000;
 constexpr int64_t kMaxIdlePerOrigin = 1'000'000;
 constexpr size_t kMinBufferBytes = 1024;
+constexpr size_t kMinCacheBytes = size_t{64} << 10;
 void RequireAtLeast(const YamlMap& map, std::string_view key, size_t value, size_t min,
                     std::string_view min_text) {
   if (value < min) FailAt(map.KeyPath(key), "must be at least " + std::string(min_text));
@@ -329,7 +330,7 @@ SearchConfig ParseSearch(const YamlMap& root) {
   const YAML::Node node = root.Child("search");
   if (!node.IsDefined() || node.IsNull()) return c;
   YamlMap m(node, root.KeyPath("search"),
-            {"enabled", "prefix", "backend", "path", "timeout", "queue_jobs", "qdrant"});
+            {"enabled", "prefix", "backend", "path", "timeout", "queue_jobs", "qdrant", "cache"});
   c.enabled = m.Bool("enabled", true);
   c.prefix = m.String("prefix", c.prefix);
   if (c.prefix.size() < 2 || c.prefix[0] != '/' || c.prefix.back() == '/' ||
@@ -360,6 +361,18 @@ SearchConfig ParseSearch(const YamlMap& root) {
   RequirePositive(m, "timeout", c.timeout);
   c.queue_jobs =
       static_cast<size_t>(m.Int("queue_jobs", static_cast<int64_t>(c.queue_jobs), 1, 1'000'000));
+  const YAML::Node cache = m.Child("cache");
+  if (cache.IsDefined() && !cache.IsNull()) {
+    YamlMap k(cache, m.KeyPath("cache"), {"enabled", "max_bytes", "tenant_max_bytes", "ttl"});
+    c.cache_enabled = k.Bool("enabled", true);
+    c.cache_max_bytes = k.Size("max_bytes", c.cache_max_bytes);
+    RequireAtLeast(k, "max_bytes", c.cache_max_bytes, kMinCacheBytes, "64KiB");
+    c.cache_tenant_max_bytes = k.Size("tenant_max_bytes", c.cache_tenant_max_bytes);
+    if (c.cache_tenant_max_bytes > c.cache_max_bytes) {
+      FailAt(k.KeyPath("tenant_max_bytes"), "must not exceed search.cache.max_bytes");
+    }
+    c.cache_ttl = k.Duration("ttl", c.cache_ttl);  // 0 = off
+  }
   return c;
 }
 

@@ -283,6 +283,29 @@ models:
   EXPECT_EQ(c.search.backend, "embedded");
   EXPECT_EQ(c.search.path, "/tmp/s.db");
   EXPECT_EQ(c.search.timeout, milliseconds(2'000));
+  EXPECT_FALSE(c.search.cache_enabled);
+}
+
+TEST(ParseConfigTest, SearchCache) {
+  const Config c = ParseConfig(R"(
+search: {cache: {max_bytes: 8MiB, tenant_max_bytes: 1MiB, ttl: 30s}}
+models:
+  - name: m
+    deployments: [{provider: openai, base_url: "http://h"}]
+)");
+  EXPECT_TRUE(c.search.cache_enabled);
+  EXPECT_EQ(c.search.cache_max_bytes, size_t{8} << 20);
+  EXPECT_EQ(c.search.cache_tenant_max_bytes, size_t{1} << 20);
+  EXPECT_EQ(c.search.cache_ttl, milliseconds(30'000));
+  const Config off = ParseConfig(R"(
+search: {cache: {enabled: false}}
+models:
+  - name: m
+    deployments: [{provider: openai, base_url: "http://h"}]
+)");
+  EXPECT_FALSE(off.search.cache_enabled);
+  EXPECT_EQ(off.search.cache_max_bytes, size_t{64} << 20);
+  EXPECT_EQ(off.search.cache_ttl, milliseconds(60'000));
 }
 
 }  // namespace

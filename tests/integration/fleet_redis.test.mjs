@@ -339,7 +339,7 @@ test('unreachable Redis at start-up: a clear exit, or a wait with --wait-for-dep
   try {
     const gw = await starting;
     assert.ok(gw.port > 0);
-    assert.match(gw.errors(), /waiting \(--wait-for-deps\): redis\.url .* is unreachable at start-up/);
+    assert.match(gw.errors(), /waiting for Redis \(--wait-for-deps\): redis\.url .* is unreachable at start-up/);
   } finally {
     await stopRedis(late);
   }

@@ -270,14 +270,16 @@ test('statement budget: 1,000 warm requests execute no store statement on the re
     console.log(`# statements per 1,000 requests: ${delta('call_log_insert')} inserts, ${delta('call_log_index')} index notes, ${delta('transaction')} transaction, ${delta('spend_write')} spend upserts, ${delta('change_check')} change checks`);
     assert.ok(perBatch <= 400, `transaction + spend_write = ${perBatch}`);
   } else {
-    // PostgreSQL: a batch is one statement (rows and spend together, its own transaction), so
-    // one round trip per batch and nothing else; a batch leaves a worker at least every
-    // call_log.flush_interval (50 ms here) or per 1,024 rows. Budget (docs/BENCHMARKS.md): at
-    // most 1 round trip per 10 requests under this load; no BEGIN/COMMIT, spend or index
-    // statement of its own. change_check: one version poll per snapshot_ttl (3 s) at most.
-    const batches = delta('call_log_insert');
-    console.log(`# postgres round trips per 1,000 requests: ${batches} call-log batches, ${delta('change_check')} change checks`);
-    assert.ok(batches >= 1 && batches <= 100, `call_log_insert = ${batches}`);
+    // PostgreSQL: a batch is one transaction (key, COPY of the rows, spend) in two round trips
+    // (the server asks for COPY's data) and nothing else; a batch leaves a worker at least
+    // every call_log.flush_interval (50 ms here) or per 1,024 rows. Budget
+    // (docs/BENCHMARKS.md): at most 1 batch per 10 requests under this load; no BEGIN/COMMIT,
+    // spend or index statement of its own. change_check: one version poll per snapshot_ttl
+    // (3 s) at most.
+    const roundTrips = delta('call_log_insert');
+    const batches = Math.ceil(roundTrips / 2);  // a batch mid-flight at either read counts one
+    console.log(`# postgres round trips per 1,000 requests: ${roundTrips} for ${batches} call-log batches, ${delta('change_check')} change checks`);
+    assert.ok(batches >= 1 && batches <= 100, `call-log batches = ${batches}`);
     for (const op of ['transaction', 'spend_write', 'call_log_index', 'call_log_route']) {
       assert.equal(delta(op), 0, op);
     }

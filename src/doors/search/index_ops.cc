@@ -235,6 +235,7 @@ boost::asio::awaitable<Reply> SearchDoor::BulkOp(Call& call) {
       items[i] = "{\"" + std::string(VerbName(a.kind)) + "\":" + ItemBody(index, failed) + "}";
     }
     if (!ops.empty()) {
+      if (call.written.empty() || call.written.back() != index) call.written.push_back(index);
       Scope scope{call.scope.tenant, index};
       Result<std::vector<WriteResult>> written =
           co_await backend_->Write(scope, std::move(ops), call.deadline);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <optional>
+#include <stdexcept>
 
 #include "doors/search/es_error.h"
 
@@ -48,10 +49,16 @@ SearchDoor::Reply ErrorOf(const Error& error) {
 }
 
 SearchDoor::SearchDoor(const SearchDoorOptions& options, std::unique_ptr<Backend> backend,
-                       core::WorkerCore& core)
-    : options_(options), backend_(std::move(backend)), core_(core) {
+                       core::WorkerCore& core, size_t worker)
+    : options_(options), backend_(std::move(backend)), core_(core), worker_(worker) {
   if (std::unique_ptr<core::Filter> governance = core.MakeGovernanceFilter()) {
     chain_.Add(std::move(governance));
+  }
+  if (options_.cache != nullptr) {
+    // OpenSSL fails to make a SHA-256 context only when it is broken: start-up is abandoned.
+    Result<cache::Digester> digester = cache::Digester::Create();
+    if (!digester.ok()) throw std::runtime_error("search cache: " + digester.error().message);
+    digester_.emplace(std::move(*digester));
   }
 }
 
@@ -88,6 +95,7 @@ boost::asio::awaitable<void> SearchDoor::Handle(http::Exchange& exchange, core::
 
   Reply reply;
   bool chain_ran = false;
+  std::optional<cache::Outcome> cache_outcome;
   std::optional<Timing> timing;
   if (core_.server_timing()) timing.emplace();
   if (!parsed.ok()) {
@@ -118,9 +126,13 @@ boost::asio::awaitable<void> SearchDoor::Handle(http::Exchange& exchange, core::
                 Clock::now() + options_.timeout, timing ? &*timing : nullptr};
       call.scope.index = call.target.index;
       reply = co_await Dispatch(call);
+      cache_outcome = call.cache_outcome;
     }
   }
   if (reply.status >= 400) ctx.error = ErrorCodeForStatus(reply.status);
+  if (cache_outcome) {
+    exchange.response_headers().Add(cache::kXCacheHeader, cache::XCacheValue(*cache_outcome));
+  }
   if (timing && !timing->entries.empty()) {
     exchange.response_headers().Add("Server-Timing", timing->entries);
   }
@@ -131,7 +143,46 @@ boost::asio::awaitable<void> SearchDoor::Handle(http::Exchange& exchange, core::
   core_.Finish(exchange, ctx);
 }
 
+boost::asio::awaitable<void> SearchDoor::InvalidateWritten(Call& call) {
+  if (options_.cache == nullptr) co_return;
+  using boost::beast::http::verb;
+  const verb method = call.exchange.request().method();
+  const bool reads = method == verb::get || method == verb::head;
+  switch (call.target.op) {
+    case Op::kIndex:
+    case Op::kMapping:
+    case Op::kDoc:
+      if (reads) co_return;
+      call.written.push_back(call.target.index);
+      break;
+    case Op::kRefresh:
+    case Op::kDocNew:
+    case Op::kCreate:
+    case Op::kUpdate:
+      call.written.push_back(call.target.index);
+      break;
+    case Op::kBulk:  // BulkOp listed the indexes it wrote to
+      break;
+    default:
+      co_return;
+  }
+  for (std::string& index : call.written) {
+    std::string tenant(call.scope.tenant);
+    // A failed L2 bump is counted (l2_errors); the write stands, and other replicas may serve
+    // the index's old answers until their TTL: the write's answer is not failed for it.
+    Status ignored =
+        co_await options_.cache->Invalidate(std::move(tenant), std::move(index), worker_);
+    (void)ignored;
+  }
+}
+
 boost::asio::awaitable<SearchDoor::Reply> SearchDoor::Dispatch(Call& call) {
+  Reply reply = co_await DispatchOp(call);
+  co_await InvalidateWritten(call);
+  co_return reply;
+}
+
+boost::asio::awaitable<SearchDoor::Reply> SearchDoor::DispatchOp(Call& call) {
   const std::string_view body = call.exchange.request().body();
   switch (call.target.op) {
     case Op::kInfo: {
@@ -168,7 +219,8 @@ boost::asio::awaitable<SearchDoor::Reply> SearchDoor::Dispatch(Call& call) {
     }
     case Op::kSearch:
     case Op::kCount: {
-      Reply r = co_await SearchOp(call, body, call.target.op == Op::kCount);
+      Reply r = co_await RunSearch(call, call.target.index, body, call.target.op == Op::kCount,
+                                   cache::ModeFromRequestCache(call.target.url.request_cache));
       co_return r;
     }
     case Op::kMsearch: {

@@ -13,6 +13,18 @@
 // With `server.server_timing` on, the answer carries a second Server-Timing header with the
 // search's phases (mapping, page, count, aggs, cover, join, render) besides the core's.
 //
+// With a response cache (SearchDoorOptions::cache, cache/cache.h): `_search`, `_count` and each
+// `_msearch` search are looked up under (tenant, index, digest of the canonical request: the
+// body with defaults applied and keys ordered, the URL options, the operation) before any
+// backend call; `request_cache=false` (URL, or an msearch header) and requests with
+// `now`-relative date math bypass it; only complete 200 answers (no timed-out leg, no failed
+// shard) are stored; a hit re-stamps `took`. Every answer of those operations says
+// `X-Cache: hit|miss|bypass` (an msearch: hit if every search hit, bypass if every one
+// bypassed, else miss), and the `es_cache` phase joins Server-Timing. Every write that a
+// search could observe (document writes, bulk, mapping, refresh, index create and delete)
+// invalidates its index after the backend applied it (with the Redis L2: on every replica).
+// Without a cache nothing of this runs and no X-Cache header is added.
+//
 // A search runs its legs concurrently (the page, the count when totals are tracked, the
 // aggregations when asked for, the coverage for `_shards`), each under `search.timeout`, and
 // joins them; a leg that failed makes the request fail (no partial answers yet).
@@ -23,9 +35,11 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cache/cache.h"
 #include "core/door.h"
 #include "core/filter.h"
 #include "core/worker_core.h"
@@ -37,12 +51,14 @@ namespace turnpike::search {
 struct SearchDoorOptions {
   std::string prefix = "/es";
   std::chrono::milliseconds timeout{10'000};
+  cache::Cache* cache = nullptr;  // not owned; outlives the doors; null: no response cache
 };
 
 class SearchDoor : public core::Door {
  public:
+  // `worker`: this door's worker index (the cache's probe).
   SearchDoor(const SearchDoorOptions& options, std::unique_ptr<Backend> backend,
-             core::WorkerCore& core);
+             core::WorkerCore& core, size_t worker = 0);
 
   static std::vector<core::RouteSpec> Routes(const SearchDoorOptions& options);
 
@@ -64,25 +80,36 @@ class SearchDoor : public core::Door {
     Scope scope;
     Deadline deadline;
     Timing* timing = nullptr;
+    // The cache's answer for the X-Cache header (every search of an msearch folded in).
+    std::optional<cache::Outcome> cache_outcome;
+    std::vector<std::string> written;  // indexes a bulk wrote to (invalidated after it)
   };
   using Reply = core::ErrorReply;  // status and body
 
  private:
-  boost::asio::awaitable<Reply> Dispatch(Call& call);
+  boost::asio::awaitable<Reply> Dispatch(Call& call);  // DispatchOp, then InvalidateWritten
+  boost::asio::awaitable<Reply> DispatchOp(Call& call);
   boost::asio::awaitable<Reply> IndexOp(Call& call);
   boost::asio::awaitable<Reply> MappingOp(Call& call);
   boost::asio::awaitable<Reply> DocOp(Call& call);
   boost::asio::awaitable<Reply> BulkOp(Call& call);
-  boost::asio::awaitable<Reply> SearchOp(Call& call, std::string_view body, bool count);
   boost::asio::awaitable<Reply> MsearchOp(Call& call);
-  // One search on `index` (the legs and the join).
+  // One search on `index` through the cache (search_cache.cc), or straight to Compute.
   boost::asio::awaitable<Reply> RunSearch(Call& call, std::string_view index, std::string_view body,
-                                          bool count);
+                                          bool count, cache::Mode mode);
+  // One search on `index` (the legs and the join). `complete` (if set) says whether the answer
+  // may be cached: a 200 with no timed-out leg and no failed shard.
+  boost::asio::awaitable<Reply> Compute(Call& call, std::string_view index, std::string_view body,
+                                        bool count, bool* complete);
+  // Invalidates the cache entries of what `call` wrote (no-op without a cache).
+  boost::asio::awaitable<void> InvalidateWritten(Call& call);
 
   const SearchDoorOptions& options_;
   std::unique_ptr<Backend> backend_;
   core::WorkerCore& core_;
   core::FilterChain chain_;
+  const size_t worker_;
+  std::optional<cache::Digester> digester_;  // set when options_.cache is
 };
 
 // Reply helpers shared by the door's files.

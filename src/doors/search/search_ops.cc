@@ -103,13 +103,8 @@ int64_t ElapsedMs(Clock::time_point since) {
 
 }  // namespace
 
-asio::awaitable<Reply> SearchDoor::SearchOp(Call& call, std::string_view body, bool count) {
-  Reply r = co_await RunSearch(call, call.target.index, body, count);
-  co_return r;
-}
-
-asio::awaitable<Reply> SearchDoor::RunSearch(Call& call, std::string_view index,
-                                             std::string_view body, bool count) {
+asio::awaitable<Reply> SearchDoor::Compute(Call& call, std::string_view index,
+                                           std::string_view body, bool count, bool* complete) {
   const Clock::time_point start = Clock::now();
   // One token per search (not per HTTP request: an msearch runs several), process-wide.
   static std::atomic<uint64_t> searches{0};
@@ -123,6 +118,7 @@ asio::awaitable<Reply> SearchDoor::RunSearch(Call& call, std::string_view index,
     Result<Total> total =
         co_await backend_->Count(scope, *query, nullptr, kExactTotal, call.deadline);
     if (!total.ok()) co_return ErrorOf(total.error());
+    if (complete != nullptr) *complete = !total->timed_out;
     co_return Reply{200, R"({"count":)" + std::to_string(total->value) + R"(,"_shards":)" +
                              RenderShards(Coverage{}) + "}"};
   }
@@ -172,6 +168,7 @@ asio::awaitable<Reply> SearchDoor::RunSearch(Call& call, std::string_view index,
   answer.aggs = aggs ? &**aggs : nullptr;
   answer.timed_out = (page && (*page)->timed_out) || (total && (*total)->timed_out);
   answer.took_ms = ElapsedMs(start);
+  if (complete != nullptr) *complete = !answer.timed_out && answer.coverage.shards_failed == 0;
   Reply reply{200, RenderSearch(answer)};
   if (call.timing != nullptr) call.timing->Add("es_render", Clock::now() - joined);
   co_return reply;
@@ -197,6 +194,7 @@ asio::awaitable<Reply> SearchDoor::MsearchOp(Call& call) {
     boost::system::error_code ec;
     json::value header = json::parse(lines[i], ec);
     std::string index = call.target.index;
+    std::optional<bool> request_cache = call.target.url.request_cache;
     Status ok = Ok{};
     if (ec || !header.is_object()) {
       ok = EsError(kParsingException,
@@ -208,8 +206,14 @@ asio::awaitable<Reply> SearchDoor::MsearchOp(Call& call) {
         } else if (key == "index" && value.is_array() && value.as_array().size() == 1 &&
                    value.as_array()[0].is_string()) {
           index = std::string(value.as_array()[0].as_string());
-        } else if (key != "request_cache" && key != "ignore_unavailable" &&
-                   key != "expand_wildcards" && key != "allow_no_indices") {
+        } else if (key == "request_cache") {
+          if (!value.is_bool()) {
+            ok = EsError(kIllegalArgument, "msearch header [request_cache] must be a boolean");
+          } else {
+            request_cache = value.as_bool();
+          }
+        } else if (key != "ignore_unavailable" && key != "expand_wildcards" &&
+                   key != "allow_no_indices") {
           ok = EsError(kIllegalArgument,
                        "msearch header key [" + std::string(key) + "] is not supported");
         }
@@ -219,7 +223,8 @@ asio::awaitable<Reply> SearchDoor::MsearchOp(Call& call) {
     Reply r;
     if (ok.ok()) {
       const std::string_view search_body = lines[i + 1];
-      r = co_await RunSearch(call, index, search_body, false);
+      r = co_await RunSearch(call, index, search_body, false,
+                             cache::ModeFromRequestCache(request_cache));
     } else {
       r = ErrorOf(ok.error());
     }

@@ -19,6 +19,7 @@ namespace turnpike::store::postgres {
 namespace {
 
 using columns::ArrayText;
+using columns::CopyText;
 using columns::kColumns;
 using columns::kSpendArrays;
 
@@ -51,36 +52,59 @@ CallLog::CallLog(Connection& db, Spool& spool) : db_(db), spool_(spool), nonce_(
 
 Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
                            std::span<const SpendRow> extra_spend) {
-  std::array<ArrayText, kColumns.size()> rows;
+  CopyText rows;
   std::array<ArrayText, kSpendArrays> spend;
   size_t row_count = 0;
-  // Spend carried without a row: the caller's, and with log_store off every record's.
-  std::map<std::tuple<SpendScope, std::string, std::string>, int64_t> carried;
-  for (const SpendRow& s : extra_spend) carried[{s.scope, s.scope_id, s.month}] += s.spent_micros;
+  // Spend per scope: the rows' (summed here, not by the server) and the caller's.
+  std::map<std::tuple<SpendScope, std::string, std::string>, int64_t> sums;
+  for (const SpendRow& s : extra_spend) sums[{s.scope, s.scope_id, s.month}] += s.spent_micros;
+  // Consecutive rows mostly share their key: its two sums are found again without a lookup
+  // (map nodes do not move; the views point into the batch, which outlives this call).
+  int64_t* tenant_sum = nullptr;
+  int64_t* key_sum = nullptr;
+  std::string_view last_tenant;
+  std::string_view last_key;
+  governance::MonthId last_month = 0;
   for (const CallBatchPart& part : parts) {
     for (size_t i = part.begin; i < part.end; ++i) {
       const CallRecordView r = part.batch->record(i);
-      if (!log_rows) {
-        const std::string month = governance::FormatMonth(r.month);
-        carried[{SpendScope::kTenant, std::string(r.tenant_id), month}] += r.cost_micros;
-        carried[{SpendScope::kKey, std::string(r.key_id), month}] += r.cost_micros;
-        continue;
+      if (r.cost_micros != 0) {
+        if (key_sum == nullptr || r.key_id != last_key || r.tenant_id != last_tenant ||
+            r.month != last_month) {
+          const std::string month = governance::FormatMonth(r.month);
+          tenant_sum = &sums[{SpendScope::kTenant, std::string(r.tenant_id), month}];
+          key_sum = &sums[{SpendScope::kKey, std::string(r.key_id), month}];
+          last_tenant = r.tenant_id;
+          last_key = r.key_id;
+          last_month = r.month;
+        }
+        *tenant_sum += r.cost_micros;
+        *key_sum += r.cost_micros;
       }
+      if (!log_rows) continue;
       ++row_count;
-      for (size_t c = 0; c < kColumns.size(); ++c) kColumns[c].write(rows[c], r);
+      for (const columns::Column& c : kColumns) c.write(rows, r);
+      rows.EndRow();
     }
   }
-  for (const auto& [key, micros] : carried) {
+  for (const auto& [key, micros] : sums) {
+    if (micros == 0) continue;
     spend[0].Text(ScopeName(std::get<0>(key)));
     spend[1].Text(std::get<1>(key));
     spend[2].Text(std::get<2>(key));
     spend[3].Int(micros);
   }
-  if (row_count == 0 && carried.empty()) return Ok{};
+  if (row_count == 0 && sums.empty()) return Ok{};
+  // The spool keeps these parameters: the batch key, the rows (COPY text; NULL for none),
+  // the spend arrays.
   Params params;
   params.Add(nonce_ + "-" + std::to_string(next_batch_++));
+  if (row_count > 0) {
+    params.Add(rows.Done());
+  } else {
+    params.AddNull();
+  }
   for (ArrayText& a : spend) params.Add(a.Done());
-  for (ArrayText& a : rows) params.Add(a.Done());
 
   Status replayed = ReplaySpool();
   Status sent = replayed.ok() ? Send(params) : replayed;
@@ -90,10 +114,29 @@ Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
 }
 
 Status CallLog::Send(const Params& params) {
-  static const std::string kSql = columns::WriteBatchSql();
-  Result<Rows> done = db_.Run(kSql, params, StoreOp::kCallLogInsert);
-  if (!done.ok()) return done.error();
-  return Ok{};
+  const Params::Values& v = params.values();
+  if (v.size() != 2 + kSpendArrays || !v[0]) {
+    return Error{ErrorCode::kInternal,
+                 "a call-log batch of another format (spooled by another version)", ""};
+  }
+  std::array<std::string, 1 + kSpendArrays> quoted;
+  for (size_t i = 0; i < quoted.size(); ++i) {
+    Result<std::string> literal = db_.Literal(*v[i == 0 ? 0 : i + 1]);
+    if (!literal.ok()) return literal.error();
+    quoted[i] = std::move(literal.value());
+  }
+  const std::array<std::string, kSpendArrays> spend = {quoted[1], quoted[2], quoted[3], quoted[4]};
+  const bool rows = v[1].has_value();
+  const std::string sql = columns::BatchSql(quoted[0], rows, spend);
+  Status done = rows ? db_.CopyIn(sql, *v[1], StoreOp::kCallLogInsert)
+                     : db_.Script(sql, StoreOp::kCallLogInsert);
+  // The key is there: this batch was committed before (a replay after an ambiguous failure).
+  // The constraint's name is in the message whatever its language.
+  if (!done.ok() && done.error().code == ErrorCode::kConflict &&
+      done.error().message.find("call_log_batches_pkey") != std::string::npos) {
+    return Ok{};
+  }
+  return done;
 }
 
 Status CallLog::ReplaySpool() {

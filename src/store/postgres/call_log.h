@@ -1,15 +1,20 @@
 // The PostgreSQL engine's call log and spend sink (store/call_log.h).
 //
-// WriteCalls is one statement per batch, so one round trip and its own transaction: the rows
-// go in as arrays (unnest: a fixed 26 parameters whatever the row count, no statement text
-// per batch size), the spend rows are upserted from what the INSERT's RETURNING gave, and the
-// whole batch is conditional on its batch key (this process's random nonce and a sequence
-// number) being new in call_log_batches (PRIMARY KEY). A batch is only ever sent again whole
-// and byte for byte (the spool keeps its parameters), so a replay after an ambiguous failure
-// (sent, then the connection broke: committed or not?) writes no row and no spend twice. One
+// WriteCalls is one transaction per batch, sent as one simple-protocol query (BatchSql in
+// call_log_columns.h): the batch key (this process's random nonce and a sequence number)
+// inserted into call_log_batches (PRIMARY KEY), then the rows through COPY ... FROM STDIN
+// (text format), then the spend per scope, summed here, upserted from arrays. Without
+// BEGIN/COMMIT the statements of one query are one transaction: all or nothing. Two round
+// trips (libpq sends COPY's data only once the server has asked for it). COPY instead of a
+// parameterised INSERT of arrays because it costs the server less per row (docs/BENCHMARKS.md:
+// parsing 21 text arrays and unnesting them was most of the difference). A batch is only ever
+// sent again whole and byte for byte (the spool keeps its parameters), so a replay after an
+// ambiguous failure (sent, then the connection broke: committed or not?) fails on its key
+// before any row (taken as done: it was committed) and writes no row and no spend twice. One
 // key per batch, not per row: a UNIQUE index on the rows would cost every row an index entry
 // (docs/BENCHMARKS.md), and the request id cannot be the key anyway (a client may send the
-// same x-request-id for different requests). The same holds with log_store off (spend only).
+// same x-request-id for different requests). The same holds with log_store off (spend only:
+// no COPY).
 //
 // Server unreachable (kUnavailable from the connection): the batch's parameters go to the
 // spool (spool.h) and WriteCalls succeeds; the spool is replayed before the next batch and on

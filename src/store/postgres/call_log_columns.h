@@ -1,8 +1,8 @@
 // Internal to store/postgres/call_log.cc: the call log's columns as one table (what the writer
-// sends for each, as one array per column, and how the reader reads it back), and the batch
+// sends for each, as one field of a COPY row, and how the reader reads it back), and the batch
 // statement built from it. Adding a call-log column is one entry in kColumns plus one
 // migration (migrations.cc). A spool written by a binary with other columns cannot be replayed
-// by this one: the server refuses its parameter count and the rows are counted lost
+// by this one: the server refuses its COPY data and the rows are counted lost
 // (turnpike_store_spool_lost_rows_total).
 //
 // Threads: constants and pure functions.
@@ -53,75 +53,117 @@ class ArrayText {
   std::string text_;
 };
 
+// Rows in COPY's text format, field by field: tab between fields, newline after a row, \N for
+// NULL; a text field's backslash, tab, newline and carriage return escaped.
+class CopyText {
+ public:
+  void Int(int64_t value) {
+    Tab();
+    text_ += std::to_string(value);
+  }
+  void Text(std::string_view value) {
+    Tab();
+    for (char c : value) {
+      switch (c) {
+        case '\0':
+          continue;  // PostgreSQL text cannot hold NUL (a client's "\u0000")
+        case '\\':
+          text_ += "\\\\";
+          break;
+        case '\t':
+          text_ += "\\t";
+          break;
+        case '\n':
+          text_ += "\\n";
+          break;
+        case '\r':
+          text_ += "\\r";
+          break;
+        default:
+          text_ += c;
+      }
+    }
+  }
+  void Null() {
+    Tab();
+    text_ += "\\N";
+  }
+  void EndRow() {
+    text_ += '\n';
+    first_ = true;
+  }
+  std::string Done() { return std::move(text_); }
+
+ private:
+  void Tab() {
+    if (!first_) text_ += '\t';
+    first_ = false;
+  }
+  std::string text_;
+  bool first_ = true;
+};
+
 inline int64_t MsToUs(double ms) { return static_cast<int64_t>(ms * 1000.0); }
 inline double UsToMs(int64_t us) { return static_cast<double>(us) / 1000.0; }
 
-// The call log's columns as the writer sends them (one array each) and the reader reads them:
+// The call log's columns as the writer sends them (one COPY field each) and the reader reads them:
 // adding a column is one entry here and one migration (migrations.cc).
 struct Column {
   std::string_view name;
-  std::string_view type;  // the array's element type
-  void (*write)(ArrayText& to, const CallRecordView& r);
+  void (*write)(CopyText& to, const CallRecordView& r);
   void (*read)(const Rows& rows, int row, int column, CallRecord& r);
 };
 using R = const CallRecordView&;
 using X = const Rows&;
 constexpr std::array<Column, 21> kColumns = {{
-    {"time_ms", "bigint", [](ArrayText& a, R r) { a.Int(r.time_ms); },
+    {"time_ms", [](CopyText& a, R r) { a.Int(r.time_ms); },
      [](X x, int i, int c, CallRecord& r) { r.time_ms = x.Int(i, c); }},
-    {"request_id", "text", [](ArrayText& a, R r) { a.Text(r.request_id); },
+    {"request_id", [](CopyText& a, R r) { a.Text(r.request_id); },
      [](X x, int i, int c, CallRecord& r) { r.request_id = x.Text(i, c); }},
-    {"tenant_id", "text", [](ArrayText& a, R r) { a.Text(r.tenant_id); },
+    {"tenant_id", [](CopyText& a, R r) { a.Text(r.tenant_id); },
      [](X x, int i, int c, CallRecord& r) { r.tenant_id = x.Text(i, c); }},
-    {"key_id", "text", [](ArrayText& a, R r) { a.Text(r.key_id); },
+    {"key_id", [](CopyText& a, R r) { a.Text(r.key_id); },
      [](X x, int i, int c, CallRecord& r) { r.key_id = x.Text(i, c); }},
-    {"model", "text", [](ArrayText& a, R r) { a.Text(r.model); },
+    {"model", [](CopyText& a, R r) { a.Text(r.model); },
      [](X x, int i, int c, CallRecord& r) { r.model = x.Text(i, c); }},
-    {"deployment", "text", [](ArrayText& a, R r) { a.Text(r.deployment); },
+    {"deployment", [](CopyText& a, R r) { a.Text(r.deployment); },
      [](X x, int i, int c, CallRecord& r) { r.deployment = x.Text(i, c); }},
-    {"status", "int", [](ArrayText& a, R r) { a.Int(r.status); },
+    {"status", [](CopyText& a, R r) { a.Int(r.status); },
      [](X x, int i, int c, CallRecord& r) { r.status = static_cast<int>(x.Int(i, c)); }},
-    {"error", "text", [](ArrayText& a, R r) { a.Text(r.error); },
+    {"error", [](CopyText& a, R r) { a.Text(r.error); },
      [](X x, int i, int c, CallRecord& r) { r.error = x.Text(i, c); }},
-    {"prompt_tokens", "bigint", [](ArrayText& a, R r) { a.Int(r.prompt_tokens); },
+    {"prompt_tokens", [](CopyText& a, R r) { a.Int(r.prompt_tokens); },
      [](X x, int i, int c, CallRecord& r) { r.prompt_tokens = x.Int(i, c); }},
-    {"completion_tokens", "bigint", [](ArrayText& a, R r) { a.Int(r.completion_tokens); },
+    {"completion_tokens", [](CopyText& a, R r) { a.Int(r.completion_tokens); },
      [](X x, int i, int c, CallRecord& r) { r.completion_tokens = x.Int(i, c); }},
-    {"cached_tokens", "bigint", [](ArrayText& a, R r) { a.Int(r.cached_tokens); },
+    {"cached_tokens", [](CopyText& a, R r) { a.Int(r.cached_tokens); },
      [](X x, int i, int c, CallRecord& r) { r.cached_tokens = x.Int(i, c); }},
-    {"cache_creation_tokens", "bigint", [](ArrayText& a, R r) { a.Int(r.cache_creation_tokens); },
+    {"cache_creation_tokens", [](CopyText& a, R r) { a.Int(r.cache_creation_tokens); },
      [](X x, int i, int c, CallRecord& r) { r.cache_creation_tokens = x.Int(i, c); }},
-    {"cost_micros", "bigint", [](ArrayText& a, R r) { a.Int(r.cost_micros); },
+    {"cost_micros", [](CopyText& a, R r) { a.Int(r.cost_micros); },
      [](X x, int i, int c, CallRecord& r) { r.cost_micros = x.Int(i, c); }},
-    {"estimated", "int", [](ArrayText& a, R r) { a.Int(r.estimated ? 1 : 0); },
+    {"estimated", [](CopyText& a, R r) { a.Int(r.estimated ? 1 : 0); },
      [](X x, int i, int c, CallRecord& r) { r.estimated = x.Int(i, c) != 0; }},
-    {"unpriced", "int", [](ArrayText& a, R r) { a.Int(r.unpriced ? 1 : 0); },
+    {"unpriced", [](CopyText& a, R r) { a.Int(r.unpriced ? 1 : 0); },
      [](X x, int i, int c, CallRecord& r) { r.unpriced = x.Int(i, c) != 0; }},
-    {"ttft_us", "bigint",
-     [](ArrayText& a, R r) { r.ttft_ms >= 0 ? a.Int(MsToUs(r.ttft_ms)) : a.Null(); },
+    {"ttft_us", [](CopyText& a, R r) { r.ttft_ms >= 0 ? a.Int(MsToUs(r.ttft_ms)) : a.Null(); },
      [](X x, int i, int c, CallRecord& r) {
        r.ttft_ms = x.IsNull(i, c) ? -1 : UsToMs(x.Int(i, c));
      }},
-    {"total_us", "bigint", [](ArrayText& a, R r) { a.Int(MsToUs(r.total_ms)); },
+    {"total_us", [](CopyText& a, R r) { a.Int(MsToUs(r.total_ms)); },
      [](X x, int i, int c, CallRecord& r) { r.total_ms = UsToMs(x.Int(i, c)); }},
-    {"overhead_us", "bigint",
-     [](ArrayText& a, R r) { r.overhead_us >= 0 ? a.Int(r.overhead_us) : a.Null(); },
+    {"overhead_us", [](CopyText& a, R r) { r.overhead_us >= 0 ? a.Int(r.overhead_us) : a.Null(); },
      [](X x, int i, int c, CallRecord& r) { r.overhead_us = x.IsNull(i, c) ? -1 : x.Int(i, c); }},
     // The budget month charged, as text ("YYYY-MM"); a row read back keeps month 0 (as the
     // embedded engine's reader).
-    {"month", "text", [](ArrayText& a, R r) { a.Text(governance::FormatMonth(r.month)); },
+    {"month", [](CopyText& a, R r) { a.Text(governance::FormatMonth(r.month)); },
      [](X, int, int, CallRecord&) {}},
-    {"request_body", "text",
-     [](ArrayText& a, R r) { r.request_body.empty() ? a.Null() : a.Text(r.request_body); },
+    {"request_body",
+     [](CopyText& a, R r) { r.request_body.empty() ? a.Null() : a.Text(r.request_body); },
      [](X x, int i, int c, CallRecord& r) { r.request_body = x.Text(i, c); }},
-    {"dropped_rows", "bigint", [](ArrayText& a, R r) { a.Int(r.dropped_rows); },
+    {"dropped_rows", [](CopyText& a, R r) { a.Int(r.dropped_rows); },
      [](X x, int i, int c, CallRecord& r) { r.dropped_rows = x.Int(i, c); }},
 }};
-
-// The batch statement's parameters: $1 the batch key, $2..$5 spend carried without a row
-// (scope, scope id, month, micros), then one array per column of kColumns.
-constexpr size_t kSpendArrays = 4;
-constexpr int kFirstColumnParam = 2 + static_cast<int>(kSpendArrays);
 
 inline std::string ColumnNames() {
   std::string names;
@@ -132,35 +174,22 @@ inline std::string ColumnNames() {
   return names;
 }
 
-// One batch, one statement: its key noted, and only if the key is new, the arrays unnested
-// into rows and inserted, and their spend (plus what was carried) added per scope.
-inline std::string WriteBatchSql() {
-  std::string arrays;
-  for (size_t i = 0; i < kColumns.size(); ++i) {
-    if (i > 0) arrays += ", ";
-    arrays += "$" + std::to_string(kFirstColumnParam + static_cast<int>(i)) +
-              "::" + std::string(kColumns[i].type) + "[]";
-  }
-  const std::string names = ColumnNames();
-  return "WITH fresh AS (INSERT INTO call_log_batches (batch_key) VALUES ($1) "
-         "ON CONFLICT (batch_key) DO NOTHING RETURNING batch_key), "
-         "batch AS (SELECT r.* FROM unnest(" +
-         arrays + ") AS r(" + names +
-         ") WHERE EXISTS (SELECT 1 FROM fresh)), "
-         "inserted AS (INSERT INTO call_log (" +
-         names +
-         ") SELECT * FROM batch RETURNING tenant_id, key_id, month, cost_micros), "
-         "sums AS (SELECT 'tenant'::text AS scope, tenant_id AS scope_id, month, "
-         "cost_micros AS micros FROM inserted "
-         "UNION ALL SELECT 'key', key_id, month, cost_micros FROM inserted "
-         "UNION ALL SELECT s.* FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[]) "
-         "AS s WHERE EXISTS (SELECT 1 FROM fresh)), "
-         "merged AS (SELECT scope, scope_id, month, SUM(micros)::bigint AS micros FROM sums "
-         "GROUP BY scope, scope_id, month) "
-         "INSERT INTO spend (scope, scope_id, month, spent_micros) "
-         "SELECT scope, scope_id, month, micros FROM merged WHERE micros <> 0 "
-         "ON CONFLICT (scope, scope_id, month) "
+// The spend a batch adds, as four arrays (scope, scope id, month, micros), one entry per scope.
+constexpr size_t kSpendArrays = 4;
+
+// One batch, one transaction (the simple protocol's implicit one, call_log.h): its key
+// inserted first (a key seen before fails the batch there, before any row), the rows copied
+// in (when there are any: `rows`), and the spend added per scope from the arrays. Arguments
+// are SQL literals (Connection::Literal).
+inline std::string BatchSql(const std::string& key, bool rows,
+                            const std::array<std::string, kSpendArrays>& spend) {
+  std::string sql = "INSERT INTO call_log_batches (batch_key) VALUES (" + key + ");";
+  if (rows) sql += " COPY call_log (" + ColumnNames() + ") FROM STDIN;";
+  sql += " INSERT INTO spend (scope, scope_id, month, spent_micros) SELECT * FROM unnest(" +
+         spend[0] + "::text[], " + spend[1] + "::text[], " + spend[2] + "::text[], " + spend[3] +
+         "::bigint[]) ON CONFLICT (scope, scope_id, month) "
          "DO UPDATE SET spent_micros = spend.spent_micros + excluded.spent_micros";
+  return sql;
 }
 
 }  // namespace turnpike::store::postgres::columns

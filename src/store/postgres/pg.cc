@@ -3,6 +3,7 @@
 #include <libpq-fe.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -31,6 +32,15 @@ int RemainingMs(std::chrono::steady_clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now());
   return left.count() > 0 ? static_cast<int>(left.count()) : 0;
+}
+
+// A failed statement's error: kConflict for a unique violation, else kInternal.
+Error ResultError(const PGresult* result) {
+  const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+  std::string message = PQresultErrorMessage(result);
+  while (!message.empty() && message.back() == '\n') message.pop_back();
+  const bool unique = state != nullptr && kUniqueViolation == state;
+  return Error{unique ? ErrorCode::kConflict : ErrorCode::kInternal, "PostgreSQL: " + message, ""};
 }
 
 }  // namespace
@@ -225,14 +235,7 @@ Result<Rows> Connection::Collect(Deadline deadline) {
       break;
     }
     if (status == PGRES_FATAL_ERROR || status == PGRES_PIPELINE_ABORTED) {
-      if (!failed) {
-        const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
-        std::string message = PQresultErrorMessage(result);
-        while (!message.empty() && message.back() == '\n') message.pop_back();
-        const bool unique = state != nullptr && kUniqueViolation == state;
-        failed = Error{unique ? ErrorCode::kConflict : ErrorCode::kInternal,
-                       "PostgreSQL: " + message, ""};
-      }
+      if (!failed) failed = ResultError(result);
       PQclear(result);
       continue;
     }
@@ -316,6 +319,69 @@ Status Connection::Script(std::string_view sql, StoreOp op) {
   Result<Rows> done = Collect(deadline);
   if (!done.ok()) return done.error();
   return Ok{};
+}
+
+Status Connection::CopyIn(std::string_view sql, std::string_view data, StoreOp op) {
+  Status ready = Ensure();
+  if (!ready.ok()) return ready;
+  const Deadline deadline = std::chrono::steady_clock::now() + options_.timeout;
+  const std::string text(sql);
+  counts_->Add(op);
+  if (PQsendQuery(conn_, text.c_str()) == 0) return Lost("send failed");
+  Status flushed = Flush(deadline);
+  if (!flushed.ok()) return flushed;
+  std::optional<Error> failed;
+  while (true) {
+    while (PQisBusy(conn_) != 0) {
+      Status read = WaitReadable(deadline);
+      if (!read.ok()) return read;
+    }
+    PGresult* result = PQgetResult(conn_);
+    if (result == nullptr) break;
+    const ExecStatusType status = PQresultStatus(result);
+    if (status == PGRES_FATAL_ERROR) {
+      if (!failed) failed = ResultError(result);
+    } else if (status == PGRES_COPY_IN) {
+      PQclear(result);
+      result = nullptr;
+      counts_->Add(op);  // the data and what follows the COPY: the second round trip
+      // Non-blocking: 0 means libpq's buffer is full; flush it and offer the rest again.
+      constexpr size_t kChunk = 64 * 1024;
+      for (size_t at = 0; at < data.size();) {
+        const size_t n = std::min(kChunk, data.size() - at);
+        const int put = PQputCopyData(conn_, data.data() + at, static_cast<int>(n));
+        if (put < 0) return Lost("copy failed");
+        if (put > 0) at += n;
+        Status sent = Flush(deadline);
+        if (!sent.ok()) return sent;
+      }
+      int end = 0;
+      while ((end = PQputCopyEnd(conn_, nullptr)) == 0) {
+        Status sent = Flush(deadline);
+        if (!sent.ok()) return sent;
+      }
+      if (end < 0) return Lost("copy failed");
+      Status sent = Flush(deadline);
+      if (!sent.ok()) return sent;
+      continue;
+    }
+    PQclear(result);
+  }
+  if (PQstatus(conn_) == CONNECTION_BAD) return Lost("connection lost");
+  if (failed) return *failed;
+  return Ok{};
+}
+
+Result<std::string> Connection::Literal(std::string_view text) {
+  Status ready = Ensure();
+  if (!ready.ok()) return ready.error();
+  char* quoted = PQescapeLiteral(conn_, text.data(), text.size());
+  if (quoted == nullptr) {
+    return Error{ErrorCode::kInternal, "PostgreSQL: " + ServerMessage(conn_), ""};
+  }
+  std::string out(quoted);
+  PQfreemem(quoted);
+  return out;
 }
 
 Result<bool> Connection::Notified(int own_pid) {

@@ -2,9 +2,11 @@
 // (initdb into a temporary directory, a free loopback port; as the `postgres` user when run as
 // root, which initdb requires). Migrations (twice, and a newer schema refused), the records
 // round trip with the admin API's errors, the change feed between two engines, and the call
-// log: rows and spend in one statement, a batch spooled while the server is down, replayed on
-// recovery, and replayed again without writing anything twice.
-// Skipped only where the PostgreSQL 15 binaries are absent; CI installs them.
+// log: rows and spend in one transaction (COPY), a batch spooled while the server is down,
+// replayed on recovery, and replayed again without writing anything twice; spend summed per
+// scope; COPY's transaction with the statements around it; a spooled batch of the earlier
+// (array) format refused and counted. Skipped only where the PostgreSQL 15 binaries are
+// absent; CI installs them.
 #include "store/postgres/engine.h"
 
 #include <gtest/gtest.h>
@@ -16,6 +18,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 namespace turnpike::store::postgres {
@@ -246,24 +249,28 @@ TEST_F(PostgresEngineTest, AnotherWritersChangeIsNotifiedAndPolled) {
   EXPECT_FALSE(a->records().Notified().value());
 }
 
-TEST_F(PostgresEngineTest, RowsAndSpendInOneStatementSpooledWhileDownReplayedOnce) {
+TEST_F(PostgresEngineTest, RowsAndSpendInOneTransactionSpooledWhileDownReplayedOnce) {
   auto engine = Open();
   const uint64_t before = engine->statements().value(StoreOp::kCallLogInsert);
   ASSERT_TRUE(
       engine->call_log().WriteCalls(Batches({Record("r1", 10), Record("r2", 20)}), true, {}).ok());
-  EXPECT_EQ(engine->statements().value(StoreOp::kCallLogInsert) - before, 1u);  // one round trip
+  // Two round trips: the key and the COPY, then the rows and the spend.
+  EXPECT_EQ(engine->statements().value(StoreOp::kCallLogInsert) - before, 2u);
   EXPECT_EQ(Count(*engine), 2);
   EXPECT_EQ(TenantSpend(*engine), 30);
   // A client's "\u0000" in a model name cannot fail a batch: PostgreSQL text holds no NUL.
+  // COPY's own delimiters in a text come back as they were.
   CallRecord nul = Record("r-nul", 0);
-  nul.model = std::string("a\0b\"c\\", 6);
+  nul.model = std::string("a\0b\"c\\\t\n\r\\N", 11);
   ASSERT_TRUE(engine->call_log().WriteCalls(Batches({nul}), true, {}).ok());
   CallQuery newest;
   newest.limit = 1;
   auto last = engine->call_log().QueryCalls(newest);
   ASSERT_TRUE(last.ok());
   ASSERT_EQ(last->size(), 1u);
-  EXPECT_EQ(last.value()[0].record.model, "ab\"c\\");
+  EXPECT_EQ(last.value()[0].record.model, "ab\"c\\\t\n\r\\N");
+  EXPECT_EQ(last.value()[0].record.ttft_ms, -1);  // NULL through COPY
+  EXPECT_TRUE(last.value()[0].record.request_body.empty());
   EXPECT_EQ(last.value()[0].record.request_id, "r-nul");
   auto sums = engine->call_log().SumCallLog(governance::FormatMonth(Record("x", 0).month));
   ASSERT_TRUE(sums.ok());
@@ -291,6 +298,108 @@ TEST_F(PostgresEngineTest, RowsAndSpendInOneStatementSpooledWhileDownReplayedOnc
   EXPECT_FALSE(fs::exists(spool_));
   EXPECT_EQ(Count(*again), 4);
   EXPECT_EQ(TenantSpend(*again), 330);
+}
+
+TEST_F(PostgresEngineTest, SpendIsSummedPerScopeWithOrWithoutRows) {
+  auto engine = Open();
+  auto of = [](const std::string& id, const std::string& tenant, const std::string& key,
+               int64_t cost) {
+    CallRecord r = Record(id, cost);
+    r.tenant_id = tenant;
+    r.key_id = key;
+    return r;
+  };
+  // Keys interleaved, a zero cost between them, two tenants; then the same without rows
+  // (log_store off) and with spend the caller carries.
+  ASSERT_TRUE(engine->call_log()
+                  .WriteCalls(Batches({of("a", "t1", "k1", 1), of("b", "t1", "k2", 10),
+                                       of("c", "t1", "k1", 100), of("d", "t1", "k1", 0),
+                                       of("e", "t2", "k3", 1000)}),
+                              true, {})
+                  .ok());
+  const std::string month = governance::FormatMonth(Record("x", 0).month);
+  const std::vector<SpendRow> carried = {{SpendScope::kKey, "k2", month, 20000}};
+  ASSERT_TRUE(engine->call_log()
+                  .WriteCalls(Batches({of("f", "t2", "k3", 3000), of("g", "t1", "k1", 500)}), false,
+                              carried)
+                  .ok());
+  EXPECT_EQ(Count(*engine), 5);
+  const std::vector<std::string> months = {month};
+  auto spend = engine->call_log().LoadSpend(months);
+  ASSERT_TRUE(spend.ok());
+  std::map<std::string, int64_t> got;
+  for (const SpendRow& row : spend.value()) {
+    got[(row.scope == SpendScope::kTenant ? "tenant:" : "key:") + row.scope_id] += row.spent_micros;
+  }
+  const std::map<std::string, int64_t> want = {{"tenant:t1", 611},
+                                               {"tenant:t2", 4000},
+                                               {"key:k1", 601},
+                                               {"key:k2", 20010},
+                                               {"key:k3", 4000}};
+  EXPECT_EQ(got, want);
+}
+
+TEST_F(PostgresEngineTest, ASpooledBatchOfTheEarlierFormatIsRefusedAndCounted) {
+  {
+    // What a binary of the array statement spooled: the key, 4 spend and 21 column arrays.
+    Spool old(spool_, 1 << 20);
+    Params p;
+    p.Add("old-0");
+    for (int i = 0; i < 25; ++i) p.Add("{}");
+    ASSERT_TRUE(old.Append(p, 3).ok());
+  }
+  EngineOptions o;
+  o.url = cluster_->Url(db_);
+  o.spool_path = spool_;
+  auto engine = std::move(OpenEngine(o).value());
+  // Migrate replays the spool: the entry is refused (its rows lost, reported once), not kept.
+  Status migrated = engine->Migrate();
+  ASSERT_FALSE(migrated.ok());
+  EXPECT_NE(migrated.error().message.find("another format"), std::string::npos);
+  EXPECT_FALSE(fs::exists(spool_));
+  EXPECT_TRUE(engine->Migrate().ok());
+  EXPECT_EQ(Count(*engine), 0);
+  observability::PrometheusWriter w;
+  engine->RenderMetrics(w);
+  EXPECT_NE(w.Take().find("turnpike_store_spool_lost_rows_total 3"), std::string::npos);
+}
+
+TEST_F(PostgresEngineTest, CopyInIsOneTransactionWithTheStatementsAroundIt) {
+  StatementCounts counts;
+  ConnectionOptions o;
+  o.url = cluster_->Url(db_);
+  Connection c(o, &counts);
+  ASSERT_TRUE(c.Script("CREATE TABLE x (v BIGINT PRIMARY KEY, t TEXT)", StoreOp::kMigrate).ok());
+  auto count = [&c] {
+    Result<Rows> rows = c.Run("SELECT count(*) FROM x", Params{}, StoreOp::kAdminRead);
+    EXPECT_TRUE(rows.ok());
+    return rows.ok() ? rows->Int(0, 0) : -1;
+  };
+  // A statement after the COPY fails: the row before it and the copied rows are not kept.
+  Status failed = c.CopyIn("INSERT INTO x VALUES (1, 'a'); COPY x FROM STDIN; SELECT 1 / 0",
+                           "2\tb\n3\t\\N\n", StoreOp::kCallLogInsert);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().code, ErrorCode::kInternal);
+  EXPECT_NE(failed.error().message.find("division by zero"), std::string::npos);
+  EXPECT_EQ(count(), 0);
+  // Bad data fails the COPY itself, the same way.
+  Status bad = c.CopyIn("INSERT INTO x VALUES (1, 'a'); COPY x FROM STDIN", "2\tb\nnope\tc\n",
+                        StoreOp::kCallLogInsert);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(count(), 0);
+  // All good: everything kept, two round trips (1 + 1 per CopyIn above, 2 here).
+  ASSERT_TRUE(c.CopyIn("INSERT INTO x VALUES (1, 'a'); COPY x FROM STDIN; SELECT 1",
+                       "2\tb\n3\t\\N\n", StoreOp::kCallLogInsert)
+                  .ok());
+  EXPECT_EQ(count(), 3);
+  EXPECT_EQ(counts.value(StoreOp::kCallLogInsert), 2u + 2u + 2u);
+  // A first statement failing (a key seen before: kConflict) ends it before the COPY.
+  Status again = c.CopyIn("INSERT INTO x VALUES (1, 'a'); COPY x FROM STDIN", "4\td\n",
+                          StoreOp::kCallLogInsert);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code, ErrorCode::kConflict);
+  EXPECT_EQ(counts.value(StoreOp::kCallLogInsert), 2u + 2u + 2u + 1u);
+  EXPECT_EQ(count(), 3);
 }
 
 TEST_F(PostgresEngineTest, APipelineWithAFailingStatementLeavesTheConnectionUsable) {
