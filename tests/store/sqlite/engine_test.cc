@@ -73,6 +73,7 @@ class SqliteEngineTest : public ::testing::Test {
     plan.id = "basic";
     plan.rpm = 10;
     plan.allowed_models = {"a", "b"};
+    plan.search_query_price_micros = 2'000;
     ASSERT_TRUE(store_->records().UpsertPlan(plan).ok());
     governance::Tenant tenant;
     tenant.id = "acme";
@@ -123,6 +124,7 @@ TEST_F(SqliteEngineTest, GovernanceRowsRoundTrip) {
   EXPECT_EQ(rows->plans[0].rpm, 10);
   EXPECT_FALSE(rows->plans[0].tpm.has_value());
   EXPECT_EQ(rows->plans[0].allowed_models, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(rows->plans[0].search_query_price_micros, 2'000);
   ASSERT_EQ(rows->tenants.size(), 1u);
   EXPECT_TRUE(rows->tenants[0].log_bodies);
   ASSERT_EQ(rows->keys.size(), 1u);
