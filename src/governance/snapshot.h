@@ -49,6 +49,9 @@ struct Plan {
   std::optional<int64_t> tpm;
   std::vector<std::string> allowed_models;  // empty: every model
   std::optional<int64_t> max_request_cost_micros;
+  // A request the door bills per query (Billing::per_query: a search) costs exactly this, not
+  // its tokens. Unset: priced by tokens like any other call.
+  std::optional<int64_t> search_query_price_micros;
 };
 
 struct Tenant {

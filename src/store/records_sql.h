@@ -15,10 +15,11 @@
 
 namespace turnpike::store::sql {
 
-// Result: id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros.
+// Result: id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros,
+// search_query_price_micros.
 inline constexpr std::string_view kSelectPlans =
-    "SELECT id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros "
-    "FROM plans ORDER BY id";
+    "SELECT id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros, "
+    "search_query_price_micros FROM plans ORDER BY id";
 // Result: id, name, status, plan_id, log_bodies, created_at.
 inline constexpr std::string_view kSelectTenants =
     "SELECT id, name, status, plan_id, log_bodies, created_at FROM tenants ORDER BY id";
@@ -34,14 +35,17 @@ inline constexpr std::string_view kSelectPrices =
     "cached_input_micros_per_mtok, max_output_tokens, updated_at, "
     "cache_write_micros_per_mtok FROM prices ORDER BY model";
 
-// id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros, updated_at.
+// id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros, updated_at,
+// search_query_price_micros.
 inline constexpr std::string_view kUpsertPlan =
     "INSERT INTO plans (id, monthly_budget_micros, rpm, tpm, allowed_models, "
-    "max_request_cost_micros, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+    "max_request_cost_micros, updated_at, search_query_price_micros) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (id) DO UPDATE SET monthly_budget_micros = excluded.monthly_budget_micros, "
     "rpm = excluded.rpm, tpm = excluded.tpm, allowed_models = excluded.allowed_models, "
     "max_request_cost_micros = excluded.max_request_cost_micros, "
-    "updated_at = excluded.updated_at";
+    "updated_at = excluded.updated_at, "
+    "search_query_price_micros = excluded.search_query_price_micros";
 // id, name, status, plan_id, log_bodies, created_at, updated_at.
 inline constexpr std::string_view kInsertTenant =
     "INSERT INTO tenants (id, name, status, plan_id, log_bodies, created_at, updated_at) "

@@ -18,7 +18,8 @@ json::object PlanJson(const Plan& p) {
           {"rpm", OptionalInt(p.rpm)},
           {"tpm", OptionalInt(p.tpm)},
           {"allowed_models", Strings(p.allowed_models)},
-          {"max_request_cost_usd", OptionalUsd(p.max_request_cost_micros)}};
+          {"max_request_cost_usd", OptionalUsd(p.max_request_cost_micros)},
+          {"search_query_price_usd", OptionalUsd(p.search_query_price_micros)}};
 }
 
 json::object TenantJson(const Tenant& t) {
@@ -31,8 +32,8 @@ json::object TenantJson(const Tenant& t) {
 }
 
 Result<Plan> ReadPlan(std::string id, const json::object& object) {
-  Body body(object,
-            {"monthly_budget_usd", "rpm", "tpm", "allowed_models", "max_request_cost_usd", "id"});
+  Body body(object, {"monthly_budget_usd", "rpm", "tpm", "allowed_models", "max_request_cost_usd",
+                     "search_query_price_usd", "id"});
   Plan plan;
   plan.id = std::move(id);
   plan.monthly_budget_micros = body.Usd("monthly_budget_usd");
@@ -40,6 +41,7 @@ Result<Plan> ReadPlan(std::string id, const json::object& object) {
   plan.tpm = body.Int("tpm", 1, governance::kMaxRateLimit);
   plan.allowed_models = body.Models("allowed_models");
   plan.max_request_cost_micros = body.Usd("max_request_cost_usd");
+  plan.search_query_price_micros = body.Usd("search_query_price_usd");
   std::optional<std::string> body_id = body.Text("id", false);
   if (!body.error && body_id && *body_id != plan.id) {
     return Bad("id in the body differs from the path", "id");

@@ -10,7 +10,7 @@ namespace {
 // Each entry is one schema version; never edit a released one, append a new one (adding a
 // call-log column is one entry: ALTER TABLE call_log ADD COLUMN ..., plus its line in
 // call_log_columns.h, kColumns).
-constexpr std::array<std::string_view, 1> kMigrations = {
+constexpr std::array<std::string_view, 2> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -110,6 +110,10 @@ CREATE TRIGGER api_keys_changed AFTER INSERT OR UPDATE OR DELETE ON api_keys
   FOR EACH STATEMENT EXECUTE FUNCTION turnpike_records_changed();
 CREATE TRIGGER prices_changed AFTER INSERT OR UPDATE OR DELETE ON prices
   FOR EACH STATEMENT EXECUTE FUNCTION turnpike_records_changed();
+)sql",
+    // 2: a plan's price per search query (micro-USD); NULL prices a search by tokens.
+    R"sql(
+ALTER TABLE plans ADD COLUMN search_query_price_micros BIGINT;
 )sql"};
 
 // Any constant: every replica of every version takes the same lock around migrations.

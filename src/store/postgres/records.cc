@@ -51,6 +51,7 @@ Result<GovernanceRows> Records::LoadAll() {
     p.tpm = r[0].OptionalInt(i, 3);
     p.allowed_models = sql::SplitModels(r[0].Text(i, 4));
     p.max_request_cost_micros = r[0].OptionalInt(i, 5);
+    p.search_query_price_micros = r[0].OptionalInt(i, 6);
     rows.plans.push_back(std::move(p));
   }
   for (int i = 0; i < r[1].size(); ++i) {
@@ -135,7 +136,8 @@ Status Records::UpsertPlan(const Plan& plan) {
       .Add(plan.tpm)
       .Add(sql::JoinModels(plan.allowed_models))
       .Add(plan.max_request_cost_micros)
-      .Add(UnixSeconds());
+      .Add(UnixSeconds())
+      .Add(plan.search_query_price_micros);
   return Write(upsert_plan_, p);
 }
 

@@ -58,6 +58,7 @@ Result<GovernanceRows> Records::LoadAll() {
       p.tpm = q->OptionalInt(3);
       p.allowed_models = SplitModels(q->Text(4));
       p.max_request_cost_micros = q->OptionalInt(5);
+      p.search_query_price_micros = q->OptionalInt(6);
       rows.plans.push_back(std::move(p));
       return Ok{};
     });
@@ -143,7 +144,8 @@ Status Records::UpsertPlan(const Plan& plan) {
       .Bind(4, plan.tpm)
       .Bind(5, JoinModels(plan.allowed_models))
       .Bind(6, plan.max_request_cost_micros)
-      .Bind(7, UnixSeconds());
+      .Bind(7, UnixSeconds())
+      .Bind(8, plan.search_query_price_micros);
   return q->Run();
 }
 

@@ -169,9 +169,9 @@ class PostgresEngineTest : public ::testing::Test {
 
 TEST_F(PostgresEngineTest, MigratesOnceAndRefusesANewerSchema) {
   auto engine = Open();
-  EXPECT_EQ(engine->SchemaVersion(), 1);
+  EXPECT_EQ(engine->SchemaVersion(), 2);
   EXPECT_TRUE(engine->Migrate().ok());  // again: nothing to do
-  EXPECT_EQ(engine->SchemaVersion(), 1);
+  EXPECT_EQ(engine->SchemaVersion(), 2);
   ASSERT_TRUE(cluster_->Psql("INSERT INTO schema_migrations VALUES (99, 0)", db_));
   Status refused = engine->Migrate();
   ASSERT_FALSE(refused.ok());
@@ -181,7 +181,7 @@ TEST_F(PostgresEngineTest, MigratesOnceAndRefusesANewerSchema) {
 TEST_F(PostgresEngineTest, RecordsRoundTripWithTheAdminErrors) {
   auto engine = Open();
   GovernanceRecords& r = engine->records();
-  governance::Plan plan{"p1", 5'000'000, 60, std::nullopt, {"a", "b"}, std::nullopt};
+  governance::Plan plan{"p1", 5'000'000, 60, std::nullopt, {"a", "b"}, std::nullopt, 2'000};
   ASSERT_TRUE(r.UpsertPlan(plan).ok());
   governance::Tenant tenant;
   tenant.id = "t1";
@@ -213,6 +213,7 @@ TEST_F(PostgresEngineTest, RecordsRoundTripWithTheAdminErrors) {
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   ASSERT_EQ(rows->plans.size(), 1u);
   EXPECT_EQ(rows->plans[0].allowed_models, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(rows->plans[0].search_query_price_micros, 2'000);
   EXPECT_EQ(rows->plans[0].rpm, 60);
   EXPECT_FALSE(rows->plans[0].tpm.has_value());
   ASSERT_EQ(rows->tenants.size(), 1u);
@@ -232,7 +233,7 @@ TEST_F(PostgresEngineTest, AnotherWritersChangeIsNotifiedAndPolled) {
   ASSERT_TRUE(a->records().PollChanges().ok());  // marks the start
   EXPECT_FALSE(a->records().PollChanges().value());
   ASSERT_TRUE(a->records().Notified().ok());  // starts listening (reports true once)
-  ASSERT_TRUE(b->records().UpsertPlan({"p2", {}, {}, {}, {}, {}}).ok());
+  ASSERT_TRUE(b->records().UpsertPlan({"p2", {}, {}, {}, {}, {}, {}}).ok());
   bool notified = false;
   for (int i = 0; i < 200 && !notified; ++i) {
     Result<bool> n = a->records().Notified();
@@ -244,7 +245,7 @@ TEST_F(PostgresEngineTest, AnotherWritersChangeIsNotifiedAndPolled) {
   EXPECT_TRUE(a->records().PollChanges().value());
   EXPECT_FALSE(a->records().PollChanges().value());
   // Its own writes are not reported by the notification channel.
-  ASSERT_TRUE(a->records().UpsertPlan({"p3", {}, {}, {}, {}, {}}).ok());
+  ASSERT_TRUE(a->records().UpsertPlan({"p3", {}, {}, {}, {}, {}, {}}).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(a->records().Notified().value());
 }
@@ -281,7 +282,7 @@ TEST_F(PostgresEngineTest, RowsAndSpendInOneTransactionSpooledWhileDownReplayedO
   // Down: the batch goes to the spool, the write succeeds, an admin write is unavailable.
   ASSERT_TRUE(engine->call_log().WriteCalls(Batches({Record("r3", 300)}), true, {}).ok());
   EXPECT_TRUE(fs::exists(spool_));
-  EXPECT_EQ(engine->records().UpsertPlan({"p", {}, {}, {}, {}, {}}).error().code,
+  EXPECT_EQ(engine->records().UpsertPlan({"p", {}, {}, {}, {}, {}, {}}).error().code,
             ErrorCode::kUnavailable);
   fs::copy_file(spool_, spool_ + ".copy");
   ASSERT_TRUE(cluster_->Start());
