@@ -46,15 +46,17 @@ auth="Authorization: ApiKey $key"
 node bench/search_docs.mjs "$work/docs" 10000 1000
 curl -sf -X PUT "$es/bench" -H "$auth" -H 'Content-Type: application/json' \
   --data-binary @"$work/docs/mapping.json" >/dev/null
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$gw/stat"; }
+bulk_cpu0=$(cpu_ticks)
 start=$(date +%s.%N)
 for f in "$work"/docs/bulk-*.ndjson; do
   curl -sf -X POST "$es/bench/_bulk" -H "$auth" -H 'Content-Type: application/x-ndjson' \
     --data-binary @"$f" | grep -q '"errors":false'
 done
 end=$(date +%s.%N)
-echo "bulk: 10000 docs in $(echo "$end - $start" | bc) s: $(echo "10000 / ($end - $start)" | bc) docs/s (10 requests of 1000, one client, curl)"
+bulk_cpu_ms=$((($(cpu_ticks) - bulk_cpu0) * 1000 / $(getconf CLK_TCK)))
+echo "bulk: 10000 docs in $(echo "$end - $start" | bc) s: $(echo "10000 / ($end - $start)" | bc) docs/s (10 requests of 1000, one client, curl), gateway CPU ${bulk_cpu_ms} ms"
 
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$gw/stat"; }
 run() {  # NAME BODY CLIENTS [QUERY]: a 1 s warm-up, then the measured run with the gateway's CPU
   local url="$es/bench/_search${4-?request_cache=false}"
   "$TURNPIKE" bench -q --url "$url" --body "$2" -c "$3" -d 1 \

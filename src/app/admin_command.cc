@@ -182,7 +182,8 @@ int Show(const Connection& c, const Response& r) {
 struct Args {
   Connection connection;
   std::string id, plan, name, status, tenant, key, model, month, cursor;
-  std::optional<double> budget, max_request_cost, input, output, cached_input, cache_write;
+  std::optional<double> budget, max_request_cost, search_query_price, input, output, cached_input,
+      cache_write;
   std::optional<int64_t> rpm, tpm, max_output_tokens, expires_at, limit, http_status;
   std::optional<bool> log_bodies;
   bool fail_open = false;
@@ -265,12 +266,15 @@ void RegisterAdminCommand(CLI::App& root) {
   plan_put->add_option("id", a.id, "Plan id")->required();
   AddLimitOptions(plan_put, a);
   plan_put->add_option("--max-request-cost", a.max_request_cost, "Per-request cap in USD");
+  plan_put->add_option("--search-query-price", a.search_query_price,
+                       "Price of one search query in USD (else searches are priced by tokens)");
   plan_put->add_flag("--fail-open", a.fail_open,
                      "With Redis unreachable and the budget slice spent, admit against this "
                      "replica's own count (gives up zero overshoot)");
   plan_put->callback([args] {
     json::object body = Limits(*args);
     SetUsd(body, "max_request_cost_usd", args->max_request_cost);
+    SetUsd(body, "search_query_price_usd", args->search_query_price);
     if (args->fail_open) body["fail_open"] = true;
     Run(*args, bhttp::verb::put, "plans/" + Encode(args->id), body);
   });

@@ -223,8 +223,9 @@ struct SearchConfig {
   int64_t qdrant_max_candidates = 10'000;
   // search.cache: the shared response cache of _search/_count/_msearch answers (cache/cache.h):
   // in-process L1 bounded by bytes (and per tenant), plus the Redis L2 when `redis.url` is set.
-  // Off by default; ttl 0 also turns it off.
-  bool cache_enabled = false;
+  // On with the door (what Elasticsearch's request cache does for clients that never name it);
+  // `cache: {enabled: false}` or ttl 0 turns it off.
+  bool cache_enabled = true;
   size_t cache_max_bytes = size_t{64} << 20;
   size_t cache_tenant_max_bytes = size_t{16} << 20;  // 0: no per-tenant cap
   Millis cache_ttl{60'000};

@@ -66,6 +66,7 @@ FilterStatus GovernanceFilter::Admit(RequestContext& context, bool may_wait) {
   request.prompt_bytes = context.billing.prompt_bytes;
   request.max_tokens = context.billing.max_tokens;
   request.price_fallback = context.billing.price_fallback;
+  request.per_query = context.billing.per_query;
   request.now_unix = context.now_unix;
   request.now = std::chrono::duration_cast<governance::Nanos>(
       std::chrono::steady_clock::now().time_since_epoch());
@@ -84,6 +85,19 @@ FilterStatus GovernanceFilter::Admit(RequestContext& context, bool may_wait) {
 void GovernanceFilter::OnComplete(RequestContext& context) {
   governance::Admission& admission = context.admission;
   if (!admission.active()) return;
+  if (admission.query_price()) {
+    // Priced per query: a query that was answered costs its price; a failed one nothing.
+    if (context.error) {
+      admission.Release();
+      return;
+    }
+    // The tokens only correct the TPM limiters: the query's size, as estimated at admission.
+    const governance::CostResult cost =
+        admission.Complete(governance::TokenUsage{admission.estimate().prompt_tokens, 0, 0, 0});
+    context.cost_micros = cost.micros;
+    context.unpriced = false;
+    return;
+  }
   const Usage& u = context.usage;
   governance::TokenUsage usage;
   if (u.prompt_tokens >= 0 || u.completion_tokens >= 0) {

@@ -16,6 +16,9 @@
 // lookup, two budget CASes and up to four GCRA CASes.
 //
 // Settlement (OnComplete), exactly once per admitted request:
+//   priced per query     (billing.per_query and the plan has a price per query) answered:
+//                        Complete, costing exactly the price reserved at admission; failed
+//                        (context.error set): Release
 //   usage reported       Complete(usage): cost at the model's price, cached tokens as cached
 //   no usage, output     Complete(estimate), flagged usage_estimated: the prompt estimate of
 //                        cost.h plus ceil(output bytes / 3) completion tokens (the same

@@ -61,6 +61,10 @@ struct Billing {
   std::string_view price_fallback;
   int64_t prompt_bytes = 0;  // the input's size (the prompt estimate's input)
   std::optional<int64_t> max_tokens;
+  // The request is one query (the search door): when the plan has a price per query
+  // (Plan::search_query_price_micros) it is reserved at admission and settled as exactly that
+  // price, whatever the tokens; else it is priced by tokens like any call.
+  bool per_query = false;
 };
 
 struct RequestContext {

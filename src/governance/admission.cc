@@ -86,6 +86,12 @@ void AdmitSteps::Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifie
     price = snapshot.FindPrice(request.price_fallback);
   }
   CostEstimate estimate = EstimateMaxCost(request.prompt_bytes, request.max_tokens, price);
+  std::optional<int64_t> query_price;
+  if (request.per_query && plan.search_query_price_micros) {
+    query_price = *plan.search_query_price_micros;
+    estimate.micros = *query_price;
+    estimate.unpriced = false;
+  }
   if (plan.max_request_cost_micros && estimate.micros > *plan.max_request_cost_micros) {
     result.refusal = Error{ErrorCode::kInvalidRequest,
                            "The request's maximum cost exceeds the per-request limit of the "
@@ -143,6 +149,7 @@ void AdmitSteps::Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifie
   admission.active_ = true;
   admission.principal_ = principal.value();
   admission.price_ = price;
+  admission.query_price_ = query_price;
   admission.estimate_ = estimate;
   admission.key_budget_ = std::move(*key_budget);
   admission.tenant_budget_ = std::move(*tenant_budget);
@@ -165,6 +172,7 @@ Admission& Admission::operator=(Admission&& other) noexcept {
   active_ = std::exchange(other.active_, false);
   principal_ = other.principal_;
   price_ = other.price_;
+  query_price_ = other.query_price_;
   estimate_ = other.estimate_;
   key_budget_ = std::move(other.key_budget_);
   tenant_budget_ = std::move(other.tenant_budget_);
@@ -174,7 +182,7 @@ Admission& Admission::operator=(Admission&& other) noexcept {
 }
 
 CostResult Admission::Complete(const TokenUsage& usage) {
-  CostResult cost = Cost(usage, price_);
+  CostResult cost = query_price_ ? CostResult{*query_price_, false} : Cost(usage, price_);
   if (!std::exchange(active_, false)) return cost;
   key_budget_.Settle(cost.micros);
   tenant_budget_.Settle(cost.micros);

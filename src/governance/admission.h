@@ -24,7 +24,10 @@
 // calls settle nothing (Complete still returns what the usage would cost).
 //
 // Prices: the model's own entry, else `price_fallback`'s (the upstream model name of the
-// model's first deployment, so a public alias is priced as what serves it).
+// model's first deployment, so a public alias is priced as what serves it). A per-query request
+// whose plan has a price per query is priced at exactly that price instead: the estimate (and
+// so the reservation and the per-request cap check) is the price, and Complete settles the
+// price whatever the usage (the token limiters still see the tokens).
 //
 // Ownership: an Admission points into the snapshot it was admitted under; the request holds that
 // snapshot until the Admission is gone. Thread safety: an Admission belongs to one request.
@@ -49,6 +52,8 @@ struct AdmissionRequest {
   int64_t now_unix = 0;             // wall clock, seconds: expiry and the budget month
   Nanos now{0};                     // monotonic clock: rate limits
   std::string_view price_fallback;  // model name to price by when `model` has no price entry
+  // One query: priced at the plan's search_query_price_micros, when set, instead of by tokens.
+  bool per_query = false;
 };
 
 // One charge against a rate counter, undone or corrected later.
@@ -71,6 +76,8 @@ class Admission {
   const Principal& principal() const { return principal_; }
   const CostEstimate& estimate() const { return estimate_; }
   const ModelPrice* price() const { return price_; }  // null: unpriced model
+  // Set: the request is priced per query at this many micro-USD (AdmissionRequest::per_query).
+  std::optional<int64_t> query_price() const { return query_price_; }
 
  private:
   friend struct AdmitSteps;
@@ -79,6 +86,7 @@ class Admission {
   bool active_ = false;
   Principal principal_;
   const ModelPrice* price_ = nullptr;
+  std::optional<int64_t> query_price_;
   CostEstimate estimate_;
   Reservation key_budget_;
   Reservation tenant_budget_;

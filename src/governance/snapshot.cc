@@ -88,6 +88,10 @@ Status GovernanceSnapshot::Index(const GovernanceSnapshot* previous, Counters& c
                             "per-request cost cap", plan.id)) {
       return *e;
     }
+    if (auto e = CheckRange(plan.search_query_price_micros, 0, kMaxBudgetMicros,
+                            "search query price", plan.id)) {
+      return *e;
+    }
   }
   for (const auto& [model, price] : prices_) {
     if (auto e = AddUnique(price_index_, model, &price, "model price")) return *e;

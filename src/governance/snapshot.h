@@ -49,6 +49,9 @@ struct Plan {
   std::optional<int64_t> tpm;
   std::vector<std::string> allowed_models;  // empty: every model
   std::optional<int64_t> max_request_cost_micros;
+  // A request the door bills per query (Billing::per_query: a search) costs exactly this, not
+  // its tokens. Unset: priced by tokens like any other call.
+  std::optional<int64_t> search_query_price_micros;
   // With shared counters (redis.url) unreachable and this replica's budget slice spent: admit
   // against this replica's own count (its restored and settled spend) instead of answering
   // 503. Gives up the zero-overshoot guarantee for this plan's tenants; off by default.

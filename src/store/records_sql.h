@@ -16,10 +16,10 @@
 namespace turnpike::store::sql {
 
 // Result: id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros,
-// fail_open.
+// search_query_price_micros, fail_open.
 inline constexpr std::string_view kSelectPlans =
     "SELECT id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros, "
-    "fail_open FROM plans ORDER BY id";
+    "search_query_price_micros, fail_open FROM plans ORDER BY id";
 // Result: id, name, status, plan_id, log_bodies, created_at.
 inline constexpr std::string_view kSelectTenants =
     "SELECT id, name, status, plan_id, log_bodies, created_at FROM tenants ORDER BY id";
@@ -36,14 +36,17 @@ inline constexpr std::string_view kSelectPrices =
     "cache_write_micros_per_mtok FROM prices ORDER BY model";
 
 // id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros, updated_at,
-// fail_open.
+// search_query_price_micros, fail_open.
 inline constexpr std::string_view kUpsertPlan =
     "INSERT INTO plans (id, monthly_budget_micros, rpm, tpm, allowed_models, "
-    "max_request_cost_micros, updated_at, fail_open) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+    "max_request_cost_micros, updated_at, search_query_price_micros, fail_open) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (id) DO UPDATE SET monthly_budget_micros = excluded.monthly_budget_micros, "
     "rpm = excluded.rpm, tpm = excluded.tpm, allowed_models = excluded.allowed_models, "
     "max_request_cost_micros = excluded.max_request_cost_micros, "
-    "updated_at = excluded.updated_at, fail_open = excluded.fail_open";
+    "updated_at = excluded.updated_at, "
+    "search_query_price_micros = excluded.search_query_price_micros, "
+    "fail_open = excluded.fail_open";
 // id, name, status, plan_id, log_bodies, created_at, updated_at.
 inline constexpr std::string_view kInsertTenant =
     "INSERT INTO tenants (id, name, status, plan_id, log_bodies, created_at, updated_at) "

@@ -283,7 +283,7 @@ models:
   EXPECT_EQ(c.search.backend, "embedded");
   EXPECT_EQ(c.search.path, "/tmp/s.db");
   EXPECT_EQ(c.search.timeout, milliseconds(2'000));
-  EXPECT_FALSE(c.search.cache_enabled);
+  EXPECT_TRUE(c.search.cache_enabled);  // on with the door
 }
 
 TEST(ParseConfigTest, SearchCache) {

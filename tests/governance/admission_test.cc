@@ -160,5 +160,88 @@ TEST_F(AdmissionTest, UnpricedModelIsAdmittedAndFlagged) {
   EXPECT_EQ(result.admission.price(), nullptr);
 }
 
+// A per-query request (the search door) under a plan with a price per query: the price is the
+// reservation and the settlement, whatever the tokens, and the model needs no price entry.
+constexpr int64_t kQueryPriceMicros = 1'000;
+
+AdmissionRequest QueryRequest(std::string_view key, bool per_query) {
+  AdmissionRequest request{key, "search", kPromptBytes, std::nullopt, kNow, kT0, {}};
+  request.per_query = per_query;
+  return request;
+}
+
+TEST_F(AdmissionTest, PerQueryPriceIsReservedAndSettledExactlyOnce) {
+  fixture_.data.plans[0].search_query_price_micros = kQueryPriceMicros;
+  Rebuild();
+  AdmitResult result = Admit(*snapshot_, *verifier_, QueryRequest(fixture_.active_key, true));
+  ASSERT_FALSE(result.refusal) << result.refusal->message;
+  ASSERT_EQ(result.admission.query_price(), kQueryPriceMicros);
+  EXPECT_EQ(TenantBudget().committed, kQueryPriceMicros);
+  EXPECT_EQ(KeyBudget().committed, kQueryPriceMicros);
+  const CostResult cost = result.admission.Complete({100'000, 100'000, 0});
+  EXPECT_EQ(cost.micros, kQueryPriceMicros);
+  EXPECT_FALSE(cost.unpriced);
+  EXPECT_EQ(TenantBudget().spent, kQueryPriceMicros);
+  EXPECT_EQ(TenantBudget().committed, kQueryPriceMicros);
+  EXPECT_EQ(KeyBudget().spent, kQueryPriceMicros);
+  result.admission.Complete({1, 1, 0});  // second completion: no-op
+  EXPECT_EQ(TenantBudget().spent, kQueryPriceMicros);
+}
+
+TEST_F(AdmissionTest, PerQueryPriceAppliesOnlyToPerQueryRequests) {
+  fixture_.data.plans[0].search_query_price_micros = kQueryPriceMicros;
+  Rebuild();
+  AdmitResult tokens = AdmitOne();  // an LLM call under the same plan: priced by tokens
+  ASSERT_FALSE(tokens.refusal);
+  EXPECT_FALSE(tokens.admission.query_price());
+  EXPECT_EQ(tokens.admission.estimate().micros, kEstimateMicros);
+  tokens.admission.Release();
+  AdmitResult unpriced = Admit(*snapshot_, *verifier_, QueryRequest(fixture_.active_key, false));
+  ASSERT_FALSE(unpriced.refusal);
+  EXPECT_FALSE(unpriced.admission.query_price());
+  EXPECT_EQ(unpriced.admission.Complete({10, 0, 0}).unpriced, true);
+}
+
+TEST_F(AdmissionTest, PerQueryWithoutAPlanPriceIsPricedByTokens) {
+  AdmitResult result = Admit(*snapshot_, *verifier_, QueryRequest(fixture_.active_key, true));
+  ASSERT_FALSE(result.refusal);
+  EXPECT_FALSE(result.admission.query_price());
+  EXPECT_TRUE(result.admission.estimate().unpriced);  // "search" has no price entry
+}
+
+TEST_F(AdmissionTest, PerQueryPriceExhaustsTheBudgetAtTheNthQuery) {
+  constexpr int kQueries = 3;
+  fixture_.data.plans[0].search_query_price_micros = kQueryPriceMicros;
+  fixture_.data.plans[0].monthly_budget_micros = kQueries * kQueryPriceMicros;
+  Rebuild();
+  for (int i = 0; i < kQueries; ++i) {
+    AdmitResult r = Admit(*snapshot_, *verifier_, QueryRequest(fixture_.active_key, true));
+    ASSERT_FALSE(r.refusal) << i;
+    r.admission.Complete({});
+  }
+  EXPECT_EQ(TenantBudget().spent, kQueries * kQueryPriceMicros);
+  AdmitResult refused = Admit(*snapshot_, *verifier_, QueryRequest(fixture_.active_key, true));
+  ASSERT_TRUE(refused.refusal);
+  EXPECT_EQ(refused.refusal->code, ErrorCode::kQuotaExceeded);
+  EXPECT_EQ(TenantBudget().committed, kQueries * kQueryPriceMicros);
+}
+
+TEST_F(AdmissionTest, PerQueryPriceAboveThePerRequestCapIsRefused) {
+  fixture_.data.plans[0].search_query_price_micros = kQueryPriceMicros;
+  fixture_.data.plans[0].max_request_cost_micros = kQueryPriceMicros - 1;
+  Rebuild();
+  AdmitResult r = Admit(*snapshot_, *verifier_, QueryRequest(fixture_.active_key, true));
+  ASSERT_TRUE(r.refusal);
+  EXPECT_EQ(r.refusal->code, ErrorCode::kInvalidRequest);
+  EXPECT_EQ(TenantBudget().committed, 0);
+}
+
+TEST_F(AdmissionTest, NegativeQueryPriceIsRejectedBySnapshotBuild) {
+  fixture_.data.plans[0].search_query_price_micros = -1;
+  Result<SnapshotPtr> built =
+      GovernanceSnapshot::Build(fixture_.data, snapshot_.get(), testing::TestCounters());
+  EXPECT_FALSE(built.ok());
+}
+
 }  // namespace
 }  // namespace turnpike::governance

@@ -451,3 +451,52 @@ test('admin API: token required, clear errors naming the field, 409 on a duplica
   assert.match(run('prices', 'list'), /mock-model\s+0\.5\s+1\.5/);
   assert.throws(() => run('tenants', 'create', 'y', '--plan', 'missing'), (e) => e.status === 1 && /field plan/.test(e.stderr.toString()));
 });
+
+test('search: a plan with a price per query: N searches cost N x price in the call log and spend; the next is an ES-shaped 429', async () => {
+  const PRICE = 0.002;
+  const N = 4;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-gov-search-'));
+  const gw = await startGateway(config() + `search:\n  path: ${path.join(dir, 'search.db')}\n`, ENV);
+  const { secret } = await provision(gw, { plan: { monthly_budget_usd: N * PRICE } });
+  // The CLI sets the price (a whole plan: the budget again with it).
+  execFileSync(BIN, ['admin', '--url', gw.url, 'plans', 'put', 'p-t1', '--budget', String(N * PRICE), '--search-query-price', String(PRICE)],
+    { env: { ...process.env, TURNPIKE_ADMIN_TOKEN: TOKEN } });
+  const plan = (await admin(gw, 'GET', 'plans')).body.data.find((p) => p.id === 'p-t1');
+  assert.equal(usd(plan.search_query_price_usd), usd(PRICE), JSON.stringify(plan));
+  assert.equal((await admin(gw, 'PUT', 'plans/bad', { search_query_price_usd: -1 })).status, 400);
+
+  const es = (method, route, body, type = 'application/json') => fetch(`${gw.url}/es/${route}`, {
+    method, headers: { authorization: `ApiKey ${secret}`, 'content-type': type }, body,
+  });
+  // Writes are not queries: they do not take the price.
+  assert.equal((await es('PUT', 'docs', JSON.stringify({ mappings: { properties: { title: { type: 'text' } } } }))).status, 200);
+  const bulk = await es('POST', 'docs/_bulk', '{"index":{"_id":"1"}}\n{"title":"red fox"}\n{"index":{"_id":"2"}}\n{"title":"blue fox"}\n', 'application/x-ndjson');
+  assert.equal(bulk.status, 200);
+  // A search that fails costs nothing.
+  assert.equal((await es('POST', 'missing/_search', '{}')).status, 404);
+  for (let i = 0; i < N; i++) {
+    const r = await es('POST', 'docs/_search', JSON.stringify({ query: { match: { title: 'fox' } } }));
+    assert.equal(r.status, 200, `search ${i}`);
+    assert.equal((await r.json()).hits.total.value, 2);
+  }
+  const refused = await es('POST', 'docs/_search', '{}');
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers.get('x-elastic-product'), 'Elasticsearch');
+  const body = await refused.json();
+  assert.equal(body.status, 429);
+  assert.equal(body.error.type, 'status_exception');
+  assert.match(body.error.reason, /budget/);
+
+  const spend = (await admin(gw, 'GET', 'spend?tenant=t1')).body.data.find((s) => s.scope === 'tenant');
+  assert.equal(usd(spend.spent_usd), N * usd(PRICE));
+  assert.equal(spend.reserved_usd, 0);
+  const rows = await eventually(async () => {
+    const r = await allCalls(gw);
+    return r.length === N + 4 ? r : null;  // index, bulk, the 404, N searches, the 429
+  }, 5000);
+  assert.ok(rows, `every request reached the call log: ${JSON.stringify((await allCalls(gw)).map((r) => [r.model, r.status, r.cost_usd]))}`);
+  const searches = rows.filter((r) => r.model === 'es_search' && r.status === 200);
+  assert.equal(searches.length, N);
+  assert.ok(searches.every((r) => usd(r.cost_usd) === usd(PRICE) && !r.unpriced), JSON.stringify(searches));
+  assert.equal(rows.reduce((sum, r) => sum + usd(r.cost_usd), 0), N * usd(PRICE));
+});

@@ -19,6 +19,7 @@ json::object PlanJson(const Plan& p) {
           {"tpm", OptionalInt(p.tpm)},
           {"allowed_models", Strings(p.allowed_models)},
           {"max_request_cost_usd", OptionalUsd(p.max_request_cost_micros)},
+          {"search_query_price_usd", OptionalUsd(p.search_query_price_micros)},
           {"fail_open", p.fail_open}};
 }
 
@@ -33,7 +34,7 @@ json::object TenantJson(const Tenant& t) {
 
 Result<Plan> ReadPlan(std::string id, const json::object& object) {
   Body body(object, {"monthly_budget_usd", "rpm", "tpm", "allowed_models", "max_request_cost_usd",
-                     "fail_open", "id"});
+                     "search_query_price_usd", "fail_open", "id"});
   Plan plan;
   plan.id = std::move(id);
   plan.monthly_budget_micros = body.Usd("monthly_budget_usd");
@@ -41,6 +42,7 @@ Result<Plan> ReadPlan(std::string id, const json::object& object) {
   plan.tpm = body.Int("tpm", 1, governance::kMaxRateLimit);
   plan.allowed_models = body.Models("allowed_models");
   plan.max_request_cost_micros = body.Usd("max_request_cost_usd");
+  plan.search_query_price_micros = body.Usd("search_query_price_usd");
   plan.fail_open = body.Bool("fail_open").value_or(false);
   std::optional<std::string> body_id = body.Text("id", false);
   if (!body.error && body_id && *body_id != plan.id) {

@@ -110,6 +110,8 @@ boost::asio::awaitable<void> SearchDoor::Handle(http::Exchange& exchange, core::
     }
     ctx.billing.model = "search";
     ctx.billing.prompt_bytes = static_cast<int64_t>(request.body().size());
+    const Op op = parsed->op;
+    ctx.billing.per_query = op == Op::kSearch || op == Op::kCount || op == Op::kMsearch;
     chain_ran = true;
     core::FilterStatus status = chain_.Run(ctx);
     if (status == core::FilterStatus::kSuspend) status = co_await chain_.Resume(ctx);

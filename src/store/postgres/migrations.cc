@@ -10,7 +10,7 @@ namespace {
 // Each entry is one schema version; never edit a released one, append a new one (adding a
 // call-log column is one entry: ALTER TABLE call_log ADD COLUMN ..., plus its line in
 // call_log_columns.h, kColumns).
-constexpr std::array<std::string_view, 3> kMigrations = {
+constexpr std::array<std::string_view, 4> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -111,12 +111,16 @@ CREATE TRIGGER api_keys_changed AFTER INSERT OR UPDATE OR DELETE ON api_keys
 CREATE TRIGGER prices_changed AFTER INSERT OR UPDATE OR DELETE ON prices
   FOR EACH STATEMENT EXECUTE FUNCTION turnpike_records_changed();
 )sql",
-    // 2: the completion tokens a reasoning model spent thinking (part of completion_tokens,
+    // 2: a plan's price per search query (micro-USD); NULL prices a search by tokens.
+    R"sql(
+ALTER TABLE plans ADD COLUMN search_query_price_micros BIGINT;
+)sql",
+    // 3: the completion tokens a reasoning model spent thinking (part of completion_tokens,
     // priced with them), as the embedded engine's migration 4; 0 where none were reported.
     R"sql(
 ALTER TABLE call_log ADD COLUMN reasoning_tokens BIGINT NOT NULL DEFAULT 0;
 )sql",
-    // 3: a plan's fail-open choice (governance::Plan::fail_open); 0 (fail closed) by default.
+    // 4: a plan's fail-open choice (governance::Plan::fail_open); 0 (fail closed) by default.
     R"sql(
 ALTER TABLE plans ADD COLUMN fail_open BIGINT NOT NULL DEFAULT 0;
 )sql"};

@@ -51,7 +51,8 @@ Result<GovernanceRows> Records::LoadAll() {
     p.tpm = r[0].OptionalInt(i, 3);
     p.allowed_models = sql::SplitModels(r[0].Text(i, 4));
     p.max_request_cost_micros = r[0].OptionalInt(i, 5);
-    p.fail_open = r[0].Int(i, 6) != 0;
+    p.search_query_price_micros = r[0].OptionalInt(i, 6);
+    p.fail_open = r[0].Int(i, 7) != 0;
     rows.plans.push_back(std::move(p));
   }
   for (int i = 0; i < r[1].size(); ++i) {
@@ -137,6 +138,7 @@ Status Records::UpsertPlan(const Plan& plan) {
       .Add(sql::JoinModels(plan.allowed_models))
       .Add(plan.max_request_cost_micros)
       .Add(UnixSeconds())
+      .Add(plan.search_query_price_micros)
       .AddBool(plan.fail_open);
   return Write(upsert_plan_, p);
 }

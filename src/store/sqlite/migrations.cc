@@ -11,7 +11,7 @@ namespace turnpike::store::sqlite {
 namespace {
 
 // Each entry is one schema version; never edit a released one, append a new one.
-constexpr std::array<std::string_view, 5> kMigrations = {
+constexpr std::array<std::string_view, 6> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -182,7 +182,11 @@ CREATE VIEW call_log AS
          c.request_body, c.dropped_rows, c.cache_creation_tokens, c.reasoning_tokens
   FROM call_log_rows c JOIN call_routes r ON r.id = c.route_id;
 )sql",
-    // 5: a plan's fail-open choice (governance::Plan::fail_open); 0 (fail closed) by default.
+    // 5: a plan's price per search query (micro-USD); NULL prices a search by tokens.
+    R"sql(
+ALTER TABLE plans ADD COLUMN search_query_price_micros INTEGER;
+)sql",
+    // 6: a plan's fail-open choice (governance::Plan::fail_open); 0 (fail closed) by default.
     R"sql(
 ALTER TABLE plans ADD COLUMN fail_open INTEGER NOT NULL DEFAULT 0;
 )sql"};

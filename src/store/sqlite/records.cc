@@ -58,7 +58,8 @@ Result<GovernanceRows> Records::LoadAll() {
       p.tpm = q->OptionalInt(3);
       p.allowed_models = SplitModels(q->Text(4));
       p.max_request_cost_micros = q->OptionalInt(5);
-      p.fail_open = q->Int(6) != 0;
+      p.search_query_price_micros = q->OptionalInt(6);
+      p.fail_open = q->Int(7) != 0;
       rows.plans.push_back(std::move(p));
       return Ok{};
     });
@@ -145,7 +146,8 @@ Status Records::UpsertPlan(const Plan& plan) {
       .Bind(5, JoinModels(plan.allowed_models))
       .Bind(6, plan.max_request_cost_micros)
       .Bind(7, UnixSeconds())
-      .BindBool(8, plan.fail_open);
+      .Bind(8, plan.search_query_price_micros)
+      .BindBool(9, plan.fail_open);
   return q->Run();
 }
 

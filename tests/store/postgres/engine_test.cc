@@ -169,9 +169,9 @@ class PostgresEngineTest : public ::testing::Test {
 
 TEST_F(PostgresEngineTest, MigratesOnceAndRefusesANewerSchema) {
   auto engine = Open();
-  EXPECT_EQ(engine->SchemaVersion(), 3);
+  EXPECT_EQ(engine->SchemaVersion(), 4);
   EXPECT_TRUE(engine->Migrate().ok());  // again: nothing to do
-  EXPECT_EQ(engine->SchemaVersion(), 3);
+  EXPECT_EQ(engine->SchemaVersion(), 4);
   ASSERT_TRUE(cluster_->Psql("INSERT INTO schema_migrations VALUES (99, 0)", db_));
   Status refused = engine->Migrate();
   ASSERT_FALSE(refused.ok());
@@ -190,7 +190,7 @@ TEST_F(PostgresEngineTest, ReasoningTokensRoundTripAndAVersionOneDatabaseUpgrade
   ASSERT_EQ(last->size(), 1u);
   EXPECT_EQ(last.value()[0].record.reasoning_tokens, 5);
 
-  // Back to version 1 (no column), as a database a previous binary made: migration 2 adds it,
+  // Back to version 2 (no column), as a database a previous binary made: migration 3 adds it,
   // rows written before read 0.
   engine.reset();
   ASSERT_TRUE(cluster_->Psql(
@@ -199,10 +199,10 @@ TEST_F(PostgresEngineTest, ReasoningTokensRoundTripAndAVersionOneDatabaseUpgrade
       "error, prompt_tokens, completion_tokens, cached_tokens, cache_creation_tokens, "
       "cost_micros, estimated, unpriced, total_us, month, dropped_rows) VALUES (1796000000000, "
       "'r-old', 't1', 'k1', 'm', 'openai:0', 200, '', 1, 1, 0, 0, 1, 0, 0, 1, '2026-12', 0); "
-      "ALTER TABLE plans DROP COLUMN fail_open; DELETE FROM schema_migrations WHERE version >= 2",
+      "ALTER TABLE plans DROP COLUMN fail_open; DELETE FROM schema_migrations WHERE version >= 3",
       db_));
   auto upgraded = Open();
-  EXPECT_EQ(upgraded->SchemaVersion(), 3);
+  EXPECT_EQ(upgraded->SchemaVersion(), 4);
   CallRecord again = Record("r-think-2", 10);
   again.reasoning_tokens = 9;
   ASSERT_TRUE(upgraded->call_log().WriteCalls(Batches({again}), true, {}).ok());
@@ -221,7 +221,7 @@ TEST_F(PostgresEngineTest, ReasoningTokensRoundTripAndAVersionOneDatabaseUpgrade
 TEST_F(PostgresEngineTest, RecordsRoundTripWithTheAdminErrors) {
   auto engine = Open();
   GovernanceRecords& r = engine->records();
-  governance::Plan plan{"p1", 5'000'000, 60, std::nullopt, {"a", "b"}, std::nullopt};
+  governance::Plan plan{"p1", 5'000'000, 60, std::nullopt, {"a", "b"}, std::nullopt, 2'000};
   ASSERT_TRUE(r.UpsertPlan(plan).ok());
   governance::Tenant tenant;
   tenant.id = "t1";
@@ -253,6 +253,7 @@ TEST_F(PostgresEngineTest, RecordsRoundTripWithTheAdminErrors) {
   ASSERT_TRUE(rows.ok()) << rows.error().message;
   ASSERT_EQ(rows->plans.size(), 1u);
   EXPECT_EQ(rows->plans[0].allowed_models, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(rows->plans[0].search_query_price_micros, 2'000);
   EXPECT_EQ(rows->plans[0].rpm, 60);
   EXPECT_FALSE(rows->plans[0].tpm.has_value());
   ASSERT_EQ(rows->tenants.size(), 1u);
@@ -272,7 +273,7 @@ TEST_F(PostgresEngineTest, AnotherWritersChangeIsNotifiedAndPolled) {
   ASSERT_TRUE(a->records().PollChanges().ok());  // marks the start
   EXPECT_FALSE(a->records().PollChanges().value());
   ASSERT_TRUE(a->records().Notified().ok());  // starts listening (reports true once)
-  ASSERT_TRUE(b->records().UpsertPlan({"p2", {}, {}, {}, {}, {}}).ok());
+  ASSERT_TRUE(b->records().UpsertPlan({"p2", {}, {}, {}, {}, {}, {}}).ok());
   bool notified = false;
   for (int i = 0; i < 200 && !notified; ++i) {
     Result<bool> n = a->records().Notified();
@@ -284,7 +285,7 @@ TEST_F(PostgresEngineTest, AnotherWritersChangeIsNotifiedAndPolled) {
   EXPECT_TRUE(a->records().PollChanges().value());
   EXPECT_FALSE(a->records().PollChanges().value());
   // Its own writes are not reported by the notification channel.
-  ASSERT_TRUE(a->records().UpsertPlan({"p3", {}, {}, {}, {}, {}}).ok());
+  ASSERT_TRUE(a->records().UpsertPlan({"p3", {}, {}, {}, {}, {}, {}}).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(a->records().Notified().value());
 }
@@ -321,7 +322,7 @@ TEST_F(PostgresEngineTest, RowsAndSpendInOneTransactionSpooledWhileDownReplayedO
   // Down: the batch goes to the spool, the write succeeds, an admin write is unavailable.
   ASSERT_TRUE(engine->call_log().WriteCalls(Batches({Record("r3", 300)}), true, {}).ok());
   EXPECT_TRUE(fs::exists(spool_));
-  EXPECT_EQ(engine->records().UpsertPlan({"p", {}, {}, {}, {}, {}}).error().code,
+  EXPECT_EQ(engine->records().UpsertPlan({"p", {}, {}, {}, {}, {}, {}}).error().code,
             ErrorCode::kUnavailable);
   fs::copy_file(spool_, spool_ + ".copy");
   ASSERT_TRUE(cluster_->Start());

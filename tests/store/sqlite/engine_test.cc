@@ -73,6 +73,7 @@ class SqliteEngineTest : public ::testing::Test {
     plan.id = "basic";
     plan.rpm = 10;
     plan.allowed_models = {"a", "b"};
+    plan.search_query_price_micros = 2'000;
     ASSERT_TRUE(store_->records().UpsertPlan(plan).ok());
     governance::Tenant tenant;
     tenant.id = "acme";
@@ -108,10 +109,10 @@ class SqliteEngineTest : public ::testing::Test {
 };
 
 TEST_F(SqliteEngineTest, MigrationsApplyOnceAndRecordTheirVersion) {
-  EXPECT_EQ(store_->SchemaVersion(), 5);
+  EXPECT_EQ(store_->SchemaVersion(), 6);
   store_.reset();
   store_ = Open();  // a second start applies nothing new
-  EXPECT_EQ(store_->SchemaVersion(), 5);
+  EXPECT_EQ(store_->SchemaVersion(), 6);
   EXPECT_LT(counts().value(StoreOp::kMigrate), 10u);  // the new engine's: opening and checking
 }
 
@@ -123,6 +124,7 @@ TEST_F(SqliteEngineTest, GovernanceRowsRoundTrip) {
   EXPECT_EQ(rows->plans[0].rpm, 10);
   EXPECT_FALSE(rows->plans[0].tpm.has_value());
   EXPECT_EQ(rows->plans[0].allowed_models, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(rows->plans[0].search_query_price_micros, 2'000);
   ASSERT_EQ(rows->tenants.size(), 1u);
   EXPECT_TRUE(rows->tenants[0].log_bodies);
   ASSERT_EQ(rows->keys.size(), 1u);
@@ -349,8 +351,8 @@ TEST_F(SqliteEngineTest, MigrationTwoIndexesRowsWrittenBeforeIt) {
       ASSERT_TRUE(q->Run().ok());
     }
   }
-  store_ = Open();  // applies migrations 2 and 3
-  EXPECT_EQ(store_->SchemaVersion(), 5);
+  store_ = Open();  // applies migrations 2 to 6
+  EXPECT_EQ(store_->SchemaVersion(), 6);
   CallQuery q;
   q.tenant_id = "a";
   auto page = store_->call_log().QueryCalls(q);
@@ -389,8 +391,8 @@ TEST_F(SqliteEngineTest, MigrationThreeKeepsEveryColumnOfRowsWrittenBeforeIt) {
                          StoreOp::kAdminWrite)
                     .ok());
   }
-  store_ = Open();  // applies migrations 3 and 4
-  EXPECT_EQ(store_->SchemaVersion(), 5);
+  store_ = Open();  // applies migrations 3 to 6
+  EXPECT_EQ(store_->SchemaVersion(), 6);
   CallQuery q;
   auto page = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(page.ok());
