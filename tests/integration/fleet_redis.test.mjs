@@ -13,8 +13,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  startMock, startGateway, startProcess, gatewayConfig, stopAll, sleep, eventually, waitExit,
+  BIN, startMock, startGateway, startProcess, gatewayConfig, stopAll, sleep, eventually, waitExit,
 } from './lib/harness.mjs';
+import { execFileSync } from 'node:child_process';
 import { freePort, startRedis, stopRedis } from './lib/redis.mjs';
 import { startPostgres, postgresAvailable, stopAllPostgres } from './lib/postgres.mjs';
 
@@ -431,6 +432,16 @@ test('Redis down: a fail-open plan is served from the replica\'s own count, a de
   const plans = (await admin(a, 'GET', 'plans')).body.data;
   assert.equal(plans.find((p) => p.id === `p-${TENANTS.failOpen}`).fail_open, true);
   assert.equal(plans.find((p) => p.id === `p-${TENANTS.failClosed}`).fail_open, false, 'off by default');
+  // The CLI's flag, and a bad value refused in the API's error shape.
+  const cli = (...args) => execFileSync(BIN, ['admin', '--url', a.url, 'plans', 'put', ...args],
+    { env: { ...process.env, TURNPIKE_ADMIN_TOKEN: TOKEN } });
+  cli('p-cli-open', '--budget', '1', '--fail-open');
+  cli('p-cli-closed', '--budget', '1');
+  const listed = (await admin(a, 'GET', 'plans')).body.data;
+  assert.equal(listed.find((p) => p.id === 'p-cli-open').fail_open, true);
+  assert.equal(listed.find((p) => p.id === 'p-cli-closed').fail_open, false);
+  const bad = await admin(a, 'PUT', 'plans/p-bad', { fail_open: 'yes' });
+  assert.equal(bad.status, 400, JSON.stringify(bad.body));
   for (const t of [TENANTS.failOpen, TENANTS.failClosed]) {
     for (let i = 0; i < 2; ++i) assert.equal((await chat(a, keys[t])).status, 200);  // leases held
   }
