@@ -2,12 +2,16 @@
 //   `@google/genai` with thinkingConfig {includeThoughts} -> a `provider: anthropic` deployment
 //     and a `provider: openai` (OpenAI-compatible reasoning_content) deployment
 //   `cohere-ai` with thinking {type: enabled} -> the same two deployments
+//   `openai` Responses and `@google/genai` two-turn tool loops with thinking -> an Anthropic
+//     deployment: the signature goes out as encrypted_content / a tagged thoughtSignature and
+//     comes back as the tool turn's signed thinking block (the mock checks it, as Anthropic does)
 // The mock provider reasons (3 tokens, "think0 think1 think2 ") when the request asks for it,
 // in each wire's form; its Anthropic thinking blocks are signed.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { GoogleGenAI, ApiError } from '@google/genai';
 import { CohereClientV2, CohereError } from 'cohere-ai';
+import OpenAI from 'openai';
 import { startMock, startGateway, gatewayConfig, stopAll } from './lib/harness.mjs';
 
 const TOKENS = 5;
@@ -18,12 +22,14 @@ const words = (text) => text.split(' ').filter(Boolean);
 let gw;
 before(async () => {
   const mock = await startMock(['--tokens', String(TOKENS)]);
+  const toolMock = await startMock(['--tokens', String(TOKENS), '--tool-calls']);
   const base = `http://127.0.0.1:${mock.port}`;
   gw = await startGateway(gatewayConfig({
     routing: { max_attempts: 1 },
     models: {
       reasoner: [{ provider: 'openai', base_url: `${base}/v1`, model: 'deepseek-reasoner' }],
       claude: [{ provider: 'anthropic', base_url: base, api_key: 'sk-ant-test', model: 'claude-upstream' }],
+      'claude-tools': [{ provider: 'anthropic', base_url: `http://127.0.0.1:${toolMock.port}`, api_key: 'sk-ant-test', model: 'claude-upstream' }],
     },
   }));
 });
@@ -152,6 +158,59 @@ describe('cohere-ai thinking', () => {
     await assert.rejects(
       cohere().chat({ ...request('claude'), thinking: { type: 'enabled', tokenBudget: -1 } }),
       (e) => e instanceof CohereError && e.statusCode === 400 && /token_budget/.test(JSON.stringify(e.body)),
+    );
+  });
+});
+
+describe('two-turn tool loops with thinking -> Anthropic deployment', () => {
+  test('openai Responses: the reasoning item\'s encrypted_content signs the tool turn', async () => {
+    const openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'unused', maxRetries: 0 });
+    const tools = [{
+      type: 'function', name: 'factor', strict: false,
+      parameters: { type: 'object', properties: { n: { type: 'integer' } } },
+    }];
+    const input = [{ role: 'user', content: 'Is 21 prime?' }];
+    const request = {
+      model: 'claude-tools', tools, reasoning: { effort: 'low' }, max_output_tokens: 4000,
+      store: false, include: ['reasoning.encrypted_content'],
+    };
+    const first = await openai.responses.create({ ...request, input });
+    assert.deepEqual(first.output.map((item) => item.type), ['reasoning', 'function_call']);
+    assert.match(first.output[0].encrypted_content, /^anthropic:/);
+    const call = first.output[1];
+    const result = { type: 'function_call_output', call_id: call.call_id, output: '[3,7]' };
+    const next = await openai.responses.create({ ...request, input: [...input, ...first.output, result] });
+    assert.equal(next.output[0].type, 'reasoning');
+    // The control: without the reasoning item the turn is unsigned, and Anthropic refuses it.
+    await assert.rejects(
+      openai.responses.create({ ...request, input: [...input, call, result] }),
+      (e) => e instanceof OpenAI.BadRequestError && /thinking/.test(e.message),
+    );
+  });
+
+  test('@google/genai: the tagged thoughtSignature signs the tool turn', async () => {
+    const genai = new GoogleGenAI({ apiKey: 'unused', httpOptions: { baseUrl: gw.url } });
+    const config = {
+      thinkingConfig: { thinkingBudget: 2000, includeThoughts: true },
+      tools: [{ functionDeclarations: [{ name: 'factor', parameters: { type: 'OBJECT', properties: { n: { type: 'INTEGER' } } } }] }],
+    };
+    const user = { role: 'user', parts: [{ text: 'Is 21 prime?' }] };
+    const first = await genai.models.generateContent({ model: 'claude-tools', contents: [user], config });
+    const parts = first.candidates[0].content.parts;
+    assert.equal(parts[0].thought, true);
+    assert.match(parts[0].thoughtSignature, /^anthropic:/);
+    const call = parts.find((p) => p.functionCall).functionCall;
+    const answer = { role: 'user', parts: [{ functionResponse: { id: call.id, name: call.name, response: { factors: [3, 7] } } }] };
+    const next = await genai.models.generateContent({
+      model: 'claude-tools', config, contents: [user, { role: 'model', parts }, answer],
+    });
+    assert.equal(next.candidates[0].content.parts[0].thought, true);
+    await assert.rejects(
+      genai.models.generateContent({
+        model: 'claude-tools', config,
+        contents: [user, { role: 'model', parts: parts.filter((p) => !p.thought) }, answer],
+      }),
+      (e) => e instanceof ApiError && e.status === 400 && /thinking/.test(e.message),
     );
   });
 });
