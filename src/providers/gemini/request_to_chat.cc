@@ -220,7 +220,7 @@ class Translation {
           return WrongType(at + ".thoughtSignature", "a string");
         }
         if (sig != nullptr && sig->is_string()) {
-          const TaggedSignature tagged = SplitTaggedSignature(sig->as_string());
+          const reasoning::Tagged tagged = reasoning::SplitTagged(sig->as_string(), kOwnDialect);
           signature = json::object{{"dialect", tagged.dialect}, {"value", tagged.value}};
         }
         continue;

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <boost/json/serialize.hpp>
 
-#include "providers/gemini/thought_signature.h"
 #include "providers/gemini/wire.h"
 #include "providers/json_text.h"
+#include "providers/reasoning.h"
 #include "providers/scratch_json.h"
 
 namespace turnpike::providers::gemini {
@@ -190,7 +190,7 @@ void GeminiStreamEncoder::OnEvent(const StreamEvent& event) {
       FlushCall();
       OpenChunk();
       out().append(R"({"text":"","thought":true,"thoughtSignature":")");
-      out().append(kSignatureIssuer);
+      out().append(reasoning::kStreamIssuer);
       out().push_back(':');
       out().append(event.text);
       out().append(R"("})");
@@ -299,7 +299,7 @@ std::string RenderGenerateContent(const Response& response, bool include_thought
     json::object thought{{"text", response.reasoning}, {"thought", true}};
     if (!response.reasoning_signature.empty()) {
       thought["thoughtSignature"] =
-          std::string(kSignatureIssuer) + ":" + response.reasoning_signature;
+          std::string(reasoning::kStreamIssuer) + ":" + response.reasoning_signature;
     }
     parts.push_back(std::move(thought));
   }

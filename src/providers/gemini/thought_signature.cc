@@ -63,10 +63,4 @@ std::optional<CallId> SplitCallId(std::string_view id) {
   return split;
 }
 
-TaggedSignature SplitTaggedSignature(std::string_view signature) {
-  const size_t colon = signature.find(':');
-  if (colon == std::string_view::npos) return {kOwnDialect, signature};
-  return {signature.substr(0, colon), signature.substr(colon + 1)};
-}
-
 }  // namespace turnpike::providers::gemini

@@ -52,22 +52,10 @@ struct CallId {
 // character outside base64url, or has a length no base64 text has.
 std::optional<CallId> SplitCallId(std::string_view id);
 
-// Reasoning signatures another dialect issued (the pivot's reasoning_signature, reasoning.h),
-// shown to a Gemini client as the `thoughtSignature` of a thought part:
-//
-//   <issuing dialect> ":" <signature as issued>
-//
-// e.g. "anthropic:EqQBCgIYAhIM...". Base64 has no ':', so a signature without one is Gemini's
-// own (what a Gemini deployment put there, through the identity path) and reads as dialect
-// "gemini". The issuer of a pivot signature: only the Anthropic decoder emits one today.
-inline constexpr std::string_view kSignatureIssuer = "anthropic";
+// Reasoning signatures another dialect issued (the pivot's reasoning_signature) are shown to a
+// Gemini client as the `thoughtSignature` of a thought part, tagged with their issuer
+// ("anthropic:EqQB...", reasoning.h SplitTagged); one without a tag is Gemini's own (what a
+// Gemini deployment put there, through the identity path) and reads as this dialect's.
 inline constexpr std::string_view kOwnDialect = "gemini";
-
-struct TaggedSignature {
-  std::string_view dialect;
-  std::string_view value;
-};
-
-TaggedSignature SplitTaggedSignature(std::string_view signature);
 
 }  // namespace turnpike::providers::gemini
