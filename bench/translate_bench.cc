@@ -170,10 +170,12 @@ BENCHMARK_CAPTURE(BM_Identity, cohere_text, kCohereDelta);
 BENCHMARK_CAPTURE(BM_Identity, gemini_text, kGeminiDelta);
 
 void BM_Translate(benchmark::State& state, const Provider& from, const Provider& to,
-                  const std::string& open, const std::string& event) {
+                  const std::string& open, const std::string& event,
+                  std::string_view client_body = {}) {
   EncoderOptions options;
   options.created = 1718000000;
   options.include_usage = true;
+  options.client_body = client_body;
   StreamTranslator translator(from.NewDecoder(), to.NewEncoder(options));
   stream::SseParser parser;
   stream::NdjsonParser lines;
@@ -275,6 +277,20 @@ BENCHMARK_CAPTURE(BM_Translate, gemini_to_cohere_text, kGemini, kCohere, kGemini
                   kGeminiDelta);
 BENCHMARK_CAPTURE(BM_Translate, responses_to_cohere_text, kResponses, kCohere, kResponsesOpen,
                   kResponsesDelta);
+
+// Reasoning into the Gemini and Cohere client APIs (a Gemini client that asked for thoughts).
+const std::string kGeminiThoughtsBody =
+    R"({"contents":[],"generationConfig":{"thinkingConfig":{"includeThoughts":true}}})";
+BENCHMARK_CAPTURE(BM_Translate, anthropic_to_gemini_reasoning, kAnthropic, kGemini,
+                  kAnthropicThinkingOpen, kAnthropicThinkingDelta, kGeminiThoughtsBody);
+BENCHMARK_CAPTURE(BM_Translate, openai_to_gemini_reasoning, kOpenAi, kGemini, kOpenAiReasoningDelta,
+                  kOpenAiReasoningDelta, kGeminiThoughtsBody);
+BENCHMARK_CAPTURE(BM_Translate, anthropic_to_cohere_reasoning, kAnthropic, kCohere,
+                  kAnthropicThinkingOpen, kAnthropicThinkingDelta);
+BENCHMARK_CAPTURE(BM_Translate, openai_to_cohere_reasoning, kOpenAi, kCohere, kOpenAiReasoningDelta,
+                  kOpenAiReasoningDelta);
+BENCHMARK_CAPTURE(BM_Translate, gemini_to_cohere_reasoning, kGemini, kCohere, kGeminiThought,
+                  kGeminiThought);
 
 }  // namespace
 }  // namespace turnpike::providers

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <optional>
 
+#include "mock/anthropic_render.h"
 #include "mock/gemini_render.h"
 #include "mock/openai_render.h"
 
@@ -94,6 +95,54 @@ Status ParseTools(const simdjson::dom::object& root, ChatRequest& chat) {
   return Ok{};
 }
 
+// With thinking on, as Anthropic checks: every thinking block sent back carries the signature
+// the mock issued, and a final assistant turn that called tools starts with its thinking (so a
+// gateway that loses the signature of a tool loop's turn hears the 400 Anthropic sends).
+Status CheckThinkingBlocks(simdjson::dom::object root) {
+  simdjson::dom::array messages;
+  if (root["messages"].get_array().get(messages)) return Ok{};
+  size_t i = 0;
+  size_t last_assistant = messages.size();
+  for (simdjson::dom::element message : messages) {
+    std::string_view role;
+    if (!message["role"].get_string().get(role) && role == "assistant") last_assistant = i;
+    simdjson::dom::array blocks;
+    if (role == "assistant" && !message["content"].get_array().get(blocks)) {
+      size_t j = 0;
+      for (simdjson::dom::element block : blocks) {
+        std::string_view type, signature;
+        if (!block["type"].get_string().get(type) && type == "thinking" &&
+            (block["signature"].get_string().get(signature) ||
+             signature != kMockThinkingSignature)) {
+          const std::string at = "messages." + std::to_string(i) + ".content." + std::to_string(j);
+          return Invalid(at + ": Invalid `signature` in `thinking` block", at);
+        }
+        ++j;
+      }
+    }
+    ++i;
+  }
+  if (last_assistant == messages.size()) return Ok{};
+  simdjson::dom::array blocks;
+  if (messages.at(last_assistant)["content"].get_array().get(blocks)) return Ok{};
+  bool calls = false;
+  for (simdjson::dom::element block : blocks) {
+    std::string_view type;
+    calls = calls || (!block["type"].get_string().get(type) && type == "tool_use");
+  }
+  std::string_view first;
+  if (!calls || blocks.size() == 0 || blocks.at(0)["type"].get_string().get(first) ||
+      first == "thinking" || first == "redacted_thinking") {
+    return Ok{};
+  }
+  const std::string at = "messages." + std::to_string(last_assistant) + ".content.0.type";
+  return Invalid(at + ": Expected `thinking` or `redacted_thinking`, but found `" +
+                     std::string(first) +
+                     "`. When `thinking` is enabled, a final `assistant` message must start "
+                     "with a thinking block.",
+                 at);
+}
+
 // Anthropic's thinking: {type: "enabled", budget_tokens >= 1024 and below max_tokens} or
 // {type: "disabled"}; checked as the API does, so a gateway that maps it wrong hears a 400.
 Status ParseThinking(simdjson::dom::object root, ChatRequest& chat) {
@@ -115,7 +164,7 @@ Status ParseThinking(simdjson::dom::object root, ChatRequest& chat) {
     return Invalid("`max_tokens` must be greater than `thinking.budget_tokens`", "max_tokens");
   }
   chat.reasoning = true;
-  return Ok{};
+  return CheckThinkingBlocks(root);
 }
 
 }  // namespace

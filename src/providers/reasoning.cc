@@ -58,6 +58,12 @@ Result<std::optional<Effort>> ReadEffort(const boost::json::object& chat) {
       std::string(kEffort));
 }
 
+Tagged SplitTagged(std::string_view tagged, std::string_view own_dialect) {
+  const size_t colon = tagged.find(':');
+  if (colon == std::string_view::npos) return {own_dialect, tagged};
+  return {tagged.substr(0, colon), tagged.substr(colon + 1)};
+}
+
 bool IsGatewayMessageField(std::string_view key) { return key == kSignature || key == kRedacted; }
 
 const boost::json::value* IssuedBy(const boost::json::value& entry, std::string_view dialect) {

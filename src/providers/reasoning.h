@@ -60,6 +60,19 @@ std::string_view EffortName(Effort effort);
 // above is a 400 naming `reasoning_effort`.
 Result<std::optional<Effort>> ReadEffort(const boost::json::object& chat);
 
+// A signature shown to a client API that has no issuer field of its own (a Gemini thought
+// part's thoughtSignature, a Responses reasoning item's encrypted_content) is written
+// "<issuing dialect>:<value>"; base64 has no ':', so a value without one is the client API's
+// own. kStreamIssuer is the dialect of every signature in the pivot's events today: the
+// Anthropic decoder is the only one that emits kReasoningSignature (events.h).
+inline constexpr std::string_view kStreamIssuer = "anthropic";
+struct Tagged {
+  std::string_view dialect;
+  std::string_view value;
+};
+// Splits at the first ':'; without one, `own_dialect` and the whole value.
+Tagged SplitTagged(std::string_view tagged, std::string_view own_dialect);
+
 // Whether `key` is one of the gateway's own message fields (kSignature, kRedacted).
 bool IsGatewayMessageField(std::string_view key);
 

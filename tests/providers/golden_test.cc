@@ -253,6 +253,11 @@ json::value AssembleResponses(const Events& events) {
     } else if (name == "response.output_item.done") {
       json::object& item = output.at(data.at("output_index").as_int64()).as_object();
       item["status"] = data.at("item").at("status");
+      // A reasoning item's encrypted_content has no delta event: it first shows here.
+      if (const json::value* encrypted =
+              data.at("item").as_object().if_contains("encrypted_content")) {
+        item["encrypted_content"] = *encrypted;
+      }
       EXPECT_EQ(item, data.at("item").as_object()) << "the done item differs from its deltas";
     } else if (name == "response.completed" || name == "response.incomplete" ||
                name == "response.failed") {
@@ -308,11 +313,17 @@ json::value AssembleGemini(const Events& events) {
     if (c.contains("finishReason")) candidate["finishReason"] = c.at("finishReason");
     for (const json::value& part : c.at("content").at("parts").as_array()) {
       if (part.as_object().contains("text")) {
-        if (part.at("text") == "") continue;
-        if (!parts.empty() && parts.back().as_object().contains("text")) {
+        // As the SDK's text accessors do: adjacent parts of the same kind (thought or answer)
+        // read as one; a thought's signature lands on the thought it closes.
+        const json::value* sig = part.as_object().if_contains("thoughtSignature");
+        const bool thought = part.as_object().contains("thought");
+        if (part.at("text") == "" && sig == nullptr) continue;
+        if (!parts.empty() && parts.back().as_object().contains("text") &&
+            parts.back().as_object().contains("thought") == thought) {
           json::string text = parts.back().at("text").as_string();
           text.append(part.at("text").as_string());
           parts.back().as_object()["text"] = text;
+          if (sig != nullptr) parts.back().as_object()["thoughtSignature"] = *sig;
           continue;
         }
       }
@@ -340,9 +351,10 @@ json::value AssembleCohere(const Events& events) {
       content.push_back(d.at("delta").at("message").at("content"));
     } else if (name == "content-delta") {
       json::object& block = content.at(d.at("index").as_int64()).as_object();
-      json::string text = block["text"].as_string();
-      text.append(d.at("delta").at("message").at("content").at("text").as_string());
-      block["text"] = text;
+      const std::string_view key = block.at("type") == "thinking" ? "thinking" : "text";
+      json::string text = block[key].as_string();
+      text.append(d.at("delta").at("message").at("content").at(key).as_string());
+      block[key] = text;
     } else if (name == "tool-call-start") {
       EXPECT_EQ(d.at("index").as_int64(), static_cast<int64_t>(calls.size()));
       calls.push_back(d.at("delta").at("message").at("tool_calls"));

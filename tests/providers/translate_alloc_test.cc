@@ -217,10 +217,15 @@ const std::string kResponsesToolArgs =
     R"("output_index":0,"delta":"{\"a\":"})"
     "\n\n";
 
+// A Gemini client's body asking for thoughts (the Gemini encoder renders reasoning only then).
+const std::string kGeminiThoughtsBody =
+    R"({"contents":[],"generationConfig":{"thinkingConfig":{"includeThoughts":true}}})";
+
 size_t AllocationsPerChunk(const Provider& from, const Provider& to, const std::string& open,
-                           const std::string& chunk) {
+                           const std::string& chunk, std::string_view client_body = {}) {
   EncoderOptions options;
   options.include_usage = true;
+  options.client_body = client_body;
   StreamTranslator translator(from.NewDecoder(), to.NewEncoder(options));
   stream::SseParser sse;
   stream::NdjsonParser ndjson;
@@ -331,6 +336,25 @@ TEST(TranslateAllocations, GeminiOllamaAndCohereReasoningAllocatesNothing) {
   const cohere::CohereProvider cohere;
   EXPECT_EQ(AllocationsPerChunk(cohere, anthropic, kCohereOpen, kCohereThinking), 0u);
   EXPECT_EQ(AllocationsPerChunk(cohere, openai, kCohereOpen, kCohereThinking), 0u);
+}
+
+TEST(TranslateAllocations, ReasoningIntoGeminiAndCohereClientsAllocatesNothing) {
+  const anthropic::AnthropicProvider anthropic;
+  const openai::OpenAiProvider openai;
+  const gemini::GeminiProvider gemini;
+  const cohere::CohereProvider cohere;
+  EXPECT_EQ(AllocationsPerChunk(anthropic, gemini, kAnthropicThinkingOpen, kAnthropicThinking,
+                                kGeminiThoughtsBody),
+            0u);
+  EXPECT_EQ(AllocationsPerChunk(anthropic, gemini, kAnthropicThinkingOpen, kAnthropicSignature,
+                                kGeminiThoughtsBody),
+            0u);
+  EXPECT_EQ(AllocationsPerChunk(openai, gemini, kOpenAiReasoningOpen, kOpenAiReasoning,
+                                kGeminiThoughtsBody),
+            0u);
+  EXPECT_EQ(AllocationsPerChunk(anthropic, cohere, kAnthropicThinkingOpen, kAnthropicThinking), 0u);
+  EXPECT_EQ(AllocationsPerChunk(openai, cohere, kOpenAiReasoningOpen, kOpenAiReasoning), 0u);
+  EXPECT_EQ(AllocationsPerChunk(gemini, cohere, kGeminiThought, kGeminiThought), 0u);
 }
 
 // The counter works: a translator built inside the counted window allocates.

@@ -159,6 +159,9 @@ Result<std::string> CohereProvider::IdentityBody(std::string_view body,
 std::string CohereProvider::RenderResponse(const Response& response, int64_t) const {
   json::object message{{"role", "assistant"}};
   json::array content;
+  if (!response.reasoning.empty()) {
+    content.push_back(json::object{{"type", "thinking"}, {"thinking", response.reasoning}});
+  }
   if (!response.text.empty())
     content.push_back(json::object{{"type", "text"}, {"text", response.text}});
   message["content"] = std::move(content);

@@ -4,6 +4,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "providers/cohere/client_requests.h"
+#include "providers/reasoning.h"
 #include "providers/request_fields.h"
 #include "providers/scratch_json.h"
 
@@ -19,7 +20,7 @@ using request::Present;
 constexpr std::string_view kHandled[] = {
     "model",           "messages",    "stream", "tools", "tool_choice",       "max_tokens",
     "stop_sequences",  "temperature", "seed",   "p",     "frequency_penalty", "presence_penalty",
-    "response_format",
+    "response_format", "thinking",
 };
 
 Error Unsupported(const std::string& param) {
@@ -70,6 +71,7 @@ class Translation {
     }
     if (Status s = Tools(); !s.ok()) return s.error();
     if (Status s = Format(); !s.ok()) return s.error();
+    if (Status s = Thinking(); !s.ok()) return s.error();
     if (const json::value* stream = in_.if_contains("stream"); stream && *stream == true) {
       out_["stream"] = true;
       out_["stream_options"] = json::object{{"include_usage", true}};
@@ -107,6 +109,12 @@ class Translation {
         const json::value* document = block.if_contains("document");
         if (document == nullptr) return WrongType(at + ".document", "an object");
         parts.push_back(json::object{{"type", "text"}, {"text", json::serialize(*document)}});
+      } else if (*type == "thinking" && role == "assistant") {
+        const json::value* thinking = block.if_contains("thinking");
+        if (thinking == nullptr || !thinking->is_string()) {
+          return WrongType(at + ".thinking", "a string");
+        }
+        thinking_.append(thinking->as_string());
       } else {
         return Unsupported(at + ".type");
       }
@@ -135,6 +143,7 @@ class Translation {
         return WrongType(param + ".role", "one of system, user, assistant, tool");
       }
       json::object out{{"role", r}};
+      thinking_.clear();
       for (const auto& [key, field] : m) {
         if (field.is_null() || key == "role") continue;
         if (key == "content") {
@@ -157,6 +166,7 @@ class Translation {
         if (r != "assistant") return WrongType(param + ".content", "a string or an array");
         out["content"] = nullptr;
       }
+      if (!thinking_.empty()) out[reasoning::kContent] = thinking_;
       messages_.push_back(std::move(out));
     }
     return Ok{};
@@ -199,9 +209,41 @@ class Translation {
     return Ok{};
   }
 
+  // thinking {type: enabled | disabled, token_budget} -> reasoning_effort (reasoning.h's
+  // table): disabled -> none; enabled without a budget -> medium (the model decides; the
+  // effort an OpenAI model takes by default); a budget -> its effort.
+  Status Thinking() {
+    if (!Present(in_, "thinking")) return Ok{};
+    const json::value& thinking = in_.at("thinking");
+    if (!thinking.is_object()) return WrongType("thinking", "an object");
+    const json::object& t = thinking.as_object();
+    for (const auto& [key, value] : t) {
+      if (!value.is_null() && key != "type" && key != "token_budget") {
+        return Unsupported("thinking." + std::string(key));
+      }
+    }
+    const json::value* type = t.if_contains("type");
+    if (type == nullptr || (*type != "enabled" && *type != "disabled")) {
+      return WrongType("thinking.type", "enabled or disabled");
+    }
+    reasoning::Effort effort = reasoning::Effort::kMedium;
+    if (*type == "disabled") {
+      effort = reasoning::Effort::kNone;
+    } else if (Present(t, "token_budget")) {
+      const json::value& budget = t.at("token_budget");
+      if (!budget.is_int64() || budget.as_int64() < 1) {
+        return WrongType("thinking.token_budget", "a positive integer");
+      }
+      effort = reasoning::EffortFor(budget.as_int64());
+    }
+    out_[reasoning::kEffort] = reasoning::EffortName(effort);
+    return Ok{};
+  }
+
   const json::object& in_;
   json::object out_;
   json::array messages_;
+  std::string thinking_;  // the thinking blocks of the message being read
 };
 
 }  // namespace

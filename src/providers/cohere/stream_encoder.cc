@@ -53,19 +53,10 @@ void CohereStreamEncoder::OnEvent(const StreamEvent& event) {
   std::string& o = out();
   switch (event.kind) {
     case EventKind::kTextDelta:
-      if (block_ != Block::kText) {
-        CloseBlock();
-        block_ = Block::kText;
-        Open("content-start");
-        AppendInt(o, texts_++);
-        o.append(R"(,"delta":{"message":{"content":{"type":"text","text":""}}}})"
-                 "\n\n");
-      }
-      Open("content-delta");
-      AppendInt(o, texts_ - 1);
-      o.append(R"(,"delta":{"message":{"content":{"text":)");
-      AppendQuotedEscaped(o, event.text);
-      o.append("}}}}\n\n");
+      Content(Block::kText, "text", event.text);
+      break;
+    case EventKind::kReasoningDelta:
+      Content(Block::kThinking, "thinking", event.text);
       break;
     case EventKind::kToolCallStart:
       CloseBlock();
@@ -112,6 +103,31 @@ void CohereStreamEncoder::OnEvent(const StreamEvent& event) {
   }
 }
 
+// A content-delta of a text or thinking block (`field` names it), opening the block first
+// when another kind is open.
+void CohereStreamEncoder::Content(Block block, std::string_view field, std::string_view text) {
+  std::string& o = out();
+  if (block_ != block) {
+    CloseBlock();
+    block_ = block;
+    Open("content-start");
+    AppendInt(o, contents_++);
+    o.append(R"(,"delta":{"message":{"content":{"type":")");
+    o.append(field);
+    o.append(R"(",")");
+    o.append(field);
+    o.append(R"(":""}}}})"
+             "\n\n");
+  }
+  Open("content-delta");
+  AppendInt(o, contents_ - 1);
+  o.append(R"(,"delta":{"message":{"content":{")");
+  o.append(field);
+  o.append(R"(":)");
+  AppendQuotedEscaped(o, text);
+  o.append("}}}}\n\n");
+}
+
 void CohereStreamEncoder::Start(std::string_view id) {
   started_ = true;
   std::string& o = out();
@@ -134,10 +150,10 @@ void CohereStreamEncoder::Open(std::string_view type) {
 
 void CohereStreamEncoder::CloseBlock() {
   if (block_ == Block::kNone) return;
-  const bool text = block_ == Block::kText;
+  const bool content = block_ != Block::kTool;
   block_ = Block::kNone;
-  Open(text ? "content-end" : "tool-call-end");
-  AppendInt(out(), text ? texts_ - 1 : tools_ - 1);
+  Open(content ? "content-end" : "tool-call-end");
+  AppendInt(out(), content ? contents_ - 1 : tools_ - 1);
   out().append("}\n\n");
 }
 

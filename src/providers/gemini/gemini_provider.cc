@@ -177,12 +177,17 @@ Result<json::object> GeminiProvider::ParseRequest(std::string_view body) const {
   return ParseGenerateContentRequest(body);
 }
 
-std::unique_ptr<StreamEncoder> GeminiProvider::NewEncoder(const EncoderOptions&) const {
-  return std::make_unique<GeminiStreamEncoder>();
+std::unique_ptr<StreamEncoder> GeminiProvider::NewEncoder(const EncoderOptions& options) const {
+  return std::make_unique<GeminiStreamEncoder>(IncludeThoughts(options.client_body));
 }
 
 std::string GeminiProvider::RenderResponse(const Response& response, int64_t) const {
-  return RenderGenerateContent(response);
+  return RenderGenerateContent(response, false);
+}
+
+std::string GeminiProvider::RenderWholeResponse(const Response& response,
+                                                const EncoderOptions& options) const {
+  return RenderGenerateContent(response, IncludeThoughts(options.client_body));
 }
 
 Result<std::string> GeminiProvider::IdentityBody(std::string_view body, std::string_view) const {

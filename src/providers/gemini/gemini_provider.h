@@ -35,6 +35,8 @@ class GeminiProvider final : public Provider {
   Result<boost::json::object> ParseRequest(std::string_view body) const override;
   std::unique_ptr<StreamEncoder> NewEncoder(const EncoderOptions& options) const override;
   std::string RenderResponse(const Response& response, int64_t created) const override;
+  std::string RenderWholeResponse(const Response& response,
+                                  const EncoderOptions& options) const override;
   ErrorReply RenderError(const Error& error) const override;
   Result<std::string> IdentityBody(std::string_view body,
                                    std::string_view upstream_model) const override;

@@ -4,6 +4,8 @@
 #include <map>
 
 #include "providers/gemini/client_requests.h"
+#include "providers/gemini/thought_signature.h"
+#include "providers/reasoning.h"
 #include "providers/request_fields.h"
 #include "providers/scratch_json.h"
 
@@ -22,8 +24,10 @@ constexpr std::string_view kHandled[] = {"contents", "systemInstruction", "tools
 constexpr std::string_view kGenerationHandled[] = {
     "temperature",      "topP",           "maxOutputTokens",    "stopSequences",
     "candidateCount",   "seed",           "presencePenalty",    "frequencyPenalty",
-    "responseMimeType", "responseSchema", "responseJsonSchema",
+    "responseMimeType", "responseSchema", "responseJsonSchema", "thinkingConfig",
 };
+// thinkingBudget -1: the model decides how much to think.
+constexpr int64_t kDynamicBudget = -1;
 constexpr const char* kJsonMime = "application/json";
 constexpr const char* kTextMime = "text/plain";
 constexpr std::string_view kImageMimePrefix = "image/";
@@ -196,17 +200,29 @@ class Translation {
     return Ok{};
   }
 
-  // A model turn: text and function calls; thought parts (reasoning) and thought signatures
-  // are not carried to another dialect (a reasoning mapping is separate work).
+  // A model turn: text, function calls, and thought parts (reasoning_content, with the
+  // dialect-tagged signature the gateway rendered on them: thought_signature.h).
   Status ModelTurn(const json::array& parts, const std::string& param) {
-    std::string text;
+    std::string text, thinking;
     json::array calls;
+    json::value signature;
     size_t j = 0;
     for (const json::value& value : parts) {
       const std::string at = At(param + ".parts", j++);
       if (!value.is_object()) return WrongType(at, "a Part object");
       const json::object& part = value.as_object();
       if (const json::value* thought = part.if_contains("thought"); thought && *thought == true) {
+        const json::value* piece = part.if_contains("text");
+        if (piece != nullptr && !piece->is_string()) return WrongType(at + ".text", "a string");
+        if (piece != nullptr) thinking += piece->as_string();
+        const json::value* sig = part.if_contains("thoughtSignature");
+        if (sig != nullptr && !sig->is_null() && !sig->is_string()) {
+          return WrongType(at + ".thoughtSignature", "a string");
+        }
+        if (sig != nullptr && sig->is_string()) {
+          const reasoning::Tagged tagged = reasoning::SplitTagged(sig->as_string(), kOwnDialect);
+          signature = json::object{{"dialect", tagged.dialect}, {"value", tagged.value}};
+        }
         continue;
       }
       if (const json::value* piece = part.if_contains("text"); piece != nullptr) {
@@ -225,6 +241,8 @@ class Translation {
     json::object message{{"role", "assistant"}};
     message["content"] = text.empty() ? json::value(nullptr) : json::value(text);
     if (!calls.empty()) message["tool_calls"] = std::move(calls);
+    if (!thinking.empty()) message[reasoning::kContent] = std::move(thinking);
+    if (!signature.is_null()) message[reasoning::kSignature] = std::move(signature);
     messages_.push_back(std::move(message));
     return Ok{};
   }
@@ -388,7 +406,54 @@ class Translation {
       }
       out_["stop"] = stops;
     }
+    if (Status s = Thinking(g); !s.ok()) return s;
     return ResponseFormat(g);
+  }
+
+  // thinkingConfig -> reasoning_effort (reasoning.h's table): thinkingBudget 0 -> none, -1
+  // (dynamic) -> medium (OpenAI's default effort; Anthropic needs a budget to think at all),
+  // a positive budget -> its effort; thinkingLevel LOW/MEDIUM/HIGH/MINIMAL -> that effort.
+  // includeThoughts is the encoder's (whether thought parts are shown), read there.
+  Status Thinking(const json::object& g) {
+    if (!Present(g, "thinkingConfig")) return Ok{};
+    const std::string param = "generationConfig.thinkingConfig";
+    if (!g.at("thinkingConfig").is_object()) return WrongType(param, "an object");
+    const json::object& t = g.at("thinkingConfig").as_object();
+    constexpr std::string_view kThinkingHandled[] = {"thinkingBudget", "includeThoughts",
+                                                     "thinkingLevel"};
+    if (std::optional<std::string> field = request::FirstUnhandled(t, kThinkingHandled)) {
+      return Unsupported(param + "." + *field);
+    }
+    if (Present(t, "includeThoughts") && !t.at("includeThoughts").is_bool()) {
+      return WrongType(param + ".includeThoughts", "a boolean");
+    }
+    if (Present(t, "thinkingLevel")) {
+      if (Present(t, "thinkingBudget")) {
+        return Invalid("thinkingBudget and thinkingLevel cannot both be set.",
+                       param + ".thinkingLevel");
+      }
+      const json::value& level = t.at("thinkingLevel");
+      std::string name = level.is_string() ? std::string(level.as_string()) : std::string();
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (name != "minimal" && name != "low" && name != "medium" && name != "high") {
+        return WrongType(param + ".thinkingLevel", "one of MINIMAL, LOW, MEDIUM, HIGH");
+      }
+      out_[reasoning::kEffort] = name;
+      return Ok{};
+    }
+    if (!Present(t, "thinkingBudget")) return Ok{};
+    const json::value& budget = t.at("thinkingBudget");
+    if (!budget.is_int64() || budget.as_int64() < kDynamicBudget) {
+      return WrongType(param + ".thinkingBudget", "-1, 0 or a positive integer");
+    }
+    reasoning::Effort effort = reasoning::Effort::kMedium;
+    if (budget.as_int64() == 0) {
+      effort = reasoning::Effort::kNone;
+    } else if (budget.as_int64() > 0) {
+      effort = reasoning::EffortFor(budget.as_int64());
+    }
+    out_[reasoning::kEffort] = reasoning::EffortName(effort);
+    return Ok{};
   }
 
   Status ResponseFormat(const json::object& g) {

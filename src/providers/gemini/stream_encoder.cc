@@ -5,6 +5,7 @@
 
 #include "providers/gemini/wire.h"
 #include "providers/json_text.h"
+#include "providers/reasoning.h"
 #include "providers/scratch_json.h"
 
 namespace turnpike::providers::gemini {
@@ -135,11 +136,28 @@ void AppendUsageMetadata(std::string& out, const TokenUsage& usage) {
   bool first = true;
   const int64_t prompt = std::max<int64_t>(usage.prompt_tokens, 0);
   const int64_t output = std::max<int64_t>(usage.completion_tokens, 0);
+  // Gemini's candidatesTokenCount excludes thoughts (README.md, Usage).
+  const int64_t thoughts = std::clamp<int64_t>(usage.reasoning_tokens, -1, output);
   AppendCount(out, "promptTokenCount", prompt, first);
-  AppendCount(out, "candidatesTokenCount", output, first);
+  AppendCount(out, "candidatesTokenCount", output - std::max<int64_t>(thoughts, 0), first);
   AppendCount(out, "totalTokenCount", prompt + output, first);
   AppendCount(out, "cachedContentTokenCount", usage.cached_tokens, first);
+  if (thoughts > 0) AppendCount(out, "thoughtsTokenCount", thoughts, first);
   out.push_back('}');
+}
+
+bool IncludeThoughts(std::string_view client_body) {
+  if (client_body.find("includeThoughts") == std::string_view::npos) return false;
+  ScratchJson scratch;
+  boost::system::error_code ec;
+  const json::value body = scratch.Parse(client_body, ec);
+  if (ec || !body.is_object()) return false;
+  const json::value* config = body.as_object().if_contains("generationConfig");
+  if (config == nullptr || !config->is_object()) return false;
+  const json::value* thinking = config->as_object().if_contains("thinkingConfig");
+  if (thinking == nullptr || !thinking->is_object()) return false;
+  const json::value* include = thinking->as_object().if_contains("includeThoughts");
+  return include != nullptr && *include == true;
 }
 
 void GeminiStreamEncoder::OnEvent(const StreamEvent& event) {
@@ -156,6 +174,26 @@ void GeminiStreamEncoder::OnEvent(const StreamEvent& event) {
       out().append(R"({"text":)");
       AppendQuotedEscaped(out(), event.text);
       out().push_back('}');
+      CloseChunk(false);
+      break;
+    case EventKind::kReasoningDelta:
+      if (!include_thoughts_) break;
+      FlushCall();
+      OpenChunk();
+      out().append(R"({"text":)");
+      AppendQuotedEscaped(out(), event.text);
+      out().append(R"(,"thought":true})");
+      CloseChunk(false);
+      break;
+    case EventKind::kReasoningSignature:
+      if (!include_thoughts_) break;
+      FlushCall();
+      OpenChunk();
+      out().append(R"({"text":"","thought":true,"thoughtSignature":")");
+      out().append(reasoning::kStreamIssuer);
+      out().push_back(':');
+      out().append(event.text);
+      out().append(R"("})");
       CloseChunk(false);
       break;
     case EventKind::kToolCallStart:
@@ -255,8 +293,16 @@ void GeminiStreamEncoder::RenderError(const Error& error) {
   o.append("\r\n\r\n");
 }
 
-std::string RenderGenerateContent(const Response& response) {
+std::string RenderGenerateContent(const Response& response, bool include_thoughts) {
   json::array parts;
+  if (include_thoughts && !response.reasoning.empty()) {
+    json::object thought{{"text", response.reasoning}, {"thought", true}};
+    if (!response.reasoning_signature.empty()) {
+      thought["thoughtSignature"] =
+          std::string(reasoning::kStreamIssuer) + ":" + response.reasoning_signature;
+    }
+    parts.push_back(std::move(thought));
+  }
   if (!response.text.empty()) parts.push_back(json::object{{"text", response.text}});
   for (const ToolCall& call : response.tool_calls) {
     boost::system::error_code ec;
@@ -273,12 +319,14 @@ std::string RenderGenerateContent(const Response& response) {
   if (response.usage.present()) {
     const int64_t prompt = std::max<int64_t>(response.usage.prompt_tokens, 0);
     const int64_t output = std::max<int64_t>(response.usage.completion_tokens, 0);
+    const int64_t thoughts = std::clamp<int64_t>(response.usage.reasoning_tokens, -1, output);
     json::object usage{{"promptTokenCount", prompt},
-                       {"candidatesTokenCount", output},
+                       {"candidatesTokenCount", output - std::max<int64_t>(thoughts, 0)},
                        {"totalTokenCount", prompt + output}};
     if (response.usage.cached_tokens >= 0) {
       usage["cachedContentTokenCount"] = response.usage.cached_tokens;
     }
+    if (thoughts > 0) usage["thoughtsTokenCount"] = thoughts;
     answer["usageMetadata"] = std::move(usage);
   }
   answer["modelVersion"] = response.model;

@@ -12,7 +12,12 @@
 //   kEnd           -> the open call's chunk, then a last chunk with finishReason and
 //                     usageMetadata
 //   kError         -> a chunk {"error":{code,message,status}}, as Google's streams end on error
-// Any other kind (added to events.h later, e.g. reasoning) is ignored here until mapped.
+//   kReasoningDelta     -> one chunk: a part {"text", "thought": true}, only when the client
+//                          asked for thoughts (thinkingConfig.includeThoughts); else nothing
+//   kReasoningSignature -> (same condition) a thought part with empty text and the signature
+//                          as `thoughtSignature`, tagged with its issuer (thought_signature.h)
+//   kRedactedReasoning  -> nothing: Gemini has no part for an encrypted payload
+// usageMetadata.thoughtsTokenCount is reasoning_tokens; candidatesTokenCount excludes them.
 //
 // Chunks are framed "data: <json>\r\n\r\n" as Gemini's own. State: the ids, the finish reason,
 // the usage and the open call's name, id and argument bytes, in strings reused for the stream's
@@ -27,6 +32,8 @@ namespace turnpike::providers::gemini {
 
 class GeminiStreamEncoder final : public StreamEncoder {
  public:
+  explicit GeminiStreamEncoder(bool include_thoughts = false)
+      : include_thoughts_(include_thoughts) {}
   void OnEvent(const StreamEvent& event) override;
 
  private:
@@ -35,6 +42,7 @@ class GeminiStreamEncoder final : public StreamEncoder {
   void FlushCall();
   void RenderError(const Error& error);
 
+  const bool include_thoughts_;
   bool done_ = false;
   bool call_open_ = false;
   std::string id_, model_;                       // escaped
@@ -50,7 +58,13 @@ std::string_view FinishReasonName(FinishReason finish);
 // ,"usageMetadata":{...} from neutral usage (nothing when none was reported).
 void AppendUsageMetadata(std::string& out, const TokenUsage& usage);
 
-// A whole GenerateContentResponse for a neutral answer.
-std::string RenderGenerateContent(const Response& response);
+// Whether a client's GenerateContentRequest body asks for thoughts
+// (generationConfig.thinkingConfig.includeThoughts true). Parses the body only when it names the
+// field; once per request.
+bool IncludeThoughts(std::string_view client_body);
+
+// A whole GenerateContentResponse for a neutral answer; the reasoning as a leading thought part
+// when `include_thoughts`.
+std::string RenderGenerateContent(const Response& response, bool include_thoughts);
 
 }  // namespace turnpike::providers::gemini

@@ -52,4 +52,10 @@ struct CallId {
 // character outside base64url, or has a length no base64 text has.
 std::optional<CallId> SplitCallId(std::string_view id);
 
+// Reasoning signatures another dialect issued (the pivot's reasoning_signature) are shown to a
+// Gemini client as the `thoughtSignature` of a thought part, tagged with their issuer
+// ("anthropic:EqQB...", reasoning.h SplitTagged); one without a tag is Gemini's own (what a
+// Gemini deployment put there, through the identity path) and reads as this dialect's.
+inline constexpr std::string_view kOwnDialect = "gemini";
+
 }  // namespace turnpike::providers::gemini

@@ -38,7 +38,12 @@ void AppendItem(std::string& out, const OutputItem& item, std::string_view statu
     out.append(status);
     out.append(R"(","summary":[)");
     if (status != "in_progress") AppendSummaryPart(out, item.text);
-    out.append("]}");
+    out.push_back(']');
+    if (!item.encrypted.empty()) {
+      out.append(R"(,"encrypted_content":)");
+      AppendQuotedEscaped(out, item.encrypted);
+    }
+    out.push_back('}');
     return;
   }
   out.append(R"(,"type":"message","status":")");

@@ -24,10 +24,11 @@ namespace turnpike::providers::openai_responses {
 struct OutputItem {
   bool is_call = false;
   bool is_reasoning = false;
-  std::string id;       // escaped
-  std::string call_id;  // escaped; calls
-  std::string name;     // escaped; calls
-  std::string text;     // escaped: the message's text, the call's arguments, the summary
+  std::string id;         // escaped
+  std::string call_id;    // escaped; calls
+  std::string name;       // escaped; calls
+  std::string text;       // escaped: the message's text, the call's arguments, the summary
+  std::string encrypted;  // escaped; reasoning: encrypted_content, "<issuer>:<signature>"
 };
 
 enum class ResponseStatus : uint8_t { kInProgress, kCompleted, kIncomplete, kFailed };

@@ -136,8 +136,14 @@ class Translation {
     if (Present(in_, "include")) {
       const json::value& include = in_.at("include");
       if (!include.is_array()) return WrongType("include", "an array");
-      if (!include.as_array().empty()) {
-        return Unsupported("include[0]", "no additional output data can be included.");
+      // encrypted_content is what the gateway shows anyway (an issuer's signature, when there
+      // is one); nothing else can be included.
+      size_t i = 0;
+      for (const json::value& entry : include.as_array()) {
+        if (entry != "reasoning.encrypted_content") {
+          return Unsupported(At("include", i), "only reasoning.encrypted_content can be included.");
+        }
+        ++i;
       }
     }
     if (Present(in_, "truncation") && in_.at("truncation") != "disabled") {

@@ -1,6 +1,7 @@
 // Responses `instructions` and `input` items -> pivot messages.
 #include "providers/openai_responses/request_input.h"
 
+#include "providers/reasoning.h"
 #include "providers/request_fields.h"
 
 namespace turnpike::providers::openai_responses {
@@ -16,6 +17,10 @@ using request::WrongType;
 // Fields an item may carry that change nothing for the model: output items passed back as
 // input carry their id and status.
 bool Inert(std::string_view key) { return key == "type" || key == "id" || key == "status"; }
+
+// The issuer an encrypted_content without a tag is read as: OpenAI's own, which no deployment
+// gets back (Responses upstreams' reasoning is not read).
+constexpr std::string_view kOwnDialect = "openai_responses";
 
 class MessagesTranslation {
  public:
@@ -57,10 +62,12 @@ class MessagesTranslation {
         s = FunctionCall(o, param);
       } else if (*type == "function_call_output") {
         s = FunctionCallOutput(o, param);
+      } else if (*type == "reasoning") {
+        s = Reasoning(o, param);
       } else {
         s = Unsupported(param + ".type",
-                        "only message, function_call and function_call_output items are "
-                        "supported.");
+                        "only message, function_call, function_call_output and reasoning items "
+                        "are supported.");
       }
       if (!s.ok()) return s;
     }
@@ -81,10 +88,17 @@ class MessagesTranslation {
       return WrongType(param + ".content", "a string or an array");
     }
     const bool user = *role == "user";
+    // The assistant message after a reasoning item is that item's turn: its content goes there.
+    const bool joins_reasoning = *role == "assistant" && reasoning_open_;
+    reasoning_open_ = false;
     // OpenAI-compatible servers and other dialects know `system`; `developer` means the same.
     const std::string_view chat_role =
         *role == "developer" ? std::string_view("system") : std::string_view(role->as_string());
     if (content->is_string()) {
+      if (joins_reasoning) {
+        messages_.back().as_object()["content"] = *content;
+        return Ok{};
+      }
       messages_.push_back(json::object{{"role", chat_role}, {"content", *content}});
       last_assistant_ = *role == "assistant";
       return Ok{};
@@ -121,6 +135,8 @@ class MessagesTranslation {
     }
     if (user) {
       messages_.push_back(json::object{{"role", "user"}, {"content", std::move(parts)}});
+    } else if (joins_reasoning) {
+      messages_.back().as_object()["content"] = std::move(text);
     } else {
       messages_.push_back(json::object{{"role", chat_role}, {"content", std::move(text)}});
     }
@@ -142,6 +158,7 @@ class MessagesTranslation {
         {"id", call_id.value()},
         {"type", "function"},
         {"function", json::object{{"name", name.value()}, {"arguments", arguments.value()}}}};
+    reasoning_open_ = false;
     if (!last_assistant_) {
       messages_.push_back(json::object{{"role", "assistant"}, {"content", nullptr}});
       last_assistant_ = true;
@@ -151,6 +168,42 @@ class MessagesTranslation {
     if (!calls.is_array()) calls.emplace_array();
     calls.as_array().push_back(std::move(call));
     if (assistant["content"] == "") assistant["content"] = nullptr;
+    return Ok{};
+  }
+
+  // A reasoning item the gateway rendered, passed back: its summary text becomes the next
+  // assistant turn's reasoning_content, its encrypted_content ("<issuer>:<value>", reasoning.h)
+  // that turn's signature, which only the issuing dialect's deployment is sent. The turn is an
+  // assistant message opened here; the function calls and message that follow join it.
+  Status Reasoning(const json::object& item, const std::string& param) {
+    if (Status s = CheckFields(item, {"summary", "encrypted_content"}, param); !s.ok()) return s;
+    json::string summary;
+    if (const json::value* parts = item.if_contains("summary"); parts && !parts->is_null()) {
+      if (!parts->is_array()) return WrongType(param + ".summary", "an array");
+      size_t i = 0;
+      for (const json::value& part : parts->as_array()) {
+        const std::string at = At(param + ".summary", i++);
+        if (!part.is_object() || !part.as_object().if_contains("type") ||
+            part.at("type") != "summary_text") {
+          return Unsupported(at + ".type", "a reasoning summary may only be summary_text.");
+        }
+        Result<json::string> piece = StringField(part.as_object(), "text", at);
+        if (!piece.ok()) return piece.error();
+        summary.append(piece.value());
+      }
+    }
+    json::object message{{"role", "assistant"}, {"content", nullptr}};
+    if (!summary.empty()) message[reasoning::kContent] = std::move(summary);
+    if (const json::value* encrypted = item.if_contains("encrypted_content");
+        encrypted && !encrypted->is_null()) {
+      if (!encrypted->is_string()) return WrongType(param + ".encrypted_content", "a string");
+      const reasoning::Tagged tagged = reasoning::SplitTagged(encrypted->as_string(), kOwnDialect);
+      message[reasoning::kSignature] =
+          json::object{{"dialect", tagged.dialect}, {"value", tagged.value}};
+    }
+    messages_.push_back(std::move(message));
+    last_assistant_ = true;
+    reasoning_open_ = true;
     return Ok{};
   }
 
@@ -180,12 +233,14 @@ class MessagesTranslation {
     messages_.push_back(
         json::object{{"role", "tool"}, {"tool_call_id", call_id.value()}, {"content", text}});
     last_assistant_ = false;
+    reasoning_open_ = false;
     return Ok{};
   }
 
   const json::object& in_;
   json::array messages_;
   bool last_assistant_ = false;  // the last pivot message is an assistant turn from `input`
+  bool reasoning_open_ = false;  // that turn was opened by a reasoning item, no message yet
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "providers/openai_responses/stream_encoder.h"
 #include "providers/openai_responses/upstream_answer.h"
 #include "providers/openai_responses/upstream_request.h"
+#include "providers/reasoning.h"
 
 namespace turnpike::providers::openai_responses {
 namespace {
@@ -76,6 +77,10 @@ std::string ResponsesProvider::RenderWholeResponse(const Response& response,
     reasoning.is_reasoning = true;
     reasoning.id = "rs_" + Escaped(response.id);
     reasoning.text = Escaped(response.reasoning);
+    if (!response.reasoning_signature.empty()) {
+      reasoning.encrypted =
+          std::string(reasoning::kStreamIssuer) + ":" + Escaped(response.reasoning_signature);
+    }
     items.push_back(std::move(reasoning));
   }
   if (!response.text.empty()) {

@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "providers/json_text.h"
 #include "providers/openai_responses/request.h"
+#include "providers/reasoning.h"
 
 namespace turnpike::providers::openai_responses {
 namespace {
@@ -183,6 +184,12 @@ void ResponsesStreamEncoder::OnEvent(const StreamEvent& event) {
       CloseEvent();
       break;
     }
+    case EventKind::kReasoningSignature:
+      // Closes the open reasoning item's text: shown in its done events and the response.
+      if (open_ >= 0 && items_[open_].is_reasoning) {
+        items_[open_].encrypted.assign(reasoning::kStreamIssuer).append(":").append(event.text);
+      }
+      break;
     case EventKind::kTextDelta: {
       if (open_ < 0 || items_[open_].is_call || items_[open_].is_reasoning) {
         OutputItem message;

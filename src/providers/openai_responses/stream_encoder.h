@@ -12,7 +12,10 @@
 //                     response.reasoning_summary_part.added; then
 //                     response.reasoning_summary_text.delta (the reasoning text is rendered
 //                     as the item's one summary part; its done events mirror the message's)
-//   kReasoningSignature, kRedactedReasoning -> dropped (encrypted_content: not implemented)
+//   kReasoningSignature -> the open reasoning item's encrypted_content, "anthropic:<signature>"
+//                     (reasoning.h: the issuer tag), shown in its output_item.done and the
+//                     final response; read back from the client's next input
+//   kRedactedReasoning -> dropped (a Responses item has one encrypted_content)
 //   kFinish        -> the open item's done events (output_text.done, content_part.done,
 //                     output_item.done; or function_call_arguments.done, output_item.done)
 //   kUsage         -> remembered

@@ -44,9 +44,11 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"conversation", "{" + kModel + R"(,"input":"hi","conversation":"conv_1"})",
                 "conversation"},
         Refusal{"background", "{" + kModel + R"(,"input":"hi","background":true})", "background"},
-        Refusal{"include",
-                "{" + kModel + R"(,"input":"hi","include":["reasoning.encrypted_content"]})",
-                "include[0]"},
+        Refusal{
+            "include",
+            "{" + kModel +
+                R"(,"input":"hi","include":["reasoning.encrypted_content","message.output_text.logprobs"]})",
+            "include[1]"},
         Refusal{"truncation", "{" + kModel + R"(,"input":"hi","truncation":"auto"})", "truncation"},
         Refusal{"builtin_tool", "{" + kModel + R"(,"input":"hi","tools":[{"type":"file_search"}]})",
                 "tools[0].type"},
@@ -59,8 +61,11 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"reasoning_summary",
                 "{" + kModel + R"(,"input":"hi","reasoning":{"summary":"auto"}})",
                 "reasoning.summary"},
-        Refusal{"reasoning_item", "{" + kModel + R"(,"input":[{"type":"reasoning","id":"rs_1"}]})",
-                "input[0].type"},
+        Refusal{
+            "reasoning_item_content",
+            "{" + kModel +
+                R"(,"input":[{"type":"reasoning","id":"rs_1","summary":[{"type":"reasoning_text","text":"x"}]}]})",
+            "input[0].summary[0].type"},
         Refusal{"item_reference",
                 "{" + kModel + R"(,"input":[{"type":"item_reference","id":"msg_1"}]})",
                 "input[0].type"},
