@@ -183,7 +183,7 @@ struct Args {
   Connection connection;
   std::string id, plan, name, status, tenant, key, model, month, cursor;
   std::optional<double> budget, max_request_cost, search_query_price, input, output, cached_input,
-      cache_write;
+      cache_write, reasoning;
   std::optional<int64_t> rpm, tpm, max_output_tokens, expires_at, limit, http_status;
   std::optional<bool> log_bodies;
   bool fail_open = false;
@@ -349,6 +349,8 @@ void RegisterAdminCommand(CLI::App& root) {
   price_set->add_option("--cached-input", a.cached_input, "USD per million cached input tokens");
   price_set->add_option("--cache-write", a.cache_write,
                         "USD per million prompt tokens written to the prompt cache");
+  price_set->add_option("--reasoning", a.reasoning,
+                        "USD per million reasoning tokens (default: the output price)");
   price_set
       ->add_option("--max-output-tokens", a.max_output_tokens,
                    "The model's largest "
@@ -360,6 +362,7 @@ void RegisterAdminCommand(CLI::App& root) {
     SetUsd(body, "output", args->output);
     SetUsd(body, "cached_input", args->cached_input);
     SetUsd(body, "cache_write", args->cache_write);
+    SetUsd(body, "reasoning", args->reasoning);
     SetInt(body, "max_output_tokens", args->max_output_tokens);
     Run(*args, bhttp::verb::put, "prices/" + Encode(args->model), body);
   });

@@ -388,7 +388,7 @@ std::vector<PriceConfig> ParsePrices(const YamlMap& root) {
     p.model = entry.first.as<std::string>();
     const std::string path = "prices." + p.model;
     YamlMap m(entry.second, path,
-              {"input", "output", "cached_input", "cache_write", "max_output_tokens"});
+              {"input", "output", "cached_input", "cache_write", "reasoning", "max_output_tokens"});
     if (!entry.second.IsMap()) FailAt(path, "expected a mapping", entry.second);
     m.Require("input");
     m.Require("output");
@@ -401,6 +401,8 @@ std::vector<PriceConfig> ParsePrices(const YamlMap& root) {
     p.cache_write_micros_per_mtok =
         ToMicros(m.Number("cache_write", static_cast<double>(p.input_micros_per_mtok) / kMicros, 0,
                           kMaxPricePerMtok));
+    p.reasoning_micros_per_mtok = ToMicros(m.Number(
+        "reasoning", static_cast<double>(p.output_micros_per_mtok) / kMicros, 0, kMaxPricePerMtok));
     p.max_output_tokens = m.Int("max_output_tokens", 0, 1, kMaxOutputTokens);
     out.push_back(std::move(p));
   }

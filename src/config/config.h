@@ -84,6 +84,9 @@
 //                max_output_tokens: 64000}
 //                                      # cached_input, cache_write (prompt-cache reads and
 //                                      # writes) default to the input price
+//     o3-x: {input: 2, output: 8, reasoning: 12, max_output_tokens: 100000}
+//                                      # reasoning: the completion tokens spent thinking
+//                                      # (usage reasoning_tokens); default: the output price
 //                                      # max_output_tokens is also the max_tokens sent to a
 //                                      # provider that requires one (anthropic) when the client
 //                                      # gave none; without a price entry, 4096
@@ -204,6 +207,7 @@ struct PriceConfig {
   int64_t cached_input_micros_per_mtok = 0;  // default: the input price
   int64_t max_output_tokens = 0;
   int64_t cache_write_micros_per_mtok = -1;  // prompt-cache writes; -1: the input price
+  int64_t reasoning_micros_per_mtok = -1;    // reasoning (thinking) tokens; -1: the output price
 };
 
 // search: the Elasticsearch-compatible door (doors/search/). Off unless the section is present

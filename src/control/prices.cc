@@ -30,7 +30,7 @@ std::vector<PriceInfo> GovernanceService::EffectivePrices(
     merged[p.model] = {
         p.model,
         {p.input_micros_per_mtok, p.output_micros_per_mtok, p.cached_input_micros_per_mtok,
-         p.max_output_tokens, p.cache_write_micros_per_mtok},
+         p.max_output_tokens, p.cache_write_micros_per_mtok, p.reasoning_micros_per_mtok},
         PriceSource::kConfig};
   }
   for (const store::PriceOverride& p : overrides) {

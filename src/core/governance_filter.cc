@@ -101,8 +101,10 @@ void GovernanceFilter::OnComplete(RequestContext& context) {
   const Usage& u = context.usage;
   governance::TokenUsage usage;
   if (u.prompt_tokens >= 0 || u.completion_tokens >= 0) {
-    usage = {std::max<int64_t>(u.prompt_tokens, 0), std::max<int64_t>(u.completion_tokens, 0),
-             std::max<int64_t>(u.cached_tokens, 0), std::max<int64_t>(u.cache_creation_tokens, 0)};
+    const int64_t completion = std::max<int64_t>(u.completion_tokens, 0);
+    usage = {std::max<int64_t>(u.prompt_tokens, 0), completion,
+             std::max<int64_t>(u.cached_tokens, 0), std::max<int64_t>(u.cache_creation_tokens, 0),
+             std::clamp<int64_t>(u.reasoning_tokens, 0, completion)};
   } else if (context.output_bytes > 0) {
     usage = {admission.estimate().prompt_tokens,
              CeilDiv(context.output_bytes, governance::kPromptBytesPerToken), 0};

@@ -41,7 +41,8 @@ struct Phases {
 // The provider's usage in the governance convention (OpenAI's): prompt_tokens counts every
 // input token, cached_tokens the part read from a prompt cache, cache_creation_tokens the part
 // written to one (Anthropic only); reasoning_tokens the part of completion_tokens spent
-// reasoning (priced as output, since it is counted there). -1 = not reported.
+// reasoning (priced as output unless the price has its own reasoning price). -1 = not
+// reported.
 struct Usage {
   int64_t prompt_tokens = -1;
   int64_t completion_tokens = -1;

@@ -31,9 +31,11 @@ CostEstimate EstimateMaxCost(int64_t prompt_bytes, std::optional<int64_t> max_to
   }
   // The prompt at the dearer of the input and cache-write prices: a prompt written to the cache
   // must not settle above what was reserved.
+  // Likewise the output at the dearer of the output and reasoning prices.
   const int64_t prompt_price = std::max(price->input_micros_per_mtok, price->cache_write());
-  Wide sum = Wide{estimate.prompt_tokens} * prompt_price +
-             Wide{estimate.output_tokens} * price->output_micros_per_mtok;
+  const int64_t output_price = std::max(price->output_micros_per_mtok, price->reasoning());
+  Wide sum =
+      Wide{estimate.prompt_tokens} * prompt_price + Wide{estimate.output_tokens} * output_price;
   estimate.micros = ToMicros(sum);
   return estimate;
 }
@@ -44,10 +46,12 @@ CostResult Cost(const TokenUsage& usage, const ModelPrice* price) {
   int64_t cached = std::clamp<int64_t>(usage.cached_tokens, 0, prompt);
   int64_t written = std::clamp<int64_t>(usage.cache_creation_tokens, 0, prompt - cached);
   int64_t completion = std::max<int64_t>(usage.completion_tokens, 0);
+  int64_t reasoning = std::clamp<int64_t>(usage.reasoning_tokens, 0, completion);
   Wide sum = Wide{prompt - cached - written} * price->input_micros_per_mtok +
              Wide{cached} * price->cached_input_micros_per_mtok +
              Wide{written} * price->cache_write() +
-             Wide{completion} * price->output_micros_per_mtok;
+             Wide{completion - reasoning} * price->output_micros_per_mtok +
+             Wide{reasoning} * price->reasoning();
   return CostResult{ToMicros(sum), false};
 }
 

@@ -41,10 +41,17 @@ struct ModelPrice {
   // input price for 5-minute entries). kSameAsInput: priced as input, for providers that do not
   // bill cache writes apart.
   int64_t cache_write_micros_per_mtok = kSameAsInput;
+  // Completion tokens a reasoning model spent thinking (OpenAI's reasoning_tokens, Gemini's
+  // thoughts). kSameAsOutput: priced as output, as every provider bills them today.
+  int64_t reasoning_micros_per_mtok = kSameAsOutput;
 
   static constexpr int64_t kSameAsInput = -1;
+  static constexpr int64_t kSameAsOutput = -1;
   int64_t cache_write() const {
     return cache_write_micros_per_mtok < 0 ? input_micros_per_mtok : cache_write_micros_per_mtok;
+  }
+  int64_t reasoning() const {
+    return reasoning_micros_per_mtok < 0 ? output_micros_per_mtok : reasoning_micros_per_mtok;
   }
 };
 
@@ -59,19 +66,22 @@ struct CostEstimate {
 
 // `max_tokens`: the request's completion limit (max_tokens / max_completion_tokens /
 // max_output_tokens), nullopt if absent. It is capped at the model's max output. `price` is
-// null for an unknown model.
+// null for an unknown model. Prompt and output tokens are reserved at the dearer of their two
+// prices (input / cache write, output / reasoning): the settlement never exceeds it.
 CostEstimate EstimateMaxCost(int64_t prompt_bytes, std::optional<int64_t> max_tokens,
                              const ModelPrice* price);
 
 // What the provider reported; `cached_tokens` is the part of `prompt_tokens` read from its
 // prompt cache (OpenAI prompt_tokens_details.cached_tokens; for Anthropic, the adapter adds
 // cache reads into both fields), `cache_creation_tokens` the part written to it (Anthropic's
-// cache_creation_input_tokens, also counted in prompt_tokens).
+// cache_creation_input_tokens, also counted in prompt_tokens); `reasoning_tokens` the part of
+// `completion_tokens` a reasoning model spent thinking.
 struct TokenUsage {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;
   int64_t cache_creation_tokens = 0;
+  int64_t reasoning_tokens = 0;
 };
 
 struct CostResult {
@@ -81,7 +91,8 @@ struct CostResult {
 
 // Prompt tokens read from the cache at the cached price, those written to it at the cache-write
 // price, the rest at the input price (each token is priced once; reads and writes are clamped
-// to the prompt), completion tokens at the output price.
+// to the prompt), completion tokens at the output price except the reasoning part, at the
+// reasoning price (clamped to the completion).
 CostResult Cost(const TokenUsage& usage, const ModelPrice* price);
 
 }  // namespace turnpike::governance

@@ -29,11 +29,12 @@ inline constexpr std::string_view kSelectKeys =
     "SELECT public_id, tenant_id, name, secret_sha256, status, expires_at, "
     "monthly_budget_micros, rpm, tpm, allowed_models, created_at FROM api_keys "
     "ORDER BY public_id";
-// Result: model, input, output, cached_input, max_output_tokens, updated_at, cache_write.
+// Result: model, input, output, cached_input, max_output_tokens, updated_at, cache_write,
+// reasoning.
 inline constexpr std::string_view kSelectPrices =
     "SELECT model, input_micros_per_mtok, output_micros_per_mtok, "
     "cached_input_micros_per_mtok, max_output_tokens, updated_at, "
-    "cache_write_micros_per_mtok FROM prices ORDER BY model";
+    "cache_write_micros_per_mtok, reasoning_micros_per_mtok FROM prices ORDER BY model";
 
 // id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros, updated_at,
 // search_query_price_micros, fail_open.
@@ -65,16 +66,18 @@ inline constexpr std::string_view kInsertKey =
 inline constexpr std::string_view kSetKeyStatus =
     "UPDATE api_keys SET status = ?, revoked_at = ? WHERE public_id = ? RETURNING public_id";
 // model, input, output, cached_input, max_output_tokens, updated_at, cache_write (NULL: as
-// input).
+// input), reasoning (NULL: as output).
 inline constexpr std::string_view kUpsertPrice =
     "INSERT INTO prices (model, input_micros_per_mtok, output_micros_per_mtok, "
-    "cached_input_micros_per_mtok, max_output_tokens, updated_at, cache_write_micros_per_mtok) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?) "
+    "cached_input_micros_per_mtok, max_output_tokens, updated_at, cache_write_micros_per_mtok, "
+    "reasoning_micros_per_mtok) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (model) DO UPDATE SET input_micros_per_mtok = excluded.input_micros_per_mtok, "
     "output_micros_per_mtok = excluded.output_micros_per_mtok, "
     "cached_input_micros_per_mtok = excluded.cached_input_micros_per_mtok, "
     "max_output_tokens = excluded.max_output_tokens, updated_at = excluded.updated_at, "
-    "cache_write_micros_per_mtok = excluded.cache_write_micros_per_mtok";
+    "cache_write_micros_per_mtok = excluded.cache_write_micros_per_mtok, "
+    "reasoning_micros_per_mtok = excluded.reasoning_micros_per_mtok";
 // model. Returns a row when the price existed.
 inline constexpr std::string_view kDeletePrice =
     "DELETE FROM prices WHERE model = ? RETURNING model";

@@ -107,7 +107,8 @@ call_log: {log_store: off, queue_rows: 10, batch_rows: 5, flush_interval: 20ms, 
            max_wait: 1s}
 prices:
   m: {input: 0.15, output: 0.6, max_output_tokens: 100}
-  n: {input: 3, output: 15, cached_input: 0.3, cache_write: 3.75, max_output_tokens: 8192}
+  n: {input: 3, output: 15, cached_input: 0.3, cache_write: 3.75, reasoning: 22.5,
+      max_output_tokens: 8192}
 models: [{name: m, deployments: [{provider: openai, base_url: "http://h"}]}]
 )"));
   EXPECT_FALSE(c.governance.enabled);
@@ -127,6 +128,8 @@ models: [{name: m, deployments: [{provider: openai, base_url: "http://h"}]}]
   EXPECT_EQ(c.prices[1].cached_input_micros_per_mtok, 300'000);
   EXPECT_EQ(c.prices[0].cache_write_micros_per_mtok, 150'000);  // defaults to the input price
   EXPECT_EQ(c.prices[1].cache_write_micros_per_mtok, 3'750'000);
+  EXPECT_EQ(c.prices[0].reasoning_micros_per_mtok, 600'000);  // defaults to the output price
+  EXPECT_EQ(c.prices[1].reasoning_micros_per_mtok, 22'500'000);
   EXPECT_EQ(c.prices[1].max_output_tokens, 8192);
 }
 

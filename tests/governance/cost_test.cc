@@ -85,5 +85,41 @@ TEST(CostTest, EstimateCoversAPromptWrittenToTheCache) {
   EXPECT_EQ(all_written.micros, estimate.micros);
 }
 
+// A reasoning model whose thinking is billed above its visible output: $2 / $8, reasoning $12.
+constexpr ModelPrice kReasoningPrice{
+    2'000'000, 8'000'000, 500'000, 100'000, ModelPrice::kSameAsInput, 12'000'000};
+
+TEST(CostTest, ReasoningTokensArePricedOnceAtTheirOwnPrice) {
+  // 1000 prompt tokens; 300 completion tokens of which 200 reasoning:
+  // 1000 * 2 + 100 * 8 + 200 * 12 = 2000 + 800 + 2400 = 5200 micro-USD.
+  EXPECT_EQ(Cost({1'000, 300, 0, 0, 200}, &kReasoningPrice).micros, 5'200);
+  // Reasoning is clamped to the completion: 300 of 300 at 12.
+  EXPECT_EQ(Cost({1'000, 300, 0, 0, 900}, &kReasoningPrice).micros, 2'000 + 3'600);
+  EXPECT_EQ(Cost({1'000, 300, 0, 0, -5}, &kReasoningPrice).micros, 2'000 + 2'400);
+}
+
+TEST(CostTest, ReasoningDefaultsToTheOutputPrice) {
+  EXPECT_EQ(kPrice.reasoning(), kPrice.output_micros_per_mtok);
+  // 1000 * 2.5 + 300 * 10, whatever part of the completion was reasoning.
+  EXPECT_EQ(Cost({1'000, 300, 0, 0, 200}, &kPrice).micros, 5'500);
+  EXPECT_EQ(Cost({1'000, 300, 0, 0, 0}, &kPrice).micros, 5'500);
+}
+
+TEST(CostTest, EstimateCoversACompletionSpentReasoning) {
+  CostEstimate estimate = EstimateMaxCost(3'000, 500, &kReasoningPrice);
+  // 1000 * 2 + 500 * 12: the output reserved at the dearer reasoning price.
+  EXPECT_EQ(estimate.micros, 8'000);
+  CostResult all_reasoning =
+      Cost({estimate.prompt_tokens, estimate.output_tokens, 0, 0, estimate.output_tokens},
+           &kReasoningPrice);
+  EXPECT_EQ(all_reasoning.micros, estimate.micros);
+  CostResult none = Cost({estimate.prompt_tokens, estimate.output_tokens}, &kReasoningPrice);
+  EXPECT_LT(none.micros, estimate.micros);
+  // A cheaper reasoning price leaves the reservation at the output price.
+  constexpr ModelPrice cheap{2'000'000, 8'000'000, 500'000, 100'000, ModelPrice::kSameAsInput,
+                             1'000'000};
+  EXPECT_EQ(EstimateMaxCost(3'000, 500, &cheap).micros, 2'000 + 4'000);
+}
+
 }  // namespace
 }  // namespace turnpike::governance

@@ -445,9 +445,12 @@ test('admin API: token required, clear errors naming the field, 409 on a duplica
   const key = JSON.parse(run('--json', 'keys', 'create', '--tenant', 'x', '--rpm', '7'));
   assert.equal(key.rpm, 7);
   assert.match(run('keys', 'list', '--tenant', 'x'), new RegExp(key.id));
-  const set = run('prices', 'set', 'mock-model', '--input', '0.5', '--output', '1.5', '--cache-write', '0.625', '--max-output-tokens', '4096');
+  const set = run('prices', 'set', 'mock-model', '--input', '0.5', '--output', '1.5', '--cache-write', '0.625', '--reasoning', '4.5', '--max-output-tokens', '4096');
   assert.match(set, /source: admin/);
   assert.match(set, /cache_write: 0\.625/);
+  assert.match(set, /reasoning: 4\.5/);
+  // Without --reasoning, reasoning is priced as output.
+  assert.match(run('prices', 'set', 'other-model', '--input', '0.5', '--output', '1.5', '--max-output-tokens', '4096'), /reasoning: 1\.5/);
   assert.match(run('prices', 'list'), /mock-model\s+0\.5\s+1\.5/);
   assert.throws(() => run('tenants', 'create', 'y', '--plan', 'missing'), (e) => e.status === 1 && /field plan/.test(e.stderr.toString()));
 });

@@ -317,4 +317,35 @@ for (const engine of ENGINES) describe(`reasoning tokens in the call log (${engi
       assert.ok(Math.abs(row.cost_usd - micros / 1e6) < 1e-9, JSON.stringify(row));
     }
   });
+
+  test('at their own price where the price table gives one', async () => {
+    const base = `http://127.0.0.1:${mock.port}`;
+    const { gw: governed, key, calls } = await startGovernedGateway({
+      name: 'reasoning-priced',
+      models: { reasoner: [{ provider: 'openai', base_url: `${base}/v1`, model: 'deepseek-reasoner' }] },
+      prices: { reasoner: { input: 1, output: 2, reasoning: 12, max_output_tokens: 8192 } },
+      store: await engine.store(),
+    });
+    const openai = new OpenAI({ baseURL: `${governed.url}/v1`, apiKey: key, maxRetries: 0 });
+    const messages = [{ role: 'user', content: 'Is 21 prime?' }];
+    await openai.chat.completions.create({ model: 'reasoner', reasoning_effort: 'low', messages });
+    await openai.chat.completions.create({ model: 'reasoner', messages });
+    const rows = await eventually(async () => {
+      const data = await calls();
+      return data.length === 2 ? data : null;
+    });
+    assert.ok(rows, 'the two calls are logged');
+    assert.deepEqual(rows.map((r) => r.reasoning_tokens).sort(), [0, REASONING_TOKENS]);
+    for (const row of rows) {
+      // $1 / $2 / $12 per million: the visible output at the output price, reasoning at its own.
+      const micros = row.prompt_tokens * 1 + (row.completion_tokens - row.reasoning_tokens) * 2 +
+        row.reasoning_tokens * 12;
+      assert.ok(Math.abs(row.cost_usd - micros / 1e6) < 1e-9, JSON.stringify(row));
+    }
+    const thinking = rows.find((r) => r.reasoning_tokens > 0);
+    assert.equal(thinking.completion_tokens, TOKENS + REASONING_TOKENS);
+    // Not the output-price cost: the reasoning price was used.
+    const asOutput = thinking.prompt_tokens * 1 + thinking.completion_tokens * 2;
+    assert.ok(Math.abs(thinking.cost_usd - asOutput / 1e6) > 1e-9, JSON.stringify(thinking));
+  });
 });

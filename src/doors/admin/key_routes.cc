@@ -31,6 +31,7 @@ json::object PriceJson(const control::PriceInfo& p) {
           {"output", Usd(p.price.output_micros_per_mtok)},
           {"cached_input", Usd(p.price.cached_input_micros_per_mtok)},
           {"cache_write", Usd(p.price.cache_write())},
+          {"reasoning", Usd(p.price.reasoning())},
           {"max_output_tokens", p.price.max_output_tokens},
           {"source", control::PriceSourceName(p.source)}};
 }
@@ -109,17 +110,22 @@ net::awaitable<Reply> Prices(control::GovernanceService& service, const Target& 
   Result<json::object> object = ParseObject(raw_body);
   if (!object.ok()) co_return ErrorReply(object.error());
   Body body(object.value(),
-            {"input", "output", "cached_input", "cache_write", "max_output_tokens"});
+            {"input", "output", "cached_input", "cache_write", "reasoning", "max_output_tokens"});
   store::PriceOverride price;
   price.model = model;
   std::optional<int64_t> input = body.Usd("input", true);
   std::optional<int64_t> output = body.Usd("output", true);
   std::optional<int64_t> cached = body.Usd("cached_input");
   std::optional<int64_t> cache_write = body.Usd("cache_write");
+  std::optional<int64_t> reasoning = body.Usd("reasoning");
   std::optional<int64_t> max_output = body.Int("max_output_tokens", 1, 100'000'000, true);
   if (body.error) co_return ErrorReply(*body.error);
-  price.price = {*input, *output, cached.value_or(*input), *max_output,
-                 cache_write.value_or(*input)};
+  price.price = {*input,
+                 *output,
+                 cached.value_or(*input),
+                 *max_output,
+                 cache_write.value_or(*input),
+                 reasoning.value_or(*output)};
   Result<control::PriceInfo> saved = co_await service.PutPrice(std::move(price));
   if (!saved.ok()) co_return ErrorReply(saved.error());
   co_return JsonReply(200, PriceJson(saved.value()));

@@ -10,7 +10,7 @@ namespace {
 // Each entry is one schema version; never edit a released one, append a new one (adding a
 // call-log column is one entry: ALTER TABLE call_log ADD COLUMN ..., plus its line in
 // call_log_columns.h, kColumns).
-constexpr std::array<std::string_view, 4> kMigrations = {
+constexpr std::array<std::string_view, 5> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -123,6 +123,11 @@ ALTER TABLE call_log ADD COLUMN reasoning_tokens BIGINT NOT NULL DEFAULT 0;
     // 4: a plan's fail-open choice (governance::Plan::fail_open); 0 (fail closed) by default.
     R"sql(
 ALTER TABLE plans ADD COLUMN fail_open BIGINT NOT NULL DEFAULT 0;
+)sql",
+    // 5: reasoning tokens priced apart (governance::ModelPrice::reasoning), as the embedded
+    // engine's migration 7; NULL: as output.
+    R"sql(
+ALTER TABLE prices ADD COLUMN reasoning_micros_per_mtok BIGINT;
 )sql"};
 
 // Any constant: every replica of every version takes the same lock around migrations.

@@ -88,8 +88,12 @@ Result<GovernanceRows> Records::LoadAll() {
   for (int i = 0; i < r[3].size(); ++i) {
     PriceOverride p;
     p.model = r[3].Text(i, 0);
-    p.price = {r[3].Int(i, 1), r[3].Int(i, 2), r[3].Int(i, 3), r[3].Int(i, 4),
-               r[3].IsNull(i, 6) ? governance::ModelPrice::kSameAsInput : r[3].Int(i, 6)};
+    p.price = {r[3].Int(i, 1),
+               r[3].Int(i, 2),
+               r[3].Int(i, 3),
+               r[3].Int(i, 4),
+               r[3].IsNull(i, 6) ? governance::ModelPrice::kSameAsInput : r[3].Int(i, 6),
+               r[3].IsNull(i, 7) ? governance::ModelPrice::kSameAsOutput : r[3].Int(i, 7)};
     p.updated_at = r[3].Int(i, 5);
     rows.prices.push_back(std::move(p));
   }
@@ -202,7 +206,8 @@ Status Records::UpsertPrice(const PriceOverride& price) {
       .Add(price.price.cached_input_micros_per_mtok)
       .Add(price.price.max_output_tokens)
       .Add(price.updated_at)
-      .Add(price.price.cache_write());
+      .Add(price.price.cache_write())
+      .Add(price.price.reasoning());
   return Write(upsert_price_, p);
 }
 

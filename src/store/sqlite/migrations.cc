@@ -11,7 +11,7 @@ namespace turnpike::store::sqlite {
 namespace {
 
 // Each entry is one schema version; never edit a released one, append a new one.
-constexpr std::array<std::string_view, 6> kMigrations = {
+constexpr std::array<std::string_view, 7> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -189,6 +189,10 @@ ALTER TABLE plans ADD COLUMN search_query_price_micros INTEGER;
     // 6: a plan's fail-open choice (governance::Plan::fail_open); 0 (fail closed) by default.
     R"sql(
 ALTER TABLE plans ADD COLUMN fail_open INTEGER NOT NULL DEFAULT 0;
+)sql",
+    // 7: reasoning tokens priced apart (governance::ModelPrice::reasoning); NULL: as output.
+    R"sql(
+ALTER TABLE prices ADD COLUMN reasoning_micros_per_mtok INTEGER;
 )sql"};
 
 }  // namespace

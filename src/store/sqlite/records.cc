@@ -112,8 +112,12 @@ Result<GovernanceRows> Records::LoadAll() {
     Status read = ForEachRow(*q, [&]() -> Status {
       PriceOverride p;
       p.model = q->Text(0);
-      p.price = {q->Int(1), q->Int(2), q->Int(3), q->Int(4),
-                 q->IsNull(6) ? governance::ModelPrice::kSameAsInput : q->Int(6)};
+      p.price = {q->Int(1),
+                 q->Int(2),
+                 q->Int(3),
+                 q->Int(4),
+                 q->IsNull(6) ? governance::ModelPrice::kSameAsInput : q->Int(6),
+                 q->IsNull(7) ? governance::ModelPrice::kSameAsOutput : q->Int(7)};
       p.updated_at = q->Int(5);
       rows.prices.push_back(std::move(p));
       return Ok{};
@@ -215,7 +219,8 @@ Status Records::UpsertPrice(const PriceOverride& price) {
       .Bind(4, price.price.cached_input_micros_per_mtok)
       .Bind(5, price.price.max_output_tokens)
       .Bind(6, price.updated_at)
-      .Bind(7, price.price.cache_write());
+      .Bind(7, price.price.cache_write())
+      .Bind(8, price.price.reasoning());
   return q->Run();
 }
 

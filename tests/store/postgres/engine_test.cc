@@ -169,9 +169,9 @@ class PostgresEngineTest : public ::testing::Test {
 
 TEST_F(PostgresEngineTest, MigratesOnceAndRefusesANewerSchema) {
   auto engine = Open();
-  EXPECT_EQ(engine->SchemaVersion(), 4);
+  EXPECT_EQ(engine->SchemaVersion(), 5);
   EXPECT_TRUE(engine->Migrate().ok());  // again: nothing to do
-  EXPECT_EQ(engine->SchemaVersion(), 4);
+  EXPECT_EQ(engine->SchemaVersion(), 5);
   ASSERT_TRUE(cluster_->Psql("INSERT INTO schema_migrations VALUES (99, 0)", db_));
   Status refused = engine->Migrate();
   ASSERT_FALSE(refused.ok());
@@ -199,10 +199,12 @@ TEST_F(PostgresEngineTest, ReasoningTokensRoundTripAndAVersionOneDatabaseUpgrade
       "error, prompt_tokens, completion_tokens, cached_tokens, cache_creation_tokens, "
       "cost_micros, estimated, unpriced, total_us, month, dropped_rows) VALUES (1796000000000, "
       "'r-old', 't1', 'k1', 'm', 'openai:0', 200, '', 1, 1, 0, 0, 1, 0, 0, 1, '2026-12', 0); "
-      "ALTER TABLE plans DROP COLUMN fail_open; DELETE FROM schema_migrations WHERE version >= 3",
+      "ALTER TABLE plans DROP COLUMN fail_open; "
+      "ALTER TABLE prices DROP COLUMN reasoning_micros_per_mtok; "
+      "DELETE FROM schema_migrations WHERE version >= 3",
       db_));
   auto upgraded = Open();
-  EXPECT_EQ(upgraded->SchemaVersion(), 4);
+  EXPECT_EQ(upgraded->SchemaVersion(), 5);
   CallRecord again = Record("r-think-2", 10);
   again.reasoning_tokens = 9;
   ASSERT_TRUE(upgraded->call_log().WriteCalls(Batches({again}), true, {}).ok());
@@ -247,6 +249,8 @@ TEST_F(PostgresEngineTest, RecordsRoundTripWithTheAdminErrors) {
             ErrorCode::kNotFound);
   PriceOverride price{"m", {1, 2, 3, 4, governance::ModelPrice::kSameAsInput}, 9};
   ASSERT_TRUE(r.UpsertPrice(price).ok());
+  PriceOverride thinking{"o", {1, 2, 3, 4, governance::ModelPrice::kSameAsInput, 7}, 9};
+  ASSERT_TRUE(r.UpsertPrice(thinking).ok());
   EXPECT_EQ(r.DeletePrice("other").error().code, ErrorCode::kNotFound);
 
   auto rows = r.LoadAll();
@@ -262,9 +266,12 @@ TEST_F(PostgresEngineTest, RecordsRoundTripWithTheAdminErrors) {
   EXPECT_EQ(rows->keys[0].secret_hash, key.secret_hash);
   EXPECT_EQ(rows->keys[0].status, governance::KeyStatus::kRevoked);
   EXPECT_EQ(rows->keys[0].tpm, 1000);
-  ASSERT_EQ(rows->prices.size(), 1u);
+  ASSERT_EQ(rows->prices.size(), 2u);
   EXPECT_EQ(rows->prices[0].price.output_micros_per_mtok, 2);
   EXPECT_EQ(rows->prices[0].price.cache_write(), 1);  // as input
+  EXPECT_EQ(rows->prices[0].price.reasoning(), 2);    // as output
+  EXPECT_EQ(rows->prices[1].model, "o");
+  EXPECT_EQ(rows->prices[1].price.reasoning(), 7);
 }
 
 TEST_F(PostgresEngineTest, AnotherWritersChangeIsNotifiedAndPolled) {

@@ -109,10 +109,10 @@ class SqliteEngineTest : public ::testing::Test {
 };
 
 TEST_F(SqliteEngineTest, MigrationsApplyOnceAndRecordTheirVersion) {
-  EXPECT_EQ(store_->SchemaVersion(), 6);
+  EXPECT_EQ(store_->SchemaVersion(), 7);
   store_.reset();
   store_ = Open();  // a second start applies nothing new
-  EXPECT_EQ(store_->SchemaVersion(), 6);
+  EXPECT_EQ(store_->SchemaVersion(), 7);
   EXPECT_LT(counts().value(StoreOp::kMigrate), 10u);  // the new engine's: opening and checking
 }
 
@@ -166,6 +166,42 @@ TEST_F(SqliteEngineTest, DuplicatesAreConflictsAndMissingRowsNotFound) {
                 .code,
             ErrorCode::kNotFound);
   EXPECT_EQ(store_->records().DeletePrice("none").error().code, ErrorCode::kNotFound);
+}
+
+// Prices read back as written, the reasoning price included (migration 7); a price written
+// before that migration reads its reasoning price as the output price.
+TEST_F(SqliteEngineTest, PricesRoundTripWithTheirReasoningPrice) {
+  {
+    std::unique_ptr<Database> db = FreshAt(6);
+    ASSERT_NE(db, nullptr);
+    ASSERT_TRUE(db->Exec("INSERT INTO prices (model, input_micros_per_mtok, "
+                         "output_micros_per_mtok, cached_input_micros_per_mtok, "
+                         "max_output_tokens, updated_at) VALUES ('old', 1, 2, 3, 4, 5)",
+                         StoreOp::kAdminWrite)
+                    .ok());
+  }
+  store_ = Open();  // applies migration 7
+  EXPECT_EQ(store_->SchemaVersion(), 7);
+  PriceOverride thinking{"o", {10, 20, 30, 40, 50, 70}, 9};
+  ASSERT_TRUE(store_->records().UpsertPrice(thinking).ok());
+  PriceOverride plain{"p", {1, 2, 3, 4}, 9};
+  ASSERT_TRUE(store_->records().UpsertPrice(plain).ok());
+  auto rows = store_->records().LoadAll();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->prices.size(), 3u);
+  EXPECT_EQ(rows->prices[0].model, "o");
+  EXPECT_EQ(rows->prices[0].price.cache_write(), 50);
+  EXPECT_EQ(rows->prices[0].price.reasoning(), 70);
+  EXPECT_EQ(rows->prices[1].model, "old");
+  EXPECT_EQ(rows->prices[1].price.reasoning_micros_per_mtok, governance::ModelPrice::kSameAsOutput);
+  EXPECT_EQ(rows->prices[1].price.reasoning(), 2);  // as output
+  EXPECT_EQ(rows->prices[2].model, "p");
+  EXPECT_EQ(rows->prices[2].price.reasoning(), 2);  // as output (stored resolved)
+  thinking.price.reasoning_micros_per_mtok = 80;    // an upsert replaces it
+  ASSERT_TRUE(store_->records().UpsertPrice(thinking).ok());
+  rows = store_->records().LoadAll();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->prices[0].price.reasoning(), 80);
 }
 
 TEST_F(SqliteEngineTest, CallsAndSpendAreWrittenTogetherAndPage) {
@@ -351,8 +387,8 @@ TEST_F(SqliteEngineTest, MigrationTwoIndexesRowsWrittenBeforeIt) {
       ASSERT_TRUE(q->Run().ok());
     }
   }
-  store_ = Open();  // applies migrations 2 to 6
-  EXPECT_EQ(store_->SchemaVersion(), 6);
+  store_ = Open();  // applies migrations 2 to 7
+  EXPECT_EQ(store_->SchemaVersion(), 7);
   CallQuery q;
   q.tenant_id = "a";
   auto page = store_->call_log().QueryCalls(q);
@@ -391,8 +427,8 @@ TEST_F(SqliteEngineTest, MigrationThreeKeepsEveryColumnOfRowsWrittenBeforeIt) {
                          StoreOp::kAdminWrite)
                     .ok());
   }
-  store_ = Open();  // applies migrations 3 to 6
-  EXPECT_EQ(store_->SchemaVersion(), 6);
+  store_ = Open();  // applies migrations 3 to 7
+  EXPECT_EQ(store_->SchemaVersion(), 7);
   CallQuery q;
   auto page = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(page.ok());
