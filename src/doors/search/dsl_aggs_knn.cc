@@ -113,22 +113,16 @@ Status ParseKnn(const json::value& v, const Mapping& m, int64_t size, SearchRequ
       if (!n.ok()) return n.error();
       (key == "k" ? knn.k : knn.num_candidates) = *n;
     } else if (key == "filter") {
+      // One filter or an array of them (a plain loop: clang 14 cannot capture a structured
+      // binding in a lambda).
       std::vector<Query> filters;
-      Status s = value.is_array() ? [&]() -> Status {
-        for (const json::value& f : value.as_array()) {
-          Result<Query> q = ParseQuery(f, m, 1);
-          if (!q.ok()) return q.error();
-          filters.push_back(std::move(*q));
-        }
-        return Ok{};
-      }()
-          : [&]() -> Status {
-              Result<Query> q = ParseQuery(value, m, 1);
-              if (!q.ok()) return q.error();
-              filters.push_back(std::move(*q));
-              return Ok{};
-            }();
-      if (!s.ok()) return s;
+      const json::value* one = value.is_array() ? nullptr : &value;
+      const size_t count = one != nullptr ? 1 : value.as_array().size();
+      for (size_t i = 0; i < count; ++i) {
+        Result<Query> q = ParseQuery(one != nullptr ? *one : value.as_array()[i], m, 1);
+        if (!q.ok()) return q.error();
+        filters.push_back(std::move(*q));
+      }
       if (filters.size() == 1) {
         knn.filter = std::move(filters[0]);
       } else if (!filters.empty()) {
