@@ -54,7 +54,7 @@ class RenderedExample : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     Output run = Capture(Kubectl() + " kustomize " TURNPIKE_SOURCE_DIR
-                                  "/deploy/kubernetes/overlays/example 2>&1");
+                                     "/deploy/kubernetes/overlays/example 2>&1");
     ASSERT_EQ(run.status, 0) << "kubectl kustomize failed (scripts/deps.sh --test installs "
                                 "Debian's kubernetes-client):\n"
                              << run.out;
