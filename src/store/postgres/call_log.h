@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "store/call_log.h"
+#include "store/postgres/call_routes.h"
 #include "store/postgres/pg.h"
 #include "store/postgres/spool.h"
 
@@ -55,6 +56,7 @@ class CallLog : public CallLogStore {
 
   Connection& db_;
   Spool& spool_;
+  CallRoutes routes_;
   std::string nonce_;        // this process's batch-key prefix
   uint64_t next_batch_ = 0;  // batch-key sequence
 };
