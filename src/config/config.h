@@ -74,7 +74,7 @@
 //   call_log:
 //     log_store: on                    # off: no call-log rows (spend is still persisted)
 //     queue_rows: 65536                # rows waiting for the writer, all workers together
-//     batch_rows: 1024                 # rows per transaction at most (group commit)
+//     batch_rows: 4096                 # rows per transaction at most (group commit)
 //     flush_interval: 100ms            # a worker hands its rows over at least this often
 //     when_full: wait                  # wait: keep rows in the worker up to max_wait; drop
 //     max_wait: 2s
@@ -193,7 +193,7 @@ struct RedisConfig {
 struct CallLogConfig {
   bool log_store = true;
   size_t queue_rows = 65'536;
-  size_t batch_rows = 1'024;
+  size_t batch_rows = 4'096;
   Millis flush_interval{100};
   bool drop_when_full = false;  // when_full: drop (else wait)
   Millis max_wait{2'000};

@@ -59,7 +59,7 @@ class StoreJob {
 struct StoreThreadOptions {
   size_t max_jobs = 1024;
   size_t max_records = 65'536;
-  size_t batch_rows = 1'024;
+  size_t batch_rows = 4'096;
   std::chrono::milliseconds tick{250};
 };
 
