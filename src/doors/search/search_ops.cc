@@ -134,7 +134,8 @@ asio::awaitable<Reply> SearchDoor::Compute(Call& call, std::string_view index,
   LegResults legs;
   std::optional<Result<Coverage>> coverage;
   const Knn* knn = req.knn ? &*req.knn : nullptr;
-  const Clock::time_point spawned = Clock::now();
+  const Clock::time_point spawned =
+      call.timing != nullptr || req.timeout ? Clock::now() : Clock::time_point{};
   // The request's `timeout` bounds every leg; the door's own deadline bounds it.
   const Deadline deadline =
       req.timeout && *req.timeout < call.deadline - spawned
