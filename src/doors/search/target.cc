@@ -74,7 +74,7 @@ Status ApplyParam(std::string_view key, const std::string& value, Target& t) {
   if (key == "rest_total_hits_as_int")
     return flag([&](bool f) { t.url.rest_total_hits_as_int = f; });
   if (key == "request_cache") return flag([&](bool f) { t.url.request_cache = f; });
-  if (key == "allow_partial_search_results") {
+  if (key == "allow_partial_search_results" && (t.op == Op::kSearch || t.op == Op::kMsearch)) {
     return flag([&](bool f) { t.url.allow_partial_search_results = f; });
   }
   if (key == "timeout") {  // a search's leg deadline (checked by ParseSearch); else harmless
