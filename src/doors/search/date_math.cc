@@ -256,10 +256,6 @@ std::optional<int64_t> ParseDateMillis(std::string_view text) {
   return parts->local_ms - parts->offset_ms.value_or(0);
 }
 
-bool IsDateMath(std::string_view text) {
-  return text.starts_with("now") || text.find("||") != std::string_view::npos;
-}
-
 Result<int64_t> ParseTimeZone(std::string_view zone) {
   for (std::string_view utc : {"Z", "UTC", "GMT", "Etc/UTC", "Etc/GMT"}) {
     if (zone == utc) return int64_t{0};

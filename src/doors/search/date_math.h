@@ -46,9 +46,6 @@ struct DateParts {
 };
 std::optional<DateParts> ParseDateParts(std::string_view text);
 
-// True if `text` is date math: starts with `now` or contains `||`.
-bool IsDateMath(std::string_view text);
-
 // A `time_zone` as a fixed offset in ms: "Z", "UTC", "GMT", "Etc/UTC", "+01:00", "-0530",
 // "+05". Anything else is a 400 naming it.
 Result<int64_t> ParseTimeZone(std::string_view zone);
