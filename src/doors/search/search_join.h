@@ -6,8 +6,8 @@
 //   count timed out     hits.total is a lower bound: {"value": <documents seen>, "relation":
 //                       "gte"}, where documents seen = from + the page's hits when the page
 //                       has any (its order proves that many match), else 0; timed_out: true.
-//                       (ES keeps `hits.total` present and counts what it collected; the
-//                       official clients type it optional and read either form.)
+//                       (ES keeps `hits.total` present, counting what it collected, often as
+//                       "eq"; "gte" says only what is known. The official clients read it.)
 //   aggs timed out      every requested aggregation, with no buckets; timed_out: true
 //   cover failed        (timed out, unreachable, a bad answer) `_shards` says 0 of 1
 //                       successful, 1 failed, with ES's `failures` entry naming the reason
