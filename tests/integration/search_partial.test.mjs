@@ -1,5 +1,6 @@
 // The search door's partial answers and date math (issue 17), through the real binary:
-// - over the Qdrant fake, one endpoint held back deterministically (QdrantFake.hold): a count
+// - over the Qdrant fake, one endpoint held back (QdrantFake.hold) far past the request's
+//   `timeout`, so which leg misses it does not depend on the machine's speed: a count
 //   leg slower than the request's `timeout` gives the hits, `timed_out: true` and a `gte`
 //   total; a slow page gives no hits and the total; a failed coverage leg is a failed shard
 //   in `_shards.failures`; none of them is cached (a following identical request is computed
@@ -24,7 +25,10 @@ const { doc, reason } = loadQdrantOpenApi();
 const skip = doc ? false : reason;
 const TOKEN = 'test-admin-token';
 const CACHE = '  cache: {enabled: true, max_bytes: 4MiB, tenant_max_bytes: 1MiB, ttl: 60s}\n';
-const HELD_MS = 600;  // how long a held Qdrant answer waits; the searches ask for 50ms
+// A held Qdrant answer waits HELD_MS; the searches ask for TIMEOUT, with room for the legs
+// that are not held to answer in time even in a sanitizer build on a loaded machine.
+const HELD_MS = 1500;
+const TIMEOUT = '400ms';
 const DAY = 86_400_000;
 let fake;
 const gws = {};  // backend -> {gw, key}
@@ -119,7 +123,7 @@ after(async () => {
 
 const SORTED = {
   query: { bool: { filter: [{ term: { tag: 'odd' } }] } }, sort: [{ n: 'asc' }], size: 5,
-  track_total_hits: true, timeout: '50ms',
+  track_total_hits: true, timeout: TIMEOUT,
 };
 
 test('qdrant: a count leg slower than the timeout gives hits, timed_out and a gte total, never cached', { skip }, async () => {
@@ -191,7 +195,8 @@ test('qdrant: a coverage leg that times out is a failed shard in _shards.failure
 for (const [label, Client, errors] of [['8.19.2', Client8, errors8], ['9.4.3', Client9, errors9]]) {
   test(`es ${label}: the official client reads a partial answer; a strict one is its ResponseError`, { skip }, async () => {
     const { gw, key } = gws.qdrant;
-    const client = new Client({ node: `${gw.url}/es`, auth: { apiKey: key } });
+    // maxRetries 0: the clients retry a 504 (as they would ES's own search timeout).
+    const client = new Client({ node: `${gw.url}/es`, auth: { apiKey: key }, maxRetries: 0 });
     hold('count_points');
     try {
       // request_cache=false: the first test cached the complete answer of this very body.
