@@ -4,7 +4,8 @@
 //   leg slower than the request's `timeout` gives the hits, `timed_out: true` and a `gte`
 //   total; a slow page gives no hits and the total; a failed coverage leg is a failed shard
 //   in `_shards.failures`; none of them is cached (a following identical request is computed
-//   again); `allow_partial_search_results=false` is a 504; the official clients (es8, es9)
+//   again, and with a Redis L2 nothing reaches Redis); `allow_partial_search_results=false` is
+//   a 504; the official clients (es8, es9)
 //   read the partial answer without throwing;
 // - on the embedded backend: `timeout: "1nanos"` (a deadline that has passed before the
 //   engine thread takes the legs) gives the same partial answer;
@@ -20,6 +21,7 @@ import { Client as Client9, errors as errors9 } from 'es9';
 import { gatewayConfig, startGateway, stopAll } from './lib/harness.mjs';
 import { loadQdrantOpenApi } from './lib/openapi_validate.mjs';
 import { QdrantFake } from './lib/qdrant_fake.mjs';
+import { startRedis, stopRedis } from './lib/redis.mjs';
 
 const { doc, reason } = loadQdrantOpenApi();
 const skip = doc ? false : reason;
@@ -49,12 +51,13 @@ function documents() {
   return docs;
 }
 
-async function start(backend, root) {
-  const dir = path.join(root, backend);
+// `name`: the gateway's key in gws; `redis`: a redis.url (the cache's L2).
+async function start(backend, root, { name = backend, tenant = 't1', redis } = {}) {
+  const dir = path.join(root, name);
   mkdirSync(dir);
-  const search = backend === 'qdrant'
+  const search = (redis ? `redis:\n  url: ${redis}\n` : '') + (backend === 'qdrant'
     ? `search:\n  backend: qdrant\n  timeout: 5s\n  qdrant:\n    url: ${fake.url}\n${CACHE}`
-    : `search:\n  path: ${path.join(dir, 'search.db')}\n${CACHE}`;
+    : `search:\n  path: ${path.join(dir, 'search.db')}\n${CACHE}`);
   const gw = await startGateway(gatewayConfig({
     models: { 'mock-model': ['http://127.0.0.1:9/v1'] },
     server: { server_timing: true },
@@ -71,15 +74,15 @@ async function start(backend, root) {
     return r.json();
   };
   await admin('plans/p1', {}, 'PUT');
-  await admin('tenants', { id: 't1', plan: 'p1' });
-  const key = (await admin('keys', { tenant: 't1', name: 'k' })).key;
-  gws[backend] = { gw, key };
-  const created = await es(backend, 'PUT', 'books', {
+  await admin('tenants', { id: tenant, plan: 'p1' });
+  const key = (await admin('keys', { tenant, name: 'k' })).key;
+  gws[name] = { gw, key };
+  const created = await es(name, 'PUT', 'books', {
     mappings: { properties: { tag: { type: 'keyword' }, n: { type: 'long' }, at: { type: 'date' } } },
   });
   assert.equal(created.status, 200, JSON.stringify(created.body));
   const lines = documents().map(([id, d]) => `{"index":{"_id":"${id}"}}\n${JSON.stringify(d)}\n`);
-  const bulk = await es(backend, 'POST', 'books/_bulk?refresh=true', lines.join(''), true);
+  const bulk = await es(name, 'POST', 'books/_bulk?refresh=true', lines.join(''), true);
   assert.equal(bulk.body.errors, false, JSON.stringify(bulk.body));
 }
 
@@ -109,12 +112,13 @@ function hold(operation, skip = 0) {
 }
 const calls = (operation) => fake.requests.filter((q) => q.op === operation).length;
 
+let root;
 before(async () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-search-partial-'));
-  await start('embedded', dir);
+  root = mkdtempSync(path.join(os.tmpdir(), 'turnpike-search-partial-'));
+  await start('embedded', root);
   if (!doc) return;
   fake = await new QdrantFake({ doc }).listen();
-  await start('qdrant', dir);
+  await start('qdrant', root);
 });
 after(async () => {
   await stopAll();
@@ -189,6 +193,31 @@ test('qdrant: a coverage leg that times out is a failed shard in _shards.failure
     assert.equal(r.cache, 'miss');
   } finally {
     fake.hold = null;
+  }
+});
+
+test('qdrant + Redis L2: a partial answer is stored in neither cache level', { skip }, async () => {
+  const redis = await startRedis();
+  try {
+    await start('qdrant', root, { name: 'fleet', tenant: 't2', redis: redis.url });
+    const keys = () => Number(redis.cli(['DBSIZE']).trim());
+    const before = keys();
+    hold('count_points');
+    try {
+      for (let i = 0; i < 2; i++) {
+        const r = await es('fleet', 'POST', 'books/_search', SORTED);
+        assert.equal(r.body.timed_out, true);
+        assert.equal(r.cache, 'miss');
+      }
+    } finally {
+      fake.hold = null;
+    }
+    assert.equal(keys(), before, 'nothing written to Redis for a partial answer');
+    const full = await es('fleet', 'POST', 'books/_search', SORTED);
+    assert.equal(full.body.timed_out, false);
+    assert.ok(keys() > before, 'the complete answer is stored in Redis');
+  } finally {
+    await stopRedis(redis);
   }
 });
 
