@@ -19,10 +19,11 @@
 // never holds a call-log batch and the change feed back. One thread per connection rather than
 // one thread polling several non-blocking connections: the engine's calls stay sequential code
 // (pg.h), a thread costs nothing while it waits, and N is small (store.pool, at most 64).
-//   sessions   lane 0 "log" (tp-store)   lane 1 "control" (tp-store-c)   lanes 2.. "read"
-//   (tp-store-r) 1          records, every job, both ticks 2          records, kLog, tick kControl,
-//   kRead, control tick N >= 3     records, kLog, tick        kControl, control tick          kRead
-//   (N-2 threads)
+//   1 session     lane 0 runs the records, every job and both ticks, in order (as before pools).
+//   2 sessions    lane 0 "log" (thread tp-store): the records, kLog jobs, `tick`;
+//                 lane 1 "control" (tp-store-c): kControl and kRead jobs, `control_tick`.
+//   N >= 3        lanes 0 and 1 as above, but lane 1 takes no kRead job; lanes 2..N-1 "read"
+//                 (tp-store-r) share the kRead queue.
 // A tick runs every `tick` for periodic work: `tick` on the log lane (engine upkeep, the
 // reconcile schedule), `control_tick` on the control lane (the change feed's polls). The write
 // and tick functions are the owner's, given at Start: the thread's owner (the
