@@ -42,9 +42,10 @@ struct Events {
     released = true;
     changed.notify_all();
   }
+  // Bounded too, so that a failed assertion (no Release) ends the test instead of hanging it.
   void WaitReleased() {
     std::unique_lock lock(mu);
-    changed.wait(lock, [&] { return released; });
+    changed.wait_for(lock, std::chrono::seconds(10), [&] { return released; });
   }
   int Index(const std::string& what) const {
     for (size_t i = 0; i < log.size(); ++i) {
