@@ -65,7 +65,10 @@
 //                                      # postgres: <path>.spool keeps the call log while the
 //                                      # server is down
 //     url: postgresql://turnpike@127.0.0.1:5432/turnpike   # postgres only (required)
-//     pool: 4                          # postgres: connections per replica (1..64)
+//     pool: 4                          # postgres: statement connections per replica (1..64),
+//                                      # one store thread each: the call log's, admin writes'
+//                                      # and reloads', admin reads'; 1 = all on one, in order;
+//                                      # LISTEN's connection is not counted
 //     notify_url: postgresql://...     # postgres: a direct connection for LISTEN when url goes
 //                                      # through PgBouncer (transaction pooling); also turns
 //                                      # pipelining off on url

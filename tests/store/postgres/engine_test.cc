@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "store/postgres/migrations.h"
@@ -138,9 +139,10 @@ class PostgresEngineTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove(spool_); }
 
-  std::unique_ptr<PostgresEngine> Open() {
+  std::unique_ptr<PostgresEngine> Open(int pool = 1) {
     EngineOptions o;
     o.url = cluster_->Url(db_);
+    o.pool = pool;
     o.spool_path = spool_;
     o.timeout = std::chrono::milliseconds(2'000);
     auto opened = OpenEngine(o);
@@ -367,6 +369,38 @@ TEST_F(PostgresEngineTest, AnotherWritersChangeIsNotifiedAndPolled) {
   ASSERT_TRUE(a->records().UpsertPlan({"p3", {}, {}, {}, {}, {}, {}}).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(a->records().Notified().value());
+}
+
+// store.pool: the engine is session 0; each further session is a connection (a backend) of its
+// own that reads what the others wrote, and refuses to migrate.
+TEST_F(PostgresEngineTest, APoolsSessionsAreConnectionsOfTheirOwn) {
+  auto engine = Open(3);
+  ASSERT_EQ(engine->sessions(), 3u);
+  EXPECT_EQ(&engine->session(0), engine.get());
+  std::set<std::string> backends;
+  for (size_t i = 1; i < engine->sessions(); ++i) {
+    auto& session = dynamic_cast<Session&>(engine->session(i));
+    auto pid = session.connection().Run("SELECT pg_backend_pid()", Params{}, StoreOp::kAdminRead);
+    ASSERT_TRUE(pid.ok()) << pid.error().message;
+    backends.insert(pid->Text(0, 0));
+    EXPECT_FALSE(session.Migrate().ok());
+    EXPECT_EQ(session.SchemaVersion(), engine->SchemaVersion());
+  }
+  EXPECT_EQ(backends.size(), 2u);
+  ASSERT_TRUE(engine->session(1).records().UpsertPlan({"p1", {}, {}, {}, {}, {}, {}}).ok());
+  auto rows = engine->session(2).records().LoadAll();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->plans.size(), 1u);
+  EXPECT_EQ(rows->plans[0].id, "p1");
+  const std::vector<SpendRow> none;
+  ASSERT_TRUE(engine->call_log().WriteCalls(Batches({Record("r1", 5)}), true, none).ok());
+  CallQuery q;
+  auto calls = engine->session(2).call_log().QueryCalls(q);
+  ASSERT_TRUE(calls.ok());
+  ASSERT_EQ(calls->size(), 1u);
+  EXPECT_EQ(calls->at(0).record.request_id, "r1");
+  // Every session counts into the engine's one statement count.
+  EXPECT_GE(engine->statements().value(StoreOp::kAdminRead), 3u);
 }
 
 TEST_F(PostgresEngineTest, RowsAndSpendInOneTransactionSpooledWhileDownReplayedOnce) {
