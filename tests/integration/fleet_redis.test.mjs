@@ -143,7 +143,11 @@ const TENANTS = {
   revoke: 'revoke',
   failOpen: 'failopen',
   failClosed: 'failclosed',
+  rpm: 'rpmrestart',
 };
+// The RPM window across a Redis restart: GCRA admits a burst of the limit, then limit/60 per
+// second; a lost window would admit a second burst.
+const RPM_LIMIT = 300;
 const FAIL_CAP_REQUESTS = 30;
 const TPM_LIMIT = 1000;
 const keys = {};
@@ -161,6 +165,7 @@ before(async () => {
   keys[TENANTS.tpm] = await provision(a, TENANTS.tpm, { tpm: TPM_LIMIT });
   keys[TENANTS.pgRestart] = await provision(a, TENANTS.pgRestart, { monthly_budget_usd: RESTART_CAP_REQUESTS * COST_MICROS / 1e6 });
   keys[TENANTS.revoke] = await provision(a, TENANTS.revoke, {});
+  keys[TENANTS.rpm] = await provision(a, TENANTS.rpm, { rpm: RPM_LIMIT });
   const failCap = FAIL_CAP_REQUESTS * COST_MICROS / 1e6;
   keys[TENANTS.failOpen] = await provision(a, TENANTS.failOpen, { monthly_budget_usd: failCap, fail_open: true });
   keys[TENANTS.failClosed] = await provision(a, TENANTS.failClosed, { monthly_budget_usd: failCap });
@@ -345,6 +350,46 @@ test('a Redis restart mid-load: no request hangs, no row lost or duplicated, no 
   const m = await metrics(replicas[0]);
   assert.equal(m.turnpike_redis_up, 1, 'the client reconnected');
   console.log(`redis restart: ${JSON.stringify(statuses)}, ${answered} answered, ${admittedBefore} admitted before`);
+});
+
+test('a Redis restart mid-window: the rebuilt RPM window counts what was leased, no second burst', { skip }, async () => {
+  const secret = keys[TENANTS.rpm];
+  const statuses = {};
+  let admitted = 0;
+  const batch = async (n) => {
+    const results = await Promise.all(Array.from({ length: n },
+      (_, i) => chat(replicas[i % replicas.length], secret)));
+    let refused = 0;
+    for (const r of results) {
+      statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+      if (r.status === 200) ++admitted;
+      else if (r.status === 429 && r.body.error.code === 'rate_limited') ++refused;
+      else assert.fail(`status ${r.status}: ${JSON.stringify(r.body)}`);
+    }
+    return refused;
+  };
+  const started = Date.now();
+  // Spend the window: until most of a batch is refused.
+  for (let i = 0; i < 40 && (await batch(40)) < 30; ++i) await sleep(20);
+  const admittedBefore = admitted;
+  assert.ok(admittedBefore >= RPM_LIMIT / 2, `the window was spent before the restart: ${admittedBefore}`);
+  const port = redis.port;
+  await stopRedis(redis);
+  await sleep(300);
+  redis = await startRedis(port);
+  for (const gw of replicas) {
+    assert.ok(await eventually(async () => (await metrics(gw)).turnpike_redis_up === 1, 5000), 'reconnected');
+  }
+  // Past the rebuilt window's settling time (one lease TTL), still inside the minute.
+  const until = Date.now() + LEASE_TTL_MS + 1500;
+  while (Date.now() < until) {
+    await batch(20);
+    await sleep(100);
+  }
+  const elapsedS = (Date.now() - started) / 1000;
+  const allowed = RPM_LIMIT + Math.ceil((elapsedS * RPM_LIMIT) / 60);
+  console.log(`rpm across a redis restart: ${admittedBefore} admitted before, ${admitted - admittedBefore} after, ${JSON.stringify(statuses)} in ${elapsedS}s (one window allows ${allowed})`);
+  assert.ok(admitted <= allowed, `${admitted} admitted in ${elapsedS}s against ${RPM_LIMIT}/min (one GCRA: ${allowed})`);
 });
 
 test('a PostgreSQL restart mid-load: served from the leases, rows spooled and replayed once, no overshoot', { skip }, async () => {
