@@ -31,8 +31,11 @@ class ParkedRequest final : public governance::RefillWaiter,
   explicit ParkedRequest(boost::asio::any_io_executor executor) : executor_(std::move(executor)) {}
 
   void Wake() override {
-    boost::asio::post(executor_, [self = shared_from_this()] {
-      if (self->timer != nullptr) self->timer->cancel();
+    // Weak: a wake still queued when the request went on must not keep it alive (so the engine
+    // can never find it again and post to a worker that is shutting down).
+    boost::asio::post(executor_, [weak = weak_from_this()] {
+      std::shared_ptr<ParkedRequest> self = weak.lock();
+      if (self != nullptr && self->timer != nullptr) self->timer->cancel();
     });
   }
 
