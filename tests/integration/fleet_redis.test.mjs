@@ -5,7 +5,8 @@
 // spend equal to the call log's sum, a key revoked on A refused by B and C (delay measured and
 // printed), a SIGKILLed replica's lease freeing after the TTL with nothing counted twice, a
 // Redis restart then a PostgreSQL restart mid-load (no request hangs, no call-log row lost or
-// duplicated, still no overshoot), and the PostgreSQL statement and Redis command budgets of
+// duplicated, still no overshoot), an RPM window spent then Redis restarted (the rebuilt window
+// counts what the replicas leased: no second burst), and the PostgreSQL statement and Redis command budgets of
 // 1,000 warm requests. Skipped only where the PostgreSQL binaries are absent (CI installs them).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
