@@ -17,7 +17,10 @@
 //                 bounded by redis.refill_wait, and every completed or failed call of this
 //                 counter wakes it (governance/refill_wait.h) to reserve again: admitted, 429/503
 //                 at once, or parked again (counted: turnpike_budget_lease_wakeups_total,
-//                 turnpike_budget_lease_wait_timeouts_total)
+//                 turnpike_budget_lease_wait_timeouts_total). While a rebuilt ledger settles
+//                 (after a Redis restart) no refill is posted for kRetryNs after the last one,
+//                 so a request pending then is woken only by another call of its counter (a
+//                 report, the sweep, another request's refill) or answers at its bound
 //   kRefused      the last refill found the fleet's ledger exhausted (429 insufficient_quota);
 //                 a new refill is tried at most every kExhaustedRetry
 //   kUnavailable  the last refill could not reach Redis (503)

@@ -199,6 +199,16 @@ test('a 200-way race over three replicas never overshoots the budget, every run'
     assert.ok(spendOf(tenant) <= CAP_REQUESTS * COST_MICROS);
     console.log(`race ${tenant}: ${JSON.stringify(statuses)}`);
   }
+  // Requests that found their slice empty were woken by the refill (governance/refill_wait.h).
+  let wakeups = 0;
+  let timeouts = 0;
+  for (const gw of replicas) {
+    const m = await metrics(gw);
+    wakeups += m.turnpike_budget_lease_wakeups_total;
+    timeouts += m.turnpike_budget_lease_wait_timeouts_total;
+  }
+  console.log(`races: ${wakeups} waiting requests woken by their refill, ${timeouts} waited the whole refill_wait`);
+  assert.ok(wakeups >= 1, `no waiting request was woken by a refill (${timeouts} timed out)`);
 });
 
 test('a 200-way race against a TPM limit: the fleet admits what one limiter would', { skip }, async () => {
