@@ -51,9 +51,6 @@
 namespace turnpike::app {
 namespace {
 
-// The store thread's tick with an engine that is notified of changes (PostgreSQL LISTEN).
-constexpr std::chrono::milliseconds kNotifiedTick{10};
-
 http::ServerOptions MakeServerOptions(const config::ServerConfig& s) {
   http::ServerOptions o;
   o.host = s.host;
@@ -115,11 +112,8 @@ Result<std::unique_ptr<control::GovernanceService>> StartGovernance(const config
   thread_options.max_jobs = config.store.queue_jobs;
   thread_options.max_records = config.call_log.queue_rows;
   thread_options.batch_rows = config.call_log.batch_rows;
-  if (config.store.engine == config::StoreConfig::Engine::kPostgres) {
-    // Each tick reads the LISTEN socket (no round trip): the tick bounds how late another
-    // replica's change arrives.
-    thread_options.tick = kNotifiedTick;
-  }
+  // An engine notified of changes (PostgreSQL LISTEN) wakes its control lane itself
+  // (store_thread.h): the tick stays the default for every engine.
   auto thread = std::make_unique<store::StoreThread>(*engine.value(), thread_options);
   return control::GovernanceService::Start(config, std::move(engine.value()), std::move(thread),
                                            counters);

@@ -25,6 +25,10 @@ Result<std::unique_ptr<GovernanceService>> GovernanceService::Start(
       service->thread_->lane_engine(store::JobLane::kControl).records();
   Status migrated = store.Migrate();
   if (!migrated.ok()) return migrated.error();
+  // An engine with a notification channel listens before the load, so a change committed
+  // after the load is notified (its first answer, "reload once", is this load). The control
+  // lane then sleeps on the channel from its first wait (store_thread.h).
+  if (config.governance.snapshot_ttl.count() > 0) (void)records.Notified();
   Result<store::GovernanceRows> rows = records.LoadAll();
   if (!rows.ok()) return rows.error();
   Result<governance::SnapshotPtr> snapshot = service->BuildFrom(rows.value());

@@ -19,6 +19,10 @@
 // round trip and without waiting, whether a notification of another writer's commit arrived;
 // the caller asks on every store-thread tick and reloads at once, and PollChanges (once per
 // snapshot_ttl) stays the bound when a notification is lost. Engines without one say false.
+// ChangeFd: such an engine also names the descriptor that becomes readable when a
+// notification may have arrived (the LISTEN connection's socket), so the store thread that
+// ticks the feed sleeps on it and ticks at once instead of polling (store_thread.h); -1 while
+// there is none (not listening yet, reconnecting, or no channel).
 //
 // Threads: called only from the store thread (store_thread.h), or before it starts.
 // Errors: kInternal when the engine fails; kConflict for a duplicate id; kNotFound for an
@@ -58,6 +62,8 @@ class GovernanceRecords {
   virtual Result<bool> PollChanges() = 0;
   // true: a notification of another writer's commit arrived (see the top of this file).
   virtual Result<bool> Notified() { return false; }
+  // Readable when Notified may say true; -1 for none (see the top of this file).
+  virtual int ChangeFd() const { return -1; }
 
   virtual Status UpsertPlan(const governance::Plan& plan) = 0;
   virtual Status InsertTenant(const governance::Tenant& tenant) = 0;  // kConflict if present

@@ -1,6 +1,11 @@
 #include "store/store_thread.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdint>
 
 #include "common/thread_name.h"
 
@@ -15,7 +20,67 @@ constexpr size_t kControlQueue = 1;
 constexpr size_t kReadQueue = 2;
 constexpr std::string_view kQueueNames[] = {"log", "control", "read"};
 
+// The earliest a change descriptor may tick the control lane again after it did.
+constexpr auto kEarlyTickGap = std::chrono::milliseconds(1);
+
 }  // namespace
+
+StoreThread::Waker::Waker() : event_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+
+StoreThread::Waker::~Waker() {
+  if (event_fd_ >= 0) ::close(event_fd_);
+}
+
+void StoreThread::Waker::NotifyOne() {
+  cv_.notify_one();
+  if (event_fd_ >= 0) (void)::eventfd_write(event_fd_, 1);
+}
+
+void StoreThread::Waker::NotifyAll() {
+  cv_.notify_all();
+  if (event_fd_ >= 0) (void)::eventfd_write(event_fd_, 1);
+}
+
+template <typename Ready>
+bool StoreThread::Waker::Wait(std::unique_lock<std::mutex>& lock,
+                              std::chrono::steady_clock::time_point deadline, Ready ready, int fd) {
+  if (fd < 0 || event_fd_ < 0) {
+    if (deadline == std::chrono::steady_clock::time_point::max()) {
+      cv_.wait(lock, ready);
+    } else {
+      cv_.wait_until(lock, deadline, ready);
+    }
+    return false;
+  }
+  // A notification after this check writes the eventfd, which poll() sees.
+  if (ready()) return false;
+  return Poll(lock, deadline, fd);
+}
+
+bool StoreThread::Waker::Poll(std::unique_lock<std::mutex>& lock,
+                              std::chrono::steady_clock::time_point deadline, int fd) {
+  lock.unlock();
+  const auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  pollfd fds[2] = {{event_fd_, POLLIN, 0}, {fd, POLLIN, 0}};
+  const int ready = ::poll(fds, 2, static_cast<int>(std::max<int64_t>(0, left.count())));
+  if (ready > 0 && (fds[0].revents & POLLIN) != 0) {
+    eventfd_t drained = 0;
+    (void)::eventfd_read(event_fd_, &drained);
+  }
+  lock.lock();
+  return ready > 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+}
+
+int StoreThread::ControlClock::Fd(Engine& session,
+                                  std::chrono::steady_clock::time_point now) const {
+  return now >= early_after ? session.records().ChangeFd() : -1;
+}
+
+std::chrono::steady_clock::time_point StoreThread::ControlClock::Until(
+    std::chrono::steady_clock::time_point now) const {
+  return now >= early_after ? next_tick : std::min(next_tick, early_after);
+}
 
 StoreThread::StoreThread(Engine& engine, StoreThreadOptions options)
     : engine_(engine), options_(options) {
@@ -74,9 +139,9 @@ void StoreThread::Post(std::unique_ptr<StoreJob> job, JobLane lane) {
       queue.jobs.push_back(std::move(job));
       ++queued_jobs_;
       if (&queue == queues_[kLogQueue].get()) {
-        wake_.notify_one();
+        wake_.NotifyOne();
       } else {
-        queue.wake.notify_one();
+        queue.wake.NotifyOne();
       }
       return;
     }
@@ -98,7 +163,7 @@ SubmitResult StoreThread::SubmitRecords(CallBatch& batch, bool force) {
     batch = std::move(spares_.back());
     spares_.pop_back();
   }
-  wake_.notify_one();
+  wake_.NotifyOne();
   return SubmitResult::kAccepted;
 }
 
@@ -141,8 +206,8 @@ void StoreThread::Stop() {
     std::lock_guard lock(mu_);
     jobs_closed_ = true;
     stopping_ = true;
-    wake_.notify_one();
-    for (auto& queue : queues_) queue->wake.notify_all();
+    wake_.NotifyOne();
+    for (auto& queue : queues_) queue->wake.NotifyAll();
   }
   for (std::thread& thread : threads_) {
     if (thread.joinable()) thread.join();
@@ -178,15 +243,19 @@ void StoreThread::Loop() {
   Queue& own = *queues_[kLogQueue];
   // With one session this lane is also the control lane.
   const bool control = sessions_.size() == 1;
-  auto next_tick = std::chrono::steady_clock::now() + options_.tick;
+  ControlClock clock{std::chrono::steady_clock::now() + options_.tick};
   std::vector<CallBatch> batches;
   std::deque<std::unique_ptr<StoreJob>> jobs;
   for (;;) {
     bool stop = false;
+    bool changed = false;
     {
       std::unique_lock lock(mu_);
-      wake_.wait_until(lock, next_tick,
-                       [&] { return stopping_ || !own.jobs.empty() || !queued_.empty(); });
+      const auto now = std::chrono::steady_clock::now();
+      const int fd = control ? clock.Fd(engine_, now) : -1;
+      changed = wake_.Wait(
+          lock, control ? clock.Until(now) : clock.next_tick,
+          [&] { return stopping_ || !own.jobs.empty() || !queued_.empty(); }, fd);
       jobs.swap(own.jobs);
       queued_jobs_ -= jobs.size();
       own.running = jobs.size();
@@ -216,10 +285,13 @@ void StoreThread::Loop() {
       batches.clear();  // those beyond kMaxSpares are freed here
     }
     const auto now = std::chrono::steady_clock::now();
-    if (now >= next_tick) {
+    if (now >= clock.next_tick) {
       if (tick_) tick_(engine_);
       if (control && control_tick_) control_tick_(engine_);
-      next_tick = now + options_.tick;
+      clock.next_tick = now + options_.tick;
+    } else if (changed && control_tick_) {
+      control_tick_(engine_);
+      clock.early_after = now + kEarlyTickGap;
     }
     if (stop) {
       std::lock_guard lock(mu_);
@@ -234,16 +306,18 @@ void StoreThread::JobLoop(size_t lane) {
   Engine& engine = *sessions_[lane];
   Queue& queue = *queues_[std::min(lane, queues_.size() - 1)];
   const bool control = lane == kControlQueue;
-  auto next_tick = std::chrono::steady_clock::now() + options_.tick;
+  ControlClock clock{std::chrono::steady_clock::now() + options_.tick};
   for (;;) {
     std::unique_ptr<StoreJob> job;
+    bool changed = false;
     {
       std::unique_lock lock(mu_);
       const auto ready = [&] { return stopping_ || !queue.jobs.empty(); };
       if (control) {
-        queue.wake.wait_until(lock, next_tick, ready);
+        const auto now = std::chrono::steady_clock::now();
+        changed = queue.wake.Wait(lock, clock.Until(now), ready, clock.Fd(engine, now));
       } else {
-        queue.wake.wait(lock, ready);
+        queue.wake.Wait(lock, std::chrono::steady_clock::time_point::max(), ready, -1);
       }
       if (!queue.jobs.empty()) {
         // One at a time: the read lanes share their queue.
@@ -264,9 +338,12 @@ void StoreThread::JobLoop(size_t lane) {
       jobs_done_.notify_all();
     }
     const auto now = std::chrono::steady_clock::now();
-    if (control && now >= next_tick) {
+    if (control && now >= clock.next_tick) {
       if (control_tick_) control_tick_(engine);
-      next_tick = now + options_.tick;
+      clock.next_tick = now + options_.tick;
+    } else if (control && changed && control_tick_) {
+      control_tick_(engine);
+      clock.early_after = now + kEarlyTickGap;
     }
   }
   std::lock_guard lock(mu_);

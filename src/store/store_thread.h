@@ -25,7 +25,12 @@
 //   N >= 3        lanes 0 and 1 as above, but lane 1 takes no kRead job; lanes 2..N-1 "read"
 //                 (tp-store-r) share the kRead queue.
 // A tick runs every `tick` for periodic work: `tick` on the log lane (engine upkeep, the
-// reconcile schedule), `control_tick` on the control lane (the change feed's polls). The write
+// reconcile schedule), `control_tick` on the control lane (the change feed's polls). The lane
+// that runs `control_tick` also runs it as soon as its session's change descriptor is readable
+// (GovernanceRecords::ChangeFd: a LISTEN socket): it sleeps in poll() on that descriptor and an
+// eventfd its queue is signalled through, so a notified change is read at once and an idle
+// fleet engine does not wake every few milliseconds to look. At most one such early tick per
+// millisecond (a descriptor that stays readable cannot spin the lane). The write
 // and tick functions are the owner's, given at Start: the thread's owner (the
 // GovernanceService) decides what a batch and a tick do.
 //
@@ -138,13 +143,46 @@ class StoreThread {
   template <typename T, typename Fn, typename Handler>
   class CallJob;
 
+  // A lane's wake-up: a condition variable, and an eventfd signalled with it so that a lane
+  // sleeping in poll() on a change descriptor (see the top of this file) wakes too.
+  class Waker {
+   public:
+    Waker();
+    ~Waker();
+    Waker(const Waker&) = delete;
+    Waker& operator=(const Waker&) = delete;
+    void NotifyOne();
+    void NotifyAll();
+    // Waits (lock held on entry and return) until `ready`, `deadline`, or `fd` (-1: none)
+    // readable; true if `fd` is readable.
+    template <typename Ready>
+    bool Wait(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline,
+              Ready ready, int fd);
+
+   private:
+    bool Poll(std::unique_lock<std::mutex>& lock, std::chrono::steady_clock::time_point deadline,
+              int fd);
+    std::condition_variable cv_;
+    int event_fd_ = -1;
+  };
+
   // The jobs of one or more lanes; guarded by mu_.
   struct Queue {
     std::string_view name;
     std::deque<std::unique_ptr<StoreJob>> jobs;
     size_t running = 0;  // taken by a lane, not finished
     uint64_t ran = 0;
-    std::condition_variable wake;  // job lanes wait here (the log lane waits on wake_)
+    Waker wake;  // job lanes wait here (the log lane waits on wake_)
+  };
+
+  // When a control lane next waits: until its tick, or at once if its session's change
+  // descriptor turns readable (not again within a millisecond of the last early tick).
+  struct ControlClock {
+    std::chrono::steady_clock::time_point next_tick;
+    std::chrono::steady_clock::time_point early_after{};
+    int Fd(Engine& session, std::chrono::steady_clock::time_point now) const;
+    // Until when to wait: the tick, or the end of the gap while the descriptor is ignored.
+    std::chrono::steady_clock::time_point Until(std::chrono::steady_clock::time_point now) const;
   };
 
   void Loop();                   // lane 0
@@ -162,7 +200,7 @@ class StoreThread {
   TickFn tick_;
   TickFn control_tick_;
   mutable std::mutex mu_;
-  std::condition_variable wake_;
+  Waker wake_;
   std::condition_variable jobs_done_;
   // queues_[0] "log", [1] "control", [2] "read": as many as the lanes need (top of this file).
   std::vector<std::unique_ptr<Queue>> queues_;

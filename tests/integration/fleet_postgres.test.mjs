@@ -112,11 +112,12 @@ test('two replicas over one PostgreSQL: a key revoked on A is refused on B (LIST
   assert.equal((await admin(a, 'POST', 'tenants', { id: 't1', plan: 'p1' })).status, 201);
   const delays = await revocationDelays(a, b, 50);
   console.log(`# revocation A -> B over LISTEN/NOTIFY, 50 keys: p50 ${percentile(delays, 50).toFixed(1)} ms, p99 ${percentile(delays, 99).toFixed(1)} ms, max ${delays.at(-1).toFixed(1)} ms`);
-  // Both replicas log into the one database: 50 answered requests on B at least (one 200 and
-  // one 403 per key, plus polls), every row once.
+  // Both replicas log into the one database: 50 answered requests on B at least (one 200 per
+  // key, plus the polls answered before the revocation arrived; a refused key's 403 writes no
+  // row), every row once.
   await sleep(300);
   const [rows, distinct] = pg.psql('SELECT count(*), count(DISTINCT request_id) FROM call_log', db).split('|').map(Number);
-  assert.ok(rows >= 100, `rows ${rows}`);
+  assert.ok(rows >= 50, `rows ${rows}`);
   assert.equal(rows, distinct);
 });
 
@@ -155,7 +156,7 @@ test('through PgBouncer 1.18 (transaction pooling): unnamed statements, no pipel
   console.log(`# revocation A -> B through PgBouncer (LISTEN direct), 20 keys: p50 ${percentile(delays, 50).toFixed(1)} ms, p99 ${percentile(delays, 99).toFixed(1)} ms`);
   await sleep(300);
   const [rows, distinct] = pg.psql('SELECT count(*), count(DISTINCT request_id) FROM call_log').split('|').map(Number);
-  assert.ok(rows >= 40 && rows === distinct, `rows ${rows}, distinct ${distinct}`);
+  assert.ok(rows >= 20 && rows === distinct, `rows ${rows}, distinct ${distinct}`);
   bouncer.stop();
 });
 

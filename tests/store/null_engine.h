@@ -14,6 +14,7 @@ class NullRecords : public GovernanceRecords {
  public:
   Result<GovernanceRows> LoadAll() override { return GovernanceRows{}; }
   Result<bool> PollChanges() override { return false; }
+  int ChangeFd() const override { return change_fd; }
   Status UpsertPlan(const governance::Plan&) override { return Ok{}; }
   Status InsertTenant(const governance::Tenant&) override { return Ok{}; }
   Status UpdateTenant(const governance::Tenant&) override { return Ok{}; }
@@ -21,6 +22,8 @@ class NullRecords : public GovernanceRecords {
   Status SetKeyStatus(std::string_view, governance::KeyStatus, int64_t) override { return Ok{}; }
   Status UpsertPrice(const PriceOverride&) override { return Ok{}; }
   Status DeletePrice(std::string_view) override { return Ok{}; }
+
+  int change_fd = -1;  // what ChangeFd names (a test's pipe)
 };
 
 class NullCallLog : public CallLogStore {
@@ -45,6 +48,7 @@ class NullEngine : public Engine {
   GovernanceRecords& records() override { return records_; }
   CallLogStore& call_log() override { return call_log_; }
   const StatementCounts& statements() const override { return counts_; }
+  NullRecords& null_records() { return records_; }
 
  private:
   NullRecords records_;

@@ -2,7 +2,9 @@
 // job that cannot finish holds back neither call-log batches nor reads; each kind of job runs
 // on its lane's session; with one session everything runs in order on one thread, as before
 // pools; CloseJobs waits for every lane; each tick runs on its lane.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -216,6 +218,42 @@ TEST(StoreLanesTest, EachTickRunsOnItsLanesSession) {
     thread.Stop();
     EXPECT_EQ(events.EngineOf("tick"), &engine);
     EXPECT_EQ(events.EngineOf("control tick"), &engine.session(sessions == 1 ? 0 : 1));
+  }
+}
+
+// The lane that runs the control tick sleeps on its session's change descriptor: readable, it
+// ticks at once (the tick itself is an hour away here), and jobs still wake it meanwhile.
+TEST(StoreLanesTest, AReadableChangeDescriptorTicksTheControlLaneAtOnce) {
+  for (size_t sessions : {1, 3}) {
+    PooledNullEngine engine(sessions);
+    int pipe_fds[2];
+    ASSERT_EQ(::pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC), 0);
+    Engine& control = engine.session(sessions == 1 ? 0 : 1);
+    static_cast<NullEngine&>(control).null_records().change_fd = pipe_fds[0];
+    Events events;
+    StoreThreadOptions options;
+    options.tick = std::chrono::hours(1);
+    StoreThread thread(engine, options);
+    int control_ticks = 0;  // the control lane's only
+    thread.Start(
+        LogWrites(events), [&events](Engine& e) { events.Add("tick", &e); },
+        [&events, &control_ticks, fd = pipe_fds[0]](Engine& e) {
+          char drained[16];
+          while (::read(fd, drained, sizeof drained) > 0) {
+          }
+          events.Add("control tick " + std::to_string(++control_ticks), &e);
+        });
+    ASSERT_EQ(::write(pipe_fds[1], "n", 1), 1);
+    ASSERT_TRUE(events.WaitFor("control tick 1"));
+    EXPECT_EQ(events.EngineOf("control tick 1"), &control);
+    thread.Post(std::make_unique<Job>(events, "job"), JobLane::kControl);
+    ASSERT_TRUE(events.WaitFor("job end"));
+    ASSERT_EQ(::write(pipe_fds[1], "n", 1), 1);
+    ASSERT_TRUE(events.WaitFor("control tick 2"));
+    thread.Stop();
+    EXPECT_EQ(events.IndexOf("tick"), -1);  // the hourly tick never came
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
   }
 }
 

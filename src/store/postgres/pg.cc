@@ -405,6 +405,8 @@ Result<bool> Connection::Notified(int own_pid) {
   return any;
 }
 
+int Connection::socket() const { return conn_ == nullptr ? -1 : PQsocket(conn_); }
+
 int Connection::backend_pid() const { return conn_ != nullptr ? PQbackendPID(conn_) : 0; }
 
 }  // namespace turnpike::store::postgres

@@ -137,6 +137,8 @@ class Connection {
   // than `own_pid` arrived (LISTEN connections).
   Result<bool> Notified(int own_pid);
   int backend_pid() const;
+  // The connection's socket; -1 when not connected.
+  int socket() const;
   const ConnectionOptions& options() const { return options_; }
 
  private:

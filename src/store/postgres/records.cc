@@ -110,6 +110,8 @@ Result<bool> Records::PollChanges() {
   return changed;
 }
 
+int Records::ChangeFd() const { return listening_ && listen_.connected() ? listen_.socket() : -1; }
+
 Result<bool> Records::Notified() {
   if (!listen_.connected()) listening_ = false;
   if (!listening_) {

@@ -6,8 +6,9 @@
 // psql). Two ways to learn of it:
 //   Notified()     reads the LISTEN connection's socket without waiting (no round trip, not a
 //                  statement): true when a notification from another backend than this
-//                  engine's own arrived. Called on every store-thread tick, so a change reaches
-//                  this replica within a tick plus one reload.
+//                  engine's own arrived. Called on every tick of the store thread that runs
+//                  the feed, which also ticks as soon as the socket is readable (ChangeFd), so
+//                  a change reaches this replica in one notification plus one reload.
 //   PollChanges()  one statement (kChangeCheck): has records_version moved since the previous
 //                  poll? Called once per snapshot_ttl: the bound when a notification is lost
 //                  (the LISTEN connection broke, or notify_url points at the wrong server).
@@ -34,6 +35,7 @@ class Records : public GovernanceRecords {
   Result<GovernanceRows> LoadAll() override;
   Result<bool> PollChanges() override;
   Result<bool> Notified() override;
+  int ChangeFd() const override;
   Status UpsertPlan(const governance::Plan& plan) override;
   Status InsertTenant(const governance::Tenant& tenant) override;
   Status UpdateTenant(const governance::Tenant& tenant) override;
