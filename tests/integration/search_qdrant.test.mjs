@@ -82,8 +82,9 @@ test('the API key reaches Qdrant, with a deadline, and every request and answer 
   for (const q of writes) assert.match(q.path, /[?&]timeout=1$/, q.path);
 });
 
-// Qdrant calls per search, by the path they take (qdrant_backend.h): the door reads the index
-// (GET collection) and runs count, cover and the page concurrently.
+// Qdrant calls per search, by the path they take (qdrant_backend.h): the door's read of the
+// index is answered by the mapping cache (the bulk above read it), and count, cover and the
+// page run concurrently. Cold and warm mapping reads: search_qdrant_mappings.test.mjs.
 test('a sorted, filtered search with an exact total: its Qdrant calls, counted', { skip }, async () => {
   const before = fake.requests.length;
   const r = await es('t1', 'POST', 'books/_search', {
@@ -94,8 +95,8 @@ test('a sorted, filtered search with an exact total: its Qdrant calls, counted',
   assert.equal(r.body.hits.total.value, 30);
   assert.deepEqual(r.body.hits.hits.map((h) => h._id), ['b21', 'b35', 'b49', 'b7', 'b1']);
   const calls = fake.requests.slice(before).map((q) => `${q.method} ${q.path.replace(/\?.*/, '').split('/').slice(3).join('/') || 'collection'}`).sort();
-  // index info (door) + cover; order_by page + the tie boundary + the page's sources; count.
-  assert.deepEqual(calls, ['GET collection', 'GET collection', 'POST points', 'POST points/count',
+  // cover (collection info); order_by page + the tie boundary + the page's sources; count.
+  assert.deepEqual(calls, ['GET collection', 'POST points', 'POST points/count',
     'POST points/scroll', 'POST points/scroll']);
 });
 

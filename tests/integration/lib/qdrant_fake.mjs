@@ -121,7 +121,8 @@ export class QdrantFake {
     this.apiKey = apiKey;
     this.collections = new Map();
     this.violations = [];
-    this.requests = [];  // {method, path, body} of every request, in order
+    this.requests = [];  // {method, path, body, op} of every request, in order
+    this.calls = new Map();  // operationId (Qdrant's OpenAPI) -> requests served, for budgets
     this.version = 0;
     this.delayMs = 0;  // answers are held this long (deadline tests)
   }
@@ -182,6 +183,11 @@ export class QdrantFake {
       }
       const checked = validateRequest(this.validator, req.method, req.url, body);
       found = checked.found;
+      if (found) {
+        const op = found.op.operationId;
+        this.requests[this.requests.length - 1].op = op;
+        this.calls.set(op, (this.calls.get(op) ?? 0) + 1);
+      }
       if (checked.errors.length) {
         this.violations.push({ kind: 'request', method: req.method, url: req.url, body, errors: checked.errors });
         send(400, `Format error in JSON body: ${checked.errors.join('; ')}`);
@@ -196,6 +202,11 @@ export class QdrantFake {
         send(e.status, e.message);
       }
     });
+  }
+
+  // Requests to the endpoint `op` (an operationId: 'get_collection', 'count_points', ...).
+  callsTo(op) {
+    return this.calls.get(op) ?? 0;
   }
 
   collection(name) {
