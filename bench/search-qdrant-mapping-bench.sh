@@ -26,7 +26,7 @@ fake=http://127.0.0.1:$(port_of "$work/fake.log" "listening on")
 fake_requests() { curl -sf "$fake/__fake/violations" | jq .requests; }
 
 export TURNPIKE_ADMIN_TOKEN=bench-token
-start_gateway() {  # NAME MAPPING_TTL: prints the port
+start_gateway() {  # NAME MAPPING_TTL: sets gw_pid and gw_port (not in a subshell: pids)
   cat >"$work/$1.yaml" <<YAML
 server:
   listen: 127.0.0.1:0
@@ -49,13 +49,16 @@ models:
         base_url: http://127.0.0.1:9/v1
 YAML
   "$TURNPIKE" serve --config "$work/$1.yaml" >"$work/$1.log" 2>&1 &
-  pids+=($!)
-  echo "$! $(port_of "$work/$1.log" "listening on")"
+  gw_pid=$!
+  pids+=("$gw_pid")
+  gw_port=$(port_of "$work/$1.log" "listening on")
 }
-read -r gw_cached port_cached < <(start_gateway cached 5s)
+start_gateway cached 5s
+gw_cached=$gw_pid port_cached=$gw_port
 export TURNPIKE_URL=http://127.0.0.1:$port_cached
 key=$(bench_key)
-read -r gw_uncached port_uncached < <(start_gateway uncached 0s)  # reads the key from the store
+start_gateway uncached 0s  # reads the key from the store
+gw_uncached=$gw_pid port_uncached=$gw_port
 auth="Authorization: ApiKey $key"
 
 es=http://127.0.0.1:$port_cached/es
