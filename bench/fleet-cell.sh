@@ -3,30 +3,41 @@
 # every server process (Turnpike replicas + redis-server), interleaved in one run.
 #
 #   bench/fleet-cell.sh [--runs 10] [--duration 0.5] [--warmup 0.25] [--connections 50]
+#                       [--postgres]
 #
 # Cell A: one replica of 2 workers, governed, budgets from in-process counters ("local") vs the
 #         same with `redis.url` (budget leases; "leases").
 # Cell B: with leases, one replica of 2 workers ("1x2") vs two replicas of 1 worker sharing one
 #         SQLite file and one Redis ("2x1"), the load split evenly (two load generators of
 #         connections/2 each, run at the same time).
+# --postgres: every instance's store is one throwaway PostgreSQL 15 cluster instead of the
+# shared SQLite file (the whole fleet engine), and every measurement adds the cluster's CPU
+# (the postmaster, its children, and the children it reaped meanwhile) to the sum.
 # Starts (and on exit stops, by PID) one mock provider, one redis-server (loopback, random
 # port, no persistence) and the Turnpike instances; provisions one key through `turnpike
 # admin`. Needs: the turnpike binary ($TURNPIKE), redis-server, jq.
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
-runs=10 duration=0.5 warmup=0.25 connections=50
+runs=10 duration=0.5 warmup=0.25 connections=50 postgres=0
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --duration) duration=$2; shift 2 ;;
     --warmup) warmup=$2; shift 2 ;;
     --connections) connections=$2; shift 2 ;;
+    --postgres) postgres=1; shift ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
 dir=$(mktemp -d)
+chmod 755 "$dir"
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$dir"; }
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null
+  ((postgres)) && pg_cluster_stop "$dir/pg"
+  rm -rf "$dir"
+}
 trap cleanup EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_exclusive
@@ -46,7 +57,7 @@ gateway() {  # gateway NAME WORKERS STORE REDIS(yes|no)
   cat >"$dir/$1.yaml" <<YAML
 server: {listen: 127.0.0.1:0, workers: $2, access_log: ""}
 governance: {enabled: true}
-store: {path: $3}
+store: $3
 $redis_section
 prices:
   bench-model: {input: 0.15, output: 0.60, max_output_tokens: 4096}
@@ -60,20 +71,31 @@ YAML
 }
 # Every instance shares one SQLite file, so one key serves them all; the key exists before the
 # replicas that did not create it start.
-shared=$dir/shared.db
+# With --postgres they share the cluster's database instead (each its own spool path).
+store() {  # store NAME
+  if ((postgres)); then
+    echo "{engine: postgres, url: 'postgresql://turnpike@127.0.0.1:$pg_port/turnpike', path: $dir/$1.db}"
+  else
+    echo "{path: $dir/shared.db}"
+  fi
+}
+((postgres)) && pg_cluster_start "$dir/pg"
 declare -A port
-port[local]=$(gateway local 2 "$shared" no); pids+=("$(cat "$dir/local.pid")")
+port[local]=$(gateway local 2 "$(store local)" no); pids+=("$(cat "$dir/local.pid")")
 export TURNPIKE_ADMIN_TOKEN=bench TURNPIKE_URL=http://127.0.0.1:${port[local]}
 key=$(bench_key)
-port[leases]=$(gateway leases 2 "$shared" yes); pids+=("$(cat "$dir/leases.pid")")
-port[r1]=$(gateway r1 1 "$shared" yes); pids+=("$(cat "$dir/r1.pid")")
-port[r2]=$(gateway r2 1 "$shared" yes); pids+=("$(cat "$dir/r2.pid")")
+port[leases]=$(gateway leases 2 "$(store leases)" yes); pids+=("$(cat "$dir/leases.pid")")
+port[r1]=$(gateway r1 1 "$(store r1)" yes); pids+=("$(cat "$dir/r1.pid")")
+port[r2]=$(gateway r2 1 "$(store r2)" yes); pids+=("$(cat "$dir/r2.pid")")
 
 cpu_ticks() {  # cpu_ticks PID...: user + system clock ticks of every thread of the processes
   local sum=0 p t
   for p in "$@"; do
-    for t in /proc/"$p"/task/*; do sum=$((sum + $(awk '{print $14 + $15}' "$t/stat"))); done
+    for t in /proc/"$p"/task/*; do
+      [[ -r $t/stat ]] && sum=$((sum + $(awk '{print $14 + $15}' "$t/stat")))
+    done
   done
+  ((postgres)) && sum=$((sum + $(pg_cluster_reaped_ticks)))
   echo "$sum"
 }
 hz=$(getconf CLK_TCK)
@@ -84,8 +106,9 @@ load() {  # load PORT CONNECTIONS JSON
 requests() { jq '.requests_per_second * (.duration_s + .warmup_s)' "$1"; }
 measure() {  # measure TARGET: prints "req/s µs-per-request"
   local procs=("$redis_pid") total
+  ((postgres)) && read -ra procs <<<"$redis_pid $(pg_cluster_pids)"
   case $1 in
-    local) procs=("$(cat "$dir/local.pid")" "$redis_pid") ;;
+    local) procs+=("$(cat "$dir/local.pid")") ;;
     leases|1x2) procs+=("$(cat "$dir/leases.pid")") ;;
     2x1) procs+=("$(cat "$dir/r1.pid")" "$(cat "$dir/r2.pid")") ;;
   esac

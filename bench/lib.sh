@@ -34,3 +34,28 @@ bench_exclusive() {
     flock "$bench_lock_fd"
   fi
 }
+
+# pg_cluster_start DIR: a throwaway PostgreSQL 15 cluster in DIR (initdb, a free loopback port,
+# fsync on; as the postgres user when run as root) with a database `turnpike`; sets pg_port and
+# pg_postmaster. pg_cluster_stop DIR stops it. Needs /usr/lib/postgresql/15/bin ($PG_BIN).
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+pg_as() { if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+pg_cluster_start() {
+  mkdir -p "$1"
+  [[ $(id -u) == 0 ]] && chown postgres: "$1"
+  pg_as "$PG_BIN/initdb" -D "$1/data" -U turnpike --auth=trust -E UTF8 >/dev/null
+  pg_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  pg_as "$PG_BIN/pg_ctl" -D "$1/data" -l "$1/log" \
+    -o "-p $pg_port -k $1 -c listen_addresses=127.0.0.1" -w start >/dev/null
+  "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$pg_port" -U turnpike -d postgres -c 'CREATE DATABASE turnpike'
+  pg_postmaster=$(head -1 "$1/data/postmaster.pid")
+}
+pg_cluster_stop() {
+  [[ -f $1/data/postmaster.pid ]] && pg_as "$PG_BIN/pg_ctl" -D "$1/data" -m fast -w stop >/dev/null 2>&1
+  return 0
+}
+# pg_cluster_pids: the postmaster and its children now. pg_cluster_reaped_ticks: CPU ticks of
+# the children that exited (autovacuum workers...), which are in the postmaster's cutime +
+# cstime once reaped (they are gone from /proc).
+pg_cluster_pids() { echo "$pg_postmaster" $(pgrep -P "$pg_postmaster" || true); }
+pg_cluster_reaped_ticks() { awk '{print $16 + $17}' "/proc/$pg_postmaster/stat"; }

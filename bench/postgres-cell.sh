@@ -26,7 +26,6 @@
 # binary ($TURNPIKE), jq, /usr/lib/postgresql/15/bin.
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
-PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 runs=10 duration=2 warmup=0.5 connections=50 workers=1 baseline= call_log={} redis=0
 while (($#)); do
   case $1 in
@@ -44,11 +43,10 @@ done
 dir=$(mktemp -d)
 chmod 755 "$dir"
 pids=()
-as_pg() { if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  [[ -f $dir/pg/data/postmaster.pid ]] && as_pg "$PG_BIN/pg_ctl" -D "$dir/pg/data" -m fast -w stop >/dev/null 2>&1
+  pg_cluster_stop "$dir/pg"
   rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -56,15 +54,9 @@ trap cleanup EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_exclusive
 
-mkdir -p "$dir/pg"
-[[ $(id -u) == 0 ]] && chown postgres: "$dir/pg"
-as_pg "$PG_BIN/initdb" -D "$dir/pg/data" -U turnpike --auth=trust -E UTF8 >/dev/null
-pg_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-as_pg "$PG_BIN/pg_ctl" -D "$dir/pg/data" -l "$dir/pg/log" \
-  -o "-p $pg_port -k $dir/pg -c listen_addresses=127.0.0.1" -w start >/dev/null
-"$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$pg_port" -U turnpike -d postgres -c 'CREATE DATABASE turnpike'
+pg_cluster_start "$dir/pg"
 [[ -n $baseline ]] && "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$pg_port" -U turnpike -d postgres -c 'CREATE DATABASE turnpike_base'
-postmaster=$(head -1 "$dir/pg/data/postmaster.pid")
+postmaster=$pg_postmaster
 
 "$TURNPIKE" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
 pids+=($!)
@@ -125,10 +117,8 @@ ticks_of() {  # ticks_of PID...: user + system clock ticks of these processes' t
   done
   echo "$sum"
 }
-cluster_pids() { echo "$postmaster" $(pgrep -P "$postmaster" || true) $redis_pid; }
-# The cluster's children that exited (autovacuum workers, a backend) are gone from /proc: their
-# CPU is in the postmaster's cutime + cstime once it has reaped them.
-reaped_ticks() { awk '{print $16 + $17}' "/proc/$postmaster/stat"; }
+cluster_pids() { echo $(pg_cluster_pids) $redis_pid; }
+reaped_ticks() { pg_cluster_reaped_ticks; }
 hz=$(getconf CLK_TCK)
 per_request() {  # as in governance-cell.sh: warm-up requests estimated at the measured rate
   jq "$1 / $hz * 1e6 / (.requests_per_second * (.duration_s + .warmup_s))" "$2"

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "doors/search/date_math.h"
 #include "doors/search/dsl.h"
 #include "doors/search/mapping.h"
 
@@ -40,5 +41,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)turnpike::search::ParseCount(body, mapping);
   (void)turnpike::search::ParseMapping(body);
   (void)turnpike::search::ParseDateMillis(body);
+  // Date math and time values on the raw input too, with `now` pinned (the parser never reads a
+  // clock) and the bound's rounding taken from the input's length.
+  constexpr int64_t kPinnedNow = 1'731'940'512'345;
+  (void)turnpike::search::ResolveDateBound(body, kPinnedNow, (size & 1) != 0, 3'600'000);
+  (void)turnpike::search::ParseTimeZone(body);
+  (void)turnpike::search::ParseTimeValue(body, "timeout");
+  (void)turnpike::search::ParseSearch(body, mapping, {}, kPinnedNow);
   return 0;
 }

@@ -92,6 +92,7 @@ Result<std::unique_ptr<store::Engine>> OpenStoreEngine(const config::Config& con
   store::postgres::EngineOptions options;
   options.url = config.store.url;
   options.notify_url = config.store.notify_url;
+  options.pool = config.store.pool;
   options.spool_path = config.store.path + ".spool";
   const std::function<Result<std::unique_ptr<store::Engine>>()> open =
       [&options]() -> Result<std::unique_ptr<store::Engine>> {

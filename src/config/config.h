@@ -65,7 +65,10 @@
 //                                      # postgres: <path>.spool keeps the call log while the
 //                                      # server is down
 //     url: postgresql://turnpike@127.0.0.1:5432/turnpike   # postgres only (required)
-//     pool: 4                          # postgres: connections per replica (1..64)
+//     pool: 4                          # postgres: statement connections per replica (1..64),
+//                                      # one store thread each: the call log's, admin writes'
+//                                      # and reloads', admin reads'; 1 = all on one, in order;
+//                                      # LISTEN's connection is not counted
 //     notify_url: postgresql://...     # postgres: a direct connection for LISTEN when url goes
 //                                      # through PgBouncer (transaction pooling); also turns
 //                                      # pipelining off on url
@@ -74,7 +77,7 @@
 //   call_log:
 //     log_store: on                    # off: no call-log rows (spend is still persisted)
 //     queue_rows: 65536                # rows waiting for the writer, all workers together
-//     batch_rows: 1024                 # rows per transaction at most (group commit)
+//     batch_rows: 4096                 # rows per transaction at most (group commit)
 //     flush_interval: 100ms            # a worker hands its rows over at least this often
 //     when_full: wait                  # wait: keep rows in the worker up to max_wait; drop
 //     max_wait: 2s
@@ -193,7 +196,7 @@ struct RedisConfig {
 struct CallLogConfig {
   bool log_store = true;
   size_t queue_rows = 65'536;
-  size_t batch_rows = 1'024;
+  size_t batch_rows = 4'096;
   Millis flush_interval{100};
   bool drop_when_full = false;  // when_full: drop (else wait)
   Millis max_wait{2'000};

@@ -175,7 +175,7 @@ boost::asio::awaitable<Result<std::vector<store::CallRow>>> GovernanceService::C
     return engine.call_log().QueryCalls(query);
   };
   Result<std::vector<store::CallRow>> result =
-      co_await thread_->Call<std::vector<store::CallRow>>(std::move(job));
+      co_await thread_->Call<std::vector<store::CallRow>>(std::move(job), store::JobLane::kRead);
   co_return result;
 }
 

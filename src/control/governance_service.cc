@@ -20,9 +20,12 @@ Result<std::unique_ptr<GovernanceService>> GovernanceService::Start(
   std::unique_ptr<GovernanceService> service(
       new GovernanceService(config, std::move(engine), std::move(thread), counters));
   store::Engine& store = *service->engine_;
+  // The change feed's mark lives in the session that polls it (the control lane's).
+  store::GovernanceRecords& records =
+      service->thread_->lane_engine(store::JobLane::kControl).records();
   Status migrated = store.Migrate();
   if (!migrated.ok()) return migrated.error();
-  Result<store::GovernanceRows> rows = store.records().LoadAll();
+  Result<store::GovernanceRows> rows = records.LoadAll();
   if (!rows.ok()) return rows.error();
   Result<governance::SnapshotPtr> snapshot = service->BuildFrom(rows.value());
   if (!snapshot.ok()) {
@@ -34,7 +37,7 @@ Result<std::unique_ptr<GovernanceService>> GovernanceService::Start(
   if (!restored.ok()) return restored.error();
   service->cell_ = std::make_unique<governance::SnapshotCell>(std::move(snapshot.value()));
   // Marks the feed's starting point; a failed poll leaves it unset, so the first tick reloads.
-  (void)store.records().PollChanges();
+  (void)records.PollChanges();
 
   GovernanceService* self = service.get();
   const auto now = std::chrono::steady_clock::now();
@@ -42,7 +45,8 @@ Result<std::unique_ptr<GovernanceService>> GovernanceService::Start(
   service->next_reconcile_ = now + config.governance.reconcile_interval;
   service->thread_->Start([self](store::CallLogStore& log,
                                  store::CallBatchParts parts) { self->WriteBatch(log, parts); },
-                          [self](store::Engine& e) { self->Tick(e); });
+                          [self](store::Engine& e) { self->LogTick(e); },
+                          [self](store::Engine& e) { self->ControlTick(e); });
   return service;
 }
 
@@ -115,8 +119,20 @@ boost::asio::awaitable<Status> GovernanceService::Reload() {
   co_return done;
 }
 
-void GovernanceService::Tick(store::Engine& engine) {
+void GovernanceService::LogTick(store::Engine& engine) {
   engine.Tick();
+  const auto now = std::chrono::steady_clock::now();
+  if (config_.governance.reconcile_interval.count() > 0 && config_.call_log.log_store &&
+      now >= next_reconcile_) {
+    next_reconcile_ = now + config_.governance.reconcile_interval;
+    Result<ReconcileReport> report = Reconcile(engine.call_log());
+    if (!report.ok()) {
+      std::fprintf(stderr, "turnpike: reconcile failed: %s\n", report.error().message.c_str());
+    }
+  }
+}
+
+void GovernanceService::ControlTick(store::Engine& engine) {
   const auto now = std::chrono::steady_clock::now();
   bool reload = false;
   if (config_.governance.snapshot_ttl.count() > 0) {
@@ -137,20 +153,13 @@ void GovernanceService::Tick(store::Engine& engine) {
                    reloaded.error().message.c_str());
     }
   }
-  if (config_.governance.reconcile_interval.count() > 0 && config_.call_log.log_store &&
-      now >= next_reconcile_) {
-    next_reconcile_ = now + config_.governance.reconcile_interval;
-    Result<ReconcileReport> report = Reconcile(engine.call_log());
-    if (!report.ok()) {
-      std::fprintf(stderr, "turnpike: reconcile failed: %s\n", report.error().message.c_str());
-    }
-  }
 }
 
 void GovernanceService::RenderMetrics(observability::PrometheusWriter& w) const {
   using observability::MetricType;
   engine_->statements().Render(w);
   engine_->RenderMetrics(w);
+  thread_->RenderMetrics(w);
   w.Family("turnpike_call_log_rows_total", "Call-log records written (rows or spend only).",
            MetricType::kCounter);
   w.Sample("turnpike_call_log_rows_total", {}, static_cast<double>(call_log_rows_.value()));

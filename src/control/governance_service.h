@@ -26,7 +26,12 @@
 // Ownership: owns the engine and the store thread it is given (the thread runs over that
 // engine, and goes first); borrows the config, which must outlive it.
 // Threads: Start and the shutdown calls run on the main thread; the awaitable operations are
-// called from worker coroutines and run their store work on the store thread; cell(),
+// called from worker coroutines and run their store work on the store threads
+// (store/store_thread.h): what changes the service's state (admin writes, reloads, Prices,
+// which reads rows_) on the control lane, one at a time; Calls and Spend, which read only the
+// store and the published snapshot, on a read lane; reconcile (scheduled or on demand) on the
+// log lane, between call-log batches, because it overwrites spend rows with the log's sums
+// and a batch committed between its sum and its overwrite would be lost from spend. cell(),
 // statements() and RenderMetrics() are safe from any thread.
 // Errors: operations return the engine's errors, kInvalidRequest (with param naming the field)
 // when the resulting snapshot would be inconsistent, kNotFound for unknown ids.
@@ -105,7 +110,10 @@ class GovernanceService {
   // This month's persisted spend into the counters of `snapshot` (start).
   Status RestoreSpend(store::CallLogStore& log, const governance::GovernanceSnapshot& snapshot);
   void WriteBatch(store::CallLogStore& log, store::CallBatchParts parts);
-  void Tick(store::Engine& engine);
+  // The log lane's tick (engine upkeep, the reconcile schedule) and the control lane's (the
+  // change feed); one thread runs both when the engine has one session.
+  void LogTick(store::Engine& engine);
+  void ControlTick(store::Engine& engine);
   Result<ReconcileReport> Reconcile(store::CallLogStore& log);
   // Built-in, then config, then `overrides` (the admin's), each replacing the one before.
   std::vector<PriceInfo> EffectivePrices(const std::vector<store::PriceOverride>& overrides) const;
@@ -117,9 +125,10 @@ class GovernanceService {
   std::unique_ptr<store::StoreThread> thread_;  // over *engine_; destroyed before it
   std::unique_ptr<governance::SnapshotCell> cell_;
 
-  // Store thread only (and Start, before the thread starts).
+  // The control lane only (and Start, before the threads start).
   store::GovernanceRows rows_;
   std::chrono::steady_clock::time_point next_change_poll_{};
+  // The log lane only (and Start).
   std::chrono::steady_clock::time_point next_reconcile_{};
 
   // Written by the store thread, read by /metrics.

@@ -64,7 +64,7 @@ boost::asio::awaitable<Result<std::vector<SpendInfo>>> GovernanceService::Spend(
     return out;
   };
   Result<std::vector<SpendInfo>> result =
-      co_await thread_->Call<std::vector<SpendInfo>>(std::move(job));
+      co_await thread_->Call<std::vector<SpendInfo>>(std::move(job), store::JobLane::kRead);
   co_return result;
 }
 
@@ -72,7 +72,8 @@ boost::asio::awaitable<Result<ReconcileReport>> GovernanceService::ReconcileNow(
   auto job = [this](store::Engine& engine) -> Result<ReconcileReport> {
     return Reconcile(engine.call_log());
   };
-  Result<ReconcileReport> result = co_await thread_->Call<ReconcileReport>(std::move(job));
+  Result<ReconcileReport> result =
+      co_await thread_->Call<ReconcileReport>(std::move(job), store::JobLane::kLog);
   co_return result;
 }
 

@@ -2,27 +2,61 @@
 
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
+#include <memory>
+#include <tuple>
 
 #include "common/clock.h"
+#include "governance/refill_wait.h"
 
 namespace turnpike::core {
 namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// A refill is one Redis round trip (well under a millisecond on a LAN): polling at this step
-// keeps the waiting request's extra latency small without a wake-up channel per counter.
-constexpr std::chrono::milliseconds kRefillPollInterval{2};
+// After Watch on a counter, admission is re-run once (a refill that landed before Watch;
+// refill_wait.h). A request that pends on yet another counter each time is re-checked at most
+// this many times before it parks anyway (a wake from any counter it watches, or the bound).
+constexpr int kMaxRechecks = 4;
+
+// A request parked on a refill. The engine holds it weakly (refill_wait.h) and wakes it from its
+// own thread; the wake only posts to the request's worker, where `timer` lives.
+class ParkedRequest final : public governance::RefillWaiter,
+                            public std::enable_shared_from_this<ParkedRequest> {
+ public:
+  explicit ParkedRequest(boost::asio::any_io_executor executor) : executor_(std::move(executor)) {}
+
+  void Wake() override {
+    // Weak: a wake still queued when the request went on must not keep it alive (so the engine
+    // can never find it again and post to a worker that is shutting down).
+    boost::asio::post(executor_, [weak = weak_from_this()] {
+      std::shared_ptr<ParkedRequest> self = weak.lock();
+      if (self != nullptr && self->timer != nullptr) self->timer->cancel();
+    });
+  }
+
+  // The worker's thread only: set while Resume may wait on it, null once Resume returned (a
+  // late wake then does nothing).
+  boost::asio::steady_timer* timer = nullptr;
+
+ private:
+  const boost::asio::any_io_executor executor_;
+};
+
+struct Unpark {
+  ParkedRequest& parked;
+  ~Unpark() { parked.timer = nullptr; }
+};
 
 }  // namespace
 
 FilterStatus GovernanceFilter::OnRequest(RequestContext& context) {
   if (refresh_) return FilterStatus::kSuspend;
-  return Admit(context, refill_wait_.count() > 0);
+  return Admit(context, refill_wait_.count() > 0).status;
 }
 
 boost::asio::awaitable<FilterStatus> GovernanceFilter::Resume(RequestContext& context) {
@@ -33,21 +67,42 @@ boost::asio::awaitable<FilterStatus> GovernanceFilter::Resume(RequestContext& co
       context.refusal = reloaded.error();
       co_return FilterStatus::kRespond;
     }
-    FilterStatus first = Admit(context, refill_wait_.count() > 0);
+    FilterStatus first = Admit(context, refill_wait_.count() > 0).status;
     if (first != FilterStatus::kSuspend) co_return first;
   }
-  const auto until = std::chrono::steady_clock::now() + refill_wait_;
-  boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+  // Pending: park until a refill of the counter that pended lands (then look again: reserve
+  // before admit) or refill_wait passes (then the pending 429 is the answer).
+  boost::asio::any_io_executor executor = co_await boost::asio::this_coro::executor;
+  boost::asio::steady_timer timer(executor);
+  timer.expires_after(refill_wait_);
+  auto parked = std::make_shared<ParkedRequest>(executor);
+  parked->timer = &timer;
+  Unpark unpark{*parked};
+  governance::RefillSource* watched = nullptr;  // watched since the last wake
+  int rechecks = 0;
   while (true) {
-    timer.expires_after(kRefillPollInterval);
-    co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
-    const bool last = std::chrono::steady_clock::now() + kRefillPollInterval >= until;
-    FilterStatus status = Admit(context, !last);
-    if (status != FilterStatus::kSuspend) co_return status;
+    Admitted admitted = Admit(context, /*may_wait=*/true);
+    if (admitted.status != FilterStatus::kSuspend) co_return admitted.status;
+    governance::RefillSource* source = admitted.pending_on;
+    if (source != nullptr && source != watched && rechecks < kMaxRechecks) {
+      source->Watch(parked);
+      watched = source;
+      ++rechecks;
+      continue;
+    }
+    std::tuple<boost::system::error_code> waited =
+        co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    watched = nullptr;
+    rechecks = 0;
+    if (std::get<0>(waited) != boost::asio::error::operation_aborted) {
+      // The bound passed: one last look, and the pending refusal if it is still pending.
+      if (source != nullptr) source->WaitTimedOut();
+      co_return Admit(context, /*may_wait=*/false).status;
+    }
   }
 }
 
-FilterStatus GovernanceFilter::Admit(RequestContext& context, bool may_wait) {
+GovernanceFilter::Admitted GovernanceFilter::Admit(RequestContext& context, bool may_wait) {
   std::optional<std::string_view> key =
       governance::ExtractApiKey(context.authorization, context.x_api_key);
   if (!key) {
@@ -56,7 +111,7 @@ FilterStatus GovernanceFilter::Admit(RequestContext& context, bool may_wait) {
               "You didn't provide an API key. Send it as 'Authorization: Bearer <key>' or "
               "in the 'x-api-key' header.",
               ""};
-    return FilterStatus::kRespond;
+    return {FilterStatus::kRespond};
   }
   context.snapshot = reader_.Current();
   context.now_unix = UnixSeconds();
@@ -76,10 +131,11 @@ FilterStatus GovernanceFilter::Admit(RequestContext& context, bool may_wait) {
   context.rate_tokens = result.tokens;
   if (result.refusal) {
     context.refusal = std::move(result.refusal);
-    return result.pending && may_wait ? FilterStatus::kSuspend : FilterStatus::kRespond;
+    if (result.pending && may_wait) return {FilterStatus::kSuspend, result.pending_on};
+    return {FilterStatus::kRespond};
   }
   context.admission = std::move(result.admission);
-  return FilterStatus::kContinue;
+  return {FilterStatus::kContinue};
 }
 
 void GovernanceFilter::OnComplete(RequestContext& context) {

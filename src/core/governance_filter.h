@@ -7,10 +7,13 @@
 // Suspension (filter.h): with a `refresh` (snapshot_ttl 0, read-through for debugging) every
 // request first suspends on it — the store thread reloads the snapshot — and is admitted under
 // the fresh one when it resumes; its failure is the request's answer. With leased counters
-// (fleet mode, redis/lease_counters.h) a request whose budget slice is empty while a refill is
-// under way (AdmitResult::pending) suspends too: Resume re-runs admission every
-// kRefillPollInterval until it is admitted or refused for good, or `refill_wait` has passed
-// (then the pending 429 is the answer). Otherwise admission never suspends.
+// (fleet mode, redis/lease_counters.h) a request whose budget or rate slice is empty while a
+// refill is under way (AdmitResult::pending) suspends too: Resume parks it on its own worker (a
+// timer set to `refill_wait`) and asks the counter that pended to wake it when that refill
+// lands (governance/refill_wait.h; no polling). Woken, it re-runs admission against the new
+// slice: admitted, refused for good (a failed refill: 429/503 at once), or still pending (it
+// parks again); when `refill_wait` has passed the pending 429 is the answer. Otherwise
+// admission never suspends.
 //
 // Admission reads only the worker's current snapshot (no I/O, no lock): the key's hash, one
 // lookup, two budget CASes and up to four GCRA CASes.
@@ -62,8 +65,12 @@ class GovernanceFilter : public Filter {
   void OnComplete(RequestContext& context) override;
 
  private:
+  struct Admitted {
+    FilterStatus status;
+    governance::RefillSource* pending_on = nullptr;  // kSuspend: where to wait (may be null)
+  };
   // kSuspend only when the counters answered pending and a wait is allowed.
-  FilterStatus Admit(RequestContext& context, bool may_wait);
+  Admitted Admit(RequestContext& context, bool may_wait);
 
   governance::SnapshotReader reader_;
   governance::SecretVerifier verifier_;

@@ -108,6 +108,7 @@ void AdmitSteps::Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifie
   }
   if (!key_budget) {
     result.pending = key_budget.status() == ReserveStatus::kPending;
+    if (result.pending) result.pending_on = key.counters->budget.refill_source();
     result.refusal = BudgetRefusal(key_budget.status(), "this API key");
     return;
   }
@@ -118,6 +119,7 @@ void AdmitSteps::Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifie
   }
   if (!tenant_budget) {
     result.pending = tenant_budget.status() == ReserveStatus::kPending;
+    if (result.pending) result.pending_on = tenant.counters->budget.refill_source();
     result.refusal = BudgetRefusal(tenant_budget.status(), "your organization");
     return;
   }
@@ -135,6 +137,7 @@ void AdmitSteps::Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifie
     RateDecision& shown = step.tokens ? result.tokens : result.requests;
     if (!decision.allowed) {
       result.pending = decision.pending;
+      if (decision.pending) result.pending_on = step.limiter->refill_source();
       for (size_t j = 0; j < i; ++j) {
         if (steps[j].limit) steps[j].limiter->Refund(steps[j].cost, *steps[j].limit);
       }

@@ -13,7 +13,8 @@
 //   kRateLimited (429)  a rate limit refused (then `requests` or `tokens` holds the refusing
 //                       decision, with retry_after for Retry-After); or a leased counter answered
 //                       pending (counters.h): its slice is empty until a refill lands (then
-//                       AdmitResult::pending is set: the caller may wait and Admit again)
+//                       AdmitResult::pending is set: the caller may wait, on pending_on
+//                       (refill_wait.h), and Admit again)
 //   kUnavailable (503)  a leased budget's slice is empty and its shared ledger is unreachable
 //
 // Completion: call Admission::Complete(usage) exactly once when usage is known (also for a
@@ -95,10 +96,11 @@ class Admission {
 };
 
 struct AdmitResult {
-  std::optional<Error> refusal;  // set: answer the client with it
-  bool pending = false;          // refused because a leased counter is refilling: may retry
-  Admission admission;           // active iff !refusal
-  Principal principal;           // set once the key authenticated (also on a later refusal)
+  std::optional<Error> refusal;        // set: answer the client with it
+  bool pending = false;                // refused because a leased counter is refilling: may retry
+  RefillSource* pending_on = nullptr;  // pending: the counter's refill to wait for (may be null)
+  Admission admission;                 // active iff !refusal
+  Principal principal;                 // set once the key authenticated (also on a later refusal)
   // For x-ratelimit-*: of the key's and tenant's decisions, the one with fewer remaining
   // (limit 0: no limit configured). On a rate refusal, the refusing decision.
   RateDecision requests;

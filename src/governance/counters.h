@@ -17,8 +17,8 @@
 // gives back what is left when the scope goes idle; the sum of the leases never exceeds the
 // cap, so the fleet never overshoots, and a request makes no round trip. A request that finds
 // its slice empty while a refill is under way gets kPending (budgets) or a pending RateDecision:
-// the governance filter will suspend it until the refill lands. Only a leased engine returns
-// pending.
+// the governance filter will suspend it until the refill lands (refill_source(): where it waits,
+// refill_wait.h). Only a leased engine returns pending.
 //
 // Ownership: the composition root owns the Counters factory; it must outlive every
 // ScopeCounters it made (snapshots hold them through shared_ptr). A Reservation must not
@@ -51,6 +51,7 @@ enum class ReserveStatus {
 
 class Reservation;
 class ReserveResult;
+class RefillSource;  // refill_wait.h
 
 // A scope's monthly budget. Semantics (months, clamping, the admission test, what a settle or
 // release of a closed month does) are budget.h's; an engine may only refuse or pend more.
@@ -73,6 +74,8 @@ class BudgetCounter {
   // Reconciliation: adds `delta` (either sign) to spent and committed if the counter is in
   // `month`; otherwise nothing.
   virtual void Correct(MonthId month, int64_t delta) = 0;
+  // Where a request that got kPending waits for the refill (null: this engine never pends).
+  virtual RefillSource* refill_source() { return nullptr; }
 
  protected:
   BudgetCounter() = default;
@@ -180,6 +183,8 @@ class RateCounter {
   virtual void Correct(int64_t charged, int64_t actual, int64_t limit) = 0;
   // Undoes an admitted charge whose request never ran.
   void Refund(int64_t charged, int64_t limit) { Correct(charged, 0, limit); }
+  // Where a request that got a pending decision waits for the refill (null: never pends).
+  virtual RefillSource* refill_source() { return nullptr; }
 
  protected:
   RateCounter() = default;

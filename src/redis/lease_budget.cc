@@ -94,6 +94,14 @@ ReserveResult LeaseBudgetCounter::ReserveFailOpen(MonthId month, int64_t estimat
   return Hold(current, estimate);
 }
 
+void LeaseBudgetCounter::Watch(std::weak_ptr<governance::RefillWaiter> waiter) {
+  waiters_.Add(std::move(waiter));
+}
+
+void LeaseBudgetCounter::WaitTimedOut() {
+  engine_.wait_timeouts_.fetch_add(1, std::memory_order_relaxed);
+}
+
 void LeaseBudgetCounter::RequestRefill(int64_t need) {
   AtomicMax(need_, need);
   refill_wanted_.store(true, std::memory_order_release);

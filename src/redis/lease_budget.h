@@ -3,7 +3,9 @@
 //
 // Threads: the governance::BudgetCounter methods run on any thread (atomics only, no lock; a
 // refill request posts to the Redis thread); the members marked "client thread only" are read
-// and written by LeaseCounters on the Redis client's thread.
+// and written by LeaseCounters on the Redis client's thread. A request that got kPending waits
+// on refill_source() (governance/refill_wait.h: a lock, off the warm path); every completed or
+// failed ledger call of this counter wakes it.
 #pragma once
 
 #include <atomic>
@@ -13,6 +15,7 @@
 #include <string>
 
 #include "governance/counters.h"
+#include "governance/refill_wait.h"
 
 namespace turnpike::redis {
 
@@ -36,7 +39,7 @@ inline int64_t NowNs() {
       .count();
 }
 
-class LeaseBudgetCounter final : public governance::BudgetCounter {
+class LeaseBudgetCounter final : public governance::BudgetCounter, public governance::RefillSource {
  public:
   LeaseBudgetCounter(LeaseCounters& engine, std::string key_base)
       : engine_(engine), key_base_(std::move(key_base)) {}
@@ -50,6 +53,9 @@ class LeaseBudgetCounter final : public governance::BudgetCounter {
   governance::BudgetUsage Read(governance::MonthId month) const override;
   void Restore(governance::MonthId month, int64_t spent) override;
   void Correct(governance::MonthId month, int64_t delta) override;
+  governance::RefillSource* refill_source() override { return this; }
+  void Watch(std::weak_ptr<governance::RefillWaiter> waiter) override;
+  void WaitTimedOut() override;
 
   std::weak_ptr<LeaseBudgetCounter> self;
 
@@ -79,6 +85,7 @@ class LeaseBudgetCounter final : public governance::BudgetCounter {
   std::atomic<uint64_t> uses_{0};
   std::atomic<uint32_t> base_month_{0};
   std::atomic<int64_t> base_spent_{0};
+  governance::RefillWaiters waiters_;
   // Client thread only.
   int64_t lease_ = 0;
   int64_t ledger_spent_ = 0;

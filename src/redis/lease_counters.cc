@@ -21,8 +21,8 @@ struct LeaseScope {
   // `scope`: "t:<tenant id>" or "k:<key id>".
   LeaseScope(LeaseCounters& engine, const std::string& prefix, const std::string& scope)
       : budget(engine, prefix + "budget:" + scope + ":"),
-        requests(engine, prefix + "rate:" + scope + ":rpm"),
-        tokens(engine, prefix + "rate:" + scope + ":tpm") {}
+        requests(engine, prefix + "window:" + scope + ":rpm"),
+        tokens(engine, prefix + "window:" + scope + ":tpm") {}
   LeaseBudgetCounter budget;
   LeaseRateCounter requests;
   LeaseRateCounter tokens;
@@ -88,20 +88,30 @@ void LeaseCounters::RateCall(const std::shared_ptr<LeaseRateCounter>& counter, b
     c.refill_wanted_.store(false, std::memory_order_release);
     want = std::max(c.need_.exchange(0), std::max<int64_t>(limit / kRateSlices, 1));
   }
-  std::vector<std::string> args = {
-      "EVALSHA",           client_.Sha(1), "1", c.key_, std::to_string(limit), std::to_string(want),
-      std::to_string(give)};
+  std::vector<std::string> args = {"EVALSHA",
+                                   client_.Sha(1),
+                                   "1",
+                                   c.key_,
+                                   std::to_string(limit),
+                                   std::to_string(want),
+                                   std::to_string(give),
+                                   std::to_string(c.recent_.Sum(NowNs())),
+                                   c.window_gen_,
+                                   std::to_string(options_.lease_ttl.count()),
+                                   options_.replica_id};
   client_.Submit(
       refill ? Op::kRateRefill : Op::kRateReturn, std::move(args),
       [this, counter, give, want, done = std::move(done)](Result<Reply> r) {
         LeaseRateCounter& c = *counter;
-        const bool ok = r.ok() && r->type == Reply::Type::kArray && r->items.size() == 3;
+        const bool ok = r.ok() && r->type == Reply::Type::kArray && r->items.size() == 4;
         if (!ok) {
           c.units_.fetch_add(give);
           c.state_.store(static_cast<int>(LedgerState::kUnavailable));
           refill_failures_.fetch_add(1, std::memory_order_relaxed);
         } else {
           const int64_t granted = r->items[0].integer;
+          if (granted > 0) c.recent_.Add(NowNs(), granted);
+          c.window_gen_ = r->items[3].text;
           c.units_.fetch_add(granted, std::memory_order_acq_rel);
           c.low_water_.store(std::max<int64_t>(granted, 1) / kSweepsPerTtl);
           const bool full = granted < want;
@@ -111,6 +121,7 @@ void LeaseCounters::RateCall(const std::shared_ptr<LeaseRateCounter>& counter, b
         c.state_at_ns_.store(NowNs());
         c.inflight_.store(false, std::memory_order_release);
         if (ok && c.refill_wanted_.load() && !c.inflight_.exchange(true)) PostRate(counter);
+        wakeups_.fetch_add(c.waiters_.WakeAll(), std::memory_order_relaxed);
         if (done) done();
       });
 }
@@ -198,6 +209,7 @@ void LeaseCounters::Call(const std::shared_ptr<LeaseBudgetCounter>& counter, boo
         // A refill asked for while this call ran (or a failed one): once more, unless
         // Redis is down (then the next request asks again after kRetryNs).
         if (ok && c.refill_wanted_.load() && !c.inflight_.exchange(true)) Post(counter);
+        wakeups_.fetch_add(c.waiters_.WakeAll(), std::memory_order_relaxed);
         if (done) done();
       });
 }
@@ -257,11 +269,29 @@ void LeaseCounters::SweepOnce(bool full, bool final_return, std::function<void()
   finish();
 }
 
+void LeaseCounters::ReregisterRates() {
+  std::vector<std::shared_ptr<LeaseRateCounter>> rates;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& weak : rates_) {
+      if (auto strong = weak.lock()) rates.push_back(std::move(strong));
+    }
+  }
+  const int64_t now = NowNs();
+  for (const auto& r : rates) {
+    if (r->recent_.Sum(now) <= 0) continue;     // nothing in the window that could be lost
+    if (r->inflight_.exchange(true)) continue;  // the call in flight re-registers too
+    RateCall(r, /*refill=*/false, /*give=*/0, nullptr);
+  }
+}
+
 void LeaseCounters::Start() {
   // After a reconnect (maybe to a restarted, empty Redis) every lease is re-registered at once,
   // inside the rebuilt ledger's settling time (lease_script.h).
   client_.OnConnected([this] {
-    if (!sweep_->stopped) SweepOnce(/*full=*/true, /*final_return=*/false, nullptr);
+    if (sweep_->stopped) return;
+    SweepOnce(/*full=*/true, /*final_return=*/false, nullptr);
+    ReregisterRates();
   });
   Sweep* sweep = sweep_.get();
   const std::chrono::milliseconds period = options_.report_interval;
@@ -310,6 +340,17 @@ void LeaseCounters::RenderMetrics(observability::PrometheusWriter& w) const {
            observability::MetricType::kCounter);
   w.Sample("turnpike_budget_fail_open_admitted_total", {},
            static_cast<double>(fail_open_admitted_.load(std::memory_order_relaxed)));
+  w.Family("turnpike_budget_lease_wakeups_total",
+           "Requests waiting for a budget or rate lease refill that were woken when it completed "
+           "or failed (redis.refill_wait)",
+           observability::MetricType::kCounter);
+  w.Sample("turnpike_budget_lease_wakeups_total", {},
+           static_cast<double>(wakeups_.load(std::memory_order_relaxed)));
+  w.Family("turnpike_budget_lease_wait_timeouts_total",
+           "Requests that waited the whole redis.refill_wait for a lease refill",
+           observability::MetricType::kCounter);
+  w.Sample("turnpike_budget_lease_wait_timeouts_total", {},
+           static_cast<double>(wait_timeouts_.load(std::memory_order_relaxed)));
   w.Family("turnpike_budget_lease_failures_total",
            "Lease calls to Redis that failed (unreachable, timed out or refused)",
            observability::MetricType::kCounter);

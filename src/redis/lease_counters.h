@@ -13,8 +13,14 @@
 // (turnpike_budget_settled_over_reservation_total) and taken out of the next slices.
 //
 // A reserve that finds too little headroom answers:
-//   kPending      a refill is posted (or under way): the governance filter waits for it, bounded
-//                 by redis.refill_wait, then admits or answers 429
+//   kPending      a refill is posted (or under way): the governance filter parks the request,
+//                 bounded by redis.refill_wait, and every completed or failed call of this
+//                 counter wakes it (governance/refill_wait.h) to reserve again: admitted, 429/503
+//                 at once, or parked again (counted: turnpike_budget_lease_wakeups_total,
+//                 turnpike_budget_lease_wait_timeouts_total). While a rebuilt ledger settles
+//                 (after a Redis restart) no refill is posted for kRetryNs after the last one,
+//                 so a request pending then is woken only by another call of its counter (a
+//                 report, the sweep, another request's refill) or answers at its bound
 //   kRefused      the last refill found the fleet's ledger exhausted (429 insufficient_quota);
 //                 a new refill is tried at most every kExhaustedRetry
 //   kUnavailable  the last refill could not reach Redis (503)
@@ -30,13 +36,16 @@
 // Scopes without a cap (kUnlimitedBudget) never touch Redis. Rate limits (RPM/TPM) are leased
 // the same way from a fleet-wide GCRA (lease_rate.h, kRateScript): units are charged to the
 // shared window when leased, admitted locally, and the unused ones of an idle scope are given
-// back every report_interval.
+// back every report_interval. After a Redis restart the windows are rebuilt the way the budget
+// ledger is: on reconnect each replica re-registers the units it leased in the last minute
+// (recent_grants.h), and a rebuilt window grants nothing for one lease_ttl while they do, so the
+// fleet does not admit a second window's worth (lease_script.h).
 //
 // Ownership: the composition root owns the Client and this object, stops this (Stop) before the
 // client, and destroys both after every snapshot (and so every ScopeCounters) is gone.
 // Threads: counters from any thread (lock-free, no allocation on a warm request; a refill post
-// allocates); refills, sweeps and their replies run on the client's thread. MakeScope takes a
-// mutex (snapshot builds only).
+// allocates; a request that waits for a refill takes its counter's waiter lock); refills, sweeps
+// and their replies run on the client's thread. MakeScope takes a mutex (snapshot builds only).
 #pragma once
 
 #include <atomic>
@@ -59,7 +68,7 @@ struct LeaseOptions {
   std::string replica_id;  // unique per process: "<hostname>-<pid>-<random>"
   std::chrono::milliseconds lease_ttl{10'000};
   std::chrono::milliseconds report_interval{100};
-  std::string key_prefix = "turnpike:";  // + "budget:..." and "rate:..."
+  std::string key_prefix = "turnpike:";  // + "budget:..." and "window:..."
 };
 
 class LeaseBudgetCounter;
@@ -98,6 +107,9 @@ class LeaseCounters final : public governance::Counters {
   void PostRate(std::shared_ptr<LeaseRateCounter> counter);
   // Client thread. `full`: renew or give back every lease; else only report unreported spend.
   void SweepOnce(bool full, bool final_return, std::function<void()> done);
+  // Client thread, after a (re)connect: one rate call for every window this replica leased
+  // from in the last minute, so a window lost with a Redis restart is rebuilt with its units.
+  void ReregisterRates();
 
   Client& client_;
   const LeaseOptions options_;
@@ -105,7 +117,9 @@ class LeaseCounters final : public governance::Counters {
   std::atomic<uint64_t> over_reservation_{0};
   std::atomic<uint64_t> fail_open_admitted_{0};  // fail-open plans' reservations (lease_budget.cc)
   std::atomic<uint64_t> refill_failures_{0};
-  std::mutex mu_;  // guards scopes_ and rates_
+  std::atomic<uint64_t> wakeups_{0};        // waiters woken by a completed or failed call
+  std::atomic<uint64_t> wait_timeouts_{0};  // waiters whose refill_wait passed
+  std::mutex mu_;                           // guards scopes_ and rates_
   std::vector<std::weak_ptr<LeaseBudgetCounter>> scopes_;
   std::vector<std::weak_ptr<LeaseRateCounter>> rates_;
 };

@@ -47,6 +47,14 @@ void LeaseRateCounter::Correct(int64_t charged, int64_t actual, int64_t) {
   if (delta != 0) units_.fetch_add(delta, std::memory_order_acq_rel);
 }
 
+void LeaseRateCounter::Watch(std::weak_ptr<governance::RefillWaiter> waiter) {
+  waiters_.Add(std::move(waiter));
+}
+
+void LeaseRateCounter::WaitTimedOut() {
+  engine_.wait_timeouts_.fetch_add(1, std::memory_order_relaxed);
+}
+
 void LeaseRateCounter::RequestRefill(int64_t need) {
   int64_t current = need_.load(std::memory_order_relaxed);
   while (need > current && !need_.compare_exchange_weak(current, need)) {

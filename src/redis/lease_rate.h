@@ -8,6 +8,13 @@
 // bounded by redis.refill_wait), or refused when the last refill found the shared window full
 // (retry_after from the script) or Redis unreachable (fail closed). Correct/Refund give units
 // back locally (or take more: the balance may go negative and is repaid by later refills).
+// A request that got pending waits on refill_source() (governance/refill_wait.h): every
+// completed or failed rate call of this counter wakes it.
+//
+// Redis restart: every call carries the units this replica leased in the last minute
+// (recent_grants.h) and the generation of the window it leased them from; a window that is not
+// that generation any more was lost, and the script adds them to the rebuilt one (and grants
+// nothing for a lease TTL while the other replicas do the same; lease_script.h).
 //
 // Threads: Check, Correct from any thread (atomics only); the members marked "client thread
 // only" belong to LeaseCounters on the Redis client's thread.
@@ -19,20 +26,25 @@
 #include <string>
 
 #include "governance/counters.h"
+#include "governance/refill_wait.h"
 #include "redis/lease_budget.h"
+#include "redis/recent_grants.h"
 
 namespace turnpike::redis {
 
 // A refill leases at most limit / kRateSlices units (at least what the waiting request needs).
 inline constexpr int64_t kRateSlices = 16;
 
-class LeaseRateCounter final : public governance::RateCounter {
+class LeaseRateCounter final : public governance::RateCounter, public governance::RefillSource {
  public:
   LeaseRateCounter(LeaseCounters& engine, std::string key)
       : engine_(engine), key_(std::move(key)) {}
 
   governance::RateDecision Check(governance::Nanos now, int64_t cost, int64_t limit) override;
   void Correct(int64_t charged, int64_t actual, int64_t limit) override;
+  governance::RefillSource* refill_source() override { return this; }
+  void Watch(std::weak_ptr<governance::RefillWaiter> waiter) override;
+  void WaitTimedOut() override;
 
   std::weak_ptr<LeaseRateCounter> self;
 
@@ -52,7 +64,11 @@ class LeaseRateCounter final : public governance::RateCounter {
   std::atomic<bool> inflight_{false};
   std::atomic<bool> refill_wanted_{false};
   std::atomic<uint64_t> uses_{0};
-  uint64_t uses_seen_ = 0;  // client thread only
+  governance::RefillWaiters waiters_;
+  // Client thread only.
+  uint64_t uses_seen_ = 0;
+  RecentGrants recent_;
+  std::string window_gen_;  // the generation of the shared window last leased from ("": none)
 };
 
 }  // namespace turnpike::redis

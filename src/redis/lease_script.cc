@@ -88,19 +88,33 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local window = 60000000
 local interval = window / tonumber(ARGV[1])
-local tat = math.max(tonumber(redis.call('GET', KEYS[1]) or '0'), now)
+local recent = tonumber(ARGV[4])
+local settle = tonumber(ARGV[6]) * 1000
+local gen = redis.call('HGET', KEYS[1], 'gen')
+if not gen then
+  gen = string.format('%.0f', now) .. '-' .. ARGV[7]
+  redis.call('HSET', KEYS[1], 'tat', string.format('%.0f', now), 'gen', gen)
+  if recent > 0 then redis.call('HSET', KEYS[1], 'rebuilt', string.format('%.0f', now)) end
+end
+local tat = math.max(tonumber(redis.call('HGET', KEYS[1], 'tat')), now)
+if ARGV[5] ~= '' and ARGV[5] ~= gen then
+  tat = math.min(tat + recent * interval, now + window)
+end
+local settled_at = tonumber(redis.call('HGET', KEYS[1], 'rebuilt') or '0') + settle
 local give = tonumber(ARGV[3])
 if give > 0 then tat = math.max(tat - give * interval, now) end
 local want = tonumber(ARGV[2])
 local room = math.floor((now + window - tat) / interval)
-local granted = math.max(math.min(want, room), 0)
+local granted = 0
+if now >= settled_at then granted = math.max(math.min(want, room), 0) end
 tat = tat + granted * interval
-redis.call('SET', KEYS[1], string.format('%.0f', tat), 'PX', 2 * window / 1000)
+redis.call('HSET', KEYS[1], 'tat', string.format('%.0f', tat))
+redis.call('PEXPIRE', KEYS[1], 2 * window / 1000)
 local retry = 0
 if granted < want then
-  retry = math.ceil(tat + (want - granted) * interval - now - window)
+  retry = math.max(math.ceil(tat + (want - granted) * interval - now - window), settled_at - now)
 end
-return {granted, room - granted, retry}
+return {granted, room - granted, retry, gen}
 )lua";
 
 }  // namespace turnpike::redis

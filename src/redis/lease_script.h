@@ -34,13 +34,21 @@ extern const std::string_view kLeaseScript;
 namespace turnpike::redis {
 
 // The rate-limit lease script: a fleet-wide GCRA (governance/rate_limit.h) whose units are
-// leased in slices. The key holds the shared TAT (µs, server time). A replica's call gives back
-// `give` unused units (TAT moves back, never before now) and leases up to `want` units that fit
-// the window now (TAT moves forward by each). Units are charged when leased, so the fleet never
-// admits more than one GCRA at the limit would, plus what a replica holds unused (at most a
-// slice, given back when its scope goes idle).
-// KEYS[1] the TAT key; ARGV 1 limit per minute, 2 want, 3 give
-// Returns {granted, room left after, µs until `want` would have fit}
+// leased in slices. The key is a hash: "tat" (the shared TAT, µs, server time), "gen" (this
+// window's generation) and "rebuilt" (µs, when a replica that had leased from it found it gone).
+// A replica's call gives back `give` unused units (TAT moves back, never before now) and leases
+// up to `want` units that fit the window now (TAT moves forward by each). Units are charged when
+// leased, so the fleet never admits more than one GCRA at the limit would, plus what a replica
+// holds unused (at most a slice, given back when its scope goes idle).
+// A Redis restart loses the window. Every call carries `recent` (the units the caller leased in
+// the last minute, redis/recent_grants.h) and the generation it leased them from: a caller whose
+// generation is not the key's adds them (at most one window) to the TAT, once per generation.
+// A missing key with recent > 0 can only have been lost (the key outlives its last call by two
+// windows), so it is marked rebuilt and grants nothing for `settle` ms while the other replicas
+// re-register theirs (the budget ledger's settling time, same length).
+// KEYS[1] the window; ARGV 1 limit per minute, 2 want, 3 give, 4 recent, 5 the caller's
+// generation ("": none yet), 6 settle ms, 7 replica id
+// Returns {granted, room left after, µs until `want` would have fit, generation}
 extern const std::string_view kRateScript;
 
 }  // namespace turnpike::redis

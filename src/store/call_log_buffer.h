@@ -24,7 +24,7 @@
 namespace turnpike::store {
 
 struct CallLogBufferOptions {
-  size_t batch_rows = 1'024;
+  size_t batch_rows = 4'096;
   // A batch also goes once its texts pass this (opted-in request bodies), and a waiting
   // worker drops rows past 16 times this: a worker's buffer stays bounded in bytes too.
   size_t batch_text_bytes = 16 << 20;

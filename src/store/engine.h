@@ -10,12 +10,19 @@
 //   Migrate()     the schema: an engine versions its schema and brings it to this binary's
 //                 version in order, each step all or nothing; it refuses a schema newer than
 //                 the binary (kInternal)
+//   session(i)    sessions: an engine with a pool of connections (PostgreSQL `store.pool`)
+//                 offers sessions() > 1 views of itself, each an Engine over its own
+//                 connection, so that several store threads run statements at once (the store
+//                 thread's lanes, store_thread.h). session(0) is the engine itself: it alone
+//                 writes call-log batches, migrates and ticks; the others serve records and
+//                 call-log reads and admin writes (their Migrate refuses, their Tick does
+//                 nothing). The embedded engine has one session.
 //
 // Ownership: the opener owns the engine (a unique_ptr); the roles are parts of it and live as
 // long as it does.
-// Threads: one thread at a time. The opener may migrate and load before the store thread
-// starts; from then on only the store thread calls the engine, except statements(), which any
-// thread may read.
+// Threads: each session one thread at a time, sessions in parallel with each other. The opener
+// may migrate and load before the store threads start; from then on only the store thread of
+// a session calls it, except statements() (shared by every session), which any thread reads.
 #pragma once
 
 #include "common/result.h"
@@ -42,6 +49,13 @@ class Engine {
   virtual GovernanceRecords& records() = 0;
   virtual CallLogStore& call_log() = 0;
   virtual const StatementCounts& statements() const = 0;
+
+  // Sessions (see above): at least 1; session(0) is *this.
+  virtual size_t sessions() const { return 1; }
+  virtual Engine& session(size_t i) {
+    (void)i;
+    return *this;
+  }
 };
 
 }  // namespace turnpike::store

@@ -5,10 +5,12 @@
 // a network counts round trips (one pipelined batch is one).
 //
 // Ownership: an engine owns its StatementCounts (engine.h, statements()).
-// Thread safety: one writer (the engine's thread); readers on any thread (relaxed atomics).
+// Thread safety: any number of writers (an engine's sessions run on several threads: one
+// atomic add per statement, next to a round trip); readers on any thread (relaxed atomics).
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -35,14 +37,16 @@ std::string_view StoreOpName(StoreOp op);
 
 class StatementCounts {
  public:
-  void Add(StoreOp op) { counts_[static_cast<size_t>(op)].Add(); }
-  uint64_t value(StoreOp op) const { return counts_[static_cast<size_t>(op)].value(); }
+  void Add(StoreOp op) { counts_[static_cast<size_t>(op)].fetch_add(1, std::memory_order_relaxed); }
+  uint64_t value(StoreOp op) const {
+    return counts_[static_cast<size_t>(op)].load(std::memory_order_relaxed);
+  }
 
   // turnpike_store_statements_total{op}, one sample per StoreOp.
   void Render(observability::PrometheusWriter& writer) const;
 
  private:
-  std::array<observability::Counter, static_cast<size_t>(StoreOp::kCount)> counts_;
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(StoreOp::kCount)> counts_{};
 };
 
 }  // namespace turnpike::store

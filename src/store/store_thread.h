@@ -1,30 +1,49 @@
-// The store thread: the one thread that touches the engine (engine.h), fed by two bounded
-// queues. It speaks only the engine's roles.
+// The store thread(s): the threads that touch the engine (engine.h), fed by bounded queues.
+// They speak only the engine's roles.
 //
 //   jobs     admin reads and writes, snapshot reloads, reconciliation: StoreJob objects. A
 //            coroutine on a worker awaits one with Call(), which suspends it (the worker keeps
-//            serving) and resumes it on its own executor with the result.
-//   records  the call log: workers hand over CallBatches (CallLogBuffer); the thread takes
+//            serving) and resumes it on its own executor with the result. Each job names its
+//            lane (JobLane): kControl jobs change the owner's state (admin writes, reloads)
+//            and run one at a time, in order; kRead jobs only read (the store, and what the
+//            owner publishes for any thread) and may run in parallel with anything; kLog jobs
+//            must not interleave with call-log batches (reconcile: it sums the log, then
+//            overwrites spend, and a batch committed in between would be lost from spend).
+//   records  the call log: workers hand over CallBatches (CallLogBuffer); the log lane takes
 //            everything queued and hands it to its owner's write function in transactions of
 //            at most batch_rows rows (group commit: under load one commit carries many
 //            requests), then keeps the emptied batches as spares that SubmitRecords hands
 //            back, so batches (and the strings in their slots) are reused, not reallocated.
-// A tick runs every `tick` for periodic work (the change feed's polls, the reconcile schedule).
-// The write and tick functions are the owner's, given at Start: the thread's owner (the
+//
+// Lanes: one thread per engine session (engine.h: one connection each), so a slow admin read
+// never holds a call-log batch and the change feed back. One thread per connection rather than
+// one thread polling several non-blocking connections: the engine's calls stay sequential code
+// (pg.h), a thread costs nothing while it waits, and N is small (store.pool, at most 64).
+//   1 session     lane 0 runs the records, every job and both ticks, in order (as before pools).
+//   2 sessions    lane 0 "log" (thread tp-store): the records, kLog jobs, `tick`;
+//                 lane 1 "control" (tp-store-c): kControl and kRead jobs, `control_tick`.
+//   N >= 3        lanes 0 and 1 as above, but lane 1 takes no kRead job; lanes 2..N-1 "read"
+//                 (tp-store-r) share the kRead queue.
+// A tick runs every `tick` for periodic work: `tick` on the log lane (engine upkeep, the
+// reconcile schedule), `control_tick` on the control lane (the change feed's polls). The write
+// and tick functions are the owner's, given at Start: the thread's owner (the
 // GovernanceService) decides what a batch and a tick do.
 //
-// Nobody waits on this thread while holding anything: workers only take the queue mutex to
-// move a batch in (a few hundred nanoseconds, once per flush, not per request), and never wait
-// for room (SubmitRecords says kFull and the caller applies its policy).
+// Nobody waits on these threads while holding anything: workers only take the queue mutex to
+// move a batch or a job in (a few hundred nanoseconds, once per flush, not per request), and
+// never wait for room (SubmitRecords says kFull and the caller applies its policy). No lock is
+// held while a job, a batch or a tick runs.
 //
 // Shutdown, in this order: CloseJobs() once the workers stop issuing jobs (it runs what is
-// queued, then refuses new jobs), then the workers' final flushes (SubmitRecords with force),
-// then Stop(), which writes every queued record and joins. A SIGKILL loses what is queued and
-// what workers still buffer (measured in tests/integration/governance_restart.test.mjs).
+// queued on every lane, then refuses new jobs), then the workers' final flushes (SubmitRecords
+// with force), then Stop(), which writes every queued record and joins every lane. A SIGKILL
+// loses what is queued and what workers still buffer (measured in
+// tests/integration/governance_restart.test.mjs).
 //
 // Ownership: borrows the engine, which must outlive it; the functions given to Start must stay
 // valid until Stop returns.
-// Thread safety: Post, SubmitRecords, CloseJobs, Stop and the counters: any thread.
+// Thread safety: Post, SubmitRecords, CloseJobs, Stop, the counters and RenderMetrics: any
+// thread.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
@@ -39,10 +58,12 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "common/result.h"
+#include "observability/metrics.h"
 #include "store/call_record.h"
 #include "store/engine.h"
 
@@ -56,10 +77,13 @@ class StoreJob {
   virtual void Refuse(const Error& error) = 0;
 };
 
+// Which lane runs a job (see the top of this file).
+enum class JobLane : uint8_t { kControl, kRead, kLog };
+
 struct StoreThreadOptions {
   size_t max_jobs = 1024;
   size_t max_records = 65'536;
-  size_t batch_rows = 1'024;
+  size_t batch_rows = 4'096;
   std::chrono::milliseconds tick{250};
 };
 
@@ -76,12 +100,12 @@ class StoreThread {
   StoreThread(const StoreThread&) = delete;
   StoreThread& operator=(const StoreThread&) = delete;
 
-  // Starts the thread; `tick` may be empty. Once only.
-  void Start(WriteFn write, TickFn tick);
+  // Starts the lanes (one per engine session); either tick may be empty. Once only.
+  void Start(WriteFn write, TickFn tick, TickFn control_tick = nullptr);
 
-  // Queues `job`; if the queue is full or closed the job is refused at once (Refuse runs on the
-  // calling thread).
-  void Post(std::unique_ptr<StoreJob> job);
+  // Queues `job` on `lane`; if the queues are full (max_jobs queued on all lanes together) or
+  // closed the job is refused at once (Refuse runs on the calling thread).
+  void Post(std::unique_ptr<StoreJob> job, JobLane lane = JobLane::kControl);
 
   // Moves `batch` into the queue, leaving an empty (recycled) batch in its place, unless that
   // would exceed max_records (kFull, `batch` untouched) or the queue is stopped (kClosed).
@@ -91,39 +115,65 @@ class StoreThread {
   void CloseJobs();
   void Stop();
 
-  // Runs `fn(Engine&) -> Result<T>` on the store thread and resumes the caller with its result
-  // on the caller's executor. kUnavailable if the job queue is full or closed.
+  // Runs `fn(Engine&) -> Result<T>` on a thread of `lane` (given that lane's session) and
+  // resumes the caller with its result on the caller's executor. kUnavailable if the job
+  // queues are full or closed.
   template <typename T, typename Fn>
-  boost::asio::awaitable<Result<T>> Call(Fn fn);
+  boost::asio::awaitable<Result<T>> Call(Fn fn, JobLane lane = JobLane::kControl);
+
+  // The session that runs `lane`'s jobs (the first one, for kRead): the owner's start-up work
+  // that belongs to a lane (the change feed's first poll) runs on it before Start.
+  Engine& lane_engine(JobLane lane);
+  // Threads (and sessions) in use: engine.sessions().
+  size_t lanes() const { return sessions_.size(); }
 
   size_t queued_records() const;
   // Written, emptied batches waiting to be handed back by SubmitRecords.
   size_t spare_batches() const;
+  // turnpike_store_jobs_total{lane} and turnpike_store_jobs_queued{lane}, for the queues in
+  // use ("log", "control", "read"); turnpike_store_connections (sessions).
+  void RenderMetrics(observability::PrometheusWriter& writer) const;
 
  private:
   template <typename T, typename Fn, typename Handler>
   class CallJob;
 
-  void Loop();
+  // The jobs of one or more lanes; guarded by mu_.
+  struct Queue {
+    std::string_view name;
+    std::deque<std::unique_ptr<StoreJob>> jobs;
+    size_t running = 0;  // taken by a lane, not finished
+    uint64_t ran = 0;
+    std::condition_variable wake;  // job lanes wait here (the log lane waits on wake_)
+  };
+
+  void Loop();                   // lane 0
+  void JobLoop(size_t lane);     // lanes 1..
+  Queue& QueueOf(JobLane lane);  // by the session count
+  bool Idle() const;             // every queue empty and nothing running; under mu_
+  std::deque<std::unique_ptr<StoreJob>> TakeAllJobs();  // under mu_
   // Writes `batches` in transactions of at most batch_rows rows.
   void WriteAll(std::vector<CallBatch>& batches);
 
   Engine& engine_;
   const StoreThreadOptions options_;
-  WriteFn write_;  // set by Start, before the thread runs
+  std::vector<Engine*> sessions_;  // engine_.session(i), one per lane; constant
+  WriteFn write_;                  // set by Start, before the threads run
   TickFn tick_;
+  TickFn control_tick_;
   mutable std::mutex mu_;
   std::condition_variable wake_;
   std::condition_variable jobs_done_;
-  std::deque<std::unique_ptr<StoreJob>> jobs_;
+  // queues_[0] "log", [1] "control", [2] "read": as many as the lanes need (top of this file).
+  std::vector<std::unique_ptr<Queue>> queues_;
+  size_t queued_jobs_ = 0;            // on every queue together
   std::vector<CallBatch> queued_;     // batches waiting for the thread
   size_t queued_rows_ = 0;            // records in queued_
   std::vector<CallBatch> spares_;     // written and cleared, for SubmitRecords to hand back
-  std::vector<CallBatchPart> group_;  // the thread's: one transaction's parts
+  std::vector<CallBatchPart> group_;  // the log lane's: one transaction's parts
   bool jobs_closed_ = false;
   bool stopping_ = false;
-  bool busy_ = false;  // the thread is running jobs it took from the queue
-  std::thread thread_;
+  std::vector<std::thread> threads_;  // [i] runs lane i
 };
 
 template <typename T, typename Fn, typename Handler>
@@ -149,11 +199,11 @@ class StoreThread::CallJob : public StoreJob {
 };
 
 template <typename T, typename Fn>
-boost::asio::awaitable<Result<T>> StoreThread::Call(Fn fn) {
+boost::asio::awaitable<Result<T>> StoreThread::Call(Fn fn, JobLane lane) {
   boost::asio::any_io_executor executor = co_await boost::asio::this_coro::executor;
-  auto initiate = [this, executor](auto handler, Fn job_fn) {
+  auto initiate = [this, executor, lane](auto handler, Fn job_fn) {
     using Job = CallJob<T, Fn, std::decay_t<decltype(handler)>>;
-    Post(std::make_unique<Job>(std::move(job_fn), std::move(handler), executor));
+    Post(std::make_unique<Job>(std::move(job_fn), std::move(handler), executor), lane);
   };
   Result<T> result =
       co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(Result<T>)>(

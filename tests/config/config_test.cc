@@ -184,7 +184,7 @@ models:
   EXPECT_EQ(c.store.path, "turnpike.db");
   EXPECT_FALSE(c.store.synchronous_full);
   EXPECT_TRUE(c.call_log.log_store);
-  EXPECT_EQ(c.call_log.batch_rows, 1'024u);
+  EXPECT_EQ(c.call_log.batch_rows, 4'096u);
   EXPECT_EQ(c.call_log.flush_interval, milliseconds(100));
   EXPECT_FALSE(c.call_log.drop_when_full);
   EXPECT_EQ(c.call_log.max_wait, milliseconds(2'000));

@@ -8,8 +8,10 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -234,6 +236,50 @@ class FakeEngine : public store::Engine {
   FakeRecords records_{mu_};
   FakeCallLog call_log_{mu_};
   store::StatementCounts counts_;
+};
+
+// A FakeEngine with `sessions` sessions (store/engine.h): session 0 is the engine, the others
+// views of the same records and call log. Every session counts how often a role was asked of
+// it, so a test sees which lane did what.
+class PooledFakeEngine : public FakeEngine {
+ public:
+  explicit PooledFakeEngine(size_t sessions) : uses_(sessions) {
+    for (size_t i = 1; i < sessions; ++i) views_.push_back(std::make_unique<View>(*this, i));
+  }
+  size_t sessions() const override { return uses_.size(); }
+  store::Engine& session(size_t i) override {
+    if (i == 0) return *this;
+    return *views_.at(i - 1);
+  }
+  store::GovernanceRecords& records() override { return Use(0, FakeEngine::records()); }
+  store::CallLogStore& call_log() override { return Use(0, FakeEngine::call_log()); }
+  uint64_t uses(size_t session) const { return uses_.at(session).load(); }
+
+ private:
+  class View : public store::Engine {
+   public:
+    View(PooledFakeEngine& owner, size_t index) : owner_(owner), index_(index) {}
+    Status Migrate() override { return Error{ErrorCode::kInternal, "not on a session", ""}; }
+    int SchemaVersion() override { return owner_.SchemaVersion(); }
+    store::GovernanceRecords& records() override {
+      return owner_.Use(index_, owner_.fake_records());
+    }
+    store::CallLogStore& call_log() override { return owner_.Use(index_, owner_.fake_call_log()); }
+    const store::StatementCounts& statements() const override { return owner_.statements(); }
+
+   private:
+    PooledFakeEngine& owner_;
+    const size_t index_;
+  };
+
+  template <typename Role>
+  Role& Use(size_t session, Role& role) {
+    uses_.at(session).fetch_add(1);
+    return role;
+  }
+
+  std::vector<std::atomic<uint64_t>> uses_;
+  std::vector<std::unique_ptr<View>> views_;
 };
 
 }  // namespace turnpike::control

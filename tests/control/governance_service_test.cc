@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
@@ -49,8 +50,9 @@ bool Eventually(Pred done) {
 
 class GovernanceServiceTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    auto engine = std::make_unique<FakeEngine>();
+  void SetUp() override { StartOver(std::make_unique<FakeEngine>()); }
+
+  void StartOver(std::unique_ptr<FakeEngine> engine) {
     engine_ = engine.get();
     engine_->fake_records().ChangeBehindTheBack([](store::GovernanceRows& rows) {
       governance::Plan plan;
@@ -160,6 +162,62 @@ TEST_F(GovernanceServiceTest, ReconcileWritesTheLogsSumsOverDriftedSpend) {
   const std::vector<store::SpendRow> set = engine_->fake_call_log().spend_set();
   ASSERT_EQ(set.size(), 2u);
   EXPECT_EQ(set[0].spent_micros, 300);
+}
+
+// With a pool (sessions, store/store_thread.h's lanes): the change feed's starting point and
+// admin writes on the control session (1), call-log pages on a read session (2, 3), batches and
+// reconcile on the engine itself (0).
+class PooledGovernanceServiceTest : public GovernanceServiceTest {
+ protected:
+  void SetUp() override {
+    auto engine = std::make_unique<PooledFakeEngine>(4);
+    pooled_ = engine.get();
+    StartOver(std::move(engine));
+  }
+  std::array<uint64_t, 4> Uses() const {
+    return {pooled_->uses(0), pooled_->uses(1), pooled_->uses(2), pooled_->uses(3)};
+  }
+  PooledFakeEngine* pooled_ = nullptr;
+};
+
+TEST_F(PooledGovernanceServiceTest, EachOperationRunsOnItsLanesSession) {
+  ASSERT_EQ(service_->thread().lanes(), 4u);
+  EXPECT_GE(pooled_->uses(1), 1u);  // Start: the records loaded and the feed marked there
+  // Control ticks keep asking session 1 for its records; the others only when told.
+  std::array<uint64_t, 4> before = Uses();
+  ASSERT_TRUE(RunToEnd(service_->Calls(store::CallQuery{})).ok());
+  std::array<uint64_t, 4> after = Uses();
+  EXPECT_EQ(after[0], before[0]);
+  EXPECT_EQ(after[2] + after[3] - before[2] - before[3], 1u);
+
+  before = Uses();
+  governance::Tenant tenant;
+  tenant.id = "beta";
+  tenant.name = "Beta";
+  tenant.plan_id = "basic";
+  ASSERT_TRUE(RunToEnd(service_->CreateTenant(tenant)).ok());
+  after = Uses();
+  EXPECT_GT(after[1], before[1]);
+  EXPECT_EQ(after[0], before[0]);
+  EXPECT_EQ(after[2] + after[3], before[2] + before[3]);
+
+  before = Uses();
+  ASSERT_TRUE(RunToEnd(service_->ReconcileNow()).ok());
+  after = Uses();
+  EXPECT_EQ(after[0], before[0] + 1);
+  EXPECT_EQ(after[2] + after[3], before[2] + before[3]);
+
+  store::CallBatch batch;
+  store::CallRecord r;
+  r.tenant_id = "acme";
+  r.key_id = kKeyId;
+  batch.Add(store::ViewOf(r));
+  before = Uses();
+  ASSERT_EQ(service_->thread().SubmitRecords(batch), store::SubmitResult::kAccepted);
+  service_->Stop();
+  after = Uses();
+  EXPECT_EQ(after[0], before[0] + 1);
+  EXPECT_EQ(engine_->fake_call_log().batches().size(), 1u);
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 // spend equal to the call log's sum, a key revoked on A refused by B and C (delay measured and
 // printed), a SIGKILLed replica's lease freeing after the TTL with nothing counted twice, a
 // Redis restart then a PostgreSQL restart mid-load (no request hangs, no call-log row lost or
-// duplicated, still no overshoot), and the PostgreSQL statement and Redis command budgets of
+// duplicated, still no overshoot), an RPM window spent then Redis restarted (the rebuilt window
+// counts what the replicas leased: no second burst), and the PostgreSQL statement and Redis command budgets of
 // 1,000 warm requests. Skipped only where the PostgreSQL binaries are absent (CI installs them).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -143,7 +144,11 @@ const TENANTS = {
   revoke: 'revoke',
   failOpen: 'failopen',
   failClosed: 'failclosed',
+  rpm: 'rpmrestart',
 };
+// The RPM window across a Redis restart: GCRA admits a burst of the limit, then limit/60 per
+// second; a lost window would admit a second burst.
+const RPM_LIMIT = 300;
 const FAIL_CAP_REQUESTS = 30;
 const TPM_LIMIT = 1000;
 const keys = {};
@@ -161,6 +166,7 @@ before(async () => {
   keys[TENANTS.tpm] = await provision(a, TENANTS.tpm, { tpm: TPM_LIMIT });
   keys[TENANTS.pgRestart] = await provision(a, TENANTS.pgRestart, { monthly_budget_usd: RESTART_CAP_REQUESTS * COST_MICROS / 1e6 });
   keys[TENANTS.revoke] = await provision(a, TENANTS.revoke, {});
+  keys[TENANTS.rpm] = await provision(a, TENANTS.rpm, { rpm: RPM_LIMIT });
   const failCap = FAIL_CAP_REQUESTS * COST_MICROS / 1e6;
   keys[TENANTS.failOpen] = await provision(a, TENANTS.failOpen, { monthly_budget_usd: failCap, fail_open: true });
   keys[TENANTS.failClosed] = await provision(a, TENANTS.failClosed, { monthly_budget_usd: failCap });
@@ -193,6 +199,16 @@ test('a 200-way race over three replicas never overshoots the budget, every run'
     assert.ok(spendOf(tenant) <= CAP_REQUESTS * COST_MICROS);
     console.log(`race ${tenant}: ${JSON.stringify(statuses)}`);
   }
+  // Requests that found their slice empty were woken by the refill (governance/refill_wait.h).
+  let wakeups = 0;
+  let timeouts = 0;
+  for (const gw of replicas) {
+    const m = await metrics(gw);
+    wakeups += m.turnpike_budget_lease_wakeups_total;
+    timeouts += m.turnpike_budget_lease_wait_timeouts_total;
+  }
+  console.log(`races: ${wakeups} waiting requests woken by their refill, ${timeouts} waited the whole refill_wait`);
+  assert.ok(wakeups >= 1, `no waiting request was woken by a refill (${timeouts} timed out)`);
 });
 
 test('a 200-way race against a TPM limit: the fleet admits what one limiter would', { skip }, async () => {
@@ -345,6 +361,46 @@ test('a Redis restart mid-load: no request hangs, no row lost or duplicated, no 
   const m = await metrics(replicas[0]);
   assert.equal(m.turnpike_redis_up, 1, 'the client reconnected');
   console.log(`redis restart: ${JSON.stringify(statuses)}, ${answered} answered, ${admittedBefore} admitted before`);
+});
+
+test('a Redis restart mid-window: the rebuilt RPM window counts what was leased, no second burst', { skip }, async () => {
+  const secret = keys[TENANTS.rpm];
+  const statuses = {};
+  let admitted = 0;
+  const batch = async (n) => {
+    const results = await Promise.all(Array.from({ length: n },
+      (_, i) => chat(replicas[i % replicas.length], secret)));
+    let refused = 0;
+    for (const r of results) {
+      statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+      if (r.status === 200) ++admitted;
+      else if (r.status === 429 && r.body.error.code === 'rate_limited') ++refused;
+      else assert.fail(`status ${r.status}: ${JSON.stringify(r.body)}`);
+    }
+    return refused;
+  };
+  const started = Date.now();
+  // Spend the window: until most of a batch is refused.
+  for (let i = 0; i < 40 && (await batch(40)) < 30; ++i) await sleep(20);
+  const admittedBefore = admitted;
+  assert.ok(admittedBefore >= RPM_LIMIT / 2, `the window was spent before the restart: ${admittedBefore}`);
+  const port = redis.port;
+  await stopRedis(redis);
+  await sleep(300);
+  redis = await startRedis(port);
+  for (const gw of replicas) {
+    assert.ok(await eventually(async () => (await metrics(gw)).turnpike_redis_up === 1, 5000), 'reconnected');
+  }
+  // Past the rebuilt window's settling time (one lease TTL), still inside the minute.
+  const until = Date.now() + LEASE_TTL_MS + 1500;
+  while (Date.now() < until) {
+    await batch(20);
+    await sleep(100);
+  }
+  const elapsedS = (Date.now() - started) / 1000;
+  const allowed = RPM_LIMIT + Math.ceil((elapsedS * RPM_LIMIT) / 60);
+  console.log(`rpm across a redis restart: ${admittedBefore} admitted before, ${admitted - admittedBefore} after, ${JSON.stringify(statuses)} in ${elapsedS}s (one window allows ${allowed})`);
+  assert.ok(admitted <= allowed, `${admitted} admitted in ${elapsedS}s against ${RPM_LIMIT}/min (one GCRA: ${allowed})`);
 });
 
 test('a PostgreSQL restart mid-load: served from the leases, rows spooled and replayed once, no overshoot', { skip }, async () => {

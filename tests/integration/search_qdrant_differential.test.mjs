@@ -77,7 +77,13 @@ function leaf() {
     case 3: return { range: { price: { gt: int(0, 5000) / 100 } } };
     case 4: return { exists: { field: pick(['n', 'price', 'tag', 'meta.owner', 'at']) } };
     case 5: return { term: { on: chance(0.5) } };
-    case 6: return { range: { at: { gte: `2024-${String(int(1, 12)).padStart(2, '0')}-01` } } };
+    case 6: {
+      const month = () => String(int(1, 12)).padStart(2, '0');
+      if (chance(0.5)) return { range: { at: { gte: `2024-${month()}-01` } } };
+      // Date math with a fixed anchor (resolved by the parser: the same epoch ms for both).
+      return { range: { at: { gt: `2024-${month()}-15||/M`, lte: `2024-${month()}-01||+2M/M`,
+        time_zone: pick(['+01:00', '-05:30', 'UTC']) } } };
+    }
     case 7: return { match: { title: { query: `${pick(WORDS)} ${pick(WORDS)}`, operator: pick(['and', 'or']) } } };
     case 8: return { ids: { values: [`d${String(int(0, DOCS - 1)).padStart(4, '0')}`, `d${String(int(0, DOCS - 1)).padStart(4, '0')}`] } };
     default: return { term: { 'meta.owner': `u${int(0, 5)}` } };

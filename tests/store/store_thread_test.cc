@@ -10,54 +10,11 @@
 #include <boost/asio/io_context.hpp>
 #include <thread>
 
+#include "null_engine.h"
 #include "store/call_log_buffer.h"
 
 namespace turnpike::store {
 namespace {
-
-// An engine whose roles do nothing: the thread hands its batches to the write function it
-// was started with, and its jobs here ask nothing of the engine.
-class NullRecords : public GovernanceRecords {
- public:
-  Result<GovernanceRows> LoadAll() override { return GovernanceRows{}; }
-  Result<bool> PollChanges() override { return false; }
-  Status UpsertPlan(const governance::Plan&) override { return Ok{}; }
-  Status InsertTenant(const governance::Tenant&) override { return Ok{}; }
-  Status UpdateTenant(const governance::Tenant&) override { return Ok{}; }
-  Status InsertKey(const governance::Key&) override { return Ok{}; }
-  Status SetKeyStatus(std::string_view, governance::KeyStatus, int64_t) override { return Ok{}; }
-  Status UpsertPrice(const PriceOverride&) override { return Ok{}; }
-  Status DeletePrice(std::string_view) override { return Ok{}; }
-};
-
-class NullCallLog : public CallLogStore {
- public:
-  Status WriteCalls(CallBatchParts, bool, std::span<const SpendRow>) override { return Ok{}; }
-  Result<std::vector<CallRow>> QueryCalls(const CallQuery&) override {
-    return std::vector<CallRow>{};
-  }
-  Result<std::vector<SpendRow>> LoadSpend(std::span<const std::string>) override {
-    return std::vector<SpendRow>{};
-  }
-  Result<std::vector<SpendRow>> SumCallLog(const std::string&) override {
-    return std::vector<SpendRow>{};
-  }
-  Status SetSpend(std::span<const SpendRow>) override { return Ok{}; }
-};
-
-class NullEngine : public Engine {
- public:
-  Status Migrate() override { return Ok{}; }
-  int SchemaVersion() override { return 1; }
-  GovernanceRecords& records() override { return records_; }
-  CallLogStore& call_log() override { return call_log_; }
-  const StatementCounts& statements() const override { return counts_; }
-
- private:
-  NullRecords records_;
-  NullCallLog call_log_;
-  StatementCounts counts_;
-};
 
 struct Written {
   std::mutex mu;

@@ -16,9 +16,10 @@
 // an index of another tenant is "not found", exactly as one that does not exist.
 //
 // Errors: Result<T> with es_error.h's convention (param = ES exception type). An unknown index
-// is 404 index_not_found_exception; a missed deadline is kUpstreamTimeout (504) unless the leg
-// can report a partial answer (Page/Count set timed_out); a backend that cannot be reached is
-// kUnavailable (503). A backend never answers 400 for something the door validated.
+// is 404 index_not_found_exception; a missed deadline is kUpstreamTimeout (the door's join turns
+// it into ES's partial answer: search_join.h; Page/Count may also set timed_out themselves);
+// a backend that cannot be reached is kUnavailable (503). A backend never answers 400 for something
+// the door validated.
 //
 // Threads and ownership: app/ builds one backend per worker with a BackendFactory (a Qdrant
 // backend keeps that worker's HTTP pool; the embedded one is a per-worker handle on one shared

@@ -154,7 +154,8 @@ Status ParseSearchAfter(const json::value& v, SearchRequest& req, const Mapping&
 
 }  // namespace
 
-Result<SearchRequest> ParseSearch(std::string_view body, const Mapping& m, const UrlOptions& url) {
+Result<SearchRequest> ParseSearch(std::string_view body, const Mapping& m, const UrlOptions& url,
+                                  int64_t now_ms) {
   SearchRequest req;
   json::value root;
   if (body.find_first_not_of(" \t\r\n") != std::string_view::npos) {
@@ -171,7 +172,7 @@ Result<SearchRequest> ParseSearch(std::string_view body, const Mapping& m, const
   for (const auto& [key, value] : root.as_object()) {
     Status s = Ok{};
     if (key == "query") {
-      Result<Query> q = ParseQuery(value, m, 0);
+      Result<Query> q = ParseQuery(value, m, 0, now_ms);
       if (!q.ok()) return q.error();
       req.query = std::move(*q);
     } else if (key == "from" || key == "size") {
@@ -188,6 +189,16 @@ Result<SearchRequest> ParseSearch(std::string_view body, const Mapping& m, const
       Result<int64_t> t = TrackTotal(value);
       if (!t.ok()) return t.error();
       req.track_total_up_to = *t;
+    } else if (key == "timeout") {
+      if (!value.is_string()) {
+        return EsError("parse_exception", "[timeout] must be a time value string like \"50ms\"");
+      }
+      Result<std::optional<std::chrono::nanoseconds>> t = ParseTimeValue(value.as_string(), key);
+      if (!t.ok()) return t.error();
+      req.timeout = *t;
+    } else if (key == "allow_partial_search_results") {
+      if (!value.is_bool()) return ParseError("[allow_partial_search_results] must be a boolean");
+      req.allow_partial_results = value.as_bool();
     } else if (key == "_source") {
       s = ParseSource(value, req.source);
     } else if (key == "aggs" || key == "aggregations") {
@@ -214,13 +225,21 @@ Result<SearchRequest> ParseSearch(std::string_view body, const Mapping& m, const
   }
   if (url.rest_total_hits_as_int) req.rest_total_hits_as_int = *url.rest_total_hits_as_int;
   if (url.request_cache) req.request_cache = *url.request_cache;
+  if (url.timeout) {
+    Result<std::optional<std::chrono::nanoseconds>> t = ParseTimeValue(*url.timeout, "timeout");
+    if (!t.ok()) return t.error();
+    req.timeout = *t;
+  }
+  if (url.allow_partial_search_results) {
+    req.allow_partial_results = *url.allow_partial_search_results;
+  }
   if (req.from < 0 || req.size < 0 || req.from + req.size > kMaxResultWindow) {
     return ArgError("Result window is too large, from + size must be less than or equal to: [" +
                     std::to_string(kMaxResultWindow) + "] but was [" +
                     std::to_string(req.from + req.size) + "]");
   }
   if (knn != nullptr) {
-    Status s = ParseKnn(*knn, m, req.size, req);
+    Status s = ParseKnn(*knn, m, req.size, now_ms, req);
     if (!s.ok()) return s.error();
   }
   if (sort != nullptr) {
@@ -250,7 +269,7 @@ Result<SearchRequest> ParseSearch(std::string_view body, const Mapping& m, const
   return req;
 }
 
-Result<Query> ParseCount(std::string_view body, const Mapping& m) {
+Result<Query> ParseCount(std::string_view body, const Mapping& m, int64_t now_ms) {
   if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return Query{};
   boost::system::error_code ec;
   json::value root = json::parse(body, ec);
@@ -260,7 +279,7 @@ Result<Query> ParseCount(std::string_view body, const Mapping& m) {
   for (const auto& [key, value] : root.as_object()) {
     if (key != "query")
       return ParseError("[_count] supports only [query], not [" + std::string(key) + "]");
-    Result<Query> parsed = ParseQuery(value, m, 0);
+    Result<Query> parsed = ParseQuery(value, m, 0, now_ms);
     if (!parsed.ok()) return parsed.error();
     q = std::move(*parsed);
   }

@@ -12,6 +12,7 @@
 // (fuzz/search_dsl_fuzz.cc).
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,14 +30,24 @@ struct UrlOptions {
   std::optional<std::string> track_total_hits;  // "true", "false" or a number
   std::optional<bool> rest_total_hits_as_int;
   std::optional<bool> request_cache;
+  std::optional<std::string> timeout;  // ES time units ("50ms"); checked by ParseSearch
+  std::optional<bool> allow_partial_search_results;
 };
 
-// `body` may be empty (match_all, defaults). URL options override the body's.
+// `body` may be empty (match_all, defaults). URL options override the body's. `now_ms` is the
+// request's one instant (epoch ms) for date math (date_math.h): the caller takes it once per
+// request; the parser never reads a clock (0, the default, pins `now` to the epoch).
 Result<SearchRequest> ParseSearch(std::string_view body, const Mapping& mapping,
-                                  const UrlOptions& url = {});
+                                  const UrlOptions& url = {}, int64_t now_ms = 0);
 
 // A `_count` body: only `query` is allowed.
-Result<Query> ParseCount(std::string_view body, const Mapping& mapping);
+Result<Query> ParseCount(std::string_view body, const Mapping& mapping, int64_t now_ms = 0);
+
+// An ES time value (`timeout`): an integer and a unit (nanos, micros, ms, s, m, h, d), or "-1"
+// (no timeout, nullopt) or "0". Anything else: 400 parse_exception "failed to parse setting
+// [<setting>] with value [...] as a time value: ...", as ES answers.
+Result<std::optional<std::chrono::nanoseconds>> ParseTimeValue(std::string_view text,
+                                                               std::string_view setting);
 
 // Parses a date as ES does for a date field: epoch milliseconds (number or digit string) or
 // ISO-8601 (date, date-time with optional fraction and Z / +hh:mm). nullopt: not a date.

@@ -86,7 +86,8 @@ Result<Aggregation> ParseAgg(std::string_view name, const json::value& v, const 
   return agg;
 }
 
-Status ParseKnn(const json::value& v, const Mapping& m, int64_t size, SearchRequest& out) {
+Status ParseKnn(const json::value& v, const Mapping& m, int64_t size, int64_t now_ms,
+                SearchRequest& out) {
   const json::value* one = &v;
   if (v.is_array()) {
     if (v.as_array().size() != 1) return ParseError("only one [knn] clause is implemented");
@@ -119,7 +120,7 @@ Status ParseKnn(const json::value& v, const Mapping& m, int64_t size, SearchRequ
       const json::value* one = value.is_array() ? nullptr : &value;
       const size_t count = one != nullptr ? 1 : value.as_array().size();
       for (size_t i = 0; i < count; ++i) {
-        Result<Query> q = ParseQuery(one != nullptr ? *one : value.as_array()[i], m, 1);
+        Result<Query> q = ParseQuery(one != nullptr ? *one : value.as_array()[i], m, 1, now_ms);
         if (!q.ok()) return q.error();
         filters.push_back(std::move(*q));
       }

@@ -10,16 +10,17 @@ namespace {
 
 using Parsed = Result<Query>;
 
-Status Clauses(const json::value& v, const Mapping& m, int depth, std::vector<Query>& out) {
+Status Clauses(const json::value& v, const Mapping& m, int depth, int64_t now_ms,
+               std::vector<Query>& out) {
   if (v.is_array()) {
     for (const json::value& item : v.as_array()) {
-      Parsed q = ParseQuery(item, m, depth);
+      Parsed q = ParseQuery(item, m, depth, now_ms);
       if (!q.ok()) return q.error();
       out.push_back(std::move(*q));
     }
     return Ok{};
   }
-  Parsed q = ParseQuery(v, m, depth);
+  Parsed q = ParseQuery(v, m, depth, now_ms);
   if (!q.ok()) return q.error();
   out.push_back(std::move(*q));
   return Ok{};
@@ -49,7 +50,7 @@ Result<int> MinimumShouldMatch(const json::value& v, int should) {
 
 }  // namespace
 
-Result<Query> ParseBool(const json::value& body, const Mapping& m, int depth) {
+Result<Query> ParseBool(const json::value& body, const Mapping& m, int depth, int64_t now_ms) {
   const json::object* o = body.if_object();
   if (o == nullptr) return ParseError("[bool] query must be an object");
   Query q = MakeQuery(QueryKind::kBool);
@@ -61,7 +62,7 @@ Result<Query> ParseBool(const json::value& body, const Mapping& m, int depth) {
                                : key == "must_not" ? &q.must_not
                                                    : nullptr;
     if (list != nullptr) {
-      Status s = Clauses(value, m, depth + 1, *list);
+      Status s = Clauses(value, m, depth + 1, now_ms, *list);
       if (!s.ok()) return s.error();
     } else if (key == "minimum_should_match") {
       msm = &value;

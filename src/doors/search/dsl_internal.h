@@ -40,10 +40,12 @@ Result<int64_t> NonNegative(const json::value& v, std::string_view name);
 // One `aggs` entry (dsl_aggs_knn.cc).
 Result<Aggregation> ParseAgg(std::string_view name, const json::value& v, const Mapping& m);
 // The top-level `knn` into out.knn; `size` is k's default (dsl_aggs_knn.cc).
-Status ParseKnn(const json::value& v, const Mapping& m, int64_t size, SearchRequest& out);
+Status ParseKnn(const json::value& v, const Mapping& m, int64_t size, int64_t now_ms,
+                SearchRequest& out);
 // A `bool` query's body (dsl_bool.cc).
-Result<Query> ParseBool(const json::value& body, const Mapping& m, int depth);
-// The query clause `v` (an object with one key naming the query type).
-Result<Query> ParseQuery(const json::value& v, const Mapping& mapping, int depth);
+Result<Query> ParseBool(const json::value& body, const Mapping& m, int depth, int64_t now_ms);
+// The query clause `v` (an object with one key naming the query type). `now_ms`: the
+// request's one instant for date math (date_math.h), threaded down from ParseSearch.
+Result<Query> ParseQuery(const json::value& v, const Mapping& mapping, int depth, int64_t now_ms);
 
 }  // namespace turnpike::search::dsl

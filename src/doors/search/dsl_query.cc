@@ -2,6 +2,7 @@
 #include <boost/json/serialize.hpp>
 #include <cmath>
 
+#include "doors/search/date_math.h"
 #include "doors/search/dsl_internal.h"
 
 namespace turnpike::search {
@@ -145,7 +146,18 @@ Parsed ParseTerms(const json::value& body, const Mapping& m) {
   return q;
 }
 
-Parsed ParseRange(const json::value& body, const Mapping& m) {
+// A date bound: epoch ms (a number) exactly; a string as a date or date math (date_math.h),
+// rounded per ES's rule for its bound (range query docs, "Date math and rounding": gt and lte
+// round up to the unit's last millisecond, gte and lt round down to its first).
+Result<Value> DateBound(const json::value& v, const FieldMapping& field, bool round_up,
+                        int64_t now_ms, int64_t offset_ms) {
+  if (!v.is_string()) return TypedValue(v, field, /*allow_null=*/true);
+  Result<int64_t> ms = ResolveDateBound(v.as_string(), now_ms, round_up, offset_ms);
+  if (!ms.ok()) return ms.error();
+  return Value{*ms};
+}
+
+Parsed ParseRange(const json::value& body, const Mapping& m, int64_t now_ms) {
   const json::object* o = body.if_object();
   if (o == nullptr || o->size() != 1 || !o->begin()->value().is_object()) {
     return ParseError("[range] query must name one field with an object of bounds");
@@ -158,6 +170,15 @@ Parsed ParseRange(const json::value& body, const Mapping& m) {
                     (*f)->type_name + "]");
   }
   q.type = (*f)->type;
+  const bool date = q.type == FieldType::kDate;
+  // Bounds are resolved after the loop: time_zone may come after them.
+  struct Bound {
+    Value* into;
+    const json::value* value;
+    bool round_up;
+  };
+  std::vector<Bound> bounds;
+  int64_t offset_ms = 0;
   for (const auto& [key, value] : o->begin()->value().as_object()) {
     Value* bound = key == "gt"    ? &q.gt
                    : key == "gte" ? &q.gte
@@ -165,21 +186,29 @@ Parsed ParseRange(const json::value& body, const Mapping& m) {
                    : key == "lte" ? &q.lte
                                   : nullptr;
     if (bound != nullptr) {
-      if (value.is_string() && value.as_string().starts_with("now")) {
-        return ParseError("[range] date math (now) is not implemented");
-      }
-      Result<Value> v = TypedValue(value, **f, /*allow_null=*/true);
-      if (!v.ok()) return v.error();
-      *bound = std::move(*v);
+      bounds.push_back({bound, &value, key == "gt" || key == "lte"});
     } else if (key == "boost") {
       const std::optional<double> b = NumberOf(value);
       if (!b) return ParseError("[boost] must be a number");
       q.boost = static_cast<float>(*b);
-    } else if (key == "format" && q.type == FieldType::kDate) {
+    } else if (key == "format" && date) {
       continue;  // ISO-8601 and epoch_millis are always accepted
+    } else if (key == "time_zone" && date) {
+      if (!value.is_string()) return ParseError("[range] time_zone must be a string");
+      Result<int64_t> offset = ParseTimeZone(value.as_string());
+      if (!offset.ok()) return offset.error();
+      offset_ms = *offset;
+    } else if (key == "time_zone") {
+      return ParseError("[range] time_zone can not be applied to non date field [" + q.field + "]");
     } else {
       return ParseError("[range] query does not support [" + std::string(key) + "]");
     }
+  }
+  for (const Bound& b : bounds) {
+    Result<Value> v = date ? DateBound(*b.value, **f, b.round_up, now_ms, offset_ms)
+                           : TypedValue(*b.value, **f, /*allow_null=*/true);
+    if (!v.ok()) return v.error();
+    *b.into = std::move(*v);
   }
   return q;
 }
@@ -267,7 +296,7 @@ Parsed ParsePrefix(const json::value& body, const Mapping& m) {
 
 }  // namespace
 
-Result<Query> ParseQuery(const json::value& v, const Mapping& m, int depth) {
+Result<Query> ParseQuery(const json::value& v, const Mapping& m, int depth, int64_t now_ms) {
   if (depth > kMaxQueryDepth) return ParseError("query is nested too deeply");
   const json::object* o = v.if_object();
   if (o == nullptr || o->size() != 1) {
@@ -282,10 +311,10 @@ Result<Query> ParseQuery(const json::value& v, const Mapping& m, int depth) {
     if (!body.is_object()) return ParseError("[" + std::string(type) + "] must be an object");
     return q;
   }
-  if (type == "bool") return ParseBool(body, m, depth);
+  if (type == "bool") return ParseBool(body, m, depth, now_ms);
   if (type == "term") return ParseTerm(body, m);
   if (type == "terms") return ParseTerms(body, m);
-  if (type == "range") return ParseRange(body, m);
+  if (type == "range") return ParseRange(body, m, now_ms);
   if (type == "match") return ParseMatch(body, m, QueryKind::kMatch);
   if (type == "match_phrase") return ParseMatch(body, m, QueryKind::kMatchPhrase);
   if (type == "multi_match") return ParseMultiMatch(body, m);

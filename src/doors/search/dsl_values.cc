@@ -111,90 +111,38 @@ Result<Value> TypedValue(const json::value& v, const FieldMapping& field, bool a
 
 }  // namespace dsl
 
-namespace {
-
-// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
-// Reads exactly `n` digits at `pos`.
-std::optional<int> Digits(std::string_view s, size_t& pos, size_t n) {
-  if (pos + n > s.size()) return std::nullopt;
-  int out = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const char c = s[pos + i];
-    if (c < '0' || c > '9') return std::nullopt;
-    out = out * 10 + (c - '0');
+Result<std::optional<std::chrono::nanoseconds>> ParseTimeValue(std::string_view text,
+                                                               std::string_view setting) {
+  using std::chrono::nanoseconds;
+  if (text == "-1") return std::optional<nanoseconds>{};
+  if (text == "0") return std::optional<nanoseconds>{nanoseconds{0}};
+  const auto fail = [&](std::string_view why) -> Error {
+    return EsError("parse_exception", "failed to parse setting [" + std::string(setting) +
+                                          "] with value [" + std::string(text) +
+                                          "] as a time value: " + std::string(why));
+  };
+  constexpr std::pair<std::string_view, int64_t> kUnits[] = {
+      {"nanos", 1},
+      {"micros", 1'000},
+      {"ms", 1'000'000},
+      {"s", 1'000'000'000},
+      {"m", 60'000'000'000},
+      {"h", 3'600'000'000'000},
+      {"d", 86'400'000'000'000},
+  };
+  for (const auto& [unit, factor] : kUnits) {
+    if (!text.ends_with(unit)) continue;
+    const std::string_view number = text.substr(0, text.size() - unit.size());
+    // "10ms" also ends with "s": only a number before the unit counts.
+    int64_t n = 0;
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), n);
+    if (number.empty() || ec != std::errc() || end != number.data() + number.size()) continue;
+    if (n < 0) return fail("negative values other than -1 are not allowed");
+    int64_t ns = 0;
+    if (__builtin_mul_overflow(n, factor, &ns)) return fail("the value is too large");
+    return std::optional<nanoseconds>{nanoseconds{ns}};
   }
-  pos += n;
-  return out;
-}
-
-}  // namespace
-
-std::optional<int64_t> ParseDateMillis(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  // epoch_millis: an optional '-' and digits only.
-  if (s.find_first_not_of("-0123456789") == std::string_view::npos &&
-      s.find('-', 1) == std::string_view::npos) {
-    int64_t out = 0;
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-    if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-    return out;
-  }
-  size_t pos = 0;
-  const auto year = Digits(s, pos, 4);
-  if (!year || pos >= s.size() || s[pos++] != '-') return std::nullopt;
-  const auto month = Digits(s, pos, 2);
-  if (!month || pos >= s.size() || s[pos++] != '-') return std::nullopt;
-  const auto day = Digits(s, pos, 2);
-  constexpr int kDaysInMonth[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (!day || *month < 1 || *month > 12 || *day < 1 || *day > kDaysInMonth[*month - 1]) {
-    return std::nullopt;
-  }
-  int64_t ms =
-      DaysFromCivil(*year, static_cast<unsigned>(*month), static_cast<unsigned>(*day)) * 86'400'000;
-  if (pos == s.size()) return ms;
-  if (s[pos] != 'T' && s[pos] != ' ') return std::nullopt;
-  ++pos;
-  const auto hour = Digits(s, pos, 2);
-  if (!hour || *hour > 23 || pos >= s.size() || s[pos++] != ':') return std::nullopt;
-  const auto minute = Digits(s, pos, 2);
-  if (!minute || *minute > 59) return std::nullopt;
-  ms += (*hour * 3600LL + *minute * 60LL) * 1000;
-  if (pos < s.size() && s[pos] == ':') {
-    ++pos;
-    const auto second = Digits(s, pos, 2);
-    if (!second || *second > 60) return std::nullopt;
-    ms += *second * 1000LL;
-    if (pos < s.size() && (s[pos] == '.' || s[pos] == ',')) {
-      ++pos;
-      int64_t scale = 100;
-      const size_t start = pos;
-      while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
-        ms += (s[pos] - '0') * scale;
-        scale /= 10;
-        ++pos;
-      }
-      if (pos == start) return std::nullopt;
-    }
-  }
-  if (pos == s.size()) return ms;
-  if (s[pos] == 'Z' && pos + 1 == s.size()) return ms;
-  if (s[pos] != '+' && s[pos] != '-') return std::nullopt;
-  const int sign = s[pos++] == '-' ? -1 : 1;
-  const auto oh = Digits(s, pos, 2);
-  if (!oh || *oh > 23) return std::nullopt;
-  if (pos < s.size() && s[pos] == ':') ++pos;
-  const auto om = Digits(s, pos, 2);
-  if (!om || *om > 59 || pos != s.size()) return std::nullopt;
-  return ms - sign * (*oh * 3600LL + *om * 60LL) * 1000;
+  return fail("unit is missing or unrecognized");
 }
 
 }  // namespace turnpike::search

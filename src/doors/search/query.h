@@ -16,6 +16,7 @@
 // Value types, movable, no references into the request body.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -129,6 +130,11 @@ struct SearchRequest {
   bool rest_total_hits_as_int = false;
   bool scored = false;          // any sort key is _score, or knn: hits carry scores
   bool sort_requested = false;  // the body had `sort`: hits render their sort values
+  // `timeout` (body or URL): bounds the search's legs; nullopt: none asked for (the door's
+  // configured per-leg deadline applies). A leg that misses it gives a partial answer
+  // (timed_out: true) unless allow_partial_results is false (then an error).
+  std::optional<std::chrono::nanoseconds> timeout;
+  bool allow_partial_results = true;  // allow_partial_search_results
 };
 
 }  // namespace turnpike::search

@@ -103,10 +103,27 @@ std::string IsoMillis(int64_t ms) {
   return buf;
 }
 
-std::string RenderShards(const Coverage& c) {
-  return R"({"total":)" + std::to_string(c.shards_total) + R"(,"successful":)" +
-         std::to_string(c.shards_successful) + R"(,"skipped":0,"failed":)" +
-         std::to_string(c.shards_failed) + "}";
+std::string RenderShards(const Coverage& c, std::string_view index, const Error* failure) {
+  std::string out = R"({"total":)" + std::to_string(c.shards_total) + R"(,"successful":)" +
+                    std::to_string(c.shards_successful) + R"(,"skipped":0,"failed":)" +
+                    std::to_string(c.shards_failed);
+  if (c.shards_failed > 0) {
+    out += R"(,"failures":[)";
+    for (int shard = 0; shard < c.shards_failed; ++shard) {
+      if (shard > 0) out += ',';
+      out += R"({"shard":)" + std::to_string(shard) + R"(,"index":)";
+      AppendJsonQuoted(out, index);
+      out += R"(,"reason":{"type":)";
+      AppendJsonQuoted(out, failure != nullptr ? EsErrorType(*failure) : "exception");
+      out += R"(,"reason":)";
+      AppendJsonQuoted(out, failure != nullptr ? std::string_view(failure->message)
+                                               : "the backend reported the shard as failed");
+      out += "}}";
+    }
+    out += ']';
+  }
+  out += '}';
+  return out;
 }
 
 std::string RenderSearch(const SearchAnswer& a) {
@@ -122,7 +139,7 @@ std::string RenderSearch(const SearchAnswer& a) {
   out += R"(,"timed_out":)";
   out += a.timed_out ? "true" : "false";
   out += R"(,"_shards":)";
-  out += RenderShards(a.coverage);
+  out += RenderShards(a.coverage, a.index, a.shard_failure);
   out += R"(,"hits":{)";
   if (a.total != nullptr) {
     if (r.rest_total_hits_as_int) {

@@ -24,10 +24,14 @@ struct SearchAnswer {
   const Page* page = nullptr;    // null: size 0
   const Total* total = nullptr;  // null: track_total_hits false
   const std::vector<AggResult>* aggs = nullptr;
+  const Error* shard_failure = nullptr;  // the cover leg's error (search_join.h)
 };
 std::string RenderSearch(const SearchAnswer& answer);
 
-std::string RenderShards(const Coverage& coverage);
+// `_shards`; with failed shards also ES's `failures` entries: [{"shard":0,"index":...,
+// "reason":{"type":...,"reason":...}}], the reason from `failure` when given.
+std::string RenderShards(const Coverage& coverage, std::string_view index = {},
+                         const Error* failure = nullptr);
 // One write's answer (`_doc`, `_create`, `_update`, `_delete`, or a bulk item's body).
 std::string RenderWrite(std::string_view index, const WriteResult& result);
 // The HTTP status of a write result (201 created, 200, 404 not found, the error's).

@@ -30,12 +30,6 @@ const json::object& SearchDefaults() {
   return defaults;
 }
 
-int64_t UnixMillis() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 int64_t ElapsedMs(Clock::time_point since) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - since).count();
 }
@@ -111,7 +105,7 @@ asio::awaitable<Reply> SearchDoor::RunSearch(Call& call, std::string_view index,
   const cache::CanonicalOptions options{count ? nullptr : &SearchDefaults(), {}};
   const std::string canonical = cache::CanonicalJsonValue(root, options);
   cache::CacheKey key = cache::MakeKey(call.scope.tenant, index, digester_->Of(canonical));
-  const int64_t now_ms = UnixMillis();
+  const int64_t now_ms = call.now_ms;  // the request's one instant (date math's `now` too)
   const Clock::time_point keyed = call.timing != nullptr ? Clock::now() : Clock::time_point{};
   if (call.timing != nullptr) call.timing->Add("es_key", keyed - start);
   auto acquire = cache->Acquire(std::move(key), now_ms, worker_);

@@ -33,6 +33,12 @@ int CompatibleWith(const http::Request& request) {
   return version;
 }
 
+int64_t UnixMillis() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 }  // namespace
 
 void SearchDoor::Timing::Add(std::string_view name, Clock::duration d) {
@@ -122,8 +128,12 @@ boost::asio::awaitable<void> SearchDoor::Handle(http::Exchange& exchange, core::
                               ErrorCode::kUnauthorized));
     } else {
       ctx.phases.admitted = core::Clock::now();
-      Call call{exchange, std::move(*parsed), Scope{ctx.principal.tenant->tenant.id, {}},
-                Clock::now() + options_.timeout, timing ? &*timing : nullptr};
+      Call call{exchange,
+                std::move(*parsed),
+                Scope{ctx.principal.tenant->tenant.id, {}},
+                Clock::now() + options_.timeout,
+                timing ? &*timing : nullptr,
+                UnixMillis()};
       call.scope.index = call.target.index;
       reply = co_await Dispatch(call);
       cache_outcome = call.cache_outcome;

@@ -26,8 +26,11 @@
 // Without a cache nothing of this runs and no X-Cache header is added.
 //
 // A search runs its legs concurrently (the page, the count when totals are tracked, the
-// aggregations when asked for, the coverage for `_shards`), each under `search.timeout`, and
-// joins them; a leg that failed makes the request fail (no partial answers yet).
+// aggregations when asked for, the coverage for `_shards`), each under the request's
+// `timeout` (body or URL; ES time units) capped by `search.timeout`, and joins them
+// (search_join.h): a leg that missed its deadline gives ES's partial answer (200,
+// `timed_out: true`, a `gte` total, `_shards.failures`), or with
+// `allow_partial_search_results=false` a 504; a partial answer is never cached.
 //
 // Ownership and threads: one SearchDoor per worker, used on that worker's thread; it owns its
 // Backend; the WorkerCore outlives it.
@@ -80,6 +83,9 @@ class SearchDoor : public core::Door {
     Scope scope;
     Deadline deadline;
     Timing* timing = nullptr;
+    // The request's one instant (epoch ms) for date math: every search of it (an msearch's
+    // too) resolves `now` to this.
+    int64_t now_ms = 0;
     // The cache's answer for the X-Cache header (every search of an msearch folded in).
     std::optional<cache::Outcome> cache_outcome;
     std::vector<std::string> written;  // indexes a bulk wrote to (invalidated after it)

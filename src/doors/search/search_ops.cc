@@ -13,6 +13,7 @@
 #include "doors/search/es_error.h"
 #include "doors/search/render.h"
 #include "doors/search/search_door.h"
+#include "doors/search/search_join.h"
 
 namespace turnpike::search {
 namespace {
@@ -115,11 +116,11 @@ asio::awaitable<Reply> SearchDoor::Compute(Call& call, std::string_view index,
   // A cached mapping may lack what another replica added: re-read it before refusing.
   const Scope fresh{scope.tenant, scope.index, 0};
   if (count) {
-    Result<Query> query = ParseCount(body, info->mapping);
+    Result<Query> query = ParseCount(body, info->mapping, call.now_ms);
     if (!query.ok() && backend_->capabilities().cached_mappings) {
       info = co_await backend_->GetIndex(fresh, call.deadline);
       if (!info.ok()) co_return ErrorOf(info.error());
-      query = ParseCount(body, info->mapping);
+      query = ParseCount(body, info->mapping, call.now_ms);
     }
     if (!query.ok()) co_return ErrorOf(query.error());
     Result<Total> total =
@@ -129,11 +130,11 @@ asio::awaitable<Reply> SearchDoor::Compute(Call& call, std::string_view index,
     co_return Reply{200, R"({"count":)" + std::to_string(total->value) + R"(,"_shards":)" +
                              RenderShards(Coverage{}) + "}"};
   }
-  Result<SearchRequest> request = ParseSearch(body, info->mapping, call.target.url);
+  Result<SearchRequest> request = ParseSearch(body, info->mapping, call.target.url, call.now_ms);
   if (!request.ok() && backend_->capabilities().cached_mappings) {
     info = co_await backend_->GetIndex(fresh, call.deadline);
     if (!info.ok()) co_return ErrorOf(info.error());
-    request = ParseSearch(body, info->mapping, call.target.url);
+    request = ParseSearch(body, info->mapping, call.target.url, call.now_ms);
   }
   if (!request.ok()) co_return ErrorOf(request.error());
   Status capable = CheckCapabilities(*request, *backend_);
@@ -142,45 +143,48 @@ asio::awaitable<Reply> SearchDoor::Compute(Call& call, std::string_view index,
 
   asio::any_io_executor executor = co_await asio::this_coro::executor;
   Join join(executor);
-  std::optional<Result<Page>> page;
-  std::optional<Result<Total>> total;
-  std::optional<Result<std::vector<AggResult>>> aggs;
+  LegResults legs;
   std::optional<Result<Coverage>> coverage;
   const Knn* knn = req.knn ? &*req.knn : nullptr;
-  const Clock::time_point spawned = call.timing != nullptr ? Clock::now() : Clock::time_point{};
+  const Clock::time_point spawned =
+      call.timing != nullptr || req.timeout ? Clock::now() : Clock::time_point{};
+  // The request's `timeout` bounds every leg; the door's own deadline bounds it.
+  const Deadline deadline =
+      req.timeout && *req.timeout < call.deadline - spawned
+          ? spawned + std::chrono::duration_cast<Clock::duration>(*req.timeout)
+          : call.deadline;
   if (req.size > 0) {
-    Spawn(executor, backend_->Search(scope, req, call.deadline), page, join, call.timing,
+    Spawn(executor, backend_->Search(scope, req, deadline), legs.page, join, call.timing,
           "es_page");
   }
   if (req.track_total_up_to > 0) {
-    Spawn(executor, backend_->Count(scope, req.query, knn, req.track_total_up_to, call.deadline),
-          total, join, call.timing, "es_count");
+    Spawn(executor, backend_->Count(scope, req.query, knn, req.track_total_up_to, deadline),
+          legs.total, join, call.timing, "es_count");
   }
   if (!req.aggs.empty()) {
-    Spawn(executor, backend_->Aggregate(scope, req.query, req.aggs, call.deadline), aggs, join,
+    Spawn(executor, backend_->Aggregate(scope, req.query, req.aggs, deadline), legs.aggs, join,
           call.timing, "es_aggs");
   }
-  Spawn(executor, backend_->Cover(scope, call.deadline), coverage, join, call.timing, "es_cover");
+  Spawn(executor, backend_->Cover(scope, deadline), coverage, join, call.timing, "es_cover");
   co_await join.Wait();
   const Clock::time_point joined = call.timing != nullptr ? Clock::now() : Clock::time_point{};
   if (call.timing != nullptr) call.timing->Add("es_join", joined - spawned);
 
-  for (const Error* e : {page && !page->ok() ? &page->error() : nullptr,
-                         total && !total->ok() ? &total->error() : nullptr,
-                         aggs && !aggs->ok() ? &aggs->error() : nullptr,
-                         !coverage->ok() ? &coverage->error() : nullptr}) {
-    if (e != nullptr) co_return ErrorOf(*e);
-  }
+  legs.coverage = std::move(*coverage);
+  Result<Joined> result = JoinLegs(req, std::move(legs));
+  if (!result.ok()) co_return ErrorOf(result.error());
+  const Joined& j = *result;
   SearchAnswer answer;
   answer.request = &req;
   answer.index = index;
-  answer.coverage = **coverage;
-  answer.page = page ? &**page : nullptr;
-  answer.total = total ? &**total : nullptr;
-  answer.aggs = aggs ? &**aggs : nullptr;
-  answer.timed_out = (page && (*page)->timed_out) || (total && (*total)->timed_out);
+  answer.coverage = j.coverage;
+  answer.page = j.page ? &*j.page : nullptr;
+  answer.total = j.total ? &*j.total : nullptr;
+  answer.aggs = j.aggs ? &*j.aggs : nullptr;
+  answer.shard_failure = j.shard_failure ? &*j.shard_failure : nullptr;
+  answer.timed_out = j.timed_out;
   answer.took_ms = ElapsedMs(start);
-  if (complete != nullptr) *complete = !answer.timed_out && answer.coverage.shards_failed == 0;
+  if (complete != nullptr) *complete = j.complete();
   Reply reply{200, RenderSearch(answer)};
   if (call.timing != nullptr) call.timing->Add("es_render", Clock::now() - joined);
   co_return reply;

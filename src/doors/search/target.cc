@@ -74,6 +74,13 @@ Status ApplyParam(std::string_view key, const std::string& value, Target& t) {
   if (key == "rest_total_hits_as_int")
     return flag([&](bool f) { t.url.rest_total_hits_as_int = f; });
   if (key == "request_cache") return flag([&](bool f) { t.url.request_cache = f; });
+  if (key == "allow_partial_search_results" && (t.op == Op::kSearch || t.op == Op::kMsearch)) {
+    return flag([&](bool f) { t.url.allow_partial_search_results = f; });
+  }
+  if (key == "timeout") {  // a search's leg deadline (checked by ParseSearch); else harmless
+    t.url.timeout = value;
+    return Ok{};
+  }
   if (key == "pretty") return flag([&](bool f) { t.pretty = f; });
   if (key == "refresh") {
     if (value == "wait_for") {
@@ -92,7 +99,6 @@ Status ApplyParam(std::string_view key, const std::string& value, Target& t) {
   // Accepted and without effect on a single-node, single-shard index.
   constexpr std::string_view kHarmless[] = {"human",
                                             "error_trace",
-                                            "timeout",
                                             "master_timeout",
                                             "wait_for_active_shards",
                                             "ignore_unavailable",

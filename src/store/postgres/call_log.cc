@@ -1,5 +1,5 @@
 // The call log's writer and readers over PostgreSQL (call_log.h), both driven by one table of
-// columns (kColumns). One batch is one statement (WriteBatchSql).
+// columns (kColumns). One batch is one script (BatchSql).
 #include "store/postgres/call_log.h"
 
 #include <unistd.h>
@@ -7,6 +7,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <random>
 #include <tuple>
@@ -44,6 +45,30 @@ CallRow ReadCallRow(const Rows& r, int i) {
     kColumns[c].read(r, i, static_cast<int>(c) + 1, row.record);
   }
   return row;
+}
+
+// The spooled parameters' layout (WriteCalls); a spool of another layout is refused whole.
+constexpr std::string_view kFormat = "call-log-batch-6";
+
+// A batch's coarse indexes (BatchSql) as SQL literals.
+Result<columns::BatchIndexes> Indexes(Connection& db, const BatchRows& batch) {
+  std::array<ArrayText, 5> a;
+  for (const BatchRows::Place& t : batch.tenants) {
+    a[0].Text(t.value);
+    a[1].Int(t.first);
+    a[2].Int(t.last);
+  }
+  for (const BatchRows::Place& m : batch.months) {
+    a[3].Text(m.value);
+    a[4].Int(m.first);
+  }
+  std::array<std::string, 5> literals;
+  for (size_t i = 0; i < a.size(); ++i) {
+    Result<std::string> literal = db.Literal(a[i].Done());
+    if (!literal.ok()) return literal.error();
+    literals[i] = std::move(literal.value());
+  }
+  return columns::BatchIndexes{literals[0], literals[1], literals[2], literals[3], literals[4]};
 }
 
 }  // namespace
@@ -95,9 +120,10 @@ Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
     spend[3].Int(micros);
   }
   if (row_count == 0 && sums.empty()) return Ok{};
-  // The spool keeps these parameters: the batch key, the rows (COPY text; NULL for none),
-  // the spend arrays.
+  // The spool keeps these parameters: the format, the batch key, the rows (COPY text of
+  // kColumns; NULL for none), the spend arrays.
   Params params;
+  params.Add(kFormat);
   params.Add(nonce_ + "-" + std::to_string(next_batch_++));
   if (row_count > 0) {
     params.Add(rows.Done());
@@ -115,21 +141,35 @@ Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
 
 Status CallLog::Send(const Params& params) {
   const Params::Values& v = params.values();
-  if (v.size() != 2 + kSpendArrays || !v[0]) {
+  if (v.size() != 3 + kSpendArrays || !v[0] || *v[0] != kFormat || !v[1]) {
     return Error{ErrorCode::kInternal,
                  "a call-log batch of another format (spooled by another version)", ""};
   }
-  std::array<std::string, 1 + kSpendArrays> quoted;
+  std::array<std::string, 1 + kSpendArrays> quoted;  // the key, the spend arrays
   for (size_t i = 0; i < quoted.size(); ++i) {
-    Result<std::string> literal = db_.Literal(*v[i == 0 ? 0 : i + 1]);
+    Result<std::string> literal = db_.Literal(*v[i == 0 ? 1 : i + 2]);
     if (!literal.ok()) return literal.error();
     quoted[i] = std::move(literal.value());
   }
   const std::array<std::string, kSpendArrays> spend = {quoted[1], quoted[2], quoted[3], quoted[4]};
-  const bool rows = v[1].has_value();
-  const std::string sql = columns::BatchSql(quoted[0], rows, spend);
-  Status done = rows ? db_.CopyIn(sql, *v[1], StoreOp::kCallLogInsert)
-                     : db_.Script(sql, StoreOp::kCallLogInsert);
+  Status done = Ok{};
+  if (!v[2]) {
+    done = db_.Script(columns::BatchSql(quoted[0], nullptr, spend), StoreOp::kCallLogInsert);
+  } else {
+    Result<BatchRows> batch = BatchRows::Read(*v[2]);
+    if (!batch.ok()) return batch.error();
+    Status resolved = routes_.Resolve(db_, batch.value());
+    if (!resolved.ok()) return resolved;
+    Result<columns::BatchIndexes> indexes = Indexes(db_, batch.value());
+    if (!indexes.ok()) return indexes.error();
+    const std::string sql = columns::BatchSql(quoted[0], &indexes.value(), spend);
+    // The rows' ids come from the block the batch's first statement took.
+    auto rows = [this, &batch](const Rows& block) -> Result<std::string> {
+      if (block.size() != 1) return Error{ErrorCode::kInternal, "no call-log block", ""};
+      return routes_.Render(batch.value(), block.Int(0, 0) * columns::kBlockIds);
+    };
+    done = db_.CopyIn(sql, rows, StoreOp::kCallLogInsert);
+  }
   // The key is there: this batch was committed before (a replay after an ambiguous failure).
   // The constraint's name is in the message whatever its language.
   if (!done.ok() && done.error().code == ErrorCode::kConflict &&
@@ -147,45 +187,76 @@ Status CallLog::ReplaySpool() {
   return spool_.Replay([this](const Params& params, size_t) { return Send(params); });
 }
 
+// Newest first. Without a tenant filter: the rows from the newest id down (call_log_rows'
+// primary key, through the call_log view). With one: the table has no tenant index, so the
+// tenant's blocks (call_log_blocks: one id range per batch that has its rows) are taken newest
+// first, kBlocksPerRound at a time, and only those ranges are read, until the page is full or
+// the blocks run out.
 Result<std::vector<CallRow>> CallLog::QueryCalls(const CallQuery& query) {
-  std::string sql = "SELECT id, " + columns::ColumnNames() + " FROM call_log WHERE true";
-  Params p;
-  // Filters in a fixed order, parameters added in the same order.
-  if (!query.tenant_id.empty()) {
-    sql += " AND tenant_id = ?";
-    p.Add(query.tenant_id);
+  constexpr int kBlocksPerRound = 256;
+  const bool by_tenant = !query.tenant_id.empty();
+  std::string sql = "SELECT c.id";
+  for (const columns::Column& col : kColumns) sql += ", c." + std::string(col.name);
+  if (by_tenant) {
+    sql +=
+        " FROM (SELECT first_id, last_id FROM call_log_blocks WHERE tenant_id = ? AND "
+        "first_id < ? ORDER BY first_id DESC LIMIT " +
+        std::to_string(kBlocksPerRound) +
+        ") b JOIN call_log c ON c.id BETWEEN b.first_id AND b.last_id WHERE c.tenant_id = ?";
+  } else {
+    sql += " FROM call_log c WHERE true";
   }
+  // Filters in a fixed order, parameters added in the same order.
+  Params filters;
   if (!query.key_id.empty()) {
-    sql += " AND key_id = ?";
-    p.Add(query.key_id);
+    sql += " AND c.key_id = ?";
+    filters.Add(query.key_id);
   }
   if (!query.model.empty()) {
-    sql += " AND model = ?";
-    p.Add(query.model);
+    sql += " AND c.model = ?";
+    filters.Add(query.model);
   }
   if (query.status != 0) {
-    sql += " AND status = ?";
-    p.Add(query.status);
+    sql += " AND c.status = ?";
+    filters.Add(query.status);
   }
   if (query.since_ms != 0) {
-    sql += " AND time_ms >= ?";
-    p.Add(query.since_ms);
+    sql += " AND c.time_ms >= ?";
+    filters.Add(query.since_ms);
   }
   if (query.until_ms != 0) {
-    sql += " AND time_ms < ?";
-    p.Add(query.until_ms);
+    sql += " AND c.time_ms < ?";
+    filters.Add(query.until_ms);
   }
   if (query.before_id != 0) {
-    sql += " AND id < ?";
-    p.Add(query.before_id);
+    sql += " AND c.id < ?";
+    filters.Add(query.before_id);
   }
-  sql += " ORDER BY id DESC LIMIT ?";
-  p.Add(query.limit);
-  Result<Rows> rows = db_.Run(Numbered(sql), p, StoreOp::kAdminRead);
-  if (!rows.ok()) return rows.error();
+  sql += " ORDER BY c.id DESC LIMIT ?";
+  const std::string numbered = Numbered(sql);
   std::vector<CallRow> out;
-  out.reserve(static_cast<size_t>(rows->size()));
-  for (int i = 0; i < rows->size(); ++i) out.push_back(ReadCallRow(*rows, i));
+  int64_t below = query.before_id != 0 ? query.before_id : std::numeric_limits<int64_t>::max();
+  while (out.size() < static_cast<size_t>(query.limit)) {
+    Params p;
+    if (by_tenant) p.Add(query.tenant_id).Add(below).Add(query.tenant_id);
+    for (const std::optional<std::string>& f : filters.values()) p.Add(*f);
+    p.Add(static_cast<int64_t>(query.limit) - static_cast<int64_t>(out.size()));
+    Result<Rows> rows = db_.Run(numbered, p, StoreOp::kAdminRead);
+    if (!rows.ok()) return rows.error();
+    for (int i = 0; i < rows->size(); ++i) out.push_back(ReadCallRow(*rows, i));
+    if (!by_tenant) break;
+    // The next round starts below the oldest block this one read.
+    Params next;
+    next.Add(query.tenant_id).Add(below);
+    Result<Rows> edge = db_.Run(
+        "SELECT MIN(first_id), COUNT(*) FROM (SELECT first_id FROM call_log_blocks WHERE "
+        "tenant_id = $1 AND first_id < $2 ORDER BY first_id DESC LIMIT " +
+            std::to_string(kBlocksPerRound) + ") b",
+        next, StoreOp::kAdminRead);
+    if (!edge.ok()) return edge.error();
+    if (edge->Int(0, 1) < kBlocksPerRound) break;
+    below = edge->Int(0, 0);
+  }
   return out;
 }
 
@@ -210,6 +281,7 @@ Result<std::vector<SpendRow>> CallLog::SumCallLog(const std::string& month) {
   p.Add(month);
   Result<Rows> rows = db_.Run(
       "SELECT tenant_id, key_id, SUM(cost_micros) FROM call_log WHERE month = $1 "
+      "AND id >= (SELECT first_id FROM call_log_months WHERE month = $1) "
       "GROUP BY tenant_id, key_id",
       p, StoreOp::kReconcile);
   if (!rows.ok()) return rows.error();

@@ -2,17 +2,21 @@
 //
 // WriteCalls is one transaction per batch, sent as one simple-protocol query (BatchSql in
 // call_log_columns.h): the batch key (this process's random nonce and a sequence number)
-// inserted into call_log_batches (PRIMARY KEY), then the rows through COPY ... FROM STDIN
-// (text format), then the spend per scope, summed here, upserted from arrays. Without
-// BEGIN/COMMIT the statements of one query are one transaction: all or nothing. Two round
-// trips (libpq sends COPY's data only once the server has asked for it). COPY instead of a
-// parameterised INSERT of arrays because it costs the server less per row (docs/BENCHMARKS.md:
-// parsing 21 text arrays and unnesting them was most of the difference). A batch is only ever
-// sent again whole and byte for byte (the spool keeps its parameters), so a replay after an
-// ambiguous failure (sent, then the connection broke: committed or not?) fails on its key
-// before any row (taken as done: it was committed) and writes no row and no spend twice. One
-// key per batch, not per row: a UNIQUE index on the rows would cost every row an index entry
-// (docs/BENCHMARKS.md), and the request id cannot be the key anyway (a client may send the
+// inserted into call_log_batches (PRIMARY KEY) with a new block of ids from a sequence, then
+// the rows through COPY ... FROM STDIN into call_log_rows (text format; ids are the block's,
+// in order: a batch's rows are contiguous and no id is drawn per row), then each tenant's id
+// range in the batch (call_log_blocks) and each month's first id (call_log_months), then the
+// spend per scope, summed here, upserted from arrays. Without BEGIN/COMMIT the statements of
+// one query are one transaction: all or nothing. Two round trips (libpq sends COPY's data only
+// once the server has asked for it, after the block came back); a third, before, only when the
+// batch has a route this process has not seen (call_routes.h).
+// The layout is the embedded engine's (migration 6): the only per-row index entry is the
+// primary key; the tenant btree and month BRIN of the first layout cost more than the row
+// (docs/BENCHMARKS.md). A batch is only ever sent again whole and byte for byte (the spool
+// keeps its parameters), so a replay after an ambiguous failure (sent, then the connection
+// broke: committed or not?) fails on its key before any row (taken as done: it was committed)
+// and writes no row and no spend twice. One key per batch, not per row: every row belongs to
+// exactly one batch forever, and the request id cannot be the key anyway (a client may send the
 // same x-request-id for different requests). The same holds with log_store off (spend only:
 // no COPY).
 //
@@ -31,6 +35,7 @@
 #include <vector>
 
 #include "store/call_log.h"
+#include "store/postgres/call_routes.h"
 #include "store/postgres/pg.h"
 #include "store/postgres/spool.h"
 
@@ -55,6 +60,7 @@ class CallLog : public CallLogStore {
 
   Connection& db_;
   Spool& spool_;
+  CallRoutes routes_;
   std::string nonce_;        // this process's batch-key prefix
   uint64_t next_batch_ = 0;  // batch-key sequence
 };

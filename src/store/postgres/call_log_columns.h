@@ -106,20 +106,21 @@ class CopyText {
 inline int64_t MsToUs(double ms) { return static_cast<int64_t>(ms * 1000.0); }
 inline double UsToMs(int64_t us) { return static_cast<double>(us) / 1000.0; }
 
-// The call log's columns as the writer sends them (one COPY field each) and the reader reads them:
-// adding a column is one entry here and one migration (migrations.cc).
+// The call log's columns as the writer builds them (one COPY field each) and the reader reads
+// them (through the call_log view): adding a column is one entry here and one migration
+// (migrations.cc). The first kRouteColumns are the row's route (call_routes: who asked, for
+// which model, where it went, the budget month charged), the rest are call_log_rows' own
+// columns in the table's order (after id and route_id, which the writer puts in front when it
+// sends the rows: call_log.cc).
 struct Column {
   std::string_view name;
   void (*write)(CopyText& to, const CallRecordView& r);
   void (*read)(const Rows& rows, int row, int column, CallRecord& r);
 };
+constexpr size_t kRouteColumns = 5;
 using R = const CallRecordView&;
 using X = const Rows&;
 constexpr std::array<Column, 22> kColumns = {{
-    {"time_ms", [](CopyText& a, R r) { a.Int(r.time_ms); },
-     [](X x, int i, int c, CallRecord& r) { r.time_ms = x.Int(i, c); }},
-    {"request_id", [](CopyText& a, R r) { a.Text(r.request_id); },
-     [](X x, int i, int c, CallRecord& r) { r.request_id = x.Text(i, c); }},
     {"tenant_id", [](CopyText& a, R r) { a.Text(r.tenant_id); },
      [](X x, int i, int c, CallRecord& r) { r.tenant_id = x.Text(i, c); }},
     {"key_id", [](CopyText& a, R r) { a.Text(r.key_id); },
@@ -128,6 +129,14 @@ constexpr std::array<Column, 22> kColumns = {{
      [](X x, int i, int c, CallRecord& r) { r.model = x.Text(i, c); }},
     {"deployment", [](CopyText& a, R r) { a.Text(r.deployment); },
      [](X x, int i, int c, CallRecord& r) { r.deployment = x.Text(i, c); }},
+    // The budget month charged, as text ("YYYY-MM"); a row read back keeps month 0 (as the
+    // embedded engine's reader).
+    {"month", [](CopyText& a, R r) { a.Text(governance::FormatMonth(r.month)); },
+     [](X, int, int, CallRecord&) {}},
+    {"time_ms", [](CopyText& a, R r) { a.Int(r.time_ms); },
+     [](X x, int i, int c, CallRecord& r) { r.time_ms = x.Int(i, c); }},
+    {"request_id", [](CopyText& a, R r) { a.Text(r.request_id); },
+     [](X x, int i, int c, CallRecord& r) { r.request_id = x.Text(i, c); }},
     {"status", [](CopyText& a, R r) { a.Int(r.status); },
      [](X x, int i, int c, CallRecord& r) { r.status = static_cast<int>(x.Int(i, c)); }},
     {"error", [](CopyText& a, R r) { a.Text(r.error); },
@@ -154,10 +163,6 @@ constexpr std::array<Column, 22> kColumns = {{
      [](X x, int i, int c, CallRecord& r) { r.total_ms = UsToMs(x.Int(i, c)); }},
     {"overhead_us", [](CopyText& a, R r) { r.overhead_us >= 0 ? a.Int(r.overhead_us) : a.Null(); },
      [](X x, int i, int c, CallRecord& r) { r.overhead_us = x.IsNull(i, c) ? -1 : x.Int(i, c); }},
-    // The budget month charged, as text ("YYYY-MM"); a row read back keeps month 0 (as the
-    // embedded engine's reader).
-    {"month", [](CopyText& a, R r) { a.Text(governance::FormatMonth(r.month)); },
-     [](X, int, int, CallRecord&) {}},
     {"request_body",
      [](CopyText& a, R r) { r.request_body.empty() ? a.Null() : a.Text(r.request_body); },
      [](X x, int i, int c, CallRecord& r) { r.request_body = x.Text(i, c); }},
@@ -176,17 +181,53 @@ inline std::string ColumnNames() {
   return names;
 }
 
+// call_log_rows' columns as the writer sends them: the row's id and its route's id, then
+// kColumns past the route.
+inline std::string RowColumnNames() {
+  std::string names = "id, route_id";
+  for (size_t c = kRouteColumns; c < kColumns.size(); ++c) {
+    names += ", ";
+    names += kColumns[c].name;
+  }
+  return names;
+}
+
 // The spend a batch adds, as four arrays (scope, scope id, month, micros), one entry per scope.
 constexpr size_t kSpendArrays = 4;
 
+// A batch's ids: its block (call_log_batches.block) times kBlockIds, plus the row's place in
+// the batch. A batch has at most 1,000,000 rows (call_log.batch_rows' bound).
+constexpr int64_t kBlockIds = int64_t{1} << 20;
+
+// The coarse indexes a batch adds, as SQL literals of arrays: each tenant's first and last
+// place in the batch (call_log_blocks), each month's first place (call_log_months).
+struct BatchIndexes {
+  std::string tenants, tenant_firsts, tenant_lasts;
+  std::string months, month_firsts;
+};
+
 // One batch, one transaction (the simple protocol's implicit one, call_log.h): its key
-// inserted first (a key seen before fails the batch there, before any row), the rows copied
-// in (when there are any: `rows`), and the spend added per scope from the arrays. Arguments
-// are SQL literals (Connection::Literal).
-inline std::string BatchSql(const std::string& key, bool rows,
+// inserted first with a new block (a key seen before fails the batch there, before any row;
+// the block is the one result before the COPY), the rows copied in (`indexes` when there are
+// rows), their tenants' id ranges and months' first ids, and the spend added per scope from
+// the arrays. Arguments are SQL literals (Connection::Literal).
+inline std::string BatchSql(const std::string& key, const BatchIndexes* indexes,
                             const std::array<std::string, kSpendArrays>& spend) {
-  std::string sql = "INSERT INTO call_log_batches (batch_key) VALUES (" + key + ");";
-  if (rows) sql += " COPY call_log (" + ColumnNames() + ") FROM STDIN;";
+  std::string sql = "INSERT INTO call_log_batches (batch_key, block) VALUES (" + key +
+                    ", nextval('call_log_block_seq')) RETURNING block;";
+  if (indexes != nullptr) {
+    const std::string block = "(SELECT block * " + std::to_string(kBlockIds) +
+                              " FROM call_log_batches WHERE batch_key = " + key + ")";
+    sql += " COPY call_log_rows (" + RowColumnNames() + ") FROM STDIN;";
+    sql += " INSERT INTO call_log_blocks (tenant_id, first_id, last_id) SELECT t, " + block +
+           " + f, " + block + " + l FROM unnest(" + indexes->tenants + "::text[], " +
+           indexes->tenant_firsts + "::bigint[], " + indexes->tenant_lasts +
+           "::bigint[]) AS b(t, f, l);";
+    sql += " INSERT INTO call_log_months (month, first_id) SELECT m, " + block +
+           " + f FROM unnest(" + indexes->months + "::text[], " + indexes->month_firsts +
+           "::bigint[]) AS b(m, f) ON CONFLICT (month) DO UPDATE SET first_id = "
+           "LEAST(call_log_months.first_id, excluded.first_id);";
+  }
   sql += " INSERT INTO spend (scope, scope_id, month, spent_micros) SELECT * FROM unnest(" +
          spend[0] + "::text[], " + spend[1] + "::text[], " + spend[2] + "::text[], " + spend[3] +
          "::bigint[]) ON CONFLICT (scope, scope_id, month) "

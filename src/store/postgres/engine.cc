@@ -25,11 +25,24 @@ PostgresEngine::PostgresEngine(const EngineOptions& options)
               counts_.get()),
       spool_(options.spool_path, options.spool_max_bytes),
       records_(db_, listen_),
-      call_log_(db_, spool_) {}
+      call_log_(db_, spool_) {
+  const bool pipeline = options.notify_url.empty();
+  for (int i = 1; i < options.pool; ++i) {
+    sessions_.push_back(std::make_unique<Session>(ConnectionFor(options.url, options, pipeline),
+                                                  *counts_, listen_, spool_));
+  }
+}
+
+Engine& PostgresEngine::session(size_t i) {
+  if (i == 0 || i > sessions_.size()) return *this;
+  return *sessions_[i - 1];
+}
 
 Result<std::unique_ptr<PostgresEngine>> OpenEngine(const EngineOptions& options) {
   std::unique_ptr<PostgresEngine> engine(new PostgresEngine(options));
-  for (Connection* c : {&engine->db_, &engine->listen_}) {
+  std::vector<Connection*> connections = {&engine->db_, &engine->listen_};
+  for (auto& session : engine->sessions_) connections.push_back(&session->connection());
+  for (Connection* c : connections) {
     Status connected = c->Ensure();
     if (!connected.ok()) {
       return Error{ErrorCode::kUnavailable,

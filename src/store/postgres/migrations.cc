@@ -10,7 +10,7 @@ namespace {
 // Each entry is one schema version; never edit a released one, append a new one (adding a
 // call-log column is one entry: ALTER TABLE call_log ADD COLUMN ..., plus its line in
 // call_log_columns.h, kColumns).
-constexpr std::array<std::string_view, 5> kMigrations = {
+constexpr std::array<std::string_view, 6> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -128,6 +128,79 @@ ALTER TABLE plans ADD COLUMN fail_open BIGINT NOT NULL DEFAULT 0;
     // engine's migration 7; NULL: as output.
     R"sql(
 ALTER TABLE prices ADD COLUMN reasoning_micros_per_mtok BIGINT;
+)sql",
+    // 6: the embedded engine's call-log layout (its migrations 2 and 3), for the same reason:
+    // every per-row index entry and repeated text is paid on every request. A row refers to
+    // its route (tenant, key, model, deployment, month) by id; the tenant btree and the month
+    // BRIN index give way to coarse indexes written once per batch (a tenant's id range per
+    // batch, each month's first id); ids are no longer a per-row sequence but a block per
+    // batch (call_log_batches.block, call_log.h), so a batch's ids are contiguous. `call_log`
+    // stays the rows as they read: a view, with the old table's columns in their old order.
+    // The block sequence starts above every existing id.
+    R"sql(
+CREATE TABLE call_routes (
+  id BIGSERIAL PRIMARY KEY,
+  tenant_id TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  deployment TEXT NOT NULL,
+  month TEXT NOT NULL,
+  UNIQUE (tenant_id, key_id, model, deployment, month)
+);
+INSERT INTO call_routes (tenant_id, key_id, model, deployment, month)
+  SELECT DISTINCT tenant_id, key_id, model, deployment, month FROM call_log;
+CREATE TABLE call_log_rows (
+  id BIGINT PRIMARY KEY,
+  route_id BIGINT NOT NULL,
+  time_ms BIGINT NOT NULL,
+  request_id TEXT NOT NULL,
+  status INTEGER NOT NULL,
+  error TEXT NOT NULL,
+  prompt_tokens BIGINT NOT NULL,
+  completion_tokens BIGINT NOT NULL,
+  cached_tokens BIGINT NOT NULL,
+  cache_creation_tokens BIGINT NOT NULL,
+  cost_micros BIGINT NOT NULL,
+  estimated INTEGER NOT NULL,
+  unpriced INTEGER NOT NULL,
+  ttft_us BIGINT,
+  total_us BIGINT NOT NULL,
+  overhead_us BIGINT,
+  request_body TEXT,
+  dropped_rows BIGINT NOT NULL,
+  reasoning_tokens BIGINT NOT NULL
+);
+INSERT INTO call_log_rows
+  SELECT c.id, r.id, c.time_ms, c.request_id, c.status, c.error, c.prompt_tokens,
+         c.completion_tokens, c.cached_tokens, c.cache_creation_tokens, c.cost_micros,
+         c.estimated, c.unpriced, c.ttft_us, c.total_us, c.overhead_us, c.request_body,
+         c.dropped_rows, c.reasoning_tokens
+  FROM call_log c JOIN call_routes r
+    ON r.tenant_id = c.tenant_id AND r.key_id = c.key_id AND r.model = c.model
+   AND r.deployment = c.deployment AND r.month = c.month;
+CREATE TABLE call_log_blocks (
+  tenant_id TEXT NOT NULL,
+  first_id BIGINT NOT NULL,
+  last_id BIGINT NOT NULL,
+  PRIMARY KEY (tenant_id, first_id)
+);
+INSERT INTO call_log_blocks SELECT tenant_id, MIN(id), MAX(id) FROM call_log GROUP BY tenant_id;
+CREATE TABLE call_log_months (
+  month TEXT PRIMARY KEY,
+  first_id BIGINT NOT NULL
+);
+INSERT INTO call_log_months SELECT month, MIN(id) FROM call_log GROUP BY month;
+CREATE SEQUENCE call_log_block_seq;
+SELECT setval('call_log_block_seq', (SELECT COALESCE(MAX(id), 0) FROM call_log) / 1048576 + 1);
+ALTER TABLE call_log_batches ADD COLUMN block BIGINT;
+DROP TABLE call_log;
+CREATE VIEW call_log AS
+  SELECT c.id, c.time_ms, c.request_id, r.tenant_id, r.key_id, r.model, r.deployment, c.status,
+         c.error, c.prompt_tokens, c.completion_tokens, c.cached_tokens,
+         c.cache_creation_tokens, c.cost_micros, c.estimated, c.unpriced, c.ttft_us,
+         c.total_us, c.overhead_us, r.month, c.request_body, c.dropped_rows,
+         c.reasoning_tokens
+  FROM call_log_rows c JOIN call_routes r ON r.id = c.route_id;
 )sql"};
 
 // Any constant: every replica of every version takes the same lock around migrations.
@@ -148,7 +221,7 @@ Result<int> SchemaVersion(Connection& db) {
   return static_cast<int>(rows->Int(0, 0));
 }
 
-Status Migrate(Connection& db) {
+Status Migrate(Connection& db, int up_to) {
   Status table = db.Script(
       "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
       "applied_at BIGINT NOT NULL)",
@@ -170,7 +243,7 @@ Status Migrate(Connection& db) {
                                std::to_string(LatestSchemaVersion()) + "; run a newer turnpike",
                            ""});
     }
-    if (current.value() == LatestSchemaVersion()) {
+    if (current.value() >= up_to) {
       return db.Script("COMMIT", StoreOp::kMigrate);
     }
     const int version = current.value() + 1;

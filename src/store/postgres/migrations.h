@@ -4,7 +4,8 @@
 // with its own indexes instead of SQLite's coarse ones (call_log is one table with a tenant and
 // a month index), and two fleet additions: call_log_batches (the keys of the batches written:
 // a replayed batch never writes a row twice, call_log.h) and the change feed (a trigger on every
-// records table bumps records_version and NOTIFYs channel turnpike_records).
+// records table bumps records_version and NOTIFYs channel turnpike_records). Since migration 6 the
+// call log has the embedded engine's layout too (routes, ids per batch, coarse indexes).
 //
 // Replicas may start together: each step runs in its own transaction under an advisory lock
 // and re-reads the version inside it, so a step is applied once. A database newer than this
@@ -22,7 +23,8 @@ namespace turnpike::store::postgres {
 int LatestSchemaVersion();
 // The version the database holds; 0 for a new one.
 Result<int> SchemaVersion(Connection& db);
-Status Migrate(Connection& db);
+// Brings the schema to version `up_to` (tests build older databases with a smaller one).
+Status Migrate(Connection& db, int up_to = LatestSchemaVersion());
 
 // The NOTIFY channel of the records' change feed.
 inline constexpr std::string_view kChangeChannel = "turnpike_records";

@@ -321,7 +321,7 @@ Status Connection::Script(std::string_view sql, StoreOp op) {
   return Ok{};
 }
 
-Status Connection::CopyIn(std::string_view sql, std::string_view data, StoreOp op) {
+Status Connection::CopyIn(std::string_view sql, const CopyData& data, StoreOp op) {
   Status ready = Ensure();
   if (!ready.ok()) return ready;
   const Deadline deadline = std::chrono::steady_clock::now() + options_.timeout;
@@ -331,6 +331,7 @@ Status Connection::CopyIn(std::string_view sql, std::string_view data, StoreOp o
   Status flushed = Flush(deadline);
   if (!flushed.ok()) return flushed;
   std::optional<Error> failed;
+  Rows before;  // the last statement's result before the COPY
   while (true) {
     while (PQisBusy(conn_) != 0) {
       Status read = WaitReadable(deadline);
@@ -345,18 +346,23 @@ Status Connection::CopyIn(std::string_view sql, std::string_view data, StoreOp o
       PQclear(result);
       result = nullptr;
       counts_->Add(op);  // the data and what follows the COPY: the second round trip
+      Result<std::string> rows = data(before);
+      // The caller cannot give the rows: the server aborts the COPY, and with it the
+      // transaction; its error is the caller's.
+      if (!rows.ok() && !failed) failed = rows.error();
+      const std::string_view bytes = rows.ok() ? std::string_view(rows.value()) : "";
       // Non-blocking: 0 means libpq's buffer is full; flush it and offer the rest again.
       constexpr size_t kChunk = 64 * 1024;
-      for (size_t at = 0; at < data.size();) {
-        const size_t n = std::min(kChunk, data.size() - at);
-        const int put = PQputCopyData(conn_, data.data() + at, static_cast<int>(n));
+      for (size_t at = 0; at < bytes.size();) {
+        const size_t n = std::min(kChunk, bytes.size() - at);
+        const int put = PQputCopyData(conn_, bytes.data() + at, static_cast<int>(n));
         if (put < 0) return Lost("copy failed");
         if (put > 0) at += n;
         Status sent = Flush(deadline);
         if (!sent.ok()) return sent;
       }
       int end = 0;
-      while ((end = PQputCopyEnd(conn_, nullptr)) == 0) {
+      while ((end = PQputCopyEnd(conn_, rows.ok() ? nullptr : "rows refused by the writer")) == 0) {
         Status sent = Flush(deadline);
         if (!sent.ok()) return sent;
       }
@@ -364,8 +370,11 @@ Status Connection::CopyIn(std::string_view sql, std::string_view data, StoreOp o
       Status sent = Flush(deadline);
       if (!sent.ok()) return sent;
       continue;
+    } else if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) {
+      before = Rows(result);
+      continue;
     }
-    PQclear(result);
+    if (result != nullptr) PQclear(result);
   }
   if (PQstatus(conn_) == CONNECTION_BAD) return Lost("connection lost");
   if (failed) return *failed;

@@ -111,7 +111,8 @@ TEST(DslTest, BadInputIsA400NamingTheProblem) {
       {R"({"highlight":{}})", kParsingException},
       {R"({"aggs":{"a":{"avg":{"field":"price"}}}})", kParsingException},
       {R"({"search_after":[1]})", kIllegalArgument},
-      {R"({"query":{"range":{"published":{"gte":"now-1d"}}}})", kParsingException},
+      {R"({"query":{"range":{"published":{"gte":"now-1q"}}}})", "parse_exception"},
+      {R"({"query":{"range":{"published":{"gte":"2024-02-30"}}}})", "parse_exception"},
   };
   for (const Case& c : cases) {
     Result<SearchRequest> r = ParseSearch(c.body, m);

@@ -74,6 +74,15 @@ TEST(TargetTest, QueryOptions) {
   EXPECT_NE(unknown.error().message.find("filter_path"), std::string::npos);
   EXPECT_FALSE(ParseTarget(Verb::get, "books/_search", "size=-1").ok());
   EXPECT_FALSE(ParseTarget(Verb::get, "books/_search", "size=%zz").ok());
+  // A search's timeout options; timeout stays harmless on writes, the other is search-only.
+  Result<Target> timed =
+      ParseTarget(Verb::post, "books/_search", "timeout=50ms&allow_partial_search_results=false");
+  ASSERT_TRUE(timed.ok()) << timed.error().message;
+  EXPECT_EQ(timed->url.timeout, "50ms");
+  EXPECT_EQ(timed->url.allow_partial_search_results, false);
+  EXPECT_TRUE(ParseTarget(Verb::put, "books/_doc/1", "timeout=1m").ok());
+  EXPECT_FALSE(ParseTarget(Verb::put, "books/_doc/1", "allow_partial_search_results=true").ok());
+  EXPECT_FALSE(ParseTarget(Verb::get, "books/_search", "allow_partial_search_results=maybe").ok());
 }
 
 TEST(RenderTest, SearchAnswerShape) {

@@ -125,6 +125,9 @@ export class QdrantFake {
     this.calls = new Map();  // operationId (Qdrant's OpenAPI) -> requests served, for budgets
     this.version = 0;
     this.delayMs = 0;  // answers are held this long (deadline tests)
+    // Test-only hook (partial-answer tests): (operationId, path) -> extra ms to hold that one
+    // answer, e.g. only `count_points`; null: none.
+    this.hold = null;
   }
 
   async listen() {
@@ -176,24 +179,23 @@ export class QdrantFake {
         res.end(out);
         return;
       }
-      this.requests.push({ method: req.method, path: req.url, body });
+      const record = { method: req.method, path: req.url, body };  // op: its operationId
+      this.requests.push(record);
       if (this.apiKey && req.headers['api-key'] !== this.apiKey) {
         send(401, 'Must provide an API key or an Authorization bearer token');
         return;
       }
       const checked = validateRequest(this.validator, req.method, req.url, body);
       found = checked.found;
-      if (found) {
-        const op = found.op.operationId;
-        this.requests[this.requests.length - 1].op = op;
-        this.calls.set(op, (this.calls.get(op) ?? 0) + 1);
-      }
+      record.op = found?.op?.operationId;
+      if (record.op) this.calls.set(record.op, (this.calls.get(record.op) ?? 0) + 1);
       if (checked.errors.length) {
         this.violations.push({ kind: 'request', method: req.method, url: req.url, body, errors: checked.errors });
         send(400, `Format error in JSON body: ${checked.errors.join('; ')}`);
         return;
       }
-      if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+      const held = this.delayMs + (this.hold?.(found.op.operationId, pathname) ?? 0);
+      if (held) await new Promise((r) => setTimeout(r, held));
       try {
         const q = new URL(req.url, 'http://x').searchParams;
         send(200, this.serve(found.op.operationId, found.params, body ?? {}, q, pathname));

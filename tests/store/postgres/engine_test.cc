@@ -14,12 +14,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <thread>
+
+#include "store/postgres/migrations.h"
 
 namespace turnpike::store::postgres {
 namespace {
@@ -135,9 +139,10 @@ class PostgresEngineTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove(spool_); }
 
-  std::unique_ptr<PostgresEngine> Open() {
+  std::unique_ptr<PostgresEngine> Open(int pool = 1) {
     EngineOptions o;
     o.url = cluster_->Url(db_);
+    o.pool = pool;
     o.spool_path = spool_;
     o.timeout = std::chrono::milliseconds(2'000);
     auto opened = OpenEngine(o);
@@ -169,55 +174,124 @@ class PostgresEngineTest : public ::testing::Test {
 
 TEST_F(PostgresEngineTest, MigratesOnceAndRefusesANewerSchema) {
   auto engine = Open();
-  EXPECT_EQ(engine->SchemaVersion(), 5);
+  EXPECT_EQ(engine->SchemaVersion(), LatestSchemaVersion());
   EXPECT_TRUE(engine->Migrate().ok());  // again: nothing to do
-  EXPECT_EQ(engine->SchemaVersion(), 5);
+  EXPECT_EQ(engine->SchemaVersion(), LatestSchemaVersion());
   ASSERT_TRUE(cluster_->Psql("INSERT INTO schema_migrations VALUES (99, 0)", db_));
   Status refused = engine->Migrate();
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("newer than this binary"), std::string::npos);
 }
 
-TEST_F(PostgresEngineTest, ReasoningTokensRoundTripAndAVersionOneDatabaseUpgrades) {
+TEST_F(PostgresEngineTest, AVersionTwoDatabaseUpgradesWithItsCallLog) {
+  // A database as a version-2 binary left it: the call log one table, ids from its sequence.
+  {
+    StatementCounts counts;
+    ConnectionOptions o;
+    o.url = cluster_->Url(db_);
+    Connection c(o, &counts);
+    ASSERT_TRUE(Migrate(c, 2).ok());
+  }
+  ASSERT_TRUE(cluster_->Psql(
+      "INSERT INTO call_log (time_ms, request_id, tenant_id, key_id, model, deployment, status, "
+      "error, prompt_tokens, completion_tokens, cached_tokens, cache_creation_tokens, "
+      "cost_micros, estimated, unpriced, total_us, month, dropped_rows) VALUES "
+      "(1796000000000, 'r-old', 't1', 'k1', 'm', 'openai:0', 200, '', 1, 1, 0, 0, 1, 0, 0, 1, "
+      "'2026-12', 0), "
+      "(1796000000001, 'r-old-2', 't2', 'k2', 'm', 'openai:0', 200, '', 1, 1, 0, 0, 3, 0, 0, 1, "
+      "'2026-12', 0)",
+      db_));
   auto engine = Open();
+  EXPECT_EQ(engine->SchemaVersion(), LatestSchemaVersion());
   CallRecord thinking = Record("r-think", 10);
   thinking.reasoning_tokens = 5;
   ASSERT_TRUE(engine->call_log().WriteCalls(Batches({thinking}), true, {}).ok());
-  CallQuery newest;
-  newest.limit = 1;
-  auto last = engine->call_log().QueryCalls(newest);
-  ASSERT_TRUE(last.ok());
-  ASSERT_EQ(last->size(), 1u);
-  EXPECT_EQ(last.value()[0].record.reasoning_tokens, 5);
-
-  // Back to version 2 (no column), as a database a previous binary made: migration 3 adds it,
-  // rows written before read 0.
-  engine.reset();
-  ASSERT_TRUE(cluster_->Psql(
-      "ALTER TABLE call_log DROP COLUMN reasoning_tokens; "
-      "INSERT INTO call_log (time_ms, request_id, tenant_id, key_id, model, deployment, status, "
-      "error, prompt_tokens, completion_tokens, cached_tokens, cache_creation_tokens, "
-      "cost_micros, estimated, unpriced, total_us, month, dropped_rows) VALUES (1796000000000, "
-      "'r-old', 't1', 'k1', 'm', 'openai:0', 200, '', 1, 1, 0, 0, 1, 0, 0, 1, '2026-12', 0); "
-      "ALTER TABLE plans DROP COLUMN fail_open; "
-      "ALTER TABLE prices DROP COLUMN reasoning_micros_per_mtok; "
-      "DELETE FROM schema_migrations WHERE version >= 3",
-      db_));
-  auto upgraded = Open();
-  EXPECT_EQ(upgraded->SchemaVersion(), 5);
-  CallRecord again = Record("r-think-2", 10);
-  again.reasoning_tokens = 9;
-  ASSERT_TRUE(upgraded->call_log().WriteCalls(Batches({again}), true, {}).ok());
   CallQuery all;
   all.limit = 10;
-  auto rows = upgraded->call_log().QueryCalls(all);
-  ASSERT_TRUE(rows.ok());
+  auto rows = engine->call_log().QueryCalls(all);
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  // Newest first: the new row's id is above the old ones (its block starts past them).
+  std::vector<std::string> order;
   std::map<std::string, int64_t> reasoning;
-  for (const CallRow& row : rows.value())
+  for (const CallRow& row : rows.value()) {
+    order.push_back(row.record.request_id);
     reasoning[row.record.request_id] = row.record.reasoning_tokens;
-  // r-think's value went with the dropped column.
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"r-think", "r-old-2", "r-old"}));
   EXPECT_EQ(reasoning,
-            (std::map<std::string, int64_t>{{"r-old", 0}, {"r-think", 0}, {"r-think-2", 9}}));
+            (std::map<std::string, int64_t>{{"r-old", 0}, {"r-old-2", 0}, {"r-think", 5}}));
+  // The old rows are found by tenant (their blocks were made by the migration), and summed.
+  CallQuery t1;
+  t1.limit = 10;
+  t1.tenant_id = "t1";
+  auto mine = engine->call_log().QueryCalls(t1);
+  ASSERT_TRUE(mine.ok());
+  ASSERT_EQ(mine->size(), 2u);
+  EXPECT_EQ(mine.value()[1].record.request_id, "r-old");
+  auto sums = engine->call_log().SumCallLog("2026-12");
+  ASSERT_TRUE(sums.ok());
+  std::map<std::string, int64_t> tenant_sums;
+  for (const SpendRow& row : sums.value()) {
+    if (row.scope == SpendScope::kTenant) tenant_sums[row.scope_id] = row.spent_micros;
+  }
+  EXPECT_EQ(tenant_sums, (std::map<std::string, int64_t>{{"t1", 1}, {"t2", 3}}));
+}
+
+TEST_F(PostgresEngineTest, ATenantsRowsArePagedThroughItsBlocksNewestFirst) {
+  auto engine = Open();
+  // 300 batches (more than one round of blocks): t1 in every third, t2 in all, under routes
+  // of several keys and months; one batch with a tab and a backslash in its tenant's id.
+  std::vector<std::string> t1_ids;
+  for (int b = 0; b < 300; ++b) {
+    std::vector<CallRecord> rows;
+    for (int i = 0; i < 3; ++i) {
+      CallRecord r = Record("b" + std::to_string(b) + "-" + std::to_string(i), 1);
+      r.tenant_id = (b % 3 == 0 && i != 1) ? "t1" : "t2";
+      r.key_id = "k" + std::to_string(i);
+      if (b % 2 == 0) r.month = governance::MonthOf(1'798'000'000);
+      if (r.tenant_id == "t1") t1_ids.push_back(r.request_id);
+      rows.push_back(r);
+    }
+    if (b == 7) rows[0].tenant_id = "odd\t\\one";
+    ASSERT_TRUE(engine->call_log().WriteCalls(Batches(rows), true, {}).ok());
+  }
+  std::reverse(t1_ids.begin(), t1_ids.end());
+  CallQuery q;
+  q.tenant_id = "t1";
+  q.limit = 1000;
+  auto all = engine->call_log().QueryCalls(q);
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  std::vector<std::string> got;
+  for (const CallRow& row : all.value()) got.push_back(row.record.request_id);
+  EXPECT_EQ(got, t1_ids);
+  // Page by page (before_id), 7 at a time: the same rows in the same order.
+  std::vector<std::string> paged;
+  q.limit = 7;
+  while (true) {
+    auto page = engine->call_log().QueryCalls(q);
+    ASSERT_TRUE(page.ok());
+    if (page->empty()) break;
+    for (const CallRow& row : page.value()) paged.push_back(row.record.request_id);
+    q.before_id = page->back().id;
+  }
+  EXPECT_EQ(paged, t1_ids);
+  CallQuery odd;
+  odd.tenant_id = "odd\t\\one";
+  odd.limit = 10;
+  auto one = engine->call_log().QueryCalls(odd);
+  ASSERT_TRUE(one.ok());
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ(one.value()[0].record.tenant_id, "odd\t\\one");
+  EXPECT_EQ(one.value()[0].record.request_id, "b7-0");
+  // Each month's rows are summed from its first id.
+  auto even =
+      engine->call_log().SumCallLog(governance::FormatMonth(governance::MonthOf(1'798'000'000)));
+  ASSERT_TRUE(even.ok());
+  int64_t keys = 0;
+  for (const SpendRow& row : even.value()) {
+    if (row.scope == SpendScope::kKey) keys += row.spent_micros;
+  }
+  EXPECT_EQ(keys, 150 * 3);
 }
 
 TEST_F(PostgresEngineTest, RecordsRoundTripWithTheAdminErrors) {
@@ -295,6 +369,38 @@ TEST_F(PostgresEngineTest, AnotherWritersChangeIsNotifiedAndPolled) {
   ASSERT_TRUE(a->records().UpsertPlan({"p3", {}, {}, {}, {}, {}, {}}).ok());
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(a->records().Notified().value());
+}
+
+// store.pool: the engine is session 0; each further session is a connection (a backend) of its
+// own that reads what the others wrote, and refuses to migrate.
+TEST_F(PostgresEngineTest, APoolsSessionsAreConnectionsOfTheirOwn) {
+  auto engine = Open(3);
+  ASSERT_EQ(engine->sessions(), 3u);
+  EXPECT_EQ(&engine->session(0), engine.get());
+  std::set<std::string> backends;
+  for (size_t i = 1; i < engine->sessions(); ++i) {
+    auto& session = dynamic_cast<Session&>(engine->session(i));
+    auto pid = session.connection().Run("SELECT pg_backend_pid()", Params{}, StoreOp::kAdminRead);
+    ASSERT_TRUE(pid.ok()) << pid.error().message;
+    backends.insert(pid->Text(0, 0));
+    EXPECT_FALSE(session.Migrate().ok());
+    EXPECT_EQ(session.SchemaVersion(), engine->SchemaVersion());
+  }
+  EXPECT_EQ(backends.size(), 2u);
+  ASSERT_TRUE(engine->session(1).records().UpsertPlan({"p1", {}, {}, {}, {}, {}, {}}).ok());
+  auto rows = engine->session(2).records().LoadAll();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->plans.size(), 1u);
+  EXPECT_EQ(rows->plans[0].id, "p1");
+  const std::vector<SpendRow> none;
+  ASSERT_TRUE(engine->call_log().WriteCalls(Batches({Record("r1", 5)}), true, none).ok());
+  CallQuery q;
+  auto calls = engine->session(2).call_log().QueryCalls(q);
+  ASSERT_TRUE(calls.ok());
+  ASSERT_EQ(calls->size(), 1u);
+  EXPECT_EQ(calls->at(0).record.request_id, "r1");
+  // Every session counts into the engine's one statement count.
+  EXPECT_GE(engine->statements().value(StoreOp::kAdminRead), 3u);
 }
 
 TEST_F(PostgresEngineTest, RowsAndSpendInOneTransactionSpooledWhileDownReplayedOnce) {
@@ -423,30 +529,50 @@ TEST_F(PostgresEngineTest, CopyInIsOneTransactionWithTheStatementsAroundIt) {
     EXPECT_TRUE(rows.ok());
     return rows.ok() ? rows->Int(0, 0) : -1;
   };
+  auto rows = [](std::string text) {
+    return Connection::CopyData([text](const Rows&) -> Result<std::string> { return text; });
+  };
   // A statement after the COPY fails: the row before it and the copied rows are not kept.
   Status failed = c.CopyIn("INSERT INTO x VALUES (1, 'a'); COPY x FROM STDIN; SELECT 1 / 0",
-                           "2\tb\n3\t\\N\n", StoreOp::kCallLogInsert);
+                           rows("2\tb\n3\t\\N\n"), StoreOp::kCallLogInsert);
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.error().code, ErrorCode::kInternal);
   EXPECT_NE(failed.error().message.find("division by zero"), std::string::npos);
   EXPECT_EQ(count(), 0);
   // Bad data fails the COPY itself, the same way.
-  Status bad = c.CopyIn("INSERT INTO x VALUES (1, 'a'); COPY x FROM STDIN", "2\tb\nnope\tc\n",
+  Status bad = c.CopyIn("INSERT INTO x VALUES (1, 'a'); COPY x FROM STDIN", rows("2\tb\nnope\tc\n"),
                         StoreOp::kCallLogInsert);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(count(), 0);
   // All good: everything kept, two round trips (1 + 1 per CopyIn above, 2 here).
-  ASSERT_TRUE(c.CopyIn("INSERT INTO x VALUES (1, 'a'); COPY x FROM STDIN; SELECT 1",
-                       "2\tb\n3\t\\N\n", StoreOp::kCallLogInsert)
+  // The rows are built from the result of the statement before the COPY (its RETURNING).
+  ASSERT_TRUE(c.CopyIn(
+                   "INSERT INTO x VALUES (1, 'a') RETURNING v + 1; COPY x FROM STDIN; SELECT 1",
+                   [](const Rows& before) -> Result<std::string> {
+                     const int64_t next = before.Int(0, 0);
+                     return std::to_string(next) + "\tb\n" + std::to_string(next + 1) + "\t\\N\n";
+                   },
+                   StoreOp::kCallLogInsert)
                   .ok());
   EXPECT_EQ(count(), 3);
   EXPECT_EQ(counts.value(StoreOp::kCallLogInsert), 2u + 2u + 2u);
+  // The rows cannot be given: the COPY and its transaction are abandoned, with that error.
+  Status refused = c.CopyIn(
+      "INSERT INTO x VALUES (9, 'z'); COPY x FROM STDIN",
+      [](const Rows&) -> Result<std::string> {
+        return Error{ErrorCode::kInternal, "no rows for you", ""};
+      },
+      StoreOp::kCallLogInsert);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, "no rows for you");
+  EXPECT_EQ(count(), 3);
+  EXPECT_EQ(counts.value(StoreOp::kCallLogInsert), 2u + 2u + 2u + 2u);
   // A first statement failing (a key seen before: kConflict) ends it before the COPY.
-  Status again = c.CopyIn("INSERT INTO x VALUES (1, 'a'); COPY x FROM STDIN", "4\td\n",
+  Status again = c.CopyIn("INSERT INTO x VALUES (1, 'a'); COPY x FROM STDIN", rows("4\td\n"),
                           StoreOp::kCallLogInsert);
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().code, ErrorCode::kConflict);
-  EXPECT_EQ(counts.value(StoreOp::kCallLogInsert), 2u + 2u + 2u + 1u);
+  EXPECT_EQ(counts.value(StoreOp::kCallLogInsert), 2u + 2u + 2u + 2u + 1u);
   EXPECT_EQ(count(), 3);
 }
 

@@ -2,6 +2,7 @@
 // is one case
 //   {"mapping": <ES mappings>, "tenant": "...", "index": "...",
 //    "search": <an ES _search body>,     -> "filter": the read's Filter, or "error": a substring
+//    "now_ms": <epoch ms> (optional: `now` for date math in the search),
 //    "knn_body": <expected points/query body> (when the search has knn),
 //    "documents": [{"_id", "_source"}],  -> "upsert": the points/upsert body
 //    "create": <expected PUT /collections body>, "indexes": [<PUT .../index bodies>]}
@@ -55,7 +56,9 @@ TEST_P(QdrantGolden, BodiesMatch) {
     EXPECT_EQ(golden.at(key), got) << key << " of " << file << "\nactual: " << actual;
   };
   if (golden.contains("search")) {
-    auto request = ParseSearch(json::serialize(golden.at("search")), *mapping);
+    // "now_ms" pins date math's `now` (the door passes the request's instant).
+    const int64_t now_ms = golden.contains("now_ms") ? golden.at("now_ms").as_int64() : 0;
+    auto request = ParseSearch(json::serialize(golden.at("search")), *mapping, {}, now_ms);
     ASSERT_TRUE(request.ok()) << request.error().message;
     auto filter = ScopedFilter(scope, &request->query, {}, &*mapping);
     if (golden.contains("error") && !update) {

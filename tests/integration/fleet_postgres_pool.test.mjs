@@ -1,0 +1,165 @@
+// store.pool over a real PostgreSQL 15: the call log is written on a connection of its own, so a
+// call-log batch commits while an admin operation is still waiting on the server. The admin
+// operation is held by a table lock that another session (psql, outside Turnpike) takes on the
+// prices table, which only the admin write touches; the call-log batches touch call_log,
+// call_log_batches and spend. With pool: 4 the rows land and a call-log page is answered (a
+// read lane) while the write waits; with pool: 1 (one connection, one thread, in order) the
+// rows stay queued until the lock goes. Counts, never durations.
+// Skipped only where the PostgreSQL binaries are absent (CI installs them).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startMock, startGateway, gatewayConfig, stopAll, eventually } from './lib/harness.mjs';
+import { startPostgres, postgresAvailable, stopAllPostgres } from './lib/postgres.mjs';
+
+const TOKEN = 'test-admin-token';
+const ENV = { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } };
+const PRICES = { 'mock-model': { input: 0, output: 1000, max_output_tokens: 100000 } };
+const REQUESTS = 20;
+const skip = !postgresAvailable() && 'PostgreSQL 15 binaries absent';
+
+let mock;
+let pg;
+let databases = 0;
+before(async () => {
+  if (skip) return;
+  mock = await startMock(['--tokens', '16']);
+  pg = await startPostgres();
+});
+after(async () => { await stopAll(); stopAllPostgres(); });
+
+async function gateway(pool) {
+  const db = `pool_${++databases}`;
+  pg.psql(`CREATE DATABASE ${db}`, 'postgres');
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-pool-'));
+  const gw = await startGateway(gatewayConfig({
+    models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] },
+    governance: { enabled: true, reconcile_interval: '0s' },
+    store: {
+      path: path.join(dir, 'turnpike.db'), engine: 'postgres',
+      url: `postgresql://turnpike@127.0.0.1:${pg.port}/${db}`, pool,
+    },
+    call_log: { flush_interval: '50ms' },
+    prices: PRICES,
+  }), ENV);
+  return { gw, db };
+}
+
+async function admin(gw, method, route, body) {
+  const r = await fetch(`${gw.url}/admin/v1/${route}`, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: r.status, body: await r.json() };
+}
+
+async function chat(gw, secret) {
+  const r = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+    body: JSON.stringify({ model: 'mock-model', messages: [{ role: 'user', content: 'Hello' }], max_tokens: 100 }),
+  });
+  await r.arrayBuffer();
+  return r.status;
+}
+
+async function metrics(gw) {
+  const out = {};
+  for (const line of (await (await fetch(`${gw.url}/metrics`)).text()).split('\n')) {
+    const m = /^(turnpike_[a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
+    if (m) out[m[1] + (m[2] ?? '')] = Number(m[3]);
+  }
+  return out;
+}
+
+// A psql session outside Turnpike that holds ACCESS EXCLUSIVE on `table` until release().
+async function lockTable(db, table) {
+  const proc = spawn('/usr/lib/postgresql/15/bin/psql',
+    ['-X', '-q', '-A', '-t', '-h', '127.0.0.1', '-p', String(pg.port), '-U', 'turnpike', '-d', db],
+    { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (d) => { out += d; });
+  proc.stdin.write(`BEGIN; LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE; SELECT 'locked';\n`);
+  assert.ok(await eventually(() => out.includes('locked'), 5000), 'the lock is taken');
+  return {
+    release: () => new Promise((resolve) => {
+      proc.on('exit', resolve);
+      proc.stdin.end('COMMIT;\n');
+    }),
+  };
+}
+
+// Turnpike's statements waiting for a lock in `db`.
+const lockWaits = (db) => Number(pg.psql(
+  `SELECT count(*) FROM pg_stat_activity WHERE datname = '${db}' AND wait_event_type = 'Lock'`));
+const callRows = (db) => Number(pg.psql('SELECT count(*) FROM call_log', db));
+
+// A key, one answered request and its row committed: the starting point.
+async function setUp(gw, db) {
+  assert.equal((await admin(gw, 'PUT', 'plans/p1', {})).status, 200);
+  assert.equal((await admin(gw, 'POST', 'tenants', { id: 't1', plan: 'p1' })).status, 201);
+  const { key } = (await admin(gw, 'POST', 'keys', { tenant: 't1' })).body;
+  assert.equal(await chat(gw, key), 200);
+  assert.ok(await eventually(() => callRows(db) === 1, 5000), 'the first row');
+  return key;
+}
+
+// Locks prices, starts an admin write that waits on it; resolves once Turnpike's statement is
+// seen waiting on the lock.
+async function blockedPriceWrite(gw, db) {
+  const lock = await lockTable(db, 'prices');
+  let settled = null;
+  const write = admin(gw, 'PUT', 'prices/mock-model', { input: 0, output: 2000, max_output_tokens: 100000 })
+    .then((r) => { settled = r; return r; });
+  assert.ok(await eventually(() => lockWaits(db) === 1, 5000), 'the admin write waits on the lock');
+  return { lock, write, settled: () => settled };
+}
+
+test('pool: 4 - call-log batches commit and a call-log page is answered while an admin write waits on a lock', { skip }, async () => {
+  const { gw, db } = await gateway(4);
+  const key = await setUp(gw, db);
+  const before = await metrics(gw);
+  assert.equal(before.turnpike_store_connections, 4);
+  const blocked = await blockedPriceWrite(gw, db);
+
+  for (let i = 0; i < REQUESTS; ++i) assert.equal(await chat(gw, key), 200);
+  assert.ok(await eventually(() => callRows(db) === 1 + REQUESTS, 5000),
+    `rows committed while the admin write waits: ${callRows(db)}`);
+  const page = await admin(gw, 'GET', 'calls?limit=5');
+  assert.equal(page.status, 200);
+  assert.equal(page.body.data.length, 5);
+  // Still waiting: the rows and the page did not wait for it.
+  assert.equal(blocked.settled(), null);
+  assert.equal(lockWaits(db), 1);
+  const during = await metrics(gw);
+  assert.equal(during['turnpike_store_jobs_total{lane="read"}'] - (before['turnpike_store_jobs_total{lane="read"}'] ?? 0), 1);
+
+  await blocked.lock.release();
+  const written = await blocked.write;
+  assert.equal(written.status, 200, JSON.stringify(written.body));
+  const after = await metrics(gw);
+  assert.equal(after['turnpike_store_jobs_total{lane="control"}'] - before['turnpike_store_jobs_total{lane="control"}'], 1);
+  assert.equal(after['turnpike_call_log_write_errors_total'], 0);
+});
+
+test('pool: 1 - one connection: the rows wait in the queue behind the admin write, then land', { skip }, async () => {
+  const { gw, db } = await gateway(1);
+  const key = await setUp(gw, db);
+  assert.equal((await metrics(gw)).turnpike_store_connections, 1);
+  const blocked = await blockedPriceWrite(gw, db);
+
+  for (let i = 0; i < 5; ++i) assert.equal(await chat(gw, key), 200);
+  // The workers handed their rows over; the one store thread is inside the admin write.
+  assert.ok(await eventually(async () => (await metrics(gw)).turnpike_call_log_queued === 5, 5000),
+    'rows queued for the store thread');
+  assert.equal(callRows(db), 1);
+  assert.equal(blocked.settled(), null);
+
+  await blocked.lock.release();
+  assert.equal((await blocked.write).status, 200);
+  assert.ok(await eventually(() => callRows(db) === 6, 5000), 'the queued rows land after it');
+});
