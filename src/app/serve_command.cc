@@ -301,6 +301,7 @@ int Serve(const std::string& config_path, const ServeOptions& options) {
     settings->origin = std::move(*origin);
     settings->api_key = config.search.qdrant_api_key;
     settings->max_candidates = config.search.qdrant_max_candidates;
+    settings->mapping_ttl = config.search.qdrant_mapping_ttl;
     search_backends = search::qdrant::MakeBackendFactory(std::move(settings));
   } else if (config.search.enabled) {
     Result<std::unique_ptr<search::embedded::Engine>> opened =

@@ -20,6 +20,8 @@ constexpr int64_t kMaxWeight = 1'000'000;
 constexpr int64_t kMaxIdlePerOrigin = 1'000'000;
 constexpr size_t kMinBufferBytes = 1024;
 constexpr size_t kMinCacheBytes = size_t{64} << 10;
+constexpr Millis kMaxMappingTtl{3'600'000};  // search.qdrant.mapping_ttl
+
 void RequireAtLeast(const YamlMap& map, std::string_view key, size_t value, size_t min,
                     std::string_view min_text) {
   if (value < min) FailAt(map.KeyPath(key), "must be at least " + std::string(min_text));
@@ -344,10 +346,14 @@ SearchConfig ParseSearch(const YamlMap& root) {
   }
   const YAML::Node qdrant = m.Child("qdrant");
   if (qdrant.IsDefined() && !qdrant.IsNull()) {
-    YamlMap q(qdrant, m.KeyPath("qdrant"), {"url", "api_key", "max_candidates"});
+    YamlMap q(qdrant, m.KeyPath("qdrant"), {"url", "api_key", "max_candidates", "mapping_ttl"});
     c.qdrant_url = q.String("url", "");
     c.qdrant_api_key = q.String("api_key", "");
     c.qdrant_max_candidates = q.Int("max_candidates", c.qdrant_max_candidates, 1, 1'000'000);
+    c.qdrant_mapping_ttl = q.Duration("mapping_ttl", c.qdrant_mapping_ttl);  // 0 = off
+    if (c.qdrant_mapping_ttl > kMaxMappingTtl) {
+      FailAt(q.KeyPath("mapping_ttl"), "must be at most 1h");
+    }
   }
   if (c.backend == "qdrant" && c.qdrant_url.rfind("http://", 0) != 0 &&
       c.qdrant_url.rfind("https://", 0) != 0) {

@@ -228,6 +228,10 @@ struct SearchConfig {
   std::string qdrant_url;
   std::string qdrant_api_key;
   int64_t qdrant_max_candidates = 10'000;
+  // search.qdrant.mapping_ttl: how long a replica answers searches from its cached mapping of
+  // an index without reading the collection (the bound on seeing an index re-created with a
+  // retyped field on another replica by a _count; searches notice sooner). 0 = no cache.
+  Millis qdrant_mapping_ttl{5'000};
   // search.cache: the shared response cache of _search/_count/_msearch answers (cache/cache.h):
   // in-process L1 bounded by bytes (and per tenant), plus the Redis L2 when `redis.url` is set.
   // On with the door (what Elasticsearch's request cache does for clients that never name it);

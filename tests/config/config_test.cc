@@ -311,6 +311,30 @@ models:
   EXPECT_EQ(off.search.cache_ttl, milliseconds(60'000));
 }
 
+TEST(ParseConfigTest, SearchQdrantMappingTtl) {
+  const Config c = ParseConfig(R"(
+search: {backend: qdrant, qdrant: {url: "http://q:6333", mapping_ttl: 250ms}}
+models:
+  - name: m
+    deployments: [{provider: openai, base_url: "http://h"}]
+)");
+  EXPECT_EQ(c.search.qdrant_mapping_ttl, milliseconds(250));
+  const Config defaults = ParseConfig(R"(
+search: {backend: qdrant, qdrant: {url: "http://q:6333"}}
+models:
+  - name: m
+    deployments: [{provider: openai, base_url: "http://h"}]
+)");
+  EXPECT_EQ(defaults.search.qdrant_mapping_ttl, milliseconds(5'000));
+  const Config off = ParseConfig(R"(
+search: {backend: qdrant, qdrant: {url: "http://q:6333", mapping_ttl: 0s}}
+models:
+  - name: m
+    deployments: [{provider: openai, base_url: "http://h"}]
+)");
+  EXPECT_EQ(off.search.qdrant_mapping_ttl, milliseconds(0));
+}
+
 }  // namespace
 }  // namespace turnpike::config
 

@@ -195,6 +195,12 @@ std::vector<InvalidCase> Cases() {
        WithModels("search: {backend: qdrant, qdrant: {url: 'http://q:6333', api_key: "
                   "'${TP_SURELY_UNSET_QDRANT_KEY}'}}"),
        "search.qdrant.api_key: environment variable TP_SURELY_UNSET_QDRANT_KEY is not set"},
+      {"SearchQdrantMappingTtlTooLong",
+       WithModels("search: {backend: qdrant, qdrant: {url: 'http://q:6333', mapping_ttl: 2h}}"),
+       "search.qdrant.mapping_ttl: must be at most 1h"},
+      {"SearchQdrantMappingTtlNotADuration",
+       WithModels("search: {backend: qdrant, qdrant: {url: 'http://q:6333', mapping_ttl: soon}}"),
+       "search.qdrant.mapping_ttl:"},
   };
 }
 

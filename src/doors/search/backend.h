@@ -67,19 +67,25 @@ struct Capabilities {
   bool histogram_aggs = false;
   bool filtered_knn = false;  // exact kNN restricted to a filter
   int64_t max_candidates = 10'000;
+  // GetIndex before a search (Scope::request != 0) may answer from a cache that another
+  // replica's mapping change has not reached yet; the door re-reads (request 0) before it
+  // refuses a request with a 400, so a field added elsewhere works at once.
+  bool cached_mappings = false;
 };
 
 struct Scope {
   std::string_view tenant;  // from authentication; never empty
   std::string_view index;   // a valid ES index name (lowercase, no '/', ...)
   // Non-zero: the legs of one search share it (and only they), so a backend may evaluate the
-  // query once for its page, count and aggregation legs. 0: no sharing.
+  // query once for its page, count and aggregation legs. 0: no sharing. GetIndex with a
+  // non-zero request (the search's own read) may be answered from a mapping cache
+  // (Capabilities::cached_mappings); with 0 it always reads the index.
   uint64_t request = 0;
 };
 
 struct IndexInfo {
   Mapping mapping;
-  int64_t doc_count = 0;
+  int64_t doc_count = 0;   // as of the read: may be stale from a cached GetIndex (Cover is not)
   int64_t created_ms = 0;  // epoch ms
 };
 

@@ -10,8 +10,12 @@ namespace {
 bool TimedOut(const Error& e) { return e.code == ErrorCode::kUpstreamTimeout; }
 
 // The cover leg reports on the index's health: when it cannot (a timeout, an unreachable or
-// misbehaving backend) the shard is reported failed. An unknown index is the request's error.
+// misbehaving backend) the shard is reported failed. An unknown index is the request's error,
+// and so is one the cover leg says search-wide (search_phase_execution_exception: the Qdrant
+// backend found the index re-created under the search's cached mapping, so the other legs'
+// answers cannot be trusted either).
 bool ShardFailure(const Error& e) {
+  if (e.param == kSearchPhase) return false;
   return e.code == ErrorCode::kUpstreamTimeout || e.code == ErrorCode::kUnavailable ||
          e.code == ErrorCode::kUpstreamBadResponse || e.code == ErrorCode::kInternal;
 }

@@ -11,6 +11,8 @@
 //   aggs timed out      every requested aggregation, with no buckets; timed_out: true
 //   cover failed        (timed out, unreachable, a bad answer) `_shards` says 0 of 1
 //                       successful, 1 failed, with ES's `failures` entry naming the reason
+//                       (but a cover error of ES type search_phase_execution_exception, the
+//                       index re-created under the search, fails the search)
 //
 // unless the request set allow_partial_search_results=false: then the partial answer is an
 // error instead, 504 search_phase_execution_exception for a timeout (ES's

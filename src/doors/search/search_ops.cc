@@ -113,8 +113,15 @@ asio::awaitable<Reply> SearchDoor::Compute(Call& call, std::string_view index,
   Result<IndexInfo> info = co_await backend_->GetIndex(scope, call.deadline);
   if (!info.ok()) co_return ErrorOf(info.error());
   if (call.timing != nullptr) call.timing->Add("es_mapping", Clock::now() - start);
+  // A cached mapping may lack what another replica added: re-read it before refusing.
+  const Scope fresh{scope.tenant, scope.index, 0};
   if (count) {
     Result<Query> query = ParseCount(body, info->mapping, call.now_ms);
+    if (!query.ok() && backend_->capabilities().cached_mappings) {
+      info = co_await backend_->GetIndex(fresh, call.deadline);
+      if (!info.ok()) co_return ErrorOf(info.error());
+      query = ParseCount(body, info->mapping, call.now_ms);
+    }
     if (!query.ok()) co_return ErrorOf(query.error());
     Result<Total> total =
         co_await backend_->Count(scope, *query, nullptr, kExactTotal, call.deadline);
@@ -124,6 +131,11 @@ asio::awaitable<Reply> SearchDoor::Compute(Call& call, std::string_view index,
                              RenderShards(Coverage{}) + "}"};
   }
   Result<SearchRequest> request = ParseSearch(body, info->mapping, call.target.url, call.now_ms);
+  if (!request.ok() && backend_->capabilities().cached_mappings) {
+    info = co_await backend_->GetIndex(fresh, call.deadline);
+    if (!info.ok()) co_return ErrorOf(info.error());
+    request = ParseSearch(body, info->mapping, call.target.url, call.now_ms);
+  }
   if (!request.ok()) co_return ErrorOf(request.error());
   Status capable = CheckCapabilities(*request, *backend_);
   if (!capable.ok()) co_return ErrorOf(capable.error());

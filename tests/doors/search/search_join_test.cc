@@ -147,6 +147,16 @@ TEST(SearchJoinTest, OtherErrorsStillFailTheSearch) {
   LegResults gone;
   gone.coverage = EsError(kIndexNotFound, "no such index [books]", ErrorCode::kNotFound);
   EXPECT_EQ(HttpStatus(JoinLegs(r, std::move(gone)).error().code), 404);
+  // A cover leg that says the index changed under the search (Qdrant's mapping cache) fails
+  // it, though its code alone (503) would be a failed shard.
+  LegResults recreated;
+  recreated.page = Page{};
+  recreated.coverage =
+      EsError(kSearchPhase, "index [books] was re-created; retry", ErrorCode::kUnavailable);
+  Result<Joined> changed = JoinLegs(r, std::move(recreated));
+  ASSERT_FALSE(changed.ok());
+  EXPECT_EQ(HttpStatus(changed.error().code), 503);
+  EXPECT_EQ(changed.error().param, kSearchPhase);
 }
 
 TEST(SearchJoinTest, NoPartialResultsAllowedTurnsThemIntoErrors) {

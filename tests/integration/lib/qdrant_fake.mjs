@@ -122,6 +122,7 @@ export class QdrantFake {
     this.collections = new Map();
     this.violations = [];
     this.requests = [];  // {method, path, body, op} of every request, in order
+    this.calls = new Map();  // operationId (Qdrant's OpenAPI) -> requests served, for budgets
     this.version = 0;
     this.delayMs = 0;  // answers are held this long (deadline tests)
     // Test-only hook (partial-answer tests): (operationId, path) -> extra ms to hold that one
@@ -187,6 +188,7 @@ export class QdrantFake {
       const checked = validateRequest(this.validator, req.method, req.url, body);
       found = checked.found;
       record.op = found?.op?.operationId;
+      if (record.op) this.calls.set(record.op, (this.calls.get(record.op) ?? 0) + 1);
       if (checked.errors.length) {
         this.violations.push({ kind: 'request', method: req.method, url: req.url, body, errors: checked.errors });
         send(400, `Format error in JSON body: ${checked.errors.join('; ')}`);
@@ -202,6 +204,11 @@ export class QdrantFake {
         send(e.status, e.message);
       }
     });
+  }
+
+  // Requests to the endpoint `op` (an operationId: 'get_collection', 'count_points', ...).
+  callsTo(op) {
+    return this.calls.get(op) ?? 0;
   }
 
   collection(name) {

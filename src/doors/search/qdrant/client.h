@@ -31,6 +31,10 @@ struct Settings {
   std::string api_key;      // sent as `api-key`; empty = none
   size_t max_answer_bytes = 64 * 1024 * 1024;
   int64_t max_candidates = 10'000;  // the bound of gateway-side sorts and aggregations
+  // The mapping cache (mapping_cache.h): how long an entry is trusted without a read of the
+  // collection (0 = off), and how many (tenant, index) entries the process keeps.
+  std::chrono::milliseconds mapping_ttl{5'000};
+  size_t mapping_cache_entries = 4096;
 };
 
 class Client {

@@ -22,6 +22,14 @@ int64_t NowMs() {
 
 constexpr size_t kUpsertBatch = 256;  // points per upsert call
 
+// The search's mapping no longer types its fields as the collection does (mapping_cache.h).
+Error Recreated(Scope scope) {
+  return EsError(kSearchPhase,
+                 "index [" + std::string(scope.index) +
+                     "] was re-created with another mapping while this search ran; retry",
+                 ErrorCode::kUnavailable);
+}
+
 Error AlreadyExists(Scope scope) {
   return EsError(kResourceExists, "index [" + std::string(scope.index) + "] already exists");
 }
@@ -70,8 +78,10 @@ struct DocState {
 
 QdrantBackend::QdrantBackend(boost::asio::io_context& context,
                              std::shared_ptr<const Settings> settings,
-                             std::shared_ptr<const upstream::TlsContexts> tls)
+                             std::shared_ptr<const upstream::TlsContexts> tls,
+                             std::shared_ptr<MappingCache> mappings)
     : settings_(std::move(settings)),
+      mappings_(std::move(mappings)),
       tls_(std::move(tls)),
       pool_(std::make_unique<upstream::Pool>(context, *tls_, upstream::PoolOptions{})),
       client_(*pool_, *settings_) {
@@ -87,11 +97,18 @@ QdrantBackend::QdrantBackend(boost::asio::io_context& context,
   capabilities_.histogram_aggs = true;  // over candidates
   capabilities_.filtered_knn = true;
   capabilities_.max_candidates = settings_->max_candidates;
+  capabilities_.cached_mappings = mappings_ != nullptr;
 }
 
 QdrantBackend::~QdrantBackend() = default;
 
 void QdrantBackend::Shutdown() { pool_->Shutdown(); }
+
+void QdrantBackend::ForgetIfMissing(Scope scope, const Error& error) {
+  if (mappings_ != nullptr && error.code == ErrorCode::kNotFound) {
+    mappings_->Erase(scope.tenant, scope.index);
+  }
+}
 
 Awaitable<Status> QdrantBackend::CreateIndex(Scope scope, Mapping mapping, Deadline deadline) {
   const std::string exists_path = CollectionPath(scope, "/exists");
@@ -107,6 +124,7 @@ Awaitable<Status> QdrantBackend::CreateIndex(Scope scope, Mapping mapping, Deadl
   std::string body = CreateCollectionBody(mapping, RenderMapping(mapping), NowMs());
   const std::string created_path = CollectionPath(scope);
   auto created = co_await client_.Call("PUT", created_path, body, deadline);
+  if (mappings_ != nullptr) mappings_->Erase(scope.tenant, scope.index);
   if (!created.ok()) co_return created.error();
   const std::vector<std::string> indexes = IndexBodies(mapping);
   for (const std::string& index : indexes) {
@@ -118,17 +136,29 @@ Awaitable<Status> QdrantBackend::CreateIndex(Scope scope, Mapping mapping, Deadl
 }
 
 Awaitable<Result<IndexInfo>> QdrantBackend::GetIndex(Scope scope, Deadline deadline) {
+  if (scope.request != 0 && mappings_ != nullptr) {
+    std::shared_ptr<const IndexInfo> cached =
+        mappings_->Find(scope.tenant, scope.index, MappingCache::Clock::now());
+    if (cached != nullptr) co_return IndexInfo(*cached);
+  }
   const std::string info_path = CollectionPath(scope);
   auto info = co_await client_.Call("GET", info_path, "", deadline);
-  if (!info.ok()) co_return OnIndex(scope, info.error());
+  if (!info.ok()) {
+    ForgetIfMissing(scope, info.error());
+    co_return OnIndex(scope, info.error());
+  }
   auto meta = ParseInfo(*info);
   if (!meta.ok()) co_return meta.error();
+  if (mappings_ != nullptr) {
+    mappings_->Store(scope.tenant, scope.index, meta->info, MappingCache::Clock::now());
+  }
   co_return std::move(meta->info);
 }
 
 Awaitable<Status> QdrantBackend::DeleteIndex(Scope scope, Deadline deadline) {
   const std::string deleted_path = CollectionPath(scope);
   auto deleted = co_await client_.Call("DELETE", deleted_path, "", deadline);
+  if (mappings_ != nullptr) mappings_->Erase(scope.tenant, scope.index);
   if (!deleted.ok()) co_return OnIndex(scope, deleted.error());
   if (!deleted->is_bool() || !deleted->get_bool()) co_return NotFound(scope);
   co_return Ok{};
@@ -146,6 +176,8 @@ Awaitable<Status> QdrantBackend::PutMapping(Scope scope, Mapping mapping, Deadli
   std::string body = UpdateMetadataBody(RenderMapping(mapping), current->created_ms);
   const std::string patched_path = CollectionPath(scope);
   auto patched = co_await client_.Call("PATCH", patched_path, body, deadline);
+  // Dropped, not updated: the payload indexes below may still fail; the next read is fresh.
+  if (mappings_ != nullptr) mappings_->Erase(scope.tenant, scope.index);
   if (!patched.ok()) co_return OnIndex(scope, patched.error());
   // Creating an existing payload index again is a no-op in Qdrant: every field is (re)sent.
   const std::vector<std::string> indexes = IndexBodies(mapping);
@@ -302,9 +334,18 @@ Awaitable<Result<std::optional<StoredDocument>>> QdrantBackend::Get(Scope scope,
 Awaitable<Result<Coverage>> QdrantBackend::Cover(Scope scope, Deadline deadline) {
   const std::string info_path = CollectionPath(scope);
   auto info = co_await client_.Call("GET", info_path, "", deadline);
-  if (!info.ok()) co_return OnIndex(scope, info.error());
+  if (!info.ok()) {
+    ForgetIfMissing(scope, info.error());
+    co_return OnIndex(scope, info.error());
+  }
   auto meta = ParseInfo(*info);
   if (!meta.ok()) co_return meta.error();
+  // This leg reads the collection anyway: it verifies the search's cached mapping for free.
+  if (mappings_ != nullptr &&
+      mappings_->Observe(scope.tenant, scope.index, meta->info, MappingCache::Clock::now()) ==
+          MappingCache::Seen::kRetyped) {
+    co_return Recreated(scope);
+  }
   Coverage coverage;
   coverage.doc_count = meta->info.doc_count;
   // green: ready; yellow: optimising but answering; grey: optimisations pending, answering;
@@ -318,9 +359,15 @@ Awaitable<Result<Coverage>> QdrantBackend::Cover(Scope scope, Deadline deadline)
 
 BackendFactory MakeBackendFactory(std::shared_ptr<const Settings> settings) {
   auto tls = std::make_shared<const upstream::TlsContexts>("", settings->origin.tls);
-  return [settings, tls](int, boost::asio::io_context& context) -> std::unique_ptr<Backend> {
-    return std::make_unique<QdrantBackend>(context, settings, tls);
-  };
+  // ttl 0: no cache at all (and no Capabilities::cached_mappings re-reads).
+  auto mappings =
+      settings->mapping_ttl.count() > 0
+          ? std::make_shared<MappingCache>(settings->mapping_ttl, settings->mapping_cache_entries)
+          : nullptr;
+  return
+      [settings, tls, mappings](int, boost::asio::io_context& context) -> std::unique_ptr<Backend> {
+        return std::make_unique<QdrantBackend>(context, settings, tls, mappings);
+      };
 }
 
 }  // namespace turnpike::search::qdrant

@@ -26,25 +26,54 @@
 //                   ConstantScore); ranking by a score that varies per document (optional
 //                   should clauses) is refused (400 naming it)
 //
+// Mappings (mapping_cache.h; one cache per process, shared by the workers' backends). The
+// door reads the index before every search (GetIndex with Scope::request != 0); that read is
+// answered from the cache, so a warm search costs only its legs. Other GetIndex calls (index
+// and mapping APIs, writes: Scope::request == 0) always read the collection and refresh the
+// entry. Staleness, and what bounds it:
+//   own index writes    CreateIndex, DeleteIndex, PutMapping drop the entry at once (every
+//                       worker of this process)
+//   another replica adds a field
+//                       the door re-reads the index (request 0) before answering a 400
+//                       (Capabilities::cached_mappings), so the new field works at once; the
+//                       Cover leg of every search also refreshes a grown entry
+//   another replica deletes the index
+//                       a leg that finds no collection (Cover on every search; Count on a
+//                       _count) drops the entry: the answer is 404 index_not_found_exception
+//   another replica deletes and re-creates it with a field retyped
+//                       searches: the Cover leg reads the collection anyway and compares its
+//                       created_ms; a changed creation whose mapping no longer types the
+//                       cached fields the same replaces the entry and fails that one search
+//                       with 503 (retryable: the official clients retry it) rather than answer
+//                       it against the old mapping. _count (no Cover leg): bounded by
+//                       search.qdrant.mapping_ttl (default 5s; 0 = no cache). A race remains:
+//                       two searches of the index in flight on this process when the re-created
+//                       index is first seen: the second one's Cover finds the entry already
+//                       replaced and answers with the old mapping; the next search is right.
+//
 // Round trips: a search leg is one call, plus one for a page's sources on the candidate path
 // and one or two on the ordered path (ties, missing values). A write (Write) is three: the
-// collection's mapping, the existing points, then upsert and/or delete.
+// collection's mapping, the existing points, then upsert and/or delete. A warm search adds no
+// call (the mapping cache); a cold one adds the collection read.
 //
 // Threads and ownership: one backend per worker (MakeBackendFactory), owning that worker's
-// upstream Pool for Qdrant; Settings are shared and immutable.
+// upstream Pool for Qdrant; Settings are shared and immutable; the MappingCache is shared by
+// every worker's backend (its own mutex; may be null: no cache).
 #pragma once
 
 #include <memory>
 
 #include "doors/search/backend.h"
 #include "doors/search/qdrant/client.h"
+#include "doors/search/qdrant/mapping_cache.h"
 
 namespace turnpike::search::qdrant {
 
 class QdrantBackend : public Backend {
  public:
   QdrantBackend(boost::asio::io_context& context, std::shared_ptr<const Settings> settings,
-                std::shared_ptr<const upstream::TlsContexts> tls);
+                std::shared_ptr<const upstream::TlsContexts> tls,
+                std::shared_ptr<MappingCache> mappings = nullptr);
   ~QdrantBackend() override;
 
   std::string_view name() const override { return "qdrant"; }
@@ -84,7 +113,11 @@ class QdrantBackend : public Backend {
   Awaitable<Result<AggResult>> Aggregate1(Scope scope, const std::string& filter,
                                           const Aggregation& agg, Deadline deadline);
 
+  // A call on the collection failed with 404: the index is gone, drop its cached mapping.
+  void ForgetIfMissing(Scope scope, const Error& error);
+
   std::shared_ptr<const Settings> settings_;
+  std::shared_ptr<MappingCache> mappings_;  // null: every GetIndex reads the collection
   std::shared_ptr<const upstream::TlsContexts> tls_;
   std::unique_ptr<upstream::Pool> pool_;
   Client client_;

@@ -154,6 +154,42 @@ TEST_F(QdrantBackendTest, IndexLifecycleAndWrites) {
   EXPECT_EQ(gone.error().param, kIndexNotFound);
 }
 
+// Two workers' backends over one process-wide MappingCache: a search's read of the index
+// (Scope::request != 0) is answered from it; an index write on either worker drops the entry.
+TEST_F(QdrantBackendTest, SearchesReadTheMappingFromTheSharedCache) {
+  auto mappings = std::make_shared<MappingCache>(std::chrono::minutes(1), 16);
+  backend_ = std::make_unique<QdrantBackend>(context_, settings_, tls_, mappings);
+  QdrantBackend other(context_, settings_, tls_, mappings);
+  EXPECT_TRUE(backend_->capabilities().cached_mappings);
+  const Scope search{"t1", "books", 1};
+  CreateAndFill(Scope{"t1", "books"});  // the write read the collection: the entry is stored
+  const uint64_t calls = backend_->client().calls();
+  for (int i = 0; i < 3; ++i) {
+    auto info = RunOn(context_, backend_->GetIndex(search, Soon()));
+    ASSERT_TRUE(info.ok()) << info.error().message;
+    EXPECT_EQ(info->mapping.fields.size(), mapping_.fields.size());
+  }
+  EXPECT_EQ(backend_->client().calls(), calls) << "warm: no collection read";
+  // The index API's read (request 0) always reads.
+  ASSERT_TRUE(RunOn(context_, backend_->GetIndex(Scope{"t1", "books"}, Soon())).ok());
+  EXPECT_EQ(backend_->client().calls(), calls + 1);
+  // PUT _mapping on the other worker: this worker's next search reads the grown mapping.
+  auto grown = MergeMapping(mapping_, *ParseMapping(R"({"properties":{"extra":{"type":"long"}}})"));
+  ASSERT_TRUE(grown.ok());
+  ASSERT_TRUE(RunOn(context_, other.PutMapping(Scope{"t1", "books"}, *grown, Soon())).ok());
+  auto after_put = RunOn(context_, backend_->GetIndex(search, Soon()));
+  ASSERT_TRUE(after_put.ok());
+  EXPECT_NE(after_put->mapping.Find("extra"), nullptr);
+  EXPECT_EQ(backend_->client().calls(), calls + 2);
+  // DELETE on the other worker: this worker's next search is a 404.
+  ASSERT_TRUE(RunOn(context_, other.DeleteIndex(Scope{"t1", "books"}, Soon())).ok());
+  auto gone = RunOn(context_, backend_->GetIndex(search, Soon()));
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error().param, kIndexNotFound);
+  EXPECT_EQ(mappings->size(), 0u);
+  other.Shutdown();
+}
+
 TEST_F(QdrantBackendTest, NativeOrderKeepsEsTiesAndMissingLast) {
   const Scope scope{"t1", "books"};
   CreateAndFill(scope);
