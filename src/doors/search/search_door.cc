@@ -133,7 +133,9 @@ boost::asio::awaitable<void> SearchDoor::Handle(http::Exchange& exchange, core::
                 Scope{ctx.principal.tenant->tenant.id, {}},
                 Clock::now() + options_.timeout,
                 timing ? &*timing : nullptr,
-                UnixMillis()};
+                UnixMillis(),
+                std::nullopt,
+                {}};
       call.scope.index = call.target.index;
       reply = co_await Dispatch(call);
       cache_outcome = call.cache_outcome;
