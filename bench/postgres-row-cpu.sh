@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# What PostgreSQL spends per call-log row behind a live gateway: one Turnpike (1 worker,
+# governed, store.engine: postgres) over a throwaway PostgreSQL 15 cluster, loaded with
+# `turnpike bench` (50 connections) for SECONDS after a 1 s warm-up; prints the cluster's CPU
+# (every process of it, and the children it reaped) divided by the call-log rows written
+# meanwhile, and each cluster process's ticks.
+#
+#   bench/postgres-row-cpu.sh [TURNPIKE-BINARY] [SECONDS=5] [CALL-LOG-YAML={}]
+#
+# Run it for two binaries (or two call_log settings) one after the other to compare them.
+set -euo pipefail
+TURNPIKE=${1:-build/src/app/turnpike}
+secs=${2:-5}
+call_log=${3:-"{}"}
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_exclusive
+dir=$(mktemp -d)
+chmod 755 "$dir"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  pg_cluster_stop "$dir/pg"
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+pg_cluster_start "$dir/pg"
+"$TURNPIKE" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
+pids+=($!)
+mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
+cat >"$dir/t.yaml" <<YAML
+server: {listen: 127.0.0.1:0, workers: 1, access_log: ""}
+governance: {enabled: true}
+call_log: $call_log
+store: {engine: postgres, url: 'postgresql://turnpike@127.0.0.1:$pg_port/turnpike', path: $dir/pg.db}
+prices:
+  bench-model: {input: 0.15, output: 0.60, max_output_tokens: 4096}
+models:
+  - name: bench-model
+    deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
+YAML
+TURNPIKE_ADMIN_TOKEN=bench "$TURNPIKE" serve --config "$dir/t.yaml" >"$dir/gw.log" 2>&1 &
+pids+=($!)
+port=$(port_of "$dir/gw.log" "turnpike listening on")
+export TURNPIKE_URL=http://127.0.0.1:$port TURNPIKE_ADMIN_TOKEN=bench
+key=$(bench_key)
+ticks() {
+  local sum=0 p
+  for p in $(pg_cluster_pids); do
+    [[ -r /proc/$p/stat ]] && sum=$((sum + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+  done
+  echo $((sum + $(pg_cluster_reaped_ticks)))
+}
+rows() { curl -s "$TURNPIKE_URL/metrics" | awk '/^turnpike_call_log_rows_total / {print $2}'; }
+load() {
+  "$TURNPIKE" bench --url "$TURNPIKE_URL/v1/chat/completions" -c 50 -d "$1" -q \
+    -H "Authorization: Bearer $key" >/dev/null 2>&1
+}
+load 1
+sleep 0.3
+r0=$(rows) t0=$(ticks)
+load "$secs"
+sleep 0.3  # the last flush
+r1=$(rows) t1=$(ticks)
+hz=$(getconf CLK_TCK)
+echo "rows $((r1 - r0)), cluster CPU $(((t1 - t0) * 1000 / hz)) ms: $(jq -n "($t1 - $t0) / $hz * 1e6 / ($r1 - $r0) * 100 | round / 100") µs per row"
+for p in $(pg_cluster_pids); do
+  echo "  $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-50): $(awk '{print $14 + $15}' "/proc/$p/stat") ticks"
+done
