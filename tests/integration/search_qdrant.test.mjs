@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { gatewayConfig, startGateway, stopAll } from './lib/harness.mjs';
+import { gatewayConfig, startGateway, stopAll, adminOf } from './lib/harness.mjs';
 import { loadQdrantOpenApi } from './lib/openapi_validate.mjs';
 import { QdrantFake } from './lib/qdrant_fake.mjs';
 
@@ -46,14 +46,7 @@ before(async () => {
     call_log: { flush_interval: '50ms' },
   }) + `search:\n  backend: qdrant\n  timeout: 500ms\n  qdrant:\n    url: ${fake.url}\n    api_key: \${QDRANT_KEY}\n    max_candidates: 50\n`;
   gw = await startGateway(config, { env: { TURNPIKE_ADMIN_TOKEN: TOKEN, QDRANT_KEY } });
-  const admin = async (route, body, method = 'POST') => {
-    const r = await fetch(`${gw.url}/admin/v1/${route}`, {
-      method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    assert.ok(r.status < 300);
-    return r.json();
-  };
+  const admin = adminOf(gw, TOKEN);
   await admin('plans/p1', {}, 'PUT');
   for (const t of ['t1', 't2']) {
     await admin('tenants', { id: t, plan: 'p1' });

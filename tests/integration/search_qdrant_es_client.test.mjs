@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client as Client8, errors as errors8 } from 'es8';
 import { Client as Client9, errors as errors9 } from 'es9';
-import { gatewayConfig, startGateway, stopAll } from './lib/harness.mjs';
+import { gatewayConfig, startGateway, stopAll, adminOf } from './lib/harness.mjs';
 import { loadQdrantOpenApi } from './lib/openapi_validate.mjs';
 import { QdrantFake } from './lib/qdrant_fake.mjs';
 
@@ -48,14 +48,7 @@ before(async () => {
     store: { path: path.join(dir, 'turnpike.db') },
     call_log: { flush_interval: '50ms' },
   }) + `search:\n  backend: qdrant\n  qdrant:\n    url: ${fake.url}\n`, { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
-  const admin = async (route, body, method = 'POST') => {
-    const r = await fetch(`${gw.url}/admin/v1/${route}`, {
-      method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    assert.ok(r.status < 300);
-    return r.json();
-  };
+  const admin = adminOf(gw, TOKEN);
   await admin('plans/p1', {}, 'PUT');
   await admin('tenants', { id: 't1', plan: 'p1' });
   key = (await admin('keys', { tenant: 't1', name: 'k' })).key;

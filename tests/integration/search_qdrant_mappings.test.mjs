@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { gatewayConfig, startGateway, stopAll, sleep } from './lib/harness.mjs';
+import { gatewayConfig, startGateway, stopAll, sleep, adminOf } from './lib/harness.mjs';
 import { loadQdrantOpenApi } from './lib/openapi_validate.mjs';
 import { QdrantFake } from './lib/qdrant_fake.mjs';
 
@@ -60,14 +60,7 @@ before(async () => {
     call_log: { flush_interval: '50ms' },
   }) + `search:\n  backend: qdrant\n  cache: {enabled: false}\n  qdrant:\n    url: ${fake.url}\n    mapping_ttl: ${ttl}\n`;
   a = await startGateway(config('60s'), ENV);
-  const admin = async (route, body, method = 'POST') => {
-    const r = await fetch(`${a.url}/admin/v1/${route}`, {
-      method, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    assert.ok(r.status < 300);
-    return r.json();
-  };
+  const admin = adminOf(a, TOKEN);
   await admin('plans/p1', {}, 'PUT');
   await admin('tenants', { id: 'm1', plan: 'p1' });
   key = (await admin('keys', { tenant: 'm1', name: 'k-m1' })).key;

@@ -127,6 +127,19 @@ export async function startGovernedGateway({ name, models, prices, store = {} })
   return { gw, key: created.key, admin, calls };
 }
 
+// The admin API of `gw` as a function: admin(route, body, method = 'POST') -> the JSON answer;
+// asserts a 2xx status.
+export function adminOf(gw, token) {
+  return async (route, body, method = 'POST') => {
+    const r = await fetch(`${gw.url}/admin/v1/${route}`, {
+      method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    assert.ok(r.status < 300);
+    return r.json();
+  };
+}
+
 export async function stopAll() {
   const waits = [];
   for (const proc of started) {
