@@ -11,8 +11,7 @@ import { copyFileSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  startMock, startGateway, startProcess, gatewayConfig, stopAll, sleep, eventually, waitExit,
-} from './lib/harness.mjs';
+  startMock, startGateway, startProcess, gatewayConfig, stopAll, sleep, eventually, waitExit, metricsOf } from './lib/harness.mjs';
 import {
   startPostgres, startPgBouncer, postgresAvailable, pgbouncerAvailable, stopAllPostgres, freePort,
 } from './lib/postgres.mjs';
@@ -71,14 +70,7 @@ async function chatStatus(gw, secret, timeoutMs = 5000) {
   return r.status;
 }
 
-async function metrics(gw) {
-  const out = {};
-  for (const line of (await (await fetch(`${gw.url}/metrics`)).text()).split('\n')) {
-    const m = /^(turnpike_[a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
-    if (m) out[m[1] + (m[2] ?? '')] = Number(m[3]);
-  }
-  return out;
-}
+const metrics = metricsOf;
 const stmt = (m, op) => m[`turnpike_store_statements_total{op="${op}"}`];
 
 function percentile(sorted, p) {

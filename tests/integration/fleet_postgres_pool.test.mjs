@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startMock, startGateway, gatewayConfig, stopAll, eventually } from './lib/harness.mjs';
+import { startMock, startGateway, gatewayConfig, stopAll, eventually, metricsOf } from './lib/harness.mjs';
 import { startPostgres, postgresAvailable, stopAllPostgres } from './lib/postgres.mjs';
 
 const TOKEN = 'test-admin-token';
@@ -67,14 +67,7 @@ async function chat(gw, secret) {
   return r.status;
 }
 
-async function metrics(gw) {
-  const out = {};
-  for (const line of (await (await fetch(`${gw.url}/metrics`)).text()).split('\n')) {
-    const m = /^(turnpike_[a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
-    if (m) out[m[1] + (m[2] ?? '')] = Number(m[3]);
-  }
-  return out;
-}
+const metrics = metricsOf;
 
 // A psql session outside Turnpike that holds ACCESS EXCLUSIVE on `table` until release().
 async function lockTable(db, table) {

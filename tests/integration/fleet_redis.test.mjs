@@ -14,8 +14,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  BIN, startMock, startGateway, startProcess, gatewayConfig, stopAll, sleep, eventually, waitExit,
-} from './lib/harness.mjs';
+  BIN, startMock, startGateway, startProcess, gatewayConfig, stopAll, sleep, eventually, waitExit, metricsOf } from './lib/harness.mjs';
 import { execFileSync } from 'node:child_process';
 import { freePort, startRedis, stopRedis } from './lib/redis.mjs';
 import { startPostgres, postgresAvailable, stopAllPostgres } from './lib/postgres.mjs';
@@ -113,15 +112,7 @@ async function allocations(gw) {
   return m ? Number(m[1]) : null;
 }
 
-async function metrics(gw) {
-  const text = await (await fetch(`${gw.url}/metrics`)).text();
-  const out = {};
-  for (const line of text.split('\n')) {
-    const m = /^(turnpike_(?:redis|budget|store|call_log)_\S+) (\S+)$/.exec(line);
-    if (m) out[m[1]] = Number(m[2]);
-  }
-  return out;
-}
+const metrics = metricsOf;
 
 function spendOf(tenant) {
   return Number(store.query(`SELECT COALESCE(SUM(spent_micros), 0) FROM spend WHERE scope = 'tenant' AND scope_id = '${tenant}'`));

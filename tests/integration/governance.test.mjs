@@ -11,8 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import {
-  BIN, startMock, startGateway, gatewayConfig, stopAll, sleep, eventually, waitExit, readSse,
-} from './lib/harness.mjs';
+  BIN, startMock, startGateway, gatewayConfig, stopAll, sleep, eventually, waitExit, readSse, metricsOf } from './lib/harness.mjs';
 import { startPostgres, stopAllPostgres } from './lib/postgres.mjs';
 
 const TOKEN = 'test-admin-token';
@@ -88,15 +87,7 @@ function chat(gw, secret, { extra = {}, headers = {} } = {}) {
   });
 }
 
-async function metrics(gw) {
-  const text = await (await fetch(`${gw.url}/metrics`)).text();
-  const out = {};
-  for (const line of text.split('\n')) {
-    const m = /^(turnpike_[a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
-    if (m) out[m[1] + (m[2] ?? '')] = Number(m[3]);
-  }
-  return out;
-}
+const metrics = metricsOf;
 // Another process writing the gateway's database, as an operator's sqlite3 would. The gateway's
 // store thread may hold the write lock for a call-log batch at that moment; like any second
 // writer on a WAL database, the CLI waits for it (.timeout) instead of failing at once.

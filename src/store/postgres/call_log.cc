@@ -50,8 +50,8 @@ CallRow ReadCallRow(const Rows& r, int i) {
 // The spooled parameters' layout (WriteCalls); a spool of another layout is refused whole.
 constexpr std::string_view kFormat = "call-log-batch-6";
 
-// A batch's coarse indexes (BatchSql) as SQL literals.
-Result<columns::BatchIndexes> Indexes(Connection& db, const BatchRows& batch) {
+// A batch's coarse indexes (AppendBatchSql) as array texts, kept in `texts`.
+columns::BatchIndexes Indexes(const BatchRows& batch, std::array<std::string, 5>& texts) {
   std::array<ArrayText, 5> a;
   for (const BatchRows::Place& t : batch.tenants) {
     a[0].Text(t.value);
@@ -62,13 +62,8 @@ Result<columns::BatchIndexes> Indexes(Connection& db, const BatchRows& batch) {
     a[3].Text(m.value);
     a[4].Int(m.first);
   }
-  std::array<std::string, 5> literals;
-  for (size_t i = 0; i < a.size(); ++i) {
-    Result<std::string> literal = db.Literal(a[i].Done());
-    if (!literal.ok()) return literal.error();
-    literals[i] = std::move(literal.value());
-  }
-  return columns::BatchIndexes{literals[0], literals[1], literals[2], literals[3], literals[4]};
+  for (size_t i = 0; i < a.size(); ++i) texts[i] = a[i].Done();
+  return columns::BatchIndexes{texts[0], texts[1], texts[2], texts[3], texts[4]};
 }
 
 }  // namespace
@@ -145,30 +140,35 @@ Status CallLog::Send(const Params& params) {
     return Error{ErrorCode::kInternal,
                  "a call-log batch of another format (spooled by another version)", ""};
   }
-  std::array<std::string, 1 + kSpendArrays> quoted;  // the key, the spend arrays
-  for (size_t i = 0; i < quoted.size(); ++i) {
-    Result<std::string> literal = db_.Literal(*v[i == 0 ? 1 : i + 2]);
-    if (!literal.ok()) return literal.error();
-    quoted[i] = std::move(literal.value());
+  for (size_t i = 3; i < v.size(); ++i) {
+    if (!v[i]) return Error{ErrorCode::kInternal, "a call-log batch without its spend", ""};
   }
-  const std::array<std::string, kSpendArrays> spend = {quoted[1], quoted[2], quoted[3], quoted[4]};
+  const std::array<std::string_view, kSpendArrays> spend = {*v[3], *v[4], *v[5], *v[6]};
+  auto literal = [this](std::string& out, std::string_view text) {
+    return db_.AppendLiteral(out, text);
+  };
+  sql_.clear();
   Status done = Ok{};
   if (!v[2]) {
-    done = db_.Script(columns::BatchSql(quoted[0], nullptr, spend), StoreOp::kCallLogInsert);
+    Status built = columns::AppendBatchSql(sql_, literal, *v[1], nullptr, spend);
+    if (!built.ok()) return built;
+    done = db_.Script(sql_, StoreOp::kCallLogInsert);
   } else {
-    Result<BatchRows> batch = BatchRows::Read(*v[2]);
-    if (!batch.ok()) return batch.error();
-    Status resolved = routes_.Resolve(db_, batch.value());
+    Status read = batch_.Read(*v[2]);
+    if (!read.ok()) return read;
+    Status resolved = routes_.Resolve(db_, batch_);
     if (!resolved.ok()) return resolved;
-    Result<columns::BatchIndexes> indexes = Indexes(db_, batch.value());
-    if (!indexes.ok()) return indexes.error();
-    const std::string sql = columns::BatchSql(quoted[0], &indexes.value(), spend);
+    std::array<std::string, 5> texts;
+    const columns::BatchIndexes indexes = Indexes(batch_, texts);
+    Status built = columns::AppendBatchSql(sql_, literal, *v[1], &indexes, spend);
+    if (!built.ok()) return built;
     // The rows' ids come from the block the batch's first statement took.
-    auto rows = [this, &batch](const Rows& block) -> Result<std::string> {
+    auto rows = [this](const Rows& block) -> Result<std::string_view> {
       if (block.size() != 1) return Error{ErrorCode::kInternal, "no call-log block", ""};
-      return routes_.Render(batch.value(), block.Int(0, 0) * columns::kBlockIds);
+      routes_.Render(batch_, block.Int(0, 0) * columns::kBlockIds, copy_);
+      return std::string_view(copy_);
     };
-    done = db_.CopyIn(sql, rows, StoreOp::kCallLogInsert);
+    done = db_.CopyIn(sql_, rows, StoreOp::kCallLogInsert);
   }
   // The key is there: this batch was committed before (a replay after an ambiguous failure).
   // The constraint's name is in the message whatever its language.

@@ -61,6 +61,11 @@ class CallLog : public CallLogStore {
   Connection& db_;
   Spool& spool_;
   CallRoutes routes_;
+  // Reused from batch to batch (their capacity stays): the script, the rows read, the rows
+  // as sent.
+  std::string sql_;
+  BatchRows batch_;
+  std::string copy_;
   std::string nonce_;        // this process's batch-key prefix
   uint64_t next_batch_ = 0;  // batch-key sequence
 };

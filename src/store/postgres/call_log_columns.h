@@ -183,12 +183,15 @@ inline std::string ColumnNames() {
 
 // call_log_rows' columns as the writer sends them: the row's id and its route's id, then
 // kColumns past the route.
-inline std::string RowColumnNames() {
-  std::string names = "id, route_id";
-  for (size_t c = kRouteColumns; c < kColumns.size(); ++c) {
-    names += ", ";
-    names += kColumns[c].name;
-  }
+inline const std::string& RowColumnNames() {
+  static const std::string names = [] {
+    std::string out = "id, route_id";
+    for (size_t c = kRouteColumns; c < kColumns.size(); ++c) {
+      out += ", ";
+      out += kColumns[c].name;
+    }
+    return out;
+  }();
   return names;
 }
 
@@ -199,40 +202,72 @@ constexpr size_t kSpendArrays = 4;
 // the batch. A batch has at most 1,000,000 rows (call_log.batch_rows' bound).
 constexpr int64_t kBlockIds = int64_t{1} << 20;
 
-// The coarse indexes a batch adds, as SQL literals of arrays: each tenant's first and last
+// The coarse indexes a batch adds, as array texts (ArrayText): each tenant's first and last
 // place in the batch (call_log_blocks), each month's first place (call_log_months).
 struct BatchIndexes {
-  std::string tenants, tenant_firsts, tenant_lasts;
-  std::string months, month_firsts;
+  std::string_view tenants, tenant_firsts, tenant_lasts;
+  std::string_view months, month_firsts;
 };
 
 // One batch, one transaction (the simple protocol's implicit one, call_log.h): its key
 // inserted first with a new block (a key seen before fails the batch there, before any row;
 // the block is the one result before the COPY), the rows copied in (`indexes` when there are
 // rows), their tenants' id ranges and months' first ids, and the spend added per scope from
-// the arrays. Arguments are SQL literals (Connection::Literal).
-inline std::string BatchSql(const std::string& key, const BatchIndexes* indexes,
-                            const std::array<std::string, kSpendArrays>& spend) {
-  std::string sql = "INSERT INTO call_log_batches (batch_key, block) VALUES (" + key +
-                    ", nextval('call_log_block_seq')) RETURNING block;";
+// the arrays. Appended to `sql`; `literal(sql, text)` appends `text` as an SQL literal
+// (Connection::AppendLiteral), so the batch's texts are escaped in place, not copied.
+template <typename Literal>
+Status AppendBatchSql(std::string& sql, Literal&& literal, std::string_view key,
+                      const BatchIndexes* indexes,
+                      const std::array<std::string_view, kSpendArrays>& spend) {
+  Status ok = Ok{};
+  auto lit = [&](std::string_view text) {
+    if (ok.ok()) ok = literal(sql, text);
+  };
+  sql += "INSERT INTO call_log_batches (batch_key, block) VALUES (";
+  lit(key);
+  sql += ", nextval('call_log_block_seq')) RETURNING block;";
   if (indexes != nullptr) {
-    const std::string block = "(SELECT block * " + std::to_string(kBlockIds) +
-                              " FROM call_log_batches WHERE batch_key = " + key + ")";
-    sql += " COPY call_log_rows (" + RowColumnNames() + ") FROM STDIN;";
-    sql += " INSERT INTO call_log_blocks (tenant_id, first_id, last_id) SELECT t, " + block +
-           " + f, " + block + " + l FROM unnest(" + indexes->tenants + "::text[], " +
-           indexes->tenant_firsts + "::bigint[], " + indexes->tenant_lasts +
-           "::bigint[]) AS b(t, f, l);";
-    sql += " INSERT INTO call_log_months (month, first_id) SELECT m, " + block +
-           " + f FROM unnest(" + indexes->months + "::text[], " + indexes->month_firsts +
-           "::bigint[]) AS b(m, f) ON CONFLICT (month) DO UPDATE SET first_id = "
-           "LEAST(call_log_months.first_id, excluded.first_id);";
+    auto block = [&] {
+      sql += "(SELECT block * ";
+      sql += std::to_string(kBlockIds);
+      sql += " FROM call_log_batches WHERE batch_key = ";
+      lit(key);
+      sql += ")";
+    };
+    sql += " COPY call_log_rows (";
+    sql += RowColumnNames();
+    sql += ") FROM STDIN; INSERT INTO call_log_blocks (tenant_id, first_id, last_id) SELECT t, ";
+    block();
+    sql += " + f, ";
+    block();
+    sql += " + l FROM unnest(";
+    lit(indexes->tenants);
+    sql += "::text[], ";
+    lit(indexes->tenant_firsts);
+    sql += "::bigint[], ";
+    lit(indexes->tenant_lasts);
+    sql += "::bigint[]) AS b(t, f, l); INSERT INTO call_log_months (month, first_id) SELECT m, ";
+    block();
+    sql += " + f FROM unnest(";
+    lit(indexes->months);
+    sql += "::text[], ";
+    lit(indexes->month_firsts);
+    sql +=
+        "::bigint[]) AS b(m, f) ON CONFLICT (month) DO UPDATE SET first_id = "
+        "LEAST(call_log_months.first_id, excluded.first_id);";
   }
-  sql += " INSERT INTO spend (scope, scope_id, month, spent_micros) SELECT * FROM unnest(" +
-         spend[0] + "::text[], " + spend[1] + "::text[], " + spend[2] + "::text[], " + spend[3] +
-         "::bigint[]) ON CONFLICT (scope, scope_id, month) "
-         "DO UPDATE SET spent_micros = spend.spent_micros + excluded.spent_micros";
-  return sql;
+  sql += " INSERT INTO spend (scope, scope_id, month, spent_micros) SELECT * FROM unnest(";
+  lit(spend[0]);
+  sql += "::text[], ";
+  lit(spend[1]);
+  sql += "::text[], ";
+  lit(spend[2]);
+  sql += "::text[], ";
+  lit(spend[3]);
+  sql +=
+      "::bigint[]) ON CONFLICT (scope, scope_id, month) "
+      "DO UPDATE SET spent_micros = spend.spent_micros + excluded.spent_micros";
+  return ok;
 }
 
 }  // namespace turnpike::store::postgres::columns

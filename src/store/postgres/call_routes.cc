@@ -2,6 +2,7 @@
 
 #include <array>
 #include <map>
+#include <string>
 
 #include "store/postgres/call_log_columns.h"
 
@@ -39,10 +40,24 @@ std::array<std::string_view, kRouteColumns> Fields(std::string_view route) {
 
 }  // namespace
 
-Result<BatchRows> BatchRows::Read(std::string_view text) {
-  BatchRows out;
-  std::map<std::string_view, size_t> tenants;  // escaped tenant -> index in out.tenants
-  std::map<std::string_view, size_t> months;
+Status BatchRows::Read(std::string_view text) {
+  rows.clear();
+  size_t tenant_count = 0;
+  size_t month_count = 0;
+  // Tenants and months are few per batch: a linear search, and the Places (and their
+  // strings) of the previous batch are reused.
+  auto place = [](std::vector<Place>& places, size_t& count, std::string_view escaped,
+                  int64_t at) -> Place& {
+    for (size_t i = 0; i < count; ++i) {
+      if (places[i].escaped == escaped) return places[i];
+    }
+    if (count == places.size()) places.emplace_back();
+    Place& p = places[count++];
+    p.escaped = escaped;
+    p.value = Unescape(escaped);
+    p.first = at;
+    return p;
+  };
   while (!text.empty()) {
     const size_t newline = text.find('\n');
     if (newline == std::string_view::npos) break;
@@ -57,23 +72,24 @@ Result<BatchRows> BatchRows::Read(std::string_view text) {
       ++end;
     }
     if (tabs != kColumns.size() - 1) {
+      tenants.resize(tenant_count);
+      months.resize(month_count);
       return Error{ErrorCode::kInternal,
                    "a call-log batch of another format (spooled by another version)", ""};
     }
     const std::string_view route = line.substr(0, route_end);
-    const int64_t place = static_cast<int64_t>(out.rows.size());
-    out.rows.push_back({route, line.substr(route_end + 1)});
+    const int64_t at = static_cast<int64_t>(rows.size());
+    rows.push_back({route, line.substr(route_end + 1)});
     const auto fields = Fields(route);
-    auto [t, new_tenant] = tenants.try_emplace(fields[0], out.tenants.size());
-    if (new_tenant) out.tenants.push_back({Unescape(fields[0]), place, place});
-    out.tenants[t->second].last = place;
-    auto [m, new_month] = months.try_emplace(fields[kRouteColumns - 1], out.months.size());
-    if (new_month) out.months.push_back({Unescape(fields[kRouteColumns - 1]), place, place});
+    place(tenants, tenant_count, fields[0], at).last = at;
+    place(months, month_count, fields[kRouteColumns - 1], at);
   }
-  if (out.rows.size() >= static_cast<size_t>(columns::kBlockIds)) {
+  tenants.resize(tenant_count);
+  months.resize(month_count);
+  if (rows.size() >= static_cast<size_t>(columns::kBlockIds)) {
     return Error{ErrorCode::kInternal, "a call-log batch of more rows than a block holds", ""};
   }
-  return out;
+  return Ok{};
 }
 
 Status CallRoutes::Resolve(Connection& db, const BatchRows& batch) {
@@ -119,8 +135,8 @@ Status CallRoutes::Resolve(Connection& db, const BatchRows& batch) {
   return Ok{};
 }
 
-std::string CallRoutes::Render(const BatchRows& batch, int64_t first_id) const {
-  std::string out;
+void CallRoutes::Render(const BatchRows& batch, int64_t first_id, std::string& out) const {
+  out.clear();
   size_t bytes = 0;
   for (const BatchRows::Row& row : batch.rows) bytes += row.rest.size() + 44;
   out.reserve(bytes);
@@ -133,7 +149,6 @@ std::string CallRoutes::Render(const BatchRows& batch, int64_t first_id) const {
     out += row.rest;
     out += '\n';
   }
-  return out;
 }
 
 }  // namespace turnpike::store::postgres

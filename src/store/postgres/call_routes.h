@@ -34,7 +34,8 @@ struct BatchRows {
     std::string_view rest;   // the other fields, without the newline
   };
   struct Place {
-    std::string value;  // a tenant id or a month, unescaped
+    std::string_view escaped;  // as in the text
+    std::string value;         // a tenant id or a month, unescaped
     int64_t first = 0;
     int64_t last = 0;
   };
@@ -42,8 +43,9 @@ struct BatchRows {
   std::vector<Place> tenants;  // first and last place of each tenant's rows
   std::vector<Place> months;   // first place of each month's rows
 
+  // Reads `text` in place of what this held (its buffers are reused: a writer keeps one);
   // kInternal for text that is not rows of kColumns (a spool of another version).
-  static Result<BatchRows> Read(std::string_view text);
+  Status Read(std::string_view text);
 };
 
 class CallRoutes {
@@ -53,8 +55,8 @@ class CallRoutes {
   // Gives every route of `batch` an id (one statement when some are new).
   Status Resolve(Connection& db, const BatchRows& batch);
   // The rows as call_log_rows' COPY text (call_log_columns.h RowColumnNames), ids from
-  // `first_id`; every route resolved.
-  std::string Render(const BatchRows& batch, int64_t first_id) const;
+  // `first_id`, in place of what `out` held; every route resolved.
+  void Render(const BatchRows& batch, int64_t first_id, std::string& out) const;
 
  private:
   struct Hash {

@@ -346,11 +346,11 @@ Status Connection::CopyIn(std::string_view sql, const CopyData& data, StoreOp op
       PQclear(result);
       result = nullptr;
       counts_->Add(op);  // the data and what follows the COPY: the second round trip
-      Result<std::string> rows = data(before);
+      Result<std::string_view> rows = data(before);
       // The caller cannot give the rows: the server aborts the COPY, and with it the
       // transaction; its error is the caller's.
       if (!rows.ok() && !failed) failed = rows.error();
-      const std::string_view bytes = rows.ok() ? std::string_view(rows.value()) : "";
+      const std::string_view bytes = rows.ok() ? rows.value() : std::string_view();
       // Non-blocking: 0 means libpq's buffer is full; flush it and offer the rest again.
       constexpr size_t kChunk = 64 * 1024;
       for (size_t at = 0; at < bytes.size();) {
@@ -378,6 +378,25 @@ Status Connection::CopyIn(std::string_view sql, const CopyData& data, StoreOp op
   }
   if (PQstatus(conn_) == CONNECTION_BAD) return Lost("connection lost");
   if (failed) return *failed;
+  return Ok{};
+}
+
+Status Connection::AppendLiteral(std::string& out, std::string_view text) {
+  Status ready = Ensure();
+  if (!ready.ok()) return ready;
+  // PQescapeStringConn writes at most 2n + 1 bytes: quotes doubled, and backslashes too when
+  // the server does not have standard_conforming_strings, matching how it reads '...'.
+  const size_t at = out.size();
+  out.resize(at + 1 + 2 * text.size() + 1);
+  out[at] = '\'';
+  int error = 0;
+  const size_t n = PQescapeStringConn(conn_, out.data() + at + 1, text.data(), text.size(), &error);
+  if (error != 0) {
+    out.resize(at);
+    return Error{ErrorCode::kInternal, "PostgreSQL: " + ServerMessage(conn_), ""};
+  }
+  out.resize(at + 1 + n);
+  out += '\'';
   return Ok{};
 }
 

@@ -127,11 +127,14 @@ class Connection {
   // transaction (the simple protocol's implicit one): a failing statement, before or after the
   // COPY, leaves none of them done. Two round trips (the statements up to the COPY, then the
   // data and the rest); the first statement failing ends it after the first.
-  using CopyData = std::function<Result<std::string>(const Rows& before)>;
+  // The rows' text must stay valid until CopyIn returns (a buffer the caller owns).
+  using CopyData = std::function<Result<std::string_view>(const Rows& before)>;
   Status CopyIn(std::string_view sql, const CopyData& data, StoreOp op);
   // `text` as an SQL string literal for this connection's settings (quotes included);
   // connects if needed.
   Result<std::string> Literal(std::string_view text);
+  // The same, appended to `out` (no allocation beyond `out`'s own growth).
+  Status AppendLiteral(std::string& out, std::string_view text);
 
   // Reads what the server sent without waiting; true if a notification from another backend
   // than `own_pid` arrived (LISTEN connections).

@@ -140,6 +140,17 @@ export function adminOf(gw, token) {
   };
 }
 
+// Every series of `gw`'s /metrics as { 'name{labels}': value }.
+export async function metricsOf(gw) {
+  const text = await (await fetch(`${gw.url}/metrics`)).text();
+  const out = {};
+  for (const line of text.split('\n')) {
+    const m = /^(turnpike_[a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
+    if (m) out[m[1] + (m[2] ?? '')] = Number(m[3]);
+  }
+  return out;
+}
+
 export async function stopAll() {
   const waits = [];
   for (const proc of started) {

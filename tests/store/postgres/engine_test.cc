@@ -530,7 +530,8 @@ TEST_F(PostgresEngineTest, CopyInIsOneTransactionWithTheStatementsAroundIt) {
     return rows.ok() ? rows->Int(0, 0) : -1;
   };
   auto rows = [](std::string text) {
-    return Connection::CopyData([text](const Rows&) -> Result<std::string> { return text; });
+    return Connection::CopyData(
+        [text](const Rows&) -> Result<std::string_view> { return std::string_view(text); });
   };
   // A statement after the COPY fails: the row before it and the copied rows are not kept.
   Status failed = c.CopyIn("INSERT INTO x VALUES (1, 'a'); COPY x FROM STDIN; SELECT 1 / 0",
@@ -546,11 +547,13 @@ TEST_F(PostgresEngineTest, CopyInIsOneTransactionWithTheStatementsAroundIt) {
   EXPECT_EQ(count(), 0);
   // All good: everything kept, two round trips (1 + 1 per CopyIn above, 2 here).
   // The rows are built from the result of the statement before the COPY (its RETURNING).
+  std::string built;
   ASSERT_TRUE(c.CopyIn(
                    "INSERT INTO x VALUES (1, 'a') RETURNING v + 1; COPY x FROM STDIN; SELECT 1",
-                   [](const Rows& before) -> Result<std::string> {
+                   [&built](const Rows& before) -> Result<std::string_view> {
                      const int64_t next = before.Int(0, 0);
-                     return std::to_string(next) + "\tb\n" + std::to_string(next + 1) + "\t\\N\n";
+                     built = std::to_string(next) + "\tb\n" + std::to_string(next + 1) + "\t\\N\n";
+                     return std::string_view(built);
                    },
                    StoreOp::kCallLogInsert)
                   .ok());
@@ -559,7 +562,7 @@ TEST_F(PostgresEngineTest, CopyInIsOneTransactionWithTheStatementsAroundIt) {
   // The rows cannot be given: the COPY and its transaction are abandoned, with that error.
   Status refused = c.CopyIn(
       "INSERT INTO x VALUES (9, 'z'); COPY x FROM STDIN",
-      [](const Rows&) -> Result<std::string> {
+      [](const Rows&) -> Result<std::string_view> {
         return Error{ErrorCode::kInternal, "no rows for you", ""};
       },
       StoreOp::kCallLogInsert);
