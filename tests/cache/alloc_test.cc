@@ -6,39 +6,9 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
-#include <cstdlib>
-#include <new>
 
 #include "cache/cache.h"
-
-namespace {
-thread_local bool counting = false;
-thread_local size_t allocations = 0;
-
-void* Allocate(std::size_t size) noexcept {
-  if (counting) ++allocations;
-  return std::malloc(size == 0 ? 1 : size);
-}
-}  // namespace
-
-// Every plain and nothrow form is replaced, so that each allocation is paired with a matching
-// deallocation (sanitizers check the pairing); aligned forms are left alone and not counted.
-void* operator new(std::size_t size) {
-  if (void* p = Allocate(size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) {
-  if (void* p = Allocate(size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return Allocate(size); }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return Allocate(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#include "counting_new.h"
 
 namespace turnpike::cache {
 namespace {
@@ -57,12 +27,9 @@ constexpr size_t kDigestBudget = 0;
 
 class Counting {
  public:
-  Counting() {
-    allocations = 0;
-    counting = true;
-  }
-  ~Counting() { counting = false; }
-  size_t count() const { return allocations; }
+  Counting() { testing::StartCountingAllocations(); }
+  ~Counting() { testing::StopCountingAllocations(); }
+  size_t count() const { return testing::CountedAllocations(); }
 };
 
 Digest128 SomeDigest() {
@@ -113,16 +80,12 @@ TEST(CacheAllocations, L1FindHit) {
 net::awaitable<void> AcquireHits(Cache* cache, std::vector<CacheKey>* keys, int warmup,
                                  size_t* counted_allocations, size_t* hits) {
   for (size_t i = 0; i < keys->size(); ++i) {
-    if (static_cast<int>(i) == warmup) {
-      allocations = 0;
-      counting = true;
-    }
+    if (static_cast<int>(i) == warmup) testing::StartCountingAllocations();
     auto acquire = cache->Acquire(std::move((*keys)[i]), kNow, 0);
     Lookup lookup = co_await std::move(acquire);
     *hits += lookup.hit();
   }
-  counting = false;
-  *counted_allocations = allocations;
+  *counted_allocations = testing::StopCountingAllocations();
 }
 
 TEST(CacheAllocations, AcquireHitWithoutL2) {

@@ -2,10 +2,9 @@
 // operator new (counts, never timings).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <new>
 #include <string>
 
+#include "counting_new.h"
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/cohere/cohere_provider.h"
 #include "providers/gemini/gemini_provider.h"
@@ -14,37 +13,6 @@
 #include "providers/openai_responses/responses_provider.h"
 #include "providers/translator.h"
 #include "stream/ndjson_parser.h"
-
-namespace {
-thread_local bool counting = false;
-thread_local size_t allocations = 0;
-}  // namespace
-
-// Every plain and nothrow form is replaced, so that each allocation is paired with a matching
-// deallocation (sanitizers check the pairing); aligned forms are left alone and not counted.
-namespace {
-void* Allocate(std::size_t size) noexcept {
-  if (counting) ++allocations;
-  return std::malloc(size == 0 ? 1 : size);
-}
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (void* p = Allocate(size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) {
-  if (void* p = Allocate(size)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return Allocate(size); }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return Allocate(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace turnpike::providers {
 namespace {
@@ -242,12 +210,11 @@ size_t AllocationsPerChunk(const Provider& from, const Provider& to, const std::
   };
   feed(open);
   for (int i = 0; i < kWarmup; ++i) feed(chunk);
-  allocations = 0;
-  counting = true;
+  testing::StartCountingAllocations();
   for (int i = 0; i < kCounted; ++i) feed(chunk);
-  counting = false;
+  const size_t counted = testing::StopCountingAllocations();
   EXPECT_FALSE(translator.ended());
-  return allocations;
+  return counted;
 }
 
 TEST(TranslateAllocations, AnthropicToOpenAiTextAllocatesNothing) {
@@ -360,11 +327,9 @@ TEST(TranslateAllocations, ReasoningIntoGeminiAndCohereClientsAllocatesNothing) 
 // The counter works: a translator built inside the counted window allocates.
 TEST(TranslateAllocations, CounterSeesAllocations) {
   const anthropic::AnthropicProvider anthropic;
-  allocations = 0;
-  counting = true;
+  testing::StartCountingAllocations();
   auto decoder = anthropic.NewDecoder();
-  counting = false;
-  EXPECT_GT(allocations, 0u);
+  EXPECT_GT(testing::StopCountingAllocations(), 0u);
 }
 
 TEST(TranslateAllocations, ResponsesToOpenAiAndAnthropicAllocatesNothing) {
