@@ -244,7 +244,7 @@ Result<std::vector<CallRow>> CallLog::QueryCalls(const CallQuery& query) {
     Result<Rows> rows = db_.Run(numbered, p, StoreOp::kAdminRead);
     if (!rows.ok()) return rows.error();
     for (int i = 0; i < rows->size(); ++i) out.push_back(ReadCallRow(*rows, i));
-    if (!by_tenant) break;
+    if (!by_tenant || out.size() >= static_cast<size_t>(query.limit)) break;
     // The next round starts below the oldest block this one read.
     Params next;
     next.Add(query.tenant_id).Add(below);
