@@ -31,8 +31,11 @@ export function startProcess(args, { env = {} } = {}) {
       }
     });
     proc.stderr.on('data', (d) => { err += d; });
-    proc.on('exit', (code, signal) => {
-      proc.exitCode_ = code;
+    proc.on('exit', (code) => { proc.exitCode_ = code; });
+    // 'close' comes after stdout and stderr are drained; 'exit' may come before the last of
+    // stderr is read, which would lose the message a failed start-up printed.
+    proc.drained = new Promise((r) => proc.once('close', r));
+    proc.on('close', (code, signal) => {
       clearTimeout(timer);
       if (!proc.port) reject(new Error(`${args.join(' ')} exited ${code ?? signal}: ${err}`));
     });
@@ -163,9 +166,14 @@ export async function stopAll() {
   await Promise.all(waits);
 }
 
-export function waitExit(proc) {
-  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve(proc.exitCode);
-  return new Promise((r) => proc.once('exit', (code) => r(code)));
+// Resolves with the exit code once the process has exited and, for a process from
+// startProcess, once its output is drained, so errors() holds everything it printed.
+export async function waitExit(proc) {
+  if (proc.exitCode === null && proc.signalCode === null) {
+    await new Promise((r) => proc.once('exit', r));
+  }
+  if (proc.drained) await proc.drained;
+  return proc.exitCode;
 }
 
 export function rssKiB(pid) {
