@@ -11,6 +11,7 @@
 #include <map>
 #include <random>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "store/postgres/call_log_columns.h"
@@ -47,8 +48,25 @@ CallRow ReadCallRow(const Rows& r, int i) {
   return row;
 }
 
+// A row's route as the batch's records spell it (views into them).
+struct RouteKey {
+  std::string_view tenant, key, model, deployment;
+  governance::MonthId month = 0;
+  bool operator==(const RouteKey&) const = default;
+};
+struct RouteKeyHash {
+  size_t operator()(const RouteKey& k) const {
+    const std::hash<std::string_view> h;
+    size_t out = h(k.tenant);
+    for (std::string_view part : {k.key, k.model, k.deployment}) {
+      out = out * 1'000'003 ^ h(part);
+    }
+    return out * 1'000'003 ^ k.month;
+  }
+};
+
 // The spooled parameters' layout (WriteCalls); a spool of another layout is refused whole.
-constexpr std::string_view kFormat = "call-log-batch-6";
+constexpr std::string_view kFormat = "call-log-batch-7";
 
 // A batch's coarse indexes (AppendBatchSql) as array texts, kept in `texts`.
 columns::BatchIndexes Indexes(const BatchRows& batch, std::array<std::string, 5>& texts) {
@@ -72,7 +90,12 @@ CallLog::CallLog(Connection& db, Spool& spool) : db_(db), spool_(spool), nonce_(
 
 Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
                            std::span<const SpendRow> extra_spend) {
-  CopyText rows;
+  CopyText& routes = routes_text_;  // the batch's distinct routes, a line each
+  routes.Clear();
+  chunks_.Clear();
+  std::unordered_map<RouteKey, uint32_t, RouteKeyHash> route_lines;
+  RouteKey last_route;
+  uint32_t last_line = 0;
   std::array<ArrayText, kSpendArrays> spend;
   size_t row_count = 0;
   // Spend per scope: the rows' (summed here, not by the server) and the caller's.
@@ -103,8 +126,19 @@ Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
       }
       if (!log_rows) continue;
       ++row_count;
-      for (const columns::Column& c : kColumns) c.write(rows, r);
-      rows.EndRow();
+      // The row's route: the last row's mostly, else found or added (a line of `routes`).
+      const RouteKey route{r.tenant_id, r.key_id, r.model, r.deployment, r.month};
+      if (row_count == 1 || !(route == last_route)) {
+        const auto [it, added] =
+            route_lines.try_emplace(route, static_cast<uint32_t>(route_lines.size()));
+        if (added) {
+          for (size_t c = 0; c < columns::kRouteColumns; ++c) kColumns[c].write(routes, r);
+          routes.EndRow();
+        }
+        last_line = it->second;
+        last_route = route;
+      }
+      chunks_.Row(last_line, r);
     }
   }
   for (const auto& [key, micros] : sums) {
@@ -115,35 +149,49 @@ Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
     spend[3].Int(micros);
   }
   if (row_count == 0 && sums.empty()) return Ok{};
-  // The spool keeps these parameters: the format, the batch key, the rows (COPY text of
-  // kColumns; NULL for none), the spend arrays.
-  Params params;
-  params.Add(kFormat);
-  params.Add(nonce_ + "-" + std::to_string(next_batch_++));
+  const std::string key = nonce_ + "-" + std::to_string(next_batch_++);
+  std::array<std::string, kSpendArrays> spend_texts;
+  for (size_t i = 0; i < kSpendArrays; ++i) spend_texts[i] = spend[i].Done();
+  BatchParts batch = {kFormat, key};
   if (row_count > 0) {
-    params.Add(rows.Done());
-  } else {
-    params.AddNull();
+    batch[2] = routes.view();
+    batch[3] = chunks_.Finish();
   }
-  for (ArrayText& a : spend) params.Add(a.Done());
+  for (size_t i = 0; i < kSpendArrays; ++i) batch[4 + i] = spend_texts[i];
 
   Status replayed = ReplaySpool();
-  Status sent = replayed.ok() ? Send(params) : replayed;
+  Status sent = replayed.ok() ? Send(batch) : replayed;
   if (sent.ok() || sent.error().code != ErrorCode::kUnavailable) return sent;
-  // The server is unreachable, or the answer was lost: keep the batch to send again.
+  // The server is unreachable, or the answer was lost: keep the batch to send again, as
+  // these parameters.
+  Params params;
+  for (const std::optional<std::string_view>& part : batch) {
+    part ? params.Add(*part) : params.AddNull();
+  }
   return spool_.Append(params, row_count);
 }
 
 Status CallLog::Send(const Params& params) {
-  const Params::Values& v = params.values();
-  if (v.size() != 3 + kSpendArrays || !v[0] || *v[0] != kFormat || !v[1]) {
+  BatchParts batch;
+  if (params.size() != batch.size()) {
     return Error{ErrorCode::kInternal,
                  "a call-log batch of another format (spooled by another version)", ""};
   }
-  for (size_t i = 3; i < v.size(); ++i) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (params.values()[i]) batch[i] = *params.values()[i];
+  }
+  return Send(batch);
+}
+
+Status CallLog::Send(const BatchParts& v) {
+  if (!v[0] || *v[0] != kFormat || !v[1] || v[2].has_value() != v[3].has_value()) {
+    return Error{ErrorCode::kInternal,
+                 "a call-log batch of another format (spooled by another version)", ""};
+  }
+  for (size_t i = 4; i < v.size(); ++i) {
     if (!v[i]) return Error{ErrorCode::kInternal, "a call-log batch without its spend", ""};
   }
-  const std::array<std::string_view, kSpendArrays> spend = {*v[3], *v[4], *v[5], *v[6]};
+  const std::array<std::string_view, kSpendArrays> spend = {*v[4], *v[5], *v[6], *v[7]};
   auto literal = [this](std::string& out, std::string_view text) {
     return db_.AppendLiteral(out, text);
   };
@@ -154,7 +202,7 @@ Status CallLog::Send(const Params& params) {
     if (!built.ok()) return built;
     done = db_.Script(sql_, StoreOp::kCallLogInsert);
   } else {
-    Status read = batch_.Read(*v[2]);
+    Status read = batch_.Read(*v[2], *v[3]);
     if (!read.ok()) return read;
     Status resolved = routes_.Resolve(db_, batch_);
     if (!resolved.ok()) return resolved;
@@ -163,9 +211,11 @@ Status CallLog::Send(const Params& params) {
     Status built = columns::AppendBatchSql(sql_, literal, *v[1], &indexes, spend);
     if (!built.ok()) return built;
     // The rows' ids come from the block the batch's first statement took.
-    auto rows = [this](const Rows& block) -> Result<std::string_view> {
+    const std::string_view chunks = *v[3];
+    auto rows = [this, chunks](const Rows& block) -> Result<std::string_view> {
       if (block.size() != 1) return Error{ErrorCode::kInternal, "no call-log block", ""};
-      routes_.Render(batch_, block.Int(0, 0) * columns::kBlockIds, copy_);
+      Status rendered = routes_.Render(batch_, block.Int(0, 0) * columns::kBlockIds, chunks, copy_);
+      if (!rendered.ok()) return rendered.error();
       return std::string_view(copy_);
     };
     done = db_.CopyIn(sql_, rows, StoreOp::kCallLogInsert);
@@ -184,78 +234,99 @@ Status CallLog::ReplaySpool() {
   // Not connected (within the reconnect backoff: at once): the file is not even read.
   Status ready = db_.Ensure();
   if (!ready.ok()) return ready;
-  return spool_.Replay([this](const Params& params, size_t) { return Send(params); });
+  return spool_.Replay([this](const Params& params, size_t) -> Status { return Send(params); });
 }
 
-// Newest first. Without a tenant filter: the rows from the newest id down (call_log_rows'
-// primary key, through the call_log view). With one: the table has no tenant index, so the
-// tenant's blocks (call_log_blocks: one id range per batch that has its rows) are taken newest
-// first, kBlocksPerRound at a time, and only those ranges are read, until the page is full or
-// the blocks run out.
-Result<std::vector<CallRow>> CallLog::QueryCalls(const CallQuery& query) {
-  constexpr int kBlocksPerRound = 256;
-  const bool by_tenant = !query.tenant_id.empty();
-  std::string sql = "SELECT c.id";
-  for (const columns::Column& col : kColumns) sql += ", c." + std::string(col.name);
-  if (by_tenant) {
-    sql +=
-        " FROM (SELECT first_id, last_id FROM call_log_blocks WHERE tenant_id = ? AND "
-        "first_id < ? ORDER BY first_id DESC LIMIT " +
-        std::to_string(kBlocksPerRound) +
-        ") b JOIN call_log c ON c.id BETWEEN b.first_id AND b.last_id WHERE c.tenant_id = ?";
-  } else {
-    sql += " FROM call_log c WHERE true";
+// The rows of call_log_chunks `k` (the route joined as `r`): a column per array, `ord` the
+// row's place in its chunk (the call_log view's FROM, migrations.cc).
+std::string ChunkRowsFrom() {
+  std::string arrays = "k.route_id";
+  std::string names = "route_id";
+  for (size_t c = columns::kRouteColumns; c < kColumns.size(); ++c) {
+    arrays += ", k." + std::string(kColumns[c].name);
+    names += ", " + std::string(kColumns[c].name);
   }
+  return " CROSS JOIN LATERAL unnest(" + arrays + ") WITH ORDINALITY AS u(" + names +
+         ", ord) JOIN call_routes r ON r.id = u.route_id";
+}
+
+// Newest first, in rounds over id ranges taken newest first: with a tenant filter, the
+// tenant's ranges (call_log_blocks: one per batch that has its rows); without, the chunks
+// themselves. Each round reads the chunks that hold its ranges (a chunk's first_id is within
+// kChunkRows below the range's first id) and keeps the rows inside them that pass the filters;
+// rounds grow (kFirstRound, doubling to kMaxRound ranges) until the page is full or the ranges
+// run out. A row is read by unnesting its chunk's arrays: a tenant whose rows are sparse costs a
+// chunk per batch it appears in.
+Result<std::vector<CallRow>> CallLog::QueryCalls(const CallQuery& query) {
+  constexpr int kFirstRound = 4;
+  constexpr int kMaxRound = 256;
+  const bool by_tenant = !query.tenant_id.empty();
+  const std::string ranges =
+      by_tenant ? "SELECT first_id, last_id FROM call_log_blocks WHERE tenant_id = ? AND "
+                  "first_id < ? ORDER BY first_id DESC LIMIT ?"
+                : "SELECT first_id, first_id + n - 1 AS last_id FROM call_log_chunks WHERE "
+                  "first_id < ? ORDER BY first_id DESC LIMIT ?";
+  std::string sql = "SELECT k.first_id + u.ord - 1 AS id";
+  for (size_t c = 0; c < kColumns.size(); ++c) {
+    sql += c < columns::kRouteColumns ? ", r." : ", u.";
+    sql += kColumns[c].name;
+  }
+  sql += " FROM (" + ranges +
+         ") b JOIN call_log_chunks k ON k.first_id <= b.last_id AND k.first_id > b.first_id - " +
+         std::to_string(columns::kChunkRows) + ChunkRowsFrom() +
+         " WHERE k.first_id + u.ord - 1 BETWEEN b.first_id AND b.last_id";
   // Filters in a fixed order, parameters added in the same order.
   Params filters;
+  if (by_tenant) {
+    sql += " AND r.tenant_id = ?";
+    filters.Add(query.tenant_id);
+  }
   if (!query.key_id.empty()) {
-    sql += " AND c.key_id = ?";
+    sql += " AND r.key_id = ?";
     filters.Add(query.key_id);
   }
   if (!query.model.empty()) {
-    sql += " AND c.model = ?";
+    sql += " AND r.model = ?";
     filters.Add(query.model);
   }
   if (query.status != 0) {
-    sql += " AND c.status = ?";
+    sql += " AND u.status = ?";
     filters.Add(query.status);
   }
   if (query.since_ms != 0) {
-    sql += " AND c.time_ms >= ?";
+    sql += " AND u.time_ms >= ?";
     filters.Add(query.since_ms);
   }
   if (query.until_ms != 0) {
-    sql += " AND c.time_ms < ?";
+    sql += " AND u.time_ms < ?";
     filters.Add(query.until_ms);
   }
   if (query.before_id != 0) {
-    sql += " AND c.id < ?";
+    sql += " AND k.first_id + u.ord - 1 < ?";
     filters.Add(query.before_id);
   }
-  sql += " ORDER BY c.id DESC LIMIT ?";
+  sql += " ORDER BY 1 DESC LIMIT ?";
   const std::string numbered = Numbered(sql);
+  const std::string edge = Numbered("SELECT MIN(first_id), COUNT(*) FROM (" + ranges + ") b");
   std::vector<CallRow> out;
   int64_t below = query.before_id != 0 ? query.before_id : std::numeric_limits<int64_t>::max();
-  while (out.size() < static_cast<size_t>(query.limit)) {
-    Params p;
-    if (by_tenant) p.Add(query.tenant_id).Add(below).Add(query.tenant_id);
+  for (int round = kFirstRound; out.size() < static_cast<size_t>(query.limit);
+       round = std::min(round * 2, kMaxRound)) {
+    Params range;
+    if (by_tenant) range.Add(query.tenant_id);
+    range.Add(below).Add(static_cast<int64_t>(round));
+    Params p = range;
     for (const std::optional<std::string>& f : filters.values()) p.Add(*f);
     p.Add(static_cast<int64_t>(query.limit) - static_cast<int64_t>(out.size()));
     Result<Rows> rows = db_.Run(numbered, p, StoreOp::kAdminRead);
     if (!rows.ok()) return rows.error();
     for (int i = 0; i < rows->size(); ++i) out.push_back(ReadCallRow(*rows, i));
-    if (!by_tenant || out.size() >= static_cast<size_t>(query.limit)) break;
-    // The next round starts below the oldest block this one read.
-    Params next;
-    next.Add(query.tenant_id).Add(below);
-    Result<Rows> edge = db_.Run(
-        "SELECT MIN(first_id), COUNT(*) FROM (SELECT first_id FROM call_log_blocks WHERE "
-        "tenant_id = $1 AND first_id < $2 ORDER BY first_id DESC LIMIT " +
-            std::to_string(kBlocksPerRound) + ") b",
-        next, StoreOp::kAdminRead);
-    if (!edge.ok()) return edge.error();
-    if (edge->Int(0, 1) < kBlocksPerRound) break;
-    below = edge->Int(0, 0);
+    if (out.size() >= static_cast<size_t>(query.limit)) break;
+    // The next round starts below the oldest range this one read.
+    Result<Rows> read = db_.Run(edge, range, StoreOp::kAdminRead);
+    if (!read.ok()) return read.error();
+    if (read->Int(0, 1) < round) break;
+    below = read->Int(0, 0);
   }
   return out;
 }
@@ -279,11 +350,18 @@ Result<std::vector<SpendRow>> CallLog::LoadSpend(std::span<const std::string> mo
 Result<std::vector<SpendRow>> CallLog::SumCallLog(const std::string& month) {
   Params p;
   p.Add(month);
-  Result<Rows> rows = db_.Run(
-      "SELECT tenant_id, key_id, SUM(cost_micros) FROM call_log WHERE month = $1 "
-      "AND id >= (SELECT first_id FROM call_log_months WHERE month = $1) "
-      "GROUP BY tenant_id, key_id",
-      p, StoreOp::kReconcile);
+  // The month's rows are at or above its first id: the chunks from kChunkRows below it, only
+  // their route and cost arrays unnested.
+  static const std::string kSql =
+      "SELECT r.tenant_id, r.key_id, SUM(u.cost_micros) FROM call_log_chunks k "
+      "CROSS JOIN LATERAL unnest(k.route_id, k.cost_micros) WITH ORDINALITY "
+      "AS u(route_id, cost_micros, ord) JOIN call_routes r ON r.id = u.route_id "
+      "WHERE r.month = $1 AND k.first_id > (SELECT first_id FROM call_log_months WHERE month = "
+      "$1) - " +
+      std::to_string(columns::kChunkRows) +
+      " AND k.first_id + u.ord - 1 >= (SELECT first_id FROM call_log_months WHERE month = $1) "
+      "GROUP BY r.tenant_id, r.key_id";
+  Result<Rows> rows = db_.Run(kSql, p, StoreOp::kReconcile);
   if (!rows.ok()) return rows.error();
   std::map<std::string, int64_t> tenants;
   std::vector<SpendRow> out;

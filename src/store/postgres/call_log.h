@@ -3,22 +3,23 @@
 // WriteCalls is one transaction per batch, sent as one simple-protocol query (BatchSql in
 // call_log_columns.h): the batch key (this process's random nonce and a sequence number)
 // inserted into call_log_batches (PRIMARY KEY) with a new block of ids from a sequence, then
-// the rows through COPY ... FROM STDIN into call_log_rows (text format; ids are the block's,
-// in order: a batch's rows are contiguous and no id is drawn per row), then each tenant's id
-// range in the batch (call_log_blocks) and each month's first id (call_log_months), then the
-// spend per scope, summed here, upserted from arrays. Without BEGIN/COMMIT the statements of
-// one query are one transaction: all or nothing. Two round trips (libpq sends COPY's data only
-// once the server has asked for it, after the block came back); a third, before, only when the
-// batch has a route this process has not seen (call_routes.h).
-// The layout is the embedded engine's (migration 6): the only per-row index entry is the
-// primary key; the tenant btree and month BRIN of the first layout cost more than the row
-// (docs/BENCHMARKS.md). A batch is only ever sent again whole and byte for byte (the spool
-// keeps its parameters), so a replay after an ambiguous failure (sent, then the connection
-// broke: committed or not?) fails on its key before any row (taken as done: it was committed)
-// and writes no row and no spend twice. One key per batch, not per row: every row belongs to
-// exactly one batch forever, and the request id cannot be the key anyway (a client may send the
-// same x-request-id for different requests). The same holds with log_store off (spend only:
-// no COPY).
+// the rows through COPY ... FROM STDIN (binary format) into call_log_chunks: a tuple per chunk
+// of up to 4,096 rows, an array per column (ids are the block's, in order: a batch's rows are
+// contiguous and no id is drawn per row), then each tenant's id range in the batch
+// (call_log_blocks) and each month's first id (call_log_months), then the spend per scope,
+// summed here, upserted from arrays. Without BEGIN/COMMIT the statements of one query are one
+// transaction: all or nothing. Two round trips (libpq sends COPY's data only once the server
+// has asked for it, after the block came back); a third, before, only when the batch has a
+// route this process has not seen (call_routes.h).
+// The layout (migrations 6 and 7): no per-row index entry and no per-row tuple; PostgreSQL's
+// per-row costs (a heap tuple, its primary-key entry, COPY's parsing) were most of what a
+// request cost the cluster (docs/BENCHMARKS.md). A batch is only ever sent again whole and byte
+// for byte (the spool keeps its parameters), so a replay after an ambiguous failure (sent,
+// then the connection broke: committed or not?) fails on its key before any row (taken as
+// done: it was committed) and writes no row and no spend twice. One key per batch, not per
+// row: every row belongs to exactly one batch forever, and the request id cannot be the key
+// anyway (a client may send the same x-request-id for different requests). The same holds
+// with log_store off (spend only: no COPY).
 //
 // Server unreachable (kUnavailable from the connection): the batch's parameters go to the
 // spool (spool.h) and WriteCalls succeeds; the spool is replayed before the next batch and on
@@ -29,12 +30,16 @@
 // Threads: the engine's.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/call_log.h"
+#include "store/postgres/call_log_columns.h"
 #include "store/postgres/call_routes.h"
 #include "store/postgres/pg.h"
 #include "store/postgres/spool.h"
@@ -56,13 +61,19 @@ class CallLog : public CallLogStore {
   Status ReplaySpool();
 
  private:
-  Status Send(const Params& params);
+  // One batch as sent and spooled (WriteCalls): the format, the batch key, the rows' routes
+  // and chunks (both absent for no rows), the spend arrays.
+  using BatchParts = std::array<std::optional<std::string_view>, 4 + columns::kSpendArrays>;
+  Status Send(const BatchParts& batch);
+  Status Send(const Params& params);  // a spooled batch
 
   Connection& db_;
   Spool& spool_;
   CallRoutes routes_;
-  // Reused from batch to batch (their capacity stays): the script, the rows read, the rows
-  // as sent.
+  // Reused from batch to batch (their capacity stays): the chunks' column arrays, the script,
+  // the routes read, the rows as sent.
+  columns::CopyText routes_text_;
+  columns::ChunkWriter chunks_;
   std::string sql_;
   BatchRows batch_;
   std::string copy_;

@@ -22,7 +22,7 @@ namespace turnpike::store::postgres::columns {
 // A PostgreSQL array literal, element by element.
 class ArrayText {
  public:
-  ArrayText() { text_ = "{"; }
+  ArrayText() : text_(1, '{') {}
   void Int(int64_t value) {
     Comma();
     text_ += std::to_string(value);
@@ -53,15 +53,27 @@ class ArrayText {
   std::string text_;
 };
 
+// Where a column's writer puts one row's value: a field of COPY text (CopyText) or an element
+// of a column's array (ArrayElements).
+class FieldSink {
+ public:
+  virtual void Int(int64_t value) = 0;
+  virtual void Text(std::string_view value) = 0;
+  virtual void Null() = 0;
+
+ protected:
+  ~FieldSink() = default;
+};
+
 // Rows in COPY's text format, field by field: tab between fields, newline after a row, \N for
 // NULL; a text field's backslash, tab, newline and carriage return escaped.
-class CopyText {
+class CopyText final : public FieldSink {
  public:
-  void Int(int64_t value) {
+  void Int(int64_t value) override {
     Tab();
     text_ += std::to_string(value);
   }
-  void Text(std::string_view value) {
+  void Text(std::string_view value) override {
     Tab();
     for (char c : value) {
       switch (c) {
@@ -84,7 +96,7 @@ class CopyText {
       }
     }
   }
-  void Null() {
+  void Null() override {
     Tab();
     text_ += "\\N";
   }
@@ -93,6 +105,11 @@ class CopyText {
     first_ = true;
   }
   std::string Done() { return std::move(text_); }
+  std::string_view view() const { return text_; }
+  void Clear() {
+    text_.clear();
+    first_ = true;
+  }
 
  private:
   void Tab() {
@@ -103,89 +120,167 @@ class CopyText {
   bool first_ = true;
 };
 
+// Big-endian integers, as COPY's binary format and the binary forms of int8 and arrays have
+// them.
+inline void PutU16(std::string& out, uint16_t v) {
+  const char b[2] = {static_cast<char>(v >> 8), static_cast<char>(v)};
+  out.append(b, 2);
+}
+inline void PutU32(std::string& out, uint32_t v) {
+  const char b[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16),
+                     static_cast<char>(v >> 8), static_cast<char>(v)};
+  out.append(b, 4);
+}
+inline void PutU64(std::string& out, uint64_t v) {
+  PutU32(out, static_cast<uint32_t>(v >> 32));
+  PutU32(out, static_cast<uint32_t>(v));
+}
+inline uint32_t GetU32(std::string_view in, size_t at) {
+  return (uint32_t{static_cast<uint8_t>(in[at])} << 24) |
+         (uint32_t{static_cast<uint8_t>(in[at + 1])} << 16) |
+         (uint32_t{static_cast<uint8_t>(in[at + 2])} << 8) |
+         uint32_t{static_cast<uint8_t>(in[at + 3])};
+}
+
+// The element types of the chunk arrays (pg_type oids: int8, text).
+enum class ElementType : uint32_t { kInt8 = 20, kText = 25 };
+
+// One column's values in a chunk: the elements of a one-dimensional PostgreSQL array in binary
+// form (array_recv's layout after its header: per element a length, -1 for NULL, then the
+// bytes). AppendField writes it as one field of a COPY binary tuple. Cleared per chunk; its
+// buffer's capacity stays.
+class ArrayElements final : public FieldSink {
+ public:
+  void Int(int64_t value) override {
+    const auto v = static_cast<uint64_t>(value);
+    char b[12] = {0, 0, 0, 8};  // the length, then the value
+    for (int i = 0; i < 8; ++i) b[4 + i] = static_cast<char>(v >> (56 - 8 * i));
+    bytes_.append(b, sizeof b);
+    ++count_;
+  }
+  void Text(std::string_view value) override {
+    const size_t at = bytes_.size();
+    PutU32(bytes_, 0);
+    if (value.find('\0') == std::string_view::npos) {
+      bytes_.append(value);
+    } else {
+      for (char c : value) {
+        if (c != '\0') bytes_ += c;  // PostgreSQL text cannot hold NUL (a client's "\u0000")
+      }
+    }
+    const auto length = static_cast<uint32_t>(bytes_.size() - at - 4);
+    for (int i = 0; i < 4; ++i) bytes_[at + i] = static_cast<char>(length >> (24 - 8 * i));
+    ++count_;
+  }
+  void Null() override {
+    PutU32(bytes_, 0xFFFFFFFFu);
+    has_null_ = true;
+    ++count_;
+  }
+  // The array as one field: its length, then ndim 1, the NULL flag, the element type, the
+  // dimension and its lower bound 1, then the elements.
+  void AppendField(std::string& out, ElementType type) const {
+    PutU32(out, static_cast<uint32_t>(20 + bytes_.size()));
+    PutU32(out, 1);
+    PutU32(out, has_null_ ? 1 : 0);
+    PutU32(out, static_cast<uint32_t>(type));
+    PutU32(out, count_);
+    PutU32(out, 1);
+    out += bytes_;
+  }
+  size_t size() const { return bytes_.size(); }
+  void Clear() {
+    bytes_.clear();
+    count_ = 0;
+    has_null_ = false;
+  }
+
+ private:
+  std::string bytes_;
+  uint32_t count_ = 0;
+  bool has_null_ = false;
+};
+
 inline int64_t MsToUs(double ms) { return static_cast<int64_t>(ms * 1000.0); }
 inline double UsToMs(int64_t us) { return static_cast<double>(us) / 1000.0; }
 
-// The call log's columns as the writer builds them (one COPY field each) and the reader reads
-// them (through the call_log view): adding a column is one entry here and one migration
-// (migrations.cc). The first kRouteColumns are the row's route (call_routes: who asked, for
-// which model, where it went, the budget month charged), the rest are call_log_rows' own
-// columns in the table's order (after id and route_id, which the writer puts in front when it
-// sends the rows: call_log.cc).
+// The call log's columns as the writer builds them and the reader reads them: adding a column
+// is one entry here and one migration (migrations.cc). The first kRouteColumns are the row's
+// route (call_routes: who asked, for which model, where it went, the budget month charged),
+// written as COPY text (the batch's routes, resolved to ids when sent: call_routes.h); the
+// rest are call_log_chunks' arrays in the table's order (after first_id, n and route_id, which
+// the writer puts in front when it sends a chunk), written as array elements (ArrayElements).
+// Numbers are int8 elements (the call_log view casts the integer ones back).
 struct Column {
   std::string_view name;
-  void (*write)(CopyText& to, const CallRecordView& r);
+  ElementType type;
+  void (*write)(FieldSink& to, const CallRecordView& r);
   void (*read)(const Rows& rows, int row, int column, CallRecord& r);
 };
 constexpr size_t kRouteColumns = 5;
 using R = const CallRecordView&;
 using X = const Rows&;
 constexpr std::array<Column, 22> kColumns = {{
-    {"tenant_id", [](CopyText& a, R r) { a.Text(r.tenant_id); },
+    {"tenant_id", ElementType::kText, [](FieldSink& a, R r) { a.Text(r.tenant_id); },
      [](X x, int i, int c, CallRecord& r) { r.tenant_id = x.Text(i, c); }},
-    {"key_id", [](CopyText& a, R r) { a.Text(r.key_id); },
+    {"key_id", ElementType::kText, [](FieldSink& a, R r) { a.Text(r.key_id); },
      [](X x, int i, int c, CallRecord& r) { r.key_id = x.Text(i, c); }},
-    {"model", [](CopyText& a, R r) { a.Text(r.model); },
+    {"model", ElementType::kText, [](FieldSink& a, R r) { a.Text(r.model); },
      [](X x, int i, int c, CallRecord& r) { r.model = x.Text(i, c); }},
-    {"deployment", [](CopyText& a, R r) { a.Text(r.deployment); },
+    {"deployment", ElementType::kText, [](FieldSink& a, R r) { a.Text(r.deployment); },
      [](X x, int i, int c, CallRecord& r) { r.deployment = x.Text(i, c); }},
     // The budget month charged, as text ("YYYY-MM"); a row read back keeps month 0 (as the
     // embedded engine's reader).
-    {"month", [](CopyText& a, R r) { a.Text(governance::FormatMonth(r.month)); },
+    {"month", ElementType::kText,
+     [](FieldSink& a, R r) { a.Text(governance::FormatMonth(r.month)); },
      [](X, int, int, CallRecord&) {}},
-    {"time_ms", [](CopyText& a, R r) { a.Int(r.time_ms); },
+    {"time_ms", ElementType::kInt8, [](FieldSink& a, R r) { a.Int(r.time_ms); },
      [](X x, int i, int c, CallRecord& r) { r.time_ms = x.Int(i, c); }},
-    {"request_id", [](CopyText& a, R r) { a.Text(r.request_id); },
+    {"request_id", ElementType::kText, [](FieldSink& a, R r) { a.Text(r.request_id); },
      [](X x, int i, int c, CallRecord& r) { r.request_id = x.Text(i, c); }},
-    {"status", [](CopyText& a, R r) { a.Int(r.status); },
+    {"status", ElementType::kInt8, [](FieldSink& a, R r) { a.Int(r.status); },
      [](X x, int i, int c, CallRecord& r) { r.status = static_cast<int>(x.Int(i, c)); }},
-    {"error", [](CopyText& a, R r) { a.Text(r.error); },
+    {"error", ElementType::kText, [](FieldSink& a, R r) { a.Text(r.error); },
      [](X x, int i, int c, CallRecord& r) { r.error = x.Text(i, c); }},
-    {"prompt_tokens", [](CopyText& a, R r) { a.Int(r.prompt_tokens); },
+    {"prompt_tokens", ElementType::kInt8, [](FieldSink& a, R r) { a.Int(r.prompt_tokens); },
      [](X x, int i, int c, CallRecord& r) { r.prompt_tokens = x.Int(i, c); }},
-    {"completion_tokens", [](CopyText& a, R r) { a.Int(r.completion_tokens); },
+    {"completion_tokens", ElementType::kInt8, [](FieldSink& a, R r) { a.Int(r.completion_tokens); },
      [](X x, int i, int c, CallRecord& r) { r.completion_tokens = x.Int(i, c); }},
-    {"cached_tokens", [](CopyText& a, R r) { a.Int(r.cached_tokens); },
+    {"cached_tokens", ElementType::kInt8, [](FieldSink& a, R r) { a.Int(r.cached_tokens); },
      [](X x, int i, int c, CallRecord& r) { r.cached_tokens = x.Int(i, c); }},
-    {"cache_creation_tokens", [](CopyText& a, R r) { a.Int(r.cache_creation_tokens); },
+    {"cache_creation_tokens", ElementType::kInt8,
+     [](FieldSink& a, R r) { a.Int(r.cache_creation_tokens); },
      [](X x, int i, int c, CallRecord& r) { r.cache_creation_tokens = x.Int(i, c); }},
-    {"cost_micros", [](CopyText& a, R r) { a.Int(r.cost_micros); },
+    {"cost_micros", ElementType::kInt8, [](FieldSink& a, R r) { a.Int(r.cost_micros); },
      [](X x, int i, int c, CallRecord& r) { r.cost_micros = x.Int(i, c); }},
-    {"estimated", [](CopyText& a, R r) { a.Int(r.estimated ? 1 : 0); },
+    {"estimated", ElementType::kInt8, [](FieldSink& a, R r) { a.Int(r.estimated ? 1 : 0); },
      [](X x, int i, int c, CallRecord& r) { r.estimated = x.Int(i, c) != 0; }},
-    {"unpriced", [](CopyText& a, R r) { a.Int(r.unpriced ? 1 : 0); },
+    {"unpriced", ElementType::kInt8, [](FieldSink& a, R r) { a.Int(r.unpriced ? 1 : 0); },
      [](X x, int i, int c, CallRecord& r) { r.unpriced = x.Int(i, c) != 0; }},
-    {"ttft_us", [](CopyText& a, R r) { r.ttft_ms >= 0 ? a.Int(MsToUs(r.ttft_ms)) : a.Null(); },
+    {"ttft_us", ElementType::kInt8,
+     [](FieldSink& a, R r) { r.ttft_ms >= 0 ? a.Int(MsToUs(r.ttft_ms)) : a.Null(); },
      [](X x, int i, int c, CallRecord& r) {
        r.ttft_ms = x.IsNull(i, c) ? -1 : UsToMs(x.Int(i, c));
      }},
-    {"total_us", [](CopyText& a, R r) { a.Int(MsToUs(r.total_ms)); },
+    {"total_us", ElementType::kInt8, [](FieldSink& a, R r) { a.Int(MsToUs(r.total_ms)); },
      [](X x, int i, int c, CallRecord& r) { r.total_ms = UsToMs(x.Int(i, c)); }},
-    {"overhead_us", [](CopyText& a, R r) { r.overhead_us >= 0 ? a.Int(r.overhead_us) : a.Null(); },
+    {"overhead_us", ElementType::kInt8,
+     [](FieldSink& a, R r) { r.overhead_us >= 0 ? a.Int(r.overhead_us) : a.Null(); },
      [](X x, int i, int c, CallRecord& r) { r.overhead_us = x.IsNull(i, c) ? -1 : x.Int(i, c); }},
-    {"request_body",
-     [](CopyText& a, R r) { r.request_body.empty() ? a.Null() : a.Text(r.request_body); },
+    {"request_body", ElementType::kText,
+     [](FieldSink& a, R r) { r.request_body.empty() ? a.Null() : a.Text(r.request_body); },
      [](X x, int i, int c, CallRecord& r) { r.request_body = x.Text(i, c); }},
-    {"dropped_rows", [](CopyText& a, R r) { a.Int(r.dropped_rows); },
+    {"dropped_rows", ElementType::kInt8, [](FieldSink& a, R r) { a.Int(r.dropped_rows); },
      [](X x, int i, int c, CallRecord& r) { r.dropped_rows = x.Int(i, c); }},
-    {"reasoning_tokens", [](CopyText& a, R r) { a.Int(r.reasoning_tokens); },
+    {"reasoning_tokens", ElementType::kInt8, [](FieldSink& a, R r) { a.Int(r.reasoning_tokens); },
      [](X x, int i, int c, CallRecord& r) { r.reasoning_tokens = x.Int(i, c); }},
 }};
 
-inline std::string ColumnNames() {
-  std::string names;
-  for (const Column& c : kColumns) {
-    if (!names.empty()) names += ", ";
-    names += c.name;
-  }
-  return names;
-}
-
-// call_log_rows' columns as the writer sends them: the row's id and its route's id, then
-// kColumns past the route.
-inline const std::string& RowColumnNames() {
+// call_log_chunks' columns as the writer sends them: the chunk's first id, its row count and
+// its rows' route ids, then kColumns past the route.
+inline const std::string& ChunkColumnNames() {
   static const std::string names = [] {
-    std::string out = "id, route_id";
+    std::string out = "first_id, n, route_id";
     for (size_t c = kRouteColumns; c < kColumns.size(); ++c) {
       out += ", ";
       out += kColumns[c].name;
@@ -194,6 +289,61 @@ inline const std::string& RowColumnNames() {
   }();
   return names;
 }
+constexpr size_t kChunkFields = 3 + kColumns.size() - kRouteColumns;
+
+// A chunk (one call_log_chunks tuple) holds at most kChunkRows rows, and is closed early once
+// its arrays pass kChunkBytes (logged request bodies: a field must stay far below
+// PostgreSQL's 1 GB). Readers find the chunks of an id range by first_id within kChunkRows
+// below it (call_log.cc).
+constexpr int64_t kChunkRows = 4096;
+constexpr size_t kChunkBytes = size_t{16} << 20;
+
+// A batch's rows as chunks (call_log_chunks tuples without their first three fields, which
+// depend on the batch's block and route ids: CallRoutes::Render): per chunk its row count and
+// byte length (4 bytes each), each row's route (4 bytes: its line in the batch's routes),
+// then its arrays as COPY binary fields, kColumns past the route in order. Its buffers'
+// capacity stays from batch to batch.
+class ChunkWriter {
+ public:
+  void Row(uint32_t route, const CallRecordView& r) {
+    PutU32(routes_, route);
+    size_t bytes = 0;
+    for (size_t c = kRouteColumns; c < kColumns.size(); ++c) {
+      ArrayElements& column = columns_[c - kRouteColumns];
+      kColumns[c].write(column, r);
+      bytes += column.size();
+    }
+    if (++rows_ == kChunkRows || bytes >= kChunkBytes) Close();
+  }
+  // The chunks of the rows since the last Clear.
+  std::string_view Finish() {
+    Close();
+    return out_;
+  }
+  void Clear() { out_.clear(); }
+
+ private:
+  void Close() {
+    if (rows_ == 0) return;
+    PutU32(out_, rows_);
+    const size_t at = out_.size();
+    PutU32(out_, 0);
+    out_ += routes_;
+    routes_.clear();
+    for (size_t c = kRouteColumns; c < kColumns.size(); ++c) {
+      columns_[c - kRouteColumns].AppendField(out_, kColumns[c].type);
+      columns_[c - kRouteColumns].Clear();
+    }
+    const auto length = static_cast<uint32_t>(out_.size() - at - 4);
+    for (int i = 0; i < 4; ++i) out_[at + i] = static_cast<char>(length >> (24 - 8 * i));
+    rows_ = 0;
+  }
+
+  std::string routes_;
+  std::array<ArrayElements, kColumns.size() - kRouteColumns> columns_;
+  uint32_t rows_ = 0;
+  std::string out_;
+};
 
 // The spend a batch adds, as four arrays (scope, scope id, month, micros), one entry per scope.
 constexpr size_t kSpendArrays = 4;
@@ -234,9 +384,11 @@ Status AppendBatchSql(std::string& sql, Literal&& literal, std::string_view key,
       lit(key);
       sql += ")";
     };
-    sql += " COPY call_log_rows (";
-    sql += RowColumnNames();
-    sql += ") FROM STDIN; INSERT INTO call_log_blocks (tenant_id, first_id, last_id) SELECT t, ";
+    sql += " COPY call_log_chunks (";
+    sql += ChunkColumnNames();
+    sql +=
+        ") FROM STDIN WITH (FORMAT binary); INSERT INTO call_log_blocks (tenant_id, first_id, "
+        "last_id) SELECT t, ";
     block();
     sql += " + f, ";
     block();

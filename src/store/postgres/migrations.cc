@@ -10,7 +10,7 @@ namespace {
 // Each entry is one schema version; never edit a released one, append a new one (adding a
 // call-log column is one entry: ALTER TABLE call_log ADD COLUMN ..., plus its line in
 // call_log_columns.h, kColumns).
-constexpr std::array<std::string_view, 6> kMigrations = {
+constexpr std::array<std::string_view, 7> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -201,6 +201,92 @@ CREATE VIEW call_log AS
          c.total_us, c.overhead_us, r.month, c.request_body, c.dropped_rows,
          c.reasoning_tokens
   FROM call_log_rows c JOIN call_routes r ON r.id = c.route_id;
+)sql",
+    // 7: the rows of a batch in chunks, a column per array (call_log_columns.h): one tuple
+    // and one primary-key entry per chunk of up to 4,096 rows instead of per row, each column
+    // compressed (lz4 where the server has it, else stored uncompressed out of line: pglz costs
+    // more than it saves here). A row's id is its chunk's first_id plus its place in the chunk.
+    // Existing rows move into chunks of consecutive ids, so every id stays; call_log_blocks is
+    // rebuilt per chunk. `call_log` stays the rows as they read.
+    R"sql(
+CREATE TABLE call_log_chunks (
+  first_id BIGINT PRIMARY KEY,
+  n INTEGER NOT NULL,
+  route_id BIGINT[] NOT NULL,
+  time_ms BIGINT[] NOT NULL,
+  request_id TEXT[] NOT NULL,
+  status BIGINT[] NOT NULL,
+  error TEXT[] NOT NULL,
+  prompt_tokens BIGINT[] NOT NULL,
+  completion_tokens BIGINT[] NOT NULL,
+  cached_tokens BIGINT[] NOT NULL,
+  cache_creation_tokens BIGINT[] NOT NULL,
+  cost_micros BIGINT[] NOT NULL,
+  estimated BIGINT[] NOT NULL,
+  unpriced BIGINT[] NOT NULL,
+  ttft_us BIGINT[] NOT NULL,
+  total_us BIGINT[] NOT NULL,
+  overhead_us BIGINT[] NOT NULL,
+  request_body TEXT[] NOT NULL,
+  dropped_rows BIGINT[] NOT NULL,
+  reasoning_tokens BIGINT[] NOT NULL
+);
+DO $$
+DECLARE c text;
+BEGIN
+  FOR c IN SELECT attname FROM pg_attribute
+           WHERE attrelid = 'call_log_chunks'::regclass AND attnum > 2 AND NOT attisdropped LOOP
+    BEGIN
+      EXECUTE format('ALTER TABLE call_log_chunks ALTER COLUMN %I SET COMPRESSION lz4', c);
+    EXCEPTION WHEN OTHERS THEN
+      EXECUTE format('ALTER TABLE call_log_chunks ALTER COLUMN %I SET STORAGE EXTERNAL', c);
+    END;
+  END LOOP;
+END $$;
+WITH islands AS (
+  SELECT c.*, c.id - row_number() OVER (ORDER BY c.id) AS island FROM call_log_rows c
+), parts AS (
+  SELECT i.*, (row_number() OVER (PARTITION BY i.island ORDER BY i.id) - 1) / 4096 AS part
+  FROM islands i
+)
+INSERT INTO call_log_chunks
+  SELECT MIN(id), COUNT(*)::INTEGER, array_agg(route_id ORDER BY id),
+         array_agg(time_ms ORDER BY id), array_agg(request_id ORDER BY id),
+         array_agg(status ORDER BY id), array_agg(error ORDER BY id),
+         array_agg(prompt_tokens ORDER BY id), array_agg(completion_tokens ORDER BY id),
+         array_agg(cached_tokens ORDER BY id), array_agg(cache_creation_tokens ORDER BY id),
+         array_agg(cost_micros ORDER BY id), array_agg(estimated ORDER BY id),
+         array_agg(unpriced ORDER BY id), array_agg(ttft_us ORDER BY id),
+         array_agg(total_us ORDER BY id), array_agg(overhead_us ORDER BY id),
+         array_agg(request_body ORDER BY id), array_agg(dropped_rows ORDER BY id),
+         array_agg(reasoning_tokens ORDER BY id)
+  FROM parts GROUP BY island, part;
+DROP VIEW call_log;
+DROP TABLE call_log_rows;
+CREATE VIEW call_log AS
+  SELECT k.first_id + u.ord - 1 AS id, u.time_ms, u.request_id, r.tenant_id, r.key_id, r.model,
+         r.deployment, u.status::INTEGER AS status, u.error, u.prompt_tokens,
+         u.completion_tokens, u.cached_tokens, u.cache_creation_tokens, u.cost_micros,
+         u.estimated::INTEGER AS estimated, u.unpriced::INTEGER AS unpriced, u.ttft_us,
+         u.total_us, u.overhead_us, r.month, u.request_body, u.dropped_rows, u.reasoning_tokens
+  FROM call_log_chunks k
+  CROSS JOIN LATERAL unnest(k.route_id, k.time_ms, k.request_id, k.status, k.error,
+                            k.prompt_tokens, k.completion_tokens, k.cached_tokens,
+                            k.cache_creation_tokens, k.cost_micros, k.estimated, k.unpriced,
+                            k.ttft_us, k.total_us, k.overhead_us, k.request_body,
+                            k.dropped_rows, k.reasoning_tokens)
+    WITH ORDINALITY AS u(route_id, time_ms, request_id, status, error, prompt_tokens,
+                         completion_tokens, cached_tokens, cache_creation_tokens, cost_micros,
+                         estimated, unpriced, ttft_us, total_us, overhead_us, request_body,
+                         dropped_rows, reasoning_tokens, ord)
+  JOIN call_routes r ON r.id = u.route_id;
+DELETE FROM call_log_blocks;
+INSERT INTO call_log_blocks
+  SELECT r.tenant_id, MIN(k.first_id + u.ord - 1), MAX(k.first_id + u.ord - 1)
+  FROM call_log_chunks k
+  CROSS JOIN LATERAL unnest(k.route_id) WITH ORDINALITY AS u(route_id, ord)
+  JOIN call_routes r ON r.id = u.route_id
+  GROUP BY r.tenant_id, k.first_id;
 )sql"};
 
 // Any constant: every replica of every version takes the same lock around migrations.

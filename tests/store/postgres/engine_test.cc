@@ -294,6 +294,141 @@ TEST_F(PostgresEngineTest, ATenantsRowsArePagedThroughItsBlocksNewestFirst) {
   EXPECT_EQ(keys, 150 * 3);
 }
 
+TEST_F(PostgresEngineTest, ABatchOfMoreRowsThanAChunkHoldsIsSplitAndReadBackWhole) {
+  auto engine = Open();
+  // 10,000 rows in one batch: three chunks (4,096 rows at most each). Two tenants
+  // alternate; the optional columns are NULL in some rows; the texts carry what COPY's
+  // binary arrays must keep as is (tab, newline, quote, backslash, braces, commas,
+  // non-ASCII) and a NUL, which PostgreSQL text cannot hold and is dropped.
+  std::vector<CallRecord> rows;
+  int64_t cost_t2 = 0;
+  for (int i = 0; i < 10'000; ++i) {
+    CallRecord r = Record("r" + std::to_string(i), i % 7);
+    r.tenant_id = i % 2 == 0 ? "t1" : "t2";
+    if (r.tenant_id == "t2") cost_t2 += r.cost_micros;
+    r.ttft_ms = i % 3 == 0 ? -1 : 1.5;
+    r.overhead_us = i % 5 == 0 ? -1 : i;
+    if (i % 1000 == 1) r.request_body = "{\"a\":\"x\ty\nz \\\" {b,c} é\"}";
+    if (i == 4097) r.error = std::string("nul\0here", 8);
+    r.status = i % 11 == 0 ? 500 : 200;
+    rows.push_back(r);
+  }
+  ASSERT_TRUE(engine->call_log().WriteCalls(Batches(rows), true, {}).ok());
+  StatementCounts counts;
+  ConnectionOptions o;
+  o.url = cluster_->Url(db_);
+  Connection c(o, &counts);
+  auto one = [&c](const std::string& sql) {
+    Result<Rows> r = c.Run(sql, Params{}, StoreOp::kAdminRead);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    return r.ok() ? r->Int(0, 0) : -1;
+  };
+  EXPECT_EQ(one("SELECT COUNT(*) FROM call_log_chunks"), 3);
+  EXPECT_EQ(one("SELECT MAX(n) FROM call_log_chunks"), 4096);
+  EXPECT_EQ(one("SELECT COUNT(*) FROM call_log"), 10'000);
+  EXPECT_EQ(one("SELECT COUNT(DISTINCT id) FROM call_log"), 10'000);
+  EXPECT_EQ(one("SELECT MAX(id) - MIN(id) FROM call_log"), 9'999);  // contiguous ids
+  // Newest first, every field as written, across the chunks' boundaries.
+  CallQuery all;
+  all.limit = 10'000;
+  auto read = engine->call_log().QueryCalls(all);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  ASSERT_EQ(read->size(), 10'000u);
+  for (size_t k = 0; k < read->size(); ++k) {
+    const CallRecord& want = rows[rows.size() - 1 - k];
+    const CallRecord& got = read.value()[k].record;
+    ASSERT_EQ(got.request_id, want.request_id);
+    EXPECT_EQ(got.tenant_id, want.tenant_id);
+    EXPECT_EQ(got.cost_micros, want.cost_micros);
+    EXPECT_EQ(got.status, want.status);
+    EXPECT_EQ(got.ttft_ms, want.ttft_ms) << want.request_id;
+    EXPECT_EQ(got.overhead_us, want.overhead_us) << want.request_id;
+    EXPECT_EQ(got.request_body, want.request_body) << want.request_id;
+    if (want.request_id == "r4097") {
+      EXPECT_EQ(got.error, "nulhere");
+    }
+    if (k > 0) {
+      EXPECT_EQ(read.value()[k - 1].id - 1, read.value()[k].id);
+    }
+  }
+  // A tenant's page and the pages after it, 1,000 at a time, over the boundaries; a filter.
+  CallQuery t2;
+  t2.tenant_id = "t2";
+  t2.limit = 1000;
+  std::vector<std::string> paged;
+  while (true) {
+    auto page = engine->call_log().QueryCalls(t2);
+    ASSERT_TRUE(page.ok());
+    if (page->empty()) break;
+    for (const CallRow& row : page.value()) paged.push_back(row.record.request_id);
+    t2.before_id = page->back().id;
+  }
+  ASSERT_EQ(paged.size(), 5'000u);
+  EXPECT_EQ(paged.front(), "r9999");
+  EXPECT_EQ(paged.back(), "r1");
+  CallQuery failed;
+  failed.status = 500;
+  failed.limit = 10'000;
+  auto errors = engine->call_log().QueryCalls(failed);
+  ASSERT_TRUE(errors.ok());
+  EXPECT_EQ(errors->size(), 910u);  // i % 11 == 0 for i < 10,000
+  auto sums = engine->call_log().SumCallLog(governance::FormatMonth(rows[0].month));
+  ASSERT_TRUE(sums.ok());
+  std::map<std::string, int64_t> tenants;
+  for (const SpendRow& row : sums.value()) {
+    if (row.scope == SpendScope::kTenant) tenants[row.scope_id] = row.spent_micros;
+  }
+  EXPECT_EQ(tenants["t2"], cost_t2);
+}
+
+TEST_F(PostgresEngineTest, AVersionSixDatabaseMovesItsRowsIntoChunksKeepingTheirIds) {
+  // Rows as a version-6 binary wrote them: two batches (blocks 1 and 2), ids block * 2^20 +
+  // place, one row per tenant range; and a run of ids from an older sequence.
+  {
+    StatementCounts counts;
+    ConnectionOptions o;
+    o.url = cluster_->Url(db_);
+    Connection c(o, &counts);
+    ASSERT_TRUE(Migrate(c, 6).ok());
+  }
+  std::string sql =
+      "INSERT INTO call_routes (id, tenant_id, key_id, model, deployment, month) VALUES "
+      "(1, 't1', 'k1', 'm', 'openai:0', '2026-12'), (2, 't2', 'k2', 'm', 'openai:0', "
+      "'2026-12'); INSERT INTO call_log_rows SELECT id, CASE WHEN id % 2 = 0 THEN 1 ELSE 2 END, "
+      "1796000000000, 'r' || id, 200, '', 1, 1, 0, 0, 5, 0, 0, NULL, 1, NULL, NULL, 0, 0 FROM "
+      "(SELECT generate_series(7, 9) AS id UNION ALL SELECT 1048576 + generate_series(0, 4999) "
+      "UNION ALL SELECT 2097152 + generate_series(0, 2)) s; INSERT INTO call_log_blocks VALUES "
+      "('t1', 7, 9), ('t2', 7, 9), ('t1', 1048576, 1053575), ('t2', 1048577, 1053575), "
+      "('t1', 2097152, 2097154), ('t2', 2097153, 2097153); INSERT INTO call_log_months VALUES "
+      "('2026-12', 7); SELECT setval('call_routes_id_seq', 2); "
+      "SELECT setval('call_log_block_seq', 2)";
+  ASSERT_TRUE(cluster_->Psql(sql, db_));
+  auto engine = Open();
+  EXPECT_EQ(engine->SchemaVersion(), LatestSchemaVersion());
+  ASSERT_TRUE(engine->call_log().WriteCalls(Batches({Record("new", 1)}), true, {}).ok());
+  CallQuery t1;
+  t1.tenant_id = "t1";
+  t1.limit = 10'000;
+  auto mine = engine->call_log().QueryCalls(t1);
+  ASSERT_TRUE(mine.ok()) << mine.error().message;
+  // Every even id (t1's) once, newest first, each still its id; the new row on top.
+  ASSERT_EQ(mine->size(), 1u + 1 + 2500 + 2);
+  EXPECT_EQ(mine.value()[0].record.request_id, "new");
+  EXPECT_EQ(mine.value()[1].id, 2097154);
+  EXPECT_EQ(mine.value()[1].record.request_id, "r2097154");
+  EXPECT_EQ(mine.value().back().id, 8);
+  for (size_t k = 1; k < mine->size(); ++k) {
+    EXPECT_EQ(mine.value()[k].record.request_id, "r" + std::to_string(mine.value()[k].id));
+  }
+  auto sums = engine->call_log().SumCallLog("2026-12");
+  ASSERT_TRUE(sums.ok());
+  int64_t total = 0;
+  for (const SpendRow& row : sums.value()) {
+    if (row.scope == SpendScope::kTenant) total += row.spent_micros;
+  }
+  EXPECT_EQ(total, 5 * (3 + 5000 + 3));  // the new row is in Record's month, not 2026-12
+}
+
 TEST_F(PostgresEngineTest, RecordsRoundTripWithTheAdminErrors) {
   auto engine = Open();
   GovernanceRecords& r = engine->records();
