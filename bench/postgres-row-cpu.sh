@@ -3,7 +3,7 @@
 # governed, store.engine: postgres) over a throwaway PostgreSQL 15 cluster, loaded with
 # `turnpike bench` (50 connections) for SECONDS after a 1 s warm-up; prints the cluster's CPU
 # (every process of it, and the children it reaped) divided by the call-log rows written
-# meanwhile, and each cluster process's ticks.
+# meanwhile, the call log's bytes on disk per row, and each cluster process's ticks.
 #
 #   bench/postgres-row-cpu.sh [TURNPIKE-BINARY] [SECONDS=5] [CALL-LOG-YAML={}]
 #
@@ -64,6 +64,11 @@ sleep 0.3  # the last flush
 r1=$(rows) t1=$(ticks)
 hz=$(getconf CLK_TCK)
 echo "rows $((r1 - r0)), cluster CPU $(((t1 - t0) * 1000 / hz)) ms: $(jq -n "($t1 - $t0) / $hz * 1e6 / ($r1 - $r0) * 100 | round / 100") µs per row"
+# The call log's size on disk (table, TOAST and indexes) per row written, warm-up included:
+# call_log_chunks from schema 7, call_log_rows before it.
+size=$("$PG_BIN/psql" -X -q -tA -h 127.0.0.1 -p "$pg_port" -U turnpike -d turnpike -c \
+  "SELECT pg_total_relation_size(COALESCE(to_regclass('call_log_chunks'), to_regclass('call_log_rows')))")
+echo "call log on disk: $(jq -n "$size / $r1 | round") bytes per row ($r1 rows)"
 for p in $(pg_cluster_pids); do
   echo "  $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-50): $(awk '{print $14 + $15}' "/proc/$p/stat") ticks"
 done
