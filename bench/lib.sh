@@ -59,3 +59,11 @@ pg_cluster_stop() {
 # cstime once reaped (they are gone from /proc).
 pg_cluster_pids() { echo "$pg_postmaster" $(pgrep -P "$pg_postmaster" || true); }
 pg_cluster_reaped_ticks() { awk '{print $16 + $17}' "/proc/$pg_postmaster/stat"; }
+# pg_cluster_ticks: every process of the cluster, live and reaped, in clock ticks.
+pg_cluster_ticks() {
+  local sum=0 p
+  for p in $(pg_cluster_pids); do
+    [[ -r /proc/$p/stat ]] && sum=$((sum + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+  done
+  echo $((sum + $(pg_cluster_reaped_ticks)))
+}

@@ -82,13 +82,6 @@ for f in "$dir"/c/*; do
   echo "COPY (SELECT * FROM chunks_external WHERE first_id = $id) TO '$dir/cb/$id' WITH (FORMAT binary);"
   echo "COPY (SELECT * FROM rows6 WHERE id >= $id AND id < $id + 4096) TO '$dir/rb/$id' WITH (FORMAT binary);"
 done | psql_
-ticks() {
-  local sum=0 p
-  for p in $(pg_cluster_pids); do
-    [[ -r /proc/$p/stat ]] && sum=$((sum + $(awk '{print $14 + $15}' "/proc/$p/stat")))
-  done
-  echo $((sum + $(pg_cluster_reaped_ticks)))
-}
 hz=$(getconf CLK_TCK)
 echo "| round | variant | cluster CPU per row (µs) | bytes on disk per row |"
 echo "|---|---|---|---|"
@@ -106,9 +99,9 @@ for round in 1 2; do
     : >"$dir/script.sql"
     for f in "$src"/*; do echo "BEGIN; COPY $table FROM '$f'$opt; COMMIT;" >>"$dir/script.sql"; done
     psql_ -c "TRUNCATE $table; CHECKPOINT"
-    before=$(ticks)
+    before=$(pg_cluster_ticks)
     psql_ -f "$dir/script.sql"
-    after=$(ticks)
+    after=$(pg_cluster_ticks)
     size=$(psql_ -tA -c "SELECT pg_total_relation_size('$table')")
     echo "| $round | $variant | $(jq -n "($after - $before) / $hz * 1e6 / 300000 * 100 | round / 100") | $((size / 300000)) |"
   done

@@ -44,13 +44,6 @@ pids+=($!)
 port=$(port_of "$dir/gw.log" "turnpike listening on")
 export TURNPIKE_URL=http://127.0.0.1:$port TURNPIKE_ADMIN_TOKEN=bench
 key=$(bench_key)
-ticks() {
-  local sum=0 p
-  for p in $(pg_cluster_pids); do
-    [[ -r /proc/$p/stat ]] && sum=$((sum + $(awk '{print $14 + $15}' "/proc/$p/stat")))
-  done
-  echo $((sum + $(pg_cluster_reaped_ticks)))
-}
 rows() { curl -s "$TURNPIKE_URL/metrics" | awk '/^turnpike_call_log_rows_total / {print $2}'; }
 load() {
   "$TURNPIKE" bench --url "$TURNPIKE_URL/v1/chat/completions" -c 50 -d "$1" -q \
@@ -58,10 +51,10 @@ load() {
 }
 load 1
 sleep 0.3
-r0=$(rows) t0=$(ticks)
+r0=$(rows) t0=$(pg_cluster_ticks)
 load "$secs"
 sleep 0.3  # the last flush
-r1=$(rows) t1=$(ticks)
+r1=$(rows) t1=$(pg_cluster_ticks)
 hz=$(getconf CLK_TCK)
 echo "rows $((r1 - r0)), cluster CPU $(((t1 - t0) * 1000 / hz)) ms: $(jq -n "($t1 - $t0) / $hz * 1e6 / ($r1 - $r0) * 100 | round / 100") µs per row"
 # The call log's size on disk (table, TOAST and indexes) per row written, warm-up included:

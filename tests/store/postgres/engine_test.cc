@@ -150,6 +150,14 @@ class PostgresEngineTest : public ::testing::Test {
     EXPECT_TRUE(opened.value()->Migrate().ok());
     return std::move(opened.value());
   }
+  // The database as a binary of schema `version` left it.
+  Status MigrateTo(int version) {
+    StatementCounts counts;
+    ConnectionOptions o;
+    o.url = cluster_->Url(db_);
+    Connection c(o, &counts);
+    return Migrate(c, version);
+  }
   int64_t Count(PostgresEngine& e) {
     CallQuery q;
     q.limit = 1000;
@@ -185,13 +193,7 @@ TEST_F(PostgresEngineTest, MigratesOnceAndRefusesANewerSchema) {
 
 TEST_F(PostgresEngineTest, AVersionTwoDatabaseUpgradesWithItsCallLog) {
   // A database as a version-2 binary left it: the call log one table, ids from its sequence.
-  {
-    StatementCounts counts;
-    ConnectionOptions o;
-    o.url = cluster_->Url(db_);
-    Connection c(o, &counts);
-    ASSERT_TRUE(Migrate(c, 2).ok());
-  }
+  ASSERT_TRUE(MigrateTo(2).ok());
   ASSERT_TRUE(cluster_->Psql(
       "INSERT INTO call_log (time_ms, request_id, tenant_id, key_id, model, deployment, status, "
       "error, prompt_tokens, completion_tokens, cached_tokens, cache_creation_tokens, "
@@ -384,13 +386,7 @@ TEST_F(PostgresEngineTest, ABatchOfMoreRowsThanAChunkHoldsIsSplitAndReadBackWhol
 TEST_F(PostgresEngineTest, AVersionSixDatabaseMovesItsRowsIntoChunksKeepingTheirIds) {
   // Rows as a version-6 binary wrote them: two batches (blocks 1 and 2), ids block * 2^20 +
   // place, one row per tenant range; and a run of ids from an older sequence.
-  {
-    StatementCounts counts;
-    ConnectionOptions o;
-    o.url = cluster_->Url(db_);
-    Connection c(o, &counts);
-    ASSERT_TRUE(Migrate(c, 6).ok());
-  }
+  ASSERT_TRUE(MigrateTo(6).ok());
   std::string sql =
       "INSERT INTO call_routes (id, tenant_id, key_id, model, deployment, month) VALUES "
       "(1, 't1', 'k1', 'm', 'openai:0', '2026-12'), (2, 't2', 'k2', 'm', 'openai:0', "
