@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <limits>
@@ -67,6 +68,9 @@ struct RouteKeyHash {
 
 // The spooled parameters' layout (WriteCalls); a spool of another layout is refused whole.
 constexpr std::string_view kFormat = "call-log-batch-7";
+// What a binary of schema 6 spooled: the key, the rows as COPY text of kColumns (NULL for
+// none), the spend arrays. Replayed after rebuilding it as this version's parts.
+constexpr std::string_view kFormat6 = "call-log-batch-6";
 
 // A batch's coarse indexes (AppendBatchSql) as array texts, kept in `texts`.
 columns::BatchIndexes Indexes(const BatchRows& batch, std::array<std::string, 5>& texts) {
@@ -172,6 +176,7 @@ Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
 }
 
 Status CallLog::Send(const Params& params) {
+  if (!params.values().empty() && params.values()[0] == kFormat6) return SendFormat6(params);
   BatchParts batch;
   if (params.size() != batch.size()) {
     return Error{ErrorCode::kInternal,
@@ -179,6 +184,65 @@ Status CallLog::Send(const Params& params) {
   }
   for (size_t i = 0; i < batch.size(); ++i) {
     if (params.values()[i]) batch[i] = *params.values()[i];
+  }
+  return Send(batch);
+}
+
+Status CallLog::SendFormat6(const Params& params) {
+  auto malformed = [] {
+    return Error{ErrorCode::kInternal, "a call-log batch of format 6 that does not read", ""};
+  };
+  const Params::Values& v = params.values();
+  if (v.size() != 3 + kSpendArrays || !v[1]) return malformed();
+  BatchParts batch = {kFormat, *v[1]};
+  for (size_t i = 0; i < kSpendArrays; ++i) {
+    if (v[3 + i]) batch[4 + i] = *v[3 + i];
+  }
+  std::string routes;
+  if (v[2]) {
+    chunks_.Clear();
+    std::unordered_map<std::string_view, uint32_t> lines;
+    std::string_view text = *v[2];
+    std::array<std::string_view, kColumns.size()> fields;
+    while (!text.empty()) {
+      const size_t newline = text.find('\n');
+      const std::string_view line = text.substr(0, newline);
+      text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+      size_t field = 0;
+      size_t route_end = 0;
+      for (size_t at = 0; at <= line.size(); ++field) {
+        const size_t tab = std::min(line.find('\t', at), line.size());
+        if (field == fields.size()) return malformed();
+        fields[field] = line.substr(at, tab - at);
+        if (field + 1 == columns::kRouteColumns) route_end = tab;
+        at = tab + 1;
+      }
+      if (field != fields.size()) return malformed();
+      const std::string_view route = line.substr(0, route_end);
+      const auto [it, added] = lines.try_emplace(route, static_cast<uint32_t>(lines.size()));
+      if (added) {
+        routes += route;
+        routes += '\n';
+      }
+      chunks_.StartRow(it->second);
+      for (size_t c = columns::kRouteColumns; c < kColumns.size(); ++c) {
+        columns::FieldSink& to = chunks_.column(c);
+        const std::string_view f = fields[c];
+        if (f == "\\N") {
+          to.Null();
+        } else if (kColumns[c].type == columns::ElementType::kText) {
+          to.Text(columns::UnescapeCopyText(f));
+        } else {
+          int64_t n = 0;
+          const auto [end, ec] = std::from_chars(f.data(), f.data() + f.size(), n);
+          if (ec != std::errc() || end != f.data() + f.size()) return malformed();
+          to.Int(n);
+        }
+      }
+      chunks_.EndRow();
+    }
+    batch[2] = routes;
+    batch[3] = chunks_.Finish();
   }
   return Send(batch);
 }

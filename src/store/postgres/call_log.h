@@ -65,7 +65,8 @@ class CallLog : public CallLogStore {
   // and chunks (both absent for no rows), the spend arrays.
   using BatchParts = std::array<std::optional<std::string_view>, 4 + columns::kSpendArrays>;
   Status Send(const BatchParts& batch);
-  Status Send(const Params& params);  // a spooled batch
+  Status Send(const Params& params);         // a spooled batch
+  Status SendFormat6(const Params& params);  // one a binary of schema 6 spooled
 
   Connection& db_;
   Spool& spool_;

@@ -120,6 +120,21 @@ class CopyText final : public FieldSink {
   bool first_ = true;
 };
 
+// A field of COPY's text format as its value (CopyText's escapes undone).
+inline std::string UnescapeCopyText(std::string_view field) {
+  std::string out;
+  out.reserve(field.size());
+  for (size_t i = 0; i < field.size(); ++i) {
+    if (field[i] != '\\' || i + 1 == field.size()) {
+      out += field[i];
+      continue;
+    }
+    const char c = field[++i];
+    out += c == 't' ? '\t' : c == 'n' ? '\n' : c == 'r' ? '\r' : c;
+  }
+  return out;
+}
+
 // Big-endian integers, as COPY's binary format and the binary forms of int8 and arrays have
 // them.
 inline void PutU16(std::string& out, uint16_t v) {
@@ -306,13 +321,17 @@ constexpr size_t kChunkBytes = size_t{16} << 20;
 class ChunkWriter {
  public:
   void Row(uint32_t route, const CallRecordView& r) {
-    PutU32(routes_, route);
+    StartRow(route);
+    for (size_t c = kRouteColumns; c < kColumns.size(); ++c) kColumns[c].write(column(c), r);
+    EndRow();
+  }
+  // A row value by value: its route, then one value into column(c) for each c of kColumns
+  // past the route, then EndRow.
+  void StartRow(uint32_t route) { PutU32(routes_, route); }
+  FieldSink& column(size_t c) { return columns_[c - kRouteColumns]; }
+  void EndRow() {
     size_t bytes = 0;
-    for (size_t c = kRouteColumns; c < kColumns.size(); ++c) {
-      ArrayElements& column = columns_[c - kRouteColumns];
-      kColumns[c].write(column, r);
-      bytes += column.size();
-    }
+    for (const ArrayElements& c : columns_) bytes += c.size();
     if (++rows_ == kChunkRows || bytes >= kChunkBytes) Close();
   }
   // The chunks of the rows since the last Clear.

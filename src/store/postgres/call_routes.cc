@@ -12,21 +12,6 @@ namespace {
 
 using columns::kRouteColumns;
 
-// A field of COPY's text format as its value (CopyText's escapes undone).
-std::string Unescape(std::string_view field) {
-  std::string out;
-  out.reserve(field.size());
-  for (size_t i = 0; i < field.size(); ++i) {
-    if (field[i] != '\\' || i + 1 == field.size()) {
-      out += field[i];
-      continue;
-    }
-    const char c = field[++i];
-    out += c == 't' ? '\t' : c == 'n' ? '\n' : c == 'r' ? '\r' : c;
-  }
-  return out;
-}
-
 // The route's fields, split at the tabs.
 std::array<std::string_view, kRouteColumns> Fields(std::string_view route) {
   std::array<std::string_view, kRouteColumns> out;
@@ -60,7 +45,7 @@ Status BatchRows::Read(std::string_view routes_text, std::string_view chunks) {
     if (count == places.size()) places.emplace_back();
     Place& p = places[count];
     p.escaped = escaped;
-    p.value = Unescape(escaped);
+    p.value = columns::UnescapeCopyText(escaped);
     p.first = -1;
     return static_cast<uint32_t>(count++);
   };
@@ -131,7 +116,8 @@ Status CallRoutes::Resolve(Connection& db, const BatchRows& batch) {
     std::array<columns::ArrayText, kRouteColumns> arrays;
     for (const auto& [route, unused] : missing) {
       const auto fields = Fields(route);
-      for (size_t i = 0; i < kRouteColumns; ++i) arrays[i].Text(Unescape(fields[i]));
+      for (size_t i = 0; i < kRouteColumns; ++i)
+        arrays[i].Text(columns::UnescapeCopyText(fields[i]));
     }
     Params p;
     for (columns::ArrayText& a : arrays) p.Add(a.Done());
