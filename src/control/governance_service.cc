@@ -1,6 +1,8 @@
 #include "control/governance_service.h"
 
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <utility>
 
 namespace turnpike::control {
@@ -11,6 +13,19 @@ Error AsInvalid(const Error& error) {
   if (error.code != ErrorCode::kInvalidRequest) return error;
   return Error{ErrorCode::kInvalidRequest, error.message, error.param};
 }
+
+// A store job from two functions: what it runs, and what a refusal (queue full or closed) does.
+class FnJob final : public store::StoreJob {
+ public:
+  FnJob(std::function<void(store::Engine&)> run, std::function<void()> refused)
+      : run_(std::move(run)), refused_(std::move(refused)) {}
+  void Run(store::Engine& engine) override { run_(engine); }
+  void Refuse(const Error&) override { refused_(); }
+
+ private:
+  std::function<void(store::Engine&)> run_;
+  std::function<void()> refused_;
+};
 
 }  // namespace
 
@@ -129,9 +144,19 @@ void GovernanceService::LogTick(store::Engine& engine) {
   if (config_.governance.reconcile_interval.count() > 0 && config_.call_log.log_store &&
       now >= next_reconcile_) {
     next_reconcile_ = now + config_.governance.reconcile_interval;
-    Result<ReconcileReport> report = Reconcile(engine.call_log());
-    if (!report.ok()) {
-      std::fprintf(stderr, "turnpike: reconcile failed: %s\n", report.error().message.c_str());
+    // On a read lane (its own connection when the store has a pool): a month's sum over a
+    // large log takes seconds, which the call-log batches must not wait for. One at a time.
+    if (!reconcile_queued_.exchange(true)) {
+      auto run = [this](store::Engine& lane) {
+        Result<ReconcileReport> report = Reconcile(lane.call_log());
+        if (!report.ok()) {
+          std::fprintf(stderr, "turnpike: reconcile failed: %s\n", report.error().message.c_str());
+        }
+        reconcile_queued_.store(false);
+      };
+      thread_->Post(
+          std::make_unique<FnJob>(std::move(run), [this] { reconcile_queued_.store(false); }),
+          store::JobLane::kRead);
     }
   }
 }

@@ -29,14 +29,16 @@
 // called from worker coroutines and run their store work on the store threads
 // (store/store_thread.h): what changes the service's state (admin writes, reloads, Prices,
 // which reads rows_) on the control lane, one at a time; Calls and Spend, which read only the
-// store and the published snapshot, on a read lane; reconcile (scheduled or on demand) on the
-// log lane, between call-log batches, because it overwrites spend rows with the log's sums
-// and a batch committed between its sum and its overwrite would be lost from spend. cell(),
+// store and the published snapshot, on a read lane; reconcile (scheduled or on demand) on a
+// read lane too: the store compares and corrects in one snapshot and adds the difference
+// (store/call_log.h), so call-log batches committing meanwhile (here or on another replica)
+// keep their spend, and a long month's sum does not hold up the call-log writer. cell(),
 // statements() and RenderMetrics() are safe from any thread.
 // Errors: operations return the engine's errors, kInvalidRequest (with param naming the field)
 // when the resulting snapshot would be inconsistent, kNotFound for unknown ids.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
 #include <functional>
@@ -130,6 +132,8 @@ class GovernanceService {
   std::chrono::steady_clock::time_point next_change_poll_{};
   // The log lane only (and Start).
   std::chrono::steady_clock::time_point next_reconcile_{};
+  // A scheduled reconcile is queued or running on a read lane.
+  std::atomic<bool> reconcile_queued_{false};
 
   // Written by the store thread, read by /metrics.
   observability::Counter snapshot_publishes_;

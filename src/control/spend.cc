@@ -73,7 +73,7 @@ boost::asio::awaitable<Result<ReconcileReport>> GovernanceService::ReconcileNow(
     return Reconcile(engine.call_log());
   };
   Result<ReconcileReport> result =
-      co_await thread_->Call<ReconcileReport>(std::move(job), store::JobLane::kLog);
+      co_await thread_->Call<ReconcileReport>(std::move(job), store::JobLane::kRead);
   co_return result;
 }
 
@@ -102,38 +102,24 @@ Result<ReconcileReport> GovernanceService::Reconcile(store::CallLogStore& log) {
   }
   const governance::MonthId current = governance::MonthOf(UnixSeconds());
   const governance::SnapshotPtr snapshot = cell_->Load();
-  std::vector<SpendRow> corrections;
   for (governance::MonthId month : {current, current - 1}) {
-    const std::string name = governance::FormatMonth(month);
-    Result<std::vector<SpendRow>> logged = log.SumCallLog(name);
-    if (!logged.ok()) return logged.error();
-    const std::string months[] = {name};
-    Result<std::vector<SpendRow>> persisted = log.LoadSpend(months);
-    if (!persisted.ok()) return persisted.error();
-    std::map<std::pair<SpendScope, std::string>, std::pair<int64_t, int64_t>> both;
-    for (const SpendRow& r : logged.value()) both[{r.scope, r.scope_id}].first = r.spent_micros;
-    for (const SpendRow& r : persisted.value()) {
-      both[{r.scope, r.scope_id}].second = r.spent_micros;
-    }
-    for (const auto& [scope, sums] : both) {
-      const int64_t drift = sums.first - sums.second;
-      if (drift == 0) continue;
+    // The store adds each difference to its spend row (store/call_log.h); this month's also
+    // goes to the live counter.
+    Result<std::vector<SpendRow>> drifted = log.ReconcileSpend(governance::FormatMonth(month));
+    if (!drifted.ok()) return drifted.error();
+    for (const SpendRow& row : drifted.value()) {
+      const int64_t drift = row.spent_micros;
       report.drift_micros += drift < 0 ? -drift : drift;
       ++report.scopes_corrected;
-      corrections.push_back({scope.first, scope.second, name, sums.first});
       if (month != current) continue;
       governance::BudgetCounter* counter = nullptr;
-      if (scope.first == SpendScope::kTenant) {
-        if (const auto* t = snapshot->FindTenant(scope.second)) counter = &t->counters->budget;
-      } else if (const auto* k = snapshot->FindKey(scope.second)) {
+      if (row.scope == SpendScope::kTenant) {
+        if (const auto* t = snapshot->FindTenant(row.scope_id)) counter = &t->counters->budget;
+      } else if (const auto* k = snapshot->FindKey(row.scope_id)) {
         counter = &k->counters->budget;
       }
       if (counter != nullptr) counter->Correct(month, drift);
     }
-  }
-  if (!corrections.empty()) {
-    Status set = log.SetSpend(corrections);
-    if (!set.ok()) return set.error();
   }
   reconcile_runs_.Add();
   drift_micros_.Set(report.drift_micros);

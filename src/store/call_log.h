@@ -67,9 +67,14 @@ class CallLogStore {
   // Spend rows of the given months (every scope).
   virtual Result<std::vector<SpendRow>> LoadSpend(std::span<const std::string> months) = 0;
 
-  // Reconcile: the call log's cost per scope in `month`, and overwriting spend rows.
+  // The call log's cost per scope in `month`.
   virtual Result<std::vector<SpendRow>> SumCallLog(const std::string& month) = 0;
-  virtual Status SetSpend(std::span<const SpendRow> rows) = 0;
+  // Reconcile one month: each scope's spend row against the call log's sum, both read as of
+  // one snapshot, and the difference added to the spend row (an addition, not an overwrite: a
+  // batch that commits meanwhile, from this process or another, keeps its spend). Reconciles
+  // of the same store (other replicas) take turns. Returns the differences added, one row per
+  // scope that drifted (spent_micros: log sum - spend row).
+  virtual Result<std::vector<SpendRow>> ReconcileSpend(const std::string& month) = 0;
 };
 
 }  // namespace turnpike::store

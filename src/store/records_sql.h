@@ -82,14 +82,9 @@ inline constexpr std::string_view kUpsertPrice =
 inline constexpr std::string_view kDeletePrice =
     "DELETE FROM prices WHERE model = ? RETURNING model";
 
-// Spend rows. LoadSpend: month; result scope, scope_id, month, spent_micros. SetSpend (overwrite)
-// and AddSpend: scope, scope_id, month, spent_micros.
+// Spend rows. LoadSpend: month; result scope, scope_id, month, spent_micros.
 inline constexpr std::string_view kSelectSpend =
     "SELECT scope, scope_id, month, spent_micros FROM spend WHERE month = ?";
-inline constexpr std::string_view kSetSpend =
-    "INSERT INTO spend (scope, scope_id, month, spent_micros) "
-    "VALUES (?, ?, ?, ?) ON CONFLICT (scope, scope_id, month) "
-    "DO UPDATE SET spent_micros = excluded.spent_micros";
 
 inline constexpr std::string_view kActive = "active";
 inline constexpr std::string_view kSuspended = "suspended";

@@ -6,9 +6,9 @@
 //            serving) and resumes it on its own executor with the result. Each job names its
 //            lane (JobLane): kControl jobs change the owner's state (admin writes, reloads)
 //            and run one at a time, in order; kRead jobs only read (the store, and what the
-//            owner publishes for any thread) and may run in parallel with anything; kLog jobs
-//            must not interleave with call-log batches (reconcile: it sums the log, then
-//            overwrites spend, and a batch committed in between would be lost from spend).
+//            owner publishes for any thread) and may run in parallel with anything (reconcile
+//            among them: the engine corrects spend by additions from one snapshot,
+//            store/call_log.h); kLog jobs run between call-log batches, never beside one.
 //   records  the call log: workers hand over CallBatches (CallLogBuffer); the log lane takes
 //            everything queued and hands it to its owner's write function in transactions of
 //            at most batch_rows rows (group commit: under load one commit carries many

@@ -150,9 +150,9 @@ class FakeCallLog : public store::CallLogStore {
     persisted_ = std::move(persisted);
     logged_ = std::move(logged);
   }
-  std::vector<store::SpendRow> spend_set() const {
+  std::vector<store::SpendRow> spend_added() const {
     std::lock_guard lock(mu_);
-    return spend_set_;
+    return spend_added_;
   }
 
   Status WriteCalls(store::CallBatchParts parts, bool log_rows,
@@ -186,10 +186,24 @@ class FakeCallLog : public store::CallLogStore {
     const std::string months[] = {month};
     return ForMonths(logged_, months);
   }
-  Status SetSpend(std::span<const store::SpendRow> rows) override {
+  // The differences between the month's answers, added to the persisted rows (and kept in
+  // spend_added()).
+  Result<std::vector<store::SpendRow>> ReconcileSpend(const std::string& month) override {
     std::lock_guard lock(mu_);
-    spend_set_.insert(spend_set_.end(), rows.begin(), rows.end());
-    return Ok{};
+    const std::string months[] = {month};
+    std::map<std::pair<store::SpendScope, std::string>, int64_t> drift;
+    for (const store::SpendRow& r : ForMonths(logged_, months)) {
+      drift[{r.scope, r.scope_id}] += r.spent_micros;
+    }
+    for (const store::SpendRow& r : ForMonths(persisted_, months)) {
+      drift[{r.scope, r.scope_id}] -= r.spent_micros;
+    }
+    std::vector<store::SpendRow> out;
+    for (const auto& [scope, micros] : drift) {
+      if (micros != 0) out.push_back({scope.first, scope.second, month, micros});
+    }
+    spend_added_.insert(spend_added_.end(), out.begin(), out.end());
+    return out;
   }
 
  private:
@@ -209,7 +223,7 @@ class FakeCallLog : public store::CallLogStore {
   std::vector<WrittenBatch> batches_;
   std::vector<store::SpendRow> persisted_;
   std::vector<store::SpendRow> logged_;
-  std::vector<store::SpendRow> spend_set_;
+  std::vector<store::SpendRow> spend_added_;
 };
 
 class FakeEngine : public store::Engine {

@@ -38,7 +38,9 @@ class NullCallLog : public CallLogStore {
   Result<std::vector<SpendRow>> SumCallLog(const std::string&) override {
     return std::vector<SpendRow>{};
   }
-  Status SetSpend(std::span<const SpendRow>) override { return Ok{}; }
+  Result<std::vector<SpendRow>> ReconcileSpend(const std::string&) override {
+    return std::vector<SpendRow>{};
+  }
 };
 
 class NullEngine : public Engine {

@@ -445,25 +445,47 @@ Result<std::vector<SpendRow>> CallLog::SumCallLog(const std::string& month) {
   return out;
 }
 
-Status CallLog::SetSpend(std::span<const SpendRow> rows) {
-  // One statement: the rows as arrays, so the overwrite is all or nothing.
-  static const std::string kSql =
-      "INSERT INTO spend (scope, scope_id, month, spent_micros) "
-      "SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) "
-      "ON CONFLICT (scope, scope_id, month) DO UPDATE SET spent_micros = excluded.spent_micros";
-  if (rows.empty()) return Ok{};
-  std::array<ArrayText, kSpendArrays> a;
-  for (const SpendRow& row : rows) {
-    a[0].Text(ScopeName(row.scope));
-    a[1].Text(row.scope_id);
-    a[2].Text(row.month);
-    a[3].Int(row.spent_micros);
-  }
+// One transaction: an advisory lock scoped to it, so the replicas' reconciles take turns (and
+// it works through PgBouncer's transaction pooling), then one statement whose snapshot is
+// taken after the lock (READ COMMITTED: per statement): it sums the month's call log (by tenant
+// and by key, one pass over the chunks) and reads the spend rows in that one snapshot, and adds
+// each difference to its row with an upsert. A batch that commits after the snapshot added its
+// cost to both sides, so the difference stays right; the addition applies to the row as it is
+// then. Bounded by the connection's timeout per round trip, like every statement.
+Result<std::vector<SpendRow>> CallLog::ReconcileSpend(const std::string& month) {
+  static const std::string kSql = Numbered(
+      "WITH first AS (SELECT first_id FROM call_log_months WHERE month = ?), "
+      "logged AS (SELECT CASE WHEN GROUPING(r.tenant_id) = 0 THEN 'tenant' ELSE 'key' END "
+      "AS scope, COALESCE(r.tenant_id, r.key_id) AS scope_id, SUM(u.cost_micros) AS spent "
+      "FROM call_log_chunks k CROSS JOIN LATERAL unnest(k.route_id, k.cost_micros) WITH "
+      "ORDINALITY AS u(route_id, cost_micros, ord) JOIN call_routes r ON r.id = u.route_id "
+      "WHERE r.month = ? AND k.first_id > (SELECT first_id FROM first) - " +
+      std::to_string(columns::kChunkRows) +
+      " AND k.first_id + u.ord - 1 >= (SELECT first_id FROM first) "
+      "GROUP BY GROUPING SETS ((r.tenant_id), (r.key_id))), "
+      "persisted AS (SELECT scope, scope_id, spent_micros FROM spend WHERE month = ?), "
+      "drift AS (SELECT COALESCE(l.scope, p.scope) AS scope, COALESCE(l.scope_id, p.scope_id) "
+      "AS scope_id, COALESCE(l.spent, 0)::BIGINT - COALESCE(p.spent_micros, 0) AS micros "
+      "FROM logged l FULL JOIN persisted p ON p.scope = l.scope AND p.scope_id = l.scope_id), "
+      "added AS (INSERT INTO spend (scope, scope_id, month, spent_micros) "
+      "SELECT scope, scope_id, ?, micros FROM drift WHERE micros <> 0 "
+      "ON CONFLICT (scope, scope_id, month) "
+      "DO UPDATE SET spent_micros = spend.spent_micros + excluded.spent_micros) "
+      "SELECT scope, scope_id, micros FROM drift WHERE micros <> 0");
+  Status begun = db_.Script("BEGIN; SELECT pg_advisory_xact_lock(7463726532)", StoreOp::kReconcile);
+  if (!begun.ok()) return begun.error();
   Params p;
-  for (ArrayText& x : a) p.Add(x.Done());
-  Result<Rows> done = db_.Run(kSql, p, StoreOp::kReconcile);
-  if (!done.ok()) return done.error();
-  return Ok{};
+  p.Add(month).Add(month).Add(month).Add(month);
+  Result<Rows> rows = db_.Run(kSql, p, StoreOp::kReconcile);
+  Status ended = db_.Script(rows.ok() ? "COMMIT" : "ROLLBACK", StoreOp::kReconcile);
+  if (!rows.ok()) return rows.error();
+  if (!ended.ok()) return ended.error();
+  std::vector<SpendRow> out;
+  for (int i = 0; i < rows->size(); ++i) {
+    out.push_back({rows->Text(i, 0) == "key" ? SpendScope::kKey : SpendScope::kTenant,
+                   rows->Text(i, 1), month, rows->Int(i, 2)});
+  }
+  return out;
 }
 
 }  // namespace turnpike::store::postgres

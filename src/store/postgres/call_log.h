@@ -55,7 +55,7 @@ class CallLog : public CallLogStore {
   Result<std::vector<CallRow>> QueryCalls(const CallQuery& query) override;
   Result<std::vector<SpendRow>> LoadSpend(std::span<const std::string> months) override;
   Result<std::vector<SpendRow>> SumCallLog(const std::string& month) override;
-  Status SetSpend(std::span<const SpendRow> rows) override;
+  Result<std::vector<SpendRow>> ReconcileSpend(const std::string& month) override;
 
   // Sends what the spool holds (Tick, and before each batch).
   Status ReplaySpool();

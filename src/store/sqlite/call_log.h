@@ -30,7 +30,7 @@ class CallLog : public CallLogStore {
   Result<std::vector<CallRow>> QueryCalls(const CallQuery& query) override;
   Result<std::vector<SpendRow>> LoadSpend(std::span<const std::string> months) override;
   Result<std::vector<SpendRow>> SumCallLog(const std::string& month) override;
-  Status SetSpend(std::span<const SpendRow> rows) override;
+  Result<std::vector<SpendRow>> ReconcileSpend(const std::string& month) override;
 
  private:
   // A record WriteCalls is inserting, with its position in the transaction's TxRoutes.
@@ -62,7 +62,6 @@ class CallLog : public CallLogStore {
   // Months whose first call-log row is in call_log_months (committed).
   std::vector<governance::MonthId> months_noted_;
   std::unique_ptr<Statement> add_spend_;
-  std::unique_ptr<Statement> set_spend_;
 };
 
 }  // namespace turnpike::store::sqlite

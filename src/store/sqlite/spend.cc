@@ -1,6 +1,6 @@
 // Spend rows (scope, scope id, month): WriteCalls adds to them, the start-up restore and the
-// admin API read them, and reconcile compares them with the call log's sums and overwrites
-// the ones that drifted.
+// admin API read them, and reconcile compares them with the call log's sums and adds the
+// difference to the ones that drifted.
 #include <map>
 #include <string>
 #include <vector>
@@ -47,20 +47,29 @@ Status CallLog::AddSpend(SpendScope scope, std::string_view scope_id, std::strin
   return (*q)->Run();
 }
 
-Status CallLog::SetSpend(std::span<const SpendRow> rows) {
-  return InTransaction(db_, [&]() -> Status {
-    Result<Statement*> q = db_.Cached(set_spend_, sql::kSetSpend, StoreOp::kReconcile);
-    if (!q.ok()) return q.error();
-    for (const SpendRow& row : rows) {
-      (*q)->Bind(1, ScopeName(row.scope))
-          .Bind(2, row.scope_id)
-          .Bind(3, row.month)
-          .Bind(4, row.spent_micros);
-      Status ran = (*q)->Run();
-      if (!ran.ok()) return ran;
+Result<std::vector<SpendRow>> CallLog::ReconcileSpend(const std::string& month) {
+  // One write transaction: this database has one writer, so the sums, the rows and the
+  // additions see one state, and no batch commits in between.
+  std::vector<SpendRow> drifted;
+  Status done = InTransaction(db_, [&]() -> Status {
+    Result<std::vector<SpendRow>> logged = SumCallLog(month);
+    if (!logged.ok()) return logged.error();
+    const std::string months[] = {month};
+    Result<std::vector<SpendRow>> persisted = LoadSpend(months);
+    if (!persisted.ok()) return persisted.error();
+    std::map<std::pair<SpendScope, std::string>, int64_t> drift;
+    for (const SpendRow& r : logged.value()) drift[{r.scope, r.scope_id}] += r.spent_micros;
+    for (const SpendRow& r : persisted.value()) drift[{r.scope, r.scope_id}] -= r.spent_micros;
+    for (const auto& [scope, micros] : drift) {
+      if (micros == 0) continue;
+      Status added = AddSpend(scope.first, scope.second, month, micros);
+      if (!added.ok()) return added;
+      drifted.push_back({scope.first, scope.second, month, micros});
     }
     return Ok{};
   });
+  if (!done.ok()) return done.error();
+  return drifted;
 }
 
 Result<std::vector<SpendRow>> CallLog::SumCallLog(const std::string& month) {

@@ -4,9 +4,9 @@
 // round trip with the admin API's errors, the change feed between two engines, and the call
 // log: rows and spend in one transaction (COPY), a batch spooled while the server is down,
 // replayed on recovery, and replayed again without writing anything twice; spend summed per
-// scope; COPY's transaction with the statements around it; a spooled batch of the earlier
-// (array) format refused and counted. Skipped only where the PostgreSQL 15 binaries are
-// absent; CI installs them.
+// scope; reconcile's additions, one replica at a time; COPY's transaction with the statements
+// around it; a spooled batch of the earlier (array) format refused and counted. Skipped only where
+// the PostgreSQL 15 binaries are absent; CI installs them.
 #include "store/postgres/engine.h"
 
 #include <gtest/gtest.h>
@@ -701,6 +701,58 @@ TEST_F(PostgresEngineTest, ABatchSpooledBySchemaSixIsReplayedIntoChunks) {
   observability::PrometheusWriter w;
   engine->RenderMetrics(w);
   EXPECT_NE(w.Take().find("turnpike_store_spool_lost_rows_total 0"), std::string::npos);
+}
+
+TEST_F(PostgresEngineTest, ReconcileAddsTheDriftOnceWhileBatchesAndOtherReplicasRun) {
+  auto a = Open();
+  auto b = Open();  // another replica over the same database
+  const std::string month = governance::FormatMonth(Record("x", 0).month);
+  ASSERT_TRUE(
+      a->call_log().WriteCalls(Batches({Record("r1", 10), Record("r2", 20)}), true, {}).ok());
+  // Someone edits the spend table behind the replicas' backs: +1000 on the tenant row.
+  ASSERT_TRUE(cluster_->Psql(
+      "UPDATE spend SET spent_micros = spent_micros + 1000 WHERE scope = 'tenant'", db_));
+  // A reconcile that has to wait for the lock (another replica's reconcile holds it) while a
+  // batch commits: what it adds is still only the edit (the batch is on both sides).
+  StatementCounts counts;
+  ConnectionOptions o;
+  o.url = cluster_->Url(db_);
+  Connection holder(o, &counts);
+  ASSERT_TRUE(
+      holder.Script("BEGIN; SELECT pg_advisory_xact_lock(7463726532)", StoreOp::kMigrate).ok());
+  Result<std::vector<SpendRow>> waited = Error{ErrorCode::kInternal, "not run", ""};
+  std::thread reconcile([&] { waited = a->call_log().ReconcileSpend(month); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(b->call_log().WriteCalls(Batches({Record("r3", 5)}), true, {}).ok());
+  ASSERT_TRUE(holder.Script("COMMIT", StoreOp::kMigrate).ok());
+  reconcile.join();
+  ASSERT_TRUE(waited.ok()) << waited.error().message;
+  ASSERT_EQ(waited->size(), 1u);
+  EXPECT_EQ(waited.value()[0].scope, SpendScope::kTenant);
+  EXPECT_EQ(waited.value()[0].spent_micros, -1000);
+  EXPECT_EQ(TenantSpend(*a), 35);
+  // Drift again, then two replicas reconcile at once: it is taken out once, not twice.
+  ASSERT_TRUE(
+      cluster_->Psql("UPDATE spend SET spent_micros = spent_micros - 7 WHERE scope = 'key'", db_));
+  Result<std::vector<SpendRow>> first = Error{ErrorCode::kInternal, "not run", ""};
+  Result<std::vector<SpendRow>> second = Error{ErrorCode::kInternal, "not run", ""};
+  std::thread one([&] { first = a->call_log().ReconcileSpend(month); });
+  std::thread two([&] { second = b->call_log().ReconcileSpend(month); });
+  one.join();
+  two.join();
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(first->size() + second->size(), 1u);
+  const std::string months[] = {month};
+  auto spend = a->call_log().LoadSpend(months);
+  auto logged = a->call_log().SumCallLog(month);
+  ASSERT_TRUE(spend.ok() && logged.ok());
+  std::map<std::pair<SpendScope, std::string>, int64_t> rows, sums;
+  for (const SpendRow& r : spend.value()) rows[{r.scope, r.scope_id}] = r.spent_micros;
+  for (const SpendRow& r : logged.value()) sums[{r.scope, r.scope_id}] = r.spent_micros;
+  EXPECT_EQ(rows, sums);
+  auto none = b->call_log().ReconcileSpend(month);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
 }
 
 TEST_F(PostgresEngineTest, CopyInIsOneTransactionWithTheStatementsAroundIt) {
