@@ -4,7 +4,7 @@
 # rows, 64 tenants: t1 one row per chunk, t2-t64 the rest in turn), then the statements
 # QueryCalls sends (call_log.cc) timed by psql, three times each: a tenant's ranges in rounds
 # of 4, 64 and 256 (a page reads at most a round's chunks), every tenant's newest rows, and
-# reconcile's month sum. Wall times on a quiet machine; a read unnests whole chunks.
+# reconcile's statement over the month. Wall times on a quiet machine; a read unnests whole chunks.
 #
 #   bench/postgres-call-log-pages.sh          # TURNPIKE=build/src/app/turnpike by default
 set -euo pipefail
@@ -64,5 +64,6 @@ for t in "t1 4 50" "t1 64 50" "t1 256 50" "t5 4 50" "t5 4 1000" "t5 256 1000"; d
 done
 echo "== all rows, newest 50 (round 4)"
 { echo '\timing on'; for i in 1 2 3; do echo "SELECT k.first_id + u.ord - 1 AS id, u.request_id FROM (SELECT first_id, first_id + n - 1 AS last_id FROM call_log_chunks WHERE first_id < 9223372036854775807 ORDER BY first_id DESC LIMIT 4) b CROSS JOIN LATERAL (SELECT * FROM call_log_chunks c WHERE c.first_id <= b.last_id AND c.first_id > b.first_id - 4096 OFFSET 0) k CROSS JOIN LATERAL unnest($U) WITH ORDINALITY AS u($N, ord) JOIN call_routes r ON r.id = u.route_id WHERE k.first_id + u.ord - 1 BETWEEN b.first_id AND b.last_id ORDER BY 1 DESC LIMIT 50;"; done; } | $P -o /dev/null 2>&1 | grep Time
-echo "== reconcile sum over the month"
-{ echo '\timing on'; echo "SELECT r.tenant_id, r.key_id, SUM(u.cost_micros) FROM call_log_chunks k CROSS JOIN LATERAL unnest(k.route_id, k.cost_micros) WITH ORDINALITY AS u(route_id, cost_micros, ord) JOIN call_routes r ON r.id = u.route_id WHERE r.month = '2026-12' AND k.first_id > (SELECT first_id FROM call_log_months WHERE month = '2026-12') - 4096 AND k.first_id + u.ord - 1 >= (SELECT first_id FROM call_log_months WHERE month = '2026-12') GROUP BY r.tenant_id, r.key_id;"; } | $P -o /dev/null 2>&1 | grep Time
+echo "== reconcile's statement (ReconcileSpend, call_log.cc) over the month, rolled back"
+m="'2026-12'"
+{ echo '\timing on'; for i in 1 2 3; do echo "BEGIN; SELECT pg_advisory_xact_lock(7463726532); WITH first AS (SELECT first_id FROM call_log_months WHERE month = $m), logged AS (SELECT CASE WHEN GROUPING(r.tenant_id) = 0 THEN 'tenant' ELSE 'key' END AS scope, COALESCE(r.tenant_id, r.key_id) AS scope_id, SUM(u.cost_micros) AS spent FROM call_log_chunks k CROSS JOIN LATERAL unnest(k.route_id, k.cost_micros) WITH ORDINALITY AS u(route_id, cost_micros, ord) JOIN call_routes r ON r.id = u.route_id WHERE r.month = $m AND k.first_id > (SELECT first_id FROM first) - 4096 AND k.first_id + u.ord - 1 >= (SELECT first_id FROM first) GROUP BY GROUPING SETS ((r.tenant_id), (r.key_id))), persisted AS (SELECT scope, scope_id, spent_micros FROM spend WHERE month = $m), drift AS (SELECT COALESCE(l.scope, p.scope) AS scope, COALESCE(l.scope_id, p.scope_id) AS scope_id, COALESCE(l.spent, 0)::BIGINT - COALESCE(p.spent_micros, 0) AS micros FROM logged l FULL JOIN persisted p ON p.scope = l.scope AND p.scope_id = l.scope_id), added AS (INSERT INTO spend (scope, scope_id, month, spent_micros) SELECT scope, scope_id, $m, micros FROM drift WHERE micros <> 0 ON CONFLICT (scope, scope_id, month) DO UPDATE SET spent_micros = spend.spent_micros + excluded.spent_micros) SELECT scope, scope_id, micros FROM drift WHERE micros <> 0; ROLLBACK;"; done; } | $P -o /dev/null 2>&1 | grep Time

@@ -150,7 +150,10 @@ void GovernanceService::LogTick(store::Engine& engine) {
       auto run = [this](store::Engine& lane) {
         Result<ReconcileReport> report = Reconcile(lane.call_log());
         if (!report.ok()) {
-          std::fprintf(stderr, "turnpike: reconcile failed: %s\n", report.error().message.c_str());
+          // kConflict: another replica is reconciling the same store; its run covers this one.
+          std::fprintf(stderr, "turnpike: reconcile %s: %s\n",
+                       report.error().code == ErrorCode::kConflict ? "skipped" : "failed",
+                       report.error().message.c_str());
         }
         reconcile_queued_.store(false);
       };

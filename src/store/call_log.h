@@ -71,9 +71,9 @@ class CallLogStore {
   virtual Result<std::vector<SpendRow>> SumCallLog(const std::string& month) = 0;
   // Reconcile one month: each scope's spend row against the call log's sum, both read as of
   // one snapshot, and the difference added to the spend row (an addition, not an overwrite: a
-  // batch that commits meanwhile, from this process or another, keeps its spend). Reconciles
-  // of the same store (other replicas) take turns. Returns the differences added, one row per
-  // scope that drifted (spent_micros: log sum - spend row).
+  // batch that commits meanwhile, from this process or another, keeps its spend). One
+  // reconcile of a store at a time: kConflict while another replica's runs. Returns the
+  // differences added, one row per scope that drifted (spent_micros: log sum - spend row).
   virtual Result<std::vector<SpendRow>> ReconcileSpend(const std::string& month) = 0;
 };
 

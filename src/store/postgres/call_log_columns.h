@@ -1,11 +1,12 @@
 // Internal to store/postgres/call_log.cc: the call log's columns as one table (what the writer
-// sends for each, as one field of a COPY row, and how the reader reads it back), and the batch
-// statement built from it. Adding a call-log column is one entry in kColumns plus one
-// migration (migrations.cc). A spool written by a binary with other columns cannot be replayed
-// by this one: the server refuses its COPY data and the rows are counted lost
-// (turnpike_store_spool_lost_rows_total).
+// sends for each, as route text or as an element of its chunk's array, and how the reader
+// reads it back), the encoders of COPY's text and binary formats it uses, and the batch
+// statement. Adding a call-log column is one entry in kColumns plus one migration
+// (migrations.cc). A spool written by a binary with other columns cannot be replayed by this
+// one unless it knows that format (call_log.cc reads schema 6's): otherwise the batch is
+// refused and its rows are counted lost (turnpike_store_spool_lost_rows_total).
 //
-// Threads: constants and pure functions.
+// Threads: constants, pure functions, and writers owned by one thread.
 #pragma once
 
 #include <array>

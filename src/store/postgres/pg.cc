@@ -247,10 +247,12 @@ Result<Rows> Connection::Collect(Deadline deadline) {
   return std::move(*kept);
 }
 
-Result<Rows> Connection::Run(std::string_view sql, const Params& params, StoreOp op) {
+Result<Rows> Connection::Run(std::string_view sql, const Params& params, StoreOp op,
+                             std::chrono::milliseconds timeout) {
   Status ready = Ensure();
   if (!ready.ok()) return ready.error();
-  const Deadline deadline = std::chrono::steady_clock::now() + options_.timeout;
+  const Deadline deadline =
+      std::chrono::steady_clock::now() + (timeout.count() > 0 ? timeout : options_.timeout);
   const std::string text(sql);
   const std::vector<const char*> values = params.Pointers();
   counts_->Add(op);

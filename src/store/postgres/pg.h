@@ -115,7 +115,9 @@ class Connection {
   bool connected() const { return conn_ != nullptr; }
   void Drop();
 
-  Result<Rows> Run(std::string_view sql, const Params& params, StoreOp op);
+  // `timeout`: this round trip's bound, when not the connection's (0).
+  Result<Rows> Run(std::string_view sql, const Params& params, StoreOp op,
+                   std::chrono::milliseconds timeout = {});
   // Several statements, results in order; one round trip when pipelining.
   Result<std::vector<Rows>> RunAll(std::span<const Query> queries, StoreOp op);
   // One or more statements without parameters (simple protocol): migrations, LISTEN.
