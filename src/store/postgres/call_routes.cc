@@ -96,6 +96,12 @@ Status BatchRows::Read(std::string_view routes_text, std::string_view chunks) {
   tenants.resize(tenant_count);
   months.resize(month_count);
   if (!status.ok()) return status;
+  // Every route line is some row's (the writer adds one with its first row).
+  for (const std::vector<Place>* places : {&tenants, &months}) {
+    for (const Place& p : *places) {
+      if (p.first < 0) return malformed();
+    }
+  }
   if (rows >= static_cast<size_t>(columns::kBlockIds)) {
     return Error{ErrorCode::kInternal, "a call-log batch of more rows than a block holds", ""};
   }
