@@ -7,6 +7,7 @@
 // Skipped only where the PostgreSQL binaries are absent (CI installs them).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -111,6 +112,45 @@ test('two replicas over one PostgreSQL: a key revoked on A is refused on B (LIST
   const [rows, distinct] = pg.psql('SELECT count(*), count(DISTINCT request_id) FROM call_log', db).split('|').map(Number);
   assert.ok(rows >= 50, `rows ${rows}`);
   assert.equal(rows, distinct);
+});
+
+test('reconcile over two replicas: 409 while another holds the store\'s reconcile lock, then the drift is added once', { skip }, async () => {
+  const db = freshDatabase();
+  const store = { url: urlOf(pg.port, db) };
+  const a = await startGateway(config(store), ENV);
+  const b = await startGateway(config(store), ENV);
+  assert.equal((await admin(a, 'PUT', 'plans/p1', {})).status, 200);
+  assert.equal((await admin(a, 'POST', 'tenants', { id: 't1', plan: 'p1' })).status, 201);
+  const created = await admin(a, 'POST', 'keys', { tenant: 't1' });
+  assert.equal(created.status, 201);
+  for (let i = 0; i < 4; ++i) {
+    assert.equal(await chatStatus(i % 2 ? b : a, created.body.key), 200);
+  }
+  await eventually(() => Number(pg.psql('SELECT count(*) FROM call_log', db)) === 4, 3000);
+  // Someone edits the spend table behind the replicas' backs.
+  pg.psql("UPDATE spend SET spent_micros = spent_micros + 1000000 WHERE scope = 'tenant'", db);
+  // Another replica's reconcile, as far as the store knows: a session holding its lock.
+  const holder = spawn('/usr/lib/postgresql/15/bin/psql',
+    ['-X', '-q', '-A', '-t', '-h', '127.0.0.1', '-p', String(pg.port), '-U', 'turnpike', '-d', db],
+    { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  holder.stdout.on('data', (d) => { out += d; });
+  holder.stdin.write("BEGIN; SELECT pg_advisory_xact_lock(7463726532); SELECT 'locked';\n");
+  assert.ok(await eventually(() => out.includes('locked'), 5000), 'the lock is taken');
+  const busy = await admin(a, 'POST', 'reconcile');
+  assert.equal(busy.status, 409, JSON.stringify(busy.body));
+  assert.match(JSON.stringify(busy.body), /another replica is reconciling/);
+  await new Promise((resolve) => { holder.on('exit', resolve); holder.stdin.end('COMMIT;\n'); });
+  // Both at once: the drift is taken out once (the other answers 409 or finds none).
+  const [ra, rb] = await Promise.all([admin(a, 'POST', 'reconcile'), admin(b, 'POST', 'reconcile')]);
+  const drifts = [ra, rb].filter((r) => r.status === 200).map((r) => r.body.drift_usd);
+  assert.ok(drifts.length >= 1, `${ra.status} ${rb.status}`);
+  for (const r of [ra, rb]) assert.ok(r.status === 200 || r.status === 409, `${r.status}`);
+  assert.equal(drifts.reduce((x, y) => x + y, 0), 1);
+  const [spent, logged] = pg.psql(
+    "SELECT (SELECT spent_micros FROM spend WHERE scope = 'tenant'), (SELECT SUM(cost_micros) FROM call_log)", db)
+    .split('|').map(Number);
+  assert.equal(spent, logged);
 });
 
 test('a lost notification: the snapshot_ttl poll still finds the change (one statement per poll)', { skip }, async () => {
