@@ -7,7 +7,6 @@
 // Skipped only where the PostgreSQL binaries are absent (CI installs them).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -71,6 +70,12 @@ async function chatStatus(gw, secret, timeoutMs = 5000) {
   return r.status;
 }
 
+// Plan p1 and tenant t1 on it, through `gw`.
+async function provisionTenant(gw) {
+  assert.equal((await admin(gw, 'PUT', 'plans/p1', {})).status, 200);
+  assert.equal((await admin(gw, 'POST', 'tenants', { id: 't1', plan: 'p1' })).status, 201);
+}
+
 const metrics = metricsOf;
 const stmt = (m, op) => m[`turnpike_store_statements_total{op="${op}"}`];
 
@@ -101,8 +106,7 @@ test('two replicas over one PostgreSQL: a key revoked on A is refused on B (LIST
   const store = { url: urlOf(pg.port, db) };
   const a = await startGateway(config(store), ENV);
   const b = await startGateway(config(store), ENV);
-  assert.equal((await admin(a, 'PUT', 'plans/p1', {})).status, 200);
-  assert.equal((await admin(a, 'POST', 'tenants', { id: 't1', plan: 'p1' })).status, 201);
+  await provisionTenant(a);
   const delays = await revocationDelays(a, b, 50);
   console.log(`# revocation A -> B over LISTEN/NOTIFY, 50 keys: p50 ${percentile(delays, 50).toFixed(1)} ms, p99 ${percentile(delays, 99).toFixed(1)} ms, max ${delays.at(-1).toFixed(1)} ms`);
   // Both replicas log into the one database: 50 answered requests on B at least (one 200 per
@@ -119,8 +123,7 @@ test('reconcile over two replicas: 409 while another holds the store\'s reconcil
   const store = { url: urlOf(pg.port, db) };
   const a = await startGateway(config(store), ENV);
   const b = await startGateway(config(store), ENV);
-  assert.equal((await admin(a, 'PUT', 'plans/p1', {})).status, 200);
-  assert.equal((await admin(a, 'POST', 'tenants', { id: 't1', plan: 'p1' })).status, 201);
+  await provisionTenant(a);
   const created = await admin(a, 'POST', 'keys', { tenant: 't1' });
   assert.equal(created.status, 201);
   for (let i = 0; i < 4; ++i) {
@@ -130,17 +133,11 @@ test('reconcile over two replicas: 409 while another holds the store\'s reconcil
   // Someone edits the spend table behind the replicas' backs.
   pg.psql("UPDATE spend SET spent_micros = spent_micros + 1000000 WHERE scope = 'tenant'", db);
   // Another replica's reconcile, as far as the store knows: a session holding its lock.
-  const holder = spawn('/usr/lib/postgresql/15/bin/psql',
-    ['-X', '-q', '-A', '-t', '-h', '127.0.0.1', '-p', String(pg.port), '-U', 'turnpike', '-d', db],
-    { stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
-  holder.stdout.on('data', (d) => { out += d; });
-  holder.stdin.write("BEGIN; SELECT pg_advisory_xact_lock(7463726532); SELECT 'locked';\n");
-  assert.ok(await eventually(() => out.includes('locked'), 5000), 'the lock is taken');
+  const holder = await pg.holdInTransaction('SELECT pg_advisory_xact_lock(7463726532)', db);
   const busy = await admin(a, 'POST', 'reconcile');
   assert.equal(busy.status, 409, JSON.stringify(busy.body));
   assert.match(JSON.stringify(busy.body), /another replica is reconciling/);
-  await new Promise((resolve) => { holder.on('exit', resolve); holder.stdin.end('COMMIT;\n'); });
+  await holder.release();
   // Both at once: the drift is taken out once (the other answers 409 or finds none).
   const [ra, rb] = await Promise.all([admin(a, 'POST', 'reconcile'), admin(b, 'POST', 'reconcile')]);
   const drifts = [ra, rb].filter((r) => r.status === 200).map((r) => r.body.drift_usd);
@@ -156,8 +153,7 @@ test('reconcile over two replicas: 409 while another holds the store\'s reconcil
 test('a lost notification: the snapshot_ttl poll still finds the change (one statement per poll)', { skip }, async () => {
   const db = freshDatabase();
   const gw = await startGateway(config({ url: urlOf(pg.port, db) }, { hotpath: { snapshot_ttl: '300ms' } }), ENV);
-  assert.equal((await admin(gw, 'PUT', 'plans/p1', {})).status, 200);
-  assert.equal((await admin(gw, 'POST', 'tenants', { id: 't1', plan: 'p1' })).status, 201);
+  await provisionTenant(gw);
   const key = (await admin(gw, 'POST', 'keys', { tenant: 't1' })).body;
   assert.equal(await chatStatus(gw, key.key), 200);
   // Triggers off for this transaction (so no NOTIFY), the version bumped by hand: only the poll
@@ -177,8 +173,7 @@ test('through PgBouncer 1.18 (transaction pooling): unnamed statements, no pipel
   const store = { url: bouncer.url, notify_url: pg.url };
   const a = await startGateway(config(store, { hotpath: { snapshot_ttl: '0s' } }), ENV);
   const b = await startGateway(config(store), ENV);
-  assert.equal((await admin(a, 'PUT', 'plans/p1', {})).status, 200);
-  assert.equal((await admin(a, 'POST', 'tenants', { id: 't1', plan: 'p1' })).status, 201);
+  await provisionTenant(a);
   // Read-through on A: each request reloads, 4 statements sent one by one (no pipeline).
   const key = (await admin(a, 'POST', 'keys', { tenant: 't1' })).body;
   const m0 = await metrics(a);
@@ -197,8 +192,7 @@ test('PostgreSQL restarted mid-load: no request hangs, admin writes answer 503 w
   const cfg = config({ url: urlOf(pg.port, db) });
   const spoolPath = `${/path: (.*turnpike\.db)/.exec(cfg)[1]}.spool`;
   const gw = await startGateway(cfg, ENV);
-  assert.equal((await admin(gw, 'PUT', 'plans/p1', {})).status, 200);
-  assert.equal((await admin(gw, 'POST', 'tenants', { id: 't1', plan: 'p1' })).status, 201);
+  await provisionTenant(gw);
   const { key } = (await admin(gw, 'POST', 'keys', { tenant: 't1' })).body;
 
   let stop = false;

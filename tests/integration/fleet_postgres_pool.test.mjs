@@ -8,7 +8,6 @@
 // Skipped only where the PostgreSQL binaries are absent (CI installs them).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -69,23 +68,6 @@ async function chat(gw, secret) {
 
 const metrics = metricsOf;
 
-// A psql session outside Turnpike that holds ACCESS EXCLUSIVE on `table` until release().
-async function lockTable(db, table) {
-  const proc = spawn('/usr/lib/postgresql/15/bin/psql',
-    ['-X', '-q', '-A', '-t', '-h', '127.0.0.1', '-p', String(pg.port), '-U', 'turnpike', '-d', db],
-    { stdio: ['pipe', 'pipe', 'pipe'] });
-  let out = '';
-  proc.stdout.on('data', (d) => { out += d; });
-  proc.stdin.write(`BEGIN; LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE; SELECT 'locked';\n`);
-  assert.ok(await eventually(() => out.includes('locked'), 5000), 'the lock is taken');
-  return {
-    release: () => new Promise((resolve) => {
-      proc.on('exit', resolve);
-      proc.stdin.end('COMMIT;\n');
-    }),
-  };
-}
-
 // Turnpike's statements waiting for a lock in `db`.
 const lockWaits = (db) => Number(pg.psql(
   `SELECT count(*) FROM pg_stat_activity WHERE datname = '${db}' AND wait_event_type = 'Lock'`));
@@ -104,7 +86,7 @@ async function setUp(gw, db) {
 // Locks prices, starts an admin write that waits on it; resolves once Turnpike's statement is
 // seen waiting on the lock.
 async function blockedPriceWrite(gw, db) {
-  const lock = await lockTable(db, 'prices');
+  const lock = await pg.holdInTransaction('LOCK TABLE prices IN ACCESS EXCLUSIVE MODE', db);
   let settled = null;
   const write = admin(gw, 'PUT', 'prices/mock-model', { input: 0, output: 2000, max_output_tokens: 100000 })
     .then((r) => { settled = r; return r; });

@@ -70,6 +70,26 @@ export async function startPostgres() {
     psql(sql, db = 'turnpike') {
       return execFileSync(`${PG_BIN}/psql`, ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(port), '-U', 'turnpike', '-d', db, '-c', sql]).toString().trim();
     },
+    // A psql session that runs `sql` in a transaction it keeps open (the locks it took held)
+    // until release() commits it; resolves once `sql` has run.
+    async holdInTransaction(sql, db = 'turnpike') {
+      const proc = spawn(`${PG_BIN}/psql`,
+        ['-X', '-q', '-A', '-t', '-h', '127.0.0.1', '-p', String(port), '-U', 'turnpike', '-d', db],
+        { stdio: ['pipe', 'pipe', 'pipe'] });
+      let out = '';
+      proc.stdout.on('data', (d) => { out += d; });
+      proc.stdin.write(`BEGIN; ${sql}; SELECT 'held';\n`);
+      for (let waited = 0; !out.includes('held'); waited += 10) {
+        if (waited > 5000 || proc.exitCode !== null) throw new Error(`psql did not run: ${sql}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      return {
+        release: () => new Promise((resolve) => {
+          proc.on('exit', resolve);
+          proc.stdin.end('COMMIT;\n');
+        }),
+      };
+    },
     destroy() {
       this.stop('immediate');
       clusters.delete(this);
