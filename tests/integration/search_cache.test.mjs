@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client as Client8 } from 'es8';
 import { Client as Client9 } from 'es9';
-import { startGateway, gatewayConfig, stopAll } from './lib/harness.mjs';
+import { startGateway, gatewayConfig, stopAll, esRequest } from './lib/harness.mjs';
 import { loadQdrantOpenApi } from './lib/openapi_validate.mjs';
 import { QdrantFake } from './lib/qdrant_fake.mjs';
 import { startRedis, stopRedis } from './lib/redis.mjs';
@@ -49,23 +49,8 @@ async function provision(g, tenants) {
 }
 
 // One raw request: status, X-Cache, Server-Timing and the parsed body.
-async function es(g, tenant, method, route, body, ndjson = false) {
-  const r = await fetch(`${g.url}/es/${route}`, {
-    method,
-    headers: {
-      authorization: `ApiKey ${keys[tenant]}`,
-      'content-type': ndjson ? 'application/x-ndjson' : 'application/json',
-    },
-    body: body === undefined ? undefined : ndjson ? body : JSON.stringify(body),
-  });
-  const text = await r.text();
-  return {
-    status: r.status,
-    cache: r.headers.get('x-cache'),
-    timing: r.headers.getAll ? r.headers.getAll('server-timing') : r.headers.get('server-timing'),
-    body: text ? JSON.parse(text) : null,
-  };
-}
+const es = (g, tenant, method, route, body, ndjson = false) =>
+  esRequest(g, keys[tenant], method, route, body, ndjson);
 
 async function allocations(g) {
   const text = await (await fetch(`${g.url}/metrics`)).text();

@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client as Client8, errors as errors8 } from 'es8';
 import { Client as Client9, errors as errors9 } from 'es9';
-import { gatewayConfig, startGateway, stopAll, adminOf } from './lib/harness.mjs';
+import { gatewayConfig, startGateway, stopAll, esRequest, adminOf } from './lib/harness.mjs';
 import { loadQdrantOpenApi } from './lib/openapi_validate.mjs';
 import { QdrantFake } from './lib/qdrant_fake.mjs';
 import { startRedis, stopRedis } from './lib/redis.mjs';
@@ -79,24 +79,8 @@ async function start(backend, root, { name = backend, tenant = 't1', redis } = {
   assert.equal(bulk.body.errors, false, JSON.stringify(bulk.body));
 }
 
-async function es(backend, method, route, body, ndjson = false) {
-  const { gw, key } = gws[backend];
-  const r = await fetch(`${gw.url}/es/${route}`, {
-    method,
-    headers: {
-      authorization: `ApiKey ${key}`,
-      'content-type': ndjson ? 'application/x-ndjson' : 'application/json',
-    },
-    body: body === undefined ? undefined : ndjson ? body : JSON.stringify(body),
-  });
-  const text = await r.text();
-  return {
-    status: r.status,
-    cache: r.headers.get('x-cache'),
-    timing: r.headers.get('server-timing') ?? '',
-    body: text ? JSON.parse(text) : null,
-  };
-}
+const es = (backend, method, route, body, ndjson = false) =>
+  esRequest(gws[backend].gw, gws[backend].key, method, route, body, ndjson);
 
 // Holds every answer of `operation` (a Qdrant operationId) after the first `skip` from now.
 function hold(operation, skip = 0) {

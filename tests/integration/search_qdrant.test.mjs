@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { gatewayConfig, startGateway, stopAll, adminOf } from './lib/harness.mjs';
+import { gatewayConfig, startGateway, stopAll, esRequest, adminOf } from './lib/harness.mjs';
 import { loadQdrantOpenApi } from './lib/openapi_validate.mjs';
 import { QdrantFake } from './lib/qdrant_fake.mjs';
 
@@ -18,22 +18,8 @@ let fake;
 let gw;
 const keys = {};
 
-async function es(tenant, method, route, body, ndjson = false) {
-  const r = await fetch(`${gw.url}/es/${route}`, {
-    method,
-    headers: {
-      authorization: `ApiKey ${keys[tenant]}`,
-      'content-type': ndjson ? 'application/x-ndjson' : 'application/json',
-    },
-    body: body === undefined ? undefined : ndjson ? body : JSON.stringify(body),
-  });
-  const text = await r.text();
-  try {
-    return { status: r.status, body: method === 'HEAD' ? null : JSON.parse(text) };
-  } catch {
-    throw new Error(`${method} ${route}: ${r.status} ${text}`);
-  }
-}
+const es = (tenant, method, route, body, ndjson = false) =>
+  esRequest(gw, keys[tenant], method, route, body, ndjson);
 
 before(async () => {
   if (!doc) return;

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { gatewayConfig, startGateway, stopAll, sleep, adminOf } from './lib/harness.mjs';
+import { gatewayConfig, startGateway, stopAll, esRequest, sleep, adminOf } from './lib/harness.mjs';
 import { loadQdrantOpenApi } from './lib/openapi_validate.mjs';
 import { QdrantFake } from './lib/qdrant_fake.mjs';
 
@@ -26,18 +26,7 @@ let c;  // mapping_ttl 300ms
 let off;  // mapping_ttl 0: no cache (the cost before)
 let key;
 
-async function es(g, method, route, body, ndjson = false) {
-  const r = await fetch(`${g.url}/es/${route}`, {
-    method,
-    headers: {
-      authorization: `ApiKey ${key}`,
-      'content-type': ndjson ? 'application/x-ndjson' : 'application/json',
-    },
-    body: body === undefined ? undefined : ndjson ? body : JSON.stringify(body),
-  });
-  const text = await r.text();
-  return { status: r.status, body: text ? JSON.parse(text) : null };
-}
+const es = (g, method, route, body, ndjson = false) => esRequest(g, key, method, route, body, ndjson);
 
 async function createIndex(g, index, properties, docs) {
   const made = await es(g, 'PUT', index, { mappings: { properties } });

@@ -143,6 +143,33 @@ export function adminOf(gw, token) {
   };
 }
 
+// One request to `gw`'s Elasticsearch door (/es) with `key` (ApiKey): { status, cache
+// (X-Cache), timing (Server-Timing, '' when absent), body (the JSON answer, null when empty) };
+// with `ndjson` the body is sent as is, as NDJSON. An answer that is not JSON throws, with it.
+export async function esRequest(gw, key, method, route, body, ndjson = false) {
+  const r = await fetch(`${gw.url}/es/${route}`, {
+    method,
+    headers: {
+      authorization: `ApiKey ${key}`,
+      'content-type': ndjson ? 'application/x-ndjson' : 'application/json',
+    },
+    body: body === undefined ? undefined : ndjson ? body : JSON.stringify(body),
+  });
+  const text = await r.text();
+  let parsed = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    throw new Error(`${method} ${route}: ${r.status} ${text}`);
+  }
+  return {
+    status: r.status,
+    cache: r.headers.get('x-cache'),
+    timing: r.headers.get('server-timing') ?? '',
+    body: parsed,
+  };
+}
+
 // Every series of `gw`'s /metrics as { 'name{labels}': value }.
 export async function metricsOf(gw) {
   const text = await (await fetch(`${gw.url}/metrics`)).text();
