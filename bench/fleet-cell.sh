@@ -29,22 +29,11 @@ while (($#)); do
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
-dir=$(mktemp -d)
-chmod 755 "$dir"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null
-  ((postgres)) && pg_cluster_stop "$dir/pg"
-  rm -rf "$dir"
-}
-trap cleanup EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_exclusive
+bench_workdir
 
-"$TURNPIKE" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
-pids+=($!)
-mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
+bench_mock
 redis_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no >"$dir/redis.log" 2>&1 &
 redis_pid=$!

@@ -14,6 +14,30 @@ port_of() {
   exit 1
 }
 
+# bench_workdir: a temporary directory $dir (readable by the postgres user) and the list
+# $pids of the processes the script starts; on exit they are killed, a cluster started in
+# "$dir/pg" is stopped and the directory is removed.
+bench_workdir() {
+  dir=$(mktemp -d)
+  chmod 755 "$dir"
+  pids=()
+  trap bench_cleanup EXIT
+}
+bench_cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  [[ -f $dir/pg/data/postmaster.pid ]] && pg_cluster_stop "$dir/pg"
+  rm -rf "$dir"
+}
+
+# bench_mock: the mock provider the cells load (1 worker, 20 tokens per answer), logging to
+# $dir/mock.log, added to $pids; sets mock_port.
+bench_mock() {
+  "$TURNPIKE" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
+  pids+=($!)
+  mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
+}
+
 # bench_key: provisions, on the gateway at $TURNPIKE_URL (admin token $TURNPIKE_ADMIN_TOKEN), a
 # plan with a budget and RPM/TPM limits no load here reaches, a tenant on it and a key with its
 # own RPM limit, and prints the key.

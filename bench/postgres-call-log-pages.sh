@@ -11,9 +11,8 @@ set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_exclusive
-dir=$(mktemp -d); chmod 755 "$dir"
+bench_workdir
 pg_cluster_start "$dir/pg"
-trap 'pg_cluster_stop "$dir/pg"; rm -rf "$dir"' EXIT
 # The schema: a gateway started once over the database migrates it.
 cat >"$dir/t.yaml" <<YAML
 server: {listen: 127.0.0.1:0, workers: 1, access_log: ""}

@@ -40,27 +40,15 @@ while (($#)); do
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
-dir=$(mktemp -d)
-chmod 755 "$dir"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  pg_cluster_stop "$dir/pg"
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_exclusive
+bench_workdir
 
 pg_cluster_start "$dir/pg"
 [[ -n $baseline ]] && "$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$pg_port" -U turnpike -d postgres -c 'CREATE DATABASE turnpike_base'
 postmaster=$pg_postmaster
 
-"$TURNPIKE" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
-pids+=($!)
-mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
+bench_mock
 
 redis_pid=""
 redis_section=""

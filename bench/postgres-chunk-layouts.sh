@@ -15,9 +15,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_exclusive
-dir=$(mktemp -d)
-chmod 755 "$dir"
-trap 'pg_cluster_stop "$dir/pg"; rm -rf "$dir"' EXIT
+bench_workdir
 pg_cluster_start "$dir/pg"
 psql_() { "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$pg_port" -U turnpike -d turnpike "$@"; }
 

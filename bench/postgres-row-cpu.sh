@@ -14,20 +14,9 @@ secs=${2:-5}
 call_log=${3:-"{}"}
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_exclusive
-dir=$(mktemp -d)
-chmod 755 "$dir"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  pg_cluster_stop "$dir/pg"
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+bench_workdir
 pg_cluster_start "$dir/pg"
-"$TURNPIKE" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
-pids+=($!)
-mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
+bench_mock
 cat >"$dir/t.yaml" <<YAML
 server: {listen: 127.0.0.1:0, workers: 1, access_log: ""}
 governance: {enabled: true}
