@@ -66,7 +66,8 @@ struct RouteKeyHash {
   }
 };
 
-// Reconcile's one long statement (ReconcileSpend): about a billion rows a month at 0.5 µs each.
+// Reconcile's one long statement (ReconcileSpend): at the 0.4-0.6 µs per row measured over 4.1 M
+// rows, about a billion rows a month (an extrapolation, not measured).
 constexpr std::chrono::milliseconds kReconcileTimeout{10 * 60 * 1000};
 
 // The spooled parameters' layout (WriteCalls); a spool of another layout is refused whole.
