@@ -320,6 +320,18 @@ std::string ChunkRowsFrom() {
          ", ord) JOIN call_routes r ON r.id = u.route_id";
 }
 
+// The route and cost of each row of the month in the `?` parameter (given three times): its
+// rows are at or above its first id (call_log_months), so its chunks start at most kChunkRows
+// below it; only their route and cost arrays are unnested.
+std::string MonthCosts() {
+  return "FROM call_log_chunks k CROSS JOIN LATERAL unnest(k.route_id, k.cost_micros) WITH "
+         "ORDINALITY AS u(route_id, cost_micros, ord) JOIN call_routes r ON r.id = u.route_id "
+         "WHERE r.month = ? AND k.first_id > (SELECT first_id FROM call_log_months WHERE month "
+         "= ?) - " +
+         std::to_string(columns::kChunkRows) +
+         " AND k.first_id + u.ord - 1 >= (SELECT first_id FROM call_log_months WHERE month = ?)";
+}
+
 }  // namespace
 
 // Newest first, in rounds over id ranges taken newest first: with a tenant filter, the
@@ -427,17 +439,9 @@ Result<std::vector<SpendRow>> CallLog::LoadSpend(std::span<const std::string> mo
 Result<std::vector<SpendRow>> CallLog::SumCallLog(const std::string& month) {
   Params p;
   p.Add(month);
-  // The month's rows are at or above its first id: the chunks from kChunkRows below it, only
-  // their route and cost arrays unnested.
-  static const std::string kSql =
-      "SELECT r.tenant_id, r.key_id, SUM(u.cost_micros) FROM call_log_chunks k "
-      "CROSS JOIN LATERAL unnest(k.route_id, k.cost_micros) WITH ORDINALITY "
-      "AS u(route_id, cost_micros, ord) JOIN call_routes r ON r.id = u.route_id "
-      "WHERE r.month = $1 AND k.first_id > (SELECT first_id FROM call_log_months WHERE month = "
-      "$1) - " +
-      std::to_string(columns::kChunkRows) +
-      " AND k.first_id + u.ord - 1 >= (SELECT first_id FROM call_log_months WHERE month = $1) "
-      "GROUP BY r.tenant_id, r.key_id";
+  p.Add(month).Add(month);
+  static const std::string kSql = Numbered("SELECT r.tenant_id, r.key_id, SUM(u.cost_micros) " +
+                                           MonthCosts() + " GROUP BY r.tenant_id, r.key_id");
   Result<Rows> rows = db_.Run(kSql, p, StoreOp::kReconcile);
   if (!rows.ok()) return rows.error();
   std::map<std::string, int64_t> tenants;
@@ -466,15 +470,10 @@ Result<std::vector<SpendRow>> CallLog::SumCallLog(const std::string& month) {
 // changes; the transaction rolls back when the server sees the connection gone).
 Result<std::vector<SpendRow>> CallLog::ReconcileSpend(const std::string& month) {
   static const std::string kSql = Numbered(
-      "WITH first AS (SELECT first_id FROM call_log_months WHERE month = ?), "
-      "logged AS (SELECT CASE WHEN GROUPING(r.tenant_id) = 0 THEN 'tenant' ELSE 'key' END "
-      "AS scope, COALESCE(r.tenant_id, r.key_id) AS scope_id, SUM(u.cost_micros) AS spent "
-      "FROM call_log_chunks k CROSS JOIN LATERAL unnest(k.route_id, k.cost_micros) WITH "
-      "ORDINALITY AS u(route_id, cost_micros, ord) JOIN call_routes r ON r.id = u.route_id "
-      "WHERE r.month = ? AND k.first_id > (SELECT first_id FROM first) - " +
-      std::to_string(columns::kChunkRows) +
-      " AND k.first_id + u.ord - 1 >= (SELECT first_id FROM first) "
-      "GROUP BY GROUPING SETS ((r.tenant_id), (r.key_id))), "
+      "WITH logged AS (SELECT CASE WHEN GROUPING(r.tenant_id) = 0 THEN 'tenant' ELSE 'key' "
+      "END AS scope, COALESCE(r.tenant_id, r.key_id) AS scope_id, SUM(u.cost_micros) AS spent " +
+      MonthCosts() +
+      " GROUP BY GROUPING SETS ((r.tenant_id), (r.key_id))), "
       "persisted AS (SELECT scope, scope_id, spent_micros FROM spend WHERE month = ?), "
       "drift AS (SELECT COALESCE(l.scope, p.scope) AS scope, COALESCE(l.scope_id, p.scope_id) "
       "AS scope_id, COALESCE(l.spent, 0)::BIGINT - COALESCE(p.spent_micros, 0) AS micros "
@@ -495,7 +494,7 @@ Result<std::vector<SpendRow>> CallLog::ReconcileSpend(const std::string& month) 
                  "another replica is reconciling this store now; try again when it is done", ""};
   }
   Params p;
-  p.Add(month).Add(month).Add(month).Add(month);
+  p.Add(month).Add(month).Add(month).Add(month).Add(month);
   Result<Rows> rows = db_.Run(kSql, p, StoreOp::kReconcile, kReconcileTimeout);
   Status ended = db_.Script(rows.ok() ? "COMMIT" : "ROLLBACK", StoreOp::kReconcile);
   if (!rows.ok()) return rows.error();
