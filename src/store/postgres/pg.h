@@ -125,9 +125,9 @@ class Connection {
   // Script whose statements include one COPY ... FROM STDIN, fed the bytes `data` gives (in
   // the format the COPY names) when the server asks for them; `data` is passed the result of
   // the last statement before the COPY (its RETURNING rows, say), and an error from it aborts
-  // the COPY (and the transaction) and is returned. Without BEGIN/COMMIT in `sql` its statements are one
-  // transaction (the simple protocol's implicit one): a failing statement, before or after the
-  // COPY, leaves none of them done. Two round trips (the statements up to the COPY, then the
+  // the COPY (and the transaction) and is returned. Without BEGIN/COMMIT in `sql` its statements
+  // are one transaction (the simple protocol's implicit one): a failing statement, before or after
+  // the COPY, leaves none of them done. Two round trips (the statements up to the COPY, then the
   // data and the rest); the first statement failing ends it after the first.
   // The bytes must stay valid until CopyIn returns (a buffer the caller owns).
   using CopyData = std::function<Result<std::string_view>(const Rows& before)>;
