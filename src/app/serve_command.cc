@@ -24,13 +24,13 @@
 #include "core/worker_core.h"
 #include "doors/admin/admin_api.h"
 #include "doors/llm/llm_door.h"
-#include "doors/llm/route_table.h"
 #include "doors/ops/ops_door.h"
 #include "doors/search/embedded/engine.h"
 #include "doors/search/qdrant/qdrant_backend.h"
 #include "doors/search/search_door.h"
 #include "governance/local_counters.h"
 #include "http/server.h"
+#include "model_call/route_table.h"
 #include "observability/access_log.h"
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/cohere/cohere_provider.h"
@@ -230,7 +230,7 @@ int Serve(const std::string& config_path, const ServeOptions& options) {
   SignalWatcher::BlockSignals();  // before the first thread (store, access log) starts
   const config::Config config = config::LoadConfig(config_path);
   const std::unique_ptr<providers::Registry> registry = MakeRegistry();
-  const auto routes = doors::llm::RouteTable::Build(config, *registry);
+  const auto routes = model_call::RouteTable::Build(config, *registry);
   bool any_tls = false;
   for (const auto& model : routes->models()) {
     for (const auto& deployment : model.deployments) any_tls |= deployment.origin.tls;
@@ -242,7 +242,7 @@ int Serve(const std::string& config_path, const ServeOptions& options) {
   for (const auto& model : routes->models()) probes.model_names.push_back(model.name);
   if (access_log)
     probes.access_log_dropped = [sink = access_log.get()] { return sink->dropped_lines(); };
-  const doors::llm::LlmShared llm{config, routes, tls, probes, *registry};
+  const doors::llm::LlmShared llm{config, routes, probes, *registry};
 
   // The counters role: in-process atomics (governance/local_counters.h), or leases from Redis
   // with `redis.url` (redis/lease_counters.h). Declared before the service, whose snapshots
@@ -343,9 +343,17 @@ int Serve(const std::string& config_path, const ServeOptions& options) {
   probes.route_labels = router.labels();
 
   core::CoreShared core{router, probes};
+  for (size_t i = 0; i < doors.size(); ++i) {
+    for (const std::string& prefix : doors[i].model_prefixes) {
+      core.handoffs.Add(prefix, static_cast<uint16_t>(i));
+    }
+  }
   core.model_count = routes->models().size();
   core.server_timing = config.server.server_timing;
   core.access_log = access_log.get();
+  core.tls = &tls;
+  core.pool_options = upstream::PoolOptions{config.upstream.pool_max_idle_per_origin,
+                                            config.upstream.pool_idle_ttl};
   if (governance) {
     core.governance = &governance->cell();
     core.call_log = &governance->thread();
@@ -424,7 +432,7 @@ void RegisterServeCommands(CLI::App& root) {
   validate->callback([validate_path] {
     try {
       const config::Config config = config::LoadConfig(*validate_path);
-      doors::llm::RouteTable::Build(config, *MakeRegistry());
+      model_call::RouteTable::Build(config, *MakeRegistry());
       std::cout << config::DescribeConfig(config) << "config OK\n";
       std::exit(0);
     } catch (const std::exception& e) {

@@ -145,7 +145,7 @@ Deployment ParseDeployment(const YAML::Node& node, const std::string& path,
   if (!node.IsMap()) FailAt(path, "expected a mapping with provider and base_url", node);
   m.Require("provider");
   d.provider = m.String("provider", "");
-  // Which dialects exist is the provider registry's to say: llm::RouteTable::Build checks.
+  // Which dialects exist is the provider registry's to say: model_call::RouteTable::Build checks.
   if (d.provider.empty()) FailAt(m.KeyPath("provider"), "must not be empty");
   d.api = ParseApi(m, d.provider);
   m.Require("base_url");

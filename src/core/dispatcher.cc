@@ -8,6 +8,15 @@ Dispatcher::Dispatcher(const CoreShared& shared, const std::vector<DoorSpec>& do
     : shared_(shared), core_(shared, context) {
   doors_.reserve(doors.size());
   for (const DoorSpec& spec : doors) doors_.push_back(spec.make(worker_index, context, core_));
+  core_.AttachDoors(doors_);
+}
+
+net::awaitable<void> Door::Receive(http::Exchange& exchange, RouteMatch match,
+                                   HandedRequest request) {
+  const Error error{ErrorCode::kInternal, "This door takes no handed requests.", ""};
+  ErrorReply reply = RenderError(match.route, error);
+  co_await exchange.Respond(static_cast<unsigned>(reply.status), "application/json",
+                            std::move(reply.body));
 }
 
 Dispatcher::~Dispatcher() = default;

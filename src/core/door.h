@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "core/handoff.h"
 #include "core/router.h"
 #include "http/exchange.h"
 
@@ -50,6 +51,11 @@ class Door {
   // router's fallback, or an error the server found before routing).
   virtual ErrorReply RenderError(int route, const Error& error) const = 0;
 
+  // Answers a request another door received and handed over (handoff.h): only called on a door
+  // whose DoorSpec declares model prefixes, which must override it. The default answers 500.
+  virtual boost::asio::awaitable<void> Receive(http::Exchange& exchange, RouteMatch match,
+                                               HandedRequest request);
+
   // The worker's event loop has stopped: release every I/O object the door owns.
   virtual void Shutdown() {}
 };
@@ -61,6 +67,8 @@ using DoorFactory = std::function<std::unique_ptr<Door>(
 struct DoorSpec {
   std::vector<RouteSpec> routes;
   DoorFactory make;
+  // Model-name prefixes whose requests other doors hand to this one (handoff.h), e.g. "agent:".
+  std::vector<std::string> model_prefixes;
 };
 
 }  // namespace turnpike::core

@@ -45,7 +45,10 @@ int64_t UnixMillis(std::chrono::system_clock::time_point t) {
 }  // namespace
 
 WorkerCore::WorkerCore(const CoreShared& shared, net::io_context& context)
-    : shared_(shared), probe_(shared.router.labels().size(), shared.model_count) {
+    : shared_(shared),
+      probe_(shared.router.labels().size(), shared.model_count),
+      pool_(context, *shared.tls, shared.pool_options) {
+  shared.probes.pools.push_back(&pool_.probe());
   if (shared.call_log != nullptr) {
     call_log_ = std::make_unique<store::CallLogBuffer>(*shared.call_log, shared.call_log_options);
     shared.probes.call_logs.push_back(call_log_.get());
@@ -66,7 +69,14 @@ WorkerCore::~WorkerCore() {
   if (call_log_) call_log_->Flush(true);
 }
 
+Door* WorkerCore::HandOffTarget(std::string_view key) const {
+  const int door = shared_.handoffs.Find(key);
+  if (door < 0 || doors_ == nullptr) return nullptr;
+  return (*doors_)[static_cast<size_t>(door)].get();
+}
+
 void WorkerCore::Shutdown() {
+  pool_.Shutdown();
   if (access_log_) access_log_->FlushNow();
   if (call_log_) call_log_->Flush(true);
 }

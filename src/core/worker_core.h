@@ -1,4 +1,5 @@
-// The governed core on one worker, shared by every door there: starts a request's context,
+// The governed core on one worker, shared by every door there: the worker's upstream pool,
+// starts a request's context,
 // answers with Server-Timing, builds the governance filter a door's chain starts with, and
 // accounts every request exactly once at its end (Finish: the request probe, the access log,
 // the call log). It also owns the worker's log buffers and the loop that flushes them.
@@ -18,6 +19,7 @@
 #include "core/door.h"
 #include "core/filter.h"
 #include "core/governance_filter.h"
+#include "core/handoff.h"
 #include "core/request_context.h"
 #include "core/request_probe.h"
 #include "core/router.h"
@@ -26,6 +28,7 @@
 #include "observability/access_log.h"
 #include "store/call_log_buffer.h"
 #include "store/store_thread.h"
+#include "upstream/pool.h"
 
 namespace turnpike::core {
 
@@ -47,6 +50,12 @@ struct CoreShared {
   // Leased counters (fleet mode): how long a request may wait for its budget slice's refill
   // (governance_filter.h); 0 = answer at once.
   std::chrono::milliseconds refill_wait{0};
+  // The worker's upstream pool (every door's model calls and backend legs share it): its TLS
+  // settings (required) and options.
+  const upstream::TlsContexts* tls = nullptr;
+  upstream::PoolOptions pool_options;
+  // Model-name prefixes -> the door that answers them (handoff.h); built from the DoorSpecs.
+  HandOffTable handoffs;
 };
 
 class WorkerCore {
@@ -76,6 +85,15 @@ class WorkerCore {
   std::unique_ptr<Filter> MakeGovernanceFilter() const;
 
   RequestProbe& probe() { return probe_; }
+  // The worker's keep-alive connections to upstream origins, shared by its doors.
+  upstream::Pool& pool() { return pool_; }
+
+  // Hand-off (handoff.h): whether any door takes handed requests, and the worker's door that
+  // answers `key` (nullptr: none; the first door goes on itself).
+  bool hands_off() const { return !shared_.handoffs.empty(); }
+  Door* HandOffTarget(std::string_view key) const;
+  // The worker's doors, given by its Dispatcher once they are made.
+  void AttachDoors(const std::vector<std::unique_ptr<Door>>& doors) { doors_ = &doors; }
   bool server_timing() const { return shared_.server_timing; }
   void Shutdown();
 
@@ -84,6 +102,8 @@ class WorkerCore {
 
   const CoreShared& shared_;
   RequestProbe probe_;
+  upstream::Pool pool_;
+  const std::vector<std::unique_ptr<Door>>* doors_ = nullptr;
   std::unique_ptr<observability::AccessLogBuffer> access_log_;
   std::unique_ptr<store::CallLogBuffer> call_log_;
 };

@@ -3,10 +3,13 @@
 // followers. A ModelCall (model_call.h) delivers one answer to one or more AnswerSinks, in the
 // same order to each:
 //
-//   OnStart                                   once, when the answering attempt is chosen
+//   OnStart                                   once, when the answering attempt is chosen,
+//                                             then co_await Flush() (a stream's head goes out)
 //   then, for a stream, per upstream read:    OnEvent... / OnFrame...   then  co_await Flush()
+//             or, while the upstream is silent for the keep-alive period:  co_await Idle()
 //   or, for a whole answer:                   OnWhole                   then  co_await Flush()
-//   OnEnd                                     once (complete, or failed mid-answer)
+//   OnEnd                                     once (complete, or failed mid-answer), then a
+//                                             last co_await Flush()
 //
 // Two shapes of content, chosen per attempt by the call (AnswerStart::identity):
 //   translated  the upstream's dialect decoded into pivot events (providers/events.h); a sink
@@ -21,18 +24,22 @@
 // Back-pressure: the next upstream read starts only after every sink's Flush of the previous
 // read returned. A sink that must not slow the others (a follower, a recorder) never waits in
 // Flush: it copies what it keeps and returns at once. Flush returning false says the consumer
-// has gone (its client left): it gets no more calls but OnEnd, and the call ends the upstream
+// has gone (its client left): it gets no more calls, and the call ends the upstream
 // read once no sink that serves a client is left (ModelCall's rules).
 //
-// Lifetimes: every view (event strings, frames, whole bodies) is valid only during the call that
-// receives it, or for frames and events until the Flush that follows them returns; a sink that
-// keeps anything copies it.
+// Lifetimes: event strings and whole bodies are valid only during the call that receives them;
+// frames until the Flush that follows them returns (so that a client sink can send adjacent
+// frames as one view of the upstream's read, without a copy). A sink that keeps anything
+// copies it. The exceptions: WholeAnswer::content_type, valid until the Flush that follows, and
+// WholeAnswer::storage, which the client's sink may move out in its Flush (a recorder copies
+// in OnWhole, before any Flush).
 // Threads: a sink is called only on the call's worker thread. A sink that hands data to
 // another thread (a follower on another worker) copies it first (fan_out.h).
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "common/error.h"
@@ -64,6 +71,7 @@ struct WholeAnswer {
   std::string_view content_type;
   std::string_view body;
   const providers::Response* response = nullptr;
+  std::string* storage = nullptr;  // body's own bytes (see Lifetimes above); null for response
 };
 
 class AnswerSink {
@@ -78,12 +86,18 @@ class AnswerSink {
   virtual void OnWhole(const WholeAnswer& answer) {}
   // Delivers what this read gave. false: this consumer has gone (see the top of this file).
   virtual boost::asio::awaitable<bool> Flush() { co_return true; }
+  // The upstream has been silent for the keep-alive period (a stream's client gets a comment).
+  // false: this consumer has gone.
+  virtual boost::asio::awaitable<bool> Idle() { co_return true; }
   // The answer ended: `error` null when it completed, else what cut it (an upstream failure
   // mid-answer, or a stream that ended without its final event).
   virtual void OnEnd(const Error* error) {}
   // True for a sink that serves a client (the upstream read continues while one is left); a
   // recorder or a guard that serves nobody by itself says false.
   virtual bool serves_client() const { return true; }
+  // True for a sink that keeps pivot events (a recorder): an identity answer is then decoded
+  // for it as well (AnswerStart::events), at the cost of running the decoder.
+  virtual bool wants_events() const { return false; }
 };
 
 }  // namespace turnpike::model_call

@@ -144,6 +144,10 @@ class Provider {
   // Client role.
   // The pivot request from a client body in this dialect.
   virtual Result<boost::json::object> ParseRequest(std::string_view body) const = 0;
+  // The same from a body a door already parsed (to decide a hand-off, core/handoff.h), so that
+  // it is not parsed twice. By default not available (kInternal).
+  virtual Result<boost::json::object> ParseRequestDocument(
+      const boost::json::object& document) const;
   virtual std::unique_ptr<StreamEncoder> NewEncoder(const EncoderOptions& options) const = 0;
   virtual std::string RenderResponse(const Response& response, int64_t created) const = 0;
   // The same, for dialects whose whole answers echo request fields (options.client_body); what

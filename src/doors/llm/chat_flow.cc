@@ -9,36 +9,18 @@
 #include <charconv>
 
 #include "core/openai_errors.h"
+#include "doors/llm/client_sink.h"
 #include "doors/llm/rate_limit_headers.h"
-#include "doors/llm/stream_relay.h"
-#include "stream/chat_accumulator.h"
 
 namespace turnpike::doors::llm {
 namespace net = boost::asio;
 
 namespace {
-constexpr size_t kMaxRetryableBody = 64 * 1024;
 constexpr std::string_view kJson = "application/json";
-
-bool IsRetryable(unsigned status) { return status == 429 || status >= 500; }
 
 bool ContentTypeIs(std::string_view value, std::string_view type) {
   return value.size() >= type.size() && value.substr(0, type.size()) == type;
 }
-
-// Stops the client watch when the attempt's Call goes out of scope.
-class WatchScope {
- public:
-  WatchScope(http::Exchange& exchange, upstream::Call& call) : exchange_(exchange) {
-    exchange_.WatchClient([&call] { call.Cancel(); });
-  }
-  ~WatchScope() { exchange_.StopWatching(); }
-  WatchScope(const WatchScope&) = delete;
-  WatchScope& operator=(const WatchScope&) = delete;
-
- private:
-  http::Exchange& exchange_;
-};
 
 }  // namespace
 
@@ -143,132 +125,104 @@ void ChatFlow::ReadGoogleApiKey() {
   }
 }
 
-void ChatFlow::MarkClientGone() {
-  ctx_.status = 499;
-  ctx_.error = ErrorCode::kUpstreamUnavailable;
+namespace {
+// Abandons the call when the client goes away, for as long as it runs.
+class WatchScope {
+ public:
+  WatchScope(http::Exchange& exchange, model_call::ModelCall& call) : exchange_(exchange) {
+    exchange_.WatchClient([&call] { call.Abandon(); });
+  }
+  ~WatchScope() { exchange_.StopWatching(); }
+  WatchScope(const WatchScope&) = delete;
+  WatchScope& operator=(const WatchScope&) = delete;
+
+ private:
+  http::Exchange& exchange_;
+};
+}  // namespace
+
+// A whole answer of Purpose::kRaw (embeddings, token counts), read and answered by the flow in
+// the sink's Flush, while the upstream exchange (whose header the content type views) lives.
+class RawAnswerSink final : public model_call::AnswerSink {
+ public:
+  explicit RawAnswerSink(ChatFlow& flow) : flow_(flow) {}
+  void OnWhole(const model_call::WholeAnswer& answer) override {
+    reply_.status = answer.status;
+    reply_.content_type = answer.content_type;
+    storage_ = answer.storage;
+  }
+  net::awaitable<bool> Flush() override {
+    if (storage_ == nullptr) co_return true;
+    reply_.body = std::move(*storage_);
+    storage_ = nullptr;
+    co_await flow_.RelayRaw(reply_);
+    co_return true;
+  }
+
+ private:
+  ChatFlow& flow_;
+  WholeReply reply_;
+  std::string* storage_ = nullptr;
+};
+
+net::awaitable<void> ChatFlow::RelayRaw(WholeReply& reply) {
+  if (counting_tokens()) {
+    co_await RelayCountTokens(reply);
+    co_return;
+  }
+  const DeploymentTarget& target = *ctx_.target;
+  const bool identity = IsIdentity(target);
+  co_await RelayEmbeddings(reply, identity ? client_ : *target.dialect, identity);
 }
 
-net::awaitable<bool> ChatFlow::Sleep(std::chrono::milliseconds delay) {
-  if (delay.count() <= 0) co_return !exchange_.client_gone();
-  net::steady_timer timer(co_await net::this_coro::executor);
-  timer.expires_after(delay);
-  exchange_.WatchClient([&timer] { timer.cancel(); });
-  [[maybe_unused]] auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
-  exchange_.StopWatching();
-  co_return !exchange_.client_gone();
+bool ChatFlow::Accepts(const DeploymentTarget& target) const {
+  // A token count goes only where the client's dialect is spoken (CountTokens checked one is).
+  return !counting_tokens() || target.provider == client_.name();
+}
+
+std::string_view ChatFlow::Path(const DeploymentTarget& target, bool stream) const {
+  if (embedding()) return target.embed_path;
+  if (counting_tokens()) return target.count_tokens_path;
+  return stream ? target.stream_path : target.chat_path;
 }
 
 net::awaitable<void> ChatFlow::Attempts() {
-  const ModelEntry& model = *ctx_.model_entry;
-  const config::RoutingConfig& routing = deps_.config.routing;
-  std::optional<Error> last_error;
-  std::optional<RetryableAnswer> last_answer;
+  model_call::ModelCall call(deps_.call, ctx_);
+  model_call::CallRequest request;
+  request.model = ctx_.model_entry;
+  request.plan = &ctx_.attempts;
+  request.source = this;
+  request.client = &client_;
+  request.stream = info_.stream;
+  const bool raw = embedding() || counting_tokens();
+  request.purpose = raw ? model_call::Purpose::kRaw : model_call::Purpose::kChat;
 
-  int made = 0;  // attempts made so far
-  for (int a = 0; a < ctx_.attempts.count; ++a) {
-    const size_t index = ctx_.attempts.order[a];
-    const DeploymentTarget& target = model.deployments[index];
-    // A token count goes only where the client's dialect is spoken (CountTokens checked one is).
-    if (counting_tokens() && target.provider != client_.name()) continue;
-    if (made > 0) {
-      deps_.retries.Add();
-      std::chrono::milliseconds delay =
-          Backoff(made, routing.backoff_base, routing.backoff_max, deps_.rng);
-      if (last_answer && last_answer->retry_after_seconds >= 0) {
-        const std::chrono::milliseconds retry_after{last_answer->retry_after_seconds * 1000};
-        if (retry_after <= routing.max_retry_after) {
-          delay = std::max(delay, retry_after);
-        } else if (last_answer->deployment == index) {
-          break;  // the same deployment asked for a longer pause than we may wait
-        }
-      }
-      if (!co_await Sleep(delay)) {
-        MarkClientGone();
-        co_return;
-      }
-    }
-    ctx_.target = &target;
-    ctx_.deployment = target.name;
-    ctx_.attempts_made = ++made;
-
-    // Identity (same dialect both ends): the client's bytes with the model spliced in.
-    const bool identity = IsIdentity(target);
-    const providers::Provider* dialect = identity ? &client_ : target.dialect;
-    Result<std::string> body = BuildBody(target, *dialect, identity);
-    if (!body.ok()) {
-      co_await Fail(body.error());
-      co_return;
-    }
-    upstream::OutgoingRequest out;
-    out.target = embedding()         ? target.embed_path
-                 : counting_tokens() ? target.count_tokens_path
-                 : info_.stream      ? target.stream_path
-                                     : target.chat_path;
-    out.body = body.value();
-    const std::string_view stream_type = providers::StreamContentType(dialect->stream_framing());
-    out.accept = info_.stream ? stream_type : "application/json";
-    out.authorization = target.authorization;
-    out.request_id = ctx_.request_id;
-    out.extra_headers = target.extra_headers;
-
-    upstream::Call call(deps_.pool, target.origin, deps_.call_options);
-    WatchScope watch(exchange_, call);
-    Status started = co_await call.Start(out);
-    ctx_.phases.upstream_connected =
-        call.reused() ? core::Clock::time_point{} : call.connected_at();
-    ctx_.phases.upstream_sent = call.request_sent_at();
-    ctx_.phases.upstream_head = call.head_received_at();
-    if (exchange_.client_gone()) {
-      MarkClientGone();
-      co_return;
-    }
-    if (!started.ok()) {
-      last_error = started.error();
-      last_answer.reset();
-      continue;
-    }
-    const unsigned status = call.status();
-    ctx_.upstream_status = static_cast<int>(status);
-    if (IsRetryable(status)) {
-      Result<std::string> answer_body = co_await call.ReadAll(kMaxRetryableBody);
-      if (exchange_.client_gone()) {
-        MarkClientGone();
-        co_return;
-      }
-      last_answer = RetryableAnswer{status,
-                                    std::string(call.header("content-type")),
-                                    answer_body.ok() ? std::move(answer_body.value()) : "",
-                                    ParseRetryAfterSeconds(call.header("retry-after")),
-                                    index,
-                                    identity ? nullptr : dialect};
-      last_error.reset();
-      continue;
-    }
-    const bool stream = info_.stream && status / 100 == 2 &&
-                        ContentTypeIs(call.header("content-type"), stream_type);
-    if (counting_tokens()) {
-      co_await RelayCountTokens(call);
-    } else if (embedding()) {
-      co_await RelayEmbeddings(call, *dialect, identity);
-    } else if (identity && api_ == ClientApi::kOpenAiChat) {
-      if (stream) {
-        co_await RelayStream(call);
-      } else {
-        co_await RelayWhole(call);
-      }
-    } else if (stream) {
-      co_await RelayDialectStream(call, *dialect, identity);
-    } else {
-      co_await RelayDialectWhole(call, *dialect, identity);
-    }
-    co_return;
+  ClientSinkOptions options;
+  options.client = &client_;
+  options.openai_chat = api_ == ClientApi::kOpenAiChat;
+  options.include_usage = info_.include_usage;
+  options.client_body = exchange_.request().body();
+  options.server_timing = deps_.config.server.server_timing;
+  ClientSink client(exchange_, deps_.core, ctx_, options);
+  RawAnswerSink whole(*this);
+  if (raw) {
+    call.AddSink(whole);
+  } else {
+    call.AddSink(client);
   }
-  co_await GiveUp(last_error, last_answer);
+  model_call::CallEnd end = model_call::CallEnd::kAbandoned;
+  {
+    WatchScope watch(exchange_, call);
+    end = co_await call.Run(request);
+  }
+  if (end == model_call::CallEnd::kFailed) {
+    model_call::CallFailure failure = call.failure();
+    co_await GiveUp(std::move(failure));
+  }
 }
 
-net::awaitable<void> ChatFlow::GiveUp(const std::optional<Error>& error,
-                                      std::optional<RetryableAnswer>& answer) {
-  if (answer) {
+net::awaitable<void> ChatFlow::GiveUp(model_call::CallFailure failure) {
+  if (std::optional<model_call::CallFailure::Passed>& answer = failure.answer) {
     // Pass the last upstream answer on as it was: its status and OpenAI-shaped body.
     if (answer->retry_after_seconds >= 0) {
       exchange_.response_headers().Add("Retry-After", int64_t{answer->retry_after_seconds});
@@ -296,8 +250,8 @@ net::awaitable<void> ChatFlow::GiveUp(const std::optional<Error>& error,
     co_await deps_.core.Respond(exchange_, ctx_, answer->status, kJson, std::move(body));
     co_return;
   }
-  const Error final_error =
-      error.value_or(Error{ErrorCode::kUpstreamUnavailable, "No upstream attempt was made.", ""});
+  const Error final_error = failure.error.value_or(
+      Error{ErrorCode::kUpstreamUnavailable, "No upstream attempt was made.", ""});
   co_await Fail(final_error);
 }
 
@@ -319,40 +273,6 @@ net::awaitable<void> ChatFlow::Fail(const Error& error) {
   providers::ErrorReply reply = ClientError(error);
   co_await deps_.core.Respond(exchange_, ctx_, static_cast<unsigned>(reply.status), kJson,
                               std::move(reply.body));
-}
-
-net::awaitable<std::optional<std::string>> ChatFlow::ReadWholeAnswer(upstream::Call& call) {
-  Result<std::string> body = co_await call.ReadAll(deps_.config.upstream.max_response_bytes);
-  if (exchange_.client_gone()) {
-    MarkClientGone();
-    co_return std::nullopt;
-  }
-  if (!body.ok()) {
-    co_await Fail(body.error());
-    co_return std::nullopt;
-  }
-  co_return std::move(body.value());
-}
-
-net::awaitable<void> ChatFlow::RelayWhole(upstream::Call& call) {
-  std::optional<std::string> body = co_await ReadWholeAnswer(call);
-  if (!body) co_return;
-  const unsigned status = call.status();
-  if (status / 100 == 2) {
-    stream::Usage usage = stream::ExtractUsage(*body);
-    ctx_.usage = {usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, -1,
-                  usage.reasoning_tokens};
-    ctx_.output_bytes = static_cast<int64_t>(body->size());
-  }
-  std::string content_type(call.header("content-type"));
-  if (content_type.empty()) content_type = kJson;
-  co_await deps_.core.Respond(exchange_, ctx_, status, content_type, std::move(*body));
-}
-
-net::awaitable<void> ChatFlow::RelayStream(upstream::Call& call) {
-  StreamRelay relay(exchange_, call, ctx_, info_.include_usage, deps_.config.server.sse_keepalive,
-                    deps_.config.server.server_timing);
-  co_await relay.Run();
 }
 
 }  // namespace turnpike::doors::llm

@@ -1,6 +1,7 @@
-// One model request, from the parsed body to the last byte sent: filter chain, attempts over
-// the planned deployments with backoff and Retry-After, then a whole-body or a streamed relay
-// of the chosen upstream's answer. Serves the LLM APIs: OpenAI POST /v1/chat/completions,
+// One model request, from the parsed body to the last byte sent: parse, filter chain, a model
+// call (model_call/model_call.h: the attempts over the planned deployments with backoff and
+// Retry-After, the answer delivered to sinks), and the client's encoder sink (client_sink.h)
+// writing the answer to the Exchange. Serves the LLM APIs: OpenAI POST /v1/chat/completions,
 // /v1/responses, /v1/completions and /v1/embeddings, and Anthropic POST /v1/messages.
 //
 // Token counts (Anthropic's /v1/messages/count_tokens, Gemini's :countTokens) take the governed
@@ -21,17 +22,16 @@
 //
 // Paths, per attempt (the deployment's `provider` against the client's API):
 //   OpenAI client, openai deployment        identity: the body forwarded with the upstream model
-//                                           spliced in; StreamRelay (bytes untouched)
-//   Anthropic client, anthropic deployment  identity as well; DialectRelay in passthrough mode
-//                                           (the Anthropic decoder taps usage)
+//                                           spliced in; frames untouched (the chunk scanner taps)
+//   Anthropic client, anthropic deployment  identity as well (the Anthropic decoder taps usage)
 //   Responses client, Responses deployment  identity as well (`api: responses`): the body from
 //                                           the dialect's IdentityBody (model, store:false
-//                                           spliced); DialectRelay in passthrough mode
+//                                           spliced)
 //   any other pair                          translated through providers/: the client's
 //                                           ParseRequest (once) -> the upstream's BuildRequest;
 //                                           answers through ParseResponse / ParseError and the
-//                                           client's RenderResponse / RenderError; streams
-//                                           through DialectRelay's StreamTranslator
+//                                           client's RenderWholeResponse / RenderError; streams
+//                                           as pivot events into the client's StreamEncoder
 //
 // Failover: a connect error, a timeout before the response head, a 5xx or a 429 moves on to
 // the next planned attempt, as long as nothing reached the client. Once the stream started, an
@@ -41,7 +41,8 @@
 // cannot express is a 400 naming the field.
 //
 // Ownership: lives on the door's coroutine frame for one request; borrows what the door lends it
-// (FlowDeps: its pool, chain, core), the exchange, the context and the client's Provider.
+// (FlowDeps: its chain, the core, the model call's deps over the worker's pool), the exchange,
+// the context and the client's Provider.
 // Single-threaded.
 #pragma once
 
@@ -50,21 +51,19 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
-#include <random>
 #include <string>
 
 #include "config/config.h"
 #include "core/filter.h"
 #include "core/worker_core.h"
 #include "doors/llm/llm_context.h"
-#include "doors/llm/route_table.h"
 #include "http/exchange.h"
+#include "model_call/model_call.h"
+#include "model_call/route_table.h"
 #include "observability/metrics.h"
 #include "providers/embeddings.h"
 #include "providers/openai/chat_request.h"
 #include "providers/provider.h"
-#include "upstream/call.h"
-#include "upstream/pool.h"
 
 namespace turnpike::doors::llm {
 
@@ -74,10 +73,7 @@ struct FlowDeps {
   const RouteTable& routes;
   core::WorkerCore& core;  // Respond (Server-Timing), the request probe
   core::FilterChain& chain;
-  upstream::Pool& pool;
-  const upstream::CallOptions& call_options;
-  observability::Counter& retries;
-  std::minstd_rand& rng;  // backoff jitter
+  const model_call::CallDeps& call;  // the worker's upstream pool, options, backoff jitter
 };
 
 // The API the client called. The first two have an identity path (a deployment of the same
@@ -107,52 +103,46 @@ struct PathRequest {
   bool stream = false;
 };
 
-class ChatFlow {
+// A whole upstream answer as it came, kept for the flow to read (embeddings, token counts).
+struct WholeReply {
+  unsigned status = 0;
+  std::string_view content_type;  // the upstream's header, while the call runs
+  std::string body;
+};
+
+class ChatFlow : private model_call::AttemptSource {
  public:
   // `client` is the Provider of the client's dialect (openai for kOpenAiChat).
   ChatFlow(const FlowDeps& deps, http::Exchange& exchange, LlmContext& ctx, ClientApi api,
            const providers::Provider& client, PathRequest path = {})
       : deps_(deps), exchange_(exchange), ctx_(ctx), api_(api), client_(client), path_(path) {}
 
+  // The client's body as the door already parsed it (a /v1/responses body read for a hand-off,
+  // core/handoff.h): the pivot is translated from it rather than parsed again. Before Run;
+  // `document` outlives the flow.
+  void UseDocument(const boost::json::object& document) { document_ = &document; }
+
   boost::asio::awaitable<void> Run();
   // Answers `error` in the client's shape.
   boost::asio::awaitable<void> Fail(const Error& error);
 
  private:
-  // An upstream answer that asked for a retry (5xx, 429), kept to pass on if every attempt fails.
-  struct RetryableAnswer {
-    unsigned status = 0;
-    std::string content_type;
-    std::string body;
-    int64_t retry_after_seconds = -1;
-    size_t deployment = 0;
-    const providers::Provider* translate_from = nullptr;  // set: the body is in this dialect
-  };
-
   // info_ and pivot_ for the pivot-only APIs (Responses, completions, Gemini, Cohere): the
   // client's body translated once, before the filter chain (which needs the model), with what
   // the URL says (path_) spliced in.
   Status ParsePivot();
-  // The request body for an attempt: identity, translated chat, or embeddings.
-  Result<std::string> BuildBody(const DeploymentTarget& target, const providers::Provider& dialect,
-                                bool identity);
+  // The attempts and the answer, through a model call (model_call/model_call.h): the client's
+  // encoder sink for chat, the whole answer for embeddings and token counts.
   boost::asio::awaitable<void> Attempts();
-  // Waits `delay` unless the client goes away first; false if it did.
-  boost::asio::awaitable<bool> Sleep(std::chrono::milliseconds delay);
-  // The whole upstream answer (bounded by upstream.max_response_bytes); nullopt when the client
-  // left or the read failed, both already answered for.
-  boost::asio::awaitable<std::optional<std::string>> ReadWholeAnswer(upstream::Call& call);
-  boost::asio::awaitable<void> RelayWhole(upstream::Call& call);
-  boost::asio::awaitable<void> RelayStream(upstream::Call& call);
-  // The non-identity paths and the Anthropic identity path (chat_flow_dialects.cc).
+  // model_call::AttemptSource: what each attempt sends.
+  bool Accepts(const DeploymentTarget& target) const override;
+  bool IsIdentity(const DeploymentTarget& target) const override;
+  Result<std::string> Body(const DeploymentTarget& target, const providers::Provider& dialect,
+                           bool identity) override;
+  std::string_view Path(const DeploymentTarget& target, bool stream) const override;
+  // A translated attempt's body, from the pivot (chat_flow_dialects.cc).
   Result<std::string> TranslateRequest(const DeploymentTarget& target,
                                        const providers::Provider& upstream);
-  boost::asio::awaitable<void> RelayDialectWhole(upstream::Call& call,
-                                                 const providers::Provider& upstream,
-                                                 bool identity);
-  boost::asio::awaitable<void> RelayDialectStream(upstream::Call& call,
-                                                  const providers::Provider& upstream,
-                                                  bool identity);
   // Token counts (chat_flow_count_tokens.cc): the request read for its model; the answer
   // forwarded from a deployment of the client's dialect, or else the gateway's estimate.
   bool counting_tokens() const {
@@ -161,7 +151,10 @@ class ChatFlow {
   Status ParseCountTokens();
   boost::asio::awaitable<void> CountTokens();
   boost::asio::awaitable<void> AnswerTokenEstimate();
-  boost::asio::awaitable<void> RelayCountTokens(upstream::Call& call);
+  boost::asio::awaitable<void> RelayCountTokens(WholeReply& answer);
+  // A whole answer of an embeddings or token-count call (from RawAnswerSink, chat_flow.cc).
+  boost::asio::awaitable<void> RelayRaw(WholeReply& reply);
+  friend class RawAnswerSink;
   // Embeddings (chat_flow_embeddings.cc): embeddings_, info_.model and the prompt estimate's
   // input from the client's body; the body for a deployment; its whole answer relayed.
   bool embedding() const {
@@ -170,20 +163,18 @@ class ChatFlow {
   }
   // The call as an EmbeddingsClient sees it (not kOpenAiEmbeddings).
   providers::EmbeddingsCall EmbeddingsCallOf() const;
-  // Whether `target` gets the client's own bytes (same dialect, and its API serves the call).
-  bool IsIdentity(const DeploymentTarget& target) const;
   Status ParseEmbeddings();
   Result<std::string> BuildEmbeddings(const DeploymentTarget& target,
                                       const providers::Provider& upstream, bool identity) const;
-  boost::asio::awaitable<void> RelayEmbeddings(upstream::Call& call,
+  boost::asio::awaitable<void> RelayEmbeddings(WholeReply& reply,
                                                const providers::Provider& upstream, bool identity);
   // Usage for settlement; without a reported count, the admission's prompt estimate, flagged.
   void SetEmbeddingsUsage(int64_t prompt_tokens);
   // An error in the client's shape and the status its API uses for it.
   providers::ErrorReply ClientError(const Error& error) const;
-  boost::asio::awaitable<void> GiveUp(const std::optional<Error>& error,
-                                      std::optional<RetryableAnswer>& answer);
-  void MarkClientGone();
+  // No attempt answered: the failure in the client's shape (a passed-on upstream answer as it
+  // came when it is already the client's).
+  boost::asio::awaitable<void> GiveUp(model_call::CallFailure failure);
   // Gemini's credentials (x-goog-api-key, ?key=) as the context's x_api_key.
   void ReadGoogleApiKey();
 
@@ -195,6 +186,7 @@ class ChatFlow {
   const PathRequest path_;
   providers::openai::ChatRequestInfo info_;
   std::optional<boost::json::object> pivot_;  // the parsed request, once a translation needs it
+  const boost::json::object* document_ = nullptr;           // UseDocument
   std::optional<providers::EmbeddingsRequest> embeddings_;  // kOpenAiEmbeddings only
 };
 

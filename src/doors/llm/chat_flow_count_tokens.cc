@@ -67,15 +67,11 @@ net::awaitable<void> ChatFlow::AnswerTokenEstimate() {
   co_await deps_.core.Respond(exchange_, ctx_, 200, kJson, std::move(body));
 }
 
-net::awaitable<void> ChatFlow::RelayCountTokens(upstream::Call& call) {
-  std::optional<std::string> body = co_await ReadWholeAnswer(call);
-  if (!body) co_return;
+net::awaitable<void> ChatFlow::RelayCountTokens(WholeReply& answer) {
   // The upstream's answer as it came: same dialect, bytes untouched; no usage, nothing billed.
-  std::string content_type(call.header("content-type"));
-  if (content_type.empty()) content_type = kJson;
   exchange_.response_headers().Add(kCountHeader, "upstream");
-  const unsigned status = call.status();
-  co_await deps_.core.Respond(exchange_, ctx_, status, content_type, std::move(*body));
+  co_await deps_.core.Respond(exchange_, ctx_, answer.status, answer.content_type,
+                              std::move(answer.body));
 }
 
 }  // namespace turnpike::doors::llm

@@ -97,11 +97,10 @@ void ChatFlow::SetEmbeddingsUsage(int64_t prompt_tokens) {
   ctx_.usage_estimated = true;
 }
 
-net::awaitable<void> ChatFlow::RelayEmbeddings(upstream::Call& call,
+net::awaitable<void> ChatFlow::RelayEmbeddings(WholeReply& reply,
                                                const providers::Provider& upstream, bool identity) {
-  std::optional<std::string> body = co_await ReadWholeAnswer(call);
-  if (!body) co_return;
-  const unsigned status = call.status();
+  std::string* body = &reply.body;
+  const unsigned status = reply.status;
   if (identity) {
     // The answer is already the client's: relayed untouched, only the usage read.
     if (status / 100 == 2 && api_ == ClientApi::kOpenAiEmbeddings) {
@@ -112,9 +111,7 @@ net::awaitable<void> ChatFlow::RelayEmbeddings(upstream::Call& call,
       Result<providers::Embeddings> read = upstream.embeddings()->ParseResponse(*body);
       SetEmbeddingsUsage(read.ok() ? read.value().prompt_tokens : -1);
     }
-    std::string content_type(call.header("content-type"));
-    if (content_type.empty()) content_type = kJson;
-    co_await deps_.core.Respond(exchange_, ctx_, status, content_type, std::move(*body));
+    co_await deps_.core.Respond(exchange_, ctx_, status, reply.content_type, std::move(*body));
     co_return;
   }
   if (status / 100 != 2) {

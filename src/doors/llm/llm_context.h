@@ -8,9 +8,15 @@
 #pragma once
 
 #include "core/request_context.h"
-#include "doors/llm/route_table.h"
+#include "model_call/route_table.h"
 
 namespace turnpike::doors::llm {
+
+// The model's route and deployments are the model call's (model_call/route_table.h).
+using model_call::AttemptPlan;
+using model_call::DeploymentTarget;
+using model_call::ModelEntry;
+using model_call::RouteTable;
 
 struct LlmContext : core::RequestContext {
   const ModelEntry* model_entry = nullptr;   // nullptr: no such model (the route filter's 404)

@@ -1,7 +1,9 @@
 #include "doors/llm/llm_door.h"
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
+#include <optional>
 #include <stdexcept>
 
 #include "core/openai_errors.h"
@@ -111,13 +113,16 @@ LlmDoor::LlmDoor(const LlmShared& shared, int worker_index, net::io_context& con
                  core::WorkerCore& core)
     : shared_(shared),
       core_(core),
-      pool_(context, shared.tls,
-            upstream::PoolOptions{shared.config.upstream.pool_max_idle_per_origin,
-                                  shared.config.upstream.pool_idle_ttl}),
       call_options_(MakeCallOptions(shared.config.upstream)),
       rng_(static_cast<uint32_t>(worker_index + 1) * kSeedMix),
-      deps_{shared.config, *shared.routes,       core, chain_, pool_,
-            call_options_, core.probe().retries, rng_},
+      call_deps_{core.pool(),
+                 call_options_,
+                 shared.config.routing,
+                 shared.config.server.sse_keepalive,
+                 shared.config.upstream.max_response_bytes,
+                 core.probe().retries,
+                 rng_},
+      deps_{shared.config, *shared.routes, core, chain_, call_deps_},
       models_body_(ModelsBody()),
       gemini_models_body_(GeminiModelsBody()),
       openai_(shared.providers.Find(kOpenAi)),
@@ -131,12 +136,9 @@ LlmDoor::LlmDoor(const LlmShared& shared, int worker_index, net::io_context& con
     chain_.Add(std::move(governance));
   }
   chain_.Add(std::make_unique<RouteFilter>(shared.config.routing, static_cast<uint32_t>(rng_())));
-  shared_.probes.pools.push_back(&pool_.probe());
 }
 
 LlmDoor::~LlmDoor() = default;
-
-void LlmDoor::Shutdown() { pool_.Shutdown(); }
 
 std::string LlmDoor::ModelsBody() const {
   boost::json::array data;
@@ -163,6 +165,24 @@ core::ErrorReply LlmDoor::RenderError(int route, const Error& error) const {
 }
 
 net::awaitable<void> LlmDoor::Handle(http::Exchange& exchange, core::RouteMatch match) {
+  // A Responses request whose model another door declared (core/handoff.h) is that door's:
+  // its body is parsed once, here, and handed over, or kept for this door's own parse.
+  std::optional<boost::json::value> document;
+  if (match.route == kResponses && core_.hands_off()) {
+    boost::system::error_code ec;
+    document.emplace(boost::json::parse(exchange.request().body(), ec));
+    const boost::json::object* object = ec ? nullptr : document->if_object();
+    const boost::json::value* model = object != nullptr ? object->if_contains("model") : nullptr;
+    if (model != nullptr && model->is_string()) {
+      const std::string_view name = model->as_string();
+      if (core::Door* target = core_.HandOffTarget(name)) {
+        core::HandedRequest handed{std::string(name), std::move(*document)};
+        co_await target->Receive(exchange, match, std::move(handed));
+        co_return;
+      }
+    }
+    if (object == nullptr) document.reset();  // this door's parse reports the error
+  }
   LlmContext ctx;
   core_.Start(exchange, match, ctx);
   if (match.route == kModels) {
@@ -198,6 +218,7 @@ net::awaitable<void> LlmDoor::Handle(http::Exchange& exchange, core::RouteMatch 
                                         : match.route == kCompletions ? *completions_
                                                                       : *openai_;
     ChatFlow flow(deps_, exchange, ctx, api, client);
+    if (document) flow.UseDocument(document->as_object());
     co_await flow.Run();
   }
   core_.Finish(exchange, ctx);

@@ -21,9 +21,9 @@
 // Responses parser here is the one place that reads `model`, so the hand-off is made after it,
 // with the parsed request, and no body is parsed twice (docs/architecture.md).
 //
-// Ownership: one LlmDoor per worker (made by its DoorFactory in app/); it owns the worker's
-// upstream pool and filter chain. LlmShared is owned by the composition root and outlives every
-// worker. Thread safety: the owning worker only.
+// Ownership: one LlmDoor per worker (made by its DoorFactory in app/); it owns its filter chain
+// and borrows the worker's upstream pool (WorkerCore::pool) for its model calls. LlmShared is owned
+// by the composition root and outlives every worker. Thread safety: the owning worker only.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -40,10 +40,10 @@
 #include "core/request_probe.h"
 #include "core/worker_core.h"
 #include "doors/llm/chat_flow.h"
-#include "doors/llm/route_table.h"
+#include "model_call/model_call.h"
+#include "model_call/route_table.h"
 #include "providers/registry.h"
 #include "upstream/call.h"
-#include "upstream/pool.h"
 
 namespace turnpike::doors::llm {
 
@@ -51,7 +51,6 @@ namespace turnpike::doors::llm {
 struct LlmShared {
   const config::Config& config;
   std::shared_ptr<const RouteTable> routes;
-  const upstream::TlsContexts& tls;
   core::ProbeRegistry& probes;  // the door registers its pools' probes
   // The API dialects (providers/): must hold "openai" and every deployment's provider.
   const providers::Registry& providers;
@@ -69,7 +68,6 @@ class LlmDoor : public core::Door {
 
   boost::asio::awaitable<void> Handle(http::Exchange& exchange, core::RouteMatch match) override;
   core::ErrorReply RenderError(int route, const Error& error) const override;
-  void Shutdown() override;
 
  private:
   boost::asio::awaitable<void> AnswerModels(http::Exchange& exchange, LlmContext& ctx);
@@ -82,10 +80,10 @@ class LlmDoor : public core::Door {
 
   const LlmShared& shared_;
   core::WorkerCore& core_;
-  upstream::Pool pool_;
   const upstream::CallOptions call_options_;
   core::FilterChain chain_;
   std::minstd_rand rng_;
+  const model_call::CallDeps call_deps_;
   const FlowDeps deps_;
   const std::string models_body_;
   const std::string gemini_models_body_;

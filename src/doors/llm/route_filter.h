@@ -10,7 +10,7 @@
 
 #include "config/config.h"
 #include "core/filter.h"
-#include "doors/llm/route_table.h"
+#include "model_call/route_table.h"
 
 namespace turnpike::doors::llm {
 

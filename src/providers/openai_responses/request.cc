@@ -277,4 +277,8 @@ Result<json::object> ParseResponsesRequest(std::string_view body) {
   return Translation(doc.as_object()).Run();
 }
 
+Result<json::object> ParseResponsesDocument(const json::object& document) {
+  return Translation(document).Run();
+}
+
 }  // namespace turnpike::providers::openai_responses

@@ -19,6 +19,8 @@ namespace turnpike::providers::openai_responses {
 // `stream` requests also get stream_options.include_usage (a Responses stream always ends with
 // its usage).
 Result<boost::json::object> ParseResponsesRequest(std::string_view body);
+// The same from a body already parsed (Provider::ParseRequestDocument).
+Result<boost::json::object> ParseResponsesDocument(const boost::json::object& document);
 
 // The members a response object echoes from the request, rendered once per request as JSON
 // object members without the braces and without a trailing comma:

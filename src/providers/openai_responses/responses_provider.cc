@@ -56,6 +56,11 @@ Result<boost::json::object> ResponsesProvider::ParseRequest(std::string_view bod
   return ParseResponsesRequest(body);
 }
 
+Result<boost::json::object> ResponsesProvider::ParseRequestDocument(
+    const boost::json::object& document) const {
+  return ParseResponsesDocument(document);
+}
+
 std::unique_ptr<StreamEncoder> ResponsesProvider::NewEncoder(const EncoderOptions& options) const {
   return std::make_unique<ResponsesStreamEncoder>(options);
 }

@@ -34,6 +34,8 @@ class ResponsesProvider final : public Provider {
 
   // Client role.
   Result<boost::json::object> ParseRequest(std::string_view body) const override;
+  Result<boost::json::object> ParseRequestDocument(
+      const boost::json::object& document) const override;
   // Encoders echo the request's fields (options.client_body) in every response snapshot.
   std::unique_ptr<StreamEncoder> NewEncoder(const EncoderOptions& options) const override;
   // The response object with the API's default echoed fields (no request at hand).

@@ -24,6 +24,7 @@
 #include "http/server.h"
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/openai/openai_provider.h"
+#include "providers/openai_responses/responses_provider.h"
 #include "providers/registry.h"
 
 namespace turnpike::doors::llm {
@@ -70,6 +71,24 @@ class FakeUpstream : public http::Handler {
 
  private:
   std::atomic<int>& requests_;
+};
+
+// A door that takes the "test:" model prefix (core/handoff.h) and answers what it was handed.
+class ReceivingDoor : public core::Door {
+ public:
+  net::awaitable<void> Handle(http::Exchange& exchange, core::RouteMatch) override {
+    co_await exchange.Respond(500, "text/plain", std::string("routed, not handed"));
+  }
+  net::awaitable<void> Receive(http::Exchange& exchange, core::RouteMatch,
+                               core::HandedRequest request) override {
+    const boost::json::value* store = request.document.as_object().if_contains("store");
+    std::string body =
+        "received " + request.key + (store != nullptr && *store == true ? " store" : "");
+    co_await exchange.Respond(200, "text/plain", std::move(body));
+  }
+  core::ErrorReply RenderError(int, const Error& error) const override {
+    return {HttpStatus(error.code), error.message};
+  }
 };
 
 // A server on port 0 running on its own thread until the fixture ends.
@@ -129,16 +148,22 @@ class ChatFlowTest : public ::testing::Test {
         registry_(MakeRegistry()),
         routes_(RouteTable::Build(config_, *registry_)),
         tls_("", false),
-        llm_{config_, routes_, tls_, probes_, *registry_},
+        llm_{config_, routes_, probes_, *registry_},
         router_(0) {
     doors_.push_back({LlmDoor::Routes(*registry_),
                       [this](int worker, net::io_context& context, core::WorkerCore& core) {
                         return std::make_unique<LlmDoor>(llm_, worker, context, core);
                       }});
     router_.Add(0, doors_[0].routes);
+    doors_.push_back(
+        {{},
+         [](int, net::io_context&, core::WorkerCore&) { return std::make_unique<ReceivingDoor>(); },
+         {"test:"}});
     probes_.route_labels = router_.labels();
     core_ = std::make_unique<core::CoreShared>(router_, probes_);
+    core_->handoffs.Add("test:", 1);
     core_->model_count = routes_->models().size();
+    core_->tls = &tls_;
     gateway_ = std::make_unique<Running>([this](int index, net::io_context& context) {
       return std::make_unique<core::Dispatcher>(*core_, doors_, index, context);
     });
@@ -165,6 +190,7 @@ class ChatFlowTest : public ::testing::Test {
     auto registry = std::make_unique<providers::Registry>();
     registry->Add(std::make_unique<providers::openai::OpenAiProvider>());
     registry->Add(std::make_unique<providers::anthropic::AnthropicProvider>());
+    registry->Add(std::make_unique<providers::openai_responses::ResponsesProvider>());
     return registry;
   }
   uint16_t port() const { return gateway_->port(); }
@@ -240,6 +266,24 @@ TEST_F(ChatFlowTest, TheRoutersErrorsAreInTheDoorsDialect) {
   r = Send(port(), bhttp::verb::post, "/v2/nothing", "{}");
   EXPECT_EQ(r.status, 404u);
   EXPECT_NE(r.body.find("Invalid URL (POST /v2/nothing)"), std::string::npos) << r.body;
+}
+
+TEST_F(ChatFlowTest, AResponsesModelWithAnotherDoorsPrefixIsHandedToThatDoor) {
+  // Fields the stateless Responses parser refuses reach the receiving door: the hand-off comes
+  // before that parse, and the body it got is the one this door parsed.
+  Reply r = Send(port(), bhttp::verb::post, "/v1/responses",
+                 R"({"model":"test:support","input":"hi","store":true})");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, "received test:support store");
+  EXPECT_EQ(upstream_requests_.load(), 0);
+  // Any other model is this door's own: parsed (from the same document) and refused.
+  r = Send(port(), bhttp::verb::post, "/v1/responses",
+           R"({"model":"good","input":"hi","store":true})");
+  EXPECT_EQ(r.status, 400u);
+  EXPECT_NE(r.body.find("store"), std::string::npos) << r.body;
+  r = Send(port(), bhttp::verb::post, "/v1/responses", R"({"model":"good","input":"hi"})");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  EXPECT_NE(r.body.find("hi there"), std::string::npos) << r.body;
 }
 
 }  // namespace

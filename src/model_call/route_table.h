@@ -18,7 +18,7 @@
 #include "providers/registry.h"
 #include "upstream/origin.h"
 
-namespace turnpike::doors::llm {
+namespace turnpike::model_call {
 
 // max_tokens for a provider that requires it (anthropic) when the client gave none and no
 // price entry names the model's max output.
@@ -84,4 +84,4 @@ std::chrono::milliseconds Backoff(int attempt, std::chrono::milliseconds base,
 // Seconds from a Retry-After header (delta-seconds form only); negative if absent/unparseable.
 int64_t ParseRetryAfterSeconds(std::string_view value);
 
-}  // namespace turnpike::doors::llm
+}  // namespace turnpike::model_call

@@ -1,16 +1,14 @@
-#include "doors/llm/route_table.h"
+#include "model_call/route_table.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "doors/llm/llm_context.h"
-#include "doors/llm/route_filter.h"
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/openai/openai_provider.h"
 #include "providers/openai_responses/responses_provider.h"
 
-namespace turnpike::doors::llm {
+namespace turnpike::model_call {
 namespace {
 
 const providers::Registry& Dialects() {
@@ -197,24 +195,5 @@ TEST(RetryAfterTest, ParsesDeltaSecondsOnly) {
   EXPECT_EQ(ParseRetryAfterSeconds("Wed, 21 Oct 2015 07:28:00 GMT"), -1);
 }
 
-TEST(RouteFilterTest, UnknownModelIsA404OnParamModel) {
-  auto table = RouteTable::Build(TwoModels(), Dialects());
-  config::RoutingConfig routing;
-  RouteFilter filter(routing, 1);
-  LlmContext ctx;
-  ctx.model = "nope";
-  ctx.model_entry = table->Find(ctx.model);
-  EXPECT_EQ(filter.OnRequest(ctx), core::FilterStatus::kRespond);
-  ASSERT_TRUE(ctx.refusal.has_value());
-  EXPECT_EQ(ctx.refusal->code, ErrorCode::kNotFound);
-  EXPECT_EQ(ctx.refusal->param, "model");
-  EXPECT_EQ(ctx.model_slot, core::kUnknownModel);
-  ctx.model = "alpha";
-  ctx.model_entry = table->Find(ctx.model);
-  EXPECT_EQ(filter.OnRequest(ctx), core::FilterStatus::kContinue);
-  EXPECT_EQ(ctx.model_slot, table->Find("alpha")->index);
-  EXPECT_EQ(ctx.attempts.count, routing.max_attempts);
-}
-
 }  // namespace
-}  // namespace turnpike::doors::llm
+}  // namespace turnpike::model_call

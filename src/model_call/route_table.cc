@@ -1,11 +1,11 @@
-#include "doors/llm/route_table.h"
+#include "model_call/route_table.h"
 
 #include <algorithm>
 #include <charconv>
 
 #include "governance/default_prices.h"
 
-namespace turnpike::doors::llm {
+namespace turnpike::model_call {
 namespace {
 
 // The configured price's max output, else the built-in table's, else the documented default.
@@ -121,4 +121,4 @@ int64_t ParseRetryAfterSeconds(std::string_view value) {
   return seconds;
 }
 
-}  // namespace turnpike::doors::llm
+}  // namespace turnpike::model_call

@@ -1,0 +1,83 @@
+// The LLM door's client as a sink of a model call (model_call/answer_sink.h): renders the
+// call's answer in the dialect the client called and writes it to the Exchange.
+//
+//   stream, identity     the upstream's frames forwarded untouched; frames that lie one after
+//                        the other in the upstream's read go out as one view of it (no copy);
+//                        on the OpenAI chat wire the usage-only chunk is dropped when the
+//                        gateway asked for usage on the client's behalf
+//   stream, translated   pivot events rendered by the client dialect's StreamEncoder
+//   whole                identity bytes with the upstream's status, or the parsed answer
+//                        rendered by the client dialect (RenderWholeResponse)
+//   an end with an error the client dialect's in-stream error event, then the end of stream
+//
+// The stream's head (200, text/event-stream, Cache-Control: no-cache, Server-Timing when on)
+// goes out at the Flush after OnStart, before the first upstream read; a `: keep-alive`
+// comment (a comment in every SSE dialect) on Idle. A client that leaves is logged as 499 and
+// says so from Flush: the call then stops reading for it.
+//
+// Ownership: on the flow's frame for one call; borrows the exchange, the core, the context and
+// the client's Provider. Single-threaded.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/request_context.h"
+#include "core/worker_core.h"
+#include "http/exchange.h"
+#include "model_call/answer_sink.h"
+#include "providers/provider.h"
+
+namespace turnpike::doors::llm {
+
+struct ClientSinkOptions {
+  const providers::Provider* client = nullptr;  // the dialect the client speaks
+  bool openai_chat = false;      // the OpenAI chat API (its identity frames, its error event)
+  bool include_usage = false;    // an OpenAI client asked for the usage chunk
+  std::string_view client_body;  // the client's request (EncoderOptions::client_body)
+  bool server_timing = false;
+};
+
+class ClientSink final : public model_call::AnswerSink {
+ public:
+  ClientSink(http::Exchange& exchange, core::WorkerCore& core, core::RequestContext& ctx,
+             const ClientSinkOptions& options)
+      : exchange_(exchange), core_(core), ctx_(ctx), options_(options) {}
+
+  void OnStart(const model_call::AnswerStart& start) override;
+  void OnEvent(const providers::StreamEvent& event) override;
+  void OnFrame(std::string_view frame, model_call::FrameKind kind) override;
+  void OnWhole(const model_call::WholeAnswer& answer) override;
+  boost::asio::awaitable<bool> Flush() override;
+  boost::asio::awaitable<bool> Idle() override;
+  void OnEnd(const Error* error) override;
+
+ private:
+  enum class Step : uint8_t { kIdle, kHead, kBytes, kWhole, kEnd, kDone };
+
+  providers::EncoderOptions EncoderOptionsOf() const;
+  boost::asio::awaitable<bool> SendHead();
+  boost::asio::awaitable<bool> SendBytes();
+  boost::asio::awaitable<bool> SendWhole();
+  boost::asio::awaitable<bool> SendEnd();
+  bool Left();
+
+  http::Exchange& exchange_;
+  core::WorkerCore& core_;
+  core::RequestContext& ctx_;
+  const ClientSinkOptions options_;
+  model_call::AnswerStart start_;
+  Step step_ = Step::kIdle;
+  std::unique_ptr<providers::StreamEncoder> encoder_;  // translated streams
+  std::string_view span_;  // adjacent identity frames of this read, sent as one view
+  std::string out_;        // this read's bytes that could not be sent as a view
+  bool ended_ = false;     // an end or error event was rendered
+  bool gone_ = false;      // the client left
+  // A whole answer waiting for its Flush.
+  unsigned whole_status_ = 0;
+  std::string_view whole_type_;  // static, or the upstream's header (alive until the Flush)
+  std::string whole_body_;       // a translated answer, rendered
+  std::string* whole_storage_ = nullptr;  // an identity answer: the call's bytes, moved out
+};
+
+}  // namespace turnpike::doors::llm
