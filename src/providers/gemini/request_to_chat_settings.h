@@ -1,0 +1,30 @@
+// The settings of a Gemini GenerateContentRequest read into the pivot, for the client role
+// (internal to providers/gemini/; request_to_chat.cc reads the contents and calls this):
+// `tools` (functionDeclarations), `toolConfig` (tool_choice) and `generationConfig` (sampling,
+// maxOutputTokens, stopSequences, candidateCount, thinkingConfig -> reasoning_effort,
+// responseMimeType and the response schemas -> response_format). See README.md ("Client role")
+// for the mapping and what is refused.
+//
+// Stateless; thread-safe. Errors: kInvalidRequest naming the Gemini field in `param`, as
+// client_requests.h says.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace turnpike::providers::gemini::client_request {
+
+// The pivot's fields for `request`'s tools, toolConfig and generationConfig, in the order the
+// pivot lists them (tools, tool_choice, sampling, max_completion_tokens, stop,
+// reasoning_effort, response_format); absent settings add nothing.
+Result<boost::json::object> Settings(const boost::json::object& request);
+
+// The two refusals both halves of the translation give: a field the pivot cannot carry, and a
+// value of the wrong type ("Invalid value at 'param': expected <expected>.").
+Error Unsupported(const std::string& param);
+Error WrongType(const std::string& param, std::string_view expected);
+
+}  // namespace turnpike::providers::gemini::client_request
