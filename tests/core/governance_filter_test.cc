@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "../governance/fixtures.h"
+#include "http/response_headers.h"
 #include "run_on_loop.h"
 
 namespace turnpike::core {
