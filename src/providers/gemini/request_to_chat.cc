@@ -40,11 +40,7 @@ class Translation {
     if (Status s = System(); !s.ok()) return s.error();
     if (Status s = Contents(); !s.ok()) return s.error();
     out_["messages"] = std::move(messages_);
-    Result<json::object> settings = client_request::Settings(in_);
-    if (!settings.ok()) return settings.error();
-    for (json::key_value_pair& field : settings.value()) {
-      out_[field.key()] = std::move(field.value());
-    }
+    if (Status s = client_request::AddSettings(in_, out_); !s.ok()) return s.error();
     return std::move(out_);
   }
 

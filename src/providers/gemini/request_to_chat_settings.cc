@@ -49,13 +49,12 @@ json::value JsonSchema(const json::value& schema) {
 
 class SettingsTranslation {
  public:
-  explicit SettingsTranslation(const json::object& in) : in_(in) {}
+  SettingsTranslation(const json::object& in, json::object& out) : in_(in), out_(out) {}
 
-  Result<json::object> Run() {
-    if (Status s = Tools(); !s.ok()) return s.error();
-    if (Status s = ToolConfig(); !s.ok()) return s.error();
-    if (Status s = Generation(); !s.ok()) return s.error();
-    return std::move(out_);
+  Status Run() {
+    if (Status s = Tools(); !s.ok()) return s;
+    if (Status s = ToolConfig(); !s.ok()) return s;
+    return Generation();
   }
 
  private:
@@ -261,7 +260,7 @@ class SettingsTranslation {
   }
 
   const json::object& in_;
-  json::object out_;
+  json::object& out_;
 };
 
 }  // namespace
@@ -275,8 +274,8 @@ Error WrongType(const std::string& param, std::string_view expected) {
                  param);
 }
 
-Result<json::object> Settings(const json::object& request) {
-  return SettingsTranslation(request).Run();
+Status AddSettings(const json::object& request, json::object& pivot) {
+  return SettingsTranslation(request, pivot).Run();
 }
 
 }  // namespace turnpike::providers::gemini::client_request

@@ -17,10 +17,11 @@
 
 namespace turnpike::providers::gemini::client_request {
 
-// The pivot's fields for `request`'s tools, toolConfig and generationConfig, in the order the
-// pivot lists them (tools, tool_choice, sampling, max_completion_tokens, stop,
-// reasoning_effort, response_format); absent settings add nothing.
-Result<boost::json::object> Settings(const boost::json::object& request);
+// Adds to `pivot` (the chat request being built) the fields for `request`'s tools, toolConfig
+// and generationConfig, in this order: tools, tool_choice, sampling, max_completion_tokens,
+// stop, reasoning_effort, response_format; absent settings add nothing. Written straight into
+// the pivot, not through an object of their own: this runs on every Gemini client request.
+Status AddSettings(const boost::json::object& request, boost::json::object& pivot);
 
 // The two refusals both halves of the translation give: a field the pivot cannot carry, and a
 // value of the wrong type ("Invalid value at 'param': expected <expected>.").
