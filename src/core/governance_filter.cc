@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "common/clock.h"
+#include "core/rate_limit_headers.h"
 #include "governance/refill_wait.h"
 
 namespace turnpike::core {
@@ -52,11 +53,22 @@ struct Unpark {
   ~Unpark() { parked.timer = nullptr; }
 };
 
+// Admission decided (anything but kSuspend, once per request): its rate decisions go on the
+// response, whichever door answers and however (rate_limit_headers.h).
+FilterStatus Decided(RequestContext& context, FilterStatus status) {
+  if (status == FilterStatus::kSuspend || context.response_headers == nullptr) return status;
+  const bool rate_refused = status == FilterStatus::kRespond && context.refusal &&
+                            context.refusal->code == ErrorCode::kRateLimited;
+  AddRateLimitHeaders(*context.response_headers, context.rate_requests, context.rate_tokens,
+                      rate_refused);
+  return status;
+}
+
 }  // namespace
 
 FilterStatus GovernanceFilter::OnRequest(RequestContext& context) {
   if (refresh_) return FilterStatus::kSuspend;
-  return Admit(context, refill_wait_.count() > 0).status;
+  return Decided(context, Admit(context, refill_wait_.count() > 0).status);
 }
 
 boost::asio::awaitable<FilterStatus> GovernanceFilter::Resume(RequestContext& context) {
@@ -65,10 +77,10 @@ boost::asio::awaitable<FilterStatus> GovernanceFilter::Resume(RequestContext& co
     Status reloaded = co_await refresh_();
     if (!reloaded.ok()) {
       context.refusal = reloaded.error();
-      co_return FilterStatus::kRespond;
+      co_return Decided(context, FilterStatus::kRespond);
     }
     FilterStatus first = Admit(context, refill_wait_.count() > 0).status;
-    if (first != FilterStatus::kSuspend) co_return first;
+    if (first != FilterStatus::kSuspend) co_return Decided(context, first);
   }
   // Pending: park until a refill of the counter that pended lands (then look again: reserve
   // before admit) or refill_wait passes (then the pending 429 is the answer).
@@ -82,7 +94,7 @@ boost::asio::awaitable<FilterStatus> GovernanceFilter::Resume(RequestContext& co
   int rechecks = 0;
   while (true) {
     Admitted admitted = Admit(context, /*may_wait=*/true);
-    if (admitted.status != FilterStatus::kSuspend) co_return admitted.status;
+    if (admitted.status != FilterStatus::kSuspend) co_return Decided(context, admitted.status);
     governance::RefillSource* source = admitted.pending_on;
     if (source != nullptr && source != watched && rechecks < kMaxRechecks) {
       source->Watch(parked);
@@ -97,7 +109,7 @@ boost::asio::awaitable<FilterStatus> GovernanceFilter::Resume(RequestContext& co
     if (std::get<0>(waited) != boost::asio::error::operation_aborted) {
       // The bound passed: one last look, and the pending refusal if it is still pending.
       if (source != nullptr) source->WaitTimedOut();
-      co_return Admit(context, /*may_wait=*/false).status;
+      co_return Decided(context, Admit(context, /*may_wait=*/false).status);
     }
   }
 }
@@ -134,6 +146,7 @@ GovernanceFilter::Admitted GovernanceFilter::Admit(RequestContext& context, bool
     if (result.pending && may_wait) return {FilterStatus::kSuspend, result.pending_on};
     return {FilterStatus::kRespond};
   }
+  context.refusal.reset();  // a pending refusal from an earlier try is not the answer
   context.admission = std::move(result.admission);
   return {FilterStatus::kContinue};
 }

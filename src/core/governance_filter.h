@@ -15,6 +15,11 @@
 // parks again); when `refill_wait` has passed the pending 429 is the answer. Otherwise
 // admission never suspends.
 //
+// Once admission has decided (admitted or refused, after any wait), the rate decisions go on the
+// response through context.response_headers (rate_limit_headers.h): x-ratelimit-* on every
+// answer of a key with a limit, Retry-After on a rate refusal that waiting can cure, in every
+// door, whatever shape its errors take.
+//
 // Admission reads only the worker's current snapshot (no I/O, no lock): the key's hash, one
 // lookup, two budget CASes and up to four GCRA CASes.
 //
@@ -28,9 +33,10 @@
 //                        deliberately high bytes-per-token ratio as the prompt estimate), so a
 //                        stream whose provider sent no usage is never priced at $0
 //   no usage, no output  Release: a failed or cancelled request costs nothing
-// Errors (the client's OpenAI envelope): 401 without a credential or with a bad key, 403
-// revoked/expired/suspended, 404 model not allowed, 400 per-request cap (param max_tokens),
-// 429 insufficient_quota (budget) or rate_limit_exceeded (RPM/TPM, with Retry-After).
+// Errors (context.refusal, rendered in the door's shape; OpenAI's shown): 401 without a credential
+// or with a bad key, 403 revoked/expired/suspended, 404 model not allowed, 400 per-request cap
+// (param max_tokens), 429 insufficient_quota (budget) or rate_limit_exceeded (RPM/TPM, with
+// Retry-After).
 //
 // Ownership and threads: one per worker (its SecretVerifier and SnapshotReader are the
 // worker's own); the cell outlives it.

@@ -16,8 +16,13 @@
 #include <string_view>
 
 #include "common/error.h"
+#include "core/answer.h"
 #include "governance/admission.h"
 #include "governance/snapshot.h"
+
+namespace turnpike::http {
+class ResponseHeaders;
+}
 
 namespace turnpike::core {
 
@@ -76,10 +81,15 @@ struct RequestContext {
   uint16_t route_slot = 0;         // the router's metrics slot
   std::string_view authorization;  // header values as received; empty if absent
   std::string_view x_api_key;
+  // The exchange's response headers, for what a filter adds to every answer (the governance
+  // filter's x-ratelimit-*); the exchange outlives the context. Null: nowhere to add (tests).
+  http::ResponseHeaders* response_headers = nullptr;
 
   // Set by the door before the chain runs.
   Billing billing;
-  std::optional<Error> refusal;  // set by the filter that answered kRespond
+  // Set by the filter that answered kRespond (filter.h): one of the two.
+  std::optional<Error> refusal;  // an error, in the door's shape
+  std::optional<Answer> answer;  // a success (answer.h)
   size_t filters_ran = 0;        // FilterChain's count, for Complete
 
   // Set by the governance filter (when governance is on). The snapshot is held to the end:

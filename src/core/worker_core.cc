@@ -15,7 +15,6 @@ namespace net = boost::asio;
 
 namespace {
 constexpr std::chrono::milliseconds kLogFlushInterval{200};
-constexpr std::string_view kJson = "application/json";
 
 template <typename Request, typename Field>
 std::string_view HeaderValue(const Request& request, Field field) {
@@ -89,9 +88,10 @@ std::unique_ptr<Filter> WorkerCore::MakeGovernanceFilter() const {
                                             shared_.refresh, shared_.refill_wait);
 }
 
-void WorkerCore::Start(const http::Exchange& exchange, const RouteMatch& match,
+void WorkerCore::Start(http::Exchange& exchange, const RouteMatch& match,
                        RequestContext& ctx) const {
   ctx.request_id = exchange.request_id();
+  ctx.response_headers = &exchange.response_headers();
   ctx.phases.received = exchange.started();
   ctx.bytes_in = exchange.request().body().size();
   ctx.route_slot = match.slot;
@@ -107,17 +107,49 @@ net::awaitable<void> WorkerCore::Respond(http::Exchange& exchange, RequestContex
                                          unsigned status, std::string_view content_type,
                                          std::string body) {
   ctx.status = static_cast<int>(status);
-  if (shared_.server_timing) {
-    exchange.response_headers().Add("Server-Timing", ServerTimingHeader(ctx.phases, Clock::now()));
-  }
+  AddServerTiming(exchange, ctx);
   const bool ok = co_await exchange.Respond(status, content_type, std::move(body));
+  if (!ok && ctx.status < 400) ctx.status = 499;
+}
+
+void WorkerCore::AddServerTiming(http::Exchange& exchange, const RequestContext& ctx) const {
+  if (!shared_.server_timing) return;
+  exchange.response_headers().Add("Server-Timing", ServerTimingHeader(ctx.phases, Clock::now()));
+}
+
+net::awaitable<void> WorkerCore::AnswerFromChain(http::Exchange& exchange, RequestContext& ctx,
+                                                 const RenderError& render_error,
+                                                 std::string_view error_content_type) {
+  const bool head = exchange.request().method() == boost::beast::http::verb::head;
+  if (!ctx.answer) {
+    const Error refusal = ctx.refusal.value_or(
+        Error{ErrorCode::kInternal, "A filter refused the request without a reason.", ""});
+    ErrorReply reply = render_error(refusal);
+    ctx.error = refusal.code;
+    if (head) reply.body.clear();
+    co_await Respond(exchange, ctx, static_cast<unsigned>(reply.status), error_content_type,
+                     std::move(reply.body));
+    co_return;
+  }
+  Answer& answer = *ctx.answer;
+  if (!answer.header_lines.empty()) exchange.response_headers().AddLines(answer.header_lines);
+  if (answer.stream == nullptr) {
+    if (head) answer.body.clear();
+    co_await Respond(exchange, ctx, answer.status, answer.content_type, std::move(answer.body));
+    co_return;
+  }
+  ctx.status = static_cast<int>(answer.status);
+  AddServerTiming(exchange, ctx);
+  bool ok = co_await exchange.StartStream(answer.status, answer.content_type);
+  if (ok && !head) ok = co_await answer.stream->WriteBody(exchange, ctx);
+  if (ok) ok = co_await exchange.EndStream();
   if (!ok && ctx.status < 400) ctx.status = 499;
 }
 
 net::awaitable<void> WorkerCore::RespondError(http::Exchange& exchange, RequestContext& ctx,
                                               ErrorCode code, ErrorReply reply) {
   ctx.error = code;
-  co_await Respond(exchange, ctx, static_cast<unsigned>(reply.status), kJson,
+  co_await Respond(exchange, ctx, static_cast<unsigned>(reply.status), kJsonContentType,
                    std::move(reply.body));
 }
 

@@ -1,6 +1,7 @@
-// The governed core on one worker, shared by every door there: the worker's upstream pool,
-// starts a request's context,
-// answers with Server-Timing, builds the governance filter a door's chain starts with, and
+// The governed core on one worker, shared by every door there: the worker's upstream pool;
+// starts a request's context, answers with Server-Timing, builds the governance filter a door's
+// chain starts with, answers what a chain decided (AnswerFromChain: a refusal or a filter's
+// answer, for every door), and
 // accounts every request exactly once at its end (Finish: the request probe, the access log,
 // the call log). It also owns the worker's log buffers and the loop that flushes them.
 //
@@ -13,8 +14,10 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/door.h"
 #include "core/filter.h"
@@ -58,6 +61,11 @@ struct CoreShared {
   HandOffTable handoffs;
 };
 
+// How a door renders a refusal: the error in its API's shape, with that API's status.
+using RenderError = std::function<ErrorReply(const Error&)>;
+
+inline constexpr std::string_view kJsonContentType = "application/json";
+
 class WorkerCore {
  public:
   WorkerCore(const CoreShared& shared, boost::asio::io_context& context);
@@ -65,8 +73,9 @@ class WorkerCore {
   WorkerCore(const WorkerCore&) = delete;
   WorkerCore& operator=(const WorkerCore&) = delete;
 
-  // The request id, the received time, the body size and the metrics route of `match`.
-  void Start(const http::Exchange& exchange, const RouteMatch& match, RequestContext& ctx) const;
+  // The request id, the received time, the body size, the metrics route of `match`, and the
+  // exchange's response headers (for the filters' headers: context.response_headers).
+  void Start(http::Exchange& exchange, const RouteMatch& match, RequestContext& ctx) const;
   // The credentials a governed door authenticates (Authorization, x-api-key).
   static void ReadCredentials(const http::Exchange& exchange, RequestContext& ctx);
 
@@ -77,6 +86,17 @@ class WorkerCore {
   // Answers `reply` (a door's rendered error for `code`) as JSON; the context gets the code.
   boost::asio::awaitable<void> RespondError(http::Exchange& exchange, RequestContext& ctx,
                                             ErrorCode code, ErrorReply reply);
+
+  // Answers what the chain decided when it returned kRespond (filter.h), the same way for every
+  // door: ctx.answer if a filter set one (its header lines, then its whole body as Respond
+  // sends one, or its stream: StartStream, the stream's WriteBody, EndStream), else
+  // ctx.refusal as `render_error` renders it, sent as `error_content_type`, with ctx.error set
+  // to its code (neither set: a 500 kInternal). Server-Timing and ctx.status as Respond does
+  // them (499 if the client left). A HEAD request gets the status and headers, no body. Call
+  // it at most once per request, instead of the door's work, and run chain.Complete after.
+  boost::asio::awaitable<void> AnswerFromChain(
+      http::Exchange& exchange, RequestContext& ctx, const RenderError& render_error,
+      std::string_view error_content_type = kJsonContentType);
 
   // Accounts the request, once, after the door answered.
   void Finish(const http::Exchange& exchange, RequestContext& ctx);
@@ -98,6 +118,7 @@ class WorkerCore {
   void Shutdown();
 
  private:
+  void AddServerTiming(http::Exchange& exchange, const RequestContext& ctx) const;
   void LogCall(const http::Exchange& exchange, const RequestContext& ctx, int64_t overhead_us);
 
   const CoreShared& shared_;

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -92,6 +93,9 @@ class LeaseBudgetCounter final : public governance::BudgetCounter, public govern
   std::string ledger_gen_;  // the generation ledger_spent_ was read from ("": none yet)
   governance::MonthId ledger_month_ = 0;
   uint64_t uses_seen_ = 0;
+  // Stop's give-back for a counter whose call was in flight: sent when that call's reply
+  // arrives, then run (LeaseCounters::SweepOnce, Call).
+  std::function<void()> final_done_;
 };
 
 }  // namespace turnpike::redis

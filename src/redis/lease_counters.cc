@@ -4,6 +4,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <future>
+#include <utility>
 
 #include "governance/local_counters.h"
 #include "observability/metrics.h"
@@ -205,10 +206,16 @@ void LeaseCounters::Call(const std::shared_ptr<LeaseBudgetCounter>& counter, boo
           c.deadline_ns_.store(sent_ns + ttl_ns - ttl_ns / kMarginDivisor,
                                std::memory_order_release);
         }
-        c.inflight_.store(false, std::memory_order_release);
-        // A refill asked for while this call ran (or a failed one): once more, unless
-        // Redis is down (then the next request asks again after kRetryNs).
-        if (ok && c.refill_wanted_.load() && !c.inflight_.exchange(true)) Post(counter);
+        if (c.final_done_) {
+          // Stop's give-back waited for this call: it goes now (inflight_ stays set), so
+          // the spend settled meanwhile is reported and the lease freed, not left to the TTL.
+          Call(counter, /*refill=*/false, /*give_back=*/true, std::exchange(c.final_done_, {}));
+        } else {
+          c.inflight_.store(false, std::memory_order_release);
+          // A refill asked for while this call ran (or a failed one): once more, unless
+          // Redis is down (then the next request asks again after kRetryNs).
+          if (ok && c.refill_wanted_.load() && !c.inflight_.exchange(true)) Post(counter);
+        }
         wakeups_.fetch_add(c.waiters_.WakeAll(), std::memory_order_relaxed);
         if (done) done();
       });
@@ -239,7 +246,15 @@ void LeaseCounters::SweepOnce(bool full, bool final_return, std::function<void()
     if (c->cap_.load() >= governance::kUnlimitedBudget) continue;  // no cap: no ledger
     if (c->lease_ == 0 && c->unreported_.load() == 0) continue;
     if (!full && c->unreported_.load() == 0) continue;
-    if (c->inflight_.exchange(true)) continue;  // a refill in flight renews it too
+    if (c->inflight_.exchange(true)) {
+      // A call in flight renews the lease too. Stop's give-back follows it instead (Call's
+      // reply sends it), so what is settled or held meanwhile is not left behind.
+      if (final_return) {
+        ++*outstanding;
+        c->final_done_ = finish;
+      }
+      continue;
+    }
     bool idle = false;
     if (full) {
       const uint64_t uses = c->uses_.load();

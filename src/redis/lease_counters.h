@@ -86,7 +86,8 @@ class LeaseCounters final : public governance::Counters {
   // Starts the renew/give-back sweep on the client's thread.
   void Start();
   // Gives back every lease and reports settled spend, waiting at most `timeout` (graceful
-  // stop, after the server drained), then stops the sweep.
+  // stop, after the server drained), then stops the sweep. A counter whose call is in flight
+  // gives back right after that call's reply.
   void Stop(std::chrono::milliseconds timeout);
 
   void RenderMetrics(observability::PrometheusWriter& w) const;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "../governance/fixtures.h"
+#include "http/response_headers.h"
 #include "run_on_loop.h"
 
 namespace turnpike::core {
@@ -139,6 +140,36 @@ TEST_F(GovernanceFilterTest, AFailedReloadIsTheRequestsAnswer) {
   ASSERT_TRUE(ctx.refusal);
   EXPECT_EQ(ctx.refusal->message, "store down");
   EXPECT_FALSE(ctx.admission.active());
+}
+
+// The rate decisions go on the response once admission has decided, also when it decided
+// after a suspension, and exactly once: the headers of the fresh snapshot's plan.
+TEST_F(GovernanceFilterTest, RateHeadersGoOnTheResponseOnceWhenAdmissionDecides) {
+  governance::SnapshotData next = fixture_.data;
+  next.plans[0].rpm = 5;
+  int reloads = 0;
+  SnapshotRefresh refresh = [this, &next, &reloads] { return Publish(&cell_, &next, &reloads); };
+  GovernanceFilter filter(cell_, MustVerifier(), refresh);
+  http::ResponseHeaders headers;
+  RequestContext ctx;
+  ctx.response_headers = &headers;
+  ctx.authorization = bearer_;
+  EXPECT_EQ(filter.OnRequest(ctx), FilterStatus::kSuspend);
+  EXPECT_TRUE(headers.empty()) << "nothing decided before the reload";
+  EXPECT_EQ(testing::RunOnLoop(RunLikeADoor(filter, ctx)), FilterStatus::kContinue);
+  EXPECT_EQ(headers.Find("x-ratelimit-limit-requests"), "5");
+  EXPECT_EQ(headers.Find("x-ratelimit-remaining-requests"), "4");
+  const std::string_view lines = headers.lines();
+  EXPECT_EQ(lines.find("x-ratelimit-limit-requests"), lines.rfind("x-ratelimit-limit-requests"))
+      << "added once: " << lines;
+  EXPECT_FALSE(ctx.refusal);
+  filter.OnComplete(ctx);
+
+  http::ResponseHeaders refused;
+  RequestContext none;
+  none.response_headers = &refused;
+  EXPECT_EQ(testing::RunOnLoop(RunLikeADoor(filter, none)), FilterStatus::kRespond);
+  EXPECT_TRUE(refused.empty()) << "no key, no limits: nothing to say";
 }
 
 }  // namespace

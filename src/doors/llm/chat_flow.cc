@@ -10,7 +10,6 @@
 
 #include "core/openai_errors.h"
 #include "doors/llm/client_sink.h"
-#include "doors/llm/rate_limit_headers.h"
 
 namespace turnpike::doors::llm {
 namespace net = boost::asio;
@@ -82,13 +81,12 @@ net::awaitable<void> ChatFlow::Run() {
 
   core::FilterStatus status = deps_.chain.Run(ctx_);
   if (status == core::FilterStatus::kSuspend) status = co_await deps_.chain.Resume(ctx_);
-  const bool refused = status == core::FilterStatus::kRespond;
-  AddRateLimitHeaders(exchange_.response_headers(), ctx_.rate_requests, ctx_.rate_tokens,
-                      refused && ctx_.refusal && ctx_.refusal->code == ErrorCode::kRateLimited);
-  if (refused) {
-    const Error refusal = ctx_.refusal.value_or(
-        Error{ErrorCode::kInternal, "A filter refused the request without a reason.", ""});
-    co_await Fail(refusal);
+  if (status == core::FilterStatus::kRespond) {
+    const core::RenderError render = [this](const Error& error) {
+      providers::ErrorReply reply = ClientError(error);
+      return core::ErrorReply{reply.status, std::move(reply.body)};
+    };
+    co_await deps_.core.AnswerFromChain(exchange_, ctx_, render);
   } else {
     ctx_.phases.admitted = core::Clock::now();
     if (counting_tokens()) {

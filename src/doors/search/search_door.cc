@@ -122,8 +122,14 @@ boost::asio::awaitable<void> SearchDoor::Handle(http::Exchange& exchange, core::
     core::FilterStatus status = chain_.Run(ctx);
     if (status == core::FilterStatus::kSuspend) status = co_await chain_.Resume(ctx);
     if (status == core::FilterStatus::kRespond) {
-      reply = ErrorOf(ctx.refusal.value_or(Error{ErrorCode::kInternal, "refused", ""}));
-    } else if (ctx.principal.tenant == nullptr) {
+      // A refusal in ES's shape, or a filter's own answer; x-ratelimit-* are already on.
+      const core::RenderError render = [](const Error& error) { return ErrorOf(error); };
+      co_await core_.AnswerFromChain(exchange, ctx, render, content_type);
+      chain_.Complete(ctx);
+      core_.Finish(exchange, ctx);
+      co_return;
+    }
+    if (ctx.principal.tenant == nullptr) {
       reply = ErrorOf(EsError("security_exception", "the search door needs governance on",
                               ErrorCode::kUnauthorized));
     } else {

@@ -8,7 +8,10 @@
 // whose index is looked up under the key's tenant (never one named in the body); the answer,
 // with `X-Elastic-Product: Elasticsearch` and the media type the client asked for
 // (`application/vnd.elasticsearch+json; compatible-with=8|9`, else application/json); Finish
-// (one call-log row). Errors are ES's {"error":{...},"status":N} with the matching status.
+// (one call-log row). Errors are ES's {"error":{...},"status":N} with the matching status. A
+// request the chain answers (a refusal: 401, 403, 429 status_exception...; or a filter's own
+// answer) is answered by WorkerCore::AnswerFromChain in that shape; the governance filter's
+// x-ratelimit-* (and Retry-After on a rate refusal) are on every answer of a key with limits.
 //
 // With `server.server_timing` on, the answer carries a second Server-Timing header with the
 // search's phases (mapping, page, count, aggs, cover, join, render) besides the core's.

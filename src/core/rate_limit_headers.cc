@@ -1,10 +1,10 @@
-#include "doors/llm/rate_limit_headers.h"
+#include "core/rate_limit_headers.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cstring>
 
-namespace turnpike::doors::llm {
+namespace turnpike::core {
 namespace {
 
 // Appends to a fixed buffer; the caller sizes it for the worst case.
@@ -80,4 +80,4 @@ void AddRateLimitHeaders(http::ResponseHeaders& headers, const governance::RateD
   if (d.limit != 0 && !d.exceeds_limit) headers.Add("Retry-After", d.RetryAfterSeconds());
 }
 
-}  // namespace turnpike::doors::llm
+}  // namespace turnpike::core

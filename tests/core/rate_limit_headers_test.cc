@@ -1,10 +1,10 @@
 // The x-ratelimit-* headers as OpenAI sends them, and Retry-After only on a refusal that waiting
 // can cure.
-#include "doors/llm/rate_limit_headers.h"
+#include "core/rate_limit_headers.h"
 
 #include <gtest/gtest.h>
 
-namespace turnpike::doors::llm {
+namespace turnpike::core {
 namespace {
 
 using std::chrono::milliseconds;
@@ -63,4 +63,4 @@ TEST(RateLimitHeadersTest, NoLimitNoLinesAndRetryAfterOnlyWhenWaitingHelps) {
 }
 
 }  // namespace
-}  // namespace turnpike::doors::llm
+}  // namespace turnpike::core
