@@ -65,6 +65,8 @@ struct FollowerOptions {
   size_t buffer_bytes = kDefaultBufferBytes;
 };
 
+// The head to answer with (status, content type) is the recording's: recording().start() once
+// a read returned frames or the end, and recording().whole().status for a whole answer.
 struct FollowerRead {
   std::span<const std::string_view> frames;  // in order; views valid until the next Next()
   bool end = false;

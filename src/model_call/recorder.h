@@ -8,7 +8,8 @@
 // replayed only to a client that asked for usage). It serves no client (serves_client() is
 // false) and its Flush returns at once: it copies what it keeps and never slows the call.
 //
-// A translated stream's frames come from the client's encoder sink, through a FormRecorder:
+// On an identity stream the Recorder records the form's frames itself: the client's sink reports
+// none. A translated stream's frames come from the client's encoder sink, through a FormRecorder:
 //   OnStart:                 FormRecorder frames(recording, {client_dialect, stream});
 //   after encoding an event: frames.OnFrame(bytes_rendered_for_it)    (skip when empty)
 //   client gone (Flush false, before the answer's end): frames.OnClose()
