@@ -1,0 +1,238 @@
+#include "model_call/replay.h"
+
+#include <algorithm>
+#include <array>
+
+namespace turnpike::model_call {
+
+namespace {
+
+constexpr size_t kBatch = 32;
+
+bool IsFinal(providers::EventKind kind) {
+  return kind == providers::EventKind::kError || kind == providers::EventKind::kEnd;
+}
+
+}  // namespace
+
+Replay::Replay(const Recording& recording, ReplayOptions options)
+    : recording_(recording), options_(options) {}
+
+Replay::~Replay() = default;
+
+ReplayStep Replay::Next(size_t max_bytes) {
+  out_.clear();
+  pieces_.clear();
+  frames_.clear();
+  taken_ = 0;
+  more_ = false;
+  ReplayStep step;
+  if (mode_ != Mode::kEnded) {
+    const RecordingProgress progress = recording_.progress();
+    step.recorded_bytes = progress.bytes;
+    if (mode_ == Mode::kUndecided) Decide(progress);
+    switch (mode_) {
+      case Mode::kWhole:
+        RenderWhole(progress);
+        break;
+      case Mode::kFrames:
+        TakeFrames(progress, max_bytes);
+        if (mode_ == Mode::kEncode) Encode(progress, max_bytes);
+        break;
+      case Mode::kEncode:
+        Encode(progress, max_bytes);
+        break;
+      case Mode::kUndecided:
+      case Mode::kEnded:
+        break;
+    }
+  }
+  for (const Piece& piece : pieces_) {
+    frames_.push_back(piece.recorded.data() != nullptr
+                          ? piece.recorded
+                          : std::string_view(out_).substr(piece.begin, piece.end - piece.begin));
+  }
+  step.frames = frames_;
+  step.end = mode_ == Mode::kEnded;
+  step.error = end_error_;
+  step.drained = !more_;
+  return step;
+}
+
+void Replay::Decide(const RecordingProgress& progress) {
+  if (!progress.started) {
+    if (progress.state == RecordingState::kInFlight) return;
+    if (progress.error != nullptr) return End(progress.error, false);
+    return Unavailable("the call ended before its answer started", false);
+  }
+  const AnswerStart& start = recording_.start();
+  if (start.stream != options_.form.stream) {
+    return Unavailable(start.stream ? "a streamed answer cannot be replayed whole"
+                                    : "a whole answer cannot be replayed as a stream",
+                       false);
+  }
+  if (!start.stream) {
+    mode_ = Mode::kWhole;
+    return;
+  }
+  form_ = recording_.FindForm(options_.form);
+  if (form_ != Recording::npos) {
+    mode_ = Mode::kFrames;
+    return;
+  }
+  if (start.identity && !start.events) {
+    return Unavailable("the answer was recorded without events for another dialect", false);
+  }
+  // The form's sink registers it at OnStart; wait for the first event to be sure it is not
+  // coming.
+  if (progress.events == 0 && progress.state == RecordingState::kInFlight) return;
+  mode_ = Mode::kEncode;
+}
+
+void Replay::TakeFrames(const RecordingProgress& progress, size_t max_bytes) {
+  const FormProgress form = recording_.form_progress(form_);
+  std::array<RecordedFrame, kBatch> batch;
+  while (next_frame_ < form.frames) {
+    const size_t want = std::min(kBatch, form.frames - next_frame_);
+    const size_t count = recording_.CopyFrames(form_, next_frame_, std::span(batch).first(want));
+    for (size_t i = 0; i < count; ++i) {
+      if (taken_ >= max_bytes) {
+        more_ = true;
+        return;
+      }
+      ++next_frame_;
+      if (batch[i].kind == FrameKind::kUsageOnly && !options_.encoder.include_usage) continue;
+      pieces_.push_back({batch[i].bytes});
+      taken_ += batch[i].bytes.size();
+    }
+  }
+  // Every frame recorded so far is taken.
+  if (form.closed) {
+    if (Prime(form.events_covered)) mode_ = Mode::kEncode;
+    return;
+  }
+  const bool ended = progress.state != RecordingState::kInFlight || progress.truncated;
+  if (!ended) return;
+  if (progress.state == RecordingState::kComplete && !progress.truncated)
+    return End(nullptr, false);
+  // Failed or truncated: the error frame comes from an encoder that has seen every event.
+  if (options_.provider == nullptr) {
+    if (progress.truncated) return Unavailable("the answer was larger than its recording", false);
+    return End(progress.error, false);
+  }
+  if (Prime(progress.events)) mode_ = Mode::kEncode;
+}
+
+void Replay::Encode(const RecordingProgress& progress, size_t max_bytes) {
+  if (encoder_ == nullptr && !MakeEncoder()) return;
+  std::array<providers::StreamEvent, kBatch> batch;
+  while (next_event_ < progress.events) {
+    const size_t want = std::min(kBatch, progress.events - next_event_);
+    const size_t count = recording_.CopyEvents(next_event_, std::span(batch).first(want));
+    for (size_t i = 0; i < count; ++i) {
+      if (taken_ >= max_bytes) {
+        more_ = true;
+        return;
+      }
+      const size_t from = out_.size();
+      encoder_->OnEvent(batch[i]);
+      last_kind_ = batch[i].kind;
+      seen_event_ = true;
+      ++next_event_;
+      Emit(from);
+    }
+  }
+  if (progress.truncated) return Unavailable("the answer was larger than its recording", true);
+  if (progress.state == RecordingState::kComplete) return End(nullptr, false);
+  if (progress.state == RecordingState::kFailed) return End(progress.error, true);
+}
+
+void Replay::RenderWhole(const RecordingProgress& progress) {
+  if (progress.truncated) return Unavailable("the answer was larger than its recording", false);
+  if (!progress.whole) {
+    if (progress.state == RecordingState::kInFlight) return;
+    if (progress.error != nullptr) return End(progress.error, false);
+    return Unavailable("the call ended without a whole answer", false);
+  }
+  const WholeAnswer& whole = recording_.whole();
+  const size_t form = recording_.FindForm(options_.form);
+  const size_t frames = form == Recording::npos ? 0 : recording_.form_progress(form).frames;
+  if (frames > 0) {
+    std::vector<RecordedFrame> recorded(frames);
+    const size_t count = recording_.CopyFrames(form, 0, recorded);
+    for (size_t i = 0; i < count; ++i) pieces_.push_back({recorded[i].bytes});
+  } else if (whole.response == nullptr) {
+    if (recording_.start().dialect != options_.form.dialect) {
+      return Unavailable("an identity answer cannot be rendered in another dialect", false);
+    }
+    pieces_.push_back({whole.body});
+  } else if (options_.provider != nullptr) {
+    out_ = options_.provider->RenderWholeResponse(*whole.response, options_.encoder);
+    pieces_.push_back({{}, 0, out_.size()});
+  } else {
+    return Unavailable("no renderer for this form", false);
+  }
+  End(progress.state == RecordingState::kFailed ? progress.error : nullptr, false);
+}
+
+bool Replay::MakeEncoder() {
+  if (options_.provider != nullptr) encoder_ = options_.provider->NewEncoder(options_.encoder);
+  if (encoder_ == nullptr) {
+    Unavailable("no encoder for this form", false);
+    return false;
+  }
+  encoder_->set_output(out_);
+  return true;
+}
+
+bool Replay::Prime(size_t upto) {
+  if (encoder_ == nullptr && !MakeEncoder()) return false;
+  encoder_->set_output(dropped_);
+  std::array<providers::StreamEvent, kBatch> batch;
+  while (next_event_ < upto) {
+    const size_t want = std::min(kBatch, upto - next_event_);
+    const size_t count = recording_.CopyEvents(next_event_, std::span(batch).first(want));
+    if (count == 0) break;
+    for (size_t i = 0; i < count; ++i) {
+      encoder_->OnEvent(batch[i]);
+      last_kind_ = batch[i].kind;
+      seen_event_ = true;
+    }
+    next_event_ += count;
+    dropped_.clear();
+  }
+  encoder_->set_output(out_);
+  return true;
+}
+
+void Replay::Emit(size_t from) {
+  if (out_.size() == from) return;
+  pieces_.push_back({{}, from, out_.size()});
+  taken_ += out_.size() - from;
+}
+
+void Replay::End(const Error* error, bool error_frame) {
+  if (error_frame && error != nullptr && !(seen_event_ && IsFinal(last_kind_))) {
+    if (encoder_ == nullptr && options_.provider != nullptr) {
+      encoder_ = options_.provider->NewEncoder(options_.encoder);
+      if (encoder_ != nullptr) encoder_->set_output(out_);
+    }
+    if (encoder_ != nullptr) {
+      providers::StreamEvent event;
+      event.kind = providers::EventKind::kError;
+      event.error = error;
+      const size_t from = out_.size();
+      encoder_->OnEvent(event);
+      Emit(from);
+    }
+  }
+  mode_ = Mode::kEnded;
+  end_error_ = error;
+}
+
+void Replay::Unavailable(std::string message, bool error_frame) {
+  own_error_ = Error{ErrorCode::kUnavailable, std::move(message), {}};
+  End(&own_error_, error_frame);
+}
+
+}  // namespace turnpike::model_call
