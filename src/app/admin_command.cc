@@ -242,11 +242,10 @@ void AddLimitOptions(CLI::App* cmd, Args& a) {
   cmd->add_option("--models", a.models, "Allowed models (default: all)")->delimiter(',');
 }
 
-}  // namespace
+using ArgsPtr = std::shared_ptr<Args>;
 
-void RegisterAdminCommand(CLI::App& root) {
-  auto args = std::make_shared<Args>();
-  Args& a = *args;
+// `turnpike admin` itself: where the gateway is, the token, the output form.
+CLI::App* AddAdminRoot(CLI::App& root, Args& a) {
   CLI::App* admin = root.add_subcommand("admin",
                                         "Manage tenants, plans, keys, prices; read spend "
                                         "and the call log (the admin API)");
@@ -256,7 +255,12 @@ void RegisterAdminCommand(CLI::App& root) {
                     "http://127.0.0.1:8080)");
   admin->add_option("--token", a.connection.token, "Admin token (default $TURNPIKE_ADMIN_TOKEN)");
   admin->add_flag("--json", a.connection.json, "Print the API's JSON");
+  return admin;
+}
 
+// `admin plans list|put`.
+void AddPlanCommands(CLI::App* admin, const ArgsPtr& args) {
+  Args& a = *args;
   CLI::App* plans = admin->add_subcommand("plans", "Plans: budgets and limits of tenants");
   plans->require_subcommand(1);
   plans->add_subcommand("list", "List plans")->callback([args] {
@@ -278,7 +282,11 @@ void RegisterAdminCommand(CLI::App& root) {
     if (args->fail_open) body["fail_open"] = true;
     Run(*args, bhttp::verb::put, "plans/" + Encode(args->id), body);
   });
+}
 
+// `admin tenants list|create|update`.
+void AddTenantCommands(CLI::App* admin, const ArgsPtr& args) {
+  Args& a = *args;
   CLI::App* tenants = admin->add_subcommand("tenants", "Tenants");
   tenants->require_subcommand(1);
   tenants->add_subcommand("list", "List tenants")->callback([args] {
@@ -309,7 +317,11 @@ void RegisterAdminCommand(CLI::App& root) {
     if (args->log_bodies) body["log_bodies"] = *args->log_bodies;
     Run(*args, bhttp::verb::patch, "tenants/" + Encode(args->id), body);
   });
+}
 
+// `admin keys list|create|revoke`.
+void AddKeyCommands(CLI::App* admin, const ArgsPtr& args) {
+  Args& a = *args;
   CLI::App* keys = admin->add_subcommand("keys", "Virtual API keys");
   keys->require_subcommand(1);
   CLI::App* key_list = keys->add_subcommand("list", "List keys (never their secrets)");
@@ -336,7 +348,11 @@ void RegisterAdminCommand(CLI::App& root) {
   key_revoke->callback([args] {
     Run(*args, bhttp::verb::post, "keys/" + Encode(args->id) + "/revoke", json::object{});
   });
+}
 
+// `admin prices list|set|delete`.
+void AddPriceCommands(CLI::App* admin, const ArgsPtr& args) {
+  Args& a = *args;
   CLI::App* prices = admin->add_subcommand("prices", "Model prices (USD per million tokens)");
   prices->require_subcommand(1);
   prices->add_subcommand("list", "Effective prices and where each comes from")->callback([args] {
@@ -370,7 +386,11 @@ void RegisterAdminCommand(CLI::App& root) {
   price_delete->add_option("model", a.model, "Model name")->required();
   price_delete->callback(
       [args] { Run(*args, bhttp::verb::delete_, "prices/" + Encode(args->model)); });
+}
 
+// `admin spend`.
+void AddSpendCommand(CLI::App* admin, const ArgsPtr& args) {
+  Args& a = *args;
   CLI::App* spend = admin->add_subcommand("spend", "Spend by tenant and key for a month");
   spend->add_option("--month", a.month, "YYYY-MM (default: this month)");
   spend->add_option("--tenant", a.tenant, "Only this tenant's");
@@ -379,7 +399,11 @@ void RegisterAdminCommand(CLI::App& root) {
     Run(*args, bhttp::verb::get,
         "spend" + Query({{"month", args->month}, {"tenant", args->tenant}, {"key", args->key}}));
   });
+}
 
+// `admin calls`: the call log, newest first.
+void AddCallsCommand(CLI::App* admin, const ArgsPtr& args) {
+  Args& a = *args;
   CLI::App* calls = admin->add_subcommand("calls", "The call log, newest first");
   calls->add_option("--tenant", a.tenant, "Tenant id");
   calls->add_option("--key", a.key, "Key id");
@@ -396,10 +420,27 @@ void RegisterAdminCommand(CLI::App& root) {
                          {"limit", args->limit ? std::to_string(*args->limit) : ""},
                          {"cursor", args->cursor}}));
   });
+}
 
+// `admin reconcile`.
+void AddReconcileCommand(CLI::App* admin, const ArgsPtr& args) {
   admin->add_subcommand("reconcile", "Recompute spend from the call log now")->callback([args] {
     Run(*args, bhttp::verb::post, "reconcile", json::object{});
   });
+}
+
+}  // namespace
+
+void RegisterAdminCommand(CLI::App& root) {
+  auto args = std::make_shared<Args>();
+  CLI::App* admin = AddAdminRoot(root, *args);
+  AddPlanCommands(admin, args);
+  AddTenantCommands(admin, args);
+  AddKeyCommands(admin, args);
+  AddPriceCommands(admin, args);
+  AddSpendCommand(admin, args);
+  AddCallsCommand(admin, args);
+  AddReconcileCommand(admin, args);
 }
 
 }  // namespace turnpike::app

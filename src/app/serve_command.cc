@@ -161,10 +161,11 @@ std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
          }});
   }
   if (governance != nullptr) {
-    doors.push_back({doors::admin::AdminApi::Routes(),
-                     [governance, &admin_token](int, Context&, WorkerCore& core) {
-                       return std::make_unique<doors::admin::AdminApi>(*governance, admin_token,
-                                                                       core);
+    // Admin resources, one line per door that adds its own (core/admin_route.h).
+    std::shared_ptr<doors::admin::AdminResources> admin =
+        doors::admin::GovernanceResources(*governance);
+    doors.push_back({admin->Routes(), [admin, &admin_token](int, Context&, WorkerCore& core) {
+                       return std::make_unique<doors::admin::AdminApi>(*admin, admin_token, core);
                      }});
   }
   return doors;

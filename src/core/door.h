@@ -9,7 +9,7 @@
 //
 // Handle's contract: start a context with WorkerCore::Start, answer the exchange (through the
 // core's Respond, which adds Server-Timing and records the status; a door that answers the
-// Exchange itself, as admin does, records ctx.status), and end with WorkerCore::Finish,
+// Exchange itself records ctx.status), and end with WorkerCore::Finish,
 // which accounts the request once (metrics, access log, call log). A governed door runs its
 // FilterChain (filter.h) between the two and completes it before Finish.
 //

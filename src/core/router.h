@@ -16,7 +16,10 @@
 //
 // Outcomes: kFound (the route whose method set holds the method); kMethodNotAllowed (the path
 // matched, no route on it takes the method: `allow` lists those that do, for the Allow header
-// and the door's 405); kNotFound (no pattern matched: the fallback door answers).
+// and the door's 405); kNotFound (no pattern matched: the fallback door answers). A kFound
+// reached through a "**" route after a more specific pattern matched the path but not the
+// method keeps that pattern's `allow`, so a door that owns a prefix (admin: its token comes
+// before any 404 or 405) can answer the 405 itself.
 //
 // Limits: kMaxParams parameters per pattern (Build throws std::invalid_argument beyond, or on a
 // malformed pattern, a duplicate method on one pattern, or "**" not last).
@@ -67,7 +70,7 @@ struct RouteMatch {
   uint16_t door = 0;       // the fallback door when kNotFound
   uint16_t slot = 0;       // the metrics route slot (label); the "other" slot when kNotFound
   int route = -1;          // the door's route id (kFound), -1 otherwise
-  std::string_view allow;  // kMethodNotAllowed: "GET, HEAD" etc.
+  std::string_view allow;  // kMethodNotAllowed, and kFound through "**" (above): "GET, HEAD"
   std::string_view rest;   // what "**" matched, without the leading "/" ("" when none)
 
   // The value of parameter `name` ("" if the route has none of that name).

@@ -135,5 +135,25 @@ TEST(RouterTest, MalformedTablesAreRefusedAtStartUp) {
   EXPECT_THROW(router.Add(0, {{"/dup", {Verb::get, Verb::post}, "x", 1}}), std::invalid_argument);
 }
 
+TEST(RouterTest, APrefixRestAfterAMethodMissKeepsTheAllowOfThePatternThatMatched) {
+  // The admin door's shape: its routes plus "/admin/**" for what they do not take, so that the
+  // door answers 404 and 405 itself (after its token check) from `allow`.
+  Router router(0);
+  router.Add(1, {{"/admin/v1/plans", {Verb::get}, "admin", 0},
+                 {"/admin/v1/plans/{id}", {Verb::put}, "admin", 1},
+                 {"/admin/**", {}, "admin", 2}});
+  RouteMatch m = router.Match(Verb::delete_, "/admin/v1/plans/p1");
+  EXPECT_EQ(m.outcome, Outcome::kFound);
+  EXPECT_EQ(m.door, 1);
+  EXPECT_EQ(m.route, 2);
+  EXPECT_EQ(m.allow, "PUT");
+  m = router.Match(Verb::get, "/admin/v1/nothing");
+  EXPECT_EQ(m.route, 2);
+  EXPECT_EQ(m.allow, "");
+  m = router.Match(Verb::put, "/admin/v1/plans/p1");
+  EXPECT_EQ(m.route, 1);
+  EXPECT_EQ(m.Param("id"), "p1");
+}
+
 }  // namespace
 }  // namespace turnpike::core

@@ -3,9 +3,12 @@
 #include <openssl/crypto.h>
 
 #include <boost/json/serialize.hpp>
+#include <boost/url/parse.hpp>
+#include <boost/url/pct_string_view.hpp>
 #include <cctype>
 
 #include "doors/admin/routes.h"
+#include "doors/admin/tenant_scope.h"
 #include "http/exchange.h"
 
 namespace turnpike::doors::admin {
@@ -32,34 +35,41 @@ bool TokenMatches(std::string_view authorization, const std::string& token) {
          CRYPTO_memcmp(presented.data(), token.data(), token.size()) == 0;
 }
 
-net::awaitable<Reply> Dispatch(control::GovernanceService& service, const std::string& token,
-                               const http::Request& request) {
+// The admin token is the operator's; no other credential exists yet.
+Result<AdminPrincipal> Authenticate(const std::string& token, const http::Request& request) {
   if (token.empty()) {
-    co_return ErrorReply(
-        Error{ErrorCode::kForbidden,
-              "The admin API is off: start turnpike with TURNPIKE_ADMIN_TOKEN set.", ""});
+    return Error{ErrorCode::kForbidden,
+                 "The admin API is off: start turnpike with TURNPIKE_ADMIN_TOKEN set.", ""};
   }
   auto auth = request.find(bhttp::field::authorization);
   const std::string_view presented =
       auth == request.end() ? std::string_view{} : std::string_view(auth->value());
   if (!TokenMatches(presented, token)) {
-    co_return ErrorReply(Error{ErrorCode::kUnauthorized,
-                               "Send the admin token as 'Authorization: Bearer <token>'.", ""});
+    return Error{ErrorCode::kUnauthorized,
+                 "Send the admin token as 'Authorization: Bearer <token>'.", ""};
   }
-  Result<Target> target = ParseTarget(request.target());
-  if (!target.ok()) co_return ErrorReply(target.error());
-  const Target& t = target.value();
-  const bhttp::verb method = request.method();
-  const std::string_view body = request.body();
-  const std::string resource = t.segments.empty() ? "" : t.segments[0];
-  if (resource == "plans") co_return co_await Plans(service, t, method, body);
-  if (resource == "tenants") co_return co_await Tenants(service, t, method, body);
-  if (resource == "keys") co_return co_await Keys(service, t, method, body);
-  if (resource == "prices") co_return co_await Prices(service, t, method, body);
-  if (resource == "spend") co_return co_await Spend(service, t, method);
-  if (resource == "calls") co_return co_await Calls(service, t, method);
-  if (resource == "reconcile") co_return co_await Reconcile(service, t, method);
-  co_return ErrorReply(NoSuchPath(request.target()));
+  return AdminPrincipal{};
+}
+
+// The call's parameters, percent-decoded: the query's from the target, the path's from the match.
+Result<AdminCall> ReadCall(const http::Exchange& exchange, const core::RouteMatch& match) {
+  const Error invalid = Bad("The request target is not a valid URL.", "");
+  boost::system::result<boost::urls::url_view> url =
+      boost::urls::parse_origin_form(exchange.target());
+  if (!url) return invalid;
+  AdminCall call;
+  for (auto param : url->params()) call.query.emplace_back(param.key, param.value);
+  for (size_t i = 0; match.names != nullptr && i < match.names->size(); ++i) {
+    auto value = boost::urls::make_pct_string_view(match.values[i]);
+    if (!value) return invalid;
+    call.params.emplace_back((*match.names)[i], value->decode());
+  }
+  call.body = exchange.request().body();
+  return call;
+}
+
+Error NotAllowed(std::string_view allow) {
+  return Error{ErrorCode::kMethodNotAllowed, "Use " + std::string(allow) + " on this path.", ""};
 }
 
 }  // namespace
@@ -70,19 +80,49 @@ std::string AdminErrorBody(const Error& error) {
   return json::serialize(json::object{{"error", std::move(inner)}});
 }
 
-std::vector<core::RouteSpec> AdminApi::Routes() { return {{"/admin/**", {}, "admin", 0}}; }
-
-core::ErrorReply AdminApi::RenderError(int route, const Error& error) const {
+core::ErrorReply AdminApi::RenderError(int, const Error& error) const {
   return {HttpStatus(error.code), AdminErrorBody(error)};
+}
+
+net::awaitable<Result<AdminAnswer>> AdminApi::Answer(const http::Exchange& exchange,
+                                                     const core::RouteMatch& match,
+                                                     core::Phases& phases) const {
+  Result<AdminPrincipal> principal = Authenticate(token_, exchange.request());
+  if (!principal.ok()) co_return principal.error();
+  Result<AdminCall> call = ReadCall(exchange, match);
+  if (!call.ok()) co_return call.error();
+  phases.parsed = core::Clock::now();
+  const core::AdminRoute* route = resources_.Find(match.route);
+  if (route == nullptr) {
+    // "/admin/**": the router found a pattern without this method (allow) or none.
+    if (!match.allow.empty()) co_return NotAllowed(match.allow);
+    co_return NoSuchPath(exchange.target());
+  }
+  call->tenant = ResolveTenant(route->tenant, call.value());
+  const Status permitted = Permit(principal.value(), route->tenant, call->tenant);
+  if (!permitted.ok()) co_return permitted.error();
+  phases.admitted = core::Clock::now();
+  net::awaitable<Result<AdminAnswer>> handled = route->handler(call.value());
+  Result<AdminAnswer> answer = co_await std::move(handled);
+  co_return answer;
 }
 
 net::awaitable<void> AdminApi::Handle(http::Exchange& exchange, core::RouteMatch match) {
   core::RequestContext ctx;
   core_.Start(exchange, match, ctx);
-  Reply reply = co_await Dispatch(service_, token_, exchange.request());
-  if (!reply.allow.empty()) exchange.response_headers().Add("Allow", reply.allow);
-  co_await exchange.Respond(reply.status, kJson, std::move(reply.body));
-  ctx.status = static_cast<int>(exchange.response_status());
+  net::awaitable<Result<AdminAnswer>> answering = Answer(exchange, match, ctx.phases);
+  Result<AdminAnswer> answer = co_await std::move(answering);
+  if (answer.ok()) {
+    co_await core_.Respond(exchange, ctx, answer->status, kJson, std::move(answer->body));
+  } else {
+    const Error& error = answer.error();
+    if (error.code == ErrorCode::kMethodNotAllowed) {
+      exchange.response_headers().Add("Allow", match.allow);
+    }
+    core::ErrorReply reply = RenderError(match.route, error);
+    co_await core_.RespondError(exchange, ctx, error.code, std::move(reply));
+  }
   core_.Finish(exchange, ctx);
 }
+
 }  // namespace turnpike::doors::admin

@@ -4,7 +4,7 @@
 //   GET    /admin/v1/plans                     PUT /admin/v1/plans/{id}        (create/replace)
 //   GET    /admin/v1/tenants[/{id}]            POST /admin/v1/tenants          PATCH .../{id}
 //   GET    /admin/v1/keys[?tenant=]            POST /admin/v1/keys             (secret shown once)
-//   POST   /admin/v1/keys/{id}/revoke
+//   GET    /admin/v1/keys/{id}                 POST /admin/v1/keys/{id}/revoke
 //   GET    /admin/v1/prices                    PUT/DELETE /admin/v1/prices/{model}
 //   GET    /admin/v1/spend?month=YYYY-MM[&tenant=][&key=]
 //   GET    /admin/v1/calls?tenant=&key=&model=&status=&since=&until=&limit=&cursor=
@@ -14,43 +14,50 @@
 // seconds, call-log times unix milliseconds. Unknown fields, wrong types and out-of-range
 // values are 400 with `error.field` naming the field: {"error": {"type", "message", "field"}}.
 // 401 without the token; 403 when TURNPIKE_ADMIN_TOKEN is unset (the API is off); 404 unknown
-// id or path; 405 wrong method; 409 an id that exists already.
+// id or path; 405 wrong method (with Allow); 409 an id that exists already. The token is
+// checked first: without it every path and method under /admin/ is 401 (or 403 when off).
 //
 // Reads of plans, tenants and keys come from the published snapshot (no store round trip);
 // writes and call-log/spend reads go to the store thread (GovernanceService) and suspend only
 // the admin request's coroutine.
 //
-// The door: every path under /admin/ (admin/v1/... is parsed here, routes.h); its error
-// dialect is the envelope above, its own 401/403/404/405 included. Accounted by the core like
-// every request (route label "admin"); never in the call log (it has no principal).
+// The door: the routes of AdminResources (resources.h: these, routes.h, and those other doors
+// add through core/admin_route.h) plus "/admin/**". For each request, in order: the token
+// (401/403), the target (400 if it is not a valid URL), 404 or 405 for "/admin/**", the route's
+// tenant (tenant_scope.h: resolved and permitted), the handler; the answer or the error goes
+// out through WorkerCore::Respond (Server-Timing, status) and is accounted by Finish (route
+// label "admin"; never in the call log: it has no principal).
 //
 // Ownership and threads: one AdminApi per worker (a door, core/door.h); it holds no mutable
-// state; the service and the worker's core outlive it.
+// state; the resources, the token and the worker's core outlive it.
 #pragma once
 
 #include <string>
-#include <vector>
 
-#include "control/governance_service.h"
+#include "core/admin_route.h"
 #include "core/door.h"
 #include "core/worker_core.h"
+#include "doors/admin/resources.h"
 
 namespace turnpike::doors::admin {
 
 class AdminApi : public core::Door {
  public:
   // `token` empty: every request is refused with 403.
-  AdminApi(control::GovernanceService& service, const std::string& token, core::WorkerCore& core)
-      : service_(service), token_(token), core_(core) {}
-
-  // The door's routes: everything under /admin/.
-  static std::vector<core::RouteSpec> Routes();
+  AdminApi(const AdminResources& resources, const std::string& token, core::WorkerCore& core)
+      : resources_(resources), token_(token), core_(core) {}
 
   boost::asio::awaitable<void> Handle(http::Exchange& exchange, core::RouteMatch match) override;
   core::ErrorReply RenderError(int route, const Error& error) const override;
 
  private:
-  control::GovernanceService& service_;
+  // The answer or the error; `phases` gets parsed (token and target read) and admitted (the
+  // route's tenant permitted), the Server-Timing phases "parse" and "route".
+  boost::asio::awaitable<Result<core::AdminAnswer>> Answer(const http::Exchange& exchange,
+                                                           const core::RouteMatch& match,
+                                                           core::Phases& phases) const;
+
+  const AdminResources& resources_;
   const std::string& token_;
   core::WorkerCore& core_;
 };

@@ -4,9 +4,7 @@
 #include "doors/admin/routes.h"
 
 namespace turnpike::doors::admin {
-namespace net = boost::asio;
 namespace json = boost::json;
-namespace bhttp = boost::beast::http;
 using governance::Key;
 
 namespace {
@@ -38,88 +36,81 @@ json::object PriceJson(const control::PriceInfo& p) {
 
 }  // namespace
 
-net::awaitable<Reply> Keys(control::GovernanceService& service, const Target& t, bhttp::verb method,
-                           std::string_view raw_body) {
-  if (t.segments.size() == 1 && method == bhttp::verb::get) {
-    const governance::SnapshotPtr snapshot = service.cell().Load();
-    const std::string tenant = t.Param("tenant");
-    json::array data;
-    for (const auto& entry : snapshot->keys()) {
-      if (tenant.empty() || entry.key.tenant_id == tenant) data.push_back(KeyJson(entry.key));
-    }
-    co_return JsonReply(200, json::object{{"data", std::move(data)}});
+Answer ListKeys(Service& service, const AdminCall& call) {
+  const governance::SnapshotPtr snapshot = service.cell().Load();
+  const std::string_view tenant = call.Query("tenant");
+  json::array data;
+  for (const auto& entry : snapshot->keys()) {
+    if (tenant.empty() || entry.key.tenant_id == tenant) data.push_back(KeyJson(entry.key));
   }
-  if (t.segments.size() == 1 && method == bhttp::verb::post) {
-    Result<json::object> object = ParseObject(raw_body);
-    if (!object.ok()) co_return ErrorReply(object.error());
-    Body body(object.value(), {"tenant", "name", "expires_at", "monthly_budget_usd", "rpm", "tpm",
-                               "allowed_models"});
-    Key key;
-    std::optional<std::string> tenant = body.Text("tenant", true);
-    key.name = body.Text("name", false).value_or("");
-    std::optional<int64_t> expires = body.Int("expires_at", 1, int64_t{1} << 40);
-    key.monthly_budget_micros = body.Usd("monthly_budget_usd");
-    key.rpm = body.Int("rpm", 1, governance::kMaxRateLimit);
-    key.tpm = body.Int("tpm", 1, governance::kMaxRateLimit);
-    key.allowed_models = body.Models("allowed_models");
-    if (body.error) co_return ErrorReply(*body.error);
-    key.tenant_id = *tenant;
-    key.expires_at = expires.value_or(governance::kNeverExpires);
-    Result<control::CreatedKey> created = co_await service.CreateKey(std::move(key));
-    if (!created.ok()) co_return ErrorReply(created.error());
-    json::object out = KeyJson(created->key);
-    out["key"] = created->secret_key;
-    co_return JsonReply(201, out);
-  }
-  if (t.segments.size() == 1) co_return NotAllowed("GET, POST");
-  if (t.segments.size() == 3 && t.segments[2] == "revoke") {
-    if (method != bhttp::verb::post) co_return NotAllowed("POST");
-    Result<Key> revoked = co_await service.RevokeKey(t.segments[1]);
-    if (!revoked.ok()) co_return ErrorReply(revoked.error());
-    co_return JsonReply(200, KeyJson(revoked.value()));
-  }
-  if (t.segments.size() == 2 && method == bhttp::verb::get) {
-    const governance::SnapshotPtr snapshot = service.cell().Load();
-    const governance::KeyEntry* entry = snapshot->FindKey(t.segments[1]);
-    if (entry == nullptr) {
-      co_return ErrorReply(Error{ErrorCode::kNotFound, "No key " + t.segments[1] + ".", ""});
-    }
-    co_return JsonReply(200, KeyJson(entry->key));
-  }
-  co_return ErrorReply(NoSuchPath("keys/..."));
+  co_return JsonAnswer(200, json::object{{"data", std::move(data)}});
 }
 
-net::awaitable<Reply> Prices(control::GovernanceService& service, const Target& t,
-                             bhttp::verb method, std::string_view raw_body) {
-  if (t.segments.size() == 1) {
-    if (method != bhttp::verb::get) co_return NotAllowed("GET");
-    Result<std::vector<control::PriceInfo>> prices = co_await service.Prices();
-    if (!prices.ok()) co_return ErrorReply(prices.error());
-    json::array data;
-    for (const control::PriceInfo& p : prices.value()) data.push_back(PriceJson(p));
-    co_return JsonReply(200, json::object{{"data", std::move(data)}});
-  }
-  if (t.segments.size() != 2) co_return ErrorReply(NoSuchPath("prices/..."));
-  const std::string& model = t.segments[1];
-  if (method == bhttp::verb::delete_) {
-    Result<control::PriceInfo> now = co_await service.DeletePrice(model);
-    if (!now.ok()) co_return ErrorReply(now.error());
-    co_return JsonReply(200, PriceJson(now.value()));
-  }
-  if (method != bhttp::verb::put) co_return NotAllowed("PUT, DELETE");
-  Result<json::object> object = ParseObject(raw_body);
-  if (!object.ok()) co_return ErrorReply(object.error());
+Answer CreateKey(Service& service, const AdminCall& call) {
+  Result<json::object> object = ParseObject(call.body);
+  if (!object.ok()) co_return object.error();
+  Body body(object.value(),
+            {"tenant", "name", "expires_at", "monthly_budget_usd", "rpm", "tpm", "allowed_models"});
+  Key key;
+  std::optional<std::string> tenant = body.Text("tenant", true);
+  key.name = body.Text("name", false).value_or("");
+  std::optional<int64_t> expires = body.Int("expires_at", 1, int64_t{1} << 40);
+  key.monthly_budget_micros = body.Usd("monthly_budget_usd");
+  key.rpm = body.Int("rpm", 1, governance::kMaxRateLimit);
+  key.tpm = body.Int("tpm", 1, governance::kMaxRateLimit);
+  key.allowed_models = body.Models("allowed_models");
+  if (body.error) co_return *body.error;
+  key.tenant_id = *tenant;
+  key.expires_at = expires.value_or(governance::kNeverExpires);
+  Result<control::CreatedKey> created = co_await service.CreateKey(std::move(key));
+  if (!created.ok()) co_return created.error();
+  json::object out = KeyJson(created->key);
+  out["key"] = created->secret_key;
+  co_return JsonAnswer(201, out);
+}
+
+Answer GetKey(Service& service, const AdminCall& call) {
+  const governance::SnapshotPtr snapshot = service.cell().Load();
+  const std::string id(call.Param("id"));
+  const governance::KeyEntry* entry = snapshot->FindKey(id);
+  if (entry == nullptr) co_return Error{ErrorCode::kNotFound, "No key " + id + ".", ""};
+  co_return JsonAnswer(200, KeyJson(entry->key));
+}
+
+Answer RevokeKey(Service& service, const AdminCall& call) {
+  Result<Key> revoked = co_await service.RevokeKey(std::string(call.Param("id")));
+  if (!revoked.ok()) co_return revoked.error();
+  co_return JsonAnswer(200, KeyJson(revoked.value()));
+}
+
+Answer ListPrices(Service& service, const AdminCall&) {
+  Result<std::vector<control::PriceInfo>> prices = co_await service.Prices();
+  if (!prices.ok()) co_return prices.error();
+  json::array data;
+  for (const control::PriceInfo& p : prices.value()) data.push_back(PriceJson(p));
+  co_return JsonAnswer(200, json::object{{"data", std::move(data)}});
+}
+
+Answer DeletePrice(Service& service, const AdminCall& call) {
+  Result<control::PriceInfo> now = co_await service.DeletePrice(std::string(call.Param("model")));
+  if (!now.ok()) co_return now.error();
+  co_return JsonAnswer(200, PriceJson(now.value()));
+}
+
+Answer PutPrice(Service& service, const AdminCall& call) {
+  Result<json::object> object = ParseObject(call.body);
+  if (!object.ok()) co_return object.error();
   Body body(object.value(),
             {"input", "output", "cached_input", "cache_write", "reasoning", "max_output_tokens"});
   store::PriceOverride price;
-  price.model = model;
+  price.model = std::string(call.Param("model"));
   std::optional<int64_t> input = body.Usd("input", true);
   std::optional<int64_t> output = body.Usd("output", true);
   std::optional<int64_t> cached = body.Usd("cached_input");
   std::optional<int64_t> cache_write = body.Usd("cache_write");
   std::optional<int64_t> reasoning = body.Usd("reasoning");
   std::optional<int64_t> max_output = body.Int("max_output_tokens", 1, 100'000'000, true);
-  if (body.error) co_return ErrorReply(*body.error);
+  if (body.error) co_return *body.error;
   price.price = {*input,
                  *output,
                  cached.value_or(*input),
@@ -127,8 +118,8 @@ net::awaitable<Reply> Prices(control::GovernanceService& service, const Target& 
                  cache_write.value_or(*input),
                  reasoning.value_or(*output)};
   Result<control::PriceInfo> saved = co_await service.PutPrice(std::move(price));
-  if (!saved.ok()) co_return ErrorReply(saved.error());
-  co_return JsonReply(200, PriceJson(saved.value()));
+  if (!saved.ok()) co_return saved.error();
+  co_return JsonAnswer(200, PriceJson(saved.value()));
 }
 
 }  // namespace turnpike::doors::admin

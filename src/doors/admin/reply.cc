@@ -1,14 +1,11 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <boost/url/parse.hpp>
 
-#include "doors/admin/admin_api.h"
 #include "doors/admin/routes.h"
 
 namespace turnpike::doors::admin {
 namespace json = boost::json;
 namespace {
-constexpr std::string_view kPrefix = "/admin/v1/";
 constexpr size_t kMaxIdLength = 64;
 }  // namespace
 
@@ -16,19 +13,8 @@ Error Bad(std::string message, std::string field) {
   return Error{ErrorCode::kInvalidRequest, std::move(message), std::move(field)};
 }
 
-Reply ErrorReply(const Error& error) {
-  return Reply{static_cast<unsigned>(HttpStatus(error.code)), AdminErrorBody(error), {}};
-}
-
-Reply JsonReply(unsigned status, const json::value& value) {
-  return Reply{status, json::serialize(value), {}};
-}
-
-Reply NotAllowed(std::string_view allowed) {
-  Reply reply = ErrorReply(
-      Error{ErrorCode::kMethodNotAllowed, "Use " + std::string(allowed) + " on this path.", ""});
-  reply.allow = allowed;
-  return reply;
+Result<AdminAnswer> JsonAnswer(unsigned status, const json::value& value) {
+  return AdminAnswer{status, json::serialize(value)};
 }
 
 Error NoSuchPath(std::string_view path) {
@@ -64,20 +50,6 @@ bool ValidId(std::string_view id) {
     if (!ok) return false;
   }
   return true;
-}
-
-Result<Target> ParseTarget(std::string_view target) {
-  boost::system::result<boost::urls::url_view> url = boost::urls::parse_origin_form(target);
-  if (!url) return Bad("The request target is not a valid URL.", "");
-  Target out;
-  std::string path = url->path();
-  if (!path.starts_with(kPrefix)) return NoSuchPath(path);
-  for (auto segment : url->segments()) out.segments.emplace_back(segment);
-  // Drop "admin" and "v1".
-  out.segments.erase(out.segments.begin(), out.segments.begin() + 2);
-  if (!out.segments.empty() && out.segments.back().empty()) out.segments.pop_back();
-  for (auto param : url->params()) out.query.emplace_back(param.key, param.value);
-  return out;
 }
 
 }  // namespace turnpike::doors::admin

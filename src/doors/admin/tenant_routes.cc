@@ -4,9 +4,7 @@
 #include "doors/admin/routes.h"
 
 namespace turnpike::doors::admin {
-namespace net = boost::asio;
 namespace json = boost::json;
-namespace bhttp = boost::beast::http;
 using governance::Plan;
 using governance::Tenant;
 
@@ -60,88 +58,82 @@ std::optional<governance::TenantStatus> ParseTenantStatus(const std::string& s) 
 
 }  // namespace
 
-net::awaitable<Reply> Plans(control::GovernanceService& service, const Target& t,
-                            bhttp::verb method, std::string_view raw_body) {
-  if (t.segments.size() == 1) {
-    if (method != bhttp::verb::get) co_return NotAllowed("GET");
-    json::array data;
-    for (const Plan& p : service.cell().Load()->plans()) data.push_back(PlanJson(p));
-    co_return JsonReply(200, json::object{{"data", std::move(data)}});
-  }
-  if (t.segments.size() != 2) co_return ErrorReply(NoSuchPath("plans/..."));
-  if (method != bhttp::verb::put) co_return NotAllowed("PUT");
-  if (!ValidId(t.segments[1])) {
-    co_return ErrorReply(Bad("plan ids are 1-64 of A-Z a-z 0-9 - _ .", "id"));
-  }
-  Result<json::object> object = ParseObject(raw_body);
-  if (!object.ok()) co_return ErrorReply(object.error());
-  Result<Plan> plan = ReadPlan(t.segments[1], object.value());
-  if (!plan.ok()) co_return ErrorReply(plan.error());
-  Result<Plan> saved = co_await service.PutPlan(std::move(plan.value()));
-  if (!saved.ok()) co_return ErrorReply(saved.error());
-  co_return JsonReply(200, PlanJson(saved.value()));
+Answer ListPlans(Service& service, const AdminCall&) {
+  json::array data;
+  for (const Plan& p : service.cell().Load()->plans()) data.push_back(PlanJson(p));
+  co_return JsonAnswer(200, json::object{{"data", std::move(data)}});
 }
 
-net::awaitable<Reply> Tenants(control::GovernanceService& service, const Target& t,
-                              bhttp::verb method, std::string_view raw_body) {
+Answer PutPlan(Service& service, const AdminCall& call) {
+  const std::string id(call.Param("id"));
+  if (!ValidId(id)) co_return Bad("plan ids are 1-64 of A-Z a-z 0-9 - _ .", "id");
+  Result<json::object> object = ParseObject(call.body);
+  if (!object.ok()) co_return object.error();
+  Result<Plan> plan = ReadPlan(id, object.value());
+  if (!plan.ok()) co_return plan.error();
+  Result<Plan> saved = co_await service.PutPlan(std::move(plan.value()));
+  if (!saved.ok()) co_return saved.error();
+  co_return JsonAnswer(200, PlanJson(saved.value()));
+}
+
+Answer ListTenants(Service& service, const AdminCall&) {
   const governance::SnapshotPtr snapshot = service.cell().Load();
-  if (t.segments.size() == 1 && method == bhttp::verb::get) {
-    json::array data;
-    for (const auto& entry : snapshot->tenants()) data.push_back(TenantJson(entry.tenant));
-    co_return JsonReply(200, json::object{{"data", std::move(data)}});
+  json::array data;
+  for (const auto& entry : snapshot->tenants()) data.push_back(TenantJson(entry.tenant));
+  co_return JsonAnswer(200, json::object{{"data", std::move(data)}});
+}
+
+Answer CreateTenant(Service& service, const AdminCall& call) {
+  Result<json::object> object = ParseObject(call.body);
+  if (!object.ok()) co_return object.error();
+  Body body(object.value(), {"id", "name", "plan", "log_bodies", "status"});
+  Tenant tenant;
+  std::optional<std::string> id = body.Text("id", true);
+  std::optional<std::string> plan = body.Text("plan", true);
+  std::optional<std::string> name = body.Text("name", false);
+  std::optional<std::string> status = body.Text("status", false);
+  tenant.log_bodies = body.Bool("log_bodies").value_or(false);
+  if (body.error) co_return *body.error;
+  if (!ValidId(*id)) co_return Bad("tenant ids are 1-64 of A-Z a-z 0-9 - _ .", "id");
+  tenant.id = *id;
+  tenant.plan_id = *plan;
+  tenant.name = name.value_or(*id);
+  if (status) {
+    std::optional<governance::TenantStatus> parsed = ParseTenantStatus(*status);
+    if (!parsed) co_return Bad("status must be active or suspended", "status");
+    tenant.status = *parsed;
   }
-  if (t.segments.size() == 1 && method == bhttp::verb::post) {
-    Result<json::object> object = ParseObject(raw_body);
-    if (!object.ok()) co_return ErrorReply(object.error());
-    Body body(object.value(), {"id", "name", "plan", "log_bodies", "status"});
-    Tenant tenant;
-    std::optional<std::string> id = body.Text("id", true);
-    std::optional<std::string> plan = body.Text("plan", true);
-    std::optional<std::string> name = body.Text("name", false);
-    std::optional<std::string> status = body.Text("status", false);
-    tenant.log_bodies = body.Bool("log_bodies").value_or(false);
-    if (body.error) co_return ErrorReply(*body.error);
-    if (!ValidId(*id)) co_return ErrorReply(Bad("tenant ids are 1-64 of A-Z a-z 0-9 - _ .", "id"));
-    tenant.id = *id;
-    tenant.plan_id = *plan;
-    tenant.name = name.value_or(*id);
-    if (status) {
-      std::optional<governance::TenantStatus> parsed = ParseTenantStatus(*status);
-      if (!parsed) co_return ErrorReply(Bad("status must be active or suspended", "status"));
-      tenant.status = *parsed;
-    }
-    Result<Tenant> created = co_await service.CreateTenant(std::move(tenant));
-    if (!created.ok()) co_return ErrorReply(created.error());
-    co_return JsonReply(201, TenantJson(created.value()));
-  }
-  if (t.segments.size() == 1) co_return NotAllowed("GET, POST");
-  if (t.segments.size() != 2) co_return ErrorReply(NoSuchPath("tenants/..."));
-  const std::string& id = t.segments[1];
-  if (method == bhttp::verb::get) {
-    const governance::TenantEntry* entry = snapshot->FindTenant(id);
-    if (entry == nullptr) {
-      co_return ErrorReply(Error{ErrorCode::kNotFound, "No tenant " + id + ".", ""});
-    }
-    co_return JsonReply(200, TenantJson(entry->tenant));
-  }
-  if (method != bhttp::verb::patch) co_return NotAllowed("GET, PATCH");
-  Result<json::object> object = ParseObject(raw_body);
-  if (!object.ok()) co_return ErrorReply(object.error());
+  Result<Tenant> created = co_await service.CreateTenant(std::move(tenant));
+  if (!created.ok()) co_return created.error();
+  co_return JsonAnswer(201, TenantJson(created.value()));
+}
+
+Answer GetTenant(Service& service, const AdminCall& call) {
+  const governance::SnapshotPtr snapshot = service.cell().Load();
+  const std::string id(call.Param("id"));
+  const governance::TenantEntry* entry = snapshot->FindTenant(id);
+  if (entry == nullptr) co_return Error{ErrorCode::kNotFound, "No tenant " + id + ".", ""};
+  co_return JsonAnswer(200, TenantJson(entry->tenant));
+}
+
+Answer UpdateTenant(Service& service, const AdminCall& call) {
+  Result<json::object> object = ParseObject(call.body);
+  if (!object.ok()) co_return object.error();
   Body body(object.value(), {"name", "plan", "status", "log_bodies"});
   control::TenantPatch patch;
-  patch.id = id;
+  patch.id = std::string(call.Param("id"));
   patch.name = body.Text("name", false);
   patch.plan_id = body.Text("plan", false);
   std::optional<std::string> status = body.Text("status", false);
   patch.log_bodies = body.Bool("log_bodies");
-  if (body.error) co_return ErrorReply(*body.error);
+  if (body.error) co_return *body.error;
   if (status) {
     patch.status = ParseTenantStatus(*status);
-    if (!patch.status) co_return ErrorReply(Bad("status must be active or suspended", "status"));
+    if (!patch.status) co_return Bad("status must be active or suspended", "status");
   }
   Result<Tenant> updated = co_await service.UpdateTenant(std::move(patch));
-  if (!updated.ok()) co_return ErrorReply(updated.error());
-  co_return JsonReply(200, TenantJson(updated.value()));
+  if (!updated.ok()) co_return updated.error();
+  co_return JsonAnswer(200, TenantJson(updated.value()));
 }
 
 }  // namespace turnpike::doors::admin

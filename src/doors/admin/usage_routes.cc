@@ -8,9 +8,7 @@
 #include "store/call_log.h"
 
 namespace turnpike::doors::admin {
-namespace net = boost::asio;
 namespace json = boost::json;
-namespace bhttp = boost::beast::http;
 
 namespace {
 
@@ -63,17 +61,14 @@ std::optional<int64_t> ParseIntParam(const std::string& text) {
 
 }  // namespace
 
-net::awaitable<Reply> Spend(control::GovernanceService& service, const Target& t,
-                            bhttp::verb method) {
-  if (t.segments.size() != 1) co_return ErrorReply(NoSuchPath("spend/..."));
-  if (method != bhttp::verb::get) co_return NotAllowed("GET");
-  std::string month = t.Param("month");
+Answer Spend(Service& service, const AdminCall& call) {
+  std::string month(call.Query("month"));
   if (month.empty()) month = governance::FormatMonth(governance::MonthOf(UnixSeconds()));
-  if (!ValidMonth(month)) co_return ErrorReply(Bad("month must be YYYY-MM", "month"));
-  const std::string tenant = t.Param("tenant");
-  const std::string key = t.Param("key");
+  if (!ValidMonth(month)) co_return Bad("month must be YYYY-MM", "month");
+  const std::string_view tenant = call.Query("tenant");
+  const std::string_view key = call.Query("key");
   Result<std::vector<control::SpendInfo>> spend = co_await service.Spend(month);
-  if (!spend.ok()) co_return ErrorReply(spend.error());
+  if (!spend.ok()) co_return spend.error();
   json::array data;
   for (const control::SpendInfo& s : spend.value()) {
     if (!tenant.empty() && s.tenant_id != tenant) continue;
@@ -85,17 +80,14 @@ net::awaitable<Reply> Spend(control::GovernanceService& service, const Target& t
                                 {"reserved_usd", Usd(s.reserved_micros)},
                                 {"budget_usd", OptionalUsd(s.budget_micros)}});
   }
-  co_return JsonReply(200, json::object{{"month", month}, {"data", std::move(data)}});
+  co_return JsonAnswer(200, json::object{{"month", month}, {"data", std::move(data)}});
 }
 
-net::awaitable<Reply> Calls(control::GovernanceService& service, const Target& t,
-                            bhttp::verb method) {
-  if (t.segments.size() != 1) co_return ErrorReply(NoSuchPath("calls/..."));
-  if (method != bhttp::verb::get) co_return NotAllowed("GET");
+Answer Calls(Service& service, const AdminCall& call) {
   store::CallQuery q;
-  q.tenant_id = t.Param("tenant");
-  q.key_id = t.Param("key");
-  q.model = t.Param("model");
+  q.tenant_id = call.Query("tenant");
+  q.key_id = call.Query("key");
+  q.model = call.Query("model");
   q.limit = kDefaultPage;
   struct IntParam {
     const char* name;
@@ -104,12 +96,12 @@ net::awaitable<Reply> Calls(control::GovernanceService& service, const Target& t
   for (const IntParam& p :
        {IntParam{"status", 999}, IntParam{"since", INT64_MAX}, IntParam{"until", INT64_MAX},
         IntParam{"cursor", INT64_MAX}, IntParam{"limit", kMaxPage}}) {
-    const std::string text = t.Param(p.name);
+    const std::string text(call.Query(p.name));
     if (text.empty()) continue;
     std::optional<int64_t> v = ParseIntParam(text);
     if (!v || *v > p.max) {
-      co_return ErrorReply(Bad(
-          std::string(p.name) + " must be an integer from 0 to " + std::to_string(p.max), p.name));
+      co_return Bad(std::string(p.name) + " must be an integer from 0 to " + std::to_string(p.max),
+                    p.name);
     }
     const std::string_view name = p.name;
     if (name == "status") q.status = static_cast<int>(*v);
@@ -120,22 +112,19 @@ net::awaitable<Reply> Calls(control::GovernanceService& service, const Target& t
   }
   const int limit = q.limit;
   Result<std::vector<store::CallRow>> rows = co_await service.Calls(std::move(q));
-  if (!rows.ok()) co_return ErrorReply(rows.error());
+  if (!rows.ok()) co_return rows.error();
   json::array data;
   for (const store::CallRow& row : rows.value()) data.push_back(CallJson(row));
   json::value next = nullptr;
   if (static_cast<int>(rows->size()) == limit && !rows->empty()) next = rows->back().id;
-  co_return JsonReply(200, json::object{{"data", std::move(data)}, {"next_cursor", next}});
+  co_return JsonAnswer(200, json::object{{"data", std::move(data)}, {"next_cursor", next}});
 }
 
-net::awaitable<Reply> Reconcile(control::GovernanceService& service, const Target& t,
-                                bhttp::verb method) {
-  if (t.segments.size() != 1) co_return ErrorReply(NoSuchPath("reconcile/..."));
-  if (method != bhttp::verb::post) co_return NotAllowed("POST");
+Answer Reconcile(Service& service, const AdminCall&) {
   Result<control::ReconcileReport> report = co_await service.ReconcileNow();
-  if (!report.ok()) co_return ErrorReply(report.error());
-  co_return JsonReply(200, json::object{{"drift_usd", Usd(report->drift_micros)},
-                                        {"scopes_corrected", report->scopes_corrected}});
+  if (!report.ok()) co_return report.error();
+  co_return JsonAnswer(200, json::object{{"drift_usd", Usd(report->drift_micros)},
+                                         {"scopes_corrected", report->scopes_corrected}});
 }
 
 }  // namespace turnpike::doors::admin

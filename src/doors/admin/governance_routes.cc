@@ -1,0 +1,50 @@
+// The governance resources' routes: the admin API's table (admin_api.h documents it).
+#include "doors/admin/routes.h"
+
+namespace turnpike::doors::admin {
+namespace {
+using core::AdminRoute;
+using core::TenantFrom;
+using Verb = core::Verb;
+using Handler = Answer (*)(Service&, const AdminCall&);
+
+AdminRoute Route(std::string pattern, Verb method, TenantFrom tenant, Service& service,
+                 Handler handler) {
+  // A plain lambda (no coroutine): the handler's coroutine gets the service as a parameter.
+  return {
+      std::move(pattern), {method}, std::move(tenant), [&service, handler](const AdminCall& call) {
+        return handler(service, call);
+      }};
+}
+
+}  // namespace
+
+std::vector<core::AdminRoute> GovernanceRoutes(Service& service) {
+  const TenantFrom kOperator = TenantFrom::None();
+  constexpr std::string_view kV1 = "/admin/v1/";
+  auto at = [&](std::string_view path) { return std::string(kV1) + std::string(path); };
+  std::vector<AdminRoute> routes;
+  routes.push_back(Route(at("plans"), Verb::get, kOperator, service, ListPlans));
+  routes.push_back(Route(at("plans/{id}"), Verb::put, kOperator, service, PutPlan));
+  routes.push_back(Route(at("tenants"), Verb::get, kOperator, service, ListTenants));
+  routes.push_back(Route(at("tenants"), Verb::post, kOperator, service, CreateTenant));
+  routes.push_back(
+      Route(at("tenants/{id}"), Verb::get, TenantFrom::Path("id"), service, GetTenant));
+  routes.push_back(
+      Route(at("tenants/{id}"), Verb::patch, TenantFrom::Path("id"), service, UpdateTenant));
+  routes.push_back(Route(at("keys"), Verb::get, TenantFrom::Query("tenant"), service, ListKeys));
+  routes.push_back(Route(at("keys"), Verb::post, TenantFrom::Body("tenant"), service, CreateKey));
+  // A key's tenant is the key's own, known from the snapshot, not from the request: operator
+  // only until a tenant-scoped token needs these.
+  routes.push_back(Route(at("keys/{id}"), Verb::get, kOperator, service, GetKey));
+  routes.push_back(Route(at("keys/{id}/revoke"), Verb::post, kOperator, service, RevokeKey));
+  routes.push_back(Route(at("prices"), Verb::get, kOperator, service, ListPrices));
+  routes.push_back(Route(at("prices/{model}"), Verb::put, kOperator, service, PutPrice));
+  routes.push_back(Route(at("prices/{model}"), Verb::delete_, kOperator, service, DeletePrice));
+  routes.push_back(Route(at("spend"), Verb::get, TenantFrom::Query("tenant"), service, Spend));
+  routes.push_back(Route(at("calls"), Verb::get, TenantFrom::Query("tenant"), service, Calls));
+  routes.push_back(Route(at("reconcile"), Verb::post, kOperator, service, Reconcile));
+  return routes;
+}
+
+}  // namespace turnpike::doors::admin
