@@ -8,9 +8,10 @@
 namespace turnpike::store::postgres {
 namespace {
 
-// Each entry is one schema version; never edit a released one, append a new one (adding a
-// call-log column is one entry: ALTER TABLE call_log ADD COLUMN ..., plus its line in
-// call_log_columns.h, kColumns).
+// The core role's steps (store/role.h): each entry is one schema version; never edit a released
+// one, append a new one (adding a call-log column is one entry: a nullable array, ALTER TABLE
+// call_log_chunks ADD COLUMN ... T[], and the `call_log` view recreated with its default, as
+// migration 8; plus its line in call_log_columns.h, kColumns).
 constexpr std::array<std::string_view, 8> kMigrations = {
     R"sql(
 CREATE TABLE plans (
