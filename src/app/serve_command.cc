@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "app/signals.h"
+#include "app/store_setup.h"
 #include "app/wait_for_deps.h"
 #include "cache/cache.h"
 #include "cache/redis/redis_l2_store.h"
@@ -43,8 +44,6 @@
 #include "redis/client.h"
 #include "redis/lease_counters.h"
 #include "redis/lease_script.h"
-#include "store/postgres/engine.h"
-#include "store/sqlite/engine.h"
 #include "store/store_thread.h"
 #include "upstream/pool.h"
 
@@ -72,51 +71,6 @@ std::unique_ptr<observability::AccessLogSink> OpenAccessLog(const std::string& w
   const int fd = ::open(where.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) throw config::ConfigError("server.access_log: cannot open " + where);
   return std::make_unique<observability::AccessLogSink>(fd, true);
-}
-
-// The store's engine chosen by config `store.engine`: the embedded one (SQLite), or PostgreSQL
-// (waited for with --wait-for-deps; else an unreachable server ends start-up).
-Result<std::unique_ptr<store::Engine>> OpenStoreEngine(const config::Config& config,
-                                                       bool wait_for_deps) {
-  if (config.store.engine == config::StoreConfig::Engine::kSqlite) {
-    store::sqlite::EngineOptions options;
-    options.synchronous_full = config.store.synchronous_full;
-    Result<std::unique_ptr<store::sqlite::SqliteEngine>> engine =
-        store::sqlite::OpenEngine(config.store.path, options);
-    if (!engine.ok()) return engine.error();
-    return std::unique_ptr<store::Engine>(std::move(engine.value()));
-  }
-  store::postgres::EngineOptions options;
-  options.url = config.store.url;
-  options.notify_url = config.store.notify_url;
-  options.pool = config.store.pool;
-  options.spool_path = config.store.path + ".spool";
-  const std::function<Result<std::unique_ptr<store::Engine>>()> open =
-      [&options]() -> Result<std::unique_ptr<store::Engine>> {
-    Result<std::unique_ptr<store::postgres::PostgresEngine>> engine =
-        store::postgres::OpenEngine(options);
-    if (!engine.ok()) return engine.error();
-    return std::unique_ptr<store::Engine>(std::move(engine.value()));
-  };
-  return WaitForDependency("PostgreSQL", wait_for_deps, open);
-}
-
-// The engine, its store thread, and the service that owns both
-// (control/governance_service.h).
-Result<std::unique_ptr<control::GovernanceService>> StartGovernance(const config::Config& config,
-                                                                    governance::Counters& counters,
-                                                                    bool wait_for_deps) {
-  Result<std::unique_ptr<store::Engine>> engine = OpenStoreEngine(config, wait_for_deps);
-  if (!engine.ok()) return engine.error();
-  store::StoreThreadOptions thread_options;
-  thread_options.max_jobs = config.store.queue_jobs;
-  thread_options.max_records = config.call_log.queue_rows;
-  thread_options.batch_rows = config.call_log.batch_rows;
-  // An engine notified of changes (PostgreSQL LISTEN) wakes its control lane itself
-  // (store_thread.h): the tick stays the default for every engine.
-  auto thread = std::make_unique<store::StoreThread>(*engine.value(), thread_options);
-  return control::GovernanceService::Start(config, std::move(engine.value()), std::move(thread),
-                                           counters);
 }
 
 // Every API dialect the gateway speaks, one line each (providers/provider.h). The route table
@@ -227,180 +181,245 @@ struct ServeOptions {
   bool wait_for_deps = false;  // wait for PostgreSQL and Redis instead of exiting
 };
 
-int Serve(const std::string& config_path, const ServeOptions& options) {
-  SignalWatcher::BlockSignals();  // before the first thread (store, access log) starts
-  const config::Config config = config::LoadConfig(config_path);
-  const std::unique_ptr<providers::Registry> registry = MakeRegistry();
-  const auto routes = model_call::RouteTable::Build(config, *registry);
-  bool any_tls = false;
-  for (const auto& model : routes->models()) {
-    for (const auto& deployment : model.deployments) any_tls |= deployment.origin.tls;
-  }
-  const upstream::TlsContexts tls(config.upstream.ca_file, any_tls);
-  auto access_log = OpenAccessLog(config.server.access_log);
+// Everything Serve builds, in the order it is built (members are destroyed in reverse, after
+// ShutDown's steps ran): each step below fills its part from the ones before it.
+struct Gateway {
+  explicit Gateway(config::Config c) : config(std::move(c)) {}
 
+  const config::Config config;
+  std::unique_ptr<providers::Registry> registry;
+  std::shared_ptr<const model_call::RouteTable> routes;
+  std::unique_ptr<upstream::TlsContexts> tls;
+  std::unique_ptr<observability::AccessLogSink> access_log;
   core::ProbeRegistry probes;
-  for (const auto& model : routes->models()) probes.model_names.push_back(model.name);
-  if (access_log)
-    probes.access_log_dropped = [sink = access_log.get()] { return sink->dropped_lines(); };
-  const doors::llm::LlmShared llm{config, routes, probes, *registry};
-
+  std::unique_ptr<doors::llm::LlmShared> llm;
   // The counters role: in-process atomics (governance/local_counters.h), or leases from Redis
-  // with `redis.url` (redis/lease_counters.h). Declared before the service, whose snapshots
-  // hold the counters they make.
+  // with `redis.url` (redis/lease_counters.h). Before the service, whose snapshots hold the
+  // counters they make.
   governance::LocalCounters local_counters;
   FleetCounters fleet;
-  if (config.governance.enabled && !config.redis.url.empty()) {
-    Result<FleetCounters> started = StartFleetCounters(config.redis, options.wait_for_deps);
-    if (!started.ok()) {
-      std::cerr << "turnpike: " << started.error().message << "\n";
-      return 1;
-    }
-    fleet = std::move(started.value());
-    probes.counters_metrics = [c = fleet.counters.get()](observability::PrometheusWriter& w) {
-      c->RenderMetrics(w);
-    };
-  }
-  governance::Counters& counters =
-      fleet.counters ? static_cast<governance::Counters&>(*fleet.counters) : local_counters;
+  Store store;  // empty when no role needs it
   std::unique_ptr<control::GovernanceService> governance;
   std::string admin_token;
-  if (config.governance.enabled) {
-    Result<std::unique_ptr<control::GovernanceService>> opened =
-        StartGovernance(config, counters, options.wait_for_deps);
-    if (!opened.ok()) {
-      std::cerr << "turnpike: " << opened.error().message << "\n";
-      return 1;
-    }
-    governance = std::move(opened.value());
-    const char* token = std::getenv("TURNPIKE_ADMIN_TOKEN");
-    if (token != nullptr) admin_token = token;
-    probes.store_metrics = [g = governance.get()](observability::PrometheusWriter& w) {
-      g->RenderMetrics(w);
-    };
-    if (admin_token.empty()) {
-      std::cerr << "turnpike: TURNPIKE_ADMIN_TOKEN is not set: the admin API is off\n";
-    }
-    if (governance->cell().Load()->key_count() == 0) {
-      std::cerr << "turnpike: no API keys yet; create a plan, a tenant and a key with "
-                   "`turnpike admin` (see README)\n";
-    }
-  }
-
   // The search door's backend, one per worker: the embedded engine (its own thread; destroyed
-  // after the server stops) or Qdrant (each worker's own pool).
+  // after the server stops) or Qdrant (each worker's own pool); its response cache (L1, and the
+  // Redis L2 over the fleet's client), both outliving the server.
   std::unique_ptr<search::embedded::Engine> search_engine;
   search::SearchDoorOptions search_options;
   search::BackendFactory search_backends;
+  std::unique_ptr<cache::RedisL2Store> search_l2;
+  std::unique_ptr<cache::Cache> search_cache;
+  std::vector<core::DoorSpec> doors;
+  std::unique_ptr<core::Router> router;
+  std::unique_ptr<core::CoreShared> core;
+};
+
+// The dialects, the model routes, TLS, the access log and the LLM door's shared state.
+void PrepareLlm(Gateway& g) {
+  g.registry = MakeRegistry();
+  g.routes = model_call::RouteTable::Build(g.config, *g.registry);
+  bool any_tls = false;
+  for (const auto& model : g.routes->models()) {
+    for (const auto& deployment : model.deployments) any_tls |= deployment.origin.tls;
+  }
+  g.tls = std::make_unique<upstream::TlsContexts>(g.config.upstream.ca_file, any_tls);
+  g.access_log = OpenAccessLog(g.config.server.access_log);
+  for (const auto& model : g.routes->models()) g.probes.model_names.push_back(model.name);
+  if (g.access_log) {
+    g.probes.access_log_dropped = [sink = g.access_log.get()] { return sink->dropped_lines(); };
+  }
+  g.llm = std::make_unique<doors::llm::LlmShared>(
+      doors::llm::LlmShared{g.config, g.routes, g.probes, *g.registry});
+}
+
+// Fleet mode's leased counters, with governance and `redis.url`.
+Status StartCounters(Gateway& g, const ServeOptions& options) {
+  if (!g.config.governance.enabled || g.config.redis.url.empty()) return Ok{};
+  Result<FleetCounters> started = StartFleetCounters(g.config.redis, options.wait_for_deps);
+  if (!started.ok()) return started.error();
+  g.fleet = std::move(started.value());
+  g.probes.counters_metrics = [c = g.fleet.counters.get()](observability::PrometheusWriter& w) {
+    c->RenderMetrics(w);
+  };
+  return Ok{};
+}
+
+// The store, when a role needs it: governance's records and call log, or a feature's role.
+// Without governance its thread runs only the roles' jobs (no call log: a no-op writer).
+Status StartStore(Gateway& g, const ServeOptions& options) {
+  std::vector<store::RoleSpec> roles = StoreRoles(g.config);
+  if (!g.config.governance.enabled && roles.empty()) return Ok{};
+  Result<Store> opened = OpenStore(g.config, roles, options.wait_for_deps);
+  if (!opened.ok()) return opened.error();
+  g.store = std::move(opened.value());
+  if (!g.config.governance.enabled) {
+    g.store.thread->Start([](store::CallLogStore&, store::CallBatchParts) {},
+                          [](store::Engine& engine) { engine.Tick(); });
+    g.probes.store_metrics = [&store = g.store](observability::PrometheusWriter& w) {
+      store.engine->statements().Render(w);
+      store.engine->RenderMetrics(w);
+      store.thread->RenderMetrics(w);
+    };
+  }
+  return Ok{};
+}
+
+// The service over the store (control/governance_service.h), and the admin token.
+Status StartGovernance(Gateway& g) {
+  if (!g.config.governance.enabled) return Ok{};
+  governance::Counters& counters =
+      g.fleet.counters ? static_cast<governance::Counters&>(*g.fleet.counters) : g.local_counters;
+  Result<std::unique_ptr<control::GovernanceService>> started =
+      control::GovernanceService::Start(g.config, *g.store.engine, *g.store.thread, counters);
+  if (!started.ok()) return started.error();
+  g.governance = std::move(started.value());
+  const char* token = std::getenv("TURNPIKE_ADMIN_TOKEN");
+  if (token != nullptr) g.admin_token = token;
+  g.probes.store_metrics = [s = g.governance.get()](observability::PrometheusWriter& w) {
+    s->RenderMetrics(w);
+  };
+  if (g.admin_token.empty()) {
+    std::cerr << "turnpike: TURNPIKE_ADMIN_TOKEN is not set: the admin API is off\n";
+  }
+  if (g.governance->cell().Load()->key_count() == 0) {
+    std::cerr << "turnpike: no API keys yet; create a plan, a tenant and a key with "
+                 "`turnpike admin` (see README)\n";
+  }
+  return Ok{};
+}
+
+// The search door's backend (embedded or Qdrant) and its response cache.
+Status StartSearch(Gateway& g) {
+  const config::Config& config = g.config;
   if (config.search.enabled && config.search.backend == "qdrant") {
     Result<upstream::Origin> origin = upstream::ParseOrigin(config.search.qdrant_url, true);
     if (!origin.ok()) {
-      std::cerr << "turnpike: search.qdrant.url: " << origin.error().message << "\n";
-      return 1;
+      return Error{origin.error().code, "search.qdrant.url: " + origin.error().message, ""};
     }
     auto settings = std::make_shared<search::qdrant::Settings>();
     settings->origin = std::move(*origin);
     settings->api_key = config.search.qdrant_api_key;
     settings->max_candidates = config.search.qdrant_max_candidates;
     settings->mapping_ttl = config.search.qdrant_mapping_ttl;
-    search_backends = search::qdrant::MakeBackendFactory(std::move(settings));
+    g.search_backends = search::qdrant::MakeBackendFactory(std::move(settings));
   } else if (config.search.enabled) {
     Result<std::unique_ptr<search::embedded::Engine>> opened =
         search::embedded::Engine::Open(config.search.path, config.search.queue_jobs);
-    if (!opened.ok()) {
-      std::cerr << "turnpike: search: " << opened.error().message << "\n";
-      return 1;
-    }
-    search_engine = std::move(*opened);
-    search::embedded::Engine* engine = search_engine.get();
-    search_backends = [engine](int, boost::asio::io_context&) -> std::unique_ptr<search::Backend> {
+    if (!opened.ok()) return Error{opened.error().code, "search: " + opened.error().message, ""};
+    g.search_engine = std::move(*opened);
+    search::embedded::Engine* engine = g.search_engine.get();
+    g.search_backends = [engine](int,
+                                 boost::asio::io_context&) -> std::unique_ptr<search::Backend> {
       return std::make_unique<search::embedded::EmbeddedBackend>(*engine);
     };
   }
-  search_options.prefix = config.search.prefix;
-  search_options.timeout = config.search.timeout;
-  // The search door's response cache: L1 always, the Redis L2 over the fleet's client (the
-  // same connection as the leases) when `redis.url` is set. Both outlive the server.
-  std::unique_ptr<cache::RedisL2Store> search_l2;
-  std::unique_ptr<cache::Cache> search_cache;
-  if (search_backends && config.search.cache_enabled && config.search.cache_ttl.count() > 0) {
-    if (fleet.client) search_l2 = std::make_unique<cache::RedisL2Store>(*fleet.client);
+  g.search_options.prefix = config.search.prefix;
+  g.search_options.timeout = config.search.timeout;
+  if (g.search_backends && config.search.cache_enabled && config.search.cache_ttl.count() > 0) {
+    if (g.fleet.client) g.search_l2 = std::make_unique<cache::RedisL2Store>(*g.fleet.client);
     cache::CacheOptions cache_options;
     cache_options.name = "search";
     cache_options.l1.max_bytes = config.search.cache_max_bytes;
     cache_options.l1.tenant_max_bytes = config.search.cache_tenant_max_bytes;
     cache_options.ttl = config.search.cache_ttl;
     cache_options.workers = static_cast<size_t>(MakeServerOptions(config.server).workers);
-    search_cache = std::make_unique<cache::Cache>(std::move(cache_options), search_l2.get());
-    probes.cache_metrics.push_back(
-        [c = search_cache.get()](observability::PrometheusWriter& w) { c->WriteMetrics(w); });
-    search_options.cache = search_cache.get();
+    g.search_cache = std::make_unique<cache::Cache>(std::move(cache_options), g.search_l2.get());
+    g.probes.cache_metrics.push_back(
+        [c = g.search_cache.get()](observability::PrometheusWriter& w) { c->WriteMetrics(w); });
+    g.search_options.cache = g.search_cache.get();
   }
+  return Ok{};
+}
 
-  const std::vector<core::DoorSpec> doors =
-      MakeDoors(llm, probes, governance.get(), admin_token, &search_options, &search_backends);
-  core::Router router(/*fallback_door=*/0);
-  for (size_t i = 0; i < doors.size(); ++i) router.Add(static_cast<uint16_t>(i), doors[i].routes);
-  probes.route_labels = router.labels();
-
-  core::CoreShared core{router, probes};
-  for (size_t i = 0; i < doors.size(); ++i) {
-    for (const std::string& prefix : doors[i].model_prefixes) {
+// The doors, the router over their routes, and what every worker's core shares.
+void MakeCore(Gateway& g) {
+  g.doors = MakeDoors(*g.llm, g.probes, g.governance.get(), g.admin_token, &g.search_options,
+                      &g.search_backends);
+  g.router = std::make_unique<core::Router>(/*fallback_door=*/0);
+  for (size_t i = 0; i < g.doors.size(); ++i) {
+    g.router->Add(static_cast<uint16_t>(i), g.doors[i].routes);
+  }
+  g.probes.route_labels = g.router->labels();
+  g.core = std::make_unique<core::CoreShared>(*g.router, g.probes);
+  core::CoreShared& core = *g.core;
+  for (size_t i = 0; i < g.doors.size(); ++i) {
+    for (const std::string& prefix : g.doors[i].model_prefixes) {
       core.handoffs.Add(prefix, static_cast<uint16_t>(i));
     }
   }
-  core.model_count = routes->models().size();
-  core.server_timing = config.server.server_timing;
-  core.access_log = access_log.get();
-  core.tls = &tls;
-  core.pool_options = upstream::PoolOptions{config.upstream.pool_max_idle_per_origin,
-                                            config.upstream.pool_idle_ttl};
-  if (governance) {
-    core.governance = &governance->cell();
-    core.call_log = &governance->thread();
-    core.call_log_options = governance->buffer_options();
-    core.call_log_flush = config.call_log.flush_interval;
-    if (fleet.counters) core.refill_wait = config.redis.refill_wait;
-    if (config.governance.snapshot_ttl.count() == 0) {
+  core.model_count = g.routes->models().size();
+  core.server_timing = g.config.server.server_timing;
+  core.access_log = g.access_log.get();
+  core.tls = g.tls.get();
+  core.pool_options = upstream::PoolOptions{g.config.upstream.pool_max_idle_per_origin,
+                                            g.config.upstream.pool_idle_ttl};
+  if (g.governance) {
+    core.governance = &g.governance->cell();
+    core.call_log = &g.governance->thread();
+    core.call_log_options = g.governance->buffer_options();
+    core.call_log_flush = g.config.call_log.flush_interval;
+    if (g.fleet.counters) core.refill_wait = g.config.redis.refill_wait;
+    if (g.config.governance.snapshot_ttl.count() == 0) {
       // Read-through (debugging): every governed request waits for a fresh snapshot.
-      core.refresh = [g = governance.get()] { return g->Reload(); };
+      core.refresh = [s = g.governance.get()] { return s->Reload(); };
     }
   }
+}
 
+// Binds, serves until SIGTERM/SIGINT drains the server, and stops what the workers feed,
+// in this order: the server goes before the store stops (its workers flush their last
+// call-log rows when they are destroyed: store/store_thread.h, shutdown order), after the
+// store's jobs close; queued search legs complete into the stopped loops, not destroyed ones.
+Status ServeUntilSignalled(Gateway& g) {
+  http::Server server(MakeServerOptions(g.config.server),
+                      [&core = *g.core, &doors = g.doors](int index, boost::asio::io_context& c) {
+                        return std::make_unique<core::Dispatcher>(core, doors, index, c);
+                      });
+  g.probes.in_flight = [&server] { return server.in_flight(); };
+  Status bound = server.Bind();
+  if (!bound.ok()) return bound;
+  std::cerr << config::DescribeConfig(g.config);
+  std::printf("turnpike listening on %s:%u\n", g.config.server.host.c_str(), server.port());
+  std::fflush(stdout);
   {
-    // The server goes before the store stops: its workers flush their last call-log rows
-    // when they are destroyed (store/store_thread.h, shutdown order).
-    http::Server server(MakeServerOptions(config.server),
-                        [&core, &doors](int index, boost::asio::io_context& context) {
-                          return std::make_unique<core::Dispatcher>(core, doors, index, context);
-                        });
-    probes.in_flight = [&server] { return server.in_flight(); };
-    Status bound = server.Bind();
-    if (!bound.ok()) {
-      std::cerr << "turnpike: " << bound.error().message << "\n";
-      return 1;
-    }
-    std::cerr << config::DescribeConfig(config);
-    std::printf("turnpike listening on %s:%u\n", config.server.host.c_str(), server.port());
-    std::fflush(stdout);
-
-    {
-      SignalWatcher signals([&server] { server.Drain(); });
-      server.Run();
-    }
-    if (governance) governance->CloseJobs();
-    // Search legs still queued complete into the stopped loops, not destroyed ones.
-    if (search_engine) search_engine->Drain();
-    probes.in_flight = nullptr;
+    SignalWatcher signals([&server] { server.Drain(); });
+    server.Run();
   }
-  // Drained: no reservation is open, so every lease's unused part goes back (the spend is
-  // reported with it).
-  if (fleet.counters) fleet.counters->Stop(config.redis.command_timeout);
-  if (fleet.client) fleet.client->Stop();
-  probes.counters_metrics = nullptr;
-  probes.cache_metrics.clear();
-  if (governance) governance->Stop();
-  if (access_log) access_log->Flush();
+  if (g.store.thread) g.store.thread->CloseJobs();
+  if (g.search_engine) g.search_engine->Drain();
+  g.probes.in_flight = nullptr;
+  return Ok{};
+}
+
+// After the server: every lease's unused part goes back (drained: no reservation is open, and
+// the spend is reported with it), the Redis client stops, the store writes what is queued and
+// joins its lanes, the access log flushes.
+void ShutDown(Gateway& g) {
+  if (g.fleet.counters) g.fleet.counters->Stop(g.config.redis.command_timeout);
+  if (g.fleet.client) g.fleet.client->Stop();
+  g.probes.counters_metrics = nullptr;
+  g.probes.cache_metrics.clear();
+  if (g.store.thread) g.store.thread->Stop();
+  if (g.access_log) g.access_log->Flush();
+}
+
+int Serve(const std::string& config_path, const ServeOptions& options) {
+  SignalWatcher::BlockSignals();  // before the first thread (store, access log) starts
+  Gateway g(config::LoadConfig(config_path));
+  PrepareLlm(g);
+  Status started = StartCounters(g, options);
+  if (started.ok()) started = StartStore(g, options);
+  if (started.ok()) started = StartGovernance(g);
+  if (started.ok()) started = StartSearch(g);
+  if (started.ok()) {
+    MakeCore(g);
+    started = ServeUntilSignalled(g);
+  }
+  if (!started.ok()) {
+    std::cerr << "turnpike: " << started.error().message << "\n";
+    return 1;
+  }
+  ShutDown(g);
   std::cerr << "turnpike: stopped\n";
   return 0;
 }

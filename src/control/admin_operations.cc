@@ -47,7 +47,7 @@ boost::asio::awaitable<Result<Plan>> GovernanceService::PutPlan(Plan plan) {
     if (!done.ok()) return done.error();
     return plan;
   };
-  Result<Plan> result = co_await thread_->Call<Plan>(std::move(job));
+  Result<Plan> result = co_await thread_.Call<Plan>(std::move(job));
   co_return result;
 }
 
@@ -66,7 +66,7 @@ boost::asio::awaitable<Result<Tenant>> GovernanceService::CreateTenant(Tenant te
     if (!done.ok()) return done.error();
     return tenant;
   };
-  Result<Tenant> result = co_await thread_->Call<Tenant>(std::move(job));
+  Result<Tenant> result = co_await thread_.Call<Tenant>(std::move(job));
   co_return result;
 }
 
@@ -89,7 +89,7 @@ boost::asio::awaitable<Result<Tenant>> GovernanceService::UpdateTenant(TenantPat
     if (!done.ok()) return done.error();
     return updated;
   };
-  Result<Tenant> result = co_await thread_->Call<Tenant>(std::move(job));
+  Result<Tenant> result = co_await thread_.Call<Tenant>(std::move(job));
   co_return result;
 }
 
@@ -110,7 +110,7 @@ boost::asio::awaitable<Result<CreatedKey>> GovernanceService::CreateKey(Key key)
     if (!done.ok()) return done.error();
     return CreatedKey{key, std::move(generated->key)};
   };
-  Result<CreatedKey> result = co_await thread_->Call<CreatedKey>(std::move(job));
+  Result<CreatedKey> result = co_await thread_.Call<CreatedKey>(std::move(job));
   co_return result;
 }
 
@@ -128,7 +128,7 @@ boost::asio::awaitable<Result<Key>> GovernanceService::RevokeKey(std::string pub
     if (!done.ok()) return done.error();
     return revoked;
   };
-  Result<Key> result = co_await thread_->Call<Key>(std::move(job));
+  Result<Key> result = co_await thread_.Call<Key>(std::move(job));
   co_return result;
 }
 
@@ -146,7 +146,7 @@ boost::asio::awaitable<Result<PriceInfo>> GovernanceService::PutPrice(PriceOverr
     if (!done.ok()) return done.error();
     return PriceOf(price.model);
   };
-  Result<PriceInfo> result = co_await thread_->Call<PriceInfo>(std::move(job));
+  Result<PriceInfo> result = co_await thread_.Call<PriceInfo>(std::move(job));
   co_return result;
 }
 
@@ -164,7 +164,7 @@ boost::asio::awaitable<Result<PriceInfo>> GovernanceService::DeletePrice(std::st
     if (!now.ok()) return PriceInfo{model, {}, PriceSource::kAdmin};  // unpriced from now on
     return now;
   };
-  Result<PriceInfo> result = co_await thread_->Call<PriceInfo>(std::move(job));
+  Result<PriceInfo> result = co_await thread_.Call<PriceInfo>(std::move(job));
   co_return result;
 }
 
@@ -175,7 +175,7 @@ boost::asio::awaitable<Result<std::vector<store::CallRow>>> GovernanceService::C
     return engine.call_log().QueryCalls(query);
   };
   Result<std::vector<store::CallRow>> result =
-      co_await thread_->Call<std::vector<store::CallRow>>(std::move(job), store::JobLane::kRead);
+      co_await thread_.Call<std::vector<store::CallRow>>(std::move(job), store::JobLane::kRead);
   co_return result;
 }
 

@@ -30,16 +30,14 @@ class FnJob final : public store::StoreJob {
 }  // namespace
 
 Result<std::unique_ptr<GovernanceService>> GovernanceService::Start(
-    const config::Config& config, std::unique_ptr<store::Engine> engine,
-    std::unique_ptr<store::StoreThread> thread, governance::Counters& counters) {
+    const config::Config& config, store::Engine& engine, store::StoreThread& thread,
+    governance::Counters& counters) {
   std::unique_ptr<GovernanceService> service(
-      new GovernanceService(config, std::move(engine), std::move(thread), counters));
-  store::Engine& store = *service->engine_;
+      new GovernanceService(config, engine, thread, counters));
+  store::Engine& store = service->engine_;
   // The change feed's mark lives in the session that polls it (the control lane's).
   store::GovernanceRecords& records =
-      service->thread_->lane_engine(store::JobLane::kControl).records();
-  Status migrated = store.Migrate();
-  if (!migrated.ok()) return migrated.error();
+      service->thread_.lane_engine(store::JobLane::kControl).records();
   // An engine with a notification channel listens before the load, so a change committed
   // after the load is notified (its first answer, "reload once", is this load). The control
   // lane then sleeps on the channel from its first wait (store_thread.h).
@@ -62,27 +60,20 @@ Result<std::unique_ptr<GovernanceService>> GovernanceService::Start(
   const auto now = std::chrono::steady_clock::now();
   service->next_change_poll_ = now + config.governance.snapshot_ttl;
   service->next_reconcile_ = now + config.governance.reconcile_interval;
-  service->thread_->Start([self](store::CallLogStore& log,
-                                 store::CallBatchParts parts) { self->WriteBatch(log, parts); },
-                          [self](store::Engine& e) { self->LogTick(e); },
-                          [self](store::Engine& e) { self->ControlTick(e); });
+  service->thread_.Start([self](store::CallLogStore& log,
+                                store::CallBatchParts parts) { self->WriteBatch(log, parts); },
+                         [self](store::Engine& e) { self->LogTick(e); },
+                         [self](store::Engine& e) { self->ControlTick(e); });
   return service;
 }
 
-GovernanceService::GovernanceService(const config::Config& config,
-                                     std::unique_ptr<store::Engine> engine,
-                                     std::unique_ptr<store::StoreThread> thread,
-                                     governance::Counters& counters)
-    : config_(config),
-      counters_(counters),
-      engine_(std::move(engine)),
-      thread_(std::move(thread)) {}
+GovernanceService::GovernanceService(const config::Config& config, store::Engine& engine,
+                                     store::StoreThread& thread, governance::Counters& counters)
+    : config_(config), counters_(counters), engine_(engine), thread_(thread) {}
 
 GovernanceService::~GovernanceService() { Stop(); }
 
-void GovernanceService::Stop() {
-  if (thread_) thread_->Stop();
-}
+void GovernanceService::Stop() { thread_.Stop(); }
 
 store::CallLogBufferOptions GovernanceService::buffer_options() const {
   store::CallLogBufferOptions o;
@@ -134,7 +125,7 @@ boost::asio::awaitable<Status> GovernanceService::Reload() {
   auto job = [this](store::Engine& engine) -> Result<Ok> {
     return ReloadOnThread(engine.records());
   };
-  Status done = co_await thread_->Call<Ok>(std::move(job));
+  Status done = co_await thread_.Call<Ok>(std::move(job));
   co_return done;
 }
 
@@ -157,7 +148,7 @@ void GovernanceService::LogTick(store::Engine& engine) {
         }
         reconcile_queued_.store(false);
       };
-      thread_->Post(
+      thread_.Post(
           std::make_unique<FnJob>(std::move(run), [this] { reconcile_queued_.store(false); }),
           store::JobLane::kRead);
     }
@@ -189,9 +180,9 @@ void GovernanceService::ControlTick(store::Engine& engine) {
 
 void GovernanceService::RenderMetrics(observability::PrometheusWriter& w) const {
   using observability::MetricType;
-  engine_->statements().Render(w);
-  engine_->RenderMetrics(w);
-  thread_->RenderMetrics(w);
+  engine_.statements().Render(w);
+  engine_.RenderMetrics(w);
+  thread_.RenderMetrics(w);
   w.Family("turnpike_call_log_rows_total", "Call-log records written (rows or spend only).",
            MetricType::kCounter);
   w.Sample("turnpike_call_log_rows_total", {}, static_cast<double>(call_log_rows_.value()));
@@ -199,7 +190,7 @@ void GovernanceService::RenderMetrics(observability::PrometheusWriter& w) const 
            MetricType::kCounter);
   w.Sample("turnpike_call_log_write_errors_total", {}, static_cast<double>(write_errors_.value()));
   w.Family("turnpike_call_log_queued", "Records waiting for the store thread.", MetricType::kGauge);
-  w.Sample("turnpike_call_log_queued", {}, static_cast<double>(thread_->queued_records()));
+  w.Sample("turnpike_call_log_queued", {}, static_cast<double>(thread_.queued_records()));
   w.Family("turnpike_snapshot_publishes_total", "Governance snapshots published.",
            MetricType::kCounter);
   w.Sample("turnpike_snapshot_publishes_total", {},

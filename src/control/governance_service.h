@@ -23,8 +23,10 @@
 // applied to the live counter (this month), and exported as turnpike_spend_drift_usd. With
 // log_store off there is no log to reconcile against and the job does not run.
 //
-// Ownership: owns the engine and the store thread it is given (the thread runs over that
-// engine, and goes first); borrows the config, which must outlive it.
+// Ownership: borrows the engine and the store thread (app/ builds both, and they exist
+// whenever some role needs them: store/engine.h), and the config; all must outlive it. The
+// service gives the thread its call-log writer and ticks, so the thread must stop before the
+// service goes: Stop, and the destructor, stop it.
 // Threads: Start and the shutdown calls run on the main thread; the awaitable operations are
 // called from worker coroutines and run their store work on the store threads
 // (store/store_thread.h): what changes the service's state (admin writes, reloads, Prices,
@@ -60,19 +62,21 @@ namespace turnpike::control {
 
 class GovernanceService {
  public:
-  // Migrates `engine`, loads its records, publishes the first snapshot (this month's spend
-  // restored), marks the change feed's starting point, then starts `thread` (which must run
-  // over `*engine`) with the service's call-log writer and tick. Errors: the engine's;
-  // kInternal when the records are inconsistent. `counters` (the counters role:
+  // Loads the records of `engine` (migrated by its builder: every role's migrations run
+  // together, store/engine.h), publishes the first snapshot (this month's spend restored),
+  // marks the change feed's starting point, then starts `thread` (which must run over
+  // `engine`, not started yet) with the service's call-log writer and ticks. Errors: the
+  // engine's; kInternal when the records are inconsistent. `counters` (the counters role:
   // governance/counters.h) makes the live state of every tenant and key the snapshots name;
   // it must outlive the service and every snapshot.
-  static Result<std::unique_ptr<GovernanceService>> Start(
-      const config::Config& config, std::unique_ptr<store::Engine> engine,
-      std::unique_ptr<store::StoreThread> thread, governance::Counters& counters);
+  static Result<std::unique_ptr<GovernanceService>> Start(const config::Config& config,
+                                                          store::Engine& engine,
+                                                          store::StoreThread& thread,
+                                                          governance::Counters& counters);
   ~GovernanceService();
 
   const governance::SnapshotCell& cell() const { return *cell_; }
-  store::StoreThread& thread() { return *thread_; }
+  store::StoreThread& thread() { return thread_; }
   const config::Config& config() const { return config_; }
   store::CallLogBufferOptions buffer_options() const;
 
@@ -94,15 +98,15 @@ class GovernanceService {
 
   // Shutdown (store/store_thread.h): CloseJobs before the workers go, Stop after their last
   // flush. The destructor stops too: the thread runs the service's functions.
-  void CloseJobs() { thread_->CloseJobs(); }
+  void CloseJobs() { thread_.CloseJobs(); }
   void Stop();
 
   void RenderMetrics(observability::PrometheusWriter& writer) const;
-  const store::StatementCounts& statements() const { return engine_->statements(); }
+  const store::StatementCounts& statements() const { return engine_.statements(); }
 
  private:
-  GovernanceService(const config::Config& config, std::unique_ptr<store::Engine> engine,
-                    std::unique_ptr<store::StoreThread> thread, governance::Counters& counters);
+  GovernanceService(const config::Config& config, store::Engine& engine, store::StoreThread& thread,
+                    governance::Counters& counters);
 
   // Store-thread side of everything below (and Start's, before the thread runs).
   Result<governance::SnapshotPtr> BuildFrom(const store::GovernanceRows& rows) const;
@@ -123,8 +127,8 @@ class GovernanceService {
 
   const config::Config& config_;
   governance::Counters& counters_;
-  std::unique_ptr<store::Engine> engine_;
-  std::unique_ptr<store::StoreThread> thread_;  // over *engine_; destroyed before it
+  store::Engine& engine_;
+  store::StoreThread& thread_;  // over engine_
   std::unique_ptr<governance::SnapshotCell> cell_;
 
   // The control lane only (and Start, before the threads start).

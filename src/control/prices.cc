@@ -54,7 +54,7 @@ boost::asio::awaitable<Result<std::vector<PriceInfo>>> GovernanceService::Prices
     return EffectivePrices(rows_.prices);
   };
   Result<std::vector<PriceInfo>> result =
-      co_await thread_->Call<std::vector<PriceInfo>>(std::move(job));
+      co_await thread_.Call<std::vector<PriceInfo>>(std::move(job));
   co_return result;
 }
 

@@ -64,7 +64,7 @@ boost::asio::awaitable<Result<std::vector<SpendInfo>>> GovernanceService::Spend(
     return out;
   };
   Result<std::vector<SpendInfo>> result =
-      co_await thread_->Call<std::vector<SpendInfo>>(std::move(job), store::JobLane::kRead);
+      co_await thread_.Call<std::vector<SpendInfo>>(std::move(job), store::JobLane::kRead);
   co_return result;
 }
 
@@ -73,7 +73,7 @@ boost::asio::awaitable<Result<ReconcileReport>> GovernanceService::ReconcileNow(
     return Reconcile(engine.call_log());
   };
   Result<ReconcileReport> result =
-      co_await thread_->Call<ReconcileReport>(std::move(job), store::JobLane::kRead);
+      co_await thread_.Call<ReconcileReport>(std::move(job), store::JobLane::kRead);
   co_return result;
 }
 

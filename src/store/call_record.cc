@@ -16,6 +16,8 @@ BasicCallRecord<To> Convert(const BasicCallRecord<From>& r) {
   out.deployment = To(r.deployment);
   out.error = To(r.error);
   out.request_body = To(r.request_body);
+  out.agent_id = To(r.agent_id);
+  out.response_id = To(r.response_id);
   return out;
 }
 
@@ -25,14 +27,17 @@ CallRecordView ViewOf(const CallRecord& r) { return Convert<std::string_view>(r)
 CallRecord RecordOf(const CallRecordView& r) { return Convert<std::string>(r); }
 
 void CallBatch::Add(const CallRecordView& r) {
-  // The store thread reads every entry a worker wrote, on another core: keep it to two lines.
-  static_assert(sizeof(Entry) <= 128, "a batch entry grew past two cache lines");
+  // The store thread reads every entry a worker wrote, on another core: keep it to three lines
+  // (two until the agent and cache fields of schema 8).
+  static_assert(sizeof(Entry) <= 192, "a batch entry grew past three cache lines");
   Entry& e = entries_.emplace_back();
   static_cast<CallFacts&>(e) = r;
   e.route = RouteFor(r);
   e.request_id = Append(r.request_id);
   e.error = Append(r.error);
   e.request_body = Append(r.request_body);
+  e.agent_id = Append(r.agent_id);
+  e.response_id = Append(r.response_id);
 }
 
 uint32_t CallBatch::RouteFor(const CallRecordView& r) {
@@ -71,6 +76,8 @@ CallRecordView CallBatch::record(size_t i) const {
   r.deployment = route.deployment;
   r.error = Text(e.error);
   r.request_body = Text(e.request_body);
+  r.agent_id = Text(e.agent_id);
+  r.response_id = Text(e.response_id);
   return r;
 }
 

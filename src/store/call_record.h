@@ -10,7 +10,7 @@
 //
 // CallBatch holds the records a worker collects between flushes, packed for the trip to the
 // store thread, which reads every byte a worker wrote on another core:
-//   - a record's numbers inline: with the rest, an entry of two cache lines;
+//   - a record's numbers inline: with the rest, an entry of three cache lines;
 //   - its route (tenant, key, model, deployment, budget month) as an index into the batch's
 //     routes, copied in only when it differs from the previous record's (it mostly does not);
 //   - its texts (request id, error, opted-in body) appended to one text buffer.
@@ -29,6 +29,26 @@
 
 namespace turnpike::store {
 
+// What the response cache did for a request (call_log.cache_status, a small integer: these
+// values never change meaning; a new one is appended).
+enum class CacheStatus : uint8_t {
+  kNone = 0,       // no cache was consulted (the default for requests that set none)
+  kMiss = 1,       // looked up, not found: the answer was made and may have been stored
+  kHit = 2,        // answered from the cache
+  kBypass = 3,     // the cache was skipped (the request or its tenant asked for no cache)
+  kCoalesced = 4,  // waited for another request's identical answer (single flight)
+};
+
+// Named bits of call_log.flags (a bit set; 0 for requests that set none). A bit never changes
+// meaning; a new one takes the next free bit.
+namespace call_flags {
+inline constexpr uint32_t kStreamed = 1u << 0;       // the answer was streamed to the client
+inline constexpr uint32_t kFailedOver = 1u << 1;     // an attempt failed and another was made
+inline constexpr uint32_t kCancelled = 1u << 2;      // cancelled (POST .../cancel or a signal)
+inline constexpr uint32_t kGuardBlocked = 1u << 3;   // a guard ended the answer early
+inline constexpr uint32_t kMemoryTrimmed = 1u << 4;  // conversation memory was cut to fit
+}  // namespace call_flags
+
 // A record's numbers.
 struct CallFacts {
   int64_t time_ms = 0;  // unix milliseconds when the request arrived
@@ -45,10 +65,14 @@ struct CallFacts {
   // with their summed cost and tokens, request_id empty, error "log_rows_dropped", and
   // `dropped_rows` the number of requests it stands for. Spend is never dropped with a row.
   int64_t dropped_rows = 0;
-  governance::MonthId month = 0;  // the budget month the cost was charged to
-  int status = 0;                 // what the client got (499: it left first)
-  bool estimated = false;         // tokens estimated: the provider reported no usage
-  bool unpriced = false;          // no price for the model: cost_micros is 0 but not free
+  int64_t agent_version = 0;       // the agent config's version (0: not an agent turn)
+  int64_t guard_replacements = 0;  // spans a guard replaced in the answer
+  governance::MonthId month = 0;   // the budget month the cost was charged to
+  int status = 0;                  // what the client got (499: it left first)
+  uint32_t flags = 0;              // call_flags bits
+  CacheStatus cache_status = CacheStatus::kNone;
+  bool estimated = false;  // tokens estimated: the provider reported no usage
+  bool unpriced = false;   // no price for the model: cost_micros is 0 but not free
 };
 
 template <typename Text>
@@ -60,6 +84,8 @@ struct BasicCallRecord : CallFacts {
   Text deployment;
   Text error;         // ErrorCodeName, empty on success
   Text request_body;  // only for tenants that opted in (log_bodies)
+  Text agent_id;      // the agent of an agent turn; empty otherwise
+  Text response_id;   // the response id the client was given (Responses API); empty if none
 };
 
 using CallRecord = BasicCallRecord<std::string>;
@@ -121,6 +147,8 @@ class CallBatch {
     TextRange request_id;
     TextRange error;
     TextRange request_body;
+    TextRange agent_id;
+    TextRange response_id;
   };
   struct Route {
     std::string tenant_id;

@@ -2,14 +2,23 @@
 // The core speaks only roles; each engine lives in its own subfolder of store/, and only the
 // composition root (app/) knows which one runs and opens it.
 //
+// The core role ("core"), built into every engine:
 //   records()     GovernanceRecords (records.h): plans, tenants, keys, prices + change feed
 //   call_log()    CallLogStore (call_log.h): the call log and the spend sink
-//   statements()  StatementCounts (statements.h): what the engine executed, by purpose
+// Feature roles (role.h), open: a feature declares its tables, both engines' migrations and
+// its statement purposes in its own folder, and app/ registers it with one AddRole line
+// before Migrate. A job on the store thread reaches the role's object for its own session
+// with role<T>() (T: the feature's class, derived from Role), made by the role's factory for
+// that session over that session's connection; nullptr if the role was not registered.
+//   statements()  StatementCounts (statements.h): what the engine executed, by purpose (the
+//                 roles' purposes included)
 //   Tick()        periodic upkeep on the store thread (every store-thread tick): a network
 //                 engine reconnects and replays what it spooled while its server was down
-//   Migrate()     the schema: an engine versions its schema and brings it to this binary's
-//                 version in order, each step all or nothing; it refuses a schema newer than
-//                 the binary (kInternal)
+//   Migrate()     the schema: each role is versioned on its own (schema_migrations(role,
+//                 version)); the engine brings the core role, then every registered role in
+//                 registration order, to this binary's versions, each step all or nothing; it
+//                 refuses a role's schema newer than the binary (kInternal). A database of the
+//                 schema before roles (versions of the core schema only) upgrades in place.
 //   session(i)    sessions: an engine with a pool of connections (PostgreSQL `store.pool`)
 //                 offers sessions() > 1 views of itself, each an Engine over its own
 //                 connection, so that several store threads run statements at once (the store
@@ -25,9 +34,14 @@
 // a session calls it, except statements() (shared by every session), which any thread reads.
 #pragma once
 
+#include <memory>
+#include <string_view>
+#include <vector>
+
 #include "common/result.h"
 #include "store/call_log.h"
 #include "store/records.h"
+#include "store/role.h"
 #include "store/statements.h"
 
 namespace turnpike::store {
@@ -38,8 +52,27 @@ class Engine {
 
   // Applies the schema versions the engine has not seen yet, in order (see above).
   virtual Status Migrate() = 0;
-  // The schema version the engine holds; 0 before the first migration.
+  // The core role's schema version the engine holds; 0 before the first migration.
   virtual int SchemaVersion() = 0;
+  // `role`'s version (0: none applied yet).
+  virtual int RoleVersion(std::string_view role) { return role == "core" ? SchemaVersion() : 0; }
+
+  // Registers a feature's role (see above; role.h) on the engine and every session, before
+  // Migrate. kInvalidRequest for a name already registered ("core" included), a role without
+  // this engine's migrations, or more purposes than the counts hold. An engine without
+  // feature roles (a test's fake) refuses with kInternal.
+  virtual Status AddRole(const RoleSpec& spec) {
+    return Error{ErrorCode::kInternal, "this engine keeps no role " + std::string(spec.schema.name),
+                 ""};
+  }
+  // The object `T` of a registered role for this session, or nullptr (see above).
+  template <typename T>
+  T* role() const {
+    for (const std::unique_ptr<Role>& r : roles_) {
+      if (T* found = dynamic_cast<T*>(r.get())) return found;
+    }
+    return nullptr;
+  }
 
   // Periodic upkeep (see above); the embedded engine has none.
   virtual void Tick() {}
@@ -56,6 +89,13 @@ class Engine {
     (void)i;
     return *this;
   }
+
+ protected:
+  // A role's object for this session (AddRole's).
+  void AdoptRole(std::unique_ptr<Role> role) { roles_.push_back(std::move(role)); }
+
+ private:
+  std::vector<std::unique_ptr<Role>> roles_;  // this session's, in registration order
 };
 
 }  // namespace turnpike::store

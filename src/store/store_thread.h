@@ -51,12 +51,7 @@
 // thread.
 #pragma once
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -68,6 +63,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "net/bridge.h"
 #include "observability/metrics.h"
 #include "store/call_record.h"
 #include "store/engine.h"
@@ -121,8 +117,8 @@ class StoreThread {
   void Stop();
 
   // Runs `fn(Engine&) -> Result<T>` on a thread of `lane` (given that lane's session) and
-  // resumes the caller with its result on the caller's executor. kUnavailable if the job
-  // queues are full or closed.
+  // resumes the caller with its result on the caller's executor (net/bridge.h). kUnavailable
+  // if the job queues are full or closed.
   template <typename T, typename Fn>
   boost::asio::awaitable<Result<T>> Call(Fn fn, JobLane lane = JobLane::kControl);
 
@@ -140,7 +136,7 @@ class StoreThread {
   void RenderMetrics(observability::PrometheusWriter& writer) const;
 
  private:
-  template <typename T, typename Fn, typename Handler>
+  template <typename T, typename Fn, typename Done>
   class CallJob;
 
   // A lane's wake-up: a condition variable, and an eventfd signalled with it so that a lane
@@ -214,38 +210,27 @@ class StoreThread {
   std::vector<std::thread> threads_;  // [i] runs lane i
 };
 
-template <typename T, typename Fn, typename Handler>
+template <typename T, typename Fn, typename Done>
 class StoreThread::CallJob : public StoreJob {
  public:
-  CallJob(Fn fn, Handler handler, boost::asio::any_io_executor executor)
-      : fn_(std::move(fn)), handler_(std::move(handler)), executor_(std::move(executor)) {}
+  CallJob(Fn fn, Done done) : fn_(std::move(fn)), done_(std::move(done)) {}
 
-  void Run(Engine& engine) override { Complete(fn_(engine)); }
-  void Refuse(const Error& error) override { Complete(Result<T>(error)); }
+  void Run(Engine& engine) override { std::move(done_)(fn_(engine)); }
+  void Refuse(const Error& error) override { std::move(done_)(Result<T>(error)); }
 
  private:
-  void Complete(Result<T> result) {
-    boost::asio::post(executor_,
-                      [handler = std::move(handler_), result = std::move(result)]() mutable {
-                        std::move(handler)(std::move(result));
-                      });
-  }
-
   Fn fn_;
-  Handler handler_;
-  boost::asio::any_io_executor executor_;
+  Done done_;
 };
 
 template <typename T, typename Fn>
 boost::asio::awaitable<Result<T>> StoreThread::Call(Fn fn, JobLane lane) {
-  boost::asio::any_io_executor executor = co_await boost::asio::this_coro::executor;
-  auto initiate = [this, executor, lane](auto handler, Fn job_fn) {
-    using Job = CallJob<T, Fn, std::decay_t<decltype(handler)>>;
-    Post(std::make_unique<Job>(std::move(job_fn), std::move(handler), executor), lane);
+  auto submit = [this, lane, job_fn = std::move(fn)](auto done) mutable {
+    using Job = CallJob<T, Fn, decltype(done)>;
+    Post(std::make_unique<Job>(std::move(job_fn), std::move(done)), lane);
   };
-  Result<T> result =
-      co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(Result<T>)>(
-          initiate, boost::asio::use_awaitable, std::move(fn));
+  auto job = net::AwaitJob<Result<T>>(std::move(submit));
+  Result<T> result = co_await std::move(job);
   co_return result;
 }
 

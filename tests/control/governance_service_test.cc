@@ -72,9 +72,13 @@ class GovernanceServiceTest : public ::testing::Test {
     engine_->fake_call_log().SetAnswers(persisted_, logged_);
     store::StoreThreadOptions options;
     options.tick = std::chrono::milliseconds(1);
-    auto thread = std::make_unique<store::StoreThread>(*engine, options);
-    auto started =
-        GovernanceService::Start(config_, std::move(engine), std::move(thread), counters_);
+    // As app/ does: the engine migrated and its thread built before the service borrows them.
+    service_.reset();
+    thread_.reset();
+    owned_engine_ = std::move(engine);
+    ASSERT_TRUE(owned_engine_->Migrate().ok());
+    thread_ = std::make_unique<store::StoreThread>(*owned_engine_, options);
+    auto started = GovernanceService::Start(config_, *owned_engine_, *thread_, counters_);
     ASSERT_TRUE(started.ok()) << started.error().message;
     service_ = std::move(started.value());
   }
@@ -88,11 +92,14 @@ class GovernanceServiceTest : public ::testing::Test {
   }();
   std::vector<store::SpendRow> persisted_;
   std::vector<store::SpendRow> logged_;
-  FakeEngine* engine_ = nullptr;  // owned by service_
+  FakeEngine* engine_ = nullptr;  // owned_engine_
+  // Destroyed in reverse: the service (which stops the thread), the thread, the engine.
+  std::unique_ptr<store::Engine> owned_engine_;
+  std::unique_ptr<store::StoreThread> thread_;
   std::unique_ptr<GovernanceService> service_;
 };
 
-TEST_F(GovernanceServiceTest, StartMigratesLoadsAndPublishes) {
+TEST_F(GovernanceServiceTest, StartLoadsAndPublishes) {
   EXPECT_EQ(engine_->SchemaVersion(), 1);
   const governance::SnapshotPtr snapshot = service_->cell().Load();
   EXPECT_NE(snapshot->FindTenant("acme"), nullptr);

@@ -1,13 +1,11 @@
 #include "cache/redis/redis_l2_store.h"
 
-#include <boost/asio/associated_executor.hpp>
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/awaitable.hpp>
 #include <charconv>
 #include <memory>
 #include <vector>
 
+#include "net/bridge.h"
 #include "redis/client.h"
 
 namespace turnpike::cache {
@@ -21,24 +19,19 @@ Error BadReply(std::string_view what) {
                ""};
 }
 
-// Submits one command and resumes the caller on its own executor with the reply. The client
-// calls every callback exactly once (a reply, a failure, or its Stop), from its own thread.
+// Submits one command and resumes the caller on its own executor with the reply
+// (net/bridge.h). The client calls every callback exactly once (a reply, a failure, or its
+// Stop), from its own thread.
 net::awaitable<Result<Reply>> Call(redis::Client& client, redis::Op op,
                                    std::vector<std::string> args) {
-  auto initiate = [&client, op](auto handler, std::vector<std::string> command) {
-    using Handler = decltype(handler);
-    // std::function needs a copyable callable; the handler is move-only.
-    auto shared = std::make_shared<Handler>(std::move(handler));
-    client.Submit(op, std::move(command), [shared](Result<Reply> reply) {
-      auto executor = net::get_associated_executor(*shared);
-      net::post(executor, [shared, reply = std::move(reply)]() mutable {
-        std::move (*shared)(std::move(reply));
-      });
-    });
+  auto submit = [&client, op, command = std::move(args)](auto done) mutable {
+    // std::function needs a copyable callable; the completion is move-only.
+    auto shared = std::make_shared<decltype(done)>(std::move(done));
+    client.Submit(op, std::move(command),
+                  [shared](Result<Reply> reply) { std::move (*shared)(std::move(reply)); });
   };
-  Result<Reply> reply =
-      co_await net::async_initiate<const net::use_awaitable_t<>&, void(Result<Reply>)>(
-          initiate, net::use_awaitable, std::move(args));
+  auto job = turnpike::net::AwaitJob<Result<Reply>>(std::move(submit));
+  Result<Reply> reply = co_await std::move(job);
   co_return reply;
 }
 

@@ -2,9 +2,10 @@
 // sends for each, as route text or as an element of its chunk's array, and how the reader
 // reads it back), the encoders of COPY's text and binary formats it uses, and the batch
 // statement. Adding a call-log column is one entry in kColumns plus one migration
-// (migrations.cc). A spool written by a binary with other columns cannot be replayed by this
-// one unless it knows that format (call_log.cc reads schema 6's): otherwise the batch is
-// refused and its rows are counted lost (turnpike_store_spool_lost_rows_total).
+// (migrations.cc): a nullable array, so that the chunks of older batches (and of older spools)
+// need no value for it. A spool written by a binary with other columns cannot be replayed by
+// this one unless it knows that format (call_log.cc reads schema 6's and 7's): otherwise the
+// batch is refused and its rows are counted lost (turnpike_store_spool_lost_rows_total).
 //
 // Threads: constants, pure functions, and writers owned by one thread.
 #pragma once
@@ -236,7 +237,7 @@ struct Column {
 constexpr size_t kRouteColumns = 5;
 using R = const CallRecordView&;
 using X = const Rows&;
-constexpr std::array<Column, 22> kColumns = {{
+constexpr std::array<Column, 28> kColumns = {{
     {"tenant_id", ElementType::kText, [](FieldSink& a, R r) { a.Text(r.tenant_id); },
      [](X x, int i, int c, CallRecord& r) { r.tenant_id = x.Text(i, c); }},
     {"key_id", ElementType::kText, [](FieldSink& a, R r) { a.Text(r.key_id); },
@@ -290,22 +291,46 @@ constexpr std::array<Column, 22> kColumns = {{
      [](X x, int i, int c, CallRecord& r) { r.dropped_rows = x.Int(i, c); }},
     {"reasoning_tokens", ElementType::kInt8, [](FieldSink& a, R r) { a.Int(r.reasoning_tokens); },
      [](X x, int i, int c, CallRecord& r) { r.reasoning_tokens = x.Int(i, c); }},
+    // Migration 8's (NULL arrays in older chunks: Int reads 0 and Text "" for a NULL).
+    {"cache_status", ElementType::kInt8,
+     [](FieldSink& a, R r) { a.Int(static_cast<int64_t>(r.cache_status)); },
+     [](X x, int i, int c, CallRecord& r) {
+       r.cache_status = static_cast<CacheStatus>(x.Int(i, c));
+     }},
+    {"agent_id", ElementType::kText, [](FieldSink& a, R r) { a.Text(r.agent_id); },
+     [](X x, int i, int c, CallRecord& r) { r.agent_id = x.Text(i, c); }},
+    {"agent_version", ElementType::kInt8, [](FieldSink& a, R r) { a.Int(r.agent_version); },
+     [](X x, int i, int c, CallRecord& r) { r.agent_version = x.Int(i, c); }},
+    {"response_id", ElementType::kText, [](FieldSink& a, R r) { a.Text(r.response_id); },
+     [](X x, int i, int c, CallRecord& r) { r.response_id = x.Text(i, c); }},
+    {"guard_replacements", ElementType::kInt8,
+     [](FieldSink& a, R r) { a.Int(r.guard_replacements); },
+     [](X x, int i, int c, CallRecord& r) { r.guard_replacements = x.Int(i, c); }},
+    {"flags", ElementType::kInt8, [](FieldSink& a, R r) { a.Int(int64_t{r.flags}); },
+     [](X x, int i, int c, CallRecord& r) { r.flags = static_cast<uint32_t>(x.Int(i, c)); }},
 }};
+// The columns a binary of schema 7 wrote (before migration 8's): a batch it spooled has these
+// only, and is copied in naming only them (the rest stay NULL arrays: their defaults).
+constexpr size_t kColumnsOfSchema7 = 22;
 
 // call_log_chunks' columns as the writer sends them: the chunk's first id, its row count and
-// its rows' route ids, then kColumns past the route.
-inline const std::string& ChunkColumnNames() {
-  static const std::string names = [] {
-    std::string out = "first_id, n, route_id";
-    for (size_t c = kRouteColumns; c < kColumns.size(); ++c) {
-      out += ", ";
-      out += kColumns[c].name;
-    }
-    return out;
-  }();
-  return names;
+// its rows' route ids, then the first `columns` of kColumns past the route (all of them, or
+// kColumnsOfSchema7 for a batch spooled by schema 7).
+inline std::string ColumnNames(size_t columns) {
+  std::string out = "first_id, n, route_id";
+  for (size_t c = kRouteColumns; c < columns; ++c) {
+    out += ", ";
+    out += kColumns[c].name;
+  }
+  return out;
 }
-constexpr size_t kChunkFields = 3 + kColumns.size() - kRouteColumns;
+inline const std::string& ChunkColumnNames(size_t columns = kColumns.size()) {
+  static const std::string all = ColumnNames(kColumns.size());
+  static const std::string schema7 = ColumnNames(kColumnsOfSchema7);
+  return columns == kColumnsOfSchema7 ? schema7 : all;
+}
+constexpr size_t ChunkFields(size_t columns) { return 3 + columns - kRouteColumns; }
+constexpr size_t kChunkFields = ChunkFields(kColumns.size());
 
 // A chunk (one call_log_chunks tuple) holds at most kChunkRows rows, and is closed early once
 // its arrays pass kChunkBytes (logged request bodies: a field must stay far below
@@ -385,10 +410,12 @@ struct BatchIndexes {
 // rows), their tenants' id ranges and months' first ids, and the spend added per scope from
 // the arrays. Appended to `sql`; `literal(sql, text)` appends `text` as an SQL literal
 // (Connection::AppendLiteral), so the batch's texts are escaped in place, not copied.
+// `columns`: the batch's chunks hold the first `columns` of kColumns (ChunkColumnNames).
 template <typename Literal>
 Status AppendBatchSql(std::string& sql, Literal&& literal, std::string_view key,
                       const BatchIndexes* indexes,
-                      const std::array<std::string_view, kSpendArrays>& spend) {
+                      const std::array<std::string_view, kSpendArrays>& spend,
+                      size_t columns = kColumns.size()) {
   Status ok = Ok{};
   auto lit = [&](std::string_view text) {
     if (ok.ok()) ok = literal(sql, text);
@@ -405,7 +432,7 @@ Status AppendBatchSql(std::string& sql, Literal&& literal, std::string_view key,
       sql += ")";
     };
     sql += " COPY call_log_chunks (";
-    sql += ChunkColumnNames();
+    sql += ChunkColumnNames(columns);
     sql +=
         ") FROM STDIN WITH (FORMAT binary); INSERT INTO call_log_blocks (tenant_id, first_id, "
         "last_id) SELECT t, ";

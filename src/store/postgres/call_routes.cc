@@ -156,7 +156,7 @@ Status CallRoutes::Resolve(Connection& db, const BatchRows& batch) {
 }
 
 Status CallRoutes::Render(const BatchRows& batch, int64_t first_id, std::string_view chunks,
-                          std::string& out) const {
+                          std::string& out, size_t chunk_fields) const {
   using columns::GetU32;
   using columns::PutU16;
   using columns::PutU32;
@@ -176,7 +176,7 @@ Status CallRoutes::Render(const BatchRows& batch, int64_t first_id, std::string_
     const uint32_t rows = GetU32(chunks, at);
     const uint32_t bytes = GetU32(chunks, at + 4);
     at += 8;
-    PutU16(out, static_cast<uint16_t>(columns::kChunkFields));
+    PutU16(out, static_cast<uint16_t>(chunk_fields));
     PutU32(out, 8);
     PutU64(out, static_cast<uint64_t>(first_id + static_cast<int64_t>(place)));
     PutU32(out, 4);

@@ -62,8 +62,10 @@ class CallRoutes {
   // `chunks` (ChunkWriter's) with each chunk's first id (from `first_id`), row count and route
   // ids in front, in place of what `out` held; every route resolved. kInternal when `chunks`
   // does not hold exactly the batch's rows (a spool of another version).
-  Status Render(const BatchRows& batch, int64_t first_id, std::string_view chunks,
-                std::string& out) const;
+  // `chunk_fields`: the fields of each chunk's tuple (columns::ChunkFields of the columns the
+  // chunks hold).
+  Status Render(const BatchRows& batch, int64_t first_id, std::string_view chunks, std::string& out,
+                size_t chunk_fields) const;
 
  private:
   struct Hash {

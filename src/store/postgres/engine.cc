@@ -57,6 +57,11 @@ Result<std::unique_ptr<PostgresEngine>> OpenEngine(const EngineOptions& options)
 Status PostgresEngine::Migrate() {
   Status migrated = postgres::Migrate(db_);
   if (!migrated.ok()) return migrated;
+  for (const RoleSchema& role : roles_) {
+    Status done = MigrateRole(db_, role.name, role.postgres.migrations,
+                              static_cast<int>(role.postgres.migrations.size()));
+    if (!done.ok()) return done;
+  }
   // Rows a previous run spooled and never sent (it stopped or crashed while the server was
   // down): sent now, before anything new.
   Status replayed = call_log_.ReplaySpool();
@@ -67,6 +72,21 @@ Status PostgresEngine::Migrate() {
 int PostgresEngine::SchemaVersion() {
   Result<int> version = postgres::SchemaVersion(db_);
   return version.ok() ? version.value() : 0;
+}
+
+int PostgresEngine::RoleVersion(std::string_view role) {
+  Result<int> version = postgres::RoleVersion(db_, role);
+  return version.ok() ? version.value() : 0;
+}
+
+Status PostgresEngine::AddRole(const RoleSpec& spec) {
+  Result<std::vector<StoreOp>> ops = CheckRole(spec, spec.schema.postgres, roles_, *counts_);
+  if (!ops.ok()) return ops.error();
+  roles_.push_back(spec.schema);
+  if (!spec.postgres) return Ok{};
+  AdoptRole(spec.postgres(db_, ops.value()));
+  for (auto& session : sessions_) session->Adopt(spec.postgres(session->connection(), ops.value()));
+  return Ok{};
 }
 
 void PostgresEngine::Tick() {

@@ -54,8 +54,15 @@ struct EngineOptions {
 
 class PostgresEngine : public Engine {
  public:
+  // The core role, then every registered role (store/engine.h), on the first connection.
   Status Migrate() override;
   int SchemaVersion() override;
+  int RoleVersion(std::string_view role) override;
+  // Takes the role's PostgreSQL half; its object is made at once for the engine and for each
+  // session, each over its own connection.
+  Status AddRole(const RoleSpec& spec) override;
+  // The first connection (the roles' factories and the schema tests).
+  Connection& connection() { return db_; }
   void Tick() override;
 
   size_t sessions() const override { return 1 + sessions_.size(); }
@@ -80,6 +87,7 @@ class PostgresEngine : public Engine {
   Records records_;
   CallLog call_log_;
   std::vector<std::unique_ptr<Session>> sessions_;  // pool - 1
+  std::vector<RoleSchema> roles_;                   // registered, in order
 };
 
 // Connects (every pool connection and LISTEN's) within options.timeout each; kUnavailable naming

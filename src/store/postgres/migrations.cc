@@ -1,5 +1,6 @@
 #include "store/postgres/migrations.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <string_view>
@@ -7,10 +8,11 @@
 namespace turnpike::store::postgres {
 namespace {
 
-// Each entry is one schema version; never edit a released one, append a new one (adding a
-// call-log column is one entry: ALTER TABLE call_log ADD COLUMN ..., plus its line in
-// call_log_columns.h, kColumns).
-constexpr std::array<std::string_view, 7> kMigrations = {
+// The core role's steps (store/role.h): each entry is one schema version; never edit a released
+// one, append a new one (adding a call-log column is one entry: a nullable array, ALTER TABLE
+// call_log_chunks ADD COLUMN ... T[], and the `call_log` view recreated with its default, as
+// migration 8; plus its line in call_log_columns.h, kColumns).
+constexpr std::array<std::string_view, 8> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -287,58 +289,156 @@ INSERT INTO call_log_blocks
   CROSS JOIN LATERAL unnest(k.route_id) WITH ORDINALITY AS u(route_id, ord)
   JOIN call_routes r ON r.id = u.route_id
   GROUP BY r.tenant_id, k.first_id;
+)sql",
+    // 8: the fields the cache, agent and guard stages record (store/call_record.h), as the
+    // embedded engine's migration 8, all in one step. Each is an array of the chunk, NULL in
+    // the chunks written before it (and in those a spool of an earlier format replays:
+    // call_log.h): the view reads a missing element as the default, so no chunk is rewritten.
+    R"sql(
+ALTER TABLE call_log_chunks ADD COLUMN cache_status BIGINT[];
+ALTER TABLE call_log_chunks ADD COLUMN agent_id TEXT[];
+ALTER TABLE call_log_chunks ADD COLUMN agent_version BIGINT[];
+ALTER TABLE call_log_chunks ADD COLUMN response_id TEXT[];
+ALTER TABLE call_log_chunks ADD COLUMN guard_replacements BIGINT[];
+ALTER TABLE call_log_chunks ADD COLUMN flags BIGINT[];
+DO $$
+DECLARE c text;
+BEGIN
+  FOREACH c IN ARRAY ARRAY['cache_status', 'agent_id', 'agent_version', 'response_id',
+                           'guard_replacements', 'flags'] LOOP
+    BEGIN
+      EXECUTE format('ALTER TABLE call_log_chunks ALTER COLUMN %I SET COMPRESSION lz4', c);
+    EXCEPTION WHEN OTHERS THEN
+      EXECUTE format('ALTER TABLE call_log_chunks ALTER COLUMN %I SET STORAGE EXTERNAL', c);
+    END;
+  END LOOP;
+END $$;
+DROP VIEW call_log;
+CREATE VIEW call_log AS
+  SELECT k.first_id + u.ord - 1 AS id, u.time_ms, u.request_id, r.tenant_id, r.key_id, r.model,
+         r.deployment, u.status::INTEGER AS status, u.error, u.prompt_tokens,
+         u.completion_tokens, u.cached_tokens, u.cache_creation_tokens, u.cost_micros,
+         u.estimated::INTEGER AS estimated, u.unpriced::INTEGER AS unpriced, u.ttft_us,
+         u.total_us, u.overhead_us, r.month, u.request_body, u.dropped_rows, u.reasoning_tokens,
+         COALESCE(u.cache_status, 0)::INTEGER AS cache_status,
+         COALESCE(u.agent_id, '') AS agent_id, COALESCE(u.agent_version, 0) AS agent_version,
+         COALESCE(u.response_id, '') AS response_id,
+         COALESCE(u.guard_replacements, 0) AS guard_replacements,
+         COALESCE(u.flags, 0) AS flags
+  FROM call_log_chunks k
+  CROSS JOIN LATERAL unnest(k.route_id, k.time_ms, k.request_id, k.status, k.error,
+                            k.prompt_tokens, k.completion_tokens, k.cached_tokens,
+                            k.cache_creation_tokens, k.cost_micros, k.estimated, k.unpriced,
+                            k.ttft_us, k.total_us, k.overhead_us, k.request_body,
+                            k.dropped_rows, k.reasoning_tokens, k.cache_status, k.agent_id,
+                            k.agent_version, k.response_id, k.guard_replacements, k.flags)
+    WITH ORDINALITY AS u(route_id, time_ms, request_id, status, error, prompt_tokens,
+                         completion_tokens, cached_tokens, cache_creation_tokens, cost_micros,
+                         estimated, unpriced, ttft_us, total_us, overhead_us, request_body,
+                         dropped_rows, reasoning_tokens, cache_status, agent_id, agent_version,
+                         response_id, guard_replacements, flags, ord)
+  JOIN call_routes r ON r.id = u.route_id;
 )sql"};
+
+// Tables of this engine only, which the logical-schema test skips: the call log's rows in
+// chunks (read through the `call_log` view), the batch keys of idempotent replay, and the
+// change feed's counter.
+constexpr std::array<std::string_view, 3> kPrivateTables = {"call_log_chunks", "call_log_batches",
+                                                            "records_version"};
 
 // Any constant: every replica of every version takes the same lock around migrations.
 constexpr std::string_view kLock = "SELECT pg_advisory_xact_lock(7463726531)";
 
+// schema_migrations (role, version): a database before roles has (version) only, its versions
+// the core role's. Run under kLock.
+constexpr std::string_view kRoleBookkeeping = R"sql(
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+                 AND table_name = 'schema_migrations' AND column_name = 'role') THEN
+    ALTER TABLE schema_migrations ADD COLUMN role TEXT NOT NULL DEFAULT 'core';
+    ALTER TABLE schema_migrations DROP CONSTRAINT schema_migrations_pkey;
+    ALTER TABLE schema_migrations ADD PRIMARY KEY (role, version);
+    ALTER TABLE schema_migrations ALTER COLUMN role DROP DEFAULT;
+  END IF;
+END $$;
+)sql";
+
+Error Newer(std::string_view role, int current, size_t known) {
+  return Error{ErrorCode::kInternal,
+               "the store's schema version " + std::to_string(current) + " of role " +
+                   std::string(role) + " is newer than this binary's " + std::to_string(known) +
+                   "; run a newer turnpike",
+               ""};
+}
+
 }  // namespace
+
+EngineSchema CoreSchema() { return {kMigrations, kPrivateTables}; }
 
 int LatestSchemaVersion() { return static_cast<int>(kMigrations.size()); }
 
-Result<int> SchemaVersion(Connection& db) {
-  Result<Rows> rows = db.Run("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", Params{},
-                             StoreOp::kMigrate);
-  if (!rows.ok()) {
-    // No table yet is a new database; a connection problem is reported.
-    if (rows.error().code == ErrorCode::kInternal) return 0;
-    return rows.error();
-  }
-  return static_cast<int>(rows->Int(0, 0));
+Result<int> SchemaVersion(Connection& db) { return RoleVersion(db, kCoreRole); }
+
+Result<int> RoleVersion(Connection& db, std::string_view role) {
+  Params p;
+  p.Add(std::string(role));
+  Result<Rows> rows =
+      db.Run("SELECT COALESCE(MAX(version), 0) FROM schema_migrations WHERE role = $1", p,
+             StoreOp::kMigrate);
+  if (rows.ok()) return static_cast<int>(rows->Int(0, 0));
+  // No table yet is a new database; a connection problem is reported.
+  if (rows.error().code != ErrorCode::kInternal) return rows.error();
+  if (role != kCoreRole) return 0;
+  // A database before roles (no role column): its versions are the core role's.
+  Result<Rows> before = db.Run("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", Params{},
+                               StoreOp::kMigrate);
+  if (!before.ok())
+    return before.error().code == ErrorCode::kInternal ? Result<int>(0) : before.error();
+  return static_cast<int>(before->Int(0, 0));
 }
 
 Status Migrate(Connection& db, int up_to) {
   Status table = db.Script(
-      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-      "applied_at BIGINT NOT NULL)",
+      "CREATE TABLE IF NOT EXISTS schema_migrations (role TEXT NOT NULL, version INTEGER NOT "
+      "NULL, applied_at BIGINT NOT NULL, PRIMARY KEY (role, version))",
       StoreOp::kMigrate);
   if (!table.ok() && table.error().code != ErrorCode::kConflict) return table;
+  Status bookkeeping =
+      db.Script("BEGIN; " + std::string(kLock) + "; " + std::string(kRoleBookkeeping) + " COMMIT",
+                StoreOp::kMigrate);
+  if (!bookkeeping.ok()) {
+    (void)db.Script("ROLLBACK", StoreOp::kMigrate);
+    return bookkeeping;
+  }
+  return MigrateRole(db, kCoreRole, kMigrations, up_to);
+}
+
+Status MigrateRole(Connection& db, std::string_view role, std::span<const std::string_view> steps,
+                   int up_to) {
   while (true) {
     Status begun = db.Script(std::string("BEGIN; ") + std::string(kLock), StoreOp::kMigrate);
     if (!begun.ok()) return begun;
-    Result<int> current = SchemaVersion(db);
+    Result<int> current = RoleVersion(db, role);
     auto abandon = [&db](Error error) -> Status {
       (void)db.Script("ROLLBACK", StoreOp::kMigrate);
       return error;
     };
     if (!current.ok()) return abandon(current.error());
-    if (current.value() > LatestSchemaVersion()) {
-      return abandon(Error{ErrorCode::kInternal,
-                           "the store's schema version " + std::to_string(current.value()) +
-                               " is newer than this binary's " +
-                               std::to_string(LatestSchemaVersion()) + "; run a newer turnpike",
-                           ""});
+    if (current.value() > static_cast<int>(steps.size())) {
+      return abandon(Newer(role, current.value(), steps.size()));
     }
-    if (current.value() >= up_to) {
+    if (current.value() >= std::min(up_to, static_cast<int>(steps.size()))) {
       return db.Script("COMMIT", StoreOp::kMigrate);
     }
     const int version = current.value() + 1;
-    Status ran = db.Script(kMigrations[static_cast<size_t>(version - 1)], StoreOp::kMigrate);
+    Status ran = db.Script(steps[static_cast<size_t>(version - 1)], StoreOp::kMigrate);
     if (!ran.ok()) return abandon(ran.error());
-    Status marked =
-        db.Script("INSERT INTO schema_migrations (version, applied_at) VALUES (" +
-                      std::to_string(version) + ", EXTRACT(EPOCH FROM now())::BIGINT); COMMIT",
-                  StoreOp::kMigrate);
+    // The role's name is checked to be [a-z0-9_] (store/role.h CheckRole; "core").
+    Status marked = db.Script(
+        "INSERT INTO schema_migrations (role, version, applied_at) VALUES ('" + std::string(role) +
+            "', " + std::to_string(version) + ", EXTRACT(EPOCH FROM now())::BIGINT); COMMIT",
+        StoreOp::kMigrate);
     if (!marked.ok()) return abandon(marked.error());
   }
 }

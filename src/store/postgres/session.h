@@ -38,6 +38,8 @@ class Session : public Engine {
   const StatementCounts& statements() const override { return counts_; }
 
   Connection& connection() { return db_; }
+  // A registered role's object for this session (PostgresEngine::AddRole).
+  void Adopt(std::unique_ptr<Role> role) { AdoptRole(std::move(role)); }
 
  private:
   StatementCounts& counts_;

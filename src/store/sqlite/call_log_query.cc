@@ -33,6 +33,12 @@ CallRow ReadCallRow(const Statement& q) {
   c.dropped_rows = q.Int(20);
   c.cache_creation_tokens = q.Int(21);
   c.reasoning_tokens = q.Int(22);
+  c.cache_status = static_cast<CacheStatus>(q.Int(23));
+  c.agent_id = q.Text(24);
+  c.agent_version = q.Int(25);
+  c.response_id = q.Text(26);
+  c.guard_replacements = q.Int(27);
+  c.flags = static_cast<uint32_t>(q.Int(28));
   return row;
 }
 
@@ -49,7 +55,8 @@ Result<std::vector<CallRow>> CallLog::QueryCalls(const CallQuery& query) {
       "SELECT c.id, c.time_ms, c.request_id, r.tenant_id, r.key_id, r.model, r.deployment, "
       "c.status, c.error, c.prompt_tokens, c.completion_tokens, c.cached_tokens, c.cost_micros, "
       "c.estimated, c.unpriced, c.ttft_us, c.total_us, c.overhead_us, r.month, c.request_body, "
-      "c.dropped_rows, c.cache_creation_tokens, c.reasoning_tokens "
+      "c.dropped_rows, c.cache_creation_tokens, c.reasoning_tokens, c.cache_status, c.agent_id, "
+      "c.agent_version, c.response_id, c.guard_replacements, c.flags "
       "FROM call_log_rows c CROSS JOIN call_routes r "
       "WHERE r.id = c.route_id";
   // Filters in a fixed order, bound in the same order below.

@@ -27,13 +27,14 @@
 namespace turnpike::store::sqlite {
 namespace {
 
-constexpr int kCallColumns = 18;
+constexpr int kCallColumns = 24;
 constexpr size_t kRowsPerInsert = 32;
 
 constexpr std::string_view kInsertCallPrefix =
     "INSERT INTO call_log_rows (time_ms, request_id, route_id, status, error, prompt_tokens, "
     "completion_tokens, cached_tokens, cache_creation_tokens, cost_micros, estimated, unpriced, "
-    "ttft_us, total_us, overhead_us, request_body, dropped_rows, reasoning_tokens) VALUES ";
+    "ttft_us, total_us, overhead_us, request_body, dropped_rows, reasoning_tokens, cache_status, "
+    "agent_id, agent_version, response_id, guard_replacements, flags) VALUES ";
 
 // "INSERT ... VALUES (?, ..., ?), ..." for `rows` rows.
 std::string InsertCallsSql(size_t rows) {
@@ -84,7 +85,13 @@ void BindCall(Statement& q, int first, const CallRecordView& r, int64_t route_id
     q.BindView(f + 16, r.request_body);
   }
   q.BindIfChanged(f + 17, r.dropped_rows);
-  q.BindIfChanged(f + 18, r.reasoning_tokens);
+  q.BindIfChanged(f + 18, r.reasoning_tokens)
+      .BindIfChanged(f + 19, static_cast<int64_t>(r.cache_status))
+      .BindTextIfChanged(f + 20, r.agent_id)
+      .BindIfChanged(f + 21, r.agent_version)
+      .BindTextIfChanged(f + 22, r.response_id)
+      .BindIfChanged(f + 23, r.guard_replacements)
+      .BindIfChanged(f + 24, int64_t{r.flags});
 }
 
 // "YYYY-MM" of the months in one transaction, each formatted once; the texts stay put

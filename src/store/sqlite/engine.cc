@@ -17,10 +17,29 @@ Result<std::unique_ptr<SqliteEngine>> OpenEngine(const std::string& path, Engine
 SqliteEngine::SqliteEngine(std::unique_ptr<StatementCounts> counts, std::unique_ptr<Database> db)
     : counts_(std::move(counts)), db_(std::move(db)), records_(*db_), call_log_(*db_) {}
 
-Status SqliteEngine::Migrate() { return MigrateTo(LatestSchemaVersion()); }
+Status SqliteEngine::Migrate() {
+  Status core = MigrateTo(LatestSchemaVersion());
+  if (!core.ok()) return core;
+  for (const RoleSchema& role : roles_) {
+    Status migrated = MigrateRole(*db_, role.name, role.sqlite.migrations,
+                                  static_cast<int>(role.sqlite.migrations.size()));
+    if (!migrated.ok()) return migrated;
+  }
+  return Ok{};
+}
 
 Status SqliteEngine::MigrateTo(int version) { return sqlite::MigrateTo(*db_, version); }
 
 int SqliteEngine::SchemaVersion() { return sqlite::SchemaVersion(*db_); }
+
+int SqliteEngine::RoleVersion(std::string_view role) { return sqlite::RoleVersion(*db_, role); }
+
+Status SqliteEngine::AddRole(const RoleSpec& spec) {
+  Result<std::vector<StoreOp>> ops = CheckRole(spec, spec.schema.sqlite, roles_, *counts_);
+  if (!ops.ok()) return ops.error();
+  roles_.push_back(spec.schema);
+  if (spec.sqlite) AdoptRole(spec.sqlite(*db_, ops.value()));
+  return Ok{};
+}
 
 }  // namespace turnpike::store::sqlite

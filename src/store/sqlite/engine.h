@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "store/engine.h"
 #include "store/sqlite/call_log.h"
@@ -23,10 +24,17 @@ struct EngineOptions {
 
 class SqliteEngine : public Engine {
  public:
+  // The core role, then every registered role (store/engine.h).
   Status Migrate() override;
-  // Applies migrations up to schema `version` only (tests of a migration over old data).
+  // Applies the core role's migrations up to schema `version` only (tests of a migration over
+  // old data).
   Status MigrateTo(int version);
   int SchemaVersion() override;
+  int RoleVersion(std::string_view role) override;
+  // Takes the role's SQLite half; its object is made at once over the connection.
+  Status AddRole(const RoleSpec& spec) override;
+  // The connection (the roles' factories and the schema tests).
+  Database& database() { return *db_; }
 
   GovernanceRecords& records() override { return records_; }
   CallLogStore& call_log() override { return call_log_; }
@@ -43,6 +51,7 @@ class SqliteEngine : public Engine {
   std::unique_ptr<Database> db_;
   Records records_;
   CallLog call_log_;
+  std::vector<RoleSchema> roles_;  // registered, in order
 };
 
 // Opens (creating, with its directory) the file at `path`; does not migrate. kInternal with

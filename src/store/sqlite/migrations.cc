@@ -11,7 +11,7 @@ namespace turnpike::store::sqlite {
 namespace {
 
 // Each entry is one schema version; never edit a released one, append a new one.
-constexpr std::array<std::string_view, 7> kMigrations = {
+constexpr std::array<std::string_view, 8> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -193,48 +193,114 @@ ALTER TABLE plans ADD COLUMN fail_open INTEGER NOT NULL DEFAULT 0;
     // 7: reasoning tokens priced apart (governance::ModelPrice::reasoning); NULL: as output.
     R"sql(
 ALTER TABLE prices ADD COLUMN reasoning_micros_per_mtok INTEGER;
+)sql",
+    // 8: the fields the cache, agent and guard stages record (store/call_record.h), all in
+    // one step so that those features add no call-log migration: what the response cache did
+    // (CacheStatus), the agent and its config version, the response id the client was given,
+    // the spans a guard replaced, and a bit set of named flags (call_flags). Rows written
+    // before read as requests that set none of them.
+    R"sql(
+ALTER TABLE call_log_rows ADD COLUMN cache_status INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE call_log_rows ADD COLUMN agent_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE call_log_rows ADD COLUMN agent_version INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE call_log_rows ADD COLUMN response_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE call_log_rows ADD COLUMN guard_replacements INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE call_log_rows ADD COLUMN flags INTEGER NOT NULL DEFAULT 0;
+DROP VIEW call_log;
+CREATE VIEW call_log AS
+  SELECT c.id, c.time_ms, c.request_id, r.tenant_id, r.key_id, r.model, r.deployment, c.status,
+         c.error, c.prompt_tokens, c.completion_tokens, c.cached_tokens, c.cost_micros,
+         c.estimated, c.unpriced, c.ttft_us, c.total_us, c.overhead_us, r.month,
+         c.request_body, c.dropped_rows, c.cache_creation_tokens, c.reasoning_tokens,
+         c.cache_status, c.agent_id, c.agent_version, c.response_id, c.guard_replacements,
+         c.flags
+  FROM call_log_rows c JOIN call_routes r ON r.id = c.route_id;
 )sql"};
 
-}  // namespace
+// Tables of this engine only, which the logical-schema test skips: the call log's rows
+// (call_log_rows; PostgreSQL keeps them in chunks), read through the `call_log` view.
+constexpr std::array<std::string_view, 1> kPrivateTables = {"call_log_rows"};
 
-int LatestSchemaVersion() { return static_cast<int>(kMigrations.size()); }
-
-int SchemaVersion(Database& db) {
-  Result<Statement> q =
-      db.Prepare("SELECT COALESCE(MAX(version), 0) FROM schema_migrations", StoreOp::kMigrate);
-  if (!q.ok()) return 0;
+int VersionOf(Database& db, std::string_view sql, std::string_view role) {
+  Result<Statement> q = db.Prepare(sql, StoreOp::kMigrate);
+  if (!q.ok()) return -1;
+  if (!role.empty()) q->Bind(1, role);
   Result<bool> row = q->Step();
   return row.ok() && row.value() ? static_cast<int>(q->Int(0)) : 0;
 }
 
-Status MigrateTo(Database& db, int version) {
+Error Newer(std::string_view role, int current, size_t known) {
+  return Error{ErrorCode::kInternal,
+               "the store's schema version " + std::to_string(current) + " of role " +
+                   std::string(role) + " is newer than this binary's " + std::to_string(known) +
+                   "; run a newer turnpike",
+               ""};
+}
+
+}  // namespace
+
+EngineSchema CoreSchema() { return {kMigrations, kPrivateTables}; }
+
+int LatestSchemaVersion() { return static_cast<int>(kMigrations.size()); }
+
+int SchemaVersion(Database& db) { return RoleVersion(db, kCoreRole); }
+
+int RoleVersion(Database& db, std::string_view role) {
+  const int version =
+      VersionOf(db, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations WHERE role = ?", role);
+  if (version >= 0) return version;
+  // No table yet (0), or one of a database before roles: the core schema's versions.
+  if (role != kCoreRole) return 0;
+  return std::max(VersionOf(db, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations", ""), 0);
+}
+
+Status PrepareMigrations(Database& db) {
   Status table = db.Exec(
-      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
-      "applied_at INTEGER NOT NULL)",
+      "CREATE TABLE IF NOT EXISTS schema_migrations (role TEXT NOT NULL, version INTEGER NOT "
+      "NULL, applied_at INTEGER NOT NULL, PRIMARY KEY (role, version))",
       StoreOp::kMigrate);
   if (!table.ok()) return table;
-  const int current = SchemaVersion(db);
-  if (current > LatestSchemaVersion()) {
-    return Error{ErrorCode::kInternal,
-                 "the store's schema version " + std::to_string(current) +
-                     " is newer than this binary's " + std::to_string(kMigrations.size()) +
-                     "; run a newer turnpike",
-                 ""};
+  if (db.Prepare("SELECT role FROM schema_migrations LIMIT 0", StoreOp::kMigrate).ok()) {
+    return Ok{};
   }
-  const size_t target = std::min(static_cast<size_t>(std::max(version, 0)), kMigrations.size());
+  // A database before roles: its versions are the core role's.
+  return InTransaction(db, [&]() -> Status {
+    return db.Exec(
+        "ALTER TABLE schema_migrations RENAME TO schema_migrations_before_roles; "
+        "CREATE TABLE schema_migrations (role TEXT NOT NULL, version INTEGER NOT NULL, "
+        "applied_at INTEGER NOT NULL, PRIMARY KEY (role, version)); "
+        "INSERT INTO schema_migrations (role, version, applied_at) "
+        "SELECT 'core', version, applied_at FROM schema_migrations_before_roles; "
+        "DROP TABLE schema_migrations_before_roles;",
+        StoreOp::kMigrate);
+  });
+}
+
+Status MigrateRole(Database& db, std::string_view role, std::span<const std::string_view> steps,
+                   int version) {
+  const int current = RoleVersion(db, role);
+  if (current > static_cast<int>(steps.size())) return Newer(role, current, steps.size());
+  const size_t target = std::min(static_cast<size_t>(std::max(version, 0)), steps.size());
   for (size_t v = static_cast<size_t>(current); v < target; ++v) {
     Status applied = InTransaction(db, [&]() -> Status {
-      Status ran = db.Exec(kMigrations[v], StoreOp::kMigrate);
+      Status ran = db.Exec(steps[v], StoreOp::kMigrate);
       if (!ran.ok()) return ran;
-      Result<Statement> mark = db.Prepare(
-          "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", StoreOp::kMigrate);
+      Result<Statement> mark =
+          db.Prepare("INSERT INTO schema_migrations (role, version, applied_at) VALUES (?, ?, ?)",
+                     StoreOp::kMigrate);
       if (!mark.ok()) return mark.error();
-      mark->Bind(1, static_cast<int64_t>(v + 1)).Bind(2, UnixSeconds());
+      mark->Bind(1, role).Bind(2, static_cast<int64_t>(v + 1)).Bind(3, UnixSeconds());
       return mark->Run();
     });
     if (!applied.ok()) return applied;
   }
   return Ok{};
+}
+
+Status MigrateTo(Database& db, int version) {
+  Status prepared = PrepareMigrations(db);
+  if (!prepared.ok()) return prepared;
+  return MigrateRole(db, kCoreRole, kMigrations, version);
 }
 
 }  // namespace turnpike::store::sqlite

@@ -23,79 +23,14 @@
 #include <set>
 #include <thread>
 
+#include "cluster.h"
+#include "store/postgres/call_log_columns.h"
 #include "store/postgres/migrations.h"
 
 namespace turnpike::store::postgres {
 namespace {
 
 namespace fs = std::filesystem;
-const char* const kBin = "/usr/lib/postgresql/15/bin";
-
-int FreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t size = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// One cluster for the whole binary (initdb costs about a second).
-class Cluster {
- public:
-  static Cluster* Get() {
-    static Cluster* cluster = fs::exists(std::string(kBin) + "/initdb") ? new Cluster() : nullptr;
-    return cluster;
-  }
-  std::string Url(const std::string& db) const {
-    return "postgresql://turnpike@127.0.0.1:" + std::to_string(port_) + "/" + db;
-  }
-  bool Run(const std::string& command) const {
-    const std::string as = ::getuid() == 0 ? "runuser -u postgres -- " : "";
-    return std::system((as + command + " >/dev/null 2>&1").c_str()) == 0;
-  }
-  bool Psql(const std::string& sql, const std::string& db = "postgres") const {
-    return std::system((std::string(kBin) + "/psql -X -q -h 127.0.0.1 -p " + std::to_string(port_) +
-                        " -U turnpike -d " + db + " -c \"" + sql + "\" >/dev/null 2>&1")
-                           .c_str()) == 0;
-  }
-  bool Start() const {
-    return Run(std::string(kBin) + "/pg_ctl -D " + data_ + " -l " + dir_ + "/log -o '-p " +
-               std::to_string(port_) + " -k " + dir_ +
-               " -c listen_addresses=127.0.0.1 -c fsync=off' -w start");
-  }
-  bool Stop() const { return Run(std::string(kBin) + "/pg_ctl -D " + data_ + " -m fast -w stop"); }
-  // A new database per test.
-  std::string Fresh() {
-    const std::string db = "t" + std::to_string(++databases_);
-    EXPECT_TRUE(Psql("CREATE DATABASE " + db));
-    return db;
-  }
-
- private:
-  Cluster()
-      : dir_((fs::temp_directory_path() / ("turnpike-pg-unit-" + std::to_string(::getpid())))
-                 .string()),
-        data_(dir_ + "/data"),
-        port_(FreePort()) {
-    fs::create_directories(dir_);
-    if (::getuid() == 0) std::system(("chown postgres: " + dir_).c_str());
-    EXPECT_TRUE(Run(std::string(kBin) + "/initdb -D " + data_ +
-                    " -U turnpike --auth=trust -E UTF8 --no-sync"));
-    EXPECT_TRUE(Start());
-    std::atexit([] {
-      Cluster* c = Get();
-      c->Run(std::string(kBin) + "/pg_ctl -D " + c->data_ + " -m immediate -w stop");
-      fs::remove_all(c->dir_);
-    });
-  }
-  std::string dir_, data_;
-  int port_;
-  int databases_ = 0;
-};
 
 class Batches {
  public:
@@ -185,7 +120,8 @@ TEST_F(PostgresEngineTest, MigratesOnceAndRefusesANewerSchema) {
   EXPECT_EQ(engine->SchemaVersion(), LatestSchemaVersion());
   EXPECT_TRUE(engine->Migrate().ok());  // again: nothing to do
   EXPECT_EQ(engine->SchemaVersion(), LatestSchemaVersion());
-  ASSERT_TRUE(cluster_->Psql("INSERT INTO schema_migrations VALUES (99, 0)", db_));
+  ASSERT_TRUE(cluster_->Psql(
+      "INSERT INTO schema_migrations (role, version, applied_at) VALUES ('core', 99, 0)", db_));
   Status refused = engine->Migrate();
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("newer than this binary"), std::string::npos);
@@ -850,6 +786,177 @@ TEST_F(PostgresEngineTest, APipelineWithAFailingStatementLeavesTheConnectionUsab
   // Pipelined: one round trip per RunAll (1 + 1); one by one: one per statement, stopping at
   // the first that fails (2 + 2).
   EXPECT_EQ(counts.value(StoreOp::kAdminRead), 1u + 1u + 2u + 2u);
+}
+
+// Migration 8's fields, set and unset, through the batch, COPY's chunk arrays and the reader.
+CallRecord AgentRecord(const std::string& request_id) {
+  CallRecord r = Record(request_id, 9);
+  r.cache_status = CacheStatus::kCoalesced;
+  r.agent_id = "support-bot";
+  r.agent_version = 12;
+  r.response_id = "resp_" + request_id;
+  r.guard_replacements = 3;
+  r.flags = call_flags::kStreamed | call_flags::kGuardBlocked;
+  return r;
+}
+
+void ExpectUnset(const CallRecord& r) {
+  EXPECT_EQ(r.cache_status, CacheStatus::kNone);
+  EXPECT_EQ(r.agent_id, "");
+  EXPECT_EQ(r.agent_version, 0);
+  EXPECT_EQ(r.response_id, "");
+  EXPECT_EQ(r.guard_replacements, 0);
+  EXPECT_EQ(r.flags, 0u);
+}
+
+void ExpectAgentFields(const CallRecord& r, const std::string& request_id) {
+  EXPECT_EQ(r.request_id, request_id);
+  EXPECT_EQ(r.cache_status, CacheStatus::kCoalesced);
+  EXPECT_EQ(r.agent_id, "support-bot");
+  EXPECT_EQ(r.agent_version, 12);
+  EXPECT_EQ(r.response_id, "resp_" + request_id);
+  EXPECT_EQ(r.guard_replacements, 3);
+  EXPECT_EQ(r.flags, call_flags::kStreamed | call_flags::kGuardBlocked);
+}
+
+TEST_F(PostgresEngineTest, MigrationEightsFieldsRoundTripSetAndUnset) {
+  auto engine = Open();
+  ASSERT_TRUE(
+      engine->call_log().WriteCalls(Batches({AgentRecord("r1"), Record("r2", 1)}), true, {}).ok());
+  CallQuery q;
+  auto read = engine->call_log().QueryCalls(q);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  ASSERT_EQ(read->size(), 2u);
+  ExpectAgentFields(read.value()[1].record, "r1");
+  ExpectUnset(read.value()[0].record);
+  EXPECT_EQ(read.value()[1].record.cost_micros, 9);
+}
+
+// A database made by the binary before store roles (schema 7, schema_migrations (version)):
+// upgraded in place, its versions the core role's, its rows read with migration 8's defaults.
+TEST_F(PostgresEngineTest, ADatabaseOfSchemaSevenBeforeRolesUpgradesInPlace) {
+  ASSERT_TRUE(MigrateTo(7).ok());
+  {
+    StatementCounts counts;
+    ConnectionOptions o;
+    o.url = cluster_->Url(db_);
+    Connection c(o, &counts);
+    ASSERT_TRUE(c.Script("DROP TABLE schema_migrations; CREATE TABLE schema_migrations (version "
+                         "INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL); INSERT INTO "
+                         "schema_migrations SELECT g, 0 FROM generate_series(1, 7) g; INSERT "
+                         "INTO call_routes (id, tenant_id, key_id, model, deployment, month) "
+                         "VALUES (1, 't1', 'k1', 'm', 'd', '2026-12'); INSERT INTO "
+                         "call_log_chunks VALUES (1048576, 1, '{1}', '{5}', '{old}', '{200}', "
+                         "'{\"\"}', '{1}', '{2}', '{0}', '{0}', '{3}', '{0}', '{0}', '{NULL}', "
+                         "'{4000}', '{NULL}', '{NULL}', '{0}', '{0}')",
+                         StoreOp::kAdminWrite)
+                    .ok());
+    EXPECT_EQ(SchemaVersion(c).value(), 7);  // read from the table before roles
+  }
+  auto engine = Open();
+  EXPECT_EQ(engine->SchemaVersion(), 8);
+  EXPECT_EQ(engine->RoleVersion("core"), 8);
+  StatementCounts counts;
+  ConnectionOptions o;
+  o.url = cluster_->Url(db_);
+  Connection c(o, &counts);
+  auto roles = c.Run(
+      "SELECT role, COUNT(*), MIN(version), MAX(version) FROM schema_migrations "
+      "GROUP BY role",
+      Params{}, StoreOp::kAdminRead);
+  ASSERT_TRUE(roles.ok()) << roles.error().message;
+  ASSERT_EQ(roles->size(), 1);
+  EXPECT_EQ(roles->Text(0, 0), "core");
+  EXPECT_EQ(roles->Int(0, 1), 8);
+  EXPECT_EQ(roles->Int(0, 2), 1);
+  ASSERT_TRUE(engine->call_log().WriteCalls(Batches({AgentRecord("new")}), true, {}).ok());
+  CallQuery q;
+  auto read = engine->call_log().QueryCalls(q);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  ASSERT_EQ(read->size(), 2u);
+  const CallRow& old = read.value()[1];
+  EXPECT_EQ(old.id, 1048576);
+  EXPECT_EQ(old.record.request_id, "old");
+  EXPECT_EQ(old.record.cost_micros, 3);
+  EXPECT_EQ(old.record.tenant_id, "t1");
+  ExpectUnset(old.record);
+  ExpectAgentFields(read.value()[0].record, "new");
+  // The view reads the old chunk's missing arrays as defaults too.
+  auto view = c.Run("SELECT cache_status, agent_id, flags FROM call_log WHERE id = 1048576",
+                    Params{}, StoreOp::kAdminRead);
+  ASSERT_TRUE(view.ok()) << view.error().message;
+  ASSERT_EQ(view->size(), 1);
+  EXPECT_EQ(view->Int(0, 0), 0);
+  EXPECT_FALSE(view->IsNull(0, 1));
+  EXPECT_EQ(view->Text(0, 1), "");
+  EXPECT_EQ(view->Int(0, 2), 0);
+}
+
+// A batch a binary of schema 7 spooled (chunks of its 17 arrays) is copied in naming only
+// those columns: its rows read migration 8's fields as unset.
+TEST_F(PostgresEngineTest, ABatchSpooledBySchemaSevenIsReplayedWithDefaults) {
+  using columns::ArrayElements;
+  using columns::ElementType;
+  using columns::PutU32;
+  std::string chunks;
+  {
+    std::array<ArrayElements, 17> arrays;
+    const std::array<ElementType, 17> types = {
+        ElementType::kInt8, ElementType::kText, ElementType::kInt8, ElementType::kText,
+        ElementType::kInt8, ElementType::kInt8, ElementType::kInt8, ElementType::kInt8,
+        ElementType::kInt8, ElementType::kInt8, ElementType::kInt8, ElementType::kInt8,
+        ElementType::kInt8, ElementType::kInt8, ElementType::kText, ElementType::kInt8,
+        ElementType::kInt8};
+    for (int row = 0; row < 2; ++row) {
+      // time_ms, request_id, status, error, prompt, completion, cached, cache_creation, cost,
+      // estimated, unpriced, ttft_us, total_us, overhead_us, request_body, dropped, reasoning
+      arrays[0].Int(1'796'000'000'000 + row);
+      arrays[1].Text(row == 0 ? "s7-a" : "s7-b");
+      arrays[2].Int(200);
+      arrays[3].Text("");
+      for (int c = 4; c < 8; ++c) arrays[static_cast<size_t>(c)].Int(1);
+      arrays[8].Int(6);
+      arrays[9].Int(0);
+      arrays[10].Int(0);
+      arrays[11].Null();
+      arrays[12].Int(3'500);
+      arrays[13].Null();
+      arrays[14].Null();
+      arrays[15].Int(0);
+      arrays[16].Int(0);
+    }
+    std::string body;
+    PutU32(body, 0);  // both rows' route: line 0
+    PutU32(body, 0);
+    for (size_t c = 0; c < arrays.size(); ++c) arrays[c].AppendField(body, types[c]);
+    PutU32(chunks, 2);
+    PutU32(chunks, static_cast<uint32_t>(body.size()));
+    chunks += body;
+  }
+  {
+    Spool old(spool_, 1 << 20);
+    Params p;
+    p.Add("call-log-batch-7").Add("s7-batch-1").Add("t1\tk1\tm\topenai:0\t2026-12\n").Add(chunks);
+    p.Add("{\"tenant\",\"key\"}")
+        .Add("{\"t1\",\"k1\"}")
+        .Add("{\"2026-12\",\"2026-12\"}")
+        .Add("{12,12}");
+    ASSERT_TRUE(old.Append(p, 2).ok());
+  }
+  auto engine = Open();  // Migrate replays the spool
+  EXPECT_FALSE(fs::exists(spool_));
+  CallQuery q;
+  auto read = engine->call_log().QueryCalls(q);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  ASSERT_EQ(read->size(), 2u);
+  EXPECT_EQ(read.value()[0].record.request_id, "s7-b");
+  EXPECT_EQ(read.value()[1].record.request_id, "s7-a");
+  EXPECT_EQ(read.value()[1].record.cost_micros, 6);
+  EXPECT_EQ(read.value()[1].record.tenant_id, "t1");
+  for (const CallRow& row : read.value()) ExpectUnset(row.record);
+  observability::PrometheusWriter w;
+  engine->RenderMetrics(w);
+  EXPECT_NE(w.Take().find("turnpike_store_spool_lost_rows_total 0"), std::string::npos);
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // The embedded backend's thread: the one thread that runs the Store (store.h), fed by a bounded
 // queue of jobs. A worker's coroutine awaits a job with Call(): it suspends (the worker keeps
 // serving), the job runs on this thread, and the coroutine resumes on its own executor with
-// the result. A job whose deadline passed while it waited is not run (504 timeout_exception);
-// a full queue refuses at once (503). Searches of one process are serialised here: the
-// engine's throughput is one core's, which the benchmarks measure.
+// the result (net/bridge.h). A job whose deadline passed while it waited is not run (504
+// timeout_exception); a full queue refuses at once (503). Searches of one process are serialised
+// here: the engine's throughput is one core's, which the benchmarks measure.
 //
 // EmbeddedBackend is the per-worker search::Backend over one Engine.
 //
@@ -11,12 +11,7 @@
 // Thread safety: Call from any thread; the Store only on the engine thread.
 #pragma once
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -26,6 +21,7 @@
 #include "doors/search/backend.h"
 #include "doors/search/embedded/store.h"
 #include "doors/search/es_error.h"
+#include "net/bridge.h"
 
 namespace turnpike::search::embedded {
 
@@ -57,7 +53,7 @@ class Engine {
     virtual ~Job() = default;
     virtual void Run(Store* store, bool expired) = 0;  // store null: refused
   };
-  template <typename T, typename Fn, typename Handler>
+  template <typename T, typename Fn, typename Done>
   class CallJob;
 
   explicit Engine(std::unique_ptr<Store> store, size_t max_jobs);
@@ -76,48 +72,37 @@ class Engine {
   std::thread thread_;
 };
 
-template <typename T, typename Fn, typename Handler>
+template <typename T, typename Fn, typename Done>
 class Engine::CallJob : public Engine::Job {
  public:
-  CallJob(Fn fn, Handler handler, boost::asio::any_io_executor executor)
-      : fn_(std::move(fn)), handler_(std::move(handler)), executor_(std::move(executor)) {}
+  CallJob(Fn fn, Done done) : fn_(std::move(fn)), done_(std::move(done)) {}
 
   void Run(Store* store, bool expired) override {
     if (store == nullptr) {
-      Complete(Result<T>(EsError("es_rejected_execution_exception",
-                                 "the embedded search engine's queue is full",
-                                 ErrorCode::kUnavailable)));
+      std::move(done_)(Result<T>(EsError("es_rejected_execution_exception",
+                                         "the embedded search engine's queue is full",
+                                         ErrorCode::kUnavailable)));
     } else if (expired) {
-      Complete(Result<T>(EsError(kTimeout, "the search deadline passed while queued",
-                                 ErrorCode::kUpstreamTimeout)));
+      std::move(done_)(Result<T>(EsError(kTimeout, "the search deadline passed while queued",
+                                         ErrorCode::kUpstreamTimeout)));
     } else {
-      Complete(fn_(*store));
+      std::move(done_)(fn_(*store));
     }
   }
 
  private:
-  void Complete(Result<T> result) {
-    boost::asio::post(executor_,
-                      [handler = std::move(handler_), result = std::move(result)]() mutable {
-                        std::move(handler)(std::move(result));
-                      });
-  }
-
   Fn fn_;
-  Handler handler_;
-  boost::asio::any_io_executor executor_;
+  Done done_;
 };
 
 template <typename T, typename Fn>
 boost::asio::awaitable<Result<T>> Engine::Call(Deadline deadline, Fn fn) {
-  boost::asio::any_io_executor executor = co_await boost::asio::this_coro::executor;
-  auto initiate = [this, executor, deadline](auto handler, Fn job_fn) {
-    using Job = CallJob<T, Fn, std::decay_t<decltype(handler)>>;
-    Post(std::make_unique<Job>(std::move(job_fn), std::move(handler), executor), deadline);
+  auto submit = [this, deadline, job_fn = std::move(fn)](auto done) mutable {
+    using Job = CallJob<T, Fn, decltype(done)>;
+    Post(std::make_unique<Job>(std::move(job_fn), std::move(done)), deadline);
   };
-  Result<T> result =
-      co_await boost::asio::async_initiate<const boost::asio::use_awaitable_t<>&, void(Result<T>)>(
-          initiate, boost::asio::use_awaitable, std::move(fn));
+  auto job = net::AwaitJob<Result<T>>(std::move(submit));
+  Result<T> result = co_await std::move(job);
   co_return result;
 }
 
