@@ -80,9 +80,11 @@ class AdminDoorTest : public ::testing::Test {
     });
     store::StoreThreadOptions options;
     options.tick = std::chrono::milliseconds(1);
-    auto thread = std::make_unique<store::StoreThread>(*engine, options);
-    auto started =
-        control::GovernanceService::Start(config_, std::move(engine), std::move(thread), counters_);
+    // As app/ does: the engine migrated and its thread built before the service borrows them.
+    owned_engine_ = std::move(engine);
+    ASSERT_TRUE(owned_engine_->Migrate().ok());
+    thread_ = std::make_unique<store::StoreThread>(*owned_engine_, options);
+    auto started = control::GovernanceService::Start(config_, *owned_engine_, *thread_, counters_);
     ASSERT_TRUE(started.ok()) << started.error().message;
     service_ = std::move(started.value());
 
@@ -98,6 +100,7 @@ class AdminDoorTest : public ::testing::Test {
     router_.Add(0, doors_[0].routes);
     shared_ = std::make_unique<core::CoreShared>(router_, probes_);
     shared_->server_timing = true;
+    shared_->tls = &tls_;
     dispatcher_ = std::make_unique<core::Dispatcher>(*shared_, doors_, 0, io_);
   }
 
@@ -136,8 +139,12 @@ class AdminDoorTest : public ::testing::Test {
     return c;
   }();
   std::string token_ = kToken;
-  control::FakeEngine* engine_ = nullptr;  // owned by service_
+  control::FakeEngine* engine_ = nullptr;  // owned_engine_
+  // Borrowed by service_, which stops the thread when it goes (declared first: outlive it).
+  std::unique_ptr<control::FakeEngine> owned_engine_;
+  std::unique_ptr<store::StoreThread> thread_;
   std::unique_ptr<control::GovernanceService> service_;
+  const upstream::TlsContexts tls_{"", false};  // the workers' upstream pools
   std::shared_ptr<AdminResources> resources_;
   std::vector<core::DoorSpec> doors_;
   core::Router router_{0};
