@@ -31,15 +31,17 @@ const MEASURED = 1000;
 // (it varies between runs), to a gemini
 // deployment (identity) 50.44 / 52.05 (its body is still read into the pivot before the
 // deployment is known, and copied once for the upstream), cohere-ai's stream to an OpenAI
-// deployment 42.21 / 43.03; a token count answered from the estimate 5.00 / 5.02.
+// deployment 42.21 / 43.03; a token count answered from the estimate 5.00 / 5.02. Since the
+// model call (2026-12-02: the upstream's Content-Type viewed, not copied): plain 6.01 / 6.10,
+// embeddings 10.00 / 10.20.
 const BUDGET = {
-  plain: { off: 7.5, on: 8 },
+  plain: { off: 6.5, on: 7 },
   stream: { off: 17.5, on: 18 },
   translated: { off: 35.5, on: 36 },
   translated_whole: { off: 19.5, on: 20.5 },
   from_anthropic: { off: 42.5, on: 43 },
   from_anthropic_whole: { off: 22.5, on: 23 },
-  embeddings: { off: 11.5, on: 12 },
+  embeddings: { off: 10.5, on: 11 },
   embeddings_ollama: { off: 25.5, on: 26 },
   embeddings_cohere: { off: 24.5, on: 25 },
   embeddings_gemini: { off: 27.5, on: 28 },
