@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "../http/running_server.h"
 #include "config/config.h"
 #include "http/exchange.h"
 #include "http/server.h"
@@ -75,27 +76,7 @@ class ScriptedUpstream : public http::Handler {
   std::atomic<int>& requests_;
 };
 
-class Running {
- public:
-  explicit Running(http::HandlerFactory factory) : server_(Options(), std::move(factory)) {
-    EXPECT_TRUE(server_.Bind().ok());
-    thread_ = std::thread([this] { server_.Run(); });
-  }
-  ~Running() {
-    server_.Stop();
-    thread_.join();
-  }
-  uint16_t port() const { return server_.port(); }
-
- private:
-  static http::ServerOptions Options() {
-    http::ServerOptions o;
-    o.workers = 1;
-    return o;
-  }
-  http::Server server_;
-  std::thread thread_;
-};
+using Running = http::testing::RunningServer;
 
 // Writes down every call it gets, in order.
 class LogSink : public AnswerSink {

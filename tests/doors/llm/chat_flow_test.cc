@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "../../http/running_server.h"
 #include "config/config.h"
 #include "core/dispatcher.h"
 #include "core/router.h"
@@ -92,27 +93,7 @@ class ReceivingDoor : public core::Door {
 };
 
 // A server on port 0 running on its own thread until the fixture ends.
-class Running {
- public:
-  Running(http::HandlerFactory factory) : server_(Options(), std::move(factory)) {
-    EXPECT_TRUE(server_.Bind().ok());
-    thread_ = std::thread([this] { server_.Run(); });
-  }
-  ~Running() {
-    server_.Stop();
-    thread_.join();
-  }
-  uint16_t port() const { return server_.port(); }
-
- private:
-  static http::ServerOptions Options() {
-    http::ServerOptions o;
-    o.workers = 1;
-    return o;
-  }
-  http::Server server_;
-  std::thread thread_;
-};
+using Running = http::testing::RunningServer;
 
 struct Reply {
   unsigned status = 0;

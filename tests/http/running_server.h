@@ -1,0 +1,38 @@
+// An http::Server with one worker on a loopback port 0, running on its own thread for the
+// lifetime of this object: the scripted upstreams and in-process gateways of the unit tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "http/server.h"
+
+namespace turnpike::http::testing {
+
+class RunningServer {
+ public:
+  explicit RunningServer(HandlerFactory factory) : server_(Options(), std::move(factory)) {
+    EXPECT_TRUE(server_.Bind().ok());
+    thread_ = std::thread([this] { server_.Run(); });
+  }
+  ~RunningServer() {
+    server_.Stop();
+    thread_.join();
+  }
+  RunningServer(const RunningServer&) = delete;
+  RunningServer& operator=(const RunningServer&) = delete;
+
+  uint16_t port() const { return server_.port(); }
+
+ private:
+  static ServerOptions Options() {
+    ServerOptions o;
+    o.workers = 1;
+    return o;
+  }
+  Server server_;
+  std::thread thread_;
+};
+
+}  // namespace turnpike::http::testing
