@@ -3,8 +3,8 @@
 // followers. A ModelCall (model_call.h) delivers one answer to one or more AnswerSinks, in the
 // same order to each:
 //
-//   OnStart                                   once, when the answering attempt is chosen,
-//                                             then co_await Flush() (a stream's head goes out)
+//   OnStart                                   once, when the answering attempt is chosen;
+//                                             for a stream then co_await Flush() (its head)
 //   then, for a stream, per upstream read:    OnEvent... / OnFrame...   then  co_await Flush()
 //             or, while the upstream is silent for the keep-alive period:  co_await Idle()
 //   or, for a whole answer:                   OnWhole                   then  co_await Flush()

@@ -155,21 +155,15 @@ net::awaitable<CallEnd> ModelCall::Run(const CallRequest& request) {
     }
     const bool stream = request.stream && status / 100 == 2 &&
                         ContentTypeIs(call.header("content-type"), stream_type);
-    co_return co_await Deliver(request, call, *dialect, identity, stream);
+    if (!stream) co_return co_await DeliverWhole(request, call, *dialect, identity);
+    StreamPump pump(*this, call, *dialect, identity);
+    co_await pump.Run();
+    co_return CallEnd::kDelivered;
   }
   if (!failure_.error && !failure_.answer) {
     failure_.error = Error{ErrorCode::kUpstreamUnavailable, "No upstream attempt was made.", ""};
   }
   co_return CallEnd::kFailed;
-}
-
-net::awaitable<CallEnd> ModelCall::Deliver(const CallRequest& request, upstream::Call& call,
-                                           const providers::Provider& dialect, bool identity,
-                                           bool stream) {
-  if (!stream) co_return co_await DeliverWhole(request, call, dialect, identity);
-  StreamPump pump(*this, call, dialect, identity);
-  co_await pump.Run();
-  co_return CallEnd::kDelivered;
 }
 
 net::awaitable<CallEnd> ModelCall::DeliverWhole(const CallRequest& request, upstream::Call& call,
@@ -208,8 +202,8 @@ net::awaitable<CallEnd> ModelCall::DeliverWhole(const CallRequest& request, upst
       ReadIdentityUsage(dialect, whole_body_);
     }
   }
+  // A whole answer has no head of its own to send: no Flush after OnStart (answer_sink.h).
   for (AnswerSink* sink : sinks_) sink->OnStart(start);
-  co_await FlushAll();
   for (AnswerSink* sink : sinks_) sink->OnWhole(whole);
   co_await FlushAll();
   for (AnswerSink* sink : sinks_) sink->OnEnd(nullptr);
@@ -241,9 +235,13 @@ net::awaitable<void> ModelCall::FlushAll() {
       ++i;
       continue;
     }
-    sinks_.erase(sinks_.begin() + static_cast<std::ptrdiff_t>(i));
-    if (sink == leader_) abandoned_ = true;  // the leader's own consumer left
+    Drop(i);
   }
+}
+
+void ModelCall::Drop(size_t i) {
+  if (sinks_[i] == leader_) abandoned_ = true;  // the leader's own consumer left
+  sinks_.erase(sinks_.begin() + static_cast<std::ptrdiff_t>(i));
 }
 
 }  // namespace turnpike::model_call

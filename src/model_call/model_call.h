@@ -158,13 +158,12 @@ class ModelCall {
  private:
   // Waits `delay` unless the call is abandoned first; false if it was.
   boost::asio::awaitable<bool> Sleep(std::chrono::milliseconds delay);
-  boost::asio::awaitable<CallEnd> Deliver(const CallRequest& request, upstream::Call& call,
-                                          const providers::Provider& dialect, bool identity,
-                                          bool stream);
   boost::asio::awaitable<CallEnd> DeliverWhole(const CallRequest& request, upstream::Call& call,
                                                const providers::Provider& dialect, bool identity);
   // Awaits every live sink's Flush, dropping those that say their consumer has gone.
   boost::asio::awaitable<void> FlushAll();
+  // Removes sink `i`, whose consumer has gone.
+  void Drop(size_t i);
   // An identity whole answer's usage, finish and size, read for the context.
   void ReadIdentityUsage(const providers::Provider& dialect, std::string_view body);
   bool ServesClient() const;

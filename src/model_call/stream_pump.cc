@@ -81,8 +81,7 @@ net::awaitable<void> StreamPump::Run() {
           ++i;
           continue;
         }
-        call_.sinks_.erase(call_.sinks_.begin() + static_cast<std::ptrdiff_t>(i));
-        if (sink == call_.leader_) call_.abandoned_ = true;
+        call_.Drop(i);
       }
       continue;
     }
@@ -99,7 +98,16 @@ net::awaitable<void> StreamPump::Run() {
       co_await End(&error);
       co_return;
     }
-    co_await call_.FlushAll();
+    // FlushAll's loop, in this frame: it runs once per upstream read.
+    for (size_t i = 0; i < call_.sinks_.size();) {
+      AnswerSink* sink = call_.sinks_[i];
+      const bool kept = co_await sink->Flush();
+      if (kept) {
+        ++i;
+        continue;
+      }
+      call_.Drop(i);
+    }
   }
   if (mode_ != Mode::kOpenAiIdentity && !ended_) {
     call_.ctx_.error = ErrorCode::kUpstreamBadResponse;

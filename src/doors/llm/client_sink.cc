@@ -115,24 +115,6 @@ net::awaitable<bool> ClientSink::SendHead() {
   co_return started ? true : Left();
 }
 
-net::awaitable<bool> ClientSink::SendBytes() {
-  const std::string_view bytes = out_.empty() ? span_ : std::string_view(out_);
-  bool sent = true;
-  if (!bytes.empty()) sent = co_await exchange_.Write(bytes);
-  span_ = {};
-  out_.clear();
-  co_return sent ? true : Left();
-}
-
-net::awaitable<bool> ClientSink::SendWhole() {
-  step_ = Step::kDone;
-  std::string body =
-      whole_storage_ != nullptr ? std::move(*whole_storage_) : std::move(whole_body_);
-  const std::string_view content_type = whole_type_;
-  co_await core_.Respond(exchange_, ctx_, whole_status_, content_type, std::move(body));
-  co_return true;
-}
-
 net::awaitable<bool> ClientSink::SendEnd() {
   step_ = Step::kDone;
   const std::string_view bytes = out_.empty() ? span_ : std::string_view(out_);
@@ -144,23 +126,25 @@ net::awaitable<bool> ClientSink::SendEnd() {
 }
 
 net::awaitable<bool> ClientSink::Flush() {
+  // The per-read bytes and a whole answer are written in this frame (once per read, once per
+  // request: no nested coroutine); the head and the end go through their own, once a stream.
   bool kept = !gone_;
-  switch (step_) {
-    case Step::kIdle:
-    case Step::kDone:
-      break;
-    case Step::kHead:
-      kept = co_await SendHead();
-      break;
-    case Step::kBytes:
-      kept = co_await SendBytes();
-      break;
-    case Step::kWhole:
-      kept = co_await SendWhole();
-      break;
-    case Step::kEnd:
-      kept = co_await SendEnd();
-      break;
+  if (step_ == Step::kBytes) {
+    const std::string_view bytes = out_.empty() ? span_ : std::string_view(out_);
+    if (!bytes.empty()) kept = co_await exchange_.Write(bytes);
+    span_ = {};
+    out_.clear();
+    if (!kept) Left();
+  } else if (step_ == Step::kWhole) {
+    step_ = Step::kDone;
+    std::string body =
+        whole_storage_ != nullptr ? std::move(*whole_storage_) : std::move(whole_body_);
+    const std::string_view content_type = whole_type_;
+    co_await core_.Respond(exchange_, ctx_, whole_status_, content_type, std::move(body));
+  } else if (step_ == Step::kHead) {
+    kept = co_await SendHead();
+  } else if (step_ == Step::kEnd) {
+    kept = co_await SendEnd();
   }
   co_return kept;
 }

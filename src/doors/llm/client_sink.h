@@ -57,8 +57,6 @@ class ClientSink final : public model_call::AnswerSink {
 
   providers::EncoderOptions EncoderOptionsOf() const;
   boost::asio::awaitable<bool> SendHead();
-  boost::asio::awaitable<bool> SendBytes();
-  boost::asio::awaitable<bool> SendWhole();
   boost::asio::awaitable<bool> SendEnd();
   bool Left();
 
