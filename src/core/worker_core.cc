@@ -44,10 +44,11 @@ int64_t UnixMillis(std::chrono::system_clock::time_point t) {
 }  // namespace
 
 WorkerCore::WorkerCore(const CoreShared& shared, net::io_context& context)
-    : shared_(shared),
-      probe_(shared.router.labels().size(), shared.model_count),
-      pool_(context, *shared.tls, shared.pool_options) {
-  shared.probes.pools.push_back(&pool_.probe());
+    : shared_(shared), probe_(shared.router.labels().size(), shared.model_count) {
+  if (shared.tls != nullptr) {
+    pool_.emplace(context, *shared.tls, shared.pool_options);
+    shared.probes.pools.push_back(&pool_->probe());
+  }
   if (shared.call_log != nullptr) {
     call_log_ = std::make_unique<store::CallLogBuffer>(*shared.call_log, shared.call_log_options);
     shared.probes.call_logs.push_back(call_log_.get());
@@ -75,7 +76,7 @@ Door* WorkerCore::HandOffTarget(std::string_view key) const {
 }
 
 void WorkerCore::Shutdown() {
-  pool_.Shutdown();
+  if (pool_) pool_->Shutdown();
   if (access_log_) access_log_->FlushNow();
   if (call_log_) call_log_->Flush(true);
 }

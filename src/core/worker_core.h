@@ -16,6 +16,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -54,7 +55,8 @@ struct CoreShared {
   // (governance_filter.h); 0 = answer at once.
   std::chrono::milliseconds refill_wait{0};
   // The worker's upstream pool (every door's model calls and backend legs share it): its TLS
-  // settings (required) and options.
+  // settings and options. Without TLS settings a worker has no pool (a core without upstream
+  // calls, as in some tests): pool() must not be called then.
   const upstream::TlsContexts* tls = nullptr;
   upstream::PoolOptions pool_options;
   // Model-name prefixes -> the door that answers them (handoff.h); built from the DoorSpecs.
@@ -106,7 +108,7 @@ class WorkerCore {
 
   RequestProbe& probe() { return probe_; }
   // The worker's keep-alive connections to upstream origins, shared by its doors.
-  upstream::Pool& pool() { return pool_; }
+  upstream::Pool& pool() { return *pool_; }
 
   // Hand-off (handoff.h): whether any door takes handed requests, and the worker's door that
   // answers `key` (nullptr: none; the first door goes on itself).
@@ -123,7 +125,7 @@ class WorkerCore {
 
   const CoreShared& shared_;
   RequestProbe probe_;
-  upstream::Pool pool_;
+  std::optional<upstream::Pool> pool_;  // set when CoreShared::tls is
   const std::vector<std::unique_ptr<Door>>* doors_ = nullptr;
   std::unique_ptr<observability::AccessLogBuffer> access_log_;
   std::unique_ptr<store::CallLogBuffer> call_log_;
