@@ -35,9 +35,13 @@ export function freePort() {
 function command(bin, args) {
   return asRoot ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args];
 }
+const SYNC_TIMEOUT_MS = 120_000;
+
 function run(bin, args) {
   const [cmd, argv] = command(bin, args);
-  return execFileSync(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+  // Bounded: a synchronous child that hung would block the event loop, and with it every
+  // test timeout, until CI's own limit.
+  return execFileSync(cmd, argv, { stdio: ['ignore', 'pipe', 'pipe'], timeout: SYNC_TIMEOUT_MS }).toString();
 }
 
 function ownDir(prefix) {
@@ -68,7 +72,8 @@ export async function startPostgres() {
     restart() { this.stop(); this.start(); },
     // Runs SQL through psql; returns the unaligned, tuples-only output.
     psql(sql, db = 'turnpike') {
-      return execFileSync(`${PG_BIN}/psql`, ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(port), '-U', 'turnpike', '-d', db, '-c', sql]).toString().trim();
+      return execFileSync(`${PG_BIN}/psql`, ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(port), '-U', 'turnpike', '-d', db, '-c', sql],
+        { timeout: SYNC_TIMEOUT_MS }).toString().trim();
     },
     // A psql session that runs `sql` in a transaction it keeps open (the locks it took held)
     // until release() commits it; resolves once `sql` has run.

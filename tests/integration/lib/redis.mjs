@@ -39,7 +39,7 @@ export async function startRedis(port) {
 
 export function redisCli(port, args) {
   return execFileSync('redis-cli', ['-p', String(port), '--raw', ...args],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
 }
 
 export async function stopRedis(redis, signal = 'SIGKILL') {
