@@ -10,6 +10,16 @@
 #include "stream/chat_accumulator.h"
 
 namespace turnpike::model_call {
+
+upstream::CallOptions CallOptionsFrom(const config::UpstreamConfig& c) {
+  upstream::CallOptions o;
+  o.connect_timeout = c.connect_timeout;
+  o.first_byte_timeout = c.first_byte_timeout;
+  o.idle_timeout = c.idle_timeout;
+  o.read_buffer_bytes = c.stream_buffer_bytes;
+  return o;
+}
+
 namespace net = boost::asio;
 
 namespace {

@@ -110,6 +110,9 @@ struct CallDeps {
   std::minstd_rand& rng;  // backoff jitter
 };
 
+// A call's upstream timeouts and read buffer, from config `upstream`.
+upstream::CallOptions CallOptionsFrom(const config::UpstreamConfig& upstream);
+
 // Why no answer was delivered: an error, or the last upstream answer that asked for a retry.
 struct CallFailure {
   struct Passed {

@@ -2,23 +2,10 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "doors/llm/chat_flow.h"
+#include "model_call/pivot_source.h"
 
 namespace turnpike::doors::llm {
 namespace net = boost::asio;
-
-namespace {
-// The max_tokens a provider that requires one gets when the client gave none: the upstream
-// model's max output from the request's governance snapshot (admin overrides included), else
-// from config and the built-in table (pre-computed in the route table).
-int64_t DefaultMaxTokens(const core::RequestContext& ctx, const DeploymentTarget& target) {
-  if (ctx.snapshot) {
-    const governance::ModelPrice* price = ctx.snapshot->FindPrice(target.upstream_model);
-    if (price != nullptr && price->max_output_tokens > 0) return price->max_output_tokens;
-  }
-  return target.default_max_tokens;
-}
-
-}  // namespace
 
 Status ChatFlow::ParsePivot() {
   Result<boost::json::object> parsed = document_ != nullptr
@@ -69,7 +56,7 @@ Result<std::string> ChatFlow::TranslateRequest(const DeploymentTarget& target,
   }
   providers::UpstreamRequestOptions options;
   options.upstream_model = target.upstream_model;
-  options.default_max_tokens = DefaultMaxTokens(ctx_, target);
+  options.default_max_tokens = model_call::DefaultMaxTokens(ctx_, target);
   return upstream.BuildRequest(*pivot_, options);
 }
 

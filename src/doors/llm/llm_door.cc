@@ -49,15 +49,6 @@ bool IsGeminiRoute(int route) {
          route == kGeminiEmbed || route == kGeminiBatchEmbed;
 }
 
-upstream::CallOptions MakeCallOptions(const config::UpstreamConfig& c) {
-  upstream::CallOptions o;
-  o.connect_timeout = c.connect_timeout;
-  o.first_byte_timeout = c.first_byte_timeout;
-  o.idle_timeout = c.idle_timeout;
-  o.read_buffer_bytes = c.stream_buffer_bytes;
-  return o;
-}
-
 }  // namespace
 
 std::vector<core::RouteSpec> LlmDoor::Routes(const providers::Registry& providers) {
@@ -113,7 +104,7 @@ LlmDoor::LlmDoor(const LlmShared& shared, int worker_index, net::io_context& con
                  core::WorkerCore& core)
     : shared_(shared),
       core_(core),
-      call_options_(MakeCallOptions(shared.config.upstream)),
+      call_options_(model_call::CallOptionsFrom(shared.config.upstream)),
       rng_(static_cast<uint32_t>(worker_index + 1) * kSeedMix),
       call_deps_{core.pool(),
                  call_options_,

@@ -1,0 +1,38 @@
+// PivotSource: the AttemptSource of a caller that holds only a pivot request (an OpenAI chat
+// completion object, providers/provider.h), not a client's bytes: an agent turn, a guard's
+// second opinion, a test door. Every attempt is translated (IsIdentity is false): each body is
+// the deployment's dialect's BuildRequest of the pivot, so the call's sinks get pivot events
+// (or a parsed whole answer), whatever the deployment speaks.
+//
+// Ownership: borrows the pivot and the context, which outlive the call. Single-threaded.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <cstdint>
+#include <string>
+
+#include "core/request_context.h"
+#include "model_call/model_call.h"
+
+namespace turnpike::model_call {
+
+// The max_tokens a provider that requires one gets when the request gave none: the upstream
+// model's max output from the request's governance snapshot (admin overrides included), else
+// from config and the built-in table (pre-computed in the route table).
+int64_t DefaultMaxTokens(const core::RequestContext& ctx, const DeploymentTarget& target);
+
+class PivotSource final : public AttemptSource {
+ public:
+  PivotSource(const boost::json::object& pivot, core::RequestContext& ctx)
+      : pivot_(pivot), ctx_(ctx) {}
+
+  bool IsIdentity(const DeploymentTarget&) const override { return false; }
+  Result<std::string> Body(const DeploymentTarget& target, const providers::Provider& dialect,
+                           bool identity) override;
+
+ private:
+  const boost::json::object& pivot_;
+  core::RequestContext& ctx_;
+};
+
+}  // namespace turnpike::model_call
