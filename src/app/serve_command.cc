@@ -9,6 +9,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -88,13 +89,15 @@ std::unique_ptr<providers::Registry> MakeRegistry() {
 }
 
 // Every front door, one line each (core/door.h). The first is the router's fallback: it answers
-// paths no door declares.
+// paths no door declares. Then each feature's door (feature.h), and the admin door with every
+// feature's admin resources.
 std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
                                       const core::ProbeRegistry& probes,
                                       control::GovernanceService* governance,
                                       const std::string& admin_token,
                                       const search::SearchDoorOptions* search_options,
-                                      const search::BackendFactory* search_backends) {
+                                      const search::BackendFactory* search_backends,
+                                      const Features& features, const FeatureContext& context) {
   using core::WorkerCore;
   using Context = boost::asio::io_context;
   std::vector<core::DoorSpec> doors;
@@ -109,15 +112,24 @@ std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
     doors.push_back(
         {search::SearchDoor::Routes(*search_options),
          [search_options, search_backends](int worker, Context& context, WorkerCore& core) {
-           return std::make_unique<search::SearchDoor>(*search_options,
-                                                       (*search_backends)(worker, context), core,
-                                                       static_cast<size_t>(worker));
+           return std::make_unique<search::SearchDoor>(
+               *search_options, (*search_backends)(worker, context, core.pool()), core,
+               static_cast<size_t>(worker));
          }});
   }
+  for (const Feature& feature : features) {
+    if (!feature.door) continue;
+    if (std::optional<core::DoorSpec> door = feature.door(context)) {
+      doors.push_back(std::move(*door));
+    }
+  }
   if (governance != nullptr) {
-    // Admin resources, one line per door that adds its own (core/admin_route.h).
+    // Admin resources: the admin door's own, then each feature's (core/admin_route.h).
     std::shared_ptr<doors::admin::AdminResources> admin =
         doors::admin::GovernanceResources(*governance);
+    for (const Feature& feature : features) {
+      if (feature.admin_routes) admin->Add(feature.admin_routes(context));
+    }
     doors.push_back({admin->Routes(), [admin, &admin_token](int, Context&, WorkerCore& core) {
                        return std::make_unique<doors::admin::AdminApi>(*admin, admin_token, core);
                      }});
@@ -209,6 +221,7 @@ struct Gateway {
   search::BackendFactory search_backends;
   std::unique_ptr<cache::RedisL2Store> search_l2;
   std::unique_ptr<cache::Cache> search_cache;
+  Features features;
   std::vector<core::DoorSpec> doors;
   std::unique_ptr<core::Router> router;
   std::unique_ptr<core::CoreShared> core;
@@ -218,7 +231,10 @@ struct Gateway {
 void PrepareLlm(Gateway& g) {
   g.registry = MakeRegistry();
   g.routes = model_call::RouteTable::Build(g.config, *g.registry);
-  bool any_tls = false;
+  // One trust store for every upstream origin of the worker's pool: the deployments' and, with
+  // the Qdrant backend, Qdrant's (upstream.ca_file for both).
+  bool any_tls = g.config.search.enabled && g.config.search.backend == "qdrant" &&
+                 g.config.search.qdrant_url.starts_with("https:");
   for (const auto& model : g.routes->models()) {
     for (const auto& deployment : model.deployments) any_tls |= deployment.origin.tls;
   }
@@ -248,6 +264,12 @@ Status StartCounters(Gateway& g, const ServeOptions& options) {
 // Without governance its thread runs only the roles' jobs (no call log: a no-op writer).
 Status StartStore(Gateway& g, const ServeOptions& options) {
   std::vector<store::RoleSpec> roles = StoreRoles(g.config);
+  for (const Feature& feature : g.features) {
+    if (!feature.role) continue;
+    if (std::optional<store::RoleSpec> role = feature.role(g.config)) {
+      roles.push_back(std::move(*role));
+    }
+  }
   if (!g.config.governance.enabled && roles.empty()) return Ok{};
   Result<Store> opened = OpenStore(g.config, roles, options.wait_for_deps);
   if (!opened.ok()) return opened.error();
@@ -308,8 +330,8 @@ Status StartSearch(Gateway& g) {
     if (!opened.ok()) return Error{opened.error().code, "search: " + opened.error().message, ""};
     g.search_engine = std::move(*opened);
     search::embedded::Engine* engine = g.search_engine.get();
-    g.search_backends = [engine](int,
-                                 boost::asio::io_context&) -> std::unique_ptr<search::Backend> {
+    g.search_backends = [engine](int, boost::asio::io_context&,
+                                 upstream::Pool&) -> std::unique_ptr<search::Backend> {
       return std::make_unique<search::embedded::EmbeddedBackend>(*engine);
     };
   }
@@ -333,8 +355,9 @@ Status StartSearch(Gateway& g) {
 
 // The doors, the router over their routes, and what every worker's core shares.
 void MakeCore(Gateway& g) {
+  const FeatureContext context{g.config, *g.routes, g.store.thread.get()};
   g.doors = MakeDoors(*g.llm, g.probes, g.governance.get(), g.admin_token, &g.search_options,
-                      &g.search_backends);
+                      &g.search_backends, g.features, context);
   g.router = std::make_unique<core::Router>(/*fallback_door=*/0);
   for (size_t i = 0; i < g.doors.size(); ++i) {
     g.router->Add(static_cast<uint16_t>(i), g.doors[i].routes);
@@ -403,9 +426,10 @@ void ShutDown(Gateway& g) {
   if (g.access_log) g.access_log->Flush();
 }
 
-int Serve(const std::string& config_path, const ServeOptions& options) {
+int Serve(const std::string& config_path, const ServeOptions& options, const Features& features) {
   SignalWatcher::BlockSignals();  // before the first thread (store, access log) starts
   Gateway g(config::LoadConfig(config_path));
+  g.features = features;
   PrepareLlm(g);
   Status started = StartCounters(g, options);
   if (started.ok()) started = StartStore(g, options);
@@ -426,7 +450,7 @@ int Serve(const std::string& config_path, const ServeOptions& options) {
 
 }  // namespace
 
-void RegisterServeCommands(CLI::App& root) {
+void RegisterServeCommands(CLI::App& root, Features features) {
   auto config_path = std::make_shared<std::string>("turnpike.yaml");
   CLI::App* serve = root.add_subcommand("serve", "Run the gateway");
   serve->add_option("-c,--config", *config_path, "YAML config file")->capture_default_str();
@@ -434,10 +458,10 @@ void RegisterServeCommands(CLI::App& root) {
   serve->add_flag(
       "--wait-for-deps", serve_options->wait_for_deps,
       "At start-up, wait for unreachable dependencies (PostgreSQL, Redis) instead of exiting");
-  serve->callback([config_path, serve_options] {
+  serve->callback([config_path, serve_options, features = std::move(features)] {
     int rc = 1;
     try {
-      rc = Serve(*config_path, *serve_options);
+      rc = Serve(*config_path, *serve_options, features);
     } catch (const config::ConfigError& e) {
       std::cerr << "turnpike: config error: " << e.what() << "\n";
     } catch (const std::exception& e) {

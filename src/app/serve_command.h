@@ -5,8 +5,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/feature.h"
+
 namespace turnpike::app {
 
-void RegisterServeCommands(CLI::App& root);
+// `serve` runs the gateway with `features` (feature.h) beside the product's doors.
+void RegisterServeCommands(CLI::App& root, Features features);
 
 }  // namespace turnpike::app

@@ -22,11 +22,11 @@
 // the door validated.
 //
 // Threads and ownership: app/ builds one backend per worker with a BackendFactory (a Qdrant
-// backend keeps that worker's HTTP pool; the embedded one is a per-worker handle on one shared
-// engine). Methods are called only on that worker's thread and complete on the calling
-// coroutine's executor; none blocks the worker (blocking work runs on the backend's own
-// threads). Concurrent calls from one worker are allowed (the legs). The door borrows the
-// backend; it outlives every request.
+// backend calls over that worker's upstream pool, shared with its other doors; the embedded one is
+// a per-worker handle on one shared engine). Methods are called only on that worker's thread and
+// complete on the calling coroutine's executor; none blocks the worker (blocking work runs on the
+// backend's own threads). Concurrent calls from one worker are allowed (the legs). The door borrows
+// the backend; it outlives every request.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -43,6 +43,10 @@
 #include "doors/search/document.h"
 #include "doors/search/mapping.h"
 #include "doors/search/query.h"
+
+namespace turnpike::upstream {
+class Pool;
+}  // namespace turnpike::upstream
 
 namespace turnpike::search {
 
@@ -177,7 +181,8 @@ class Backend {
   virtual void Shutdown() {}
 };
 
-using BackendFactory =
-    std::function<std::unique_ptr<Backend>(int worker_index, boost::asio::io_context& context)>;
+// `pool`: the worker's upstream pool (core::WorkerCore::pool()), which outlives the backend.
+using BackendFactory = std::function<std::unique_ptr<Backend>(
+    int worker_index, boost::asio::io_context& context, upstream::Pool& pool)>;
 
 }  // namespace turnpike::search

@@ -76,15 +76,9 @@ struct DocState {
 
 }  // namespace
 
-QdrantBackend::QdrantBackend(boost::asio::io_context& context,
-                             std::shared_ptr<const Settings> settings,
-                             std::shared_ptr<const upstream::TlsContexts> tls,
+QdrantBackend::QdrantBackend(upstream::Pool& pool, std::shared_ptr<const Settings> settings,
                              std::shared_ptr<MappingCache> mappings)
-    : settings_(std::move(settings)),
-      mappings_(std::move(mappings)),
-      tls_(std::move(tls)),
-      pool_(std::make_unique<upstream::Pool>(context, *tls_, upstream::PoolOptions{})),
-      client_(*pool_, *settings_) {
+    : settings_(std::move(settings)), mappings_(std::move(mappings)), client_(pool, *settings_) {
   capabilities_.bm25 = false;
   capabilities_.phrase = true;          // filter only (match.phrase)
   capabilities_.prefix = true;          // keyword fields (match.prefix)
@@ -101,8 +95,6 @@ QdrantBackend::QdrantBackend(boost::asio::io_context& context,
 }
 
 QdrantBackend::~QdrantBackend() = default;
-
-void QdrantBackend::Shutdown() { pool_->Shutdown(); }
 
 void QdrantBackend::ForgetIfMissing(Scope scope, const Error& error) {
   if (mappings_ != nullptr && error.code == ErrorCode::kNotFound) {
@@ -358,16 +350,15 @@ Awaitable<Result<Coverage>> QdrantBackend::Cover(Scope scope, Deadline deadline)
 }
 
 BackendFactory MakeBackendFactory(std::shared_ptr<const Settings> settings) {
-  auto tls = std::make_shared<const upstream::TlsContexts>("", settings->origin.tls);
   // ttl 0: no cache at all (and no Capabilities::cached_mappings re-reads).
   auto mappings =
       settings->mapping_ttl.count() > 0
           ? std::make_shared<MappingCache>(settings->mapping_ttl, settings->mapping_cache_entries)
           : nullptr;
-  return
-      [settings, tls, mappings](int, boost::asio::io_context& context) -> std::unique_ptr<Backend> {
-        return std::make_unique<QdrantBackend>(context, settings, tls, mappings);
-      };
+  return [settings, mappings](int, boost::asio::io_context&,
+                              upstream::Pool& pool) -> std::unique_ptr<Backend> {
+    return std::make_unique<QdrantBackend>(pool, settings, mappings);
+  };
 }
 
 }  // namespace turnpike::search::qdrant

@@ -56,8 +56,9 @@
 // collection's mapping, the existing points, then upsert and/or delete. A warm search adds no
 // call (the mapping cache); a cold one adds the collection read.
 //
-// Threads and ownership: one backend per worker (MakeBackendFactory), owning that worker's
-// upstream Pool for Qdrant; Settings are shared and immutable; the MappingCache is shared by
+// Threads and ownership: one backend per worker (MakeBackendFactory), over that worker's
+// upstream Pool (WorkerCore::pool(), shared with the worker's other doors: it outlives the
+// backend); Settings are shared and immutable; the MappingCache is shared by
 // every worker's backend (its own mutex; may be null: no cache).
 #pragma once
 
@@ -71,8 +72,7 @@ namespace turnpike::search::qdrant {
 
 class QdrantBackend : public Backend {
  public:
-  QdrantBackend(boost::asio::io_context& context, std::shared_ptr<const Settings> settings,
-                std::shared_ptr<const upstream::TlsContexts> tls,
+  QdrantBackend(upstream::Pool& pool, std::shared_ptr<const Settings> settings,
                 std::shared_ptr<MappingCache> mappings = nullptr);
   ~QdrantBackend() override;
 
@@ -96,7 +96,6 @@ class QdrantBackend : public Backend {
                                                       const std::vector<Aggregation>& aggs,
                                                       Deadline deadline) override;
   Awaitable<Result<Coverage>> Cover(Scope scope, Deadline deadline) override;
-  void Shutdown() override;
 
   const Client& client() const { return client_; }
 
@@ -118,13 +117,11 @@ class QdrantBackend : public Backend {
 
   std::shared_ptr<const Settings> settings_;
   std::shared_ptr<MappingCache> mappings_;  // null: every GetIndex reads the collection
-  std::shared_ptr<const upstream::TlsContexts> tls_;
-  std::unique_ptr<upstream::Pool> pool_;
   Client client_;
   Capabilities capabilities_;
 };
 
-// One QdrantBackend per worker. `tls` may be shared by all.
+// One QdrantBackend per worker, over the worker's pool.
 BackendFactory MakeBackendFactory(std::shared_ptr<const Settings> settings);
 
 }  // namespace turnpike::search::qdrant

@@ -62,13 +62,12 @@ class QdrantBackendTest : public ::testing::Test {
     settings->origin = *origin;
     settings->max_candidates = 100;
     settings_ = settings;
-    tls_ = std::make_shared<const upstream::TlsContexts>("", false);
-    backend_ = std::make_unique<QdrantBackend>(context_, settings_, tls_);
+    backend_ = std::make_unique<QdrantBackend>(pool_, settings_);
     mapping_ = *ParseMapping(kMapping);
   }
   void TearDown() override {
+    pool_.Shutdown();
     if (!backend_) return;
-    backend_->Shutdown();
     const std::string v = fake_.Violations();
     EXPECT_NE(v.find(R"("violations":[])"), std::string::npos) << v;
   }
@@ -103,7 +102,9 @@ class QdrantBackendTest : public ::testing::Test {
   testing::FakeQdrant fake_;
   boost::asio::io_context context_;
   std::shared_ptr<const Settings> settings_;
-  std::shared_ptr<const upstream::TlsContexts> tls_;
+  // The worker's pool, as WorkerCore owns it.
+  upstream::TlsContexts tls_{"", false};
+  upstream::Pool pool_{context_, tls_, upstream::PoolOptions{}};
   std::unique_ptr<QdrantBackend> backend_;
   Mapping mapping_;
 };
@@ -158,8 +159,8 @@ TEST_F(QdrantBackendTest, IndexLifecycleAndWrites) {
 // (Scope::request != 0) is answered from it; an index write on either worker drops the entry.
 TEST_F(QdrantBackendTest, SearchesReadTheMappingFromTheSharedCache) {
   auto mappings = std::make_shared<MappingCache>(std::chrono::minutes(1), 16);
-  backend_ = std::make_unique<QdrantBackend>(context_, settings_, tls_, mappings);
-  QdrantBackend other(context_, settings_, tls_, mappings);
+  backend_ = std::make_unique<QdrantBackend>(pool_, settings_, mappings);
+  QdrantBackend other(pool_, settings_, mappings);
   EXPECT_TRUE(backend_->capabilities().cached_mappings);
   const Scope search{"t1", "books", 1};
   CreateAndFill(Scope{"t1", "books"});  // the write read the collection: the entry is stored
@@ -187,7 +188,6 @@ TEST_F(QdrantBackendTest, SearchesReadTheMappingFromTheSharedCache) {
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.error().param, kIndexNotFound);
   EXPECT_EQ(mappings->size(), 0u);
-  other.Shutdown();
 }
 
 TEST_F(QdrantBackendTest, NativeOrderKeepsEsTiesAndMissingLast) {

@@ -1,0 +1,50 @@
+// A feature: a door with what it brings beyond its routes (its store role, its admin
+// resources), registered with the gateway as one value in one line. The product's own are
+// listed in ProductFeatures (app/main_command.cc); a binary built with others passes its own
+// list to Main (tests/doors/probe/ is one, a door that exists only for the tests).
+//
+// What app/ does with a feature, at start-up, in this order:
+//   role(config)          its store role (store/role.h), registered with the engine before the
+//                         migration; the store opens whenever a role or governance needs it
+//   door(context)         its DoorSpec (core/door.h), added after the product's doors; its
+//                         model prefixes join the hand-off table (core/handoff.h)
+//   admin_routes(context) its admin resources (core/admin_route.h), beside the admin door's own
+//                         (only when the admin API exists: governance on)
+// Any of the three may be empty.
+//
+// Ownership and threads: the main thread at start-up; what a feature's functions capture and
+// what they return must be safe to share between workers. The FeatureContext's references
+// outlive the server.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "core/admin_route.h"
+#include "core/door.h"
+#include "model_call/route_table.h"
+#include "store/role.h"
+#include "store/store_thread.h"
+
+namespace turnpike::app {
+
+// What app/ has built when a feature's door and admin routes are made.
+struct FeatureContext {
+  const config::Config& config;
+  const model_call::RouteTable& routes;
+  store::StoreThread* store = nullptr;  // null when no role and no governance opened the store
+};
+
+struct Feature {
+  std::string name;
+  std::function<std::optional<store::RoleSpec>(const config::Config&)> role;
+  std::function<std::optional<core::DoorSpec>(const FeatureContext&)> door;
+  std::function<std::vector<core::AdminRoute>(const FeatureContext&)> admin_routes;
+};
+
+using Features = std::vector<Feature>;
+
+}  // namespace turnpike::app
