@@ -10,13 +10,16 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const BIN = process.env.TURNPIKE_BIN ?? path.resolve(here, '../../../build/src/app/turnpike');
+// The binary with the test-only probe door (tests/doors/probe/), built beside turnpike.
+export const PROBE_BIN = process.env.TURNPIKE_PROBE_BIN ??
+  path.resolve(path.dirname(BIN), '../../tests/doors/probe/turnpike-probe');
 const STARTUP_TIMEOUT_MS = 10_000;
 const started = new Set();
 
-// Spawns `turnpike <args>` and resolves once it prints "listening on HOST:PORT".
-export function startProcess(args, { env = {} } = {}) {
+// Spawns `turnpike <args>` (or `bin <args>`) and resolves once it prints "listening on HOST:PORT".
+export function startProcess(args, { env = {}, bin = BIN } = {}) {
   return new Promise((resolve, reject) => {
-    const proc = spawn(BIN, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(bin, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     started.add(proc);
     let out = '';
     let err = '';
@@ -101,7 +104,8 @@ export async function startGateway(configText, opts = {}) {
 // Returns the gateway, the key, `admin(method, route, body)` -> {status, body} for the admin
 // API, and `calls()`: the call log's newest 100 rows.
 // `store`: more of the store section (e.g. { engine: 'postgres', url }); default the SQLite file.
-export async function startGovernedGateway({ name, models, prices, store = {} }) {
+// `bin`: another binary than turnpike (PROBE_BIN).
+export async function startGovernedGateway({ name, models, prices, store = {}, bin = BIN }) {
   const token = 'test-admin-token';
   const dir = mkdtempSync(path.join(os.tmpdir(), `turnpike-${name}-`));
   const gw = await startGateway(gatewayConfig({
@@ -110,7 +114,7 @@ export async function startGovernedGateway({ name, models, prices, store = {} })
     store: { path: path.join(dir, 'turnpike.db'), ...store },
     call_log: { flush_interval: '50ms' },
     prices,
-  }), { env: { TURNPIKE_ADMIN_TOKEN: token } });
+  }), { env: { TURNPIKE_ADMIN_TOKEN: token }, bin });
   const admin = async (method, route, body) => {
     const r = await fetch(`${gw.url}/admin/v1/${route}`, {
       method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
