@@ -214,8 +214,8 @@ struct Gateway {
   std::unique_ptr<control::GovernanceService> governance;
   std::string admin_token;
   // The search door's backend, one per worker: the embedded engine (its own thread; destroyed
-  // after the server stops) or Qdrant (each worker's own pool); its response cache (L1, and the
-  // Redis L2 over the fleet's client), both outliving the server.
+  // after the server stops) or Qdrant (over each worker's upstream pool); its response cache (L1,
+  // and the Redis L2 over the fleet's client), both outliving the server.
   std::unique_ptr<search::embedded::Engine> search_engine;
   search::SearchDoorOptions search_options;
   search::BackendFactory search_backends;
