@@ -4,6 +4,7 @@
 
 namespace turnpike::model_call {
 
+namespace {
 int64_t DefaultMaxTokens(const core::RequestContext& ctx, const DeploymentTarget& target) {
   if (ctx.snapshot) {
     const governance::ModelPrice* price = ctx.snapshot->FindPrice(target.upstream_model);
@@ -11,13 +12,20 @@ int64_t DefaultMaxTokens(const core::RequestContext& ctx, const DeploymentTarget
   }
   return target.default_max_tokens;
 }
+}  // namespace
+
+Result<std::string> TranslatedBody(const boost::json::object& pivot, const DeploymentTarget& target,
+                                   const providers::Provider& dialect,
+                                   const core::RequestContext& ctx) {
+  providers::UpstreamRequestOptions options;
+  options.upstream_model = target.upstream_model;
+  options.default_max_tokens = DefaultMaxTokens(ctx, target);
+  return dialect.BuildRequest(pivot, options);
+}
 
 Result<std::string> PivotSource::Body(const DeploymentTarget& target,
                                       const providers::Provider& dialect, bool identity) {
-  providers::UpstreamRequestOptions options;
-  options.upstream_model = target.upstream_model;
-  options.default_max_tokens = DefaultMaxTokens(ctx_, target);
-  return dialect.BuildRequest(pivot_, options);
+  return TranslatedBody(pivot_, target, dialect, ctx_);
 }
 
 }  // namespace turnpike::model_call

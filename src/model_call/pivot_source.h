@@ -16,10 +16,13 @@
 
 namespace turnpike::model_call {
 
-// The max_tokens a provider that requires one gets when the request gave none: the upstream
-// model's max output from the request's governance snapshot (admin overrides included), else
-// from config and the built-in table (pre-computed in the route table).
-int64_t DefaultMaxTokens(const core::RequestContext& ctx, const DeploymentTarget& target);
+// One translated attempt's body: `dialect`'s BuildRequest of `pivot` for `target`, with the
+// max_tokens a provider that requires one gets when the request gave none (the upstream model's
+// max output from the request's governance snapshot, admin overrides included, else from config
+// and the built-in table, pre-computed in the route table). Every translating source uses it.
+Result<std::string> TranslatedBody(const boost::json::object& pivot, const DeploymentTarget& target,
+                                   const providers::Provider& dialect,
+                                   const core::RequestContext& ctx);
 
 class PivotSource final : public AttemptSource {
  public:

@@ -54,10 +54,7 @@ Result<std::string> ChatFlow::TranslateRequest(const DeploymentTarget& target,
     if (!parsed.ok()) return parsed.error();
     pivot_.emplace(std::move(parsed.value()));
   }
-  providers::UpstreamRequestOptions options;
-  options.upstream_model = target.upstream_model;
-  options.default_max_tokens = model_call::DefaultMaxTokens(ctx_, target);
-  return upstream.BuildRequest(*pivot_, options);
+  return model_call::TranslatedBody(*pivot_, target, upstream, ctx_);
 }
 
 }  // namespace turnpike::doors::llm
