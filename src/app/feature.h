@@ -19,7 +19,6 @@
 
 #include <functional>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "config/config.h"
@@ -39,7 +38,6 @@ struct FeatureContext {
 };
 
 struct Feature {
-  std::string name;
   std::function<std::optional<store::RoleSpec>(const config::Config&)> role;
   std::function<std::optional<core::DoorSpec>(const FeatureContext&)> door;
   std::function<std::vector<core::AdminRoute>(const FeatureContext&)> admin_routes;

@@ -233,8 +233,11 @@ void PrepareLlm(Gateway& g) {
   g.routes = model_call::RouteTable::Build(g.config, *g.registry);
   // One trust store for every upstream origin of the worker's pool: the deployments' and, with
   // the Qdrant backend, Qdrant's (upstream.ca_file for both).
-  bool any_tls = g.config.search.enabled && g.config.search.backend == "qdrant" &&
-                 g.config.search.qdrant_url.starts_with("https:");
+  bool any_tls = false;
+  if (g.config.search.enabled && g.config.search.backend == "qdrant") {
+    Result<upstream::Origin> qdrant = upstream::ParseOrigin(g.config.search.qdrant_url, true);
+    any_tls = qdrant.ok() && qdrant->tls;  // a bad URL is StartSearch's error
+  }
   for (const auto& model : g.routes->models()) {
     for (const auto& deployment : model.deployments) any_tls |= deployment.origin.tls;
   }
