@@ -51,14 +51,13 @@ class TextSink final : public model_call::AnswerSink {
 };
 
 // The text a recording holds, replayed from its events.
-class TextOfEvents final : public providers::EventSink {
- public:
+struct TextOfEvents final : providers::EventSink {
   void OnEvent(const providers::StreamEvent& event) override {
-    ++events_;
-    if (event.kind == providers::EventKind::kTextDelta) text_.append(event.text);
+    ++events;
+    if (event.kind == providers::EventKind::kTextDelta) text.append(event.text);
   }
-  std::string text_;
-  int64_t events_ = 0;
+  std::string text;
+  int64_t events = 0;
 };
 
 // The admin route's handler body (a coroutine function: no captures, GCC 12).
@@ -205,9 +204,9 @@ net::awaitable<void> ProbeDoor::Receive(http::Exchange& exchange, core::RouteMat
   recording.Replay(recorded);
   int64_t id = 0;
   if (context_.store != nullptr) {
-    const int64_t events = recorded.events_;
+    const int64_t events = recorded.events;
     // Named before the co_await (GCC 12 mishandles a capturing temporary across it).
-    auto add = [model, text = recorded.text_, events](store::Engine& engine) -> Result<int64_t> {
+    auto add = [model, text = recorded.text, events](store::Engine& engine) -> Result<int64_t> {
       ProbeStore* probe = engine.role<ProbeStore>();
       if (probe == nullptr) {
         return Error{ErrorCode::kInternal, "the probe role is not registered", ""};
@@ -223,7 +222,7 @@ net::awaitable<void> ProbeDoor::Receive(http::Exchange& exchange, core::RouteMat
   }
   std::string answer = "{\"object\":\"probe.answer\",\"id\":" + std::to_string(id) +
                        ",\"model\":" + Quoted(model) + ",\"text\":\"" + client.text() +
-                       "\",\"events\":" + std::to_string(recorded.events_) +
+                       "\",\"events\":" + std::to_string(recorded.events) +
                        ",\"streamed\":" + (client.streamed() ? "true" : "false") + "}";
   co_await core_.Respond(exchange, ctx, 200, kJson, std::move(answer));
   chain_.Complete(ctx);
@@ -232,7 +231,6 @@ net::awaitable<void> ProbeDoor::Receive(http::Exchange& exchange, core::RouteMat
 
 app::Feature ProbeFeature() {
   app::Feature feature;
-  feature.name = "probe";
   feature.role = [](const config::Config&) -> std::optional<store::RoleSpec> {
     return ProbeRole();
   };

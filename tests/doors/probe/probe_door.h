@@ -1,7 +1,7 @@
 // The probe door: a door that exists only for the tests, built by following docs/extending.md's
 // checklists ("a door that calls a model", "a feature with its own store role", "an admin
-// resource", "receiving a hand-off") and touching nothing outside this folder but the one line
-// that registers it (main.cc). It proves those seams from outside the product's own doors.
+// resource", "receiving a hand-off"). Nothing in src/ names it: main.cc registers it with one
+// line, in a binary of its own. It proves those seams from outside the product's own doors.
 //
 //   POST /v1/responses {"model": "probe:<model>", "input": "<text>"}
 //       handed over by the LLM door (the "probe:" prefix, core/handoff.h); governed by the
