@@ -48,4 +48,11 @@ Exchange::Exchange(Request& request, Clock::time_point started, bool draining)
   }
 }
 
+boost::asio::awaitable<bool> Exchange::WritePieces(std::span<const std::string_view> pieces) {
+  std::string joined;
+  for (std::string_view piece : pieces) joined.append(piece);
+  const bool written = co_await Write(joined);
+  co_return written;
+}
+
 }  // namespace turnpike::http

@@ -20,6 +20,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -67,6 +68,11 @@ class Exchange {
                                                    std::string_view content_type) = 0;
   // Sends `data` as the next piece of the body (empty data is a no-op).
   virtual boost::asio::awaitable<bool> Write(std::string_view data) = 0;
+  // Sends `pieces` (at most kMaxPieces), in order, as the next piece of the body: views that do
+  // not lie one after the other go out without being joined first, where the transport can
+  // gather them into one write (HTTP/1.1 does); this default joins them and Writes.
+  static constexpr size_t kMaxPieces = 4;
+  virtual boost::asio::awaitable<bool> WritePieces(std::span<const std::string_view> pieces);
   // Ends the streamed body.
   virtual boost::asio::awaitable<bool> EndStream() = 0;
   // Resets the exchange (HTTP/1.1: the connection, RST). The exchange counts as answered.

@@ -45,7 +45,8 @@ class ChunkSizeLine {
 };
 
 // Drops the first `n` bytes of `buffers`.
-void Advance(std::array<net::const_buffer, 3>& buffers, size_t n) {
+template <size_t N>
+void Advance(std::array<net::const_buffer, N>& buffers, size_t n) {
   for (net::const_buffer& b : buffers) {
     const size_t used = std::min(n, b.size());
     b += used;
@@ -53,8 +54,11 @@ void Advance(std::array<net::const_buffer, 3>& buffers, size_t n) {
   }
 }
 
-size_t TotalSize(const std::array<net::const_buffer, 3>& buffers) {
-  return buffers[0].size() + buffers[1].size() + buffers[2].size();
+template <size_t N>
+size_t TotalSize(const std::array<net::const_buffer, N>& buffers) {
+  size_t total = 0;
+  for (const net::const_buffer& b : buffers) total += b.size();
+  return total;
 }
 
 void ArmWatch(const std::shared_ptr<Connection>& conn);
@@ -150,7 +154,8 @@ std::string Http1Exchange::SerializeHead(unsigned status, std::string_view conte
   return head;
 }
 
-Http1Exchange::Sent Http1Exchange::TryWrite(std::array<net::const_buffer, 3>& buffers) {
+template <size_t N>
+Http1Exchange::Sent Http1Exchange::TryWrite(std::array<net::const_buffer, N>& buffers) {
   Connection& c = *connection_;
   if (writing_ || queued_writes_ > 0) return Sent::kLater;  // keep the call order
   if (c.peer_gone) return Sent::kFailed;
@@ -178,7 +183,8 @@ net::awaitable<bool> Http1Exchange::Send(std::array<net::const_buffer, 3> buffer
   co_return written;
 }
 
-net::awaitable<bool> Http1Exchange::WriteBuffers(std::array<net::const_buffer, 3> buffers) {
+template <size_t N>
+net::awaitable<bool> Http1Exchange::WriteBuffers(std::array<net::const_buffer, N> buffers) {
   Connection& c = *connection_;
   ++queued_writes_;
   while (writing_) {
@@ -236,6 +242,30 @@ net::awaitable<bool> Http1Exchange::Write(std::string_view data) {
   std::array<net::const_buffer, 3> buffers{net::buffer(size_line.view()), net::buffer(data),
                                            net::buffer(kCrlf)};
   // Inline here rather than through Send: one coroutine frame less per chunk.
+  const Sent sent = TryWrite(buffers);
+  if (sent != Sent::kLater) co_return sent == Sent::kDone;
+  const bool written = co_await WriteBuffers(buffers);
+  co_return written;
+}
+
+net::awaitable<bool> Http1Exchange::WritePieces(std::span<const std::string_view> pieces) {
+  if (pieces.size() > kMaxPieces) {
+    net::awaitable<bool> joined = Exchange::WritePieces(pieces);
+    const bool written = co_await std::move(joined);
+    co_return written;
+  }
+  if (state_ != State::kStreaming) co_return false;
+  size_t size = 0;
+  for (std::string_view piece : pieces) size += piece.size();
+  if (size == 0) co_return !connection_->peer_gone;
+  const ChunkSizeLine size_line(size);
+  bytes_sent_ += size;
+  // One chunk, gathered: its size line, the pieces, its CRLF (unused entries stay empty).
+  std::array<net::const_buffer, kMaxPieces + 2> buffers{};
+  buffers[0] = net::buffer(size_line.view());
+  size_t at = 1;
+  for (std::string_view piece : pieces) buffers[at++] = net::buffer(piece);
+  buffers[at] = net::buffer(kCrlf);
   const Sent sent = TryWrite(buffers);
   if (sent != Sent::kLater) co_return sent == Sent::kDone;
   const bool written = co_await WriteBuffers(buffers);

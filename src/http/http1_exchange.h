@@ -32,6 +32,8 @@ class Http1Exchange final : public Exchange {
                                        std::string body) override;
   boost::asio::awaitable<bool> StartStream(unsigned status, std::string_view content_type) override;
   boost::asio::awaitable<bool> Write(std::string_view data) override;
+  // One chunk, the pieces gathered into one write (no join).
+  boost::asio::awaitable<bool> WritePieces(std::span<const std::string_view> pieces) override;
   boost::asio::awaitable<bool> EndStream() override;
   void Abort() override;
 
@@ -44,11 +46,13 @@ class Http1Exchange final : public Exchange {
  private:
   enum class Sent { kDone, kFailed, kLater };
   // Writes what the socket takes now, without waiting; kLater leaves the rest in `buffers`.
-  Sent TryWrite(std::array<boost::asio::const_buffer, 3>& buffers);
+  template <size_t N>
+  Sent TryWrite(std::array<boost::asio::const_buffer, N>& buffers);
   // TryWrite, then WriteBuffers for what is left.
   boost::asio::awaitable<bool> Send(std::array<boost::asio::const_buffer, 3> buffers);
   // Waits for earlier writes, then writes all of `buffers` asynchronously.
-  boost::asio::awaitable<bool> WriteBuffers(std::array<boost::asio::const_buffer, 3> buffers);
+  template <size_t N>
+  boost::asio::awaitable<bool> WriteBuffers(std::array<boost::asio::const_buffer, N> buffers);
   std::string SerializeHead(unsigned status, std::string_view content_type, bool chunked,
                             size_t content_length);
 
