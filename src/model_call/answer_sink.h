@@ -5,20 +5,21 @@
 //
 //   OnStart                                   once, when the answering attempt is chosen;
 //                                             for a stream then co_await Flush() (its head)
-//   then, for a stream, per upstream read:    OnEvent... / OnFrame...   then  co_await Flush()
+//   then, for a stream, per upstream read:    OnEvent...  OnFrames      then  co_await Flush()
 //             or, while the upstream is silent for the keep-alive period:  co_await Idle()
-//   or, for a whole answer:                   OnWhole                   then  co_await Flush()
 //   OnEnd                                     once (complete, or failed mid-answer), then a
 //                                             last co_await Flush()
+//   or, for a whole answer (complete once read): OnWhole, OnEnd(nullptr), then one
+//                                             co_await Flush()
 //
 // Two shapes of content, chosen per attempt by the call (AnswerStart::identity):
 //   translated  the upstream's dialect decoded into pivot events (providers/events.h); a sink
 //               renders them in whatever dialect it serves
-//   identity    the upstream speaks the client's dialect: its bytes, one complete frame at a
-//               time (an SSE event with its blank line, or an NDJSON line), untouched; the call
-//               still taps them (usage, finish, first token) and, when a sink asked for events
-//               (AnswerStart::events), decodes them into pivot events too, delivered before the
-//               frame they came from
+//   identity    the upstream speaks the client's dialect: its bytes, a read's complete frames
+//               in one OnFrames (an SSE event with its blank line, or an NDJSON line, each
+//               untouched); the call still taps them (usage, finish, first token) and, when a
+//               sink asked for events (AnswerStart::events), decodes them into pivot events
+//               too, delivered before that read's frames
 // A sink overrides only what it uses.
 //
 // Back-pressure: the next upstream read starts only after every sink's Flush of the previous
@@ -28,8 +29,9 @@
 // read once no sink that serves a client is left (ModelCall's rules).
 //
 // Lifetimes: event strings and whole bodies are valid only during the call that receives them;
-// frames until the Flush that follows them returns (so that a client sink can send adjacent
-// frames as one view of the upstream's read, without a copy). A sink that keeps anything
+// frames' bytes until the Flush that follows them returns (so that a client sink can send
+// adjacent frames as one view of the upstream's read, without a copy; the span that lists them
+// only during OnFrames). A sink that keeps anything
 // copies it. The exceptions: WholeAnswer::content_type, valid until the Flush that follows, and
 // WholeAnswer::storage, which the client's sink may move out in its Flush (a recorder copies
 // in OnWhole, before any Flush).
@@ -39,6 +41,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -49,7 +52,7 @@ namespace turnpike::model_call {
 
 struct AnswerStart {
   bool stream = false;       // per-read content follows; false: one OnWhole
-  bool identity = false;     // frames (OnFrame) in the client's dialect; false: events (OnEvent)
+  bool identity = false;     // frames (OnFrames) in the client's dialect; false: events
   bool events = false;       // identity: pivot events are decoded and delivered as well
   unsigned status = 200;     // the upstream's status (2xx, or an identity error passed on whole)
   std::string_view dialect;  // the dialect of the upstream's answer
@@ -62,6 +65,12 @@ enum class FrameKind : uint8_t {
   kData,       // a data frame
   kUsageOnly,  // an OpenAI chunk carrying only usage (sent when the gateway asked for usage)
   kOther,      // a comment or an event with no data
+};
+
+// One complete upstream frame of an identity answer, untouched, and what the tap read from it.
+struct IdentityFrame {
+  std::string_view bytes;
+  FrameKind kind = FrameKind::kData;
 };
 
 // A whole (non-stream) answer. Identity: `body` is the upstream's bytes. Translated: `response`
@@ -81,8 +90,9 @@ class AnswerSink {
   virtual void OnStart(const AnswerStart& start) {}
   // One pivot event (translated, or decoded from an identity frame when asked).
   virtual void OnEvent(const providers::StreamEvent& event) {}
-  // Identity: one complete upstream frame, untouched.
-  virtual void OnFrame(std::string_view frame, FrameKind kind) {}
+  // Identity: one read's complete upstream frames, in order (one call per read: a sink's cost
+  // per frame is its own loop, not a virtual call).
+  virtual void OnFrames(std::span<const IdentityFrame> frames) {}
   virtual void OnWhole(const WholeAnswer& answer) {}
   // Delivers what this read gave. false: this consumer has gone (see the top of this file).
   virtual boost::asio::awaitable<bool> Flush() { co_return true; }

@@ -144,7 +144,7 @@ class FanOut final : public AnswerSink {
 
   void OnStart(const AnswerStart& start) override { recorder_.OnStart(start); }
   void OnEvent(const providers::StreamEvent& event) override { recorder_.OnEvent(event); }
-  void OnFrame(std::string_view frame, FrameKind kind) override { recorder_.OnFrame(frame, kind); }
+  void OnFrames(std::span<const IdentityFrame> frames) override { recorder_.OnFrames(frames); }
   void OnWhole(const WholeAnswer& answer) override { recorder_.OnWhole(answer); }
   boost::asio::awaitable<bool> Flush() override;
   void OnEnd(const Error* error) override;

@@ -5,7 +5,6 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "model_call/stream_pump.h"
 #include "providers/openai/stream_codec.h"
 #include "stream/chat_accumulator.h"
 
@@ -45,16 +44,22 @@ core::Usage UsageOf(const providers::TokenUsage& u) {
           u.reasoning_tokens};
 }
 
-// The call's attempt in flight, seen by Abandon while it runs.
-class CurrentScope {
+// Ends the attempt in flight (its connection back to the pool, or closed) when Run returns,
+// whichever way.
+class AttemptScope {
  public:
-  CurrentScope(upstream::Call*& slot, upstream::Call& call) : slot_(slot) { slot_ = &call; }
-  ~CurrentScope() { slot_ = nullptr; }
-  CurrentScope(const CurrentScope&) = delete;
-  CurrentScope& operator=(const CurrentScope&) = delete;
+  AttemptScope(std::optional<upstream::Call>& attempt, std::optional<StreamPump>& pump)
+      : attempt_(attempt), pump_(pump) {}
+  ~AttemptScope() {
+    pump_.reset();
+    attempt_.reset();
+  }
+  AttemptScope(const AttemptScope&) = delete;
+  AttemptScope& operator=(const AttemptScope&) = delete;
 
  private:
-  upstream::Call*& slot_;
+  std::optional<upstream::Call>& attempt_;
+  std::optional<StreamPump>& pump_;
 };
 }  // namespace
 
@@ -62,7 +67,7 @@ void ModelCall::Abandon() {
   abandoned_ = true;
   if (ServesClient()) return;  // another client is still served: keep reading for it
   if (timer_ != nullptr) timer_->cancel();
-  if (current_ != nullptr) current_->Cancel();
+  if (attempt_) attempt_->Cancel();
 }
 
 bool ModelCall::ServesClient() const {
@@ -99,6 +104,7 @@ net::awaitable<CallEnd> ModelCall::Run(const CallRequest& request) {
   const ModelEntry& model = *request.model;
   const config::RoutingConfig& routing = deps_.routing;
   int made = 0;  // attempts made so far
+  AttemptScope scope(attempt_, pump_);
   for (int a = 0; a < request.plan->count; ++a) {
     const size_t index = request.plan->order[a];
     const DeploymentTarget& target = model.deployments[index];
@@ -135,8 +141,7 @@ net::awaitable<CallEnd> ModelCall::Run(const CallRequest& request) {
     out.request_id = ctx_.request_id;
     out.extra_headers = target.extra_headers;
 
-    upstream::Call call(deps_.pool, target.origin, deps_.call_options);
-    CurrentScope current(current_, call);
+    upstream::Call& call = attempt_.emplace(deps_.pool, target.origin, deps_.call_options);
     if (abandoned_) co_return Abandoned();
     Status started = co_await call.Start(out);
     ctx_.phases.upstream_connected =
@@ -147,6 +152,7 @@ net::awaitable<CallEnd> ModelCall::Run(const CallRequest& request) {
     if (!started.ok()) {
       failure_.error = started.error();
       failure_.answer.reset();
+      attempt_.reset();
       continue;
     }
     const unsigned status = call.status();
@@ -155,18 +161,33 @@ net::awaitable<CallEnd> ModelCall::Run(const CallRequest& request) {
       Result<std::string> answer_body = co_await call.ReadAll(kMaxRetryableBody);
       if (abandoned_) co_return Abandoned();
       failure_.answer = CallFailure::Passed{status,
-                                            std::string(call.header("content-type")),
+                                            std::string(call.content_type()),
                                             answer_body.ok() ? std::move(answer_body.value()) : "",
                                             ParseRetryAfterSeconds(call.header("retry-after")),
                                             index,
                                             identity ? nullptr : dialect};
       failure_.error.reset();
+      attempt_.reset();
       continue;
     }
-    const bool stream = request.stream && status / 100 == 2 &&
-                        ContentTypeIs(call.header("content-type"), stream_type);
-    if (!stream) co_return co_await DeliverWhole(request, call, *dialect, identity);
-    StreamPump pump(*this, call, *dialect, identity);
+    const bool stream =
+        request.stream && status / 100 == 2 && ContentTypeIs(call.content_type(), stream_type);
+    if (!stream) {
+      // In this frame, not a nested coroutine: a whole answer is most requests.
+      Result<std::string> read = co_await call.ReadAll(deps_.max_response_bytes);
+      if (abandoned_) co_return Abandoned();
+      if (!read.ok()) co_return Failed(read.error());
+      whole_body_ = std::move(read.value());
+      Status whole = ReadWhole(request, call, *dialect, identity);
+      if (!whole.ok()) co_return Failed(whole.error());
+      // Complete once read: its head, body and end, then one Flush (answer_sink.h).
+      for (AnswerSink* sink : sinks_) sink->OnStart(whole_start_);
+      for (AnswerSink* sink : sinks_) sink->OnWhole(whole_);
+      for (AnswerSink* sink : sinks_) sink->OnEnd(nullptr);
+      co_await FlushAll();
+      co_return CallEnd::kDelivered;
+    }
+    StreamPump& pump = pump_.emplace(*this, call, *dialect, identity);
     co_await pump.Run();
     co_return CallEnd::kDelivered;
   }
@@ -176,49 +197,37 @@ net::awaitable<CallEnd> ModelCall::Run(const CallRequest& request) {
   co_return CallEnd::kFailed;
 }
 
-net::awaitable<CallEnd> ModelCall::DeliverWhole(const CallRequest& request, upstream::Call& call,
-                                                const providers::Provider& dialect, bool identity) {
-  Result<std::string> read = co_await call.ReadAll(deps_.max_response_bytes);
-  if (abandoned_) co_return Abandoned();
-  if (!read.ok()) co_return Failed(read.error());
-  whole_body_ = std::move(read.value());
+Status ModelCall::ReadWhole(const CallRequest& request, const upstream::Call& call,
+                            const providers::Provider& dialect, bool identity) {
   const unsigned status = call.status();
-  AnswerStart start;
+  AnswerStart& start = whole_start_;
   start.identity = identity;
   start.status = status;
   start.dialect = dialect.name();
-  start.content_type = call.header("content-type");
+  start.content_type = call.content_type();
   if (start.content_type.empty()) start.content_type = kJson;
   start.upstream_model = target_->upstream_model;
-  WholeAnswer whole{status, start.content_type, whole_body_, nullptr, &whole_body_};
-
-  std::optional<providers::Response> parsed;
-  if (request.purpose == Purpose::kChat) {
-    if (status / 100 != 2 && !identity) {
-      co_return Failed(dialect.ParseError(static_cast<int>(status), whole_body_));
-    }
-    if (status / 100 == 2 && !identity) {
-      Result<providers::Response> response = dialect.ParseResponse(whole_body_);
-      if (!response.ok()) co_return Failed(response.error());
-      parsed.emplace(std::move(response.value()));
-      // Cohere's answers name no model: the client is told the deployment's.
-      if (parsed->model.empty()) parsed->model = target_->upstream_model;
-      whole = WholeAnswer{200, kJson, {}, &*parsed, nullptr};
-      start.status = 200;
-      ctx_.usage = UsageOf(parsed->usage);
-      ctx_.output_bytes = OutputBytes(*parsed);
-      ctx_.finish_reason = providers::openai::FinishReasonName(parsed->finish);
-    } else if (status / 100 == 2) {
-      ReadIdentityUsage(dialect, whole_body_);
-    }
+  whole_ = WholeAnswer{status, start.content_type, whole_body_, nullptr, &whole_body_};
+  if (request.purpose != Purpose::kChat) return Ok{};
+  if (status / 100 != 2 && !identity) {
+    return dialect.ParseError(static_cast<int>(status), whole_body_);
   }
-  // A whole answer has no head of its own to send: no Flush after OnStart (answer_sink.h).
-  for (AnswerSink* sink : sinks_) sink->OnStart(start);
-  for (AnswerSink* sink : sinks_) sink->OnWhole(whole);
-  co_await FlushAll();
-  for (AnswerSink* sink : sinks_) sink->OnEnd(nullptr);
-  co_await FlushAll();
-  co_return CallEnd::kDelivered;
+  if (status / 100 != 2) return Ok{};
+  if (identity) {
+    ReadIdentityUsage(dialect, whole_body_);
+    return Ok{};
+  }
+  Result<providers::Response> response = dialect.ParseResponse(whole_body_);
+  if (!response.ok()) return response.error();
+  providers::Response& parsed = parsed_.emplace(std::move(response.value()));
+  // Cohere's answers name no model: the client is told the deployment's.
+  if (parsed.model.empty()) parsed.model = target_->upstream_model;
+  whole_ = WholeAnswer{200, kJson, {}, &parsed, nullptr};
+  start.status = 200;
+  ctx_.usage = UsageOf(parsed.usage);
+  ctx_.output_bytes = OutputBytes(parsed);
+  ctx_.finish_reason = providers::openai::FinishReasonName(parsed.finish);
+  return Ok{};
 }
 
 void ModelCall::ReadIdentityUsage(const providers::Provider& dialect, std::string_view body) {

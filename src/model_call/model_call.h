@@ -40,9 +40,12 @@
 // keeps reading for them. A sink whose Flush says false is dropped; once no sink serves a
 // client the upstream exchange is cancelled and the context says 499.
 //
-// Ownership: lives on the caller's coroutine frame for one call; borrows the deps (the worker's
-// pool and options), the context, the sinks and the source, all of which outlive Run.
-// Single-threaded: the worker that owns the context.
+// Ownership: one object per call, in the caller's request state; it borrows the deps (the
+// worker's pool and options), the context, the sinks and the source, all of which outlive Run.
+// It holds the attempt in flight (its upstream exchange, with a 2 KiB header arena) and a
+// stream's pump, ~4 KiB: keep it where the request's state already is (the door's request
+// frame), not on a small coroutine's frame, which Asio recycles only up to 1 KiB (a bigger
+// frame is a malloc per call). Single-threaded: the worker that owns the context.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -59,6 +62,7 @@
 #include "core/request_context.h"
 #include "model_call/answer_sink.h"
 #include "model_call/route_table.h"
+#include "model_call/stream_pump.h"
 #include "observability/metrics.h"
 #include "upstream/call.h"
 #include "upstream/pool.h"
@@ -161,8 +165,10 @@ class ModelCall {
  private:
   // Waits `delay` unless the call is abandoned first; false if it was.
   boost::asio::awaitable<bool> Sleep(std::chrono::milliseconds delay);
-  boost::asio::awaitable<CallEnd> DeliverWhole(const CallRequest& request, upstream::Call& call,
-                                               const providers::Provider& dialect, bool identity);
+  // A whole answer read into whole_body_: its head and answer (whole_start_, whole_), parsed
+  // when translated, and what the context learns from it; an error is the call's failure.
+  Status ReadWhole(const CallRequest& request, const upstream::Call& call,
+                   const providers::Provider& dialect, bool identity);
   // Awaits every live sink's Flush, dropping those that say their consumer has gone.
   boost::asio::awaitable<void> FlushAll();
   // Removes sink `i`, whose consumer has gone.
@@ -181,10 +187,15 @@ class ModelCall {
   const AnswerSink* leader_ = nullptr;
   CallFailure failure_;
   const DeploymentTarget* target_ = nullptr;
-  upstream::Call* current_ = nullptr;           // the attempt in flight, for Abandon
+  std::optional<upstream::Call> attempt_;       // the attempt in flight, while Run runs
+  std::optional<StreamPump> pump_;              // its stream's delivery
   boost::asio::steady_timer* timer_ = nullptr;  // the backoff in progress, for Abandon
   bool abandoned_ = false;
-  std::string whole_body_;  // a whole answer's bytes (WholeAnswer::storage)
+  // A whole answer, alive until Run returns.
+  std::string whole_body_;                     // its bytes (WholeAnswer::storage)
+  std::optional<providers::Response> parsed_;  // translated
+  AnswerStart whole_start_;
+  WholeAnswer whole_;
 
   friend class StreamPump;
 };

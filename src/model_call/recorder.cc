@@ -12,8 +12,11 @@ void Recorder::OnStart(const AnswerStart& start) {
 
 void Recorder::OnEvent(const providers::StreamEvent& event) { recording_.AppendEvent(event); }
 
-void Recorder::OnFrame(std::string_view frame, FrameKind kind) {
-  if (identity_form_ != Recording::npos) recording_.AppendFrame(identity_form_, frame, kind);
+void Recorder::OnFrames(std::span<const IdentityFrame> frames) {
+  if (identity_form_ == Recording::npos) return;
+  for (const IdentityFrame& frame : frames) {
+    recording_.AppendFrame(identity_form_, frame.bytes, frame.kind);
+  }
 }
 
 void Recorder::OnWhole(const WholeAnswer& answer) { recording_.SetWhole(answer); }

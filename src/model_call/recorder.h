@@ -39,7 +39,7 @@ class Recorder final : public AnswerSink {
 
   void OnStart(const AnswerStart& start) override;
   void OnEvent(const providers::StreamEvent& event) override;
-  void OnFrame(std::string_view frame, FrameKind kind) override;
+  void OnFrames(std::span<const IdentityFrame> frames) override;
   void OnWhole(const WholeAnswer& answer) override;
   void OnEnd(const Error* error) override;
   bool serves_client() const override { return false; }

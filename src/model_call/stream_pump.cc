@@ -1,6 +1,7 @@
 #include "model_call/stream_pump.h"
 
 #include "common/json_escape.h"
+#include "model_call/model_call.h"
 #include "providers/openai/stream_codec.h"
 
 namespace turnpike::model_call {
@@ -52,12 +53,25 @@ net::awaitable<void> StreamPump::Run() {
   start.events = events_;
   start.status = upstream_.status();
   start.dialect = dialect_.name();
-  start.content_type = upstream_.header("content-type");
+  start.content_type = upstream_.content_type();
   if (call_.target_ != nullptr) start.upstream_model = call_.target_->upstream_model;
   for (AnswerSink* sink : call_.sinks_) sink->OnStart(start);
-  co_await call_.FlushAll();
   const std::chrono::milliseconds keepalive = call_.deps_.keepalive;
+  bool idle = false;  // the upstream was silent for `keepalive`: Idle instead of Flush
+  bool over = false;  // OnEnd went out: this is the last Flush
   for (;;) {
+    // Every sink's Flush (of the head, a read, or the end) or Idle, in this frame.
+    for (size_t i = 0; i < call_.sinks_.size();) {
+      AnswerSink* sink = call_.sinks_[i];
+      net::awaitable<bool> step = idle ? sink->Idle() : sink->Flush();
+      const bool kept = co_await std::move(step);
+      if (kept) {
+        ++i;
+        continue;
+      }
+      call_.Drop(i);
+    }
+    if (over) break;
     if (!call_.ServesClient()) {
       Leave();
       co_return;
@@ -67,26 +81,30 @@ net::awaitable<void> StreamPump::Run() {
       Leave();
       co_return;
     }
+    over = true;  // unless the read goes on below
+    idle = false;
     if (!read.ok()) {
       call_.ctx_.error = read.error().code;
       const Error error = read.error();
-      co_await End(&error);
-      co_return;
+      End(&error);
+      continue;
     }
-    if (!read.value()) {  // silent for `keepalive`
-      for (size_t i = 0; i < call_.sinks_.size();) {
-        AnswerSink* sink = call_.sinks_[i];
-        const bool kept = co_await sink->Idle();
-        if (kept) {
-          ++i;
-          continue;
-        }
-        call_.Drop(i);
-      }
+    if (!read.value()) {
+      idle = true;
+      over = false;
       continue;
     }
     const std::string_view piece = *read.value();
-    if (piece.empty()) break;
+    if (piece.empty()) {  // the body's end
+      if (mode_ != Mode::kOpenAiIdentity && !ended_) {
+        call_.ctx_.error = ErrorCode::kUpstreamBadResponse;
+        const Error incomplete = Incomplete();
+        End(&incomplete);
+      } else {
+        End(nullptr);
+      }
+      continue;
+    }
     Status fed = Feed(piece);
     if (first_token() && call_.ctx_.phases.first_token == core::Clock::time_point{}) {
       call_.ctx_.phases.first_token = core::Clock::now();
@@ -95,37 +113,12 @@ net::awaitable<void> StreamPump::Run() {
       call_.ctx_.error = fed.error().code;
       upstream_.Cancel();
       const Error error = fed.error();
-      co_await End(&error);
-      co_return;
+      End(&error);
+      continue;
     }
-    // FlushAll's loop, in this frame: it runs once per upstream read.
-    for (size_t i = 0; i < call_.sinks_.size();) {
-      AnswerSink* sink = call_.sinks_[i];
-      const bool kept = co_await sink->Flush();
-      if (kept) {
-        ++i;
-        continue;
-      }
-      call_.Drop(i);
-    }
+    over = false;
   }
-  if (mode_ != Mode::kOpenAiIdentity && !ended_) {
-    call_.ctx_.error = ErrorCode::kUpstreamBadResponse;
-    const Error incomplete = Incomplete();
-    co_await End(&incomplete);
-    co_return;
-  }
-  co_await End(nullptr);
-}
-
-Status StreamPump::Feed(std::string_view piece) {
-  tail_frame_.clear();
-  failed_.reset();
-  auto on_event = [this, piece](const stream::SseEvent& event) { OnFrame(event, piece); };
-  Status fed = ndjson_ ? ndjson_parser_.Feed(piece, on_event) : sse_parser_.Feed(piece, on_event);
-  if (!fed.ok()) return fed;
-  if (failed_) return *failed_;
-  return Ok{};
+  Settle();
 }
 
 void StreamPump::OnFrame(const stream::SseEvent& event, std::string_view piece) {
@@ -148,7 +141,22 @@ void StreamPump::OnFrame(const stream::SseEvent& event, std::string_view piece) 
     tail_frame_.assign(frame);
     frame = tail_frame_;
   }
-  for (AnswerSink* sink : call_.sinks_) sink->OnFrame(frame, kind);
+  frames_.push_back({frame, kind});
+}
+
+Status StreamPump::Feed(std::string_view piece) {
+  tail_frame_.clear();
+  failed_.reset();
+  auto on_event = [this, piece](const stream::SseEvent& event) { OnFrame(event, piece); };
+  Status fed = ndjson_ ? ndjson_parser_.Feed(piece, on_event) : sse_parser_.Feed(piece, on_event);
+  // The frames framed before a failure go out too, ahead of the end it causes.
+  if (!frames_.empty()) {
+    for (AnswerSink* sink : call_.sinks_) sink->OnFrames(frames_);
+    frames_.clear();
+  }
+  if (!fed.ok()) return fed;
+  if (failed_) return *failed_;
+  return Ok{};
 }
 
 void StreamPump::OnEvent(const providers::StreamEvent& event) {
@@ -185,12 +193,10 @@ void StreamPump::OnEvent(const providers::StreamEvent& event) {
   for (AnswerSink* sink : call_.sinks_) sink->OnEvent(event);
 }
 
-net::awaitable<void> StreamPump::End(const Error* error) {
+void StreamPump::End(const Error* error) {
   // A translated answer that already ended (its end or error event went out) stays as it was.
   if (mode_ == Mode::kTranslated && ended_) error = nullptr;
   for (AnswerSink* sink : call_.sinks_) sink->OnEnd(error);
-  co_await call_.FlushAll();
-  Settle();
 }
 
 void StreamPump::Leave() {

@@ -1,6 +1,8 @@
 // A streamed answer's delivery: the upstream's body read one piece at a time, framed by its
 // dialect (SSE events, NDJSON lines), tapped, and handed to the call's sinks (answer_sink.h),
-// each read's frames or events followed by one Flush of every sink before the next read.
+// each read's events or frames (one OnFrames per read) followed by one Flush of every sink
+// before the next read. One loop in Run's frame flushes the head, every read and the end: a
+// stream costs the pump one coroutine frame, however many reads it has.
 //
 //   identity, OpenAI chat wire  frames untouched; the tap is the one-pass chunk scanner
 //                               (stream/chat_accumulator.h), which also names the usage-only
@@ -20,24 +22,32 @@
 //
 // Frames lie in the upstream call's read buffer, valid until the next read: exactly the
 // lifetime answer_sink.h promises. The one frame per read that the parser completes from its
-// buffered tail is copied into `tail_frame_` so that it lives as long.
+// buffered tail is copied into `tail_frame_` so that it lives as long. A read's frames are
+// listed in `frames_` (inline for the usual reads) and handed over once the read is framed.
 //
-// Ownership: made by ModelCall::Deliver on its frame for one stream; borrows the call, the
+// Ownership: a member of the ModelCall, made by its Run for one stream; borrows the call, the
 // upstream exchange and the dialect. Single-threaded.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/container/small_vector.hpp>
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "model_call/model_call.h"
+#include "model_call/answer_sink.h"
 #include "providers/provider.h"
 #include "stream/chat_accumulator.h"
 #include "stream/ndjson_parser.h"
 #include "stream/sse_parser.h"
 
+namespace turnpike::upstream {
+class Call;
+}  // namespace turnpike::upstream
+
 namespace turnpike::model_call {
+
+class ModelCall;
 
 class StreamPump final : private providers::EventSink {
  public:
@@ -51,11 +61,13 @@ class StreamPump final : private providers::EventSink {
 
   // One read's frames and events to the sinks; an error when the stream cannot go on.
   Status Feed(std::string_view piece);
-  void OnFrame(const stream::SseEvent& event, std::string_view piece);
+  // One framed event: decoded (translated), or tapped and listed in frames_ (identity). Inlined
+  // into the parser's loop in Feed (it runs once per frame).
+  [[gnu::always_inline]] inline void OnFrame(const stream::SseEvent& event, std::string_view piece);
   // The decoder's events: tapped, then forwarded (translated, or to the sinks that want them).
   void OnEvent(const providers::StreamEvent& event) override;
-  // Ends the answer for every sink (error: what cut it) and flushes them once more.
-  boost::asio::awaitable<void> End(const Error* error);
+  // Ends the answer for every sink (error: what cut it); Run's loop flushes them once more.
+  void End(const Error* error);
   // No sink serves a client any more: the upstream exchange is cancelled, and the sinks left
   // (serving no client) get OnEnd with that error, without a last Flush.
   void Leave();
@@ -70,11 +82,12 @@ class StreamPump final : private providers::EventSink {
   bool events_ = false;  // pivot events go to the sinks (translated, or wanted)
   stream::SseParser sse_parser_;
   stream::NdjsonParser ndjson_parser_;
-  stream::ChatAccumulator accumulator_;                // kOpenAiIdentity
-  std::unique_ptr<providers::StreamDecoder> decoder_;  // the others, or wanted events
-  std::string fallback_model_;                         // escaped; kTranslated
-  std::string tail_frame_;                             // see the top of this file
-  std::optional<Error> failed_;                        // a decode failure in this read
+  stream::ChatAccumulator accumulator_;                       // kOpenAiIdentity
+  std::unique_ptr<providers::StreamDecoder> decoder_;         // the others, or wanted events
+  std::string fallback_model_;                                // escaped; kTranslated
+  std::string tail_frame_;                                    // see the top of this file
+  boost::container::small_vector<IdentityFrame, 32> frames_;  // this read's, identity
+  std::optional<Error> failed_;                               // a decode failure in this read
 
   // The tap.
   providers::FinishReason finish_ = providers::FinishReason::kNone;

@@ -135,6 +135,7 @@ asio::awaitable<Status> Call::Connect() {
 asio::awaitable<boost::system::error_code> Call::SendAndReadHead(const std::string& head,
                                                                  std::string_view body) {
   parser_.reset();
+  content_type_ = {};
   arena_.Reset();
   parser_.emplace(std::piecewise_construct, std::make_tuple(),
                   std::make_tuple(net::ArenaAllocator<char>(&arena_)));
@@ -169,7 +170,7 @@ asio::awaitable<Status> Call::Start(const OutgoingRequest& request) {
   if (reused_) {
     boost::system::error_code ec = co_await SendAndReadHead(head, request.body);
     if (!ec) {
-      head_received_at_ = Clock::now();
+      HeadReceived();
       co_return Ok{};
     }
     // A pooled connection the origin closed while idle: try once more on a fresh one.
@@ -183,8 +184,20 @@ asio::awaitable<Status> Call::Start(const OutgoingRequest& request) {
   if (!connected.ok()) co_return connected;
   boost::system::error_code ec = co_await SendAndReadHead(head, request.body);
   if (ec) co_return Failure(ec, "request");
-  head_received_at_ = Clock::now();
+  HeadReceived();
   co_return Ok{};
+}
+
+void Call::HeadReceived() {
+  head_received_at_ = Clock::now();
+  // The fields in arrival order, matched by the name the parser already classified: a few
+  // enum compares instead of a case-insensitive search.
+  for (const auto& field : parser_->get()) {
+    if (field.name() == boost::beast::http::field::content_type) {
+      content_type_ = std::string_view(field.value().data(), field.value().size());
+      return;
+    }
+  }
 }
 
 unsigned Call::status() const { return parser_ ? parser_->get().result_int() : 0; }

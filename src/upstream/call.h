@@ -63,6 +63,9 @@ class Call {
   unsigned status() const;
   // A response header's value, or "" if absent.
   std::string_view header(std::string_view name) const;
+  // The response's Content-Type, or "": read once with the head (every answer's consumer asks
+  // for it; header() searches the fields by name each time).
+  std::string_view content_type() const { return content_type_; }
 
   // The next piece of the body; an empty view means the body is complete. The view is valid
   // until the next call.
@@ -99,6 +102,8 @@ class Call {
   boost::asio::awaitable<Result<size_t>> ReadInto(char* out, size_t size,
                                                   std::chrono::milliseconds wait);
   void Finish();
+  // The head has been read: its time and Content-Type.
+  void HeadReceived();
 
   Pool& pool_;
   const Origin& origin_;
@@ -114,6 +119,7 @@ class Call {
   Clock::time_point request_sent_at_{};
   Clock::time_point head_received_at_{};
   Clock::time_point last_bytes_at_{};  // for the idle timeout across ReadSomeWithin calls
+  std::string_view content_type_;      // a view into parser_'s fields
   int inline_reads_ = 0;               // reads in a row that completed without suspending
 };
 

@@ -90,7 +90,9 @@ class LogSink : public AnswerSink {
     events.push_back(event.kind);
     if (event.kind == providers::EventKind::kTextDelta) text += event.text;
   }
-  void OnFrame(std::string_view frame, FrameKind kind) override { frames += frame; }
+  void OnFrames(std::span<const IdentityFrame> read) override {
+    for (const IdentityFrame& frame : read) frames += frame.bytes;
+  }
   void OnWhole(const WholeAnswer& answer) override {
     log.push_back("whole " + std::to_string(answer.status));
     whole = answer.response != nullptr ? answer.response->text : std::string(answer.body);
@@ -277,6 +279,7 @@ TEST_F(ModelCallTest, WholeAnswersAreBytesOnIdentityAndParsedWhenTranslated) {
     EXPECT_EQ(Run(call, source, Plan({1}), false), CallEnd::kDelivered);
     EXPECT_EQ(sink.whole, kWhole);
     EXPECT_EQ(sink.log, (std::vector<std::string>{"start identity whole", "whole 200", "end"}));
+    EXPECT_EQ(sink.flushes, 1) << "a whole answer is complete once read: one Flush";
   }
   core::RequestContext translated_ctx;
   ModelCall call(deps_, translated_ctx);

@@ -50,8 +50,10 @@ class ScriptedCall {
     for (const providers::StreamEvent& event : events) {
       for (AnswerSink* sink : active_) sink->OnEvent(event);
     }
-    for (const auto& [frame, kind] : frames) {
-      for (AnswerSink* sink : active_) sink->OnFrame(frame, kind);
+    std::vector<IdentityFrame> read;
+    for (const auto& [frame, kind] : frames) read.push_back({frame, kind});
+    if (!read.empty()) {
+      for (AnswerSink* sink : active_) sink->OnFrames(read);
     }
     std::vector<AnswerSink*> kept;
     for (AnswerSink* sink : active_) {

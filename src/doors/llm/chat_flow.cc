@@ -9,7 +9,6 @@
 #include <charconv>
 
 #include "core/openai_errors.h"
-#include "doors/llm/client_sink.h"
 
 namespace turnpike::doors::llm {
 namespace net = boost::asio;
@@ -139,29 +138,19 @@ class WatchScope {
 };
 }  // namespace
 
-// A whole answer of Purpose::kRaw (embeddings, token counts), read and answered by the flow in
-// the sink's Flush, while the upstream exchange (whose header the content type views) lives.
-class RawAnswerSink final : public model_call::AnswerSink {
- public:
-  explicit RawAnswerSink(ChatFlow& flow) : flow_(flow) {}
-  void OnWhole(const model_call::WholeAnswer& answer) override {
-    reply_.status = answer.status;
-    reply_.content_type = answer.content_type;
-    storage_ = answer.storage;
-  }
-  net::awaitable<bool> Flush() override {
-    if (storage_ == nullptr) co_return true;
-    reply_.body = std::move(*storage_);
-    storage_ = nullptr;
-    co_await flow_.RelayRaw(reply_);
-    co_return true;
-  }
+void RawAnswerSink::OnWhole(const model_call::WholeAnswer& answer) {
+  reply_.status = answer.status;
+  reply_.content_type = answer.content_type;
+  storage_ = answer.storage;
+}
 
- private:
-  ChatFlow& flow_;
-  WholeReply reply_;
-  std::string* storage_ = nullptr;
-};
+net::awaitable<bool> RawAnswerSink::Flush() {
+  if (storage_ == nullptr) co_return true;
+  reply_.body = std::move(*storage_);
+  storage_ = nullptr;
+  co_await flow_.RelayRaw(reply_);
+  co_return true;
+}
 
 net::awaitable<void> ChatFlow::RelayRaw(WholeReply& reply) {
   if (counting_tokens()) {
@@ -185,7 +174,7 @@ std::string_view ChatFlow::Path(const DeploymentTarget& target, bool stream) con
 }
 
 net::awaitable<void> ChatFlow::Attempts() {
-  model_call::ModelCall call(deps_.call, ctx_);
+  model_call::ModelCall& call = call_.emplace(deps_.call, ctx_);
   model_call::CallRequest request;
   request.model = ctx_.model_entry;
   request.plan = &ctx_.attempts;
@@ -201,12 +190,10 @@ net::awaitable<void> ChatFlow::Attempts() {
   options.include_usage = info_.include_usage;
   options.client_body = exchange_.request().body();
   options.server_timing = deps_.config.server.server_timing;
-  ClientSink client(exchange_, deps_.core, ctx_, options);
-  RawAnswerSink whole(*this);
   if (raw) {
-    call.AddSink(whole);
+    call.AddSink(raw_sink_.emplace(*this));
   } else {
-    call.AddSink(client);
+    call.AddSink(client_sink_.emplace(exchange_, deps_.core, ctx_, options));
   }
   model_call::CallEnd end = model_call::CallEnd::kAbandoned;
   {

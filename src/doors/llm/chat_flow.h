@@ -40,10 +40,11 @@
 // {"type":"error","error":{...}}), with that API's status; a request the deployment's dialect
 // cannot express is a 400 naming the field.
 //
-// Ownership: lives on the door's coroutine frame for one request; borrows what the door lends it
-// (FlowDeps: its chain, the core, the model call's deps over the worker's pool), the exchange,
-// the context and the client's Provider.
-// Single-threaded.
+// Ownership: lives on the door's coroutine frame for one request, and holds the request's model
+// call and its sink there (a ModelCall is ~4 KiB: on Attempts' own frame it would cost a malloc
+// per request, model_call.h); borrows what the door lends it (FlowDeps: its chain, the core, the
+// model call's deps over the worker's pool), the exchange, the context and the client's
+// Provider. Single-threaded.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -56,6 +57,7 @@
 #include "config/config.h"
 #include "core/filter.h"
 #include "core/worker_core.h"
+#include "doors/llm/client_sink.h"
 #include "doors/llm/llm_context.h"
 #include "http/exchange.h"
 #include "model_call/model_call.h"
@@ -108,6 +110,22 @@ struct WholeReply {
   unsigned status = 0;
   std::string_view content_type;  // the upstream's header, while the call runs
   std::string body;
+};
+
+class ChatFlow;
+
+// A whole answer of Purpose::kRaw (embeddings, token counts), read and answered by the flow in
+// the sink's Flush, while the upstream exchange (whose header the content type views) lives.
+class RawAnswerSink final : public model_call::AnswerSink {
+ public:
+  explicit RawAnswerSink(ChatFlow& flow) : flow_(flow) {}
+  void OnWhole(const model_call::WholeAnswer& answer) override;
+  boost::asio::awaitable<bool> Flush() override;
+
+ private:
+  ChatFlow& flow_;
+  WholeReply reply_;
+  std::string* storage_ = nullptr;
 };
 
 class ChatFlow : private model_call::AttemptSource {
@@ -188,6 +206,10 @@ class ChatFlow : private model_call::AttemptSource {
   std::optional<boost::json::object> pivot_;  // the parsed request, once a translation needs it
   const boost::json::object* document_ = nullptr;           // UseDocument
   std::optional<providers::EmbeddingsRequest> embeddings_;  // kOpenAiEmbeddings only
+  // Attempts' call and its one sink (see Ownership above).
+  std::optional<model_call::ModelCall> call_;
+  std::optional<ClientSink> client_sink_;  // chat
+  std::optional<RawAnswerSink> raw_sink_;  // embeddings, token counts
 };
 
 }  // namespace turnpike::doors::llm

@@ -38,21 +38,25 @@ void ClientSink::OnEvent(const providers::StreamEvent& event) {
   encoder_->OnEvent(event);
 }
 
-void ClientSink::OnFrame(std::string_view frame, model_call::FrameKind kind) {
-  // Dropped: the frames after it are no longer adjacent to `span_`.
-  if (kind == model_call::FrameKind::kUsageOnly && options_.openai_chat &&
-      !options_.include_usage) {
-    return;
+void ClientSink::OnFrames(std::span<const model_call::IdentityFrame> frames) {
+  const bool drop_usage = options_.openai_chat && !options_.include_usage;
+  for (const model_call::IdentityFrame& frame : frames) {
+    // Dropped: the frame after it starts a new view.
+    if (drop_usage && frame.kind == model_call::FrameKind::kUsageOnly) continue;
+    const std::string_view bytes = frame.bytes;
+    if (!out_.empty()) {  // the views are full: the rest of this read is copied, in order
+      out_.append(bytes);
+      continue;
+    }
+    std::string_view* last = views_ > 0 ? &pieces_[views_ - 1] : nullptr;
+    if (last != nullptr && last->data() + last->size() == bytes.data()) {
+      *last = std::string_view(last->data(), last->size() + bytes.size());
+    } else if (views_ < kViews) {
+      pieces_[views_++] = bytes;
+    } else {
+      out_.append(bytes);
+    }
   }
-  const bool adjacent = span_.empty() || span_.data() + span_.size() == frame.data();
-  if (out_.empty() && adjacent) {
-    span_ =
-        std::string_view(span_.empty() ? frame.data() : span_.data(), span_.size() + frame.size());
-    return;
-  }
-  out_.append(span_);
-  span_ = {};
-  out_.append(frame);
 }
 
 void ClientSink::OnWhole(const model_call::WholeAnswer& answer) {
@@ -75,11 +79,7 @@ void ClientSink::OnEnd(const Error* error) {
   step_ = Step::kEnd;
   if (error == nullptr || ended_) return;
   ended_ = true;
-  // The client dialect's in-stream error event, after this read's frames.
-  if (!out_.empty() || !span_.empty()) {
-    out_.insert(0, span_);
-    span_ = {};
-  }
+  // The client dialect's in-stream error event, after this read's frames (out_ goes last).
   if (options_.openai_chat) {
     out_ += core::OpenAiStreamErrorEvent(*error);
     return;
@@ -101,52 +101,59 @@ bool ClientSink::Left() {
   return false;
 }
 
-net::awaitable<bool> ClientSink::SendHead() {
+void ClientSink::AddHeadHeaders() {
   exchange_.response_headers().Add("Cache-Control", "no-cache");
   if (options_.server_timing) {
     exchange_.response_headers().Add("Server-Timing",
                                      ServerTimingHeader(ctx_.phases, core::Clock::now()));
   }
-  const std::string_view content_type = "text/event-stream";
-  const bool started = co_await exchange_.StartStream(200, content_type);
-  ctx_.status = 200;
-  ctx_.phases.client_head = exchange_.head_sent_at();
-  step_ = Step::kBytes;
-  co_return started ? true : Left();
 }
 
-net::awaitable<bool> ClientSink::SendEnd() {
-  step_ = Step::kDone;
-  const std::string_view bytes = out_.empty() ? span_ : std::string_view(out_);
-  bool sent = true;
-  if (!bytes.empty()) sent = co_await exchange_.Write(bytes);
-  if (!sent) co_return Left();
-  co_await exchange_.EndStream();
-  co_return true;
+size_t ClientSink::TakePending() {
+  size_t count = views_;
+  if (!out_.empty()) pieces_[count++] = out_;
+  views_ = 0;
+  return count;
 }
 
 net::awaitable<bool> ClientSink::Flush() {
-  // The per-read bytes and a whole answer are written in this frame (once per read, once per
-  // request: no nested coroutine); the head and the end go through their own, once a stream.
-  bool kept = !gone_;
-  if (step_ == Step::kBytes) {
-    const std::string_view bytes = out_.empty() ? span_ : std::string_view(out_);
-    if (!bytes.empty()) kept = co_await exchange_.Write(bytes);
-    span_ = {};
+  // Every step is written in this frame (no nested coroutine): it runs once per upstream read.
+  if (gone_) co_return false;
+  if (step_ == Step::kBytes || step_ == Step::kEnd) {
+    const bool end = step_ == Step::kEnd;
+    if (end) step_ = Step::kDone;
+    // One write per read: a single view as it is, several gathered (Exchange::WritePieces).
+    const size_t count = TakePending();
+    bool kept = true;
+    if (count == 1) {
+      kept = co_await exchange_.Write(pieces_[0]);
+    } else if (count > 1) {
+      kept =
+          co_await exchange_.WritePieces(std::span<const std::string_view>(pieces_.data(), count));
+    }
     out_.clear();
-    if (!kept) Left();
-  } else if (step_ == Step::kWhole) {
+    if (!kept) co_return Left();
+    if (end) co_await exchange_.EndStream();
+    co_return true;
+  }
+  if (step_ == Step::kWhole) {
     step_ = Step::kDone;
     std::string body =
         whole_storage_ != nullptr ? std::move(*whole_storage_) : std::move(whole_body_);
     const std::string_view content_type = whole_type_;
     co_await core_.Respond(exchange_, ctx_, whole_status_, content_type, std::move(body));
-  } else if (step_ == Step::kHead) {
-    kept = co_await SendHead();
-  } else if (step_ == Step::kEnd) {
-    kept = co_await SendEnd();
+    co_return true;
   }
-  co_return kept;
+  if (step_ == Step::kHead) {
+    AddHeadHeaders();
+    const std::string_view content_type = "text/event-stream";
+    const bool started = co_await exchange_.StartStream(200, content_type);
+    ctx_.status = 200;
+    ctx_.phases.client_head = exchange_.head_sent_at();
+    step_ = Step::kBytes;
+    co_return started ? true : Left();
+  }
+  co_return true;
 }
 
 net::awaitable<bool> ClientSink::Idle() {

@@ -1,10 +1,12 @@
 // The LLM door's client as a sink of a model call (model_call/answer_sink.h): renders the
 // call's answer in the dialect the client called and writes it to the Exchange.
 //
-//   stream, identity     the upstream's frames forwarded untouched; frames that lie one after
-//                        the other in the upstream's read go out as one view of it (no copy);
-//                        on the OpenAI chat wire the usage-only chunk is dropped when the
-//                        gateway asked for usage on the client's behalf
+//   stream, identity     the upstream's frames forwarded untouched, without a copy: frames that
+//                        lie one after the other in the upstream's read are one view of it, and
+//                        a read's views (split by a frame completed from the previous read, or
+//                        by a dropped one) go out gathered in one write; on the OpenAI chat
+//                        wire the usage-only chunk is dropped when the gateway asked for usage
+//                        on the client's behalf
 //   stream, translated   pivot events rendered by the client dialect's StreamEncoder
 //   whole                identity bytes with the upstream's status, or the parsed answer
 //                        rendered by the client dialect (RenderWholeResponse)
@@ -19,6 +21,7 @@
 // the client's Provider. Single-threaded.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <string>
 
@@ -46,7 +49,7 @@ class ClientSink final : public model_call::AnswerSink {
 
   void OnStart(const model_call::AnswerStart& start) override;
   void OnEvent(const providers::StreamEvent& event) override;
-  void OnFrame(std::string_view frame, model_call::FrameKind kind) override;
+  void OnFrames(std::span<const model_call::IdentityFrame> frames) override;
   void OnWhole(const model_call::WholeAnswer& answer) override;
   boost::asio::awaitable<bool> Flush() override;
   boost::asio::awaitable<bool> Idle() override;
@@ -56,8 +59,9 @@ class ClientSink final : public model_call::AnswerSink {
   enum class Step : uint8_t { kIdle, kHead, kBytes, kWhole, kEnd, kDone };
 
   providers::EncoderOptions EncoderOptionsOf() const;
-  boost::asio::awaitable<bool> SendHead();
-  boost::asio::awaitable<bool> SendEnd();
+  void AddHeadHeaders();
+  // This read's bytes as pieces_[0, count): the views, then out_; the views are handed over.
+  size_t TakePending();
   bool Left();
 
   http::Exchange& exchange_;
@@ -67,10 +71,14 @@ class ClientSink final : public model_call::AnswerSink {
   model_call::AnswerStart start_;
   Step step_ = Step::kIdle;
   std::unique_ptr<providers::StreamEncoder> encoder_;  // translated streams
-  std::string_view span_;  // adjacent identity frames of this read, sent as one view
-  std::string out_;        // this read's bytes that could not be sent as a view
-  bool ended_ = false;     // an end or error event was rendered
-  bool gone_ = false;      // the client left
+  // This read's bytes: runs of adjacent identity frames as views into the upstream's read
+  // (pieces_[0, views_)), then out_ (rendered bytes, or frames past kViews runs, copied).
+  static constexpr size_t kViews = http::Exchange::kMaxPieces - 1;
+  std::array<std::string_view, http::Exchange::kMaxPieces> pieces_;
+  size_t views_ = 0;
+  std::string out_;
+  bool ended_ = false;  // an end or error event was rendered
+  bool gone_ = false;   // the client left
   // A whole answer waiting for its Flush.
   unsigned whole_status_ = 0;
   std::string_view whole_type_;  // static, or the upstream's header (alive until the Flush)

@@ -180,39 +180,44 @@ net::awaitable<void> LlmDoor::Handle(http::Exchange& exchange, core::RouteMatch 
     co_await AnswerModels(exchange, ctx);
   } else if (match.route == kGeminiModels || match.route == kGeminiModel) {
     co_await AnswerGeminiModels(exchange, ctx, match);
-  } else if (IsGeminiRoute(match.route)) {
+  } else {
+    // One flow object for every model route: it holds the request's model call (chat_flow.h).
+    const FlowApi flow_api = FlowApiOf(match);
+    ChatFlow flow(deps_, exchange, ctx, flow_api.api, *flow_api.client, flow_api.path);
+    if (document) flow.UseDocument(document->as_object());
+    co_await flow.Run();
+  }
+  core_.Finish(exchange, ctx);
+}
+
+LlmDoor::FlowApi LlmDoor::FlowApiOf(const core::RouteMatch& match) const {
+  if (IsGeminiRoute(match.route)) {
     std::string_view model = match.Param("model");
     if (model.starts_with(kGeminiModelPrefix)) model.remove_prefix(kGeminiModelPrefix.size());
     const ClientApi api = match.route == kGeminiCountTokens  ? ClientApi::kGeminiCountTokens
                           : match.route == kGeminiEmbed      ? ClientApi::kGeminiEmbed
                           : match.route == kGeminiBatchEmbed ? ClientApi::kGeminiBatchEmbed
                                                              : ClientApi::kGeminiGenerate;
-    ChatFlow flow(deps_, exchange, ctx, api, *gemini_,
-                  PathRequest{model, match.route == kGeminiStream});
-    co_await flow.Run();
-  } else if (match.route == kMessagesCountTokens) {
-    ChatFlow flow(deps_, exchange, ctx, ClientApi::kAnthropicCountTokens, *anthropic_);
-    co_await flow.Run();
-  } else if (match.route == kCohereChat || match.route == kCohereEmbed) {
-    const ClientApi api =
-        match.route == kCohereEmbed ? ClientApi::kCohereEmbed : ClientApi::kCohereChat;
-    ChatFlow flow(deps_, exchange, ctx, api, *cohere_);
-    co_await flow.Run();
-  } else {
-    const ClientApi api = match.route == kMessages      ? ClientApi::kAnthropicMessages
-                          : match.route == kResponses   ? ClientApi::kOpenAiResponses
-                          : match.route == kCompletions ? ClientApi::kOpenAiCompletions
-                          : match.route == kEmbeddings  ? ClientApi::kOpenAiEmbeddings
-                                                        : ClientApi::kOpenAiChat;
-    const providers::Provider& client = match.route == kMessages      ? *anthropic_
-                                        : match.route == kResponses   ? *responses_
-                                        : match.route == kCompletions ? *completions_
-                                                                      : *openai_;
-    ChatFlow flow(deps_, exchange, ctx, api, client);
-    if (document) flow.UseDocument(document->as_object());
-    co_await flow.Run();
+    return {api, gemini_, PathRequest{model, match.route == kGeminiStream}};
   }
-  core_.Finish(exchange, ctx);
+  if (match.route == kMessagesCountTokens) {
+    return {ClientApi::kAnthropicCountTokens, anthropic_, {}};
+  }
+  if (match.route == kCohereChat || match.route == kCohereEmbed) {
+    return {match.route == kCohereEmbed ? ClientApi::kCohereEmbed : ClientApi::kCohereChat,
+            cohere_,
+            {}};
+  }
+  const ClientApi api = match.route == kMessages      ? ClientApi::kAnthropicMessages
+                        : match.route == kResponses   ? ClientApi::kOpenAiResponses
+                        : match.route == kCompletions ? ClientApi::kOpenAiCompletions
+                        : match.route == kEmbeddings  ? ClientApi::kOpenAiEmbeddings
+                                                      : ClientApi::kOpenAiChat;
+  const providers::Provider* client = match.route == kMessages      ? anthropic_
+                                      : match.route == kResponses   ? responses_
+                                      : match.route == kCompletions ? completions_
+                                                                    : openai_;
+  return {api, client, {}};
 }
 
 net::awaitable<void> LlmDoor::AnswerModels(http::Exchange& exchange, LlmContext& ctx) {

@@ -73,6 +73,13 @@ class LlmDoor : public core::Door {
   boost::asio::awaitable<void> AnswerModels(http::Exchange& exchange, LlmContext& ctx);
   std::string ModelsBody() const;
   // GET /v1beta/models and /v1beta/models/{model}: the public model names, Gemini's shape.
+  // The API a model route serves, its dialect's Provider, and what its URL says.
+  struct FlowApi {
+    ClientApi api;
+    const providers::Provider* client;
+    PathRequest path;
+  };
+  FlowApi FlowApiOf(const core::RouteMatch& match) const;
   boost::asio::awaitable<void> AnswerGeminiModels(http::Exchange& exchange, LlmContext& ctx,
                                                   core::RouteMatch match);
   static boost::json::object GeminiModel(std::string_view name);
