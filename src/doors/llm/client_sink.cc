@@ -22,6 +22,9 @@ providers::EncoderOptions ClientSink::EncoderOptionsOf() const {
 
 void ClientSink::OnStart(const model_call::AnswerStart& start) {
   start_ = start;
+  if (options_.recording != nullptr && !start.identity) {
+    frames_.emplace(*options_.recording, model_call::Form{options_.client->name(), start.stream});
+  }
   if (!start.stream) return;
   step_ = Step::kHead;
   if (!start.identity) {
@@ -35,7 +38,9 @@ void ClientSink::OnEvent(const providers::StreamEvent& event) {
   if (event.kind == providers::EventKind::kEnd || event.kind == providers::EventKind::kError) {
     ended_ = true;
   }
+  const size_t before = out_.size();
   encoder_->OnEvent(event);
+  if (frames_ && out_.size() > before) frames_->OnFrame(std::string_view(out_).substr(before));
 }
 
 void ClientSink::OnFrames(std::span<const model_call::IdentityFrame> frames) {
@@ -68,6 +73,7 @@ void ClientSink::OnWhole(const model_call::WholeAnswer& answer) {
     render.client_body = options_.client_body;
     whole_body_ = options_.client->RenderWholeResponse(*answer.response, render);
     whole_type_ = kJson;
+    if (frames_) frames_->OnFrame(whole_body_);
     return;
   }
   whole_type_ = answer.content_type;
@@ -75,6 +81,7 @@ void ClientSink::OnWhole(const model_call::WholeAnswer& answer) {
 }
 
 void ClientSink::OnEnd(const Error* error) {
+  frames_.reset();  // the form is complete; the error event below is not part of it
   if (!start_.stream) return;
   step_ = Step::kEnd;
   if (error == nullptr || ended_) return;
@@ -95,6 +102,8 @@ void ClientSink::OnEnd(const Error* error) {
 }
 
 bool ClientSink::Left() {
+  if (frames_) frames_->OnClose();  // before the end: its frames render the events so far
+  frames_.reset();
   ctx_.status = 499;
   gone_ = true;
   step_ = Step::kDone;

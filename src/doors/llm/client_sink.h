@@ -12,6 +12,13 @@
 //                        rendered by the client dialect (RenderWholeResponse)
 //   an end with an error the client dialect's in-stream error event, then the end of stream
 //
+// With a recording (ClientSinkOptions::recording: a cache entry, an agent's memory), the sink
+// reports what it rendered for a translated answer as its form's frames (model_call/recorder.h):
+// each event's bytes as one frame, a whole answer's body as the whole form's one frame; its
+// form is closed when its client leaves before the end; the in-stream error it renders at the
+// end is not reported (a replay renders its own). An identity answer's frames are the
+// upstream's, which the Recorder keeps itself: the sink reports none.
+//
 // The stream's head (200, text/event-stream, Cache-Control: no-cache, Server-Timing when on)
 // goes out at the Flush after OnStart, before the first upstream read; a `: keep-alive`
 // comment (a comment in every SSE dialect) on Idle. A client that leaves is logged as 499 and
@@ -23,12 +30,14 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/request_context.h"
 #include "core/worker_core.h"
 #include "http/exchange.h"
 #include "model_call/answer_sink.h"
+#include "model_call/recorder.h"
 #include "providers/provider.h"
 
 namespace turnpike::doors::llm {
@@ -39,6 +48,8 @@ struct ClientSinkOptions {
   bool include_usage = false;    // an OpenAI client asked for the usage chunk
   std::string_view client_body;  // the client's request (EncoderOptions::client_body)
   bool server_timing = false;
+  // Set: a translated answer's frames are reported into it as the client's form (see above).
+  model_call::Recording* recording = nullptr;
 };
 
 class ClientSink final : public model_call::AnswerSink {
@@ -71,6 +82,7 @@ class ClientSink final : public model_call::AnswerSink {
   model_call::AnswerStart start_;
   Step step_ = Step::kIdle;
   std::unique_ptr<providers::StreamEncoder> encoder_;  // translated streams
+  std::optional<model_call::FormRecorder> frames_;     // a recording's form; until OnEnd
   // This read's bytes: runs of adjacent identity frames as views into the upstream's read
   // (pieces_[0, views_)), then out_ (rendered bytes, or frames past kViews runs, copied).
   static constexpr size_t kViews = http::Exchange::kMaxPieces - 1;
