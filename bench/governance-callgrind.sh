@@ -18,9 +18,13 @@
 # per thread. Note: valgrind hides SHA-NI from OpenSSL, so the key hash counts ~6k
 # instructions here against ~85 ns natively (see docs/BENCHMARKS.md).
 #
-# Needs: the turnpike binary ($TURNPIKE, default build/src/app/turnpike), valgrind, jq.
+# Needs: the turnpike binary ($TURNPIKE, default build/src/app/turnpike; $MOCK for the mock
+# provider, default the same), valgrind, jq.
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
+# The mock provider: $MOCK, default $TURNPIKE. Pin it when comparing two binaries, so that both
+# read the same upstream bytes.
+MOCK=${MOCK:-$TURNPIKE}
 requests=10000 conns=8 log_store=on cache_sim=no off_key=yes
 stream_args=()
 while (($#)); do
@@ -42,7 +46,7 @@ trap cleanup EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_exclusive
 
-"$TURNPIKE" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
+"$MOCK" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
 pids+=($!)
 mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
 
