@@ -58,6 +58,7 @@ http::ServerOptions MakeServerOptions(const config::ServerConfig& s) {
   o.workers = s.workers > 0 ? s.workers
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   o.max_header_bytes = s.max_header_bytes;
+  o.max_header_fields = s.max_header_fields;
   o.max_body_bytes = s.max_body_bytes;
   o.read_headers_timeout = s.read_headers_timeout;
   o.read_body_timeout = s.read_body_timeout;

@@ -14,6 +14,7 @@ namespace turnpike::config {
 namespace {
 
 constexpr int64_t kMaxWorkers = 1024;
+constexpr int64_t kMaxHeaderFields = 10000;
 constexpr int64_t kMinAttempts = 1;
 constexpr int64_t kMaxAttempts = 10;
 constexpr int64_t kMaxWeight = 1'000'000;
@@ -34,8 +35,8 @@ void RequirePositive(const YamlMap& map, std::string_view key, Millis value) {
 ServerConfig ParseServer(const YamlMap& root) {
   ServerConfig s;
   YamlMap m(root.Child("server"), root.KeyPath("server"),
-            {"listen", "workers", "max_header_bytes", "max_body_bytes", "timeouts", "sse_keepalive",
-             "server_timing", "access_log"});
+            {"listen", "workers", "max_header_bytes", "max_header_fields", "max_body_bytes",
+             "timeouts", "sse_keepalive", "server_timing", "access_log"});
   const std::string listen = m.String("listen", "");
   if (!listen.empty()) {
     ListenAddress address = ParseListen(m.KeyPath("listen"), listen);
@@ -45,6 +46,8 @@ ServerConfig ParseServer(const YamlMap& root) {
   s.workers = static_cast<int>(m.Int("workers", s.workers, 0, kMaxWorkers));
   s.max_header_bytes = m.Size("max_header_bytes", s.max_header_bytes);
   RequireAtLeast(m, "max_header_bytes", s.max_header_bytes, kMinBufferBytes, "1KiB");
+  s.max_header_fields = static_cast<size_t>(
+      m.Int("max_header_fields", static_cast<int64_t>(s.max_header_fields), 1, kMaxHeaderFields));
   s.max_body_bytes = m.Size("max_body_bytes", s.max_body_bytes);
   RequireAtLeast(m, "max_body_bytes", s.max_body_bytes, 1, "1 byte");
   s.sse_keepalive = m.Duration("sse_keepalive", s.sse_keepalive);

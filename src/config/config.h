@@ -14,7 +14,8 @@
 //   server:
 //     listen: 127.0.0.1:8080           # host:port; port 0 picks a free port
 //     workers: 0                       # 0 = number of cores
-//     max_header_bytes: 16KiB
+//     max_header_bytes: 16KiB          # the request head: start line and fields together
+//     max_header_fields: 100           # more fields: 431
 //     max_body_bytes: 4MiB
 //     timeouts: {read_headers: 10s, read_body: 30s, idle: 60s, drain: 30s}
 //     sse_keepalive: 15s               # 0s = off
@@ -119,6 +120,7 @@ struct ServerConfig {
   uint16_t port = 8080;
   int workers = 0;  // 0 = std::thread::hardware_concurrency()
   size_t max_header_bytes = 16 * 1024;
+  size_t max_header_fields = 100;
   size_t max_body_bytes = 4 * 1024 * 1024;
   Millis read_headers_timeout{10'000};
   Millis read_body_timeout{30'000};

@@ -28,7 +28,8 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 0;  // 0 = pick a free port; port() tells which after Bind()
   int workers = 1;
-  size_t max_header_bytes = 16 * 1024;
+  size_t max_header_bytes = 16 * 1024;  // the request head, start line and fields together
+  size_t max_header_fields = 100;       // more: 431
   size_t max_body_bytes = 4 * 1024 * 1024;
   std::chrono::milliseconds read_headers_timeout{10'000};
   std::chrono::milliseconds read_body_timeout{30'000};

@@ -53,6 +53,15 @@ std::optional<Error> ReadError(beast::error_code ec, bool timed_out, bool got_by
   return std::nullopt;
 }
 
+template <typename Fields>
+bool TooManyFields(const Fields& fields, size_t limit) {
+  size_t n = 0;
+  for (auto it = fields.begin(); it != fields.end(); ++it) {
+    if (++n > limit) return true;
+  }
+  return false;
+}
+
 class InFlight {
  public:
   explicit InFlight(std::atomic<int64_t>& counter) : counter_(counter) {
@@ -111,15 +120,21 @@ net::awaitable<void> RunSession(SessionContext ctx, std::shared_ptr<Connection> 
     bhttp::request_parser<bhttp::string_body, tpnet::ArenaAllocator<char>> parser(
         std::piecewise_construct, std::make_tuple(),
         std::make_tuple(tpnet::ArenaAllocator<char>(&c.arena)));
-    parser.header_limit(static_cast<uint32_t>(ctx.options.max_header_bytes));
     parser.body_limit(ctx.options.max_body_bytes);
     c.Arm(ctx.options.read_headers_timeout);
-    const beast::error_code hec = co_await tpnet::ReadHeader(c.socket, c.buffer, parser);
+    const beast::error_code hec =
+        co_await tpnet::ReadHeader(c.socket, c.buffer, parser, ctx.options.max_header_bytes);
     if (hec) {
       if (auto error = ReadError(hec, c.deadline_hit(), true)) {
         co_await AnswerReadError(ctx, connection, parser.get(), *error);
         co_await LingeringClose(c);
       }
+      break;
+    }
+    if (TooManyFields(parser.get(), ctx.options.max_header_fields)) {
+      const Error error{ErrorCode::kHeadersTooLarge, "too many request header fields", ""};
+      co_await AnswerReadError(ctx, connection, parser.get(), error);
+      co_await LingeringClose(c);
       break;
     }
     if (!parser.is_done()) {

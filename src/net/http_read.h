@@ -20,6 +20,7 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include "net/header_arena.h"
@@ -52,18 +53,30 @@ boost::asio::awaitable<boost::beast::error_code> Fill(
   co_return CommitRead(buffer, parser, ec, n);
 }
 
-// Reads until the message head is complete (bytes after it stay in `buffer`).
+// Reads until the message head is complete (bytes after it stay in `buffer`). The head, start
+// line and every field together, may be at most `max_head_bytes` long, else header_limit.
+// (Beast's own header_limit bounds the bytes one put() is given, and the loop below consumes
+// each complete field as it goes: without this sum, a head of many small fields had no bound.)
 template <typename Stream, bool kIsRequest>
 boost::asio::awaitable<boost::beast::error_code> ReadHeader(
     Stream& stream, boost::beast::flat_buffer& buffer,
-    boost::beast::http::basic_parser<kIsRequest>& parser) {
+    boost::beast::http::basic_parser<kIsRequest>& parser, size_t max_head_bytes) {
   namespace bhttp = boost::beast::http;
+  parser.header_limit(static_cast<uint32_t>(max_head_bytes));
+  size_t head_bytes = 0;  // consumed by the parser so far
   for (;;) {
     if (buffer.size() > 0) {
       boost::beast::error_code ec;
-      buffer.consume(parser.put(buffer.data(), ec));
+      const size_t used = parser.put(buffer.data(), ec);
+      buffer.consume(used);
+      head_bytes += used;
       if (ec && ec != bhttp::error::need_more) co_return ec;
-      if (parser.is_header_done()) co_return boost::beast::error_code{};
+      if (parser.is_header_done()) {
+        if (head_bytes > max_head_bytes) co_return bhttp::error::header_limit;
+        co_return boost::beast::error_code{};
+      }
+      // What is left in the buffer is the head's unfinished rest.
+      if (head_bytes + buffer.size() > max_head_bytes) co_return bhttp::error::header_limit;
       if (!ec) continue;
     }
     const boost::beast::error_code ec = co_await Fill(stream, buffer, parser);

@@ -21,6 +21,9 @@ namespace bhttp = beast::http;
 namespace {
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 constexpr size_t kHeadReserve = 192;  // request line + fixed headers, typically
+// An upstream's response head, status line and fields together: far above any provider's (a
+// few KiB), and a bound on an upstream that never ends its head.
+constexpr size_t kMaxResponseHeadBytes = 64 * 1024;
 // Body reads in a row that ReadSomeWithin may complete without suspending (the bytes were
 // already there) before it suspends once, so that one fast stream cannot hold the worker.
 constexpr int kMaxInlineReads = 16;
@@ -37,7 +40,7 @@ asio::awaitable<boost::system::error_code> WriteAndReadHead(
   auto [wec, wn] = co_await asio::async_write(stream, buffers, kTuple);
   if (wec) co_return wec;
   sent_at = Clock::now();
-  co_return co_await net::ReadHeader(stream, buffer, parser);
+  co_return co_await net::ReadHeader(stream, buffer, parser, kMaxResponseHeadBytes);
 }
 
 bool IsStaleConnectionError(boost::system::error_code ec) {

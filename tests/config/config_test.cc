@@ -19,6 +19,7 @@ server:
   listen: "[::1]:9090"
   workers: 4
   max_header_bytes: 32KiB
+  max_header_fields: 64
   max_body_bytes: 8MiB
   timeouts: {read_headers: 5s, read_body: 1m, idle: 2m, drain: 0}
   sse_keepalive: 0s
@@ -57,6 +58,7 @@ TEST(ParseConfigTest, FullFileReadsEveryKey) {
   EXPECT_EQ(c.server.port, 9090);
   EXPECT_EQ(c.server.workers, 4);
   EXPECT_EQ(c.server.max_header_bytes, 32u * 1024);
+  EXPECT_EQ(c.server.max_header_fields, 64u);
   EXPECT_EQ(c.server.max_body_bytes, 8u * 1024 * 1024);
   EXPECT_EQ(c.server.read_headers_timeout, milliseconds(5'000));
   EXPECT_EQ(c.server.read_body_timeout, milliseconds(60'000));
@@ -165,6 +167,7 @@ models:
   EXPECT_EQ(c.server.port, 8080);
   EXPECT_EQ(c.server.workers, 0);
   EXPECT_EQ(c.server.max_header_bytes, 16u * 1024);
+  EXPECT_EQ(c.server.max_header_fields, 100u);
   EXPECT_EQ(c.server.max_body_bytes, 4u * 1024 * 1024);
   EXPECT_EQ(c.server.read_headers_timeout, milliseconds(10'000));
   EXPECT_EQ(c.server.sse_keepalive, milliseconds(15'000));

@@ -22,6 +22,8 @@ const chatBuf = (bodyBuf) => Buffer.concat([
   bodyBuf,
 ]);
 const msgs = '"messages":[{"role":"user","content":"hi"}]';
+// `n` small header fields (~14 bytes each), named `${prefix}${i}`.
+const fields = (n, prefix = 'X-F') => Array.from({ length: n }, (_, i) => `${prefix}${i}: v\r\n`).join('');
 
 // [name, request (string | Buffer | steps), expected status, expected param (optional)]
 const cases = [
@@ -36,6 +38,7 @@ const cases = [
   ['model is a number', chat(`{"model":42,${msgs}}`), 400, 'model'],
   ['model is empty', chat(`{"model":"",${msgs}}`), 400, 'model'],
   ['missing messages', chat('{"model":"mock-model"}'), 400, 'messages'],
+  ['messages is empty', chat('{"model":"mock-model","messages":[]}'), 400, 'messages'],
   ['messages is a string', chat('{"model":"mock-model","messages":"hi"}'), 400, 'messages'],
   ['stream is a string', chat(`{"model":"mock-model",${msgs},"stream":"yes"}`), 400, 'stream'],
   ['stream_options is a list', chat(`{"model":"mock-model",${msgs},"stream":true,"stream_options":[1]}`), 400, 'stream_options'],
@@ -60,6 +63,9 @@ const cases = [
   ['chunked and content-length', `POST /v1/chat/completions HTTP/1.1\r\n${H}Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`, 400],
   ['content-length not a number', `POST /v1/chat/completions HTTP/1.1\r\n${H}Content-Length: abc\r\n\r\n`, 400],
   ['huge header', `GET /healthz HTTP/1.1\r\n${H}X-Big: ${'a'.repeat(8000)}\r\n\r\n`, 431],
+  // Small fields arriving in pieces, each piece under the limit: the head's sum counts.
+  ['header fields over max_header_bytes in sum', [[`GET /healthz HTTP/1.1\r\n${H}`, 0], ...[0, 1, 2, 3].map((i) => [fields(120, `X-${i}-`), 30])], 431],
+  ['one header field more than max_header_fields', `GET /healthz HTTP/1.1\r\n${H}${fields(100)}\r\n`, 431],
   ['huge URL', `GET /${'a'.repeat(8000)} HTTP/1.1\r\n${H}\r\n`, 431],
   ['garbage request line', 'GARBAGE\r\n\r\n', 400],
   ['bad HTTP version', `GET /healthz HTTP/7.1\r\n${H}\r\n`, 400],
@@ -80,6 +86,11 @@ for (const [name, request, status, param] of cases) {
     if (param) assert.equal(body.error.param, param);
   });
 }
+
+test('a head of exactly max_header_fields fields (the default, 100) is served', async () => {
+  const r = await rawRequest(gw.port, `GET /healthz HTTP/1.1\r\n${H}${fields(99)}\r\n`);
+  assert.equal(r.status, 200, r.raw);
+});
 
 test('the server is still up and still serving after all of that', async () => {
   const r = await fetch(`${gw.url}/v1/chat/completions`, {

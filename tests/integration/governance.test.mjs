@@ -137,7 +137,7 @@ test('keys: 401 without or with a bad key, 403 when revoked, suspended or expire
     client.chat.completions.create({ model: 'free-model', messages: [{ role: 'user', content: 'Hi' }] }),
     (e) => e instanceof OpenAI.NotFoundError);
   const bad = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'sk-wrong', maxRetries: 0 });
-  await assert.rejects(bad.chat.completions.create({ model: 'mock-model', messages: [] }),
+  await assert.rejects(bad.chat.completions.create({ model: 'mock-model', messages: [{ role: 'user', content: 'Hi' }] }),
     (e) => e instanceof OpenAI.AuthenticationError);
 
   // Revocation: the very next request is refused.

@@ -105,6 +105,13 @@ class RequestReader {
     return Range{begin, begin + token.size()};
   }
 
+  // An array's raw token is its "[" and the whitespace after it: the next byte is "]" when the
+  // array is empty (the document is padded, so that byte is readable).
+  static bool IsEmptyArray(od::value& value) {
+    const std::string_view token = value.raw_json_token();
+    return token.data()[token.size()] == ']';
+  }
+
   error_code ReadMember(std::string_view key, od::value value) {
     od::json_type type;
     if (error_code e = value.type().get(type)) return e;
@@ -125,7 +132,14 @@ class RequestReader {
     }
     if (key == "messages") {
       seen_messages_ = true;
-      if (type != od::json_type::array) Fail(WrongType(key, "an array", type));
+      if (type != od::json_type::array) {
+        Fail(WrongType(key, "an array", type));
+      } else if (IsEmptyArray(value)) {
+        Fail(
+            Invalid("Invalid 'messages': empty array. Expected an array with minimum length 1, "
+                    "but got an empty array instead.",
+                    key));
+      }
       return ValidateValue(value, 1);
     }
     if (key == "stream") {

@@ -52,6 +52,8 @@ std::vector<BadBody> BadBodies() {
        "model"},
       {"messages missing", R"({"model":"m"})", "messages"},
       {"messages not an array", R"({"model":"m","messages":{"role":"user"}})", "messages"},
+      {"messages empty", R"({"model":"m","messages":[]})", "messages"},
+      {"messages empty, with whitespace", "{\"model\":\"m\",\"messages\": [ \n\t ] }", "messages"},
       {"stream a string", R"({"model":"m",)" + kMessages + R"(,"stream":"true"})", "stream"},
       {"stream a number", R"({"model":"m",)" + kMessages + R"(,"stream":1})", "stream"},
       {"stream duplicated", R"({"model":"m",)" + kMessages + R"(,"stream":true,"stream":false})",
@@ -207,19 +209,19 @@ TEST(BuildUpstreamChatBodyTest, RoundTrips) {
 
 TEST(BuildUpstreamChatBodyTest, KeepsEveryOtherByte) {
   const std::string body =
-      "{ \"model\" : \"alias\" ,\n \"messages\":[ ] , \"temperature\": 1.50, \"x\":\"\\u00e9\" }";
+      "{ \"model\" : \"alias\" ,\n \"messages\":[ {} ] , \"temperature\": 1.50, \"x\":\"\\u00e9\" }";
   Result<ChatRequestInfo> info = InspectChatRequest(body);
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(
       BuildUpstreamChatBody(body, info.value(), "m2", true),
-      "{ \"model\" : \"m2\" ,\n \"messages\":[ ] , \"temperature\": 1.50, \"x\":\"\\u00e9\" }");
+      "{ \"model\" : \"m2\" ,\n \"messages\":[ {} ] , \"temperature\": 1.50, \"x\":\"\\u00e9\" }");
 
-  const std::string streaming = "{\"stream\":true, \"model\":\"a\",\"messages\":[]}";
+  const std::string streaming = "{\"stream\":true, \"model\":\"a\",\"messages\":[{}]}";
   info = InspectChatRequest(streaming);
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(BuildUpstreamChatBody(streaming, info.value(), "b", true),
             "{\"stream_options\":{\"include_usage\":true},\"stream\":true, "
-            "\"model\":\"b\",\"messages\":[]}");
+            "\"model\":\"b\",\"messages\":[{}]}");
 }
 
 // Random single-byte edits of a valid body: whatever an independent parser (Boost.JSON) rejects,
