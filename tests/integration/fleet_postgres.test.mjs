@@ -13,13 +13,14 @@ import path from 'node:path';
 import {
   startMock, startGateway, startProcess, gatewayConfig, stopAll, sleep, eventually, waitExit, metricsOf } from './lib/harness.mjs';
 import {
-  startPostgres, startPgBouncer, postgresAvailable, pgbouncerAvailable, stopAllPostgres, freePort,
+  startPostgres, startPgBouncer, stopAllPostgres, freePort,
 } from './lib/postgres.mjs';
+import { needsPgbouncer, needsPostgres } from './lib/requires.mjs';
 
 const TOKEN = 'test-admin-token';
 const ENV = { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } };
 const PRICES = { 'mock-model': { input: 0, output: 1000, max_output_tokens: 100000 } };
-const skip = !postgresAvailable() && 'PostgreSQL 15 binaries absent';
+const skip = needsPostgres();
 
 let mock;
 let pg;
@@ -166,7 +167,7 @@ test('a lost notification: the snapshot_ttl poll still finds the change (one sta
   assert.ok(stmt(await metrics(gw), 'change_check') > before, 'a version poll found it');
 });
 
-test('through PgBouncer 1.18 (transaction pooling): unnamed statements, no pipelining, LISTEN on notify_url; revocation reaches the other replica', { skip: skip || (!pgbouncerAvailable() && 'pgbouncer absent') }, async () => {
+test('through PgBouncer 1.18 (transaction pooling): unnamed statements, no pipelining, LISTEN on notify_url; revocation reaches the other replica', { skip: skip || needsPgbouncer() }, async () => {
   const bouncer = await startPgBouncer(pg);
   // PgBouncer routes database "turnpike" only: this test uses it (a fresh schema there).
   pg.psql('DROP SCHEMA public CASCADE; CREATE SCHEMA public;');

@@ -12,13 +12,14 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startMock, startGateway, gatewayConfig, stopAll, eventually, metricsOf } from './lib/harness.mjs';
-import { startPostgres, postgresAvailable, stopAllPostgres } from './lib/postgres.mjs';
+import { startPostgres, stopAllPostgres } from './lib/postgres.mjs';
+import { needsPostgres } from './lib/requires.mjs';
 
 const TOKEN = 'test-admin-token';
 const ENV = { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } };
 const PRICES = { 'mock-model': { input: 0, output: 1000, max_output_tokens: 100000 } };
 const REQUESTS = 20;
-const skip = !postgresAvailable() && 'PostgreSQL 15 binaries absent';
+const skip = needsPostgres();
 
 let mock;
 let pg;

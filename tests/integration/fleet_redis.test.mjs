@@ -17,7 +17,8 @@ import {
   BIN, startMock, startGateway, startProcess, gatewayConfig, stopAll, sleep, eventually, waitExit, metricsOf } from './lib/harness.mjs';
 import { execFileSync } from 'node:child_process';
 import { freePort, startRedis, stopRedis } from './lib/redis.mjs';
-import { startPostgres, postgresAvailable, stopAllPostgres } from './lib/postgres.mjs';
+import { startPostgres, stopAllPostgres } from './lib/postgres.mjs';
+import { needsPostgres, needsRedis } from './lib/requires.mjs';
 
 const TOKEN = 'test-admin-token';
 const ENV = { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } };
@@ -54,7 +55,7 @@ const LOG_STATEMENTS_PER_BATCH = 3;
 const WORKERS = 2;  // gatewayConfig's
 const WARM_CHANGE_CHECKS_PER_1000 = 20;
 const REVOKE_KEYS = 20;
-const skip = !postgresAvailable() && 'PostgreSQL 15 binaries absent';
+const skip = needsPostgres() || needsRedis();
 
 let pg;
 // Each replica its own spool file (store.path + ".spool"); one database for all.

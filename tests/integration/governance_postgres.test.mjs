@@ -2,11 +2,12 @@
 // that file starts: lib/postgres.mjs). Skipped only where the PostgreSQL binaries are absent;
 // CI installs them (scripts/deps.sh --test).
 import { test } from 'node:test';
-import { postgresAvailable } from './lib/postgres.mjs';
+import { needsPostgres } from './lib/requires.mjs';
 
-if (postgresAvailable()) {
+const skip = needsPostgres();
+if (!skip) {
   process.env.TURNPIKE_TEST_STORE_ENGINE = 'postgres';
   await import('./governance.test.mjs');
 } else {
-  test('governance on PostgreSQL', { skip: 'PostgreSQL 15 binaries absent' }, () => {});
+  test('governance on PostgreSQL', { skip }, () => {});
 }

@@ -7,7 +7,8 @@ import { test, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { startMock, startGovernedGateway, stopAll, eventually, metricsOf, PROBE_BIN } from './lib/harness.mjs';
-import { postgresAvailable, startPostgres, stopAllPostgres } from './lib/postgres.mjs';
+import { startPostgres, stopAllPostgres } from './lib/postgres.mjs';
+import { needsPostgres } from './lib/requires.mjs';
 
 const TOKENS = 4;
 after(async () => { await stopAll(); stopAllPostgres(); });
@@ -16,7 +17,7 @@ const ENGINES = [
   { name: 'sqlite', store: async () => ({}) },
   {
     name: 'postgres',
-    skip: !postgresAvailable() && 'PostgreSQL 15 binaries absent',
+    skip: needsPostgres(),
     store: async () => ({ engine: 'postgres', url: (await startPostgres()).url }),
   },
 ];

@@ -1,11 +1,11 @@
 // The Qdrant fake and its OpenAPI validator, on their own: what the adapter's tests rely on.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { loadQdrantOpenApi, Validator } from './lib/openapi_validate.mjs';
+import { Validator } from './lib/openapi_validate.mjs';
+import { needsQdrantOpenApi } from './lib/requires.mjs';
 import { QdrantFake } from './lib/qdrant_fake.mjs';
 
-const { doc, reason } = loadQdrantOpenApi();
-const skip = doc ? false : reason;
+const { doc, skip } = needsQdrantOpenApi();
 let fake;
 
 async function call(method, path, body) {

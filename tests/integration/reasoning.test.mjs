@@ -13,7 +13,8 @@ import assert from 'node:assert/strict';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { startMock, startGateway, startGovernedGateway, gatewayConfig, stopAll, eventually } from './lib/harness.mjs';
-import { postgresAvailable, startPostgres, stopAllPostgres } from './lib/postgres.mjs';
+import { startPostgres, stopAllPostgres } from './lib/postgres.mjs';
+import { needsPostgres } from './lib/requires.mjs';
 
 const TOKENS = 5;
 const REASONING = 'think0 think1 think2 ';
@@ -279,7 +280,7 @@ const ENGINES = [
   { name: 'sqlite', store: async () => ({}) },
   {
     name: 'postgres',
-    skip: !postgresAvailable() && 'PostgreSQL 15 binaries absent',
+    skip: needsPostgres(),
     store: async () => ({ engine: 'postgres', url: (await startPostgres()).url }),
   },
 ];

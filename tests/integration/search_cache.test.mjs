@@ -12,7 +12,7 @@ import path from 'node:path';
 import { Client as Client8 } from 'es8';
 import { Client as Client9 } from 'es9';
 import { startGateway, gatewayConfig, stopAll, esRequest } from './lib/harness.mjs';
-import { loadQdrantOpenApi } from './lib/openapi_validate.mjs';
+import { needsQdrantOpenApi, needsRedis } from './lib/requires.mjs';
 import { QdrantFake } from './lib/qdrant_fake.mjs';
 import { startRedis, stopRedis } from './lib/redis.mjs';
 
@@ -255,9 +255,9 @@ test('allocations per warm cache hit stay within budget', async (t) => {
 
 // Two replicas over one Qdrant (the fake) and one redis-server: the L2 holds entries and
 // generations, so a write on A invalidates what B cached.
-const { doc: qdrantDoc, reason } = loadQdrantOpenApi();
+const { doc: qdrantDoc, skip: qdrantSkip } = needsQdrantOpenApi();
 test('two replicas: a write on A invalidates the answer B cached (Qdrant fake + Redis L2)',
-  { skip: qdrantDoc ? false : reason }, async () => {
+  { skip: qdrantSkip || needsRedis() }, async () => {
     const fake = await new QdrantFake({ doc: qdrantDoc }).listen();
     const redis = await startRedis();
     try {

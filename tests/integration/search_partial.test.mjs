@@ -19,12 +19,11 @@ import path from 'node:path';
 import { Client as Client8, errors as errors8 } from 'es8';
 import { Client as Client9, errors as errors9 } from 'es9';
 import { gatewayConfig, startGateway, stopAll, esRequest, adminOf } from './lib/harness.mjs';
-import { loadQdrantOpenApi } from './lib/openapi_validate.mjs';
+import { needsQdrantOpenApi, needsRedis } from './lib/requires.mjs';
 import { QdrantFake } from './lib/qdrant_fake.mjs';
 import { startRedis, stopRedis } from './lib/redis.mjs';
 
-const { doc, reason } = loadQdrantOpenApi();
-const skip = doc ? false : reason;
+const { doc, skip } = needsQdrantOpenApi();
 const TOKEN = 'test-admin-token';
 const CACHE = '  cache: {enabled: true, max_bytes: 4MiB, tenant_max_bytes: 1MiB, ttl: 60s}\n';
 // A held Qdrant answer waits HELD_MS; the searches ask for TIMEOUT, with room for the legs
@@ -177,7 +176,7 @@ test('qdrant: a coverage leg that times out is a failed shard in _shards.failure
   }
 });
 
-test('qdrant + Redis L2: a partial answer is stored in neither cache level', { skip }, async () => {
+test('qdrant + Redis L2: a partial answer is stored in neither cache level', { skip: skip || needsRedis() }, async () => {
   const redis = await startRedis();
   try {
     await start('qdrant', root, { name: 'fleet', tenant: 't2', redis: redis.url });

@@ -12,11 +12,10 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gatewayConfig, startGateway, stopAll } from './lib/harness.mjs';
-import { loadQdrantOpenApi } from './lib/openapi_validate.mjs';
+import { needsQdrantOpenApi } from './lib/requires.mjs';
 import { QdrantFake } from './lib/qdrant_fake.mjs';
 
-const { doc, reason } = loadQdrantOpenApi();
-const skip = doc ? false : reason;
+const { doc, skip } = needsQdrantOpenApi();
 const SEED = Number(process.env.SEED ?? 17);
 const COUNT = Number(process.env.COUNT ?? 300);
 const DOCS = 400;

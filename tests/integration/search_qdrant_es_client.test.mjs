@@ -11,11 +11,10 @@ import path from 'node:path';
 import { Client as Client8, errors as errors8 } from 'es8';
 import { Client as Client9, errors as errors9 } from 'es9';
 import { gatewayConfig, startGateway, stopAll, adminOf } from './lib/harness.mjs';
-import { loadQdrantOpenApi } from './lib/openapi_validate.mjs';
+import { needsQdrantOpenApi } from './lib/requires.mjs';
 import { QdrantFake } from './lib/qdrant_fake.mjs';
 
-const { doc, reason } = loadQdrantOpenApi();
-const skip = doc ? false : reason;
+const { doc, skip } = needsQdrantOpenApi();
 const TOKEN = 'test-admin-token';
 const GENRES = ['sf', 'crime', 'poetry'];
 const N = 120;

@@ -10,11 +10,10 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gatewayConfig, startGateway, stopAll, esRequest, sleep, adminOf } from './lib/harness.mjs';
-import { loadQdrantOpenApi } from './lib/openapi_validate.mjs';
+import { needsQdrantOpenApi } from './lib/requires.mjs';
 import { QdrantFake } from './lib/qdrant_fake.mjs';
 
-const { doc, reason } = loadQdrantOpenApi();
-const skip = doc ? false : reason;
+const { doc, skip } = needsQdrantOpenApi();
 const TOKEN = 'test-admin-token';
 const ENV = { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } };
 const SHORT_TTL_MS = 300;  // replica C's mapping_ttl
