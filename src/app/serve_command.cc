@@ -131,9 +131,11 @@ std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
     for (const Feature& feature : features) {
       if (feature.admin_routes) admin->Add(feature.admin_routes(context));
     }
-    doors.push_back({admin->Routes(), [admin, &admin_token](int, Context&, WorkerCore& core) {
-                       return std::make_unique<doors::admin::AdminApi>(*admin, admin_token, core);
-                     }});
+    doors.push_back(
+        {admin->Routes(), [admin, &admin_token, governance](int, Context&, WorkerCore& core) {
+           return std::make_unique<doors::admin::AdminApi>(*admin, admin_token, governance->cell(),
+                                                           core);
+         }});
   }
   return doors;
 }

@@ -99,7 +99,9 @@ boost::asio::awaitable<Result<CreatedKey>> GovernanceService::CreateKey(Key key)
     if (!FindIf(rows.tenants, [&](const Tenant& t) { return t.id == key.tenant_id; })) {
       return NotFound("no tenant " + key.tenant_id, "tenant");
     }
-    Result<governance::GeneratedKey> generated = governance::GenerateKey();
+    Result<governance::GeneratedKey> generated = governance::GenerateKey(
+        key.kind == governance::KeyKind::kAdmin ? governance::kAdminTokenPrefix
+                                                : governance::kKeyPrefix);
     if (!generated.ok()) return generated.error();
     key.public_id = generated->public_id;
     key.secret_hash = generated->secret_hash;

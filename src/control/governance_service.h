@@ -85,7 +85,8 @@ class GovernanceService {
   boost::asio::awaitable<Result<governance::Plan>> PutPlan(governance::Plan plan);
   boost::asio::awaitable<Result<governance::Tenant>> CreateTenant(governance::Tenant tenant);
   boost::asio::awaitable<Result<governance::Tenant>> UpdateTenant(TenantPatch patch);
-  // `key`: everything but public_id, secret_hash and created_at, which are made here.
+  // `key`: everything but public_id, secret_hash and created_at, which are made here (the
+  // secret with the prefix of key.kind: "tp-" or, for a tenant's admin token, "tpa-").
   boost::asio::awaitable<Result<CreatedKey>> CreateKey(governance::Key key);
   boost::asio::awaitable<Result<governance::Key>> RevokeKey(std::string public_id);
   boost::asio::awaitable<Result<PriceInfo>> PutPrice(store::PriceOverride price);

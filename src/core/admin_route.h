@@ -38,21 +38,31 @@
 namespace turnpike::core {
 
 // Where a route finds the tenant it acts on. It is the one field that tenant-scoped admin tokens
-// are checked against; a route of the operator only says None.
+// are checked against (doors/admin/tenant_scope.h); a route of the operator only says None.
 struct TenantFrom {
+  // The tenant that owns the object `id` names; "" when no such object exists. Called on any
+  // worker's thread: it reads published state (a snapshot), never the store.
+  using Owner = std::function<std::string(std::string_view id)>;
+
   enum class Where : uint8_t {
     kNone,   // operator only: not about one tenant (plans, prices, reconcile, tenant creation)
     kPath,   // a path parameter ("/admin/v1/tenants/{id}": "id")
     kQuery,  // a query parameter ("?tenant=": "tenant"); absent means every tenant
     kBody,   // a string field of the JSON object body ("tenant")
+    kOwner,  // the owner of the object a path parameter names ("/admin/v1/keys/{id}": the key's)
   };
   Where where = Where::kNone;
-  std::string name;  // the parameter or field; empty for kNone
+  std::string name;             // the parameter or field; empty for kNone
+  std::string noun = "tenant";  // what `name` names, for a 404 ("No key abc."); kOwner: the object
+  Owner owner;                  // kOwner only
 
   static TenantFrom None() { return {}; }
   static TenantFrom Path(std::string name) { return {Where::kPath, std::move(name)}; }
   static TenantFrom Query(std::string name) { return {Where::kQuery, std::move(name)}; }
   static TenantFrom Body(std::string name) { return {Where::kBody, std::move(name)}; }
+  static TenantFrom OwnerOf(std::string name, std::string noun, Owner owner) {
+    return {Where::kOwner, std::move(name), std::move(noun), std::move(owner)};
+  }
 };
 
 // One admin request as a handler sees it. Borrowed for the handler's run.

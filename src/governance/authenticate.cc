@@ -34,11 +34,13 @@ Result<Principal> Admit(const KeyEntry& entry, int64_t now_unix) {
 
 template <typename Verify>
 Result<Principal> AuthenticateWith(const GovernanceSnapshot& snapshot, std::string_view raw_key,
-                                   int64_t now_unix, Verify&& verify) {
-  std::optional<ParsedKey> parsed = ParseKey(raw_key);
+                                   KeyKind kind, int64_t now_unix, Verify&& verify) {
+  std::optional<ParsedKey> parsed =
+      ParseKey(raw_key, kind == KeyKind::kAdmin ? kAdminTokenPrefix : kKeyPrefix);
   if (!parsed) return Unauthorized();
   const KeyEntry* entry = snapshot.FindKey(parsed->public_id);
-  if (entry == nullptr) return Unauthorized();
+  // A key of the other kind is refused as an unknown one.
+  if (entry == nullptr || entry->key.kind != kind) return Unauthorized();
   if (!verify(parsed->secret, entry->key.secret_hash)) return Unauthorized();
   return Admit(*entry, now_unix);
 }
@@ -47,7 +49,7 @@ Result<Principal> AuthenticateWith(const GovernanceSnapshot& snapshot, std::stri
 
 Result<Principal> Authenticate(const GovernanceSnapshot& snapshot, std::string_view raw_key,
                                int64_t now_unix, SecretVerifier& verifier) {
-  return AuthenticateWith(snapshot, raw_key, now_unix,
+  return AuthenticateWith(snapshot, raw_key, KeyKind::kVirtual, now_unix,
                           [&](std::string_view secret, const SecretHash& hash) {
                             return verifier.Verify(secret, hash);
                           });
@@ -55,7 +57,12 @@ Result<Principal> Authenticate(const GovernanceSnapshot& snapshot, std::string_v
 
 Result<Principal> Authenticate(const GovernanceSnapshot& snapshot, std::string_view raw_key,
                                int64_t now_unix) {
-  return AuthenticateWith(snapshot, raw_key, now_unix, &VerifySecret);
+  return AuthenticateWith(snapshot, raw_key, KeyKind::kVirtual, now_unix, &VerifySecret);
+}
+
+Result<Principal> AuthenticateAdminToken(const GovernanceSnapshot& snapshot,
+                                         std::string_view raw_token, int64_t now_unix) {
+  return AuthenticateWith(snapshot, raw_token, KeyKind::kAdmin, now_unix, &VerifySecret);
 }
 
 Status CheckModel(const Principal& principal, std::string_view model) {

@@ -39,6 +39,12 @@ Result<Principal> Authenticate(const GovernanceSnapshot& snapshot, std::string_v
 Result<Principal> Authenticate(const GovernanceSnapshot& snapshot, std::string_view raw_key,
                                int64_t now_unix);
 
+// A tenant's admin token ("tpa-...", KeyKind::kAdmin) with the same checks and errors; a
+// virtual key is refused as an unknown one (401), as an admin token is by Authenticate.
+// One-shot SHA-256: admin requests are few.
+Result<Principal> AuthenticateAdminToken(const GovernanceSnapshot& snapshot,
+                                         std::string_view raw_token, int64_t now_unix);
+
 // Ok if both the plan's and the key's allow-lists admit `model` (an empty list admits all).
 Status CheckModel(const Principal& principal, std::string_view model);
 

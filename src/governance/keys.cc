@@ -92,18 +92,19 @@ bool IsValidPublicId(std::string_view public_id) {
   return public_id.size() == kPublicIdLength && AllIn(public_id, kBase32Chars);
 }
 
-std::optional<ParsedKey> ParseKey(std::string_view key) {
-  if (key.size() != kKeyLength || !key.starts_with(kKeyPrefix)) return std::nullopt;
-  constexpr size_t kSeparatorAt = kKeyPrefix.size() + kPublicIdLength;
-  if (key[kSeparatorAt] != '-') return std::nullopt;
-  ParsedKey parsed{key.substr(kKeyPrefix.size(), kPublicIdLength), key.substr(kSeparatorAt + 1)};
+std::optional<ParsedKey> ParseKey(std::string_view key, std::string_view prefix) {
+  const size_t length = prefix.size() + kPublicIdLength + 1 + kSecretLength;
+  if (key.size() != length || !key.starts_with(prefix)) return std::nullopt;
+  const size_t separator_at = prefix.size() + kPublicIdLength;
+  if (key[separator_at] != '-') return std::nullopt;
+  ParsedKey parsed{key.substr(prefix.size(), kPublicIdLength), key.substr(separator_at + 1)};
   if (!IsValidPublicId(parsed.public_id) || !AllIn(parsed.secret, kBase64UrlChars)) {
     return std::nullopt;
   }
   return parsed;
 }
 
-Result<GeneratedKey> GenerateKey() {
+Result<GeneratedKey> GenerateKey(std::string_view prefix) {
   std::array<uint8_t, kSecretBytes + kPublicIdRandomBytes> random{};
   if (RAND_bytes(random.data(), static_cast<int>(random.size())) != 1) {
     return Error{ErrorCode::kInternal, "random number generator failed", ""};
@@ -115,8 +116,8 @@ Result<GeneratedKey> GenerateKey() {
   std::optional<SecretHash> hash = HashSecret(secret);
   if (!hash) return Error{ErrorCode::kInternal, "SHA-256 failed", ""};
   out.secret_hash = *hash;
-  out.key.reserve(kKeyLength);
-  out.key.append(kKeyPrefix).append(out.public_id).append("-").append(secret);
+  out.key.reserve(prefix.size() + kPublicIdLength + 1 + kSecretLength);
+  out.key.append(prefix).append(out.public_id).append("-").append(secret);
   OPENSSL_cleanse(secret.data(), secret.size());
   return out;
 }

@@ -1,7 +1,8 @@
 // Virtual keys: their format, generation, parsing, verification, and where a request carries
 // one.
 //
-// Format: "tp-" + public id + "-" + secret, 59 characters:
+// Format: "tp-" + public id + "-" + secret, 59 characters (a tenant's admin token: "tpa-",
+// 60 characters, the same parts; admin tokens are keys of their own kind, see snapshot.h):
 //   public id  12 chars of the RFC 4648 base32 alphabet in lower case (a-z, 2-7): 60 random
 //              bits, the lookup key; not secret (it appears in logs and the admin API).
 //   secret     43 chars, unpadded base64url of 32 random bytes from OpenSSL's RAND_bytes.
@@ -37,6 +38,7 @@ struct evp_md_ctx_st;  // EVP_MD_CTX
 namespace turnpike::governance {
 
 inline constexpr std::string_view kKeyPrefix = "tp-";
+inline constexpr std::string_view kAdminTokenPrefix = "tpa-";
 inline constexpr size_t kPublicIdLength = 12;
 inline constexpr size_t kSecretBytes = 32;
 inline constexpr size_t kSecretLength = 43;  // unpadded base64url of kSecretBytes
@@ -50,9 +52,10 @@ struct ParsedKey {
   std::string_view secret;
 };
 
-// Splits and checks the shape of a key (length, prefix, separator, alphabets). No allocation.
-// nullopt: not a Turnpike key (the caller answers 401 without saying which part was wrong).
-std::optional<ParsedKey> ParseKey(std::string_view key);
+// Splits and checks the shape of a key with `prefix` (length, prefix, separator, alphabets). No
+// allocation. nullopt: not a Turnpike key (the caller answers 401 without saying which part was
+// wrong).
+std::optional<ParsedKey> ParseKey(std::string_view key, std::string_view prefix = kKeyPrefix);
 
 // True if `public_id` is 12 chars of the lower-case base32 alphabet.
 bool IsValidPublicId(std::string_view public_id);
@@ -64,7 +67,7 @@ struct GeneratedKey {
   SecretHash secret_hash;
 };
 
-Result<GeneratedKey> GenerateKey();
+Result<GeneratedKey> GenerateKey(std::string_view prefix = kKeyPrefix);
 
 // SHA-256 of `secret` with the one-shot API (admin paths, tests). nullopt if OpenSSL fails.
 std::optional<SecretHash> HashSecret(std::string_view secret);

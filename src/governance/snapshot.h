@@ -39,6 +39,11 @@ namespace turnpike::governance {
 enum class TenantStatus { kActive, kSuspended };
 enum class KeyStatus { kActive, kRevoked };
 
+// What a key is for. A virtual key calls the gateway's doors on its tenant's account; an admin
+// token ("tpa-..." keys.h) acts on the admin API for its tenant only. Each is refused where the
+// other is expected (401, as an unknown key).
+enum class KeyKind : uint8_t { kVirtual, kAdmin };
+
 inline constexpr int64_t kNeverExpires = 0;
 
 // Unset optionals mean "no limit".
@@ -79,6 +84,7 @@ struct Key {
   std::optional<int64_t> tpm;
   std::vector<std::string> allowed_models;  // empty: whatever the plan allows
   int64_t created_at = 0;                   // unix seconds
+  KeyKind kind = KeyKind::kVirtual;
 };
 
 // Everything a snapshot is built from (the store's rows, or a test's literals).

@@ -24,10 +24,10 @@ inline constexpr std::string_view kSelectPlans =
 inline constexpr std::string_view kSelectTenants =
     "SELECT id, name, status, plan_id, log_bodies, created_at FROM tenants ORDER BY id";
 // Result: public_id, tenant_id, name, secret_sha256, status, expires_at, monthly_budget_micros,
-// rpm, tpm, allowed_models, created_at.
+// rpm, tpm, allowed_models, created_at, kind.
 inline constexpr std::string_view kSelectKeys =
     "SELECT public_id, tenant_id, name, secret_sha256, status, expires_at, "
-    "monthly_budget_micros, rpm, tpm, allowed_models, created_at FROM api_keys "
+    "monthly_budget_micros, rpm, tpm, allowed_models, created_at, kind FROM api_keys "
     "ORDER BY public_id";
 // Result: model, input, output, cached_input, max_output_tokens, updated_at, cache_write,
 // reasoning.
@@ -57,11 +57,11 @@ inline constexpr std::string_view kUpdateTenant =
     "UPDATE tenants SET name = ?, status = ?, plan_id = ?, log_bodies = ?, updated_at = ? "
     "WHERE id = ? RETURNING id";
 // public_id, tenant_id, name, secret_sha256, status, expires_at, monthly_budget_micros, rpm,
-// tpm, allowed_models, created_at.
+// tpm, allowed_models, created_at, kind.
 inline constexpr std::string_view kInsertKey =
     "INSERT INTO api_keys (public_id, tenant_id, name, secret_sha256, status, expires_at, "
-    "monthly_budget_micros, rpm, tpm, allowed_models, created_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    "monthly_budget_micros, rpm, tpm, allowed_models, created_at, kind) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 // status, revoked_at (NULL unless revoked), public_id. Returns a row when the key exists.
 inline constexpr std::string_view kSetKeyStatus =
     "UPDATE api_keys SET status = ?, revoked_at = ? WHERE public_id = ? RETURNING public_id";
@@ -89,6 +89,8 @@ inline constexpr std::string_view kSelectSpend =
 inline constexpr std::string_view kActive = "active";
 inline constexpr std::string_view kSuspended = "suspended";
 inline constexpr std::string_view kRevoked = "revoked";
+inline constexpr std::string_view kVirtualKey = "virtual";
+inline constexpr std::string_view kAdminKey = "admin";
 
 std::string JoinModels(const std::vector<std::string>& models);
 std::vector<std::string> SplitModels(const std::string& text);

@@ -42,6 +42,44 @@ TEST_F(AuthenticateTest, ActiveKeyResolvesTenantKeyAndPlan) {
   EXPECT_EQ(principal->key->tenant, principal->tenant);
 }
 
+// A tenant's admin token and a virtual key are keys of two kinds: each is refused where the
+// other is expected, as an unknown key (401), and an admin token resolves its tenant.
+TEST(AdminTokenTest, AdminTokensAndVirtualKeysAreEachRefusedWhereTheOtherIsExpected) {
+  Fixture fixture = testing::MakeFixture();
+  Result<GeneratedKey> admin = GenerateKey(kAdminTokenPrefix);
+  ASSERT_TRUE(admin.ok());
+  EXPECT_TRUE(admin->key.starts_with("tpa-"));
+  EXPECT_EQ(admin->key.size(), kKeyLength + 1);
+  Key token = testing::MakeKey(admin.value(), "acme");
+  token.kind = KeyKind::kAdmin;
+  fixture.data.keys.push_back(token);
+  Result<SnapshotPtr> built =
+      GovernanceSnapshot::Build(fixture.data, nullptr, testing::TestCounters());
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  const GovernanceSnapshot& snapshot = *built.value();
+
+  Result<Principal> tenant = AuthenticateAdminToken(snapshot, admin->key, kNow);
+  ASSERT_TRUE(tenant.ok()) << tenant.error().message;
+  EXPECT_EQ(tenant->tenant->tenant.id, "acme");
+
+  Result<Principal> as_virtual = Authenticate(snapshot, admin->key, kNow);
+  ASSERT_FALSE(as_virtual.ok());
+  EXPECT_EQ(as_virtual.error().code, ErrorCode::kUnauthorized);
+  // The same secret and id behind the virtual key's prefix: the kind, not the prefix, decides.
+  const std::string respelled = "tp-" + admin->key.substr(4);
+  Result<Principal> respelled_virtual = Authenticate(snapshot, respelled, kNow);
+  ASSERT_FALSE(respelled_virtual.ok());
+  EXPECT_EQ(respelled_virtual.error().code, ErrorCode::kUnauthorized);
+
+  Result<Principal> virtual_as_admin = AuthenticateAdminToken(snapshot, fixture.active_key, kNow);
+  ASSERT_FALSE(virtual_as_admin.ok());
+  EXPECT_EQ(virtual_as_admin.error().code, ErrorCode::kUnauthorized);
+  const std::string virtual_respelled = "tpa-" + fixture.active_key.substr(3);
+  Result<Principal> respelled_admin = AuthenticateAdminToken(snapshot, virtual_respelled, kNow);
+  ASSERT_FALSE(respelled_admin.ok());
+  EXPECT_EQ(respelled_admin.error().code, ErrorCode::kUnauthorized);
+}
+
 TEST_F(AuthenticateTest, MalformedUnknownAndWrongSecretAre401WithOneMessage) {
   std::string wrong_secret = fixture_.active_key;
   wrong_secret.back() = wrong_secret.back() == 'A' ? 'B' : 'A';

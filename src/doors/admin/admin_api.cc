@@ -7,8 +7,10 @@
 #include <boost/url/pct_string_view.hpp>
 #include <cctype>
 
+#include "common/clock.h"
 #include "doors/admin/routes.h"
 #include "doors/admin/tenant_scope.h"
+#include "governance/authenticate.h"
 #include "http/exchange.h"
 
 namespace turnpike::doors::admin {
@@ -19,36 +21,51 @@ namespace bhttp = boost::beast::http;
 namespace {
 constexpr std::string_view kJson = "application/json";
 
-bool TokenMatches(std::string_view authorization, const std::string& token) {
+// The token of "Bearer <token>" (scheme case-insensitive, blanks around the token trimmed); ""
+// for any other header.
+std::string_view BearerToken(std::string_view authorization) {
   constexpr std::string_view kBearer = "Bearer ";
-  if (authorization.size() < kBearer.size()) return false;
+  if (authorization.size() < kBearer.size()) return {};
   for (size_t i = 0; i < kBearer.size(); ++i) {
     if (std::tolower(static_cast<unsigned char>(authorization[i])) !=
         std::tolower(static_cast<unsigned char>(kBearer[i]))) {
-      return false;
+      return {};
     }
   }
   std::string_view presented = authorization.substr(kBearer.size());
   while (!presented.empty() && presented.front() == ' ') presented.remove_prefix(1);
   while (!presented.empty() && presented.back() == ' ') presented.remove_suffix(1);
-  return presented.size() == token.size() &&
-         CRYPTO_memcmp(presented.data(), token.data(), token.size()) == 0;
+  return presented;
 }
 
-// The admin token is the operator's; no other credential exists yet.
-Result<AdminPrincipal> Authenticate(const std::string& token, const http::Request& request) {
+// The operator's token (TURNPIKE_ADMIN_TOKEN), compared in constant time, or a tenant's admin
+// token ("tpa-...") checked against the published snapshot as a virtual key would be (its
+// errors: 401 unknown or wrong, 403 revoked or its tenant suspended). A virtual key is neither.
+Result<AdminPrincipal> Authenticate(const std::string& token,
+                                    const governance::SnapshotCell& snapshots,
+                                    const http::Request& request) {
   if (token.empty()) {
     return Error{ErrorCode::kForbidden,
                  "The admin API is off: start turnpike with TURNPIKE_ADMIN_TOKEN set.", ""};
   }
   auto auth = request.find(bhttp::field::authorization);
   const std::string_view presented =
-      auth == request.end() ? std::string_view{} : std::string_view(auth->value());
-  if (!TokenMatches(presented, token)) {
-    return Error{ErrorCode::kUnauthorized,
-                 "Send the admin token as 'Authorization: Bearer <token>'.", ""};
+      BearerToken(auth == request.end() ? std::string_view{} : std::string_view(auth->value()));
+  if (presented.size() == token.size() &&
+      CRYPTO_memcmp(presented.data(), token.data(), token.size()) == 0) {
+    return AdminPrincipal{};
   }
-  return AdminPrincipal{};
+  if (presented.starts_with(governance::kAdminTokenPrefix)) {
+    const governance::SnapshotPtr snapshot = snapshots.Load();
+    Result<governance::Principal> tenant =
+        governance::AuthenticateAdminToken(*snapshot, presented, UnixSeconds());
+    if (tenant.ok()) return AdminPrincipal{tenant->tenant->tenant.id};
+    if (tenant.error().code != ErrorCode::kUnauthorized) return tenant.error();
+  }
+  return Error{ErrorCode::kUnauthorized,
+               "Send the operator's admin token, or a tenant's admin token, as "
+               "'Authorization: Bearer <token>'.",
+               ""};
 }
 
 // The call's parameters, percent-decoded: the query's from the target, the path's from the match.
@@ -87,7 +104,7 @@ core::ErrorReply AdminApi::RenderError(int, const Error& error) const {
 net::awaitable<Result<AdminAnswer>> AdminApi::Answer(const http::Exchange& exchange,
                                                      const core::RouteMatch& match,
                                                      core::Phases& phases) const {
-  Result<AdminPrincipal> principal = Authenticate(token_, exchange.request());
+  Result<AdminPrincipal> principal = Authenticate(token_, snapshots_, exchange.request());
   if (!principal.ok()) co_return principal.error();
   Result<AdminCall> call = ReadCall(exchange, match);
   if (!call.ok()) co_return call.error();
@@ -99,7 +116,7 @@ net::awaitable<Result<AdminAnswer>> AdminApi::Answer(const http::Exchange& excha
     co_return NoSuchPath(exchange.target());
   }
   call->tenant = ResolveTenant(route->tenant, call.value());
-  const Status permitted = Permit(principal.value(), route->tenant, call->tenant);
+  const Status permitted = Permit(principal.value(), route->tenant, call.value());
   if (!permitted.ok()) co_return permitted.error();
   phases.admitted = core::Clock::now();
   net::awaitable<Result<AdminAnswer>> handled = route->handler(call.value());

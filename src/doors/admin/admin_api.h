@@ -1,14 +1,20 @@
-// The admin API: /admin/v1/..., JSON in and out, authenticated by the token in the
-// TURNPIKE_ADMIN_TOKEN environment variable (`Authorization: Bearer <token>`).
+// The admin API: /admin/v1/..., JSON in and out, authenticated by the operator's token (the
+// TURNPIKE_ADMIN_TOKEN environment variable) or a tenant's admin token ("tpa-...", made by the
+// operator), sent as `Authorization: Bearer <token>`. A tenant's admin token acts on its own
+// tenant only (tenant_scope.h): its keys, spend and calls; another tenant's objects are 404,
+// the operator's routes 403. A virtual key is never an admin token (401).
 //
 //   GET    /admin/v1/plans                     PUT /admin/v1/plans/{id}        (create/replace)
 //   GET    /admin/v1/tenants[/{id}]            POST /admin/v1/tenants          PATCH .../{id}
 //   GET    /admin/v1/keys[?tenant=]            POST /admin/v1/keys             (secret shown once)
 //   GET    /admin/v1/keys/{id}                 POST /admin/v1/keys/{id}/revoke
+//   GET    /admin/v1/tenants/{id}/admin-tokens POST .../admin-tokens (token shown once)
+//   DELETE /admin/v1/tenants/{id}/admin-tokens/{token_id}                  (revokes)
 //   GET    /admin/v1/prices                    PUT/DELETE /admin/v1/prices/{model}
 //   GET    /admin/v1/spend?month=YYYY-MM[&tenant=][&key=]
 //   GET    /admin/v1/calls?tenant=&key=&model=&status=&since=&until=&limit=&cursor=
 //   POST   /admin/v1/reconcile
+//   GET    /admin/v1/routes                    every admin route, its methods and its tenant
 //
 // Money is USD as JSON numbers (stored as integer micro-USD: 6 decimals). Times are unix
 // seconds, call-log times unix milliseconds. Unknown fields, wrong types and out-of-range
@@ -38,14 +44,17 @@
 #include "core/door.h"
 #include "core/worker_core.h"
 #include "doors/admin/resources.h"
+#include "governance/snapshot_cell.h"
 
 namespace turnpike::doors::admin {
 
 class AdminApi : public core::Door {
  public:
-  // `token` empty: every request is refused with 403.
-  AdminApi(const AdminResources& resources, const std::string& token, core::WorkerCore& core)
-      : resources_(resources), token_(token), core_(core) {}
+  // `token` empty: every request is refused with 403. `snapshots`: where tenants' admin tokens
+  // are found (keys of KeyKind::kAdmin).
+  AdminApi(const AdminResources& resources, const std::string& token,
+           const governance::SnapshotCell& snapshots, core::WorkerCore& core)
+      : resources_(resources), token_(token), snapshots_(snapshots), core_(core) {}
 
   boost::asio::awaitable<void> Handle(http::Exchange& exchange, core::RouteMatch match) override;
   core::ErrorReply RenderError(int route, const Error& error) const override;
@@ -59,6 +68,7 @@ class AdminApi : public core::Door {
 
   const AdminResources& resources_;
   const std::string& token_;
+  const governance::SnapshotCell& snapshots_;
   core::WorkerCore& core_;
 };
 

@@ -30,14 +30,26 @@ std::vector<core::AdminRoute> GovernanceRoutes(Service& service) {
   routes.push_back(Route(at("tenants"), Verb::post, kOperator, service, CreateTenant));
   routes.push_back(
       Route(at("tenants/{id}"), Verb::get, TenantFrom::Path("id"), service, GetTenant));
-  routes.push_back(
-      Route(at("tenants/{id}"), Verb::patch, TenantFrom::Path("id"), service, UpdateTenant));
+  // A tenant's plan and status are the operator's: its own admin token may not change them.
+  routes.push_back(Route(at("tenants/{id}"), Verb::patch, kOperator, service, UpdateTenant));
   routes.push_back(Route(at("keys"), Verb::get, TenantFrom::Query("tenant"), service, ListKeys));
   routes.push_back(Route(at("keys"), Verb::post, TenantFrom::Body("tenant"), service, CreateKey));
-  // A key's tenant is the key's own, known from the snapshot, not from the request: operator
-  // only until a tenant-scoped token needs these.
-  routes.push_back(Route(at("keys/{id}"), Verb::get, kOperator, service, GetKey));
-  routes.push_back(Route(at("keys/{id}/revoke"), Verb::post, kOperator, service, RevokeKey));
+  // A key's tenant is the key's own, read from the published snapshot.
+  const TenantFrom key_owner =
+      TenantFrom::OwnerOf("id", "key", [&service](std::string_view id) -> std::string {
+        const governance::SnapshotPtr snapshot = service.cell().Load();
+        const governance::KeyEntry* key = FindVirtualKey(*snapshot, id);
+        return key == nullptr ? std::string() : key->key.tenant_id;
+      });
+  routes.push_back(Route(at("keys/{id}"), Verb::get, key_owner, service, GetKey));
+  routes.push_back(Route(at("keys/{id}/revoke"), Verb::post, key_owner, service, RevokeKey));
+  // A tenant's admin tokens are the operator's to give and take.
+  routes.push_back(
+      Route(at("tenants/{id}/admin-tokens"), Verb::get, kOperator, service, ListAdminTokens));
+  routes.push_back(
+      Route(at("tenants/{id}/admin-tokens"), Verb::post, kOperator, service, CreateAdminToken));
+  routes.push_back(Route(at("tenants/{id}/admin-tokens/{token_id}"), Verb::delete_, kOperator,
+                         service, RevokeAdminToken));
   routes.push_back(Route(at("prices"), Verb::get, kOperator, service, ListPrices));
   routes.push_back(Route(at("prices/{model}"), Verb::put, kOperator, service, PutPrice));
   routes.push_back(Route(at("prices/{model}"), Verb::delete_, kOperator, service, DeletePrice));

@@ -36,11 +36,22 @@ json::object PriceJson(const control::PriceInfo& p) {
 
 }  // namespace
 
+Error NoSuchKey(std::string_view id) {
+  return Error{ErrorCode::kNotFound, "No key " + std::string(id) + ".", ""};
+}
+
+const governance::KeyEntry* FindVirtualKey(const governance::GovernanceSnapshot& snapshot,
+                                           std::string_view id) {
+  const governance::KeyEntry* entry = snapshot.FindKey(id);
+  return entry != nullptr && entry->key.kind == governance::KeyKind::kVirtual ? entry : nullptr;
+}
+
 Answer ListKeys(Service& service, const AdminCall& call) {
   const governance::SnapshotPtr snapshot = service.cell().Load();
   const std::string_view tenant = call.Query("tenant");
   json::array data;
   for (const auto& entry : snapshot->keys()) {
+    if (entry.key.kind != governance::KeyKind::kVirtual) continue;  // admin tokens: their own API
     if (tenant.empty() || entry.key.tenant_id == tenant) data.push_back(KeyJson(entry.key));
   }
   co_return JsonAnswer(200, json::object{{"data", std::move(data)}});
@@ -72,13 +83,15 @@ Answer CreateKey(Service& service, const AdminCall& call) {
 Answer GetKey(Service& service, const AdminCall& call) {
   const governance::SnapshotPtr snapshot = service.cell().Load();
   const std::string id(call.Param("id"));
-  const governance::KeyEntry* entry = snapshot->FindKey(id);
-  if (entry == nullptr) co_return Error{ErrorCode::kNotFound, "No key " + id + ".", ""};
+  const governance::KeyEntry* entry = FindVirtualKey(*snapshot, id);
+  if (entry == nullptr) co_return NoSuchKey(id);
   co_return JsonAnswer(200, KeyJson(entry->key));
 }
 
 Answer RevokeKey(Service& service, const AdminCall& call) {
-  Result<Key> revoked = co_await service.RevokeKey(std::string(call.Param("id")));
+  const std::string id(call.Param("id"));
+  if (FindVirtualKey(*service.cell().Load(), id) == nullptr) co_return NoSuchKey(id);
+  Result<Key> revoked = co_await service.RevokeKey(id);
   if (!revoked.ok()) co_return revoked.error();
   co_return JsonAnswer(200, KeyJson(revoked.value()));
 }

@@ -1,13 +1,20 @@
 #include "doors/admin/resources.h"
 
+#include <boost/beast/http/verb.hpp>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
 #include <stdexcept>
 
 #include "doors/admin/routes.h"
 
 namespace turnpike::doors::admin {
+namespace json = boost::json;
 namespace {
 constexpr std::string_view kPrefix = "/admin/";
 constexpr std::string_view kLabel = "admin";
+// The methods an admin route may take.
+constexpr core::Verb kVerbs[] = {core::Verb::get, core::Verb::post, core::Verb::put,
+                                 core::Verb::patch, core::Verb::delete_};
 }  // namespace
 
 void AdminResources::Add(std::vector<core::AdminRoute> routes) {
@@ -37,9 +44,46 @@ const core::AdminRoute* AdminResources::Find(int route) const {
   return &routes_[static_cast<size_t>(route)];
 }
 
+namespace {
+
+json::object RouteJson(const core::AdminRoute& route) {
+  using Where = core::TenantFrom::Where;
+  json::array methods;
+  for (const core::Verb verb : kVerbs) {
+    if (route.methods.Has(verb)) methods.emplace_back(boost::beast::http::to_string(verb));
+  }
+  const core::TenantFrom& t = route.tenant;
+  const char* from = t.where == Where::kPath    ? "path"
+                     : t.where == Where::kQuery ? "query"
+                     : t.where == Where::kBody  ? "body"
+                     : t.where == Where::kOwner ? "owner"
+                                                : "none";
+  json::object tenant{{"from", from}};
+  if (t.where != Where::kNone) {
+    tenant["name"] = t.name;
+    tenant["noun"] = t.noun;
+  }
+  return {{"pattern", route.pattern}, {"methods", std::move(methods)}, {"tenant", tenant}};
+}
+
+Answer ListRoutes(const AdminResources& resources) {
+  json::array data;
+  for (const core::AdminRoute& route : resources.routes()) data.push_back(RouteJson(route));
+  co_return JsonAnswer(200, json::object{{"data", std::move(data)}});
+}
+
+}  // namespace
+
 std::shared_ptr<AdminResources> GovernanceResources(control::GovernanceService& service) {
   auto resources = std::make_shared<AdminResources>();
   resources->Add(GovernanceRoutes(service));
+  // Every admin route, as the door serves it (those other doors add later included): what a
+  // tenant-isolation check walks. The resources own this route, so the reference outlives it.
+  const AdminResources& all = *resources;
+  resources->Add(
+      {{"/admin/v1/routes", {core::Verb::get}, core::TenantFrom::None(), [&all](const AdminCall&) {
+          return ListRoutes(all);
+        }}});
   return resources;
 }
 

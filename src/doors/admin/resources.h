@@ -33,6 +33,8 @@ class AdminResources {
   // The route of `route` (RouteMatch::route), nullptr for "/admin/**" (no resource matched).
   const core::AdminRoute* Find(int route) const;
 
+  const std::vector<core::AdminRoute>& routes() const { return routes_; }
+
  private:
   std::vector<core::AdminRoute> routes_;
 };

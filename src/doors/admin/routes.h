@@ -5,6 +5,7 @@
 //
 //   tenant_routes.cc  plans, tenants        key_routes.cc    keys, prices
 //   usage_routes.cc   spend, calls, reconcile
+//   token_routes.cc   tenants' admin tokens
 //   governance_routes.cc   the table: every pattern, its methods, its tenant and its handler
 //
 // Errors: an Error value, which the door renders in the admin envelope with the field named.
@@ -52,6 +53,11 @@ bool ValidId(std::string_view id);
 // The governance resources' routes (admin_api.h documents the API).
 std::vector<core::AdminRoute> GovernanceRoutes(Service& service);
 
+// The virtual key `id` (not an admin token), or nullptr; the 404 for an id that is not one.
+const governance::KeyEntry* FindVirtualKey(const governance::GovernanceSnapshot& snapshot,
+                                           std::string_view id);
+Error NoSuchKey(std::string_view id);
+
 Answer ListPlans(Service& service, const AdminCall& call);
 Answer PutPlan(Service& service, const AdminCall& call);
 Answer ListTenants(Service& service, const AdminCall& call);
@@ -62,6 +68,9 @@ Answer ListKeys(Service& service, const AdminCall& call);
 Answer CreateKey(Service& service, const AdminCall& call);
 Answer GetKey(Service& service, const AdminCall& call);
 Answer RevokeKey(Service& service, const AdminCall& call);
+Answer ListAdminTokens(Service& service, const AdminCall& call);
+Answer CreateAdminToken(Service& service, const AdminCall& call);
+Answer RevokeAdminToken(Service& service, const AdminCall& call);
 Answer ListPrices(Service& service, const AdminCall& call);
 Answer PutPrice(Service& service, const AdminCall& call);
 Answer DeletePrice(Service& service, const AdminCall& call);

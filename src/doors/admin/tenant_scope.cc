@@ -14,6 +14,8 @@ std::string ResolveTenant(const core::TenantFrom& from, const core::AdminCall& c
       return std::string(call.Param(from.name));
     case Where::kQuery:
       return std::string(call.Query(from.name));
+    case Where::kOwner:
+      return from.owner ? from.owner(call.Param(from.name)) : std::string();
     case Where::kBody: {
       boost::system::error_code ec;
       const json::value body = json::parse(call.body, ec);
@@ -27,16 +29,25 @@ std::string ResolveTenant(const core::TenantFrom& from, const core::AdminCall& c
 }
 
 Status Permit(const AdminPrincipal& principal, const core::TenantFrom& from,
-              std::string_view tenant) {
+              core::AdminCall& call) {
   if (principal.is_operator()) return Ok{};
   if (from.where == Where::kNone) {
     return Error{ErrorCode::kForbidden, "Only the operator's admin token may use this path.", ""};
   }
-  if (tenant != principal.tenant) {
-    return Error{ErrorCode::kForbidden,
-                 "This admin token may act only on tenant " + principal.tenant + ".", from.name};
+  if (from.where == Where::kQuery && call.tenant.empty()) {
+    call.query.emplace_back(from.name, principal.tenant);
+    call.tenant = principal.tenant;
+    return Ok{};
   }
-  return Ok{};
+  if (from.where == Where::kBody && call.tenant.empty()) {
+    return Error{ErrorCode::kInvalidRequest,
+                 "A tenant's admin token must name its tenant in '" + from.name + "'.", from.name};
+  }
+  if (call.tenant == principal.tenant) return Ok{};
+  // The value the request named: the object's id for an owner route, else the tenant.
+  const std::string_view named =
+      from.where == Where::kOwner ? call.Param(from.name) : std::string_view(call.tenant);
+  return Error{ErrorCode::kNotFound, "No " + from.noun + " " + std::string(named) + ".", ""};
 }
 
 }  // namespace turnpike::doors::admin

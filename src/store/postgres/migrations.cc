@@ -12,7 +12,7 @@ namespace {
 // one, append a new one (adding a call-log column is one entry: a nullable array, ALTER TABLE
 // call_log_chunks ADD COLUMN ... T[], and the `call_log` view recreated with its default, as
 // migration 8; plus its line in call_log_columns.h, kColumns).
-constexpr std::array<std::string_view, 8> kMigrations = {
+constexpr std::array<std::string_view, 9> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -338,6 +338,12 @@ CREATE VIEW call_log AS
                          dropped_rows, reasoning_tokens, cache_status, agent_id, agent_version,
                          response_id, guard_replacements, flags, ord)
   JOIN call_routes r ON r.id = u.route_id;
+)sql",
+    // 9: a key's kind (governance::KeyKind): 'virtual' (the doors' keys; every key before) or
+    // 'admin' (a tenant's admin token).
+    R"sql(
+ALTER TABLE api_keys ADD COLUMN kind TEXT NOT NULL DEFAULT 'virtual'
+  CHECK (kind IN ('virtual', 'admin'));
 )sql"};
 
 // Tables of this engine only, which the logical-schema test skips: the call log's rows in

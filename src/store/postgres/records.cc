@@ -83,6 +83,8 @@ Result<GovernanceRows> Records::LoadAll() {
     k.tpm = r[2].OptionalInt(i, 8);
     k.allowed_models = sql::SplitModels(r[2].Text(i, 9));
     k.created_at = r[2].Int(i, 10);
+    k.kind = r[2].Text(i, 11) == sql::kAdminKey ? governance::KeyKind::kAdmin
+                                                : governance::KeyKind::kVirtual;
     rows.keys.push_back(std::move(k));
   }
   for (int i = 0; i < r[3].size(); ++i) {
@@ -184,7 +186,8 @@ Status Records::InsertKey(const Key& key) {
       .Add(key.rpm)
       .Add(key.tpm)
       .Add(sql::JoinModels(key.allowed_models))
-      .Add(key.created_at);
+      .Add(key.created_at)
+      .Add(key.kind == governance::KeyKind::kAdmin ? sql::kAdminKey : sql::kVirtualKey);
   return Write(insert_key_, p);
 }
 

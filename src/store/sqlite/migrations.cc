@@ -11,7 +11,7 @@ namespace turnpike::store::sqlite {
 namespace {
 
 // Each entry is one schema version; never edit a released one, append a new one.
-constexpr std::array<std::string_view, 8> kMigrations = {
+constexpr std::array<std::string_view, 9> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -215,6 +215,12 @@ CREATE VIEW call_log AS
          c.cache_status, c.agent_id, c.agent_version, c.response_id, c.guard_replacements,
          c.flags
   FROM call_log_rows c JOIN call_routes r ON r.id = c.route_id;
+)sql",
+    // 9: a key's kind (governance::KeyKind): 'virtual' (the doors' keys; every key before) or
+    // 'admin' (a tenant's admin token).
+    R"sql(
+ALTER TABLE api_keys ADD COLUMN kind TEXT NOT NULL DEFAULT 'virtual'
+  CHECK (kind IN ('virtual', 'admin'));
 )sql"};
 
 // Tables of this engine only, which the logical-schema test skips: the call log's rows

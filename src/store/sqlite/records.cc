@@ -101,6 +101,8 @@ Result<GovernanceRows> Records::LoadAll() {
       k.tpm = q->OptionalInt(8);
       k.allowed_models = SplitModels(q->Text(9));
       k.created_at = q->Int(10);
+      k.kind = q->Text(11) == sql::kAdminKey ? governance::KeyKind::kAdmin
+                                             : governance::KeyKind::kVirtual;
       rows.keys.push_back(std::move(k));
       return Ok{};
     });
@@ -193,7 +195,8 @@ Status Records::InsertKey(const Key& key) {
       .Bind(8, key.rpm)
       .Bind(9, key.tpm)
       .Bind(10, JoinModels(key.allowed_models))
-      .Bind(11, key.created_at);
+      .Bind(11, key.created_at)
+      .Bind(12, key.kind == governance::KeyKind::kAdmin ? sql::kAdminKey : sql::kVirtualKey);
   return q->Run();
 }
 

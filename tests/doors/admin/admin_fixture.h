@@ -95,7 +95,7 @@ class AdminDoorTest : public ::testing::Test {
                       WidgetHandler}});
     doors_.push_back(
         {resources_->Routes(), [this](int, boost::asio::io_context&, core::WorkerCore& core) {
-           return std::make_unique<AdminApi>(*resources_, token_, core);
+           return std::make_unique<AdminApi>(*resources_, token_, service_->cell(), core);
          }});
     router_.Add(0, doors_[0].routes);
     shared_ = std::make_unique<core::CoreShared>(router_, probes_);

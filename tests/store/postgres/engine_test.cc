@@ -854,8 +854,8 @@ TEST_F(PostgresEngineTest, ADatabaseOfSchemaSevenBeforeRolesUpgradesInPlace) {
     EXPECT_EQ(SchemaVersion(c).value(), 7);  // read from the table before roles
   }
   auto engine = Open();
-  EXPECT_EQ(engine->SchemaVersion(), 8);
-  EXPECT_EQ(engine->RoleVersion("core"), 8);
+  EXPECT_EQ(engine->SchemaVersion(), LatestSchemaVersion());
+  EXPECT_EQ(engine->RoleVersion("core"), LatestSchemaVersion());
   StatementCounts counts;
   ConnectionOptions o;
   o.url = cluster_->Url(db_);
@@ -867,7 +867,7 @@ TEST_F(PostgresEngineTest, ADatabaseOfSchemaSevenBeforeRolesUpgradesInPlace) {
   ASSERT_TRUE(roles.ok()) << roles.error().message;
   ASSERT_EQ(roles->size(), 1);
   EXPECT_EQ(roles->Text(0, 0), "core");
-  EXPECT_EQ(roles->Int(0, 1), 8);
+  EXPECT_EQ(roles->Int(0, 1), LatestSchemaVersion());
   EXPECT_EQ(roles->Int(0, 2), 1);
   ASSERT_TRUE(engine->call_log().WriteCalls(Batches({AgentRecord("new")}), true, {}).ok());
   CallQuery q;

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <tuple>
 
+#include "store/sqlite/migrations.h"
+
 namespace turnpike::store::sqlite {
 namespace {
 
@@ -109,10 +111,10 @@ class SqliteEngineTest : public ::testing::Test {
 };
 
 TEST_F(SqliteEngineTest, MigrationsApplyOnceAndRecordTheirVersion) {
-  EXPECT_EQ(store_->SchemaVersion(), 8);
+  EXPECT_EQ(store_->SchemaVersion(), LatestSchemaVersion());
   store_.reset();
   store_ = Open();  // a second start applies nothing new
-  EXPECT_EQ(store_->SchemaVersion(), 8);
+  EXPECT_EQ(store_->SchemaVersion(), LatestSchemaVersion());
   EXPECT_LT(counts().value(StoreOp::kMigrate), 10u);  // the new engine's: opening and checking
 }
 
@@ -181,7 +183,7 @@ TEST_F(SqliteEngineTest, PricesRoundTripWithTheirReasoningPrice) {
                     .ok());
   }
   store_ = Open();  // applies migration 7
-  EXPECT_EQ(store_->SchemaVersion(), 8);
+  EXPECT_EQ(store_->SchemaVersion(), LatestSchemaVersion());
   PriceOverride thinking{"o", {10, 20, 30, 40, 50, 70}, 9};
   ASSERT_TRUE(store_->records().UpsertPrice(thinking).ok());
   PriceOverride plain{"p", {1, 2, 3, 4}, 9};
@@ -388,7 +390,7 @@ TEST_F(SqliteEngineTest, MigrationTwoIndexesRowsWrittenBeforeIt) {
     }
   }
   store_ = Open();  // applies migrations 2 to 7
-  EXPECT_EQ(store_->SchemaVersion(), 8);
+  EXPECT_EQ(store_->SchemaVersion(), LatestSchemaVersion());
   CallQuery q;
   q.tenant_id = "a";
   auto page = store_->call_log().QueryCalls(q);
@@ -428,7 +430,7 @@ TEST_F(SqliteEngineTest, MigrationThreeKeepsEveryColumnOfRowsWrittenBeforeIt) {
                     .ok());
   }
   store_ = Open();  // applies migrations 3 to 7
-  EXPECT_EQ(store_->SchemaVersion(), 8);
+  EXPECT_EQ(store_->SchemaVersion(), LatestSchemaVersion());
   CallQuery q;
   auto page = store_->call_log().QueryCalls(q);
   ASSERT_TRUE(page.ok());
