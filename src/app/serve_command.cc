@@ -131,11 +131,12 @@ std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
     for (const Feature& feature : features) {
       if (feature.admin_routes) admin->Add(feature.admin_routes(context));
     }
-    doors.push_back(
-        {admin->Routes(), [admin, &admin_token, governance](int, Context&, WorkerCore& core) {
-           return std::make_unique<doors::admin::AdminApi>(*admin, admin_token, governance->cell(),
-                                                           core);
-         }});
+    auto failures = std::make_shared<doors::admin::AuthFailures>();  // one for every worker
+    doors.push_back({admin->Routes(),
+                     [admin, &admin_token, governance, failures](int, Context&, WorkerCore& core) {
+                       return std::make_unique<doors::admin::AdminApi>(
+                           *admin, admin_token, governance->cell(), *failures, core);
+                     }});
   }
   return doors;
 }

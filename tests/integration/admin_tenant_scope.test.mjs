@@ -175,3 +175,24 @@ for (const engine of ENGINES) describe(`tenant-scoped admin tokens (${engine.nam
     assert.equal((await call(gw, extra.body.token, 'GET', '/admin/v1/keys')).status, 403);
   });
 });
+
+test('failed admin authentications are limited per client address: the 11th within a minute is a 429 with Retry-After, even with the right token', async () => {
+  const mock = await startMock(['--tokens', '2']);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-admin-failures-'));
+  const gw = await startGateway(gatewayConfig({
+    models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] },
+    governance: { enabled: true, reconcile_interval: '0s' },
+    store: { path: path.join(dir, 'turnpike.db') },
+  }), { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
+  assert.equal((await call(gw, TOKEN, 'GET', '/admin/v1/plans')).status, 200);
+  for (let i = 0; i < 10; i++) {
+    assert.equal((await call(gw, `guess-${i}`, 'GET', '/admin/v1/plans')).status, 401);
+  }
+  const r = await fetch(`${gw.url}/admin/v1/plans`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  assert.equal(r.status, 429);
+  const retry = Number(r.headers.get('retry-after'));
+  assert.ok(retry >= 1 && retry <= 60, `Retry-After ${retry}`);
+  assert.equal((await r.json()).error.type, 'rate_limited');
+  // Other doors are not the admin API's business.
+  assert.equal((await fetch(`${gw.url}/healthz`)).status, 200);
+});

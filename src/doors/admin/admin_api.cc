@@ -104,8 +104,19 @@ core::ErrorReply AdminApi::RenderError(int, const Error& error) const {
 net::awaitable<Result<AdminAnswer>> AdminApi::Answer(const http::Exchange& exchange,
                                                      const core::RouteMatch& match,
                                                      core::Phases& phases) const {
+  const std::string client = exchange.client_address();
+  const AuthFailures::Clock::time_point now = AuthFailures::Clock::now();
+  if (std::optional<int64_t> wait = failures_.Blocked(client, now)) {
+    co_return Error{ErrorCode::kRateLimited,
+                    "Too many failed admin authentications from this address: try again in " +
+                        std::to_string(*wait) + " s.",
+                    ""};
+  }
   Result<AdminPrincipal> principal = Authenticate(token_, snapshots_, exchange.request());
-  if (!principal.ok()) co_return principal.error();
+  if (!principal.ok()) {
+    if (!token_.empty()) failures_.Failed(client, now);  // "the API is off" is nobody's failure
+    co_return principal.error();
+  }
   Result<AdminCall> call = ReadCall(exchange, match);
   if (!call.ok()) co_return call.error();
   phases.parsed = core::Clock::now();
@@ -135,6 +146,11 @@ net::awaitable<void> AdminApi::Handle(http::Exchange& exchange, core::RouteMatch
     const Error& error = answer.error();
     if (error.code == ErrorCode::kMethodNotAllowed) {
       exchange.response_headers().Add("Allow", match.allow);
+    }
+    if (error.code == ErrorCode::kRateLimited) {
+      const std::optional<int64_t> wait =
+          failures_.Blocked(exchange.client_address(), AuthFailures::Clock::now());
+      exchange.response_headers().Add("Retry-After", wait.value_or(1));
     }
     core::ErrorReply reply = RenderError(match.route, error);
     co_await core_.RespondError(exchange, ctx, error.code, std::move(reply));

@@ -2,7 +2,8 @@
 // TURNPIKE_ADMIN_TOKEN environment variable) or a tenant's admin token ("tpa-...", made by the
 // operator), sent as `Authorization: Bearer <token>`. A tenant's admin token acts on its own
 // tenant only (tenant_scope.h): its keys, spend and calls; another tenant's objects are 404,
-// the operator's routes 403. A virtual key is never an admin token (401).
+// the operator's routes 403. A virtual key is never an admin token (401). An address with too
+// many failed authentications is refused for a while (429 with Retry-After, auth_failures.h).
 //
 //   GET    /admin/v1/plans                     PUT /admin/v1/plans/{id}        (create/replace)
 //   GET    /admin/v1/tenants[/{id}]            POST /admin/v1/tenants          PATCH .../{id}
@@ -28,11 +29,11 @@
 // the admin request's coroutine.
 //
 // The door: the routes of AdminResources (resources.h: these, routes.h, and those other doors
-// add through core/admin_route.h) plus "/admin/**". For each request, in order: the token
-// (401/403), the target (400 if it is not a valid URL), 404 or 405 for "/admin/**", the route's
-// tenant (tenant_scope.h: resolved and permitted), the handler; the answer or the error goes
-// out through WorkerCore::Respond (Server-Timing, status) and is accounted by Finish (route
-// label "admin"; never in the call log: it has no principal).
+// add through core/admin_route.h) plus "/admin/**". For each request, in order: the client's
+// failed authentications (429), the token (401/403), the target (400 if it is not a valid URL), 404
+// or 405 for "/admin/**", the route's tenant (tenant_scope.h: resolved and permitted), the handler;
+// the answer or the error goes out through WorkerCore::Respond (Server-Timing, status) and is
+// accounted by Finish (route label "admin"; never in the call log: it has no principal).
 //
 // Ownership and threads: one AdminApi per worker (a door, core/door.h); it holds no mutable
 // state; the resources, the token and the worker's core outlive it.
@@ -43,6 +44,7 @@
 #include "core/admin_route.h"
 #include "core/door.h"
 #include "core/worker_core.h"
+#include "doors/admin/auth_failures.h"
 #include "doors/admin/resources.h"
 #include "governance/snapshot_cell.h"
 
@@ -52,9 +54,16 @@ class AdminApi : public core::Door {
  public:
   // `token` empty: every request is refused with 403. `snapshots`: where tenants' admin tokens
   // are found (keys of KeyKind::kAdmin).
+  // `failures`: the process's count of failed authentications (auth_failures.h), shared by
+  // every worker's door.
   AdminApi(const AdminResources& resources, const std::string& token,
-           const governance::SnapshotCell& snapshots, core::WorkerCore& core)
-      : resources_(resources), token_(token), snapshots_(snapshots), core_(core) {}
+           const governance::SnapshotCell& snapshots, AuthFailures& failures,
+           core::WorkerCore& core)
+      : resources_(resources),
+        token_(token),
+        snapshots_(snapshots),
+        failures_(failures),
+        core_(core) {}
 
   boost::asio::awaitable<void> Handle(http::Exchange& exchange, core::RouteMatch match) override;
   core::ErrorReply RenderError(int route, const Error& error) const override;
@@ -69,6 +78,7 @@ class AdminApi : public core::Door {
   const AdminResources& resources_;
   const std::string& token_;
   const governance::SnapshotCell& snapshots_;
+  AuthFailures& failures_;
   core::WorkerCore& core_;
 };
 

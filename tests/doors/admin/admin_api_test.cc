@@ -109,6 +109,18 @@ TEST_F(AdminDoorTest, TheTokenIsCheckedBeforeTheMethodAndThePath) {
   EXPECT_EQ(Call(Verb::get, "/admin/").status, 404u);
 }
 
+TEST_F(AdminDoorTest, AnAddressWithTooManyFailuresIsRefusedEvenWithTheToken) {
+  for (int i = 0; i < AuthFailures::kMaxFailures; ++i) {
+    EXPECT_EQ(Call(Verb::get, "/admin/v1/plans", "", false).status, 401u);
+  }
+  Answered refused = Call(Verb::get, "/admin/v1/plans");
+  EXPECT_EQ(refused.status, 429u);
+  EXPECT_EQ(refused.type(), "rate_limited");
+  EXPECT_FALSE(refused.retry_after.empty());
+  EXPECT_GE(std::stoi(refused.retry_after), 1);
+  EXPECT_LE(std::stoi(refused.retry_after), 60);
+}
+
 TEST_F(AdminDoorTest, TheApiIsOffWithoutAToken) {
   token_.clear();
   Answered a = Call(Verb::get, "/admin/v1/plans");

@@ -36,6 +36,7 @@ struct Answered {
   unsigned status = 0;
   boost::json::value body;
   std::string allow;
+  std::string retry_after;
   std::string server_timing;
   std::string content_type;
 
@@ -95,7 +96,8 @@ class AdminDoorTest : public ::testing::Test {
                       WidgetHandler}});
     doors_.push_back(
         {resources_->Routes(), [this](int, boost::asio::io_context&, core::WorkerCore& core) {
-           return std::make_unique<AdminApi>(*resources_, token_, service_->cell(), core);
+           return std::make_unique<AdminApi>(*resources_, token_, service_->cell(), failures_,
+                                             core);
          }});
     router_.Add(0, doors_[0].routes);
     shared_ = std::make_unique<core::CoreShared>(router_, probes_);
@@ -118,6 +120,7 @@ class AdminDoorTest : public ::testing::Test {
     out.body = boost::json::parse(exchange.response_body(), ec);
     EXPECT_FALSE(ec) << exchange.response_body();
     out.allow = std::string(exchange.response_header("Allow"));
+    out.retry_after = std::string(exchange.response_header("Retry-After"));
     out.server_timing = std::string(exchange.response_header("Server-Timing"));
     out.content_type = exchange.content_type();
     return out;
@@ -139,6 +142,7 @@ class AdminDoorTest : public ::testing::Test {
     return c;
   }();
   std::string token_ = kToken;
+  AuthFailures failures_;
   control::FakeEngine* engine_ = nullptr;  // owned_engine_
   // Borrowed by service_, which stops the thread when it goes (declared first: outlive it).
   std::unique_ptr<control::FakeEngine> owned_engine_;
