@@ -129,7 +129,11 @@ class Body {
 
  private:
   void Fail(std::string what, std::string field) {
-    if (!error) error = Bad(field + " " + what, std::move(field));
+    if (error) return;
+    // The message first: the order in which a call's arguments are evaluated is unspecified,
+    // and `field` is moved into the second.
+    std::string message = field + " " + what;
+    error = Bad(std::move(message), std::move(field));
   }
   const boost::json::object& object_;
 };

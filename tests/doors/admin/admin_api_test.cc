@@ -144,6 +144,7 @@ TEST_F(AdminDoorTest, BadBodiesAre400NamingTheField) {
   EXPECT_EQ(a.status, 400u);
   EXPECT_EQ(a.type(), "invalid_request");
   EXPECT_EQ(a.field(), "tenant");
+  EXPECT_EQ(a.body.at("error").at("message"), "tenant must be a string");
   a = Call(Verb::post, "/admin/v1/keys", R"({"name": "no tenant"})");
   EXPECT_EQ(a.status, 400u);
   EXPECT_EQ(a.field(), "tenant");
