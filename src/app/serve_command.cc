@@ -406,6 +406,7 @@ Status ServeUntilSignalled(Gateway& g) {
                         return std::make_unique<core::Dispatcher>(core, doors, index, c);
                       });
   g.probes.in_flight = [&server] { return server.in_flight(); };
+  g.probes.accept_errors = [&server] { return server.accept_errors(); };
   Status bound = server.Bind();
   if (!bound.ok()) return bound;
   std::cerr << config::DescribeConfig(g.config);

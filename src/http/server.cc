@@ -83,6 +83,12 @@ int64_t Server::in_flight() const {
   return sum;
 }
 
+uint64_t Server::accept_errors() const {
+  uint64_t sum = 0;
+  for (const auto& worker : workers_) sum += worker->accept_errors();
+  return sum;
+}
+
 void Server::Stop() {
   for (auto& worker : workers_) worker->Stop();
 }

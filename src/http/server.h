@@ -63,6 +63,9 @@ class Server {
 
   // Exchanges being handled right now, over all workers (a relaxed sum).
   int64_t in_flight() const;
+  // Failed accepts since start, over all workers (a relaxed sum). An accept that fails (out of
+  // file descriptors) is retried after a pause, never in a spin.
+  uint64_t accept_errors() const;
 
  private:
   const ServerOptions options_;

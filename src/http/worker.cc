@@ -7,6 +7,7 @@
 #include <boost/asio/socket_base.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <cstdio>
 
 #include "http/connection.h"
 #include "http/session.h"
@@ -75,16 +76,30 @@ void Worker::Stop() { context_->stop(); }
 void Worker::Run() { context_->run(); }
 
 net::awaitable<void> Worker::AcceptLoop() {
+  uint64_t streak = 0;  // failed accepts in a row
   for (;;) {
     auto [ec, socket] = co_await acceptor_->async_accept(kTuple);
     if (ec == net::error::operation_aborted || !acceptor_->is_open()) co_return;
     if (ec) {
       // EMFILE and friends: keep serving the connections we have, and retry accepting after a
-      // pause instead of spinning on an error the next accept would repeat at once.
+      // pause instead of spinning on an error the next accept would repeat at once. Counted
+      // (turnpike_accept_errors_total); said once when a streak begins and once when it ends.
+      accept_errors_.store(accept_errors_.load(std::memory_order_relaxed) + 1,
+                           std::memory_order_relaxed);
+      if (streak++ == 0) {
+        std::fprintf(
+            stderr, "turnpike: worker %d cannot accept connections: %s; retrying every %lld ms\n",
+            index_, ec.message().c_str(), static_cast<long long>(kAcceptErrorPause.count()));
+      }
       net::steady_timer pause(*context_);
       pause.expires_after(kAcceptErrorPause);
       co_await pause.async_wait(kTuple);
       continue;
+    }
+    if (streak > 0) {
+      std::fprintf(stderr, "turnpike: worker %d accepts connections again, after %llu failed\n",
+                   index_, static_cast<unsigned long long>(streak));
+      streak = 0;
     }
     boost::system::error_code opt_ec;
     socket.set_option(tcp::no_delay(true), opt_ec);

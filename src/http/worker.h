@@ -36,6 +36,8 @@ class Worker {
   void Run();
 
   int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+  // Accepts that failed (out of descriptors, most often), since start.
+  uint64_t accept_errors() const { return accept_errors_.load(std::memory_order_relaxed); }
 
  private:
   boost::asio::awaitable<void> AcceptLoop();
@@ -44,7 +46,8 @@ class Worker {
   const int index_;
   const ServerOptions& options_;
   const std::atomic<bool>& draining_;
-  std::atomic<int64_t> in_flight_{0};  // written by this worker only
+  std::atomic<int64_t> in_flight_{0};       // written by this worker only
+  std::atomic<uint64_t> accept_errors_{0};  // written by this worker only
   std::unique_ptr<Handler> handler_;
   // Destroyed first (see ~Worker): coroutine frames it holds may still use handler_.
   std::unique_ptr<boost::asio::io_context> context_;

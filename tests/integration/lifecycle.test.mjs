@@ -3,9 +3,18 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { execFileSync } from 'node:child_process';
-import { startMock, startGateway, gatewayConfig, stopAll, chatBody, mockStats, eventually, sleep, waitExit, readSse, rawRequest, assertHeldBack, assertPausedStreamArrivesWhole, HELD_BACK_TOKENS } from './lib/harness.mjs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { BIN, startProcess, metricsOf, startMock, startGateway, gatewayConfig, stopAll, chatBody, mockStats, eventually, sleep, waitExit, readSse, rawRequest, assertHeldBack, assertPausedStreamArrivesWhole, HELD_BACK_TOKENS } from './lib/harness.mjs';
 
 after(stopAll);
+
+// User and system CPU seconds of process `pid` so far (/proc/<pid>/stat, clock ticks of 1/100 s).
+function processCpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
 
 function rawChat(port, body) {
   const sock = net.connect(port, '127.0.0.1');
@@ -99,4 +108,38 @@ test('a port already in use is a clear start-up error', async () => {
   const mock = await startMock();
   const cfg = gatewayConfig({ models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] } }).replace('127.0.0.1:0', `127.0.0.1:${mock.port}`);
   await assert.rejects(startGateway(cfg), /cannot listen on 127\.0\.0\.1:\d+: Address already in use/);
+});
+
+test('out of file descriptors: accept backs off, a metric and one log line say so, and it recovers by itself', async () => {
+  const mock = await startMock(['--tokens', '2']);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-emfile-'));
+  const file = path.join(dir, 'turnpike.yaml');
+  writeFileSync(file, gatewayConfig({
+    models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] },
+    server: { workers: 1 },
+  }).replace('  workers: 2\n', ''));
+  // prlimit (util-linux): the gateway with 64 descriptors, a few more than it starts with.
+  const gw = await startProcess(['--nofile=64:64', BIN, 'serve', '--config', file], { bin: 'prlimit' });
+  const url = `http://127.0.0.1:${gw.port}`;
+  gw.url = url;
+  const sockets = [];
+  for (let i = 0; i < 100; i++) {
+    const s = net.connect(gw.port, '127.0.0.1');
+    s.on('error', () => {});
+    sockets.push(s);
+  }
+  await eventually(() => gw.errors().includes('cannot accept connections'), 5000);
+  const cpuBefore = processCpuSeconds(gw.pid);
+  await sleep(500);
+  // Backing off, not spinning: well under a tenth of a core while nothing can be accepted.
+  assert.ok(processCpuSeconds(gw.pid) - cpuBefore < 0.05, 'the accept loop spins');
+  for (const s of sockets) s.destroy();
+  await eventually(async () => {
+    try { return (await fetch(`${url}/healthz`)).status === 200; } catch { return false; }
+  }, 10000);
+  const metrics = await metricsOf(gw);
+  assert.ok(metrics.turnpike_accept_errors_total > 0, JSON.stringify(metrics.turnpike_accept_errors_total));
+  await eventually(() => gw.errors().includes('accepts connections again'), 5000);
+  assert.equal(gw.errors().split('cannot accept connections').length - 1, 1, 'one line per streak');
+  gw.kill();
 });
