@@ -59,20 +59,38 @@ inline void TranslateForEveryClient(const providers::Provider& from, std::string
   }
 }
 
-// The pivot `chat` built for each upstream dialect this harness links.
+// The pivot `chat` built for each upstream dialect this harness links (OpenAI, Anthropic,
+// Gemini, Cohere, Responses).
 inline void BuildForEveryUpstream(const boost::json::object& chat) {
   static const providers::openai::OpenAiProvider kOpenAi;
   static const providers::anthropic::AnthropicProvider kAnthropic;
   static const providers::gemini::GeminiProvider kGemini;
+  static const providers::cohere::CohereProvider kCohere;
+  static const providers::openai_responses::ResponsesProvider kResponses;
   providers::UpstreamRequestOptions options;
   options.upstream_model = "fuzz-model";
   options.default_max_tokens = 4096;
-  for (const providers::Provider* upstream : {static_cast<const providers::Provider*>(&kOpenAi),
-                                              static_cast<const providers::Provider*>(&kAnthropic),
-                                              static_cast<const providers::Provider*>(&kGemini)}) {
+  const providers::Provider* const upstreams[] = {&kOpenAi, &kAnthropic, &kGemini, &kCohere,
+                                                  &kResponses};
+  for (const providers::Provider* upstream : upstreams) {
     Result<std::string> body = upstream->BuildRequest(chat, options);
     (void)body;
   }
+}
+
+// A client's request `body` in `client`'s dialect as the LLM door takes it: read into the pivot,
+// which must then hold a string `model` (the door reads it), built for every upstream dialect;
+// and spliced for a deployment of the client's own dialect (the identity path). Returns whether
+// the pivot was read (the door answers 400 otherwise and goes no further).
+inline bool ClientRequestToEveryUpstream(const providers::Provider& client, std::string_view body) {
+  Result<boost::json::object> pivot = client.ParseRequest(body);
+  if (!pivot.ok()) return false;
+  const boost::json::value* model = pivot.value().if_contains("model");
+  if (model == nullptr || !model->is_string()) __builtin_trap();
+  BuildForEveryUpstream(pivot.value());
+  Result<std::string> identity = client.IdentityBody(body, "fuzz-model");
+  (void)identity;
+  return true;
 }
 
 }  // namespace turnpike::fuzz

@@ -35,6 +35,20 @@ seeds_for() {
     fuzz_cohere_stream) ls tests/testdata/providers/cohere/*/upstream_stream.sse ;;
     fuzz_search_dsl) ls fuzz/corpus/search_dsl/* ;;
     fuzz_search_bulk) ls fuzz/corpus/search_bulk/* ;;
+    fuzz_http_read) ls fuzz/corpus/http_read/* ;;
+    fuzz_gemini_request) ls tests/testdata/providers/gemini_client/*/client_request.json \
+      tests/testdata/providers/gemini/*/upstream_request.json ;;
+    fuzz_cohere_request) ls tests/testdata/providers/cohere_client/*/client_request.json \
+      tests/testdata/providers/cohere/*/upstream_request.json ;;
+    fuzz_responses_request) ls tests/testdata/providers/openai_responses/*/client_request.json \
+      tests/testdata/providers/openai_responses/upstream_*/upstream_request.json ;;
+    fuzz_sse_parser) ls tests/testdata/providers/*/*/*.sse fuzz/corpus/sse_parser/* ;;
+    fuzz_ndjson_parser) ls tests/testdata/providers/*/*/*.ndjson fuzz/corpus/ndjson_parser/* \
+      fuzz/corpus/search_bulk/* ;;
+    fuzz_config) ls turnpike.yaml deploy/kubernetes/base/turnpike.yaml fuzz/corpus/config/* ;;
+    fuzz_chat_accumulator) ls tests/testdata/providers/*/*openai*/upstream_stream.sse \
+      tests/testdata/providers/anthropic/reverse_*/upstream_stream.sse \
+      tests/testdata/providers/{anthropic,cohere,gemini,ollama}/*/client_stream.sse ;;
     *) ls tests/testdata/providers/*/*/*.json ;;  # a target added without seeds of its own
   esac
 }
