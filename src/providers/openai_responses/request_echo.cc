@@ -30,7 +30,10 @@ std::string EchoFields(std::string_view body) {
       effort && effort->is_object() && effort->as_object().if_contains("effort")) {
     reasoning["effort"] = effort->at("effort");
   }
-  json::object text = Or(request, "text", json::object{}).as_object();
+  // A `text` that is not an object (the request parser refuses one; the mock provider does
+  // not parse it first) echoes as if absent, rather than throw.
+  const json::value text_in = Or(request, "text", json::object{});
+  json::object text = text_in.is_object() ? text_in.as_object() : json::object{};
   if (!text.contains("format")) text["format"] = json::object{{"type", "text"}};
   json::object echo{{"instructions", Or(request, "instructions", nullptr)},
                     {"max_output_tokens", Or(request, "max_output_tokens", nullptr)},

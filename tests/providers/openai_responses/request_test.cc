@@ -168,6 +168,9 @@ TEST(ResponsesRequest, EchoFieldsUseTheRequestOrTheDefaults) {
   EXPECT_EQ(defaults.at("parallel_tool_calls"), true);
   EXPECT_TRUE(defaults.at("instructions").is_null());
   EXPECT_EQ(defaults.at("tools"), json::array{});
+  // A text that is not an object echoes as absent (found by fuzz_responses_request).
+  const json::value odd = json::parse("{" + EchoFields(R"({"model":"m","text":"x"})") + "}");
+  EXPECT_EQ(odd.at("text"), json::parse(R"({"format":{"type":"text"}})"));
 }
 
 TEST(ResponsesRequest, PivotNamesBecomeClientNames) {
