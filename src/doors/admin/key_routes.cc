@@ -36,10 +36,6 @@ json::object PriceJson(const control::PriceInfo& p) {
 
 }  // namespace
 
-Error NoSuchKey(std::string_view id) {
-  return Error{ErrorCode::kNotFound, "No key " + std::string(id) + ".", ""};
-}
-
 const governance::KeyEntry* FindVirtualKey(const governance::GovernanceSnapshot& snapshot,
                                            std::string_view id) {
   const governance::KeyEntry* entry = snapshot.FindKey(id);
@@ -84,13 +80,13 @@ Answer GetKey(Service& service, const AdminCall& call) {
   const governance::SnapshotPtr snapshot = service.cell().Load();
   const std::string id(call.Param("id"));
   const governance::KeyEntry* entry = FindVirtualKey(*snapshot, id);
-  if (entry == nullptr) co_return NoSuchKey(id);
+  if (entry == nullptr) co_return NoSuch("key", id);
   co_return JsonAnswer(200, KeyJson(entry->key));
 }
 
 Answer RevokeKey(Service& service, const AdminCall& call) {
   const std::string id(call.Param("id"));
-  if (FindVirtualKey(*service.cell().Load(), id) == nullptr) co_return NoSuchKey(id);
+  if (FindVirtualKey(*service.cell().Load(), id) == nullptr) co_return NoSuch("key", id);
   Result<Key> revoked = co_await service.RevokeKey(id);
   if (!revoked.ok()) co_return revoked.error();
   co_return JsonAnswer(200, KeyJson(revoked.value()));

@@ -17,6 +17,10 @@ Result<AdminAnswer> JsonAnswer(unsigned status, const json::value& value) {
   return AdminAnswer{status, json::serialize(value)};
 }
 
+Error NoSuch(std::string_view noun, std::string_view id) {
+  return Error{ErrorCode::kNotFound, "No " + std::string(noun) + " " + std::string(id) + ".", ""};
+}
+
 Error NoSuchPath(std::string_view path) {
   return Error{ErrorCode::kNotFound, "No admin endpoint " + std::string(path) + ".", ""};
 }

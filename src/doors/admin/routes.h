@@ -39,6 +39,9 @@ using Service = control::GovernanceService;
 Error Bad(std::string message, std::string field);
 Result<AdminAnswer> JsonAnswer(unsigned status, const boost::json::value& value);
 Error NoSuchPath(std::string_view path);
+// The 404 for an object that does not exist, or that the caller may not see: "No key abc." Every
+// admin route's not-found is this one, so that the two cannot be told apart (tenant_scope.h).
+Error NoSuch(std::string_view noun, std::string_view id);
 
 boost::json::value Usd(int64_t micros);
 boost::json::value OptionalUsd(const std::optional<int64_t>& micros);
@@ -53,10 +56,9 @@ bool ValidId(std::string_view id);
 // The governance resources' routes (admin_api.h documents the API).
 std::vector<core::AdminRoute> GovernanceRoutes(Service& service);
 
-// The virtual key `id` (not an admin token), or nullptr; the 404 for an id that is not one.
+// The virtual key `id` (not an admin token), or nullptr.
 const governance::KeyEntry* FindVirtualKey(const governance::GovernanceSnapshot& snapshot,
                                            std::string_view id);
-Error NoSuchKey(std::string_view id);
 
 Answer ListPlans(Service& service, const AdminCall& call);
 Answer PutPlan(Service& service, const AdminCall& call);

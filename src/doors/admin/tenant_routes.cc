@@ -112,7 +112,7 @@ Answer GetTenant(Service& service, const AdminCall& call) {
   const governance::SnapshotPtr snapshot = service.cell().Load();
   const std::string id(call.Param("id"));
   const governance::TenantEntry* entry = snapshot->FindTenant(id);
-  if (entry == nullptr) co_return Error{ErrorCode::kNotFound, "No tenant " + id + ".", ""};
+  if (entry == nullptr) co_return NoSuch("tenant", id);
   co_return JsonAnswer(200, TenantJson(entry->tenant));
 }
 

@@ -2,6 +2,8 @@
 
 #include <boost/json/parse.hpp>
 
+#include "doors/admin/routes.h"
+
 namespace turnpike::doors::admin {
 namespace json = boost::json;
 using Where = core::TenantFrom::Where;
@@ -47,7 +49,7 @@ Status Permit(const AdminPrincipal& principal, const core::TenantFrom& from,
   // The value the request named: the object's id for an owner route, else the tenant.
   const std::string_view named =
       from.where == Where::kOwner ? call.Param(from.name) : std::string_view(call.tenant);
-  return Error{ErrorCode::kNotFound, "No " + from.noun + " " + std::string(named) + ".", ""};
+  return NoSuch(from.noun, named);
 }
 
 }  // namespace turnpike::doors::admin

@@ -32,16 +32,12 @@ const governance::KeyEntry* FindToken(const governance::GovernanceSnapshot& snap
   return entry;
 }
 
-Error NoSuchTenant(std::string_view id) {
-  return Error{ErrorCode::kNotFound, "No tenant " + std::string(id) + ".", ""};
-}
-
 }  // namespace
 
 Answer ListAdminTokens(Service& service, const AdminCall& call) {
   const governance::SnapshotPtr snapshot = service.cell().Load();
   const std::string_view tenant = call.Param("id");
-  if (snapshot->FindTenant(tenant) == nullptr) co_return NoSuchTenant(tenant);
+  if (snapshot->FindTenant(tenant) == nullptr) co_return NoSuch("tenant", tenant);
   json::array data;
   for (const auto& entry : snapshot->keys()) {
     if (entry.key.kind == governance::KeyKind::kAdmin && entry.key.tenant_id == tenant) {
@@ -62,7 +58,7 @@ Answer CreateAdminToken(Service& service, const AdminCall& call) {
   key.kind = governance::KeyKind::kAdmin;
   Result<control::CreatedKey> created = co_await service.CreateKey(std::move(key));
   if (!created.ok()) {
-    if (created.error().code == ErrorCode::kNotFound) co_return NoSuchTenant(call.Param("id"));
+    if (created.error().code == ErrorCode::kNotFound) co_return NoSuch("tenant", call.Param("id"));
     co_return created.error();
   }
   json::object out = TokenJson(created->key);
@@ -73,7 +69,7 @@ Answer CreateAdminToken(Service& service, const AdminCall& call) {
 Answer RevokeAdminToken(Service& service, const AdminCall& call) {
   const std::string id(call.Param("token_id"));
   if (FindToken(*service.cell().Load(), call.Param("id"), id) == nullptr) {
-    co_return Error{ErrorCode::kNotFound, "No admin token " + id + ".", ""};
+    co_return NoSuch("admin token", id);
   }
   Result<Key> revoked = co_await service.RevokeKey(id);
   if (!revoked.ok()) co_return revoked.error();
