@@ -100,3 +100,11 @@ test('the server is still up and still serving after all of that', async () => {
   assert.equal(r.status, 200);
   assert.equal(gw.exitCode, null);
 });
+
+test('2,000 small header fields in one write (22.9 KB) under the default 16 KiB: 431 for their sum', async () => {
+  const mock = await startMock(['--tokens', '2']);
+  const plain = await startGateway(gatewayConfig({ models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] } }));
+  const r = await rawRequest(plain.port, `GET /healthz HTTP/1.1\r\n${H}${fields(2000)}\r\n`);
+  assert.equal(r.status, 431, r.raw);
+  assert.equal(JSON.parse(r.body).error.message, 'request header fields too large');
+});

@@ -143,3 +143,41 @@ test('SSE keep-alive comments while the upstream is silent', async () => {
   assert.equal(data.at(-1), '[DONE]');
   assert.ok(comments.length >= 2, `expected keep-alive comments, got ${comments.length}`);
 });
+
+test('an upstream whose response head never ends: a 502 at the head's bound, not a wait for the first-byte timeout', async () => {
+  // Answers every request with a status line, then header fields forever (until the gateway
+  // hangs up), ~1 KiB every 2 ms: each read is far under a per-read limit, only the head's sum
+  // can stop it.
+  const sockets = new Set();
+  const field = 'X-Endless: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n'.repeat(24);
+  const endless = net.createServer((sock) => {
+    sockets.add(sock);
+    sock.on('error', () => {});
+    sock.once('data', () => {
+      sock.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n');
+      const timer = setInterval(() => { if (!sock.destroyed) sock.write(field); }, 2);
+      sock.on('close', () => clearInterval(timer));
+    });
+    sock.on('close', () => sockets.delete(sock));
+  });
+  await new Promise((r) => endless.listen(0, '127.0.0.1', r));
+  try {
+    const gw = await startGateway(gatewayConfig({
+      models: { 'mock-model': [`http://127.0.0.1:${endless.address().port}/v1`] },
+      upstream: { timeouts: '{connect: 5s, first_byte: 60s, idle: 60s}' },
+      routing: { max_attempts: 1 },
+    }));
+    const started = Date.now();
+    const r = await post(gw, chatBody());
+    assert.equal(r.status, 502);
+    assert.match((await r.json()).error.message, /malformed|header/i);
+    assert.ok(Date.now() - started < 20000, 'answered long before the first-byte timeout');
+    await new Promise((resolve) => {
+      const check = () => (sockets.size === 0 ? resolve() : setTimeout(check, 20));
+      check();
+    });
+  } finally {
+    for (const s of sockets) s.destroy();
+    endless.close();
+  }
+});
