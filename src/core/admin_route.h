@@ -57,11 +57,22 @@ struct TenantFrom {
   Owner owner;                  // kOwner only
 
   static TenantFrom None() { return {}; }
-  static TenantFrom Path(std::string name) { return {Where::kPath, std::move(name)}; }
-  static TenantFrom Query(std::string name) { return {Where::kQuery, std::move(name)}; }
-  static TenantFrom Body(std::string name) { return {Where::kBody, std::move(name)}; }
+  static TenantFrom Path(std::string name) { return Named(Where::kPath, std::move(name)); }
+  static TenantFrom Query(std::string name) { return Named(Where::kQuery, std::move(name)); }
+  static TenantFrom Body(std::string name) { return Named(Where::kBody, std::move(name)); }
   static TenantFrom OwnerOf(std::string name, std::string noun, Owner owner) {
-    return {Where::kOwner, std::move(name), std::move(noun), std::move(owner)};
+    TenantFrom from = Named(Where::kOwner, std::move(name));
+    from.noun = std::move(noun);
+    from.owner = std::move(owner);
+    return from;
+  }
+
+ private:
+  static TenantFrom Named(Where where, std::string name) {
+    TenantFrom from;
+    from.where = where;
+    from.name = std::move(name);
+    return from;
   }
 };
 
