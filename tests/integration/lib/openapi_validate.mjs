@@ -20,8 +20,20 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const QDRANT_OPENAPI = path.resolve(here, '../../../../shared/qdrant/openapi-1.19.0.json');
 
-// The document, or null (with the reason) when this checkout has no ../shared/qdrant.
-export function loadQdrantOpenApi(file = process.env.QDRANT_OPENAPI ?? QDRANT_OPENAPI) {
+// Where the document is looked for when QDRANT_OPENAPI is unset: QDRANT_OPENAPI's default, then
+// shared/qdrant/ in each folder above the checkout.
+function qdrantOpenApiFile() {
+  if (process.env.QDRANT_OPENAPI) return process.env.QDRANT_OPENAPI;
+  if (existsSync(QDRANT_OPENAPI)) return QDRANT_OPENAPI;
+  for (let dir = path.resolve(here, '../../../..'); ; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'shared', 'qdrant', path.basename(QDRANT_OPENAPI));
+    if (existsSync(file)) return file;
+    if (path.dirname(dir) === dir) return QDRANT_OPENAPI;
+  }
+}
+
+// The document, or null (with the reason) when it is not found.
+export function loadQdrantOpenApi(file = qdrantOpenApiFile()) {
   if (!existsSync(file)) return { doc: null, reason: `Qdrant OpenAPI document not found at ${file}` };
   return { doc: JSON.parse(readFileSync(file, 'utf8')), reason: '' };
 }
