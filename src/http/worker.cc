@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <cstdio>
+#include <cstring>
 
 #include "http/connection.h"
 #include "http/session.h"
@@ -87,9 +88,13 @@ net::awaitable<void> Worker::AcceptLoop() {
       accept_errors_.store(accept_errors_.load(std::memory_order_relaxed) + 1,
                            std::memory_order_relaxed);
       if (streak++ == 0) {
-        std::fprintf(
-            stderr, "turnpike: worker %d cannot accept connections: %s; retrying every %lld ms\n",
-            index_, ec.message().c_str(), static_cast<long long>(kAcceptErrorPause.count()));
+        // The errno's text (strerrordesc_np: thread-safe, and allocates nothing).
+        const char* what = strerrordesc_np(ec.value());
+        std::fprintf(stderr,
+                     "turnpike: worker %d cannot accept connections: %s (errno %d); retrying "
+                     "every %lld ms\n",
+                     index_, what != nullptr ? what : "unknown error", ec.value(),
+                     static_cast<long long>(kAcceptErrorPause.count()));
       }
       net::steady_timer pause(*context_);
       pause.expires_after(kAcceptErrorPause);
