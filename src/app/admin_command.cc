@@ -350,6 +350,31 @@ void AddKeyCommands(CLI::App* admin, const ArgsPtr& args) {
   });
 }
 
+// `admin admin-tokens list|create|revoke --tenant T`: a tenant's admin tokens.
+void AddAdminTokenCommands(CLI::App* admin, const ArgsPtr& args) {
+  Args& a = *args;
+  CLI::App* tokens = admin->add_subcommand("admin-tokens", "A tenant's own admin tokens");
+  tokens->require_subcommand(1);
+  auto path = [args] { return "tenants/" + Encode(args->tenant) + "/admin-tokens"; };
+  CLI::App* list = tokens->add_subcommand("list", "List its tokens (never their secrets)");
+  CLI::App* create = tokens->add_subcommand("create", "Create one (the token is shown once)");
+  CLI::App* revoke =
+      tokens->add_subcommand("revoke", "Revoke one (refused from the next request on)");
+  for (CLI::App* command : {list, create, revoke}) {
+    command->add_option("--tenant", a.tenant, "Tenant id")->required();
+  }
+  list->callback([args, path] { Run(*args, bhttp::verb::get, path()); });
+  create->add_option("--name", a.name, "A name for people");
+  create->callback([args, path] {
+    json::object body;
+    if (!args->name.empty()) body["name"] = args->name;
+    Run(*args, bhttp::verb::post, path(), body);
+  });
+  revoke->add_option("id", a.id, "Token id (the public part)")->required();
+  revoke->callback(
+      [args, path] { Run(*args, bhttp::verb::delete_, path() + "/" + Encode(args->id)); });
+}
+
 // `admin prices list|set|delete`.
 void AddPriceCommands(CLI::App* admin, const ArgsPtr& args) {
   Args& a = *args;
@@ -437,6 +462,7 @@ void RegisterAdminCommand(CLI::App& root) {
   AddPlanCommands(admin, args);
   AddTenantCommands(admin, args);
   AddKeyCommands(admin, args);
+  AddAdminTokenCommands(admin, args);
   AddPriceCommands(admin, args);
   AddSpendCommand(admin, args);
   AddCallsCommand(admin, args);

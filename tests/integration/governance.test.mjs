@@ -436,6 +436,10 @@ test('admin API: token required, clear errors naming the field, 409 on a duplica
   const key = JSON.parse(run('--json', 'keys', 'create', '--tenant', 'x', '--rpm', '7'));
   assert.equal(key.rpm, 7);
   assert.match(run('keys', 'list', '--tenant', 'x'), new RegExp(key.id));
+  const token = JSON.parse(run('--json', 'admin-tokens', 'create', '--tenant', 'x', '--name', 'ops'));
+  assert.match(token.token, /^tpa-/);
+  assert.match(run('admin-tokens', 'list', '--tenant', 'x'), new RegExp(token.id));
+  assert.equal(JSON.parse(run('--json', 'admin-tokens', 'revoke', '--tenant', 'x', token.id)).status, 'revoked');
   const set = run('prices', 'set', 'mock-model', '--input', '0.5', '--output', '1.5', '--cache-write', '0.625', '--reasoning', '4.5', '--max-output-tokens', '4096');
   assert.match(set, /source: admin/);
   assert.match(set, /cache_write: 0\.625/);
