@@ -93,8 +93,7 @@ bool IsValidPublicId(std::string_view public_id) {
 }
 
 std::optional<ParsedKey> ParseKey(std::string_view key, std::string_view prefix) {
-  const size_t length = prefix.size() + kPublicIdLength + 1 + kSecretLength;
-  if (key.size() != length || !key.starts_with(prefix)) return std::nullopt;
+  if (key.size() != KeyLength(prefix) || !key.starts_with(prefix)) return std::nullopt;
   const size_t separator_at = prefix.size() + kPublicIdLength;
   if (key[separator_at] != '-') return std::nullopt;
   ParsedKey parsed{key.substr(prefix.size(), kPublicIdLength), key.substr(separator_at + 1)};
@@ -116,7 +115,7 @@ Result<GeneratedKey> GenerateKey(std::string_view prefix) {
   std::optional<SecretHash> hash = HashSecret(secret);
   if (!hash) return Error{ErrorCode::kInternal, "SHA-256 failed", ""};
   out.secret_hash = *hash;
-  out.key.reserve(prefix.size() + kPublicIdLength + 1 + kSecretLength);
+  out.key.reserve(KeyLength(prefix));
   out.key.append(prefix).append(out.public_id).append("-").append(secret);
   OPENSSL_cleanse(secret.data(), secret.size());
   return out;

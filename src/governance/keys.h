@@ -42,7 +42,11 @@ inline constexpr std::string_view kAdminTokenPrefix = "tpa-";
 inline constexpr size_t kPublicIdLength = 12;
 inline constexpr size_t kSecretBytes = 32;
 inline constexpr size_t kSecretLength = 43;  // unpadded base64url of kSecretBytes
-inline constexpr size_t kKeyLength = kKeyPrefix.size() + kPublicIdLength + 1 + kSecretLength;
+// The length of a key with `prefix`: prefix, public id, "-", secret.
+constexpr size_t KeyLength(std::string_view prefix) {
+  return prefix.size() + kPublicIdLength + 1 + kSecretLength;
+}
+inline constexpr size_t kKeyLength = KeyLength(kKeyPrefix);
 
 using SecretHash = std::array<uint8_t, 32>;  // SHA-256
 
