@@ -1,7 +1,8 @@
 // A tenant's admin tokens: keys of KeyKind::kAdmin ("tpa-..."), made, listed and revoked by the
 // operator under /admin/v1/tenants/{id}/admin-tokens. They share the keys' storage, snapshot and
-// change feed (so a revocation reaches every replica as a key's does), and nothing else: the
-// keys API neither lists nor touches them, and the doors refuse them (governance/authenticate.h).
+// change feed (a revocation takes the path a key's takes to other replicas), and nothing else:
+// the keys API neither lists nor touches them, and the doors refuse them
+// (governance/authenticate.h).
 #include <boost/json/object.hpp>
 
 #include "doors/admin/body_reader.h"
