@@ -1,6 +1,6 @@
 // JSON string bodies (the bytes between a string's quotes): checking that one needs no
-// unescaping, and decoding one. Used by the chunk scanner and the accumulator's template path
-// (internal to stream/).
+// unescaping, and decoding one. Used by the chunk scanner and the accumulator's template path, and
+// by providers/response_events.h to unescape a stream's strings into a whole answer.
 //
 // Pure functions over caller-owned memory; thread-safe; no allocation beyond growing `to`.
 #pragma once
