@@ -65,8 +65,11 @@ struct FollowerOptions {
   size_t buffer_bytes = kDefaultBufferBytes;
 };
 
-// The head to answer with (status, content type) is the recording's: recording().start() once
-// a read returned frames or the end, and recording().whole().status for a whole answer.
+// The head to answer with (status, content type) is the recording's when the follower's form
+// is the call's (stream or whole): recording().start() once a read returned frames or the end,
+// and recording().whole().status for a whole answer. A follower served the other form
+// (replay.h) answers with that form's head: 200 and its dialect's stream content type, or 200
+// and application/json.
 struct FollowerRead {
   std::span<const std::string_view> frames;  // in order; views valid until the next Next()
   bool end = false;

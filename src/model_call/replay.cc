@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
+
+#include "providers/response_events.h"
 
 namespace turnpike::model_call {
 
@@ -12,6 +15,25 @@ constexpr size_t kBatch = 32;
 bool IsFinal(providers::EventKind kind) {
   return kind == providers::EventKind::kError || kind == providers::EventKind::kEnd;
 }
+
+// Feeds events to an encoder and notes the range of its output each one rendered.
+class FrameCutter final : public providers::EventSink {
+ public:
+  FrameCutter(providers::StreamEncoder& encoder, const std::string& out,
+              std::vector<std::pair<size_t, size_t>>& frames)
+      : encoder_(encoder), out_(out), frames_(frames) {}
+
+  void OnEvent(const providers::StreamEvent& event) override {
+    const size_t from = out_.size();
+    encoder_.OnEvent(event);
+    if (out_.size() > from) frames_.emplace_back(from, out_.size());
+  }
+
+ private:
+  providers::StreamEncoder& encoder_;
+  const std::string& out_;
+  std::vector<std::pair<size_t, size_t>>& frames_;
+};
 
 }  // namespace
 
@@ -35,6 +57,12 @@ ReplayStep Replay::Next(size_t max_bytes) {
       case Mode::kWhole:
         RenderWhole(progress);
         break;
+      case Mode::kWholeFromEvents:
+        RenderWholeFromEvents(progress);
+        break;
+      case Mode::kStreamFromWhole:
+        StreamFromWhole(progress, max_bytes);
+        break;
       case Mode::kFrames:
         TakeFrames(progress, max_bytes);
         if (mode_ == Mode::kEncode) Encode(progress, max_bytes);
@@ -48,8 +76,8 @@ ReplayStep Replay::Next(size_t max_bytes) {
     }
   }
   for (const Piece& piece : pieces_) {
-    frames_.push_back(piece.recorded.data() != nullptr
-                          ? piece.recorded
+    frames_.push_back(piece.view.data() != nullptr
+                          ? piece.view
                           : std::string_view(out_).substr(piece.begin, piece.end - piece.begin));
   }
   step.frames = frames_;
@@ -66,13 +94,16 @@ void Replay::Decide(const RecordingProgress& progress) {
     return Unavailable("the call ended before its answer started", false);
   }
   const AnswerStart& start = recording_.start();
-  if (start.stream != options_.form.stream) {
-    return Unavailable(start.stream ? "a streamed answer cannot be replayed whole"
-                                    : "a whole answer cannot be replayed as a stream",
-                       false);
-  }
   if (!start.stream) {
-    mode_ = Mode::kWhole;
+    mode_ = options_.form.stream ? Mode::kStreamFromWhole : Mode::kWhole;
+    return;
+  }
+  if (!options_.form.stream) {
+    if (start.identity && !start.events) {
+      return Unavailable("a streamed answer recorded without events cannot be rendered whole",
+                         false);
+    }
+    mode_ = Mode::kWholeFromEvents;
     return;
   }
   form_ = recording_.FindForm(options_.form);
@@ -173,6 +204,73 @@ void Replay::RenderWhole(const RecordingProgress& progress) {
     return Unavailable("no renderer for this form", false);
   }
   End(progress.state == RecordingState::kFailed ? progress.error : nullptr, false);
+}
+
+void Replay::RenderWholeFromEvents(const RecordingProgress& progress) {
+  if (progress.truncated) return Unavailable("the answer was larger than its recording", false);
+  if (progress.state == RecordingState::kInFlight) return;
+  if (progress.state == RecordingState::kFailed) return End(progress.error, false);
+  if (options_.provider == nullptr) return Unavailable("no renderer for this form", false);
+  providers::ResponseAccumulator accumulator;
+  recording_.Replay(accumulator);
+  Result<providers::Response> response = accumulator.Take();
+  if (!response.ok()) return Unavailable(response.error().message, false);
+  out_ = options_.provider->RenderWholeResponse(*response, options_.encoder);
+  pieces_.push_back({{}, 0, out_.size()});
+  End(nullptr, false);
+}
+
+void Replay::StreamFromWhole(const RecordingProgress& progress, size_t max_bytes) {
+  if (!synthesized_done_) {
+    if (progress.truncated) return Unavailable("the answer was larger than its recording", false);
+    if (!progress.whole) {
+      if (progress.state == RecordingState::kInFlight) return;
+      if (progress.error != nullptr) return End(progress.error, false);
+      return Unavailable("the call ended without a whole answer", false);
+    }
+    if (!Synthesize()) return;
+  }
+  while (next_frame_ < synthesized_frames_.size()) {
+    if (taken_ >= max_bytes) {
+      more_ = true;
+      return;
+    }
+    const auto [begin, end] = synthesized_frames_[next_frame_++];
+    pieces_.push_back({std::string_view(synthesized_).substr(begin, end - begin)});
+    taken_ += end - begin;
+  }
+  End(progress.state == RecordingState::kFailed ? progress.error : nullptr, false);
+}
+
+bool Replay::Synthesize() {
+  const WholeAnswer& whole = recording_.whole();
+  if (whole.response == nullptr && recording_.start().dialect != options_.form.dialect) {
+    Unavailable("an identity answer cannot be rendered in another dialect", false);
+    return false;
+  }
+  if (encoder_ == nullptr && !MakeEncoder()) return false;
+  std::optional<providers::Response> parsed;
+  if (whole.response == nullptr) {
+    // Identity bytes: the client's own dialect, read as the call reads a translated answer.
+    if (whole.status / 100 != 2) {
+      own_error_ = options_.provider->ParseError(static_cast<int>(whole.status), whole.body);
+      End(&own_error_, false);
+      return false;
+    }
+    Result<providers::Response> read = options_.provider->ParseResponse(whole.body);
+    if (!read.ok()) {
+      own_error_ = read.error();
+      End(&own_error_, false);
+      return false;
+    }
+    parsed.emplace(std::move(read.value()));
+  }
+  encoder_->set_output(synthesized_);
+  FrameCutter cutter(*encoder_, synthesized_, synthesized_frames_);
+  providers::EmitResponseEvents(parsed ? *parsed : *whole.response, cutter);
+  encoder_->set_output(out_);
+  synthesized_done_ = true;
+  return true;
 }
 
 bool Replay::MakeEncoder() {

@@ -10,11 +10,24 @@
 //                           those frames render, its output dropped, and renders the rest
 //   stream, other form      the events through its own encoder (Provider::NewEncoder), one
 //                           frame per event that renders anything
+//   stream, of a whole one  once the whole answer is recorded: its Response (a translated
+//                           answer's, or identity bytes of the same dialect read by the
+//                           client Provider's ParseResponse) sent as a stream's events
+//                           (providers/response_events.h) through its own encoder, one frame
+//                           per event that renders anything. Identity bytes with a non-2xx
+//                           status, or that ParseResponse refuses, end at once with its error
+//                           (ParseError's, ParseResponse's), with no frame
 //   whole                   the recorded whole frame of that form; else identity bytes of the
 //                           same dialect; else the Response through RenderWholeResponse
-//   cannot be rendered      a whole form of a streamed answer, a stream form of a whole one, or
-//                           another dialect of an identity stream recorded without events: ends
-//                           at once with kUnavailable
+//   whole, of a streamed one  once the recording is complete: its events collected into a
+//                           Response (providers/response_events.h), rendered by
+//                           RenderWholeResponse; steps with no frames while in flight
+//   cannot be rendered      ends at once with kUnavailable: another dialect of identity bytes
+//                           recorded without events (an identity stream whose recorder did not
+//                           want events, an identity whole answer); the whole form of an
+//                           identity stream recorded without events, in any dialect; a form
+//                           that needs a Provider (or its encoder) when there is none; the
+//                           whole form of events whose strings are not valid JSON text
 // A stream form chosen at the first read that sees an event (or the end), so that the client
 // sink's form, registered at OnStart, is found.
 //
@@ -25,8 +38,9 @@
 // caller answers with its dialect's error (Provider::RenderError).
 //
 // Ownership: borrows the recording (keep it alive) and the provider; owns its encoder and its
-// output. Threads: one reader thread at a time, safe while the recording's writer runs on
-// another. Not movable (the encoder points into its output).
+// output (for the stream of a whole answer, every frame of it, rendered at once). Threads: one
+// reader thread at a time, safe while the recording's writer runs on another. Not movable (the
+// encoder points into its output).
 #pragma once
 
 #include <cstddef>
@@ -34,6 +48,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model_call/recording.h"
@@ -70,12 +85,24 @@ class Replay {
   ReplayStep Next(size_t max_bytes);
 
  private:
-  enum class Mode { kUndecided, kFrames, kEncode, kWhole, kEnded };
+  enum class Mode {
+    kUndecided,
+    kFrames,           // a recorded stream form
+    kEncode,           // a stream's events through the encoder
+    kWhole,            // a whole answer, whole
+    kWholeFromEvents,  // a stream, whole
+    kStreamFromWhole,  // a whole answer, as a stream
+    kEnded
+  };
 
   void Decide(const RecordingProgress& progress);
   void TakeFrames(const RecordingProgress& progress, size_t max_bytes);
   void Encode(const RecordingProgress& progress, size_t max_bytes);
   void RenderWhole(const RecordingProgress& progress);
+  void RenderWholeFromEvents(const RecordingProgress& progress);
+  void StreamFromWhole(const RecordingProgress& progress, size_t max_bytes);
+  // The whole answer's Response as a stream's frames into synthesized_; false when it ended.
+  bool Synthesize();
   // Feeds the events [next_event_, upto) to the encoder, its output dropped.
   bool Prime(size_t upto);
   bool MakeEncoder();
@@ -95,11 +122,16 @@ class Replay {
   size_t taken_ = 0;   // bytes handed out in the current step
   bool more_ = false;  // the current step stopped at its budget
 
-  // The current step: recorded frames are views into the recording, encoded ones into out_.
+  // The current step: recorded frames are views into the recording, synthesized ones into
+  // synthesized_, encoded ones ranges of out_.
   std::string out_;
   std::string dropped_;  // Prime's output
+  // kStreamFromWhole: every frame, rendered at once, and their ranges (next_frame_ counts them).
+  std::string synthesized_;
+  std::vector<std::pair<size_t, size_t>> synthesized_frames_;
+  bool synthesized_done_ = false;
   struct Piece {
-    std::string_view recorded;  // set: a recorded frame
+    std::string_view view;      // set: a recorded or synthesized frame
     size_t begin = 0, end = 0;  // else: a range of out_
   };
   std::vector<Piece> pieces_;
