@@ -147,11 +147,11 @@ void Recording::AppendFrame(const Form& form, std::string_view frame, FrameKind 
   AppendFrame(AddForm(form), frame, kind);
 }
 
-void Recording::CloseForm(size_t form) {
+void Recording::CloseForm(size_t form, size_t events_covered) {
   std::lock_guard lock(mu_);
   if (form >= forms_.size() || forms_[form]->closed) return;
   forms_[form]->closed = true;
-  forms_[form]->events_covered = events_.size();
+  forms_[form]->events_covered = std::min(events_covered, events_.size());
 }
 
 void Recording::SetWhole(const WholeAnswer& answer) {
@@ -236,6 +236,17 @@ size_t Recording::FindForm(const Form& form) const {
     if (forms_[i]->dialect == form.dialect && forms_[i]->stream == form.stream) return i;
   }
   return npos;
+}
+
+size_t Recording::forms() const {
+  std::lock_guard lock(mu_);
+  return forms_.size();
+}
+
+Form Recording::form(size_t index) const {
+  std::lock_guard lock(mu_);
+  if (index >= forms_.size()) return {};
+  return {forms_[index]->dialect, forms_[index]->stream};
 }
 
 FormProgress Recording::form_progress(size_t form) const {

@@ -92,8 +92,10 @@ class Recording {
   // One frame rendered for `form` from the events recorded so far (AddForm first).
   void AppendFrame(size_t form, std::string_view frame, FrameKind kind = FrameKind::kData);
   void AppendFrame(const Form& form, std::string_view frame, FrameKind kind = FrameKind::kData);
-  // The form's encoder stopped (its client left): its frames render the events recorded so far.
-  void CloseForm(size_t form);
+  // The form's encoder stopped (its client left): its frames render the events recorded so far,
+  // or only the first `events_covered` of them (a copy rebuilt from its wire form:
+  // recording_codec.h).
+  void CloseForm(size_t form, size_t events_covered = npos);
   void SetWhole(const WholeAnswer& answer);
   // The end: complete when `error` is null, else failed with a copy of it. Later calls do
   // nothing.
@@ -112,6 +114,9 @@ class Recording {
   size_t Replay(providers::EventSink& sink, size_t from = 0) const;
   // The index of a form, or npos.
   size_t FindForm(const Form& form) const;
+  // The forms registered so far, and each one's key (its dialect a view into the recording).
+  size_t forms() const;
+  Form form(size_t index) const;
   FormProgress form_progress(size_t form) const;
   size_t CopyFrames(size_t form, size_t from, std::span<RecordedFrame> out) const;
   size_t max_bytes() const { return max_bytes_; }
