@@ -28,6 +28,10 @@ constexpr EventKind kLastEventKind = EventKind::kEnd;
 constexpr providers::FinishReason kLastFinish = providers::FinishReason::kContentFilter;
 constexpr FrameKind kLastFrameKind = FrameKind::kOther;
 constexpr ErrorCode kLastErrorCode = ErrorCode::kUpstreamTimeout;
+// The largest token count read back. The client encoders add and subtract counts (totals,
+// Anthropic's input_tokens) without overflow checks, so a forged count must not reach them;
+// any count a model reports is far below.
+constexpr int64_t kMaxTokenCount = int64_t{1} << 53;
 
 constexpr uint64_t kChecksumSeed = 0xcbf29ce484222325ULL;
 constexpr uint64_t kChecksumMultiplier = 0x9e3779b97f4a7c15ULL;  // odd: a bijection
@@ -243,13 +247,20 @@ void WriteForms(Writer& w, const Recording& recording) {
 
 // Reading: each part straight into the recording, through its writer methods.
 
+// A token count: -1 (not reported) or at most kMaxTokenCount.
+int64_t ReadCount(Reader& r) {
+  const int64_t count = r.I64();
+  if (count < -1 || count > kMaxTokenCount) r.Fail();
+  return count;
+}
+
 providers::TokenUsage ReadUsage(Reader& r) {
   providers::TokenUsage usage;
-  usage.prompt_tokens = r.I64();
-  usage.completion_tokens = r.I64();
-  usage.cached_tokens = r.I64();
-  usage.cache_creation_tokens = r.I64();
-  usage.reasoning_tokens = r.I64();
+  usage.prompt_tokens = ReadCount(r);
+  usage.completion_tokens = ReadCount(r);
+  usage.cached_tokens = ReadCount(r);
+  usage.cache_creation_tokens = ReadCount(r);
+  usage.reasoning_tokens = ReadCount(r);
   return usage;
 }
 

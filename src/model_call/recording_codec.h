@@ -15,7 +15,8 @@
 //   forms    u32 count, each: dialect, u8 stream, u8 closed, u64 events_covered, u32 frames,
 //            each frame: u8 kind (FrameKind), bytes
 //   nothing follows
-//   usage    i64 prompt, completion, cached, cache_creation, reasoning tokens
+//   usage    i64 prompt, completion, cached, cache_creation, reasoning tokens: each -1 (not
+//            reported) or from 0 to 2^53 (the client encoders sum counts unchecked)
 //   error    u8 code (ErrorCode), message, param
 //   response id, model, text, reasoning, reasoning_signature, u32 count and each redacted
 //            payload, u32 count and each tool call (id, name, arguments), u8 finish,
@@ -25,7 +26,9 @@
 //
 // The form is canonical: DecodeRecording accepts only what EncodeRecording writes (flags and
 // booleans with no other bits, no duplicate form, no empty frame, events_covered only for a
-// closed form and at most the events), so encoding a decoded recording gives the same bytes.
+// closed form and at most the events), so encoding a decoded recording gives the same bytes. A
+// recording holding a token count out of the usage range above is encoded but refused when
+// read back: a miss.
 //
 // Ownership: EncodeRecording reads the recording (any thread; it may be shared). A decoded
 // recording is returned as a shared_ptr to const: a cache shares one entry between the hits

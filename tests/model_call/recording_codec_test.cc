@@ -355,6 +355,22 @@ TEST(RecordingCodec, ARecordingPastTheCapIsRefused) {
   EXPECT_TRUE(DecodeRecording(bytes, bytes.size() * 4).ok());
 }
 
+TEST(RecordingCodec, ATokenCountOutOfRangeIsAMiss) {
+  for (int64_t count :
+       {int64_t{-2}, (int64_t{1} << 53) + 1, int64_t{1} << 62, int64_t{-1}, int64_t{1} << 53}) {
+    Recording recording(kRoomy);
+    recording.Start(testing::TranslatedStream());
+    providers::StreamEvent usage;
+    usage.kind = providers::EventKind::kUsage;
+    usage.usage.prompt_tokens = 1;
+    usage.usage.cached_tokens = count;
+    recording.AppendEvent(usage);
+    recording.Finish(nullptr);
+    const bool in_range = count == -1 || count == int64_t{1} << 53;
+    EXPECT_EQ(DecodeRecording(Encoded(recording), kRoomy).ok(), in_range) << count;
+  }
+}
+
 TEST(RecordingCodec, AForgedCountIsRefusedBeforeAnythingIsAllocated) {
   // Magic, version, check, a head with empty strings, then 2^32 - 1 events.
   std::string bytes = "TPRC";
