@@ -46,6 +46,7 @@ seeds_for() {
     fuzz_ndjson_parser) ls tests/testdata/providers/*/*/*.ndjson fuzz/corpus/ndjson_parser/* \
       fuzz/corpus/search_bulk/* ;;
     fuzz_config) ls turnpike.yaml deploy/kubernetes/base/turnpike.yaml fuzz/corpus/config/* ;;
+    fuzz_recording_decode) ls fuzz/corpus/recording_decode/* ;;
     fuzz_chat_accumulator) ls tests/testdata/providers/*/*openai*/upstream_stream.sse \
       tests/testdata/providers/anthropic/reverse_*/upstream_stream.sse \
       tests/testdata/providers/{anthropic,cohere,gemini,ollama}/*/client_stream.sse ;;
