@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "cache/cache.h"
+#include "cache/request_digest.h"
 #include "counting_new.h"
 
 namespace turnpike::cache {
@@ -24,6 +25,7 @@ constexpr size_t kMakeKeyBudget = 2;     // the key's two strings (id, ns_id)
 constexpr size_t kAcquireHitBudget = 0;  // coroutine frames come from Asio's recycling cache
 constexpr size_t kL1FindHitBudget = 0;
 constexpr size_t kDigestBudget = 0;
+constexpr size_t kRequestDigestBudget = 0;  // a warm RequestDigester reuses its scratch
 
 class Counting {
  public:
@@ -58,6 +60,27 @@ TEST(CacheAllocations, MakeKeyAndDigest) {
   }
   EXPECT_EQ(digest_allocations, kDigestBudget * kCounted);
   EXPECT_EQ(key_allocations, kMakeKeyBudget * kCounted);
+}
+
+// A chat body whose objects are out of order at every depth (sorted in the scratch), with
+// escapes, numbers to normalise and excluded members.
+TEST(CacheAllocations, RequestDigestWarm) {
+  std::string body = R"({"stream":true,"model":"m","temperature":0.70,"messages":[)";
+  for (int i = 0; i < 20; ++i) {
+    body += R"({"role":"user","content":"turn \u00e9\n)" + std::to_string(i) + R"("},)";
+    body += R"({"role":"assistant","content":null,"tool_calls":[{"type":"function","id":"c",)"
+            R"("function":{"name":"f","arguments":"{}"}}]},)";
+  }
+  body += R"({"role":"user","content":"last"}],"user":"u"})";
+  const std::array<std::string_view, 2> excluded = {"stream", "user"};
+  RequestDigester digester(7);
+  for (int i = 0; i < kWarmup; ++i) ASSERT_TRUE(digester.Of(body, excluded).ok());
+  size_t digested = 0;
+  Counting counted;
+  for (int i = 0; i < kCounted; ++i) digested += digester.Of(body, excluded).ok();
+  const size_t count = counted.count();
+  EXPECT_EQ(digested, size_t{kCounted});
+  EXPECT_EQ(count, kRequestDigestBudget * kCounted);
 }
 
 TEST(CacheAllocations, L1FindHit) {

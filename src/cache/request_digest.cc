@@ -1,0 +1,777 @@
+#include "cache/request_digest.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <string>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace turnpike::cache {
+namespace {
+
+// Room kept in the text buffer beyond the body bytes still to read: a number may write up to 22
+// bytes more than it read ("1.1" -> "11e-1", an exponent's digits), and block copies read and
+// write up to 63 bytes past their end.
+constexpr size_t kSlack = 128;
+constexpr size_t kBlock = 16;
+constexpr size_t kCopyStep = 64;
+constexpr size_t kInitialRecords = 64;
+constexpr size_t kMaxExponentDigits = 18;  // |exponent| < 10^18: exact in int64 with any body
+constexpr char kHex[] = "0123456789abcdef";
+
+[[gnu::always_inline]] inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// An escape whose canonical form is itself.
+[[gnu::always_inline]] inline bool IsVerbatimEscape(char kind) {
+  return kind == '"' || kind == '\\' || kind == 'n' || kind == 't' || kind == 'r' || kind == 'b' ||
+         kind == 'f';
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  c = static_cast<char>(c | 0x20);
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+[[gnu::always_inline]] inline bool BytesEqual(const char* a, const char* b, size_t size) {
+  for (size_t i = 0; i < size; ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+// Three-way comparison of two names (bytes in the canonical text).
+[[gnu::always_inline]] inline int CompareNames(const char* x, size_t x_size, const char* y,
+                                               size_t y_size) {
+  const size_t common = std::min(x_size, y_size);
+  for (size_t i = 0; i < common; ++i) {
+    if (x[i] != y[i]) {
+      return static_cast<unsigned char>(x[i]) < static_cast<unsigned char>(y[i]) ? -1 : 1;
+    }
+  }
+  return x_size < y_size ? -1 : x_size > y_size ? 1 : 0;
+}
+
+// Copies `size` bytes by 64-byte steps: may read and write up to 63 bytes past the end.
+[[gnu::always_inline]] inline char* CopyBlocks(char* to, const char* from, size_t size) {
+#if defined(__SSE2__)
+  for (size_t i = 0; i < size; i += kCopyStep) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i + 32));
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(from + i + 48));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + i), a);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + i + 16), b);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + i + 32), c);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(to + i + 48), d);
+  }
+#else
+  std::memcpy(to, from, size);
+#endif
+  return to + size;
+}
+
+#if defined(__SSE2__)
+// A bit per byte of `block` that is a backslash, a control character or a byte >= 0x80
+// (negative in a signed compare, so below ' ' too): with quotes, the bytes that are not plain.
+[[gnu::always_inline]] inline unsigned SpecialBytes(__m128i block) {
+  const __m128i special = _mm_or_si128(_mm_cmpeq_epi8(block, _mm_set1_epi8('\\')),
+                                       _mm_cmplt_epi8(block, _mm_set1_epi8(' ')));
+  return static_cast<unsigned>(_mm_movemask_epi8(special));
+}
+#endif
+
+// The canonical escape of byte `c` (see the header), or 0 bytes if it is written as it is.
+size_t EscapeOf(unsigned char c, char (&escape)[6]) {
+  if (c >= 0x20 && c != '"' && c != '\\') return 0;
+  escape[0] = '\\';
+  switch (c) {
+    case '"':
+    case '\\':
+      escape[1] = static_cast<char>(c);
+      return 2;
+    case '\n':
+      escape[1] = 'n';
+      return 2;
+    case '\r':
+      escape[1] = 'r';
+      return 2;
+    case '\t':
+      escape[1] = 't';
+      return 2;
+    case '\b':
+      escape[1] = 'b';
+      return 2;
+    case '\f':
+      escape[1] = 'f';
+      return 2;
+    default:
+      std::memcpy(escape + 1, "u00", 3);
+      escape[4] = kHex[c >> 4];
+      escape[5] = kHex[c & 0xf];
+      return 6;
+  }
+}
+
+// Whether a member name in canonical form is `name` (decoded): byte for byte, but where the
+// canonical name has an escape, which must be the escape of `name`'s byte.
+bool SameName(std::string_view canonical, std::string_view name) {
+  if (canonical.size() < name.size()) return false;
+  size_t at = 0;
+  for (char c : name) {
+    if (at == canonical.size()) return false;
+    if (canonical[at] != '\\') {
+      if (canonical[at++] != c) return false;
+      continue;
+    }
+    char escape[6];
+    const size_t n = EscapeOf(static_cast<unsigned char>(c), escape);
+    if (n == 0 || canonical.size() - at < n || !BytesEqual(canonical.data() + at, escape, n)) {
+      return false;
+    }
+    at += n;
+  }
+  return at == canonical.size();
+}
+
+// Writes a decoded code point: escaped if JSON requires it, else as UTF-8 (never longer than
+// the escape it came from).
+char* WriteCodePoint(char* o, uint32_t code) {
+  if (code < 0x80) {
+    char escape[6];
+    const size_t n = EscapeOf(static_cast<unsigned char>(code), escape);
+    if (n == 0) {
+      *o++ = static_cast<char>(code);
+    } else {
+      std::memcpy(o, escape, n);
+      o += n;
+    }
+  } else if (code < 0x800) {
+    *o++ = static_cast<char>(0xc0 | (code >> 6));
+    *o++ = static_cast<char>(0x80 | (code & 0x3f));
+  } else if (code < 0x10000) {
+    *o++ = static_cast<char>(0xe0 | (code >> 12));
+    *o++ = static_cast<char>(0x80 | ((code >> 6) & 0x3f));
+    *o++ = static_cast<char>(0x80 | (code & 0x3f));
+  } else {
+    *o++ = static_cast<char>(0xf0 | (code >> 18));
+    *o++ = static_cast<char>(0x80 | ((code >> 12) & 0x3f));
+    *o++ = static_cast<char>(0x80 | ((code >> 6) & 0x3f));
+    *o++ = static_cast<char>(0x80 | (code & 0x3f));
+  }
+  return o;
+}
+
+// Where the scan is: the next body byte to read and the next text byte to write. The
+// out-of-line steps take and return it by value (p null: failed), so that the main loop keeps
+// both in registers: a cursor whose address escaped would live in memory, reloaded after every
+// byte written through it.
+struct Cursor {
+  const char* p;
+  char* o;
+};
+
+// Grows `records` (by doubling) so that index `count` exists; returns that record.
+template <typename T>
+[[gnu::always_inline]] inline T& Slot(std::vector<T>& records, size_t count) {
+  if (count == records.size()) records.resize(std::max(kInitialRecords, 2 * records.size()));
+  return records[count];
+}
+
+}  // namespace
+
+// A member of an object in the text: offsets into it.
+struct RequestDigester::Member {
+  size_t name_begin;    // after the name's opening quote
+  size_t name_size;     // up to its closing quote
+  size_t begin;         // the name's opening quote
+  size_t end;           // after the value
+  size_t first_object;  // the first object opened after it began, an index into objects_
+};
+
+// An object in the text. Objects are recorded when opened, so in the order of their '{': the
+// objects inside one follow it, up to subtree_end.
+struct RequestDigester::Object {
+  size_t begin;  // its '{'
+  size_t end;    // after its '}'
+  size_t subtree_end;
+  bool in_order;        // its members came in name order
+  size_t placed_begin;  // if not, its members in order: placed_[placed_begin, placed_end)
+  size_t placed_end;
+};
+
+// One pass over the body writes the text: its tokens in canonical form, members where the body
+// has them, and every object's record. If an object's members were out of order, a second
+// pass copies the text into sorted_ with each such object's members in order. Invariant
+// between tokens: text_ has room for the body bytes left + kSlack after the cursor. Every token
+// writes at most what it reads (an escape's canonical form is never longer than the escape),
+// but a number, which restores the room after it.
+class RequestDigester::Scanner {
+ public:
+  Scanner(RequestDigester& digester, std::string_view body,
+          std::span<const std::string_view> excluded)
+      : d_(digester), begin_(body.data()), end_(body.data() + body.size()), excluded_(excluded) {}
+
+  // Scans the body: true with canonical() set (in d_.text_ or d_.sorted_), or false with
+  // error() set.
+  bool Run();
+
+  std::string_view canonical() const { return canonical_; }
+  const char* error() const { return error_; }
+  size_t error_offset() const { return error_offset_; }
+
+ private:
+  // An open array or object, and for an object the member being read.
+  struct Frame {
+    bool object;
+    bool in_order;        // its members so far came in name order
+    size_t open_base;     // its first member's index in d_.open_
+    size_t object_index;  // its record in d_.objects_
+    size_t rewind;        // where the member being read starts, its comma included
+    size_t begin;         // where its name starts
+    size_t name_size;
+    size_t first_object;  // the object count when it began
+  };
+  enum class Opened { kFailed, kEmpty, kNeedsValue };
+
+  // Failure: records what and where; returns a failed cursor.
+  Cursor Fail(const char* p, const char* what) {
+    error_ = what;
+    error_offset_ = static_cast<size_t>(p - begin_);
+    return {nullptr, nullptr};
+  }
+
+  // Restores the invariant's room after `o`, growing the buffer if needed; returns the cursor
+  // in the (possibly moved) buffer.
+  char* Reserve(const char* p, char* o) {
+    const size_t used = o ? static_cast<size_t>(o - base_) : 0;
+    const size_t need = used + static_cast<size_t>(end_ - p) + kSlack;
+    if (d_.text_.size() < need) d_.text_.resize(std::max(need, d_.text_.size() * 2));
+    base_ = d_.text_.data();
+    return base_ + used;
+  }
+
+  size_t Offset(const char* o) const { return static_cast<size_t>(o - base_); }
+
+  // Moves `p` past whitespace; returns the byte there, or 0 at the body's end (a 0 byte in the
+  // body is invalid wherever this is asked, so the two need not be told apart but at the end).
+  [[gnu::always_inline]] inline char Next(const char*& p) const {
+    for (;; ++p) {
+      if (p == end_) return 0;
+      const char c = *p;
+      if (static_cast<unsigned char>(c) > ' ' ||
+          (c != ' ' && c != '\n' && c != '\r' && c != '\t')) {
+        return c;
+      }
+    }
+  }
+
+  [[gnu::always_inline]] inline Opened Open(const char*& p, char*& o, Frame* stack, int& depth);
+  [[gnu::always_inline]] inline void Close(const char*& p, char*& o, Frame& frame);
+  [[gnu::always_inline]] inline bool MemberName(const char*& p, char*& o, Frame& frame);
+  [[gnu::always_inline]] inline void EndMember(char*& o, Frame& frame, int depth);
+  [[gnu::always_inline]] inline bool String(const char*& p, char*& o);
+  [[gnu::always_inline]] inline bool CopyPlainBlocks(const char*& p, char*& o) const;
+  [[gnu::always_inline]] inline bool Scalar(const char*& p, char*& o, char first);
+  template <size_t N>
+  [[gnu::always_inline]] inline bool Literal(const char*& p, char*& o, const char (&word)[N]);
+  [[gnu::always_inline]] inline bool Integer(const char*& p, char*& o);
+
+  Cursor StringSpecial(Cursor at);
+  Cursor UnicodeEscape(Cursor at);
+  Cursor Utf8Sequence(Cursor at);
+  Cursor Number(Cursor at);
+  bool IsExcluded(size_t name_begin, size_t name_size) const;
+  void Place(Object& object, size_t open_base);
+  [[gnu::always_inline]] inline bool MemberLess(const Member& a, const Member& b) const;
+  std::string_view Sorted(size_t size);
+  char* Emit(size_t from, size_t to, size_t index, char* out) const;
+
+  RequestDigester& d_;
+  const char* begin_;
+  const char* end_;
+  std::span<const std::string_view> excluded_;
+  char* base_ = nullptr;  // d_.text_.data()
+  size_t open_count_ = 0;
+  size_t placed_count_ = 0;
+  size_t object_count_ = 0;
+  bool all_in_order_ = true;
+  std::string_view canonical_;
+  const char* error_ = nullptr;
+  size_t error_offset_ = 0;
+};
+
+// The main loop: a value, then the punctuation after it up to the next value (closing every
+// container that ends there). Open containers are frames on a fixed stack, not recursion.
+bool RequestDigester::Scanner::Run() {
+  const char* p = begin_;
+  char* o = Reserve(p, nullptr);
+  Frame stack[kMaxDepth];
+  int depth = 0;
+  for (;;) {
+    const char first = Next(p);
+    if (first == '{' || first == '[') {
+      const Opened opened = Open(p, o, stack, depth);
+      if (opened == Opened::kFailed) return false;
+      if (opened == Opened::kNeedsValue) continue;
+    } else if (!Scalar(p, o, first)) {
+      return false;
+    }
+    for (;;) {  // after a value
+      if (depth == 0) {
+        if (Next(p) != 0 || p != end_) return Fail(p, "unexpected bytes after the JSON value").p;
+        canonical_ = all_in_order_ ? std::string_view(base_, Offset(o)) : Sorted(Offset(o));
+        return true;
+      }
+      Frame& frame = stack[depth - 1];
+      if (frame.object) EndMember(o, frame, depth);
+      const char next = Next(p);
+      if (next == ',') {
+        ++p;
+        if (!frame.object) {
+          *o++ = ',';
+        } else if (!MemberName(p, o, frame)) {
+          return false;
+        }
+        break;
+      }
+      if (next != (frame.object ? '}' : ']')) {
+        if (p == end_)
+          return Fail(p, frame.object ? "unterminated object" : "unterminated array").p;
+        return Fail(p, frame.object ? "expected ',' or '}'" : "expected ',' or ']'").p;
+      }
+      Close(p, o, frame);
+      --depth;
+    }
+  }
+}
+
+// At '{' or '[': pushes a frame (and an object's record); for an object, reads the first
+// member's name too. An empty container is a whole value.
+RequestDigester::Scanner::Opened RequestDigester::Scanner::Open(const char*& p, char*& o,
+                                                                Frame* stack, int& depth) {
+  if (depth == kMaxDepth) {
+    Fail(p, "arrays and objects nested too deep");
+    return Opened::kFailed;
+  }
+  Frame& frame = stack[depth++];
+  frame.object = *p == '{';
+  if (frame.object) {
+    frame.in_order = true;
+    frame.open_base = open_count_;
+    frame.object_index = object_count_;
+    Slot(d_.objects_, object_count_++).begin = Offset(o);
+  }
+  *o++ = *p++;
+  if (Next(p) == (frame.object ? '}' : ']')) {
+    Close(p, o, frame);
+    --depth;
+    return Opened::kEmpty;
+  }
+  if (frame.object && !MemberName(p, o, frame)) return Opened::kFailed;
+  return Opened::kNeedsValue;
+}
+
+// At '}' or ']': an object's record is completed, its members placed in order if they were not.
+void RequestDigester::Scanner::Close(const char*& p, char*& o, Frame& frame) {
+  *o++ = *p++;
+  if (!frame.object) return;
+  Object& object = d_.objects_[frame.object_index];
+  object.end = Offset(o);
+  object.subtree_end = object_count_;
+  object.in_order = frame.in_order;
+  if (!frame.in_order) Place(object, frame.open_base);
+  open_count_ = frame.open_base;
+}
+
+// A member's name and colon, the comma before it written if a member was kept before it.
+bool RequestDigester::Scanner::MemberName(const char*& p, char*& o, Frame& frame) {
+  if (Next(p) != '"') return Fail(p, "expected a member name").p;
+  frame.rewind = Offset(o);
+  if (open_count_ > frame.open_base) *o++ = ',';
+  frame.begin = Offset(o);
+  frame.first_object = object_count_;
+  if (!String(p, o)) return false;
+  frame.name_size = Offset(o) - frame.begin - 2;
+  if (Next(p) != ':') return Fail(p, "expected ':'").p;
+  ++p;
+  *o++ = ':';
+  return true;
+}
+
+// After a member's value: the member joins the object's open members, unless it is excluded
+// (then its text and the records of the objects in it are dropped).
+void RequestDigester::Scanner::EndMember(char*& o, Frame& frame, int depth) {
+  const size_t name_begin = frame.begin + 1;
+  if (depth == 1 && IsExcluded(name_begin, frame.name_size)) {
+    o = base_ + frame.rewind;
+    object_count_ = frame.first_object;
+    return;
+  }
+  if (open_count_ > frame.open_base) {
+    const Member& previous = d_.open_[open_count_ - 1];
+    if (CompareNames(base_ + name_begin, frame.name_size, base_ + previous.name_begin,
+                     previous.name_size) < 0) {
+      frame.in_order = false;
+    }
+  }
+  Member& member = Slot(d_.open_, open_count_++);
+  member.name_begin = name_begin;
+  member.name_size = frame.name_size;
+  member.begin = frame.begin;
+  member.end = Offset(o);
+  member.first_object = frame.first_object;
+}
+
+bool RequestDigester::Scanner::IsExcluded(size_t name_begin, size_t name_size) const {
+  const std::string_view name(base_ + name_begin, name_size);
+  for (std::string_view excluded : excluded_) {
+    if (SameName(name, excluded)) return true;
+  }
+  return false;
+}
+
+// Name order; equal names keep their order in the body.
+bool RequestDigester::Scanner::MemberLess(const Member& a, const Member& b) const {
+  const int order =
+      CompareNames(base_ + a.name_begin, a.name_size, base_ + b.name_begin, b.name_size);
+  return order != 0 ? order < 0 : a.begin < b.begin;
+}
+
+// Sorts an out-of-order object's open members into placed_. Two members out of order swap
+// (the commonest case: {"role":...,"content":...}). A few more (an object's rarely number more
+// than a dozen) are sorted by insertion on their indexes, then copied once: moving the records
+// themselves stalled on reading records just written.
+void RequestDigester::Scanner::Place(Object& object, size_t open_base) {
+  all_in_order_ = false;
+  const size_t count = open_count_ - open_base;
+  if (d_.placed_.size() < placed_count_ + count) {
+    d_.placed_.resize(std::max(placed_count_ + count, 2 * d_.placed_.size()));
+  }
+  const Member* open = d_.open_.data() + open_base;
+  Member* placed = d_.placed_.data() + placed_count_;
+  constexpr size_t kInsertionSortMax = 32;
+  if (count == 2) {
+    placed[0] = open[1];
+    placed[1] = open[0];
+  } else if (count <= kInsertionSortMax) {
+    uint8_t order[kInsertionSortMax];
+    for (size_t next = 0; next < count; ++next) {
+      size_t at = next;
+      for (; at > 0 && MemberLess(open[next], open[order[at - 1]]); --at) order[at] = order[at - 1];
+      order[at] = static_cast<uint8_t>(next);
+    }
+    for (size_t i = 0; i < count; ++i) placed[i] = open[order[i]];
+  } else {
+    std::copy_n(open, count, placed);
+    std::sort(placed, placed + count,
+              [this](const Member& a, const Member& b) { return MemberLess(a, b); });
+  }
+  object.placed_begin = placed_count_;
+  object.placed_end = placed_count_ + count;
+  placed_count_ += count;
+}
+
+// The text with every object's members in order, in sorted_.
+std::string_view RequestDigester::Scanner::Sorted(size_t size) {
+  if (d_.sorted_.size() < size + kSlack) d_.sorted_.resize(size + kSlack);
+  char* end = Emit(0, size, 0, d_.sorted_.data());
+  return {d_.sorted_.data(), static_cast<size_t>(end - d_.sorted_.data())};
+}
+
+// Copies text [from, to) to `out`, the out-of-order objects in it (the records from `index` on
+// that begin before `to`) with their members in order. Returns the end. A block copy's bytes
+// past its end are overwritten by the next copy, or land in sorted_'s room.
+char* RequestDigester::Scanner::Emit(size_t from, size_t to, size_t index, char* out) const {
+  const Object* objects = d_.objects_.data();
+  while (index < object_count_ && objects[index].begin < to) {
+    const Object& object = objects[index];
+    if (object.in_order) {  // copied as it is; the objects in it come next
+      ++index;
+      continue;
+    }
+    out = CopyBlocks(out, base_ + from, object.begin + 1 - from);
+    for (size_t i = object.placed_begin; i < object.placed_end; ++i) {
+      if (i != object.placed_begin) *out++ = ',';
+      const Member& member = d_.placed_[i];
+      const bool has_objects =
+          member.first_object < object_count_ && objects[member.first_object].begin < member.end;
+      out = has_objects ? Emit(member.begin, member.end, member.first_object, out)
+                        : CopyBlocks(out, base_ + member.begin, member.end - member.begin);
+    }
+    *out++ = '}';
+    from = object.end;
+    index = object.subtree_end;
+  }
+  return CopyBlocks(out, base_ + from, to - from);
+}
+
+// A string, from its opening quote: runs of plain bytes (no quote, backslash, control or
+// non-ASCII byte) are copied 16 at a time, and the escapes whose canonical form is themselves
+// as they are; the rest is StringSpecial's.
+bool RequestDigester::Scanner::String(const char*& p, char*& o) {
+  ++p;
+  *o++ = '"';
+  for (;;) {
+    if (CopyPlainBlocks(p, o)) return true;
+    if (p != end_) {
+      if (*p == '"') {
+        ++p;
+        *o++ = '"';
+        return true;
+      }
+      if (*p == '\\' && end_ - p >= 2 && IsVerbatimEscape(p[1])) {
+        o[0] = '\\';
+        o[1] = p[1];
+        o += 2;
+        p += 2;
+        continue;
+      }
+    }
+    const Cursor next = StringSpecial({p, o});
+    if (next.p == nullptr) return false;
+    p = next.p;
+    o = next.o;
+  }
+}
+
+// Copies 16-byte blocks while they hold only plain bytes, then the plain bytes of the block
+// that does not, and its first byte if that is the closing quote: then returns true. The store
+// may write past those: the invariant's room covers it, and the next write overwrites them.
+bool RequestDigester::Scanner::CopyPlainBlocks(const char*& p, char*& o) const {
+#if defined(__SSE2__)
+  while (end_ - p >= static_cast<std::ptrdiff_t>(kBlock)) {
+    const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o), block);
+    const unsigned quotes =
+        static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(block, _mm_set1_epi8('"'))));
+    const unsigned special = quotes | SpecialBytes(block);
+    if (special != 0) {
+      const unsigned plain = static_cast<unsigned>(__builtin_ctz(special));
+      const unsigned closed = (quotes >> plain) & 1;
+      p += plain + closed;
+      o += plain + closed;
+      return closed != 0;
+    }
+    p += kBlock;
+    o += kBlock;
+  }
+#endif
+  return false;
+}
+
+// Inside a string, at a byte the fast path left: the body's end, an escape to decode, a UTF-8
+// sequence to validate, a control character, or (within 16 bytes of the body's end) a plain
+// byte.
+Cursor RequestDigester::Scanner::StringSpecial(Cursor at) {
+  if (at.p == end_) return Fail(at.p, "unterminated string");
+  const auto c = static_cast<unsigned char>(*at.p);
+  if (c == '\\') {
+    if (end_ - at.p < 2) return Fail(at.p, "unterminated string");
+    if (at.p[1] == '/') {
+      *at.o++ = '/';
+      return {at.p + 2, at.o};
+    }
+    if (at.p[1] != 'u') return Fail(at.p, "invalid escape");
+    return UnicodeEscape({at.p + 2, at.o});
+  }
+  if (c >= 0x80) return Utf8Sequence(at);
+  if (c < 0x20) return Fail(at.p, "control character in a string");
+  *at.o++ = static_cast<char>(c);
+  return {at.p + 1, at.o};
+}
+
+// "\uXXXX" after its "\u": a code point, or a surrogate pair's two escapes.
+Cursor RequestDigester::Scanner::UnicodeEscape(Cursor at) {
+  auto hex4 = [&](const char* p) -> int32_t {
+    if (end_ - p < 4) return -1;
+    int32_t value = 0;
+    for (int i = 0; i < 4; ++i) {
+      const int digit = HexValue(p[i]);
+      if (digit < 0) return -1;
+      value = value * 16 + digit;
+    }
+    return value;
+  };
+  const int32_t unit = hex4(at.p);
+  if (unit < 0) return Fail(at.p, "invalid \\u escape");
+  if (unit < 0xd800 || unit > 0xdfff) {
+    return {at.p + 4, WriteCodePoint(at.o, static_cast<uint32_t>(unit))};
+  }
+  if (unit > 0xdbff) return Fail(at.p, "lone low surrogate in a \\u escape");
+  const char* low_at = at.p + 4;
+  if (end_ - low_at < 2 || low_at[0] != '\\' || low_at[1] != 'u') {
+    return Fail(at.p, "lone high surrogate in a \\u escape");
+  }
+  const int32_t low = hex4(low_at + 2);
+  if (low < 0xdc00 || low > 0xdfff) return Fail(at.p, "lone high surrogate in a \\u escape");
+  const uint32_t code = 0x10000 + ((static_cast<uint32_t>(unit) - 0xd800) << 10) +
+                        (static_cast<uint32_t>(low) - 0xdc00);
+  return {low_at + 6, WriteCodePoint(at.o, code)};
+}
+
+// One UTF-8 sequence starting with a byte >= 0x80, validated (Unicode's table 3-7: no overlong
+// forms, no surrogates, nothing above U+10FFFF) and copied as it is.
+Cursor RequestDigester::Scanner::Utf8Sequence(Cursor at) {
+  const auto lead = static_cast<unsigned char>(*at.p);
+  size_t length = 0;
+  unsigned char low = 0x80, high = 0xbf;  // the second byte's range
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead == 0xe0) low = 0xa0;
+    if (lead == 0xed) high = 0x9f;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead == 0xf0) low = 0x90;
+    if (lead == 0xf4) high = 0x8f;
+  } else {
+    return Fail(at.p, "invalid UTF-8 in a string");
+  }
+  if (static_cast<size_t>(end_ - at.p) < length) return Fail(at.p, "invalid UTF-8 in a string");
+  const auto second = static_cast<unsigned char>(at.p[1]);
+  if (second < low || second > high) return Fail(at.p, "invalid UTF-8 in a string");
+  for (size_t i = 2; i < length; ++i) {
+    if ((static_cast<unsigned char>(at.p[i]) & 0xc0) != 0x80) {
+      return Fail(at.p, "invalid UTF-8 in a string");
+    }
+  }
+  std::memcpy(at.o, at.p, length);
+  return {at.p + length, at.o + length};
+}
+
+// A string, literal or number.
+bool RequestDigester::Scanner::Scalar(const char*& p, char*& o, char first) {
+  if (p == end_) return Fail(p, "unexpected end of the body").p;
+  switch (first) {
+    case '"':
+      return String(p, o);
+    case 't':
+      return Literal(p, o, "true");
+    case 'f':
+      return Literal(p, o, "false");
+    case 'n':
+      return Literal(p, o, "null");
+    default:
+      if (first != '-' && !IsDigit(first)) return Fail(p, "unexpected character").p;
+      if (Integer(p, o)) return true;
+      const Cursor next = Number({p, o});
+      if (next.p == nullptr) return false;
+      p = next.p;
+      o = next.o;
+      return true;
+  }
+}
+
+template <size_t N>
+bool RequestDigester::Scanner::Literal(const char*& p, char*& o, const char (&word)[N]) {
+  constexpr size_t kLength = N - 1;
+  if (static_cast<size_t>(end_ - p) < kLength || std::memcmp(p, word, kLength) != 0) {
+    return Fail(p, "invalid literal").p;
+  }
+  std::memcpy(o, word, kLength);
+  o += kLength;
+  p += kLength;
+  return true;
+}
+
+// The common number: an integer already in canonical form (no fraction, exponent or trailing
+// zero; not -0), copied as it is. False leaves the cursor for Number().
+bool RequestDigester::Scanner::Integer(const char*& p, char*& o) {
+  const char* q = p + (*p == '-');
+  if (q == end_ || *q < '1' || *q > '9') return false;
+  while (q != end_ && IsDigit(*q)) ++q;
+  if (q[-1] == '0' || (q != end_ && (*q == '.' || *q == 'e' || *q == 'E'))) return false;
+  const size_t length = static_cast<size_t>(q - p);
+  std::memcpy(o, p, length);
+  o += length;
+  p = q;
+  return true;
+}
+
+// Any number: its significant digits (integer and fraction digits as one sequence, without
+// leading and trailing zeros) and the power of ten after them; zero is "0" whatever its sign.
+Cursor RequestDigester::Scanner::Number(Cursor at) {
+  const char* p = at.p;
+  const bool negative = *p == '-';
+  p += negative;
+  auto digits = [&] {
+    const char* start = p;
+    while (p != end_ && IsDigit(*p)) ++p;
+    return std::string_view(start, static_cast<size_t>(p - start));
+  };
+  if (p == end_ || !IsDigit(*p)) return Fail(p, "invalid number");
+  const std::string_view integer = *p == '0' ? std::string_view(p++, 1) : digits();
+  std::string_view fraction;
+  if (p != end_ && *p == '.') {
+    ++p;
+    fraction = digits();
+    if (fraction.empty()) return Fail(p, "invalid number");
+  }
+  int64_t exponent = 0;
+  if (p != end_ && (*p == 'e' || *p == 'E')) {
+    ++p;
+    const bool negative_exponent = p != end_ && *p == '-';
+    if (p != end_ && (*p == '+' || *p == '-')) ++p;
+    if (p == end_ || !IsDigit(*p)) return Fail(p, "invalid number");
+    while (p != end_ && *p == '0') ++p;
+    const std::string_view significant = digits();
+    if (significant.size() > kMaxExponentDigits) return Fail(p, "number exponent out of range");
+    for (char digit : significant) exponent = exponent * 10 + (digit - '0');
+    if (negative_exponent) exponent = -exponent;
+  }
+  const size_t total = integer.size() + fraction.size();
+  auto digit = [&](size_t i) {
+    return i < integer.size() ? integer[i] : fraction[i - integer.size()];
+  };
+  size_t first = 0;
+  while (first < total && digit(first) == '0') ++first;
+  char* o = at.o;
+  if (first == total) {
+    *o++ = '0';
+  } else {
+    size_t last = total;
+    while (digit(last - 1) == '0') --last;
+    if (negative) *o++ = '-';
+    for (size_t i = first; i < last; ++i) *o++ = digit(i);
+    exponent += static_cast<int64_t>(total - last) - static_cast<int64_t>(fraction.size());
+    if (exponent != 0) {
+      *o++ = 'e';
+      o = std::to_chars(o, o + 24, exponent).ptr;
+    }
+  }
+  return {p, Reserve(p, o)};  // a number may write more than it read
+}
+
+RequestDigester::RequestDigester(uint64_t seed) : seed_(seed) {}
+RequestDigester::RequestDigester(RequestDigester&&) noexcept = default;
+RequestDigester& RequestDigester::operator=(RequestDigester&&) noexcept = default;
+RequestDigester::~RequestDigester() = default;
+
+Result<Digest128> RequestDigester::Of(std::string_view body,
+                                      std::span<const std::string_view> excluded) {
+  canonical_ = {};
+  Scanner scanner(*this, body, excluded);
+  if (!scanner.Run()) {
+    return Error{ErrorCode::kInvalidRequest,
+                 std::string("request body is not valid JSON: ") + scanner.error() + " at byte " +
+                     std::to_string(scanner.error_offset()),
+                 ""};
+  }
+  canonical_ = scanner.canonical();
+  const XXH128_hash_t hash = XXH3_128bits_withSeed(canonical_.data(), canonical_.size(), seed_);
+  XXH128_canonical_t bytes;
+  XXH128_canonicalFromHash(&bytes, hash);
+  Digest128 digest;
+  std::memcpy(digest.data(), bytes.digest, digest.size());
+  return digest;
+}
+
+}  // namespace turnpike::cache

@@ -1,0 +1,317 @@
+#include "cache/request_digest.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <boost/json.hpp>
+#include <string>
+#include <vector>
+
+namespace turnpike::cache {
+namespace {
+
+namespace json = boost::json;
+
+constexpr uint64_t kSeed = 0x5eed;
+constexpr std::array<std::string_view, 5> kExcluded = {"stream", "stream_options", "user",
+                                                       "metadata", "store"};
+
+// An OpenAI chat request as an SDK sends it: tools, a tool call and its result, sampling
+// parameters, fields that do not change the answer.
+constexpr std::string_view kChat = R"({
+  "model": "gpt-4o-mini",
+  "messages": [
+    {"role": "system", "content": "You are terse.\nAnswer in \"one\" line."},
+    {"role": "user", "content": "Weather in Z\u00fcrich? \ud83c\udf26"},
+    {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+      "function": {"name": "get_weather", "arguments": "{\"city\":\"Z\u00fcrich\"}"}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "{\"temp_c\":21.5}"},
+    {"role": "user", "content": "And tomorrow?"}
+  ],
+  "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+    "required": ["city"]}}}],
+  "temperature": 0.7, "top_p": 1, "max_tokens": 512, "seed": 12345678901234567890,
+  "stream": true, "stream_options": {"include_usage": true}, "user": "u-42",
+  "metadata": {"trace": "abc"}, "store": false
+})";
+
+class RequestDigestTest : public testing::Test {
+ protected:
+  Digest128 Digest(std::string_view body, std::span<const std::string_view> excluded = {}) {
+    Result<Digest128> digest = digester_.Of(body, excluded);
+    EXPECT_TRUE(digest.ok()) << body << ": " << (digest.ok() ? "" : digest.error().message);
+    return digest.ok() ? *digest : Digest128{};
+  }
+
+  std::string Canonical(std::string_view body, std::span<const std::string_view> excluded = {}) {
+    Digest(body, excluded);
+    return std::string(digester_.canonical());
+  }
+
+  // The error's message, or "ok" if `body` was accepted.
+  std::string ErrorOf(std::string_view body) {
+    Result<Digest128> digest = digester_.Of(body, {});
+    if (digest.ok()) return "ok";
+    EXPECT_EQ(digest.error().code, ErrorCode::kInvalidRequest);
+    return digest.error().message;
+  }
+
+  void ExpectSame(std::string_view a, std::string_view b,
+                  std::span<const std::string_view> excluded = {}) {
+    EXPECT_EQ(Digest(a, excluded), Digest(b, excluded)) << a << "\n" << b;
+  }
+
+  void ExpectDifferent(std::string_view a, std::string_view b,
+                       std::span<const std::string_view> excluded = {}) {
+    EXPECT_NE(Digest(a, excluded), Digest(b, excluded)) << a << "\n" << b;
+  }
+
+  RequestDigester digester_{kSeed};
+};
+
+// The document with every object's members in reverse order, at every depth.
+json::value Reversed(const json::value& value) {
+  if (value.is_array()) {
+    json::array out;
+    for (const json::value& element : value.get_array()) out.push_back(Reversed(element));
+    return out;
+  }
+  if (!value.is_object()) return value;
+  const json::object& object = value.get_object();
+  json::object out;
+  for (auto member = object.end(); member != object.begin();) {
+    --member;
+    out[member->key()] = Reversed(member->value());
+  }
+  return out;
+}
+
+TEST_F(RequestDigestTest, IgnoresWhitespace) {
+  ExpectSame(R"({"a":[1,2],"b":{"c":null,"d":"x y"}})",
+             " \n{ \"a\" : [ 1 ,\t2 ] ,\r\n \"b\":{ \"c\" :null, \"d\" : \"x y\" } }\n ");
+  ExpectDifferent(R"(["x y"])", R"(["x  y"])");  // inside a string, whitespace counts
+}
+
+TEST_F(RequestDigestTest, SortsMembersAtEveryDepth) {
+  EXPECT_EQ(Canonical(R"({"b":1,"a":{"z":true,"y":[{"d":null,"c":"x"}]}})"),
+            R"({"a":{"y":[{"c":"x","d":null}],"z":true},"b":1})");
+  ExpectSame(R"({"m":[{"role":"user","content":"hi"}],"model":"x"})",
+             R"({"model":"x","m":[{"content":"hi","role":"user"}]})");
+  ExpectSame(R"([[{"a":{"c":1,"b":2}}]])", R"([[{"a":{"b":2,"c":1}}]])");
+  // A name that is a prefix of another sorts first.
+  EXPECT_EQ(Canonical(R"({"ab":1,"a":2,"":3})"), R"({"":3,"a":2,"ab":1})");
+}
+
+TEST_F(RequestDigestTest, KeepsArrayOrder) {
+  ExpectDifferent(R"({"stop":["a","b"]})", R"({"stop":["b","a"]})");
+  ExpectDifferent(R"([{"role":"user"},{"role":"assistant"}])",
+                  R"([{"role":"assistant"},{"role":"user"}])");
+}
+
+TEST_F(RequestDigestTest, NormalisesNumbers) {
+  for (std::string_view one : {"1", "1.0", "1e0", "10E-1", "1.00", "1E+0", "0.1e1", "100e-2",
+                               "1e00000000000000000000000000"}) {
+    EXPECT_EQ(Canonical(one), "1") << one;
+  }
+  for (std::string_view zero : {"0", "-0", "0.0", "-0.0", "0e5", "-0E-7", "0.000"}) {
+    EXPECT_EQ(Canonical(zero), "0") << zero;
+  }
+  EXPECT_EQ(Canonical("[100, 1.5, -2.50, 0.07, 42.0, -3e-3, 12e+2]"),
+            "[1e2,15e-1,-25e-1,7e-2,42,-3e-3,12e2]");
+  ExpectSame(R"({"temperature":0.7,"max_tokens":512})",
+             R"({"max_tokens":5.12e2,"temperature":7E-1})");
+}
+
+TEST_F(RequestDigestTest, KeepsEveryDigitOfANumber) {
+  ExpectDifferent("9007199254740992", "9007199254740993");  // 2^53 and 2^53 + 1
+  ExpectDifferent("18446744073709551616", "18446744073709551617");
+  ExpectDifferent("0.1", "0.10000000000000001");
+  ExpectDifferent("-1", "1");
+  EXPECT_EQ(Canonical("123456789012345678901234567890.5"), "1234567890123456789012345678905e-1");
+  EXPECT_EQ(Canonical("1.5e999999999999999999"), "15e999999999999999998");
+}
+
+TEST_F(RequestDigestTest, DecodesStringEscapes) {
+  ExpectSame(R"(["\u0041\/"])", R"(["A/"])");
+  ExpectSame(R"(["Z\u00fcrich \u20AC"])", "[\"Z\xc3\xbcrich \xe2\x82\xac\"]");
+  ExpectSame(R"(["\ud83c\udf26"])", "[\"\xf0\x9f\x8c\xa6\"]");  // a surrogate pair
+  ExpectSame(R"(["\n\t\"\\"])", R"(["\u000a\u0009\u0022\u005C"])");
+  ExpectSame(R"({"\u0061":1})", R"({"a":1})");  // in member names too
+  EXPECT_EQ(Canonical(R"(["\u0001\u001F\b\f\r\/\u007f"])"), "[\"\\u0001\\u001f\\b\\f\\r/\x7f\"]");
+  ExpectDifferent(R"(["a\",\"b"])", R"(["a","b"])");
+}
+
+TEST_F(RequestDigestTest, EveryOtherDifferenceCounts) {
+  ExpectDifferent(R"({"a":1})", R"({"a":2})");            // a value
+  ExpectDifferent(R"({"a":1})", R"({"b":1})");            // a member name
+  ExpectDifferent(R"({"a":1})", R"({"a":1,"b":1})");      // an extra member
+  ExpectDifferent(R"({"a":1})", R"({"a":"1"})");          // number and string
+  ExpectDifferent(R"({"a":true})", R"({"a":1})");         // bool and number
+  ExpectDifferent(R"({"a":true})", R"({"a":"true"})");    // bool and string
+  ExpectDifferent(R"({"a":null,"b":1})", R"({"b":1})");   // null and absent
+  ExpectDifferent(R"({"a":null})", R"({"a":""})");        // null and empty string
+  ExpectDifferent(R"({"a":[]})", R"({"a":{}})");          // empty array and object
+  ExpectDifferent(R"({"a":[1,2]})", R"({"a":[[1,2]]})");  // nesting
+  ExpectDifferent(R"({"a":{"b":1}})", R"({"a":{"b":1},"b":1})");
+  ExpectDifferent(R"({"ab":"c"})", R"({"a":"bc"})");
+  ExpectDifferent(R"({"a":1.5})", R"({"a":15})");
+}
+
+TEST_F(RequestDigestTest, KeepsDuplicateMembersInBodyOrder) {
+  EXPECT_EQ(Canonical(R"({"b":0,"a":1,"a":2})"), R"({"a":1,"a":2,"b":0})");
+  ExpectSame(R"({"b":0,"a":1,"a":2})", R"({"a":1,"b":0,"a":2})");
+  ExpectDifferent(R"({"a":1,"a":2})", R"({"a":2,"a":1})");
+  ExpectDifferent(R"({"a":1,"a":2})", R"({"a":2})");
+  ExpectDifferent(R"({"a":1,"a":2})", R"({"a":1})");
+}
+
+TEST_F(RequestDigestTest, ExcludesTopLevelMembersOnly) {
+  ExpectSame(R"({"model":"m","stream":true,"user":"u","metadata":{"k":1},"store":false})",
+             R"({"model":"m"})", kExcluded);
+  ExpectSame(R"({"stream":true,"model":"m","stream":false})", R"({"model":"m"})", kExcluded);
+  ExpectSame(R"({"\u0073tream":true,"model":"m"})", R"({"model":"m"})", kExcluded);
+  EXPECT_EQ(Canonical(R"({"stream":1,"user":2})", kExcluded), "{}");
+  // Nested members of those names count, and a top-level array has no members to exclude.
+  ExpectDifferent(R"({"a":{"stream":true}})", R"({"a":{}})", kExcluded);
+  ExpectDifferent(R"({"messages":[{"user":"x"}]})", R"({"messages":[{}]})", kExcluded);
+  ExpectDifferent(R"([{"stream":true}])", R"([{}])", kExcluded);
+  // Without exclusions, they count.
+  ExpectDifferent(R"({"model":"m","stream":true})", R"({"model":"m"})");
+  // Names are compared decoded, escapes included.
+  const std::array<std::string_view, 1> quoted = {"a\"b\n"};
+  ExpectSame(R"({"a\"b\n":1,"c":2})", R"({"c":2})", quoted);
+  ExpectDifferent(R"({"a\"b":1,"c":2})", R"({"c":2})", quoted);
+}
+
+TEST_F(RequestDigestTest, RejectsInvalidJson) {
+  const std::string_view bodies[] = {"",
+                                     " ",
+                                     "{",
+                                     "}",
+                                     "[",
+                                     R"({"a")",
+                                     R"({"a":})",
+                                     R"({"a":1,})",
+                                     R"({"a" 1})",
+                                     R"({a:1})",
+                                     "[1,]",
+                                     "[1 2]",
+                                     "[,1]",
+                                     "{} x",
+                                     "{}{}",
+                                     "tru",
+                                     "nul",
+                                     "True",
+                                     "NaN",
+                                     "Infinity",
+                                     "01",
+                                     "-01",
+                                     "1.",
+                                     ".5",
+                                     "-",
+                                     "+1",
+                                     "1e",
+                                     "1e+",
+                                     "1.e1",
+                                     "0x1",
+                                     "'a'",
+                                     "[1]//",
+                                     R"("abc)",
+                                     R"("\x")",
+                                     R"("\u12")",
+                                     R"("\u12G4")",
+                                     R"("\ud800")",
+                                     R"("\udc00")",
+                                     R"("\ud800\u0041")",
+                                     R"("\ud800\n")",
+                                     "\"\\",
+                                     "\"a\x01\"",
+                                     "\"\t\"",
+                                     "\"\xff\"",
+                                     "\"\x80\"",
+                                     "\"\xc0\xaf\"",          // an overlong '/'
+                                     "\"\xe0\x80\xaf\"",      // another
+                                     "\"\xed\xa0\x80\"",      // an encoded surrogate
+                                     "\"\xf4\x90\x80\x80\"",  // above U+10FFFF
+                                     "\"\xe2\x82\"",          // truncated sequence
+                                     "\"\xe2\x82",            // truncated at the end of the body
+                                     "1e1000000000000000000",
+                                     std::string_view("{}\0", 3)};
+  for (std::string_view body : bodies) EXPECT_NE(ErrorOf(body), "ok") << body;
+  EXPECT_EQ(ErrorOf(R"({"a" 1})"), "request body is not valid JSON: expected ':' at byte 5");
+  EXPECT_EQ(ErrorOf("[1,2"), "request body is not valid JSON: unterminated array at byte 4");
+}
+
+TEST_F(RequestDigestTest, EveryTruncationOfARequestIsInvalid) {
+  for (size_t size = 0; size < kChat.size(); ++size) {
+    const std::string_view prefix = kChat.substr(0, size);
+    if (prefix.find_last_not_of(" \n") == kChat.find_last_not_of(" \n")) continue;
+    EXPECT_NE(ErrorOf(prefix), "ok") << size;
+  }
+}
+
+TEST_F(RequestDigestTest, BoundsNesting) {
+  auto arrays = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  auto objects = [](int depth) {
+    std::string body;
+    for (int i = 0; i < depth; ++i) body += R"({"a":)";
+    body += "1";
+    return body + std::string(depth, '}');
+  };
+  constexpr int kMax = RequestDigester::kMaxDepth;
+  EXPECT_EQ(ErrorOf(arrays(kMax)), "ok");
+  EXPECT_EQ(ErrorOf(objects(kMax)), "ok");
+  EXPECT_NE(ErrorOf(arrays(kMax + 1)), "ok");
+  EXPECT_NE(ErrorOf(objects(kMax + 1)), "ok");
+  EXPECT_NE(ErrorOf(std::string(100000, '[')), "ok");
+  EXPECT_NE(ErrorOf("[" + objects(kMax)), "ok");
+}
+
+TEST_F(RequestDigestTest, RealisticRequestIsOneWhateverItsSpelling) {
+  const json::value parsed = json::parse(kChat);
+  const std::string compact = json::serialize(parsed);  // numbers and escapes as Boost writes
+  const std::string reversed = json::serialize(Reversed(parsed));
+  const Digest128 digest = Digest(kChat, kExcluded);
+  EXPECT_EQ(Digest(compact, kExcluded), digest);
+  EXPECT_EQ(Digest(reversed, kExcluded), digest);
+
+  json::object without = parsed.get_object();
+  for (std::string_view name : kExcluded) without.erase(name);
+  EXPECT_EQ(Digest(json::serialize(without), kExcluded), digest);
+  EXPECT_EQ(Digest(json::serialize(without)), digest);
+
+  json::object warmer = without;
+  warmer["temperature"] = 0.8;
+  EXPECT_NE(Digest(json::serialize(warmer), kExcluded), digest);
+  json::object other_tool = without;
+  other_tool["messages"].as_array()[2].as_object()["tool_calls"].as_array()[0].as_object()["id"] =
+      "call_2";
+  EXPECT_NE(Digest(json::serialize(other_tool), kExcluded), digest);
+}
+
+TEST_F(RequestDigestTest, SeedIsPartOfTheDigest) {
+  RequestDigester replica(kSeed), other(kSeed + 1);
+  EXPECT_EQ(*replica.Of(kChat, kExcluded), Digest(kChat, kExcluded));
+  EXPECT_NE(*other.Of(kChat, kExcluded), Digest(kChat, kExcluded));
+}
+
+TEST_F(RequestDigestTest, ReuseCarriesNothingOver) {
+  const Digest128 small = Digest(R"({"b":1,"a":2})");
+  EXPECT_NE(ErrorOf(R"({"b":1,"a":{"c":)"), "ok");
+  Digest(kChat);
+  EXPECT_EQ(Digest(R"({"b":1,"a":2})"), small);
+  EXPECT_EQ(digester_.canonical(), R"({"a":2,"b":1})");
+}
+
+// The digest is part of the L2's entry keys, shared by replicas: a change of the canonical form
+// or the hash is a decision (old entries become unreachable), made where this test changes.
+// XXH3_128bits_withSeed of the canonical text, its bytes in xxHash's canonical (big-endian) order.
+TEST_F(RequestDigestTest, DigestIsStable) {
+  const Digest128 digest = Digest(R"({"model":"m","messages":[{"role":"user","content":"hi"}]})");
+  EXPECT_EQ(digester_.canonical(), R"({"messages":[{"content":"hi","role":"user"}],"model":"m"})");
+  EXPECT_EQ(DigestHex(digest), "a4313e964f26c63d6fa02b06b4fcefda");
+}
+
+}  // namespace
+}  // namespace turnpike::cache
