@@ -1,27 +1,32 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/) with clang-14 in build-fuzz/ and runs each one.
-# Usage: scripts/fuzz.sh [--smoke | --runs N | --seconds S]
+# Usage: scripts/fuzz.sh [--smoke | --runs N | --seconds S] [--only TARGET]
 #   --smoke      each target for a few seconds (CI: scripts/test.sh)
 #   --runs N     each target for N inputs
 #   --seconds S  each target for S seconds (the default: 60)
+#   --only T     build and run target T alone (a name from fuzz/CMakeLists.txt: fuzz_config)
 # Seeds come from the golden transcripts (tests/testdata/providers); what a target finds is
 # kept in build-fuzz/corpus/<target>/ between runs, crashes in build-fuzz/crashes/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 limit=(-max_total_time=60)
-case "${1:-}" in
-  --smoke) limit=(-max_total_time="${FUZZ_SMOKE_SECONDS:-4}") ;;
-  --runs) limit=(-runs="$2") ;;
-  --seconds) limit=(-max_total_time="$2") ;;
-  "") ;;
-  *) echo "usage: $0 [--smoke | --runs N | --seconds S]" >&2; exit 2 ;;
-esac
+only=""
+while (($#)); do
+  case "$1" in
+    --smoke) limit=(-max_total_time="${FUZZ_SMOKE_SECONDS:-4}") ;;
+    --runs) limit=(-runs="$2"); shift ;;
+    --seconds) limit=(-max_total_time="$2"); shift ;;
+    --only) only="$2"; shift ;;
+    *) echo "usage: $0 [--smoke | --runs N | --seconds S] [--only TARGET]" >&2; exit 2 ;;
+  esac
+  shift
+done
 
 dir=build-fuzz
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DTURNPIKE_FUZZ=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-ninja -C "$dir" fuzz_targets
+ninja -C "$dir" "${only:-fuzz_targets}"
 
 # Seeds per target: the transcripts' files of the kind the target reads.
 seeds_for() {
@@ -47,6 +52,8 @@ seeds_for() {
       fuzz/corpus/search_bulk/* ;;
     fuzz_config) ls turnpike.yaml deploy/kubernetes/base/turnpike.yaml fuzz/corpus/config/* ;;
     fuzz_recording_decode) ls fuzz/corpus/recording_decode/* ;;
+    fuzz_request_digest) ls tests/testdata/providers/*/*/client_request.json \
+      fuzz/corpus/request_digest/* ;;
     fuzz_chat_accumulator) ls tests/testdata/providers/*/*openai*/upstream_stream.sse \
       tests/testdata/providers/anthropic/reverse_*/upstream_stream.sse \
       tests/testdata/providers/{anthropic,cohere,gemini,ollama}/*/client_stream.sse ;;
@@ -58,7 +65,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 mkdir -p "$dir/crashes"
 while read -r target; do
-  [[ -z "$target" ]] && continue
+  [[ -z "$target" || ( -n "$only" && "$target" != "$only" ) ]] && continue
   corpus="$dir/corpus/$target"
   mkdir -p "$corpus"
   seeds_for "$target" | while read -r f; do cp -n "$f" "$corpus/$(echo "$f" | tr '/' '_')"; done
@@ -72,4 +79,4 @@ while read -r target; do
     exit 1
   fi
 done < "$dir/fuzz_targets.txt"
-echo "fuzz: every target ran clean"
+echo "fuzz: ${only:-every target} ran clean"
