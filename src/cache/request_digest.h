@@ -14,29 +14,32 @@
 // Anything else (a value, a member name, an extra member, a type: 1 and "1", true and 1, null
 // and an absent member) gives another digest.
 //
-// Canonical form: compact JSON, each object's members in the byte order of their names as
-// written in this form, numbers as their significant digits and a power of ten when it is not
-// 0 ("15e-1" for 1.5, "1e2" for 100, "42" for 42.0), strings with only the escapes JSON
-// requires (\" \\ \b \f \n \r \t, other control characters as \u00xx) and every other character
-// as UTF-8. Duplicate member names are all kept, in their order in the body (the sort is stable):
-// {"a":1,"a":2} differs from {"a":2,"a":1} and from {"a":2}. Parsers disagree on which
-// duplicate wins (Python's and Boost.JSON's take the last, others the first or refuse), so only
-// bodies whose duplicates line up alike share an entry.
+// Canonical form: compact JSON; each object's members ordered by name, the shorter first and
+// names of one length by the bytes of their canonical text (duplicates: below); numbers as
+// their significant digits and a power of ten when it is not 0 ("15e-1" for 1.5, "1e2" for
+// 100, "42" for 42.0); strings with only the escapes JSON requires (\" \\ \b \f \n \r \t,
+// other control characters as \u00xx) and every other character as UTF-8. Any fixed order of
+// names would make the form canonical; this one (shortlex) is the order SDKs mostly write
+// already ("role" before "content", "id" before "type" before "function"), so for most objects
+// the order costs a check, not a sort. Duplicate member names are all kept, in their order in
+// the body (the sort is stable): {"a":1,"a":2} differs from {"a":2,"a":1} and from {"a":2}.
+// Parsers disagree on which duplicate wins (Python's and Boost.JSON's take the last, others the
+// first or refuse), so only bodies whose duplicates line up alike share an entry.
 //
 // Why a canonical text, hashed once, and not a hash tree: XXH3 is fastest over one run of
 // contiguous bytes, and a tree would pay a hash call per member. One pass over the body writes
 // each token in canonical form (strings 16 bytes at a time) with members where the body has
 // them, and records every object. An object whose members came in order costs one name
-// comparison per member; if any did not (an SDK's {"role":...,"content":...}), its members are
-// sorted (by offsets, not bytes) and a second pass copies the text once more, each such object
-// with its members in order. Then XXH3 runs once over the result.
+// comparison per member; if any did not (an SDK's {"model":...,"messages":...,"tools":...}),
+// its members are sorted (by offsets, not bytes) and a second pass copies the text once more,
+// each such object with its members in order. Then XXH3 runs once over the result.
 //
 // Invalid input is kInvalidRequest, with what and the byte offset in the message: malformed or
 // truncated JSON, trailing bytes, bad escapes, lone surrogates, invalid UTF-8 in a string
 // (overlong forms, encoded surrogates and code points above U+10FFFF included), arrays and
-// objects nested deeper than kMaxDepth, an exponent of 10^18 or more. Every read is bounded by
-// the body; open containers are a fixed stack of kMaxDepth, and the second pass recurses no
-// deeper than the objects nest.
+// objects nested deeper than kMaxDepth, an exponent of 10^18 or more; a body over kMaxBody is
+// kPayloadTooLarge. Every read is bounded by the body; open containers are a fixed stack of
+// kMaxDepth, and the second pass recurses no deeper than the objects nest.
 //
 // Collisions: XXH3 is not a cryptographic hash. The tenant is in the key in clear (key.h), so
 // tenants never share an entry whatever their digests: a crafted collision could only give one
@@ -48,9 +51,9 @@
 //
 // Ownership and threads: a RequestDigester owns its scratch, sized by the largest body it has
 // seen, and reuses it: once warm, Of() allocates nothing but an error's message. The scratch is
-// two texts of about the body's size and a 40- to 48-byte record per member and object: some
-// 4 times a chat body's size, up to 16 times for a body made of tiny members ({"a":0,...}).
-// Not thread-safe: one per worker.
+// two texts of the body's size (plus 4 KB each, for alignment) and a 24-byte record per member
+// and object: about 4 times a 6 KB chat body, up to some 12 times a large body made of tiny
+// members ({"a":0,...}). Not thread-safe: one per worker.
 #pragma once
 
 #include <cstddef>
@@ -68,6 +71,8 @@ class RequestDigester {
  public:
   // Arrays and objects nested deeper than this are invalid (the body's outermost one is at 1).
   static constexpr int kMaxDepth = 64;
+  // Larger bodies are refused (kPayloadTooLarge): the scratch records hold 32-bit offsets.
+  static constexpr size_t kMaxBody = size_t{1} << 30;
 
   // `seed` is the cache's configured seed: replicas sharing an L2 must use the same one.
   explicit RequestDigester(uint64_t seed);
