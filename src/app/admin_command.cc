@@ -181,12 +181,12 @@ int Show(const Connection& c, const Response& r) {
 // Options shared by the subcommands: stored in one struct owned by the callbacks.
 struct Args {
   Connection connection;
-  std::string id, plan, name, status, tenant, key, model, month, cursor;
+  std::string id, plan, name, status, tenant, key, model, month, cursor, cache, cache_scope;
   std::optional<double> budget, max_request_cost, search_query_price, input, output, cached_input,
       cache_write, reasoning;
   std::optional<int64_t> rpm, tpm, max_output_tokens, expires_at, limit, http_status;
   std::optional<bool> log_bodies;
-  bool fail_open = false;
+  bool fail_open = false, cache_tool_calls = false, no_cache = false;
   std::vector<std::string> models;
 };
 
@@ -275,11 +275,19 @@ void AddPlanCommands(CLI::App* admin, const ArgsPtr& args) {
   plan_put->add_flag("--fail-open", a.fail_open,
                      "With Redis unreachable and the budget slice spent, admit against this "
                      "replica's own count (gives up zero overshoot)");
+  plan_put->add_option("--cache", a.cache, "LLM response cache: on, off or default")
+      ->check(CLI::IsMember({"on", "off", "default"}));
+  plan_put->add_option("--cache-scope", a.cache_scope, "Cache entries shared per tenant or key")
+      ->check(CLI::IsMember({"tenant", "key"}));
+  plan_put->add_flag("--cache-tool-calls", a.cache_tool_calls, "Cache answers that call tools");
   plan_put->callback([args] {
     json::object body = Limits(*args);
     SetUsd(body, "max_request_cost_usd", args->max_request_cost);
     SetUsd(body, "search_query_price_usd", args->search_query_price);
     if (args->fail_open) body["fail_open"] = true;
+    if (!args->cache.empty()) body["cache"] = args->cache;
+    if (!args->cache_scope.empty()) body["cache_scope"] = args->cache_scope;
+    if (args->cache_tool_calls) body["cache_tool_calls"] = true;
     Run(*args, bhttp::verb::put, "plans/" + Encode(args->id), body);
   });
 }
@@ -334,9 +342,11 @@ void AddKeyCommands(CLI::App* admin, const ArgsPtr& args) {
   key_create->add_option("--name", a.name, "A name for people");
   key_create->add_option("--expires-at", a.expires_at, "Unix seconds");
   AddLimitOptions(key_create, a);
+  key_create->add_flag("--no-cache", a.no_cache, "This key's requests never use the LLM cache");
   key_create->callback([args] {
     json::object body = Limits(*args);
     body["tenant"] = args->tenant;
+    if (args->no_cache) body["cache"] = false;
     if (!args->name.empty()) body["name"] = args->name;
     SetInt(body, "expires_at", args->expires_at);
     Run(*args, bhttp::verb::post, "keys", body);

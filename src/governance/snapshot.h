@@ -47,6 +47,20 @@ enum class KeyKind : uint8_t { kVirtual, kAdmin };
 inline constexpr int64_t kNeverExpires = 0;
 
 // Unset optionals mean "no limit".
+// How a plan's tenants use the LLM response cache (doors/llm/response_cache.h).
+struct CachePolicy {
+  enum class Mode : uint8_t {
+    kDefault,  // the gateway's llm_cache.enabled
+    kOn,
+    kOff,
+  };
+  Mode mode = Mode::kDefault;
+  bool key_scope = false;   // entries are shared by one key's requests, not the tenant's
+  bool tool_calls = false;  // answers that call tools are stored too
+  int32_t semantic_bp = 0;  // semantic lookups' similarity threshold x 10000; 0: exact only
+  bool operator==(const CachePolicy&) const = default;
+};
+
 struct Plan {
   std::string id;
   std::optional<int64_t> monthly_budget_micros;
@@ -61,6 +75,7 @@ struct Plan {
   // against this replica's own count (its restored and settled spend) instead of answering
   // 503. Gives up the zero-overshoot guarantee for this plan's tenants; off by default.
   bool fail_open = false;
+  CachePolicy cache;
 };
 
 struct Tenant {
@@ -85,6 +100,7 @@ struct Key {
   std::vector<std::string> allowed_models;  // empty: whatever the plan allows
   int64_t created_at = 0;                   // unix seconds
   KeyKind kind = KeyKind::kVirtual;
+  bool cache_off = false;  // this key's requests never use the LLM response cache
 };
 
 // Everything a snapshot is built from (the store's rows, or a test's literals).

@@ -23,4 +23,22 @@ std::vector<std::string> SplitModels(const std::string& text) {
   return out;
 }
 
+std::string_view CacheModeText(governance::CachePolicy::Mode mode) {
+  switch (mode) {
+    case governance::CachePolicy::Mode::kOn:
+      return kCacheOn;
+    case governance::CachePolicy::Mode::kOff:
+      return kCacheOff;
+    case governance::CachePolicy::Mode::kDefault:
+      break;
+  }
+  return "";
+}
+
+governance::CachePolicy::Mode CacheModeOf(std::string_view text) {
+  if (text == kCacheOn) return governance::CachePolicy::Mode::kOn;
+  if (text == kCacheOff) return governance::CachePolicy::Mode::kOff;
+  return governance::CachePolicy::Mode::kDefault;
+}
+
 }  // namespace turnpike::store::sql

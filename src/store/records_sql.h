@@ -13,21 +13,25 @@
 #include <string_view>
 #include <vector>
 
+#include "governance/snapshot.h"
+
 namespace turnpike::store::sql {
 
 // Result: id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros,
-// search_query_price_micros, fail_open.
+// search_query_price_micros, fail_open, cache, cache_scope, cache_tool_calls,
+// cache_semantic_bp.
 inline constexpr std::string_view kSelectPlans =
     "SELECT id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros, "
-    "search_query_price_micros, fail_open FROM plans ORDER BY id";
+    "search_query_price_micros, fail_open, cache, cache_scope, cache_tool_calls, "
+    "cache_semantic_bp FROM plans ORDER BY id";
 // Result: id, name, status, plan_id, log_bodies, created_at.
 inline constexpr std::string_view kSelectTenants =
     "SELECT id, name, status, plan_id, log_bodies, created_at FROM tenants ORDER BY id";
 // Result: public_id, tenant_id, name, secret_sha256, status, expires_at, monthly_budget_micros,
-// rpm, tpm, allowed_models, created_at, kind.
+// rpm, tpm, allowed_models, created_at, kind, cache_off.
 inline constexpr std::string_view kSelectKeys =
     "SELECT public_id, tenant_id, name, secret_sha256, status, expires_at, "
-    "monthly_budget_micros, rpm, tpm, allowed_models, created_at, kind FROM api_keys "
+    "monthly_budget_micros, rpm, tpm, allowed_models, created_at, kind, cache_off FROM api_keys "
     "ORDER BY public_id";
 // Result: model, input, output, cached_input, max_output_tokens, updated_at, cache_write,
 // reasoning.
@@ -37,17 +41,20 @@ inline constexpr std::string_view kSelectPrices =
     "cache_write_micros_per_mtok, reasoning_micros_per_mtok FROM prices ORDER BY model";
 
 // id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros, updated_at,
-// search_query_price_micros, fail_open.
+// search_query_price_micros, fail_open, cache, cache_scope, cache_tool_calls,
+// cache_semantic_bp.
 inline constexpr std::string_view kUpsertPlan =
     "INSERT INTO plans (id, monthly_budget_micros, rpm, tpm, allowed_models, "
-    "max_request_cost_micros, updated_at, search_query_price_micros, fail_open) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "max_request_cost_micros, updated_at, search_query_price_micros, fail_open, cache, "
+    "cache_scope, cache_tool_calls, cache_semantic_bp) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (id) DO UPDATE SET monthly_budget_micros = excluded.monthly_budget_micros, "
     "rpm = excluded.rpm, tpm = excluded.tpm, allowed_models = excluded.allowed_models, "
     "max_request_cost_micros = excluded.max_request_cost_micros, "
     "updated_at = excluded.updated_at, "
     "search_query_price_micros = excluded.search_query_price_micros, "
-    "fail_open = excluded.fail_open";
+    "fail_open = excluded.fail_open, cache = excluded.cache, cache_scope = excluded.cache_scope, "
+    "cache_tool_calls = excluded.cache_tool_calls, cache_semantic_bp = excluded.cache_semantic_bp";
 // id, name, status, plan_id, log_bodies, created_at, updated_at.
 inline constexpr std::string_view kInsertTenant =
     "INSERT INTO tenants (id, name, status, plan_id, log_bodies, created_at, updated_at) "
@@ -57,11 +64,11 @@ inline constexpr std::string_view kUpdateTenant =
     "UPDATE tenants SET name = ?, status = ?, plan_id = ?, log_bodies = ?, updated_at = ? "
     "WHERE id = ? RETURNING id";
 // public_id, tenant_id, name, secret_sha256, status, expires_at, monthly_budget_micros, rpm,
-// tpm, allowed_models, created_at, kind.
+// tpm, allowed_models, created_at, kind, cache_off.
 inline constexpr std::string_view kInsertKey =
     "INSERT INTO api_keys (public_id, tenant_id, name, secret_sha256, status, expires_at, "
-    "monthly_budget_micros, rpm, tpm, allowed_models, created_at, kind) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    "monthly_budget_micros, rpm, tpm, allowed_models, created_at, kind, cache_off) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 // status, revoked_at (NULL unless revoked), public_id. Returns a row when the key exists.
 inline constexpr std::string_view kSetKeyStatus =
     "UPDATE api_keys SET status = ?, revoked_at = ? WHERE public_id = ? RETURNING public_id";
@@ -91,6 +98,14 @@ inline constexpr std::string_view kSuspended = "suspended";
 inline constexpr std::string_view kRevoked = "revoked";
 inline constexpr std::string_view kVirtualKey = "virtual";
 inline constexpr std::string_view kAdminKey = "admin";
+// plans.cache (CachePolicy::Mode): '' the gateway's default, 'on', 'off'; plans.cache_scope:
+// 'tenant' or 'key'.
+inline constexpr std::string_view kCacheOn = "on";
+inline constexpr std::string_view kCacheOff = "off";
+inline constexpr std::string_view kCacheScopeKey = "key";
+inline constexpr std::string_view kCacheScopeTenant = "tenant";
+std::string_view CacheModeText(governance::CachePolicy::Mode mode);
+governance::CachePolicy::Mode CacheModeOf(std::string_view text);
 
 std::string JoinModels(const std::vector<std::string>& models);
 std::vector<std::string> SplitModels(const std::string& text);

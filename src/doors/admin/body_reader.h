@@ -35,6 +35,17 @@ class Body {
   }
 
   bool Has(std::string_view key) const { return object_.contains(key); }
+  // The raw value, for a field the caller checks itself (then Fail with what is wrong).
+  const boost::json::value* Find(std::string_view key) const { return object_.if_contains(key); }
+
+  // Keeps the first problem: "<field> <what>", a 400 naming the field.
+  void Fail(std::string what, std::string field) {
+    if (error) return;
+    // The message first: the order in which a call's arguments are evaluated is unspecified,
+    // and `field` is moved into the second.
+    std::string message = field + " " + what;
+    error = Bad(std::move(message), std::move(field));
+  }
 
   std::optional<std::string> Text(std::string_view key, bool required) {
     const boost::json::value* v = object_.if_contains(key);
@@ -128,13 +139,6 @@ class Body {
   std::optional<Error> error;
 
  private:
-  void Fail(std::string what, std::string field) {
-    if (error) return;
-    // The message first: the order in which a call's arguments are evaluated is unspecified,
-    // and `field` is moved into the second.
-    std::string message = field + " " + what;
-    error = Bad(std::move(message), std::move(field));
-  }
   const boost::json::object& object_;
 };
 

@@ -20,7 +20,8 @@ json::object KeyJson(const Key& k) {
           {"rpm", OptionalInt(k.rpm)},
           {"tpm", OptionalInt(k.tpm)},
           {"allowed_models", Strings(k.allowed_models)},
-          {"created_at", k.created_at}};
+          {"created_at", k.created_at},
+          {"cache", !k.cache_off}};
 }
 
 json::object PriceJson(const control::PriceInfo& p) {
@@ -56,8 +57,8 @@ Answer ListKeys(Service& service, const AdminCall& call) {
 Answer CreateKey(Service& service, const AdminCall& call) {
   Result<json::object> object = ParseObject(call.body);
   if (!object.ok()) co_return object.error();
-  Body body(object.value(),
-            {"tenant", "name", "expires_at", "monthly_budget_usd", "rpm", "tpm", "allowed_models"});
+  Body body(object.value(), {"tenant", "name", "expires_at", "monthly_budget_usd", "rpm", "tpm",
+                             "allowed_models", "cache"});
   Key key;
   std::optional<std::string> tenant = body.Text("tenant", true);
   key.name = body.Text("name", false).value_or("");
@@ -66,6 +67,7 @@ Answer CreateKey(Service& service, const AdminCall& call) {
   key.rpm = body.Int("rpm", 1, governance::kMaxRateLimit);
   key.tpm = body.Int("tpm", 1, governance::kMaxRateLimit);
   key.allowed_models = body.Models("allowed_models");
+  key.cache_off = !body.Bool("cache").value_or(true);
   if (body.error) co_return *body.error;
   key.tenant_id = *tenant;
   key.expires_at = expires.value_or(governance::kNeverExpires);

@@ -10,6 +10,45 @@ using governance::Tenant;
 
 namespace {
 
+json::value CacheModeName(governance::CachePolicy::Mode mode) {
+  switch (mode) {
+    case governance::CachePolicy::Mode::kOn:
+      return "on";
+    case governance::CachePolicy::Mode::kOff:
+      return "off";
+    case governance::CachePolicy::Mode::kDefault:
+      break;
+  }
+  return nullptr;  // the gateway's llm_cache.enabled
+}
+
+// The plan's LLM cache fields: "cache" "on" | "off" | null (the gateway's default),
+// "cache_scope" "tenant" | "key", "cache_tool_calls", "cache_semantic" (0: exact only).
+void ReadCachePolicy(Body& body, governance::CachePolicy& policy) {
+  if (std::optional<std::string> mode = body.Text("cache", false)) {
+    if (*mode == "on") {
+      policy.mode = governance::CachePolicy::Mode::kOn;
+    } else if (*mode == "off") {
+      policy.mode = governance::CachePolicy::Mode::kOff;
+    } else if (*mode != "default") {
+      body.Fail("must be \"on\", \"off\" or \"default\"", "cache");
+    }
+  }
+  if (std::optional<std::string> scope = body.Text("cache_scope", false)) {
+    if (*scope == "key") {
+      policy.key_scope = true;
+    } else if (*scope != "tenant") {
+      body.Fail("must be \"tenant\" or \"key\"", "cache_scope");
+    }
+  }
+  policy.tool_calls = body.Bool("cache_tool_calls").value_or(false);
+  const boost::json::value* semantic = body.Find("cache_semantic");
+  if (semantic != nullptr && !semantic->is_null() &&
+      !(semantic->is_number() && semantic->to_number<double>() == 0)) {
+    body.Fail("semantic lookups are not implemented: use 0 or leave it out", "cache_semantic");
+  }
+}
+
 json::object PlanJson(const Plan& p) {
   return {{"id", p.id},
           {"monthly_budget_usd", OptionalUsd(p.monthly_budget_micros)},
@@ -18,7 +57,11 @@ json::object PlanJson(const Plan& p) {
           {"allowed_models", Strings(p.allowed_models)},
           {"max_request_cost_usd", OptionalUsd(p.max_request_cost_micros)},
           {"search_query_price_usd", OptionalUsd(p.search_query_price_micros)},
-          {"fail_open", p.fail_open}};
+          {"fail_open", p.fail_open},
+          {"cache", CacheModeName(p.cache.mode)},
+          {"cache_scope", p.cache.key_scope ? "key" : "tenant"},
+          {"cache_tool_calls", p.cache.tool_calls},
+          {"cache_semantic", p.cache.semantic_bp / 10000.0}};
 }
 
 json::object TenantJson(const Tenant& t) {
@@ -32,7 +75,8 @@ json::object TenantJson(const Tenant& t) {
 
 Result<Plan> ReadPlan(std::string id, const json::object& object) {
   Body body(object, {"monthly_budget_usd", "rpm", "tpm", "allowed_models", "max_request_cost_usd",
-                     "search_query_price_usd", "fail_open", "id"});
+                     "search_query_price_usd", "fail_open", "cache", "cache_scope",
+                     "cache_tool_calls", "cache_semantic", "id"});
   Plan plan;
   plan.id = std::move(id);
   plan.monthly_budget_micros = body.Usd("monthly_budget_usd");
@@ -42,6 +86,7 @@ Result<Plan> ReadPlan(std::string id, const json::object& object) {
   plan.max_request_cost_micros = body.Usd("max_request_cost_usd");
   plan.search_query_price_micros = body.Usd("search_query_price_usd");
   plan.fail_open = body.Bool("fail_open").value_or(false);
+  ReadCachePolicy(body, plan.cache);
   std::optional<std::string> body_id = body.Text("id", false);
   if (!body.error && body_id && *body_id != plan.id) {
     return Bad("id in the body differs from the path", "id");

@@ -12,7 +12,7 @@ namespace {
 // one, append a new one (adding a call-log column is one entry: a nullable array, ALTER TABLE
 // call_log_chunks ADD COLUMN ... T[], and the `call_log` view recreated with its default, as
 // migration 8; plus its line in call_log_columns.h, kColumns).
-constexpr std::array<std::string_view, 9> kMigrations = {
+constexpr std::array<std::string_view, 10> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -344,6 +344,15 @@ CREATE VIEW call_log AS
     R"sql(
 ALTER TABLE api_keys ADD COLUMN kind TEXT NOT NULL DEFAULT 'virtual'
   CHECK (kind IN ('virtual', 'admin'));
+)sql",
+    // 10: the LLM response cache's choices, as the embedded engine's migration 10.
+    R"sql(
+ALTER TABLE plans ADD COLUMN cache TEXT NOT NULL DEFAULT '' CHECK (cache IN ('', 'on', 'off'));
+ALTER TABLE plans ADD COLUMN cache_scope TEXT NOT NULL DEFAULT 'tenant'
+  CHECK (cache_scope IN ('tenant', 'key'));
+ALTER TABLE plans ADD COLUMN cache_tool_calls BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE plans ADD COLUMN cache_semantic_bp BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE api_keys ADD COLUMN cache_off BIGINT NOT NULL DEFAULT 0;
 )sql"};
 
 // Tables of this engine only, which the logical-schema test skips: the call log's rows in

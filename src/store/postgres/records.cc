@@ -53,6 +53,10 @@ Result<GovernanceRows> Records::LoadAll() {
     p.max_request_cost_micros = r[0].OptionalInt(i, 5);
     p.search_query_price_micros = r[0].OptionalInt(i, 6);
     p.fail_open = r[0].Int(i, 7) != 0;
+    p.cache.mode = sql::CacheModeOf(r[0].Text(i, 8));
+    p.cache.key_scope = r[0].Text(i, 9) == sql::kCacheScopeKey;
+    p.cache.tool_calls = r[0].Int(i, 10) != 0;
+    p.cache.semantic_bp = static_cast<int32_t>(r[0].Int(i, 11));
     rows.plans.push_back(std::move(p));
   }
   for (int i = 0; i < r[1].size(); ++i) {
@@ -85,6 +89,7 @@ Result<GovernanceRows> Records::LoadAll() {
     k.created_at = r[2].Int(i, 10);
     k.kind = r[2].Text(i, 11) == sql::kAdminKey ? governance::KeyKind::kAdmin
                                                 : governance::KeyKind::kVirtual;
+    k.cache_off = r[2].Int(i, 12) != 0;
     rows.keys.push_back(std::move(k));
   }
   for (int i = 0; i < r[3].size(); ++i) {
@@ -147,7 +152,11 @@ Status Records::UpsertPlan(const Plan& plan) {
       .Add(plan.max_request_cost_micros)
       .Add(UnixSeconds())
       .Add(plan.search_query_price_micros)
-      .AddBool(plan.fail_open);
+      .AddBool(plan.fail_open)
+      .Add(sql::CacheModeText(plan.cache.mode))
+      .Add(plan.cache.key_scope ? sql::kCacheScopeKey : sql::kCacheScopeTenant)
+      .AddBool(plan.cache.tool_calls)
+      .Add(int64_t{plan.cache.semantic_bp});
   return Write(upsert_plan_, p);
 }
 
@@ -187,7 +196,8 @@ Status Records::InsertKey(const Key& key) {
       .Add(key.tpm)
       .Add(sql::JoinModels(key.allowed_models))
       .Add(key.created_at)
-      .Add(key.kind == governance::KeyKind::kAdmin ? sql::kAdminKey : sql::kVirtualKey);
+      .Add(key.kind == governance::KeyKind::kAdmin ? sql::kAdminKey : sql::kVirtualKey)
+      .AddBool(key.cache_off);
   return Write(insert_key_, p);
 }
 

@@ -11,7 +11,7 @@ namespace turnpike::store::sqlite {
 namespace {
 
 // Each entry is one schema version; never edit a released one, append a new one.
-constexpr std::array<std::string_view, 9> kMigrations = {
+constexpr std::array<std::string_view, 10> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -221,6 +221,17 @@ CREATE VIEW call_log AS
     R"sql(
 ALTER TABLE api_keys ADD COLUMN kind TEXT NOT NULL DEFAULT 'virtual'
   CHECK (kind IN ('virtual', 'admin'));
+)sql",
+    // 10: the LLM response cache's choices (governance::CachePolicy, Key::cache_off): a plan's
+    // mode ('' = the gateway's default), scope, whether tool-call answers are stored and its
+    // semantic threshold (x 10000, 0 = exact only); a key that never uses the cache.
+    R"sql(
+ALTER TABLE plans ADD COLUMN cache TEXT NOT NULL DEFAULT '' CHECK (cache IN ('', 'on', 'off'));
+ALTER TABLE plans ADD COLUMN cache_scope TEXT NOT NULL DEFAULT 'tenant'
+  CHECK (cache_scope IN ('tenant', 'key'));
+ALTER TABLE plans ADD COLUMN cache_tool_calls INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE plans ADD COLUMN cache_semantic_bp INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE api_keys ADD COLUMN cache_off INTEGER NOT NULL DEFAULT 0;
 )sql"};
 
 // Tables of this engine only, which the logical-schema test skips: the call log's rows

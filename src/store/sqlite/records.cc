@@ -60,6 +60,10 @@ Result<GovernanceRows> Records::LoadAll() {
       p.max_request_cost_micros = q->OptionalInt(5);
       p.search_query_price_micros = q->OptionalInt(6);
       p.fail_open = q->Int(7) != 0;
+      p.cache.mode = sql::CacheModeOf(q->Text(8));
+      p.cache.key_scope = q->Text(9) == sql::kCacheScopeKey;
+      p.cache.tool_calls = q->Int(10) != 0;
+      p.cache.semantic_bp = static_cast<int32_t>(q->Int(11));
       rows.plans.push_back(std::move(p));
       return Ok{};
     });
@@ -103,6 +107,7 @@ Result<GovernanceRows> Records::LoadAll() {
       k.created_at = q->Int(10);
       k.kind = q->Text(11) == sql::kAdminKey ? governance::KeyKind::kAdmin
                                              : governance::KeyKind::kVirtual;
+      k.cache_off = q->Int(12) != 0;
       rows.keys.push_back(std::move(k));
       return Ok{};
     });
@@ -153,7 +158,11 @@ Status Records::UpsertPlan(const Plan& plan) {
       .Bind(6, plan.max_request_cost_micros)
       .Bind(7, UnixSeconds())
       .Bind(8, plan.search_query_price_micros)
-      .BindBool(9, plan.fail_open);
+      .BindBool(9, plan.fail_open)
+      .Bind(10, sql::CacheModeText(plan.cache.mode))
+      .Bind(11, plan.cache.key_scope ? sql::kCacheScopeKey : sql::kCacheScopeTenant)
+      .BindBool(12, plan.cache.tool_calls)
+      .Bind(13, int64_t{plan.cache.semantic_bp});
   return q->Run();
 }
 
@@ -196,7 +205,8 @@ Status Records::InsertKey(const Key& key) {
       .Bind(9, key.tpm)
       .Bind(10, JoinModels(key.allowed_models))
       .Bind(11, key.created_at)
-      .Bind(12, key.kind == governance::KeyKind::kAdmin ? sql::kAdminKey : sql::kVirtualKey);
+      .Bind(12, key.kind == governance::KeyKind::kAdmin ? sql::kAdminKey : sql::kVirtualKey)
+      .BindBool(13, key.cache_off);
   return q->Run();
 }
 
