@@ -154,6 +154,11 @@ GovernanceFilter::Admitted GovernanceFilter::Admit(RequestContext& context, bool
 void GovernanceFilter::OnComplete(RequestContext& context) {
   governance::Admission& admission = context.admission;
   if (!admission.active()) return;
+  if (context.cache_status == store::CacheStatus::kHit ||
+      context.cache_status == store::CacheStatus::kCoalesced) {
+    admission.Release();  // answered without an upstream call of its own: nothing to bill
+    return;
+  }
   if (admission.query_price()) {
     // Priced per query: a query that was answered costs its price; a failed one nothing.
     if (context.error) {

@@ -19,6 +19,7 @@
 #include "core/answer.h"
 #include "governance/admission.h"
 #include "governance/snapshot.h"
+#include "store/call_record.h"
 
 namespace turnpike::http {
 class ResponseHeaders;
@@ -120,6 +121,10 @@ struct RequestContext {
   // estimate when the provider reports no usage.
   int64_t output_bytes = 0;
   std::string finish_reason;
+  // Set by a response cache (the LLM door's): what it did (call_log.cache_status). A hit and a
+  // coalesced follower made no upstream call of their own and bill nothing (the governance
+  // filter releases their reservation; the call that answered them bills its own key once).
+  store::CacheStatus cache_status = store::CacheStatus::kNone;
 };
 
 }  // namespace turnpike::core

@@ -251,6 +251,7 @@ void WorkerCore::LogCall(const http::Exchange& exchange, const RequestContext& c
   r.total_ms = std::chrono::duration<double, std::milli>(p.done - p.received).count();
   r.overhead_us = overhead_us;
   r.month = governance::MonthOf(ctx.now_unix);
+  r.cache_status = ctx.cache_status;
   if (principal.tenant->tenant.log_bodies) r.request_body = exchange.request().body();
   call_log_->Add(r);
 }

@@ -96,4 +96,20 @@ void CallBatch::Clear() {
   }
 }
 
+std::string_view CacheStatusName(CacheStatus status) {
+  switch (status) {
+    case CacheStatus::kMiss:
+      return "miss";
+    case CacheStatus::kHit:
+      return "hit";
+    case CacheStatus::kBypass:
+      return "bypass";
+    case CacheStatus::kCoalesced:
+      return "coalesced";
+    case CacheStatus::kNone:
+      break;
+  }
+  return "";
+}
+
 }  // namespace turnpike::store

@@ -39,6 +39,9 @@ enum class CacheStatus : uint8_t {
   kCoalesced = 4,  // waited for another request's identical answer (single flight)
 };
 
+// "miss", "hit", "bypass", "coalesced"; "" for kNone.
+std::string_view CacheStatusName(CacheStatus status);
+
 // Named bits of call_log.flags (a bit set; 0 for requests that set none). A bit never changes
 // meaning; a new one takes the next free bit.
 namespace call_flags {

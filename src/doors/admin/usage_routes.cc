@@ -38,6 +38,7 @@ json::object CallJson(const store::CallRow& row) {
       {"ttft_ms", c.ttft_ms >= 0 ? json::value(c.ttft_ms) : json::value(nullptr)},
       {"total_ms", c.total_ms},
       {"overhead_us", c.overhead_us >= 0 ? json::value(c.overhead_us) : json::value(nullptr)}};
+  if (c.cache_status != store::CacheStatus::kNone) o["cache"] = CacheStatusName(c.cache_status);
   if (c.dropped_rows > 0) o["dropped_rows"] = c.dropped_rows;
   if (!c.request_body.empty()) o["request_body"] = c.request_body;
   return o;
