@@ -71,7 +71,10 @@ bool Get(std::string_view& in, T& value) {
 
 }  // namespace
 
-size_t Envelope::Charge() const { return kEntryOverhead + content_type.size() + body.size(); }
+size_t Envelope::Charge() const {
+  return kEntryOverhead + content_type.size() + body.size() +
+         (value != nullptr ? value->Charge() : 0);
+}
 
 TookSpan FindTook(std::string_view body) {
   size_t i = SkipSpace(body, 0);

@@ -10,10 +10,15 @@
 // Decode validates every length against the input and returns nullopt on anything malformed
 // (an L2 value written by another version, or corrupted): the caller treats it as a miss.
 //
+// A door may keep its own in-memory form of the entry beside the bytes (`value`: the LLM
+// cache's recorded answer, which a hit replays as it is rather than decoding `body` each
+// time); the L1 charges it, the L2 never sees it (Encode leaves it out).
+//
 // Threads: values; an entry in L1 is shared as shared_ptr<const Envelope> and never mutated.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +26,14 @@
 namespace turnpike::cache {
 
 inline constexpr uint32_t kNoTook = UINT32_MAX;
+
+// A door's in-memory form of an entry (see the top of this file). Immutable once stored;
+// shared by every reader of the entry, on any thread.
+class EntryValue {
+ public:
+  virtual ~EntryValue() = default;
+  virtual size_t Charge() const = 0;  // the bytes it holds, for the L1's caps
+};
 
 struct Envelope {
   uint64_t generation = 0;
@@ -30,6 +43,7 @@ struct Envelope {
   std::string body;
   uint32_t took_offset = kNoTook;  // of the `took` value's digits in body, or kNoTook
   uint32_t took_length = 0;
+  std::shared_ptr<const EntryValue> value;  // optional; not part of the L2 form
 
   bool Expired(int64_t now_ms) const { return now_ms >= expires_at_ms; }
   // Bytes counted against the L1's caps for this envelope (strings + fixed overhead).
