@@ -13,11 +13,10 @@
 #include <random>
 #include <thread>
 
+#include "app/response_caches.h"
 #include "app/signals.h"
 #include "app/store_setup.h"
 #include "app/wait_for_deps.h"
-#include "cache/cache.h"
-#include "cache/redis/redis_l2_store.h"
 #include "config/config.h"
 #include "config/describe.h"
 #include "control/governance_service.h"
@@ -218,13 +217,13 @@ struct Gateway {
   std::unique_ptr<control::GovernanceService> governance;
   std::string admin_token;
   // The search door's backend, one per worker: the embedded engine (its own thread; destroyed
-  // after the server stops) or Qdrant (over each worker's upstream pool); its response cache (L1,
-  // and the Redis L2 over the fleet's client), both outliving the server.
+  // after the server stops) or Qdrant (over each worker's upstream pool); the response caches
+  // (the search door's and the LLM door's: L1, and the Redis L2 over the fleet's client), all
+  // outliving the server.
   std::unique_ptr<search::embedded::Engine> search_engine;
   search::SearchDoorOptions search_options;
   search::BackendFactory search_backends;
-  std::unique_ptr<cache::RedisL2Store> search_l2;
-  std::unique_ptr<cache::Cache> search_cache;
+  ResponseCaches caches;
   Features features;
   std::vector<core::DoorSpec> doors;
   std::unique_ptr<core::Router> router;
@@ -317,7 +316,7 @@ Status StartGovernance(Gateway& g) {
   return Ok{};
 }
 
-// The search door's backend (embedded or Qdrant) and its response cache.
+// The search door's backend (embedded or Qdrant); then the response caches.
 Status StartSearch(Gateway& g) {
   const config::Config& config = g.config;
   if (config.search.enabled && config.search.backend == "qdrant") {
@@ -344,19 +343,11 @@ Status StartSearch(Gateway& g) {
   }
   g.search_options.prefix = config.search.prefix;
   g.search_options.timeout = config.search.timeout;
-  if (g.search_backends && config.search.cache_enabled && config.search.cache_ttl.count() > 0) {
-    if (g.fleet.client) g.search_l2 = std::make_unique<cache::RedisL2Store>(*g.fleet.client);
-    cache::CacheOptions cache_options;
-    cache_options.name = "search";
-    cache_options.l1.max_bytes = config.search.cache_max_bytes;
-    cache_options.l1.tenant_max_bytes = config.search.cache_tenant_max_bytes;
-    cache_options.ttl = config.search.cache_ttl;
-    cache_options.workers = static_cast<size_t>(MakeServerOptions(config.server).workers);
-    g.search_cache = std::make_unique<cache::Cache>(std::move(cache_options), g.search_l2.get());
-    g.probes.cache_metrics.push_back(
-        [c = g.search_cache.get()](observability::PrometheusWriter& w) { c->WriteMetrics(w); });
-    g.search_options.cache = g.search_cache.get();
-  }
+  g.caches =
+      MakeResponseCaches(config, static_cast<bool>(g.search_backends), g.fleet.client.get(),
+                         static_cast<size_t>(MakeServerOptions(config.server).workers), g.probes);
+  g.search_options.cache = g.caches.search.get();
+  g.llm->cache = g.caches.llm.get();
   return Ok{};
 }
 

@@ -430,7 +430,7 @@ Config ParseConfig(const std::string& yaml_text) {
     const YAML::Node root = YAML::Load(yaml_text);
     YamlMap top(root, "",
                 {"server", "upstream", "routing", "models", "governance", "hotpath", "store",
-                 "call_log", "prices", "redis", "search"});
+                 "call_log", "prices", "redis", "search", "llm_cache"});
     Config config;
     config.server = ParseServer(top);
     config.upstream = ParseUpstream(top);
@@ -442,6 +442,7 @@ Config ParseConfig(const std::string& yaml_text) {
     config.prices = ParsePrices(top);
     config.redis = ParseRedis(top);
     config.search = ParseSearch(top);
+    config.llm_cache = ParseLlmCache(top);
     if (config.search.enabled && !config.governance.enabled) {
       FailAt("search.enabled", "the search door needs governance (an index belongs to a tenant)");
     }

@@ -95,6 +95,19 @@
 //                                      # provider that requires one (anthropic) when the client
 //                                      # gave none; without a price entry, 4096
 //
+//   llm_cache:                         # the LLM response cache (doors/llm/response_cache.h)
+//     enabled: false                   # the gateway's default; a plan turns it on or off
+//     ttl: 300s                        # an entry's life; 0s = off; x-turnpike-cache-ttl lowers
+//                                      # it per request
+//     max_bytes: 256MiB                # L1 (in-process) bytes, all tenants
+//     tenant_max_bytes: 64MiB          # L1 bytes per tenant
+//     max_entry_bytes: 2MiB            # one recorded answer; a longer one is not stored (and
+//                                      # followers that reach its cut make their own call)
+//     coalesce: true                   # identical requests in flight share one upstream call
+//     max_followers: 256               # per call; later requests make their own
+//     key_secret: ""                   # seeds the request digest (replicas sharing a Redis L2
+//                                      # must agree); set it to make crafted collisions hard
+//
 // A client of one API reaches a deployment of the other through translation (providers/):
 // OpenAI /v1/chat/completions -> anthropic, Anthropic /v1/messages -> openai.
 #pragma once
@@ -244,6 +257,18 @@ struct SearchConfig {
   Millis cache_ttl{60'000};
 };
 
+// llm_cache: see the YAML shape above.
+struct LlmCacheConfig {
+  bool enabled = false;
+  Millis ttl{300'000};
+  size_t max_bytes = size_t{256} << 20;
+  size_t tenant_max_bytes = size_t{64} << 20;
+  size_t max_entry_bytes = size_t{2} << 20;
+  bool coalesce = true;
+  size_t max_followers = 256;
+  std::string key_secret;
+};
+
 struct Config {
   ServerConfig server;
   UpstreamConfig upstream;
@@ -255,6 +280,7 @@ struct Config {
   std::vector<PriceConfig> prices;
   RedisConfig redis;
   SearchConfig search;
+  LlmCacheConfig llm_cache;
 };
 
 // The dialect (provider registry entry) a deployment is called in: its `provider`, or

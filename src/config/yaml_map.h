@@ -60,4 +60,7 @@ class YamlMap {
   std::string path_;
 };
 
+// The `llm_cache` section (llm_cache.cc), from the top-level mapping.
+LlmCacheConfig ParseLlmCache(const YamlMap& root);
+
 }  // namespace turnpike::config

@@ -68,6 +68,7 @@ net::awaitable<void> ChatFlow::Run() {
       api_ == ClientApi::kGeminiEmbed || api_ == ClientApi::kGeminiBatchEmbed) {
     ReadGoogleApiKey();
   }
+  if (deps_.response_cache) OfferToCache();
   ctx_.phases.parsed = core::Clock::now();
 
   // The model's route is looked up once, here: the governance filter prices by it and the
@@ -95,6 +96,11 @@ net::awaitable<void> ChatFlow::Run() {
     }
   }
   deps_.chain.Complete(ctx_);
+}
+
+void ChatFlow::OfferToCache() {
+  if (embedding() || counting_tokens()) return;
+  ctx_.cache.request = {&client_, &exchange_.request(), info_.stream, info_.include_usage};
 }
 
 void ChatFlow::ReadGoogleApiKey() {
@@ -193,7 +199,11 @@ net::awaitable<void> ChatFlow::Attempts() {
   if (raw) {
     call.AddSink(raw_sink_.emplace(*this));
   } else {
+    // Leading a cache key: the answer is recorded for the entry and for followers, the client's
+    // translated frames included (cache_ticket.h).
+    if (ctx_.cache.leading()) options.recording = &ctx_.cache.fan_out->recording();
     call.AddSink(client_sink_.emplace(exchange_, deps_.core, ctx_, options));
+    if (ctx_.cache.leading()) call.AddSink(*ctx_.cache.fan_out);
   }
   model_call::CallEnd end = model_call::CallEnd::kAbandoned;
   {

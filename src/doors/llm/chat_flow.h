@@ -76,6 +76,7 @@ struct FlowDeps {
   core::WorkerCore& core;  // Respond (Server-Timing), the request probe
   core::FilterChain& chain;
   const model_call::CallDeps& call;  // the worker's upstream pool, options, backoff jitter
+  bool response_cache = false;       // the chain has the cache filter (cache_filter.h)
 };
 
 // The API the client called. The first two have an identity path (a deployment of the same
@@ -195,6 +196,8 @@ class ChatFlow : private model_call::AttemptSource {
   boost::asio::awaitable<void> GiveUp(model_call::CallFailure failure);
   // Gemini's credentials (x-goog-api-key, ?key=) as the context's x_api_key.
   void ReadGoogleApiKey();
+  // What the cache filter reads of a chat answer's request (cache_ticket.h).
+  void OfferToCache();
 
   const FlowDeps& deps_;
   http::Exchange& exchange_;

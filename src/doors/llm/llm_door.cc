@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/openai_errors.h"
+#include "doors/llm/cache_filter.h"
 #include "doors/llm/route_filter.h"
 
 namespace turnpike::doors::llm {
@@ -113,7 +114,7 @@ LlmDoor::LlmDoor(const LlmShared& shared, int worker_index, net::io_context& con
                  shared.config.upstream.max_response_bytes,
                  core.probe().retries,
                  rng_},
-      deps_{shared.config, *shared.routes, core, chain_, call_deps_},
+      deps_{shared.config, *shared.routes, core, chain_, call_deps_, shared.cache != nullptr},
       models_body_(ModelsBody()),
       gemini_models_body_(GeminiModelsBody()),
       openai_(shared.providers.Find(kOpenAi)),
@@ -127,6 +128,11 @@ LlmDoor::LlmDoor(const LlmShared& shared, int worker_index, net::io_context& con
     chain_.Add(std::move(governance));
   }
   chain_.Add(std::make_unique<RouteFilter>(shared.config.routing, static_cast<uint32_t>(rng_())));
+  if (shared.cache != nullptr) {
+    chain_.Add(std::make_unique<CacheFilter>(
+        *shared.cache, static_cast<size_t>(worker_index), context.get_executor(),
+        cache::RequestDigester(DigestSeedOf(shared.config.llm_cache.key_secret))));
+  }
 }
 
 LlmDoor::~LlmDoor() = default;

@@ -16,7 +16,8 @@
 // Error dialect: OpenAI's envelope (core/openai_errors.h), except on the routes of another
 // client dialect (Anthropic Messages, Gemini, Cohere), which answer in that dialect's shape.
 //
-// The chain: the core's governance filter (when governance is on), then the route filter.
+// The chain: the core's governance filter (when governance is on), the route filter, then the
+// response cache's filter when the gateway has the cache (cache_filter.h).
 // A `/v1/responses` request whose model is `agent:<id>` will belong to the agent door: the
 // Responses parser here is the one place that reads `model`, so the hand-off is made after it,
 // with the parsed request, and no body is parsed twice (docs/architecture.md).
@@ -40,6 +41,7 @@
 #include "core/request_probe.h"
 #include "core/worker_core.h"
 #include "doors/llm/chat_flow.h"
+#include "doors/llm/response_cache.h"
 #include "model_call/model_call.h"
 #include "model_call/route_table.h"
 #include "providers/registry.h"
@@ -54,6 +56,8 @@ struct LlmShared {
   core::ProbeRegistry& probes;  // the door registers its pools' probes
   // The API dialects (providers/): must hold "openai" and every deployment's provider.
   const providers::Registry& providers;
+  // The response cache (response_cache.h); null: none (the chain has no cache filter).
+  ResponseCache* cache = nullptr;
 };
 
 class LlmDoor : public core::Door {

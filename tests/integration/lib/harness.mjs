@@ -54,10 +54,11 @@ export async function startMock(flags = []) {
 // `models` maps public model name -> list of base URLs (or {provider, base_url, weight, model};
 // provider defaults to openai).
 // Governance is off unless `governance` says otherwise (most tests exercise the open gateway);
-// `store`, `call_log` add those sections, `prices` maps model -> {input, output, ...}.
+// `store`, `call_log` add those sections, `prices` maps model -> {input, output, ...};
+// `sections` adds flat sections by name (e.g. { llm_cache: { enabled: true }, redis: { url } }).
 export function gatewayConfig({
   models, server = {}, upstream = {}, routing = {}, governance = { enabled: false }, store = {},
-  call_log = {}, prices = {}, hotpath = {},
+  call_log = {}, prices = {}, hotpath = {}, sections = {},
 }) {
   const lines = ['server:', '  listen: 127.0.0.1:0', '  workers: 2', '  access_log: ""'];
   for (const [k, v] of Object.entries(server)) lines.push(`  ${k}: ${v}`);
@@ -69,7 +70,7 @@ export function gatewayConfig({
     lines.push('routing:');
     for (const [k, v] of Object.entries(routing)) lines.push(`  ${k}: ${v}`);
   }
-  for (const [section, values] of [['governance', governance], ['hotpath', hotpath], ['store', store], ['call_log', call_log]]) {
+  for (const [section, values] of [['governance', governance], ['hotpath', hotpath], ['store', store], ['call_log', call_log], ...Object.entries(sections)]) {
     if (!Object.keys(values).length) continue;
     lines.push(`${section}:`);
     for (const [k, v] of Object.entries(values)) lines.push(`  ${k}: ${v}`);
@@ -105,7 +106,7 @@ export async function startGateway(configText, opts = {}) {
 // API, and `calls()`: the call log's newest 100 rows.
 // `store`: more of the store section (e.g. { engine: 'postgres', url }); default the SQLite file.
 // `bin`: another binary than turnpike (PROBE_BIN).
-export async function startGovernedGateway({ name, models, prices, store = {}, bin = BIN }) {
+export async function startGovernedGateway({ name, models, prices, store = {}, bin = BIN, sections = {} }) {
   const token = 'test-admin-token';
   const dir = mkdtempSync(path.join(os.tmpdir(), `turnpike-${name}-`));
   const gw = await startGateway(gatewayConfig({
@@ -114,6 +115,7 @@ export async function startGovernedGateway({ name, models, prices, store = {}, b
     store: { path: path.join(dir, 'turnpike.db'), ...store },
     call_log: { flush_interval: '50ms' },
     prices,
+    sections,
   }), { env: { TURNPIKE_ADMIN_TOKEN: token }, bin });
   const admin = async (method, route, body) => {
     const r = await fetch(`${gw.url}/admin/v1/${route}`, {
@@ -179,7 +181,7 @@ export async function metricsOf(gw) {
   const text = await (await fetch(`${gw.url}/metrics`)).text();
   const out = {};
   for (const line of text.split('\n')) {
-    const m = /^(turnpike_[a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
+    const m = /^(turnpike_[a-z0-9_]+)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
     if (m) out[m[1] + (m[2] ?? '')] = Number(m[3]);
   }
   return out;

@@ -1,0 +1,380 @@
+#include "doors/llm/cache_filter.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <chrono>
+
+#include "common/clock.h"
+#include "governance/cost.h"
+#include "http/exchange.h"
+#include "model_call/replay.h"
+
+namespace turnpike::doors::llm {
+namespace net = boost::asio;
+using core::FilterStatus;
+using store::CacheStatus;
+
+namespace {
+
+constexpr std::string_view kJson = "application/json";
+constexpr int64_t kMaxTtlSeconds = int64_t{366} * 24 * 3600;
+
+constexpr std::array<std::string_view, 5> kOpenAiChatExcluded = {"stream", "stream_options", "user",
+                                                                 "store", "metadata"};
+constexpr std::array<std::string_view, 2> kAnthropicExcluded = {"stream", "metadata"};
+constexpr std::array<std::string_view, 3> kCompletionsExcluded = {"stream", "stream_options",
+                                                                  "user"};
+constexpr std::array<std::string_view, 1> kStreamOnly = {"stream"};
+
+// Whether the comma-separated Cache-Control value holds `directive` (case-insensitive).
+bool HasDirective(std::string_view value, std::string_view directive) {
+  while (!value.empty()) {
+    const size_t comma = value.find(',');
+    std::string_view token = value.substr(0, comma);
+    while (!token.empty() && (token.front() == ' ' || token.front() == '\t'))
+      token.remove_prefix(1);
+    while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
+    if (token.size() == directive.size() &&
+        std::equal(token.begin(), token.end(), directive.begin(),
+                   [](char a, char b) { return (a | 0x20) == b; })) {
+      return true;
+    }
+    if (comma == std::string_view::npos) break;
+    value.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+governance::TokenUsage BillableUsage(const core::Usage& u) {
+  const int64_t completion = std::max<int64_t>(u.completion_tokens, 0);
+  return {std::max<int64_t>(u.prompt_tokens, 0), completion, std::max<int64_t>(u.cached_tokens, 0),
+          std::max<int64_t>(u.cache_creation_tokens, 0),
+          std::clamp<int64_t>(u.reasoning_tokens, 0, completion)};
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string_view Body(const CacheableRequest& request) {
+  return std::string_view(request.http->body().data(), request.http->body().size());
+}
+
+std::string_view Header(const CacheableRequest& request, std::string_view name) {
+  auto it = request.http->find(name);
+  if (it == request.http->end()) return {};
+  return std::string_view(it->value().data(), it->value().size());
+}
+
+// The client's form: its dialect, stream or whole, and what its encoder needs.
+model_call::ReplayOptions ReplayOptionsOf(const CacheableRequest& request) {
+  model_call::ReplayOptions options;
+  options.form = {request.client->name(), request.stream};
+  options.provider = request.client;
+  options.encoder.created = UnixSeconds();
+  options.encoder.include_usage = request.include_usage;
+  options.encoder.client_body = Body(request);
+  return options;
+}
+
+// Sends `frames` in order, up to Exchange::kMaxPieces per write.
+net::awaitable<bool> WriteFrames(http::Exchange& exchange,
+                                 std::span<const std::string_view> frames) {
+  while (!frames.empty()) {
+    const size_t n = std::min(frames.size(), http::Exchange::kMaxPieces);
+    const bool written = co_await exchange.WritePieces(frames.first(n));
+    if (!written) co_return false;
+    frames = frames.subspan(n);
+  }
+  co_return true;
+}
+
+// A stored answer replayed as a stream: the first step was taken by the filter (to know the form
+// can be rendered before the head goes out).
+class HitStream final : public core::AnswerStream {
+ public:
+  HitStream(StoredAnswer answer, const model_call::ReplayOptions& options)
+      : answer_(std::move(answer)), replay_(*answer_.recording, options) {}
+
+  model_call::ReplayStep First() { return replay_.Next(kStepBytes); }
+  void Keep(const model_call::ReplayStep& first) { first_ = first; }
+
+  net::awaitable<bool> WriteBody(http::Exchange& exchange, core::RequestContext& ctx) override {
+    model_call::ReplayStep step = first_;
+    for (;;) {
+      if (!step.frames.empty() && ctx.phases.first_token == core::Clock::time_point{}) {
+        ctx.phases.first_token = core::Clock::now();
+      }
+      const bool written = co_await WriteFrames(exchange, step.frames);
+      if (!written) co_return false;
+      if (step.end) co_return true;
+      step = replay_.Next(kStepBytes);
+    }
+  }
+
+ private:
+  static constexpr size_t kStepBytes = 64 * 1024;
+  StoredAnswer answer_;
+  model_call::Replay replay_;
+  model_call::ReplayStep first_;
+};
+
+// A call in flight followed as a stream, from the read the filter took.
+class FollowerStream final : public core::AnswerStream {
+ public:
+  FollowerStream(model_call::Follower& follower, const model_call::FollowerRead& first)
+      : follower_(follower), first_(first) {}
+
+  net::awaitable<bool> WriteBody(http::Exchange& exchange, core::RequestContext& ctx) override {
+    model_call::FollowerRead read = first_;
+    for (;;) {
+      if (!read.frames.empty() && ctx.phases.first_token == core::Clock::time_point{}) {
+        ctx.phases.first_token = core::Clock::now();
+      }
+      const bool written = co_await WriteFrames(exchange, read.frames);
+      if (!written) {
+        follower_.Leave();
+        co_return false;
+      }
+      if (read.end) co_return true;
+      read = co_await follower_.Next();
+    }
+  }
+
+ private:
+  model_call::Follower& follower_;
+  model_call::FollowerRead first_;
+};
+
+}  // namespace
+
+uint64_t DigestSeedOf(std::string_view secret) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (const char c : secret) {
+    hash ^= static_cast<uint8_t>(c);
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+std::span<const std::string_view> ExcludedFields(std::string_view dialect) {
+  if (dialect == "openai") return kOpenAiChatExcluded;
+  if (dialect == "anthropic") return kAnthropicExcluded;
+  if (dialect == "openai_completions") return kCompletionsExcluded;
+  if (dialect == "gemini") return {};  // streaming is in the URL
+  return kStreamOnly;                  // openai_responses, cohere
+}
+
+bool CacheFilter::Enabled(const LlmContext& ctx) const {
+  const config::LlmCacheConfig& config = cache_.config();
+  if (config.ttl.count() <= 0) return false;
+  const governance::Plan* plan = ctx.principal.plan;
+  if (plan == nullptr || plan->cache.mode == governance::CachePolicy::Mode::kDefault) {
+    return config.enabled;
+  }
+  return plan->cache.mode == governance::CachePolicy::Mode::kOn;
+}
+
+void CacheFilter::Mark(LlmContext& ctx, CacheStatus status, std::string_view header) {
+  ctx.cache_status = status;
+  if (ctx.response_headers != nullptr) ctx.response_headers->Add(kCacheHeader, header);
+}
+
+bool CacheFilter::ReadHeaders(LlmContext& ctx, bool& no_cache) {
+  CacheTicket& ticket = ctx.cache;
+  const std::string_view cache_control = Header(ticket.request, "cache-control");
+  no_cache = HasDirective(cache_control, "no-cache");
+  ticket.no_store = HasDirective(cache_control, "no-store");
+  ticket.ttl = cache_.config().ttl;
+  const std::string_view ttl = Header(ticket.request, kCacheTtlHeader);
+  if (ttl.empty()) return true;
+  int64_t seconds = -1;
+  const auto [end, ec] = std::from_chars(ttl.data(), ttl.data() + ttl.size(), seconds);
+  if (ec != std::errc() || end != ttl.data() + ttl.size() || seconds < 0 ||
+      seconds > kMaxTtlSeconds) {
+    ctx.refusal =
+        Error{ErrorCode::kInvalidRequest,
+              "x-turnpike-cache-ttl must be a whole number of seconds (0 stores nothing).",
+              std::string(kCacheTtlHeader)};
+    return false;
+  }
+  ticket.ttl = std::min(ticket.ttl, std::chrono::milliseconds(seconds * 1000));
+  return true;
+}
+
+bool CacheFilter::MakeKey(LlmContext& ctx) {
+  CacheTicket& ticket = ctx.cache;
+  const std::string_view dialect = ticket.request.client->name();
+  Result<cache::Digest128> digest = digester_.Of(Body(ticket.request), ExcludedFields(dialect));
+  if (!digest.ok()) return false;
+  const governance::Principal& who = ctx.principal;
+  // "<dialect> <model length>:<model>[ <key id>]": printable (Redis key names) and unambiguous
+  // whatever the model's name holds.
+  std::string ns;
+  ns.reserve(dialect.size() + ctx.model.size() + 48);
+  ns.append(dialect).push_back(' ');
+  ns.append(std::to_string(ctx.model.size())).push_back(':');
+  ns.append(ctx.model);
+  if (who.plan != nullptr && who.plan->cache.key_scope && who.key != nullptr) {
+    ns.push_back(' ');
+    ns.append(who.key->key.public_id);
+  }
+  const std::string_view tenant =
+      who.tenant != nullptr ? std::string_view(who.tenant->tenant.id) : std::string_view();
+  ticket.key = cache::MakeKey(tenant, ns, digest.value());
+  return true;
+}
+
+FilterStatus CacheFilter::OnRequest(core::RequestContext& context) {
+  auto& ctx = static_cast<LlmContext&>(context);
+  CacheTicket& ticket = ctx.cache;
+  if (ticket.request.client == nullptr || !Enabled(ctx)) return FilterStatus::kContinue;
+  bool no_cache = false;
+  if (!ReadHeaders(ctx, no_cache)) return FilterStatus::kRespond;
+  const governance::Principal& who = ctx.principal;
+  const bool key_off = who.key != nullptr && who.key->key.cache_off;
+  if (key_off || (no_cache && ticket.no_store) || !MakeKey(ctx)) {
+    cache_.probe(worker_).cache.bypasses.Add();
+    Mark(ctx, CacheStatus::kBypass, "bypass");
+    return FilterStatus::kContinue;
+  }
+  ticket.tool_calls = who.plan != nullptr && who.plan->cache.tool_calls;
+  if (no_cache) return Lead(ctx);
+  if (std::optional<StoredAnswer> hit = cache_.Find(ticket.key, NowMs())) {
+    return AnswerHit(ctx, std::move(*hit));
+  }
+  if (cache_.config().coalesce) {
+    model_call::FollowerOptions options;
+    options.replay = ReplayOptionsOf(ticket.request);
+    ticket.follower = cache_.Join(ticket.key, options, executor_);
+    if (ticket.follower != nullptr) {
+      ticket.pending = CacheTicket::Pending::kFollow;
+      return FilterStatus::kSuspend;
+    }
+  }
+  if (cache_.has_l2()) {
+    ticket.pending = CacheTicket::Pending::kReadL2;
+    return FilterStatus::kSuspend;
+  }
+  return Lead(ctx);
+}
+
+FilterStatus CacheFilter::Lead(LlmContext& ctx) {
+  CacheTicket& ticket = ctx.cache;
+  ticket.lead = cache_.StartLead(ticket.key, cache_.config().coalesce);
+  ticket.fan_out.emplace(ticket.lead.live);
+  cache_.probe(worker_).cache.misses.Add();
+  Mark(ctx, CacheStatus::kMiss, "miss");
+  return FilterStatus::kContinue;
+}
+
+FilterStatus CacheFilter::AnswerHit(LlmContext& ctx, StoredAnswer answer) {
+  CacheTicket& ticket = ctx.cache;
+  const model_call::ReplayOptions options = ReplayOptionsOf(ticket.request);
+  core::Answer out;
+  if (ticket.request.stream) {
+    auto stream = std::make_unique<HitStream>(answer, options);
+    const model_call::ReplayStep first = stream->First();
+    if (first.end && first.error != nullptr) return Lead(ctx);  // not renderable in this form
+    stream->Keep(first);
+    out.content_type = providers::StreamContentType(ticket.request.client->stream_framing());
+    out.stream = std::move(stream);
+  } else {
+    model_call::Replay replay(*answer.recording, options);
+    for (;;) {
+      const model_call::ReplayStep step = replay.Next(SIZE_MAX);
+      for (std::string_view frame : step.frames) out.body.append(frame);
+      if (!step.end) continue;
+      if (step.error != nullptr) return Lead(ctx);
+      break;
+    }
+    const model_call::RecordingProgress progress = answer.recording->progress();
+    out.status = progress.whole ? answer.recording->whole().status : 200;
+    out.content_type = kJson;
+  }
+  ticket.hit = std::move(answer);
+  ctx.answer = std::move(out);
+  cache_.probe(worker_).cache.hits.Add();
+  Mark(ctx, CacheStatus::kHit, "hit");
+  return FilterStatus::kRespond;
+}
+
+net::awaitable<FilterStatus> CacheFilter::Resume(core::RequestContext& context) {
+  auto& ctx = static_cast<LlmContext&>(context);
+  CacheTicket& ticket = ctx.cache;
+  const CacheTicket::Pending pending = std::exchange(ticket.pending, CacheTicket::Pending::kNone);
+  if (pending == CacheTicket::Pending::kFollow) {
+    const FilterStatus followed = co_await Follow(ctx);
+    co_return followed;
+  }
+  std::optional<StoredAnswer> found = co_await cache_.ReadL2(ticket.key, NowMs(), worker_);
+  if (found) co_return AnswerHit(ctx, std::move(*found));
+  if (cache_.config().coalesce) {
+    // A call for the key may have started during the round trip.
+    model_call::FollowerOptions options;
+    options.replay = ReplayOptionsOf(ticket.request);
+    ticket.follower = cache_.Join(ticket.key, options, executor_);
+    if (ticket.follower != nullptr) {
+      const FilterStatus followed = co_await Follow(ctx);
+      co_return followed;
+    }
+  }
+  co_return Lead(ctx);
+}
+
+net::awaitable<FilterStatus> CacheFilter::Follow(LlmContext& ctx) {
+  CacheTicket& ticket = ctx.cache;
+  model_call::Follower& follower = *ticket.follower;
+  model_call::FollowerRead read = co_await follower.Next();
+  if (read.end && read.error != nullptr && read.frames.empty()) {
+    // The call failed before its answer started (or this form cannot be rendered from it):
+    // this request makes its own.
+    ticket.follower.reset();
+    co_return Lead(ctx);
+  }
+  core::Answer out;
+  if (ticket.request.stream) {
+    out.content_type = providers::StreamContentType(ticket.request.client->stream_framing());
+    out.stream = std::make_unique<FollowerStream>(follower, read);
+  } else {
+    for (;;) {
+      for (std::string_view frame : read.frames) out.body.append(frame);
+      if (read.end) break;
+      read = co_await follower.Next();
+    }
+    if (read.error != nullptr) {
+      ticket.follower.reset();
+      co_return Lead(ctx);
+    }
+    out.content_type = kJson;
+  }
+  ctx.answer = std::move(out);
+  cache_.probe(worker_).cache.coalesced.Add();
+  Mark(ctx, CacheStatus::kCoalesced, "coalesced");
+  co_return FilterStatus::kRespond;
+}
+
+void CacheFilter::OnComplete(core::RequestContext& context) {
+  auto& ctx = static_cast<LlmContext&>(context);
+  CacheTicket& ticket = ctx.cache;
+  if (ticket.lead.live != nullptr) {
+    LeadEnd end;
+    end.store = !ticket.no_store;
+    end.tool_calls = ticket.tool_calls;
+    end.calls_tools = ctx.finish_reason == "tool_calls";
+    end.ttl = ticket.ttl;
+    end.usage = BillableUsage(ctx.usage);
+    cache_.EndLead(ticket.key, ticket.lead, end, NowMs(), worker_, executor_);
+    ticket.fan_out.reset();  // ends the answer for followers of a call that stopped early
+  }
+  if (ticket.hit && ctx.admission.active() && ctx.admission.price() != nullptr) {
+    const governance::CostResult saved = governance::Cost(ticket.hit->usage, ctx.admission.price());
+    cache_.probe(worker_).saved_micros.Add(
+        static_cast<uint64_t>(std::max<int64_t>(saved.micros, 0)));
+  }
+}
+
+}  // namespace turnpike::doors::llm

@@ -1,0 +1,229 @@
+#include "doors/llm/response_cache.h"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <cstring>
+
+#include "cache/envelope.h"
+#include "model_call/recording_codec.h"
+
+namespace turnpike::doors::llm {
+namespace net = boost::asio;
+
+namespace {
+
+constexpr size_t kShards = 16;
+
+// The L1's value: the recording, kept alive by whatever owns it (the LiveAnswer of the call
+// that made it, or the copy decoded from the L2), and the usage its call reported.
+class CachedAnswer final : public cache::EntryValue {
+ public:
+  CachedAnswer(std::shared_ptr<const model_call::Recording> recording,
+               const governance::TokenUsage& usage)
+      : recording_(std::move(recording)), usage_(usage) {}
+  size_t Charge() const override { return recording_->progress().bytes; }
+  StoredAnswer Get() const { return {recording_, usage_}; }
+
+ private:
+  std::shared_ptr<const model_call::Recording> recording_;
+  governance::TokenUsage usage_;
+};
+
+// The L2 value: a header (magic, version, the usage) and the recording's wire form
+// (model_call/recording_codec.h), which carries its own version.
+constexpr char kMagic[4] = {'T', 'P', 'L', 'C'};
+constexpr uint32_t kVersion = 1;
+constexpr size_t kUsageFields = 5;
+constexpr size_t kHeaderBytes = sizeof(kMagic) + sizeof(uint32_t) + kUsageFields * sizeof(int64_t);
+
+void PutU64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint64_t GetU64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+
+// Empty when the recording cannot be encoded (the codec refuses it: then it stays L1-only).
+std::string EncodeValue(const model_call::Recording& recording,
+                        const governance::TokenUsage& usage) {
+  Result<std::string> encoded = model_call::EncodeRecording(recording);
+  if (!encoded.ok()) return {};
+  std::string out(kMagic, sizeof(kMagic));
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((kVersion >> (8 * i)) & 0xff));
+  for (int64_t v : {usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens,
+                    usage.cache_creation_tokens, usage.reasoning_tokens}) {
+    PutU64(out, static_cast<uint64_t>(v));
+  }
+  out += encoded.value();
+  return out;
+}
+
+std::optional<StoredAnswer> DecodeValue(std::string_view bytes, size_t max_bytes) {
+  if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+    return std::nullopt;
+  }
+  uint32_t version = 0;
+  for (int i = 3; i >= 0; --i) {
+    version = (version << 8) | static_cast<uint8_t>(bytes[sizeof(kMagic) + i]);
+  }
+  if (version != kVersion) return std::nullopt;
+  const char* p = bytes.data() + sizeof(kMagic) + sizeof(uint32_t);
+  int64_t fields[kUsageFields];
+  for (size_t i = 0; i < kUsageFields; ++i) fields[i] = static_cast<int64_t>(GetU64(p + 8 * i));
+  Result<std::shared_ptr<const model_call::Recording>> recording =
+      model_call::DecodeRecording(bytes.substr(kHeaderBytes), max_bytes);
+  if (!recording.ok()) return std::nullopt;
+  StoredAnswer answer;
+  answer.recording = std::move(recording.value());
+  answer.usage = {fields[0], fields[1], fields[2], fields[3], fields[4]};
+  return answer;
+}
+
+std::shared_ptr<const cache::Envelope> MakeEnvelope(StoredAnswer answer, int64_t expires_at_ms) {
+  auto envelope = std::make_shared<cache::Envelope>();
+  envelope->expires_at_ms = expires_at_ms;
+  envelope->value = std::make_shared<CachedAnswer>(std::move(answer.recording), answer.usage);
+  return envelope;
+}
+
+}  // namespace
+
+ResponseCache::ResponseCache(const config::LlmCacheConfig& config, cache::L2Store* l2,
+                             size_t workers)
+    : config_(config),
+      l2_(l2),
+      l1_(cache::L1Options{config.max_bytes, config.tenant_max_bytes, kShards}) {
+  for (size_t i = 0; i < std::max<size_t>(workers, 1); ++i) {
+    probes_.push_back(std::make_unique<LlmCacheProbe>());
+  }
+}
+
+ResponseCache::~ResponseCache() = default;
+
+std::string ResponseCache::EntryKey(std::string_view id) {
+  std::string key = "tp:cache:llm:e:";
+  key += id;
+  return key;
+}
+
+std::optional<StoredAnswer> ResponseCache::Find(const cache::CacheKey& key, int64_t now_ms) {
+  std::shared_ptr<const cache::Envelope> envelope = l1_.Find(key.id, 0, now_ms);
+  if (envelope == nullptr) return std::nullopt;
+  return static_cast<const CachedAnswer&>(*envelope->value).Get();
+}
+
+net::awaitable<std::optional<StoredAnswer>> ResponseCache::ReadL2(const cache::CacheKey& key,
+                                                                  int64_t now_ms, size_t worker) {
+  // The generation key is never written: the LLM cache has no invalidation but the TTL, and
+  // the L2's contract reads both in one MGET.
+  std::string generation_key = "tp:cache:llm:g:" + key.ns_id;
+  Result<cache::L2Read> read = co_await l2_->Get(std::move(generation_key), EntryKey(key.id));
+  if (!read.ok()) {
+    probes_[worker]->cache.l2_errors.Add();
+    co_return std::nullopt;
+  }
+  if (!read->entry) co_return std::nullopt;
+  std::optional<cache::Envelope> envelope = cache::Decode(*read->entry);
+  if (envelope && envelope->Expired(now_ms)) co_return std::nullopt;  // Redis drops it soon
+  std::optional<StoredAnswer> answer;
+  if (envelope) answer = DecodeValue(envelope->body, config_.max_entry_bytes);
+  if (!answer) {
+    probes_[worker]->cache.l2_errors.Add();  // written by another version, or damaged
+    co_return std::nullopt;
+  }
+  l1_.Insert(key, MakeEnvelope(*answer, envelope->expires_at_ms));
+  co_return answer;
+}
+
+std::unique_ptr<model_call::Follower> ResponseCache::Join(
+    const cache::CacheKey& key, const model_call::FollowerOptions& options,
+    net::any_io_executor executor) {
+  std::lock_guard lock(mu_);
+  auto it = flights_.find(key.id);
+  if (it == flights_.end() || it->second->followers() >= config_.max_followers) return nullptr;
+  return it->second->Join(options, std::move(executor));
+}
+
+ResponseCache::Lead ResponseCache::StartLead(const cache::CacheKey& key, bool coalesce) {
+  Lead lead{model_call::LiveAnswer::Make(config_.max_entry_bytes), false};
+  if (!coalesce) return lead;
+  std::lock_guard lock(mu_);
+  lead.registered = flights_.try_emplace(key.id, lead.live).second;
+  return lead;
+}
+
+bool ResponseCache::Storable(const model_call::Recording& recording) {
+  const model_call::RecordingProgress progress = recording.progress();
+  if (progress.state != model_call::RecordingState::kComplete || progress.truncated) return false;
+  if (progress.whole && recording.whole().status != 200) return false;
+  if (!progress.whole && (!progress.started || recording.start().status != 200)) return false;
+  return true;
+}
+
+void ResponseCache::EndLead(const cache::CacheKey& key, Lead& lead, const LeadEnd& end,
+                            int64_t now_ms, size_t worker, const net::any_io_executor& executor) {
+  if (lead.live == nullptr) return;
+  LlmCacheProbe& probe = *probes_[worker];
+  const model_call::Recording& recording = lead.live->recording();
+  if (end.store && end.ttl.count() > 0 && (end.tool_calls || !end.calls_tools) &&
+      Storable(recording)) {
+    // The recording stays owned by the LiveAnswer; the entry holds it through it.
+    StoredAnswer answer{std::shared_ptr<const model_call::Recording>(lead.live, &recording),
+                        end.usage};
+    const int64_t expires = now_ms + end.ttl.count();
+    if (l1_.Insert(key, MakeEnvelope(answer, expires))) probe.stored.Add();
+    cache::Envelope envelope;
+    if (l2_ != nullptr) envelope.body = EncodeValue(recording, end.usage);
+    if (!envelope.body.empty()) {
+      envelope.expires_at_ms = expires;
+      net::co_spawn(executor,
+                    PutL2(l2_, EntryKey(key.id), cache::Encode(envelope), end.ttl, &probe),
+                    net::detached);
+    }
+  } else {
+    probe.not_stored.Add();
+  }
+  if (lead.registered) {
+    std::lock_guard lock(mu_);
+    auto it = flights_.find(key.id);
+    if (it != flights_.end() && it->second == lead.live) flights_.erase(it);
+  }
+  lead = Lead{};
+}
+
+net::awaitable<void> ResponseCache::PutL2(cache::L2Store* l2, std::string key, std::string value,
+                                          std::chrono::milliseconds ttl, LlmCacheProbe* probe) {
+  Status put = co_await l2->Put(std::move(key), std::move(value), ttl);
+  if (!put.ok()) probe->cache.l2_errors.Add();
+}
+
+void ResponseCache::WriteMetrics(observability::PrometheusWriter& writer) const {
+  std::vector<const cache::CacheProbe*> probes;
+  uint64_t saved = 0, stored = 0, not_stored = 0;
+  for (const auto& probe : probes_) {
+    probes.push_back(&probe->cache);
+    saved += probe->saved_micros.value();
+    stored += probe->stored.value();
+    not_stored += probe->not_stored.value();
+  }
+  cache::WriteCacheMetrics(writer, "llm", probes, l1_.Stats());
+  using observability::MetricType;
+  writer.Family("turnpike_cache_saved_usd_total",
+                "The price of the upstream calls that cache hits and coalesced requests avoided.",
+                MetricType::kCounter);
+  writer.Sample("turnpike_cache_saved_usd_total", {{"cache", "llm"}},
+                static_cast<double>(saved) / 1e6);
+  writer.Family("turnpike_cache_stores_total",
+                "Finished calls that led a cache key: stored, or not (an error, a cut or "
+                "truncated answer, tool calls the plan does not cache, no-store).",
+                MetricType::kCounter);
+  writer.Sample("turnpike_cache_stores_total", {{"cache", "llm"}, {"result", "stored"}},
+                static_cast<double>(stored));
+  writer.Sample("turnpike_cache_stores_total", {{"cache", "llm"}, {"result", "not_stored"}},
+                static_cast<double>(not_stored));
+}
+
+}  // namespace turnpike::doors::llm

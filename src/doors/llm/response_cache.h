@@ -1,0 +1,146 @@
+// The LLM response cache, shared by every worker's LLM door: the answers stored (L1 in process,
+// and the Redis L2 when `redis.url` is set), and the calls in flight that identical requests
+// may join (coalescing). What a request does with it is the cache filter's business
+// (cache_filter.h); this is the state they share.
+//
+// An entry is a model call's answer as a model_call::Recording (its pivot events, the frames
+// rendered for the client's form, or the whole answer), so one entry serves both forms of its
+// client dialect (a stream, replayed in that API's chunking, or a whole answer) through a
+// model_call::Replay. Keys (cache/key.h) are tenant-first: tenant + namespace + a digest of the
+// request, where the namespace is the client dialect and the public model, and the key's id
+// too when the plan scopes entries to the key. The digest is the cache filter's.
+//
+// Entries:
+//   Find     L1 only: a complete recording stored under the key and not expired; no I/O. The
+//            L1 (cache/l1_cache.h) is bounded by llm_cache.max_bytes overall and
+//            tenant_max_bytes per tenant, with least-recently-used eviction per shard; a lookup
+//            holds one shard's mutex for a map probe and a list splice.
+//   ReadL2   one round trip (MGET) when an L2 is configured; a hit is decoded once and put in
+//            L1, so the replica's next identical request is an L1 hit. A failed read, or a
+//            value this version cannot decode, is a miss (counted in l2_errors).
+//   Store    (EndLead) a finished call's recording goes into L1 at once, then to the L2 by a
+//            detached coroutine on the caller's executor: the client's answer has ended and
+//            nothing waits for it.
+// Only a complete, untruncated answer with status 200 is stored, and one that calls tools only
+// when the plan allows it; errors, cut streams and answers of a call abandoned by every client
+// never are (EndLead checks; the filter decides no-store and the TTL).
+//
+// Calls in flight: the first miss for a key leads a call and registers its LiveAnswer
+// (model_call/fan_out.h) under the key; identical requests that arrive while it runs join it
+// as followers (up to llm_cache.max_followers per call) and get the same answer as it is
+// recorded. The leader removes the registration at EndLead, after the L1 insert, so a request
+// that arrives after the last event finds either the call (and replays it whole) or the entry.
+//
+// Threads: every method may be called from any worker concurrently. The in-flight table has
+// one mutex, held for a hash lookup and an insert or erase (never across a co_await or I/O);
+// it nests outside a LiveAnswer's own mutex (Join), never inside. Counters are per worker
+// (cache/cache_metrics.h), written only by their worker.
+// Ownership: built in app/ before the workers run and destroyed after them; the L2 (if any)
+// outlives it.
+#pragma once
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/cache_metrics.h"
+#include "cache/key.h"
+#include "cache/l1_cache.h"
+#include "cache/l2_store.h"
+#include "cache/string_map.h"
+#include "config/config.h"
+#include "governance/cost.h"
+#include "model_call/fan_out.h"
+#include "model_call/recording.h"
+#include "observability/metrics.h"
+
+namespace turnpike::doors::llm {
+
+// A stored answer: its recording, and the usage the call reported (what a hit saves).
+struct StoredAnswer {
+  std::shared_ptr<const model_call::Recording> recording;
+  governance::TokenUsage usage;
+};
+
+// How a finished call ends its lead (EndLead).
+struct LeadEnd {
+  bool store = false;        // the request allows storing (not no-store, TTL above 0)
+  bool tool_calls = false;   // the plan allows storing answers that call tools
+  bool calls_tools = false;  // the answer called tools (its finish reason)
+  std::chrono::milliseconds ttl{0};
+  governance::TokenUsage usage;
+};
+
+// Per-worker counters beyond CacheProbe's.
+struct LlmCacheProbe {
+  cache::CacheProbe cache;
+  observability::Counter saved_micros;  // the price of the calls hits and followers avoided
+  observability::Counter stored;        // answers put in L1
+  observability::Counter not_stored;    // finished leads not stored (error, cut, tool calls)
+};
+
+class ResponseCache {
+ public:
+  ResponseCache(const config::LlmCacheConfig& config, cache::L2Store* l2, size_t workers);
+  ~ResponseCache();
+  ResponseCache(const ResponseCache&) = delete;
+  ResponseCache& operator=(const ResponseCache&) = delete;
+
+  const config::LlmCacheConfig& config() const { return config_; }
+  bool has_l2() const { return l2_ != nullptr; }
+
+  // The stored answer for `key`, if any and not expired at `now_ms`.
+  std::optional<StoredAnswer> Find(const cache::CacheKey& key, int64_t now_ms);
+  // The L2's answer for `key` (put in L1 when found); nullopt: none, or the L2 failed.
+  boost::asio::awaitable<std::optional<StoredAnswer>> ReadL2(const cache::CacheKey& key,
+                                                             int64_t now_ms, size_t worker);
+
+  // Joins the call in flight for `key`, reading on `executor`; null when there is none or it
+  // has max_followers already.
+  std::unique_ptr<model_call::Follower> Join(const cache::CacheKey& key,
+                                             const model_call::FollowerOptions& options,
+                                             boost::asio::any_io_executor executor);
+  // Starts a call's answer for `key` (capped at max_entry_bytes): registered for followers when
+  // `coalesce` and no call for the key is in flight, else private to its leader.
+  struct Lead {
+    std::shared_ptr<model_call::LiveAnswer> live;
+    bool registered = false;
+  };
+  Lead StartLead(const cache::CacheKey& key, bool coalesce);
+  // The call of a Lead finished (or was given up): stores its answer when `end` and the
+  // recording allow it (see the top of this file), then unregisters it. Exactly once per Lead.
+  void EndLead(const cache::CacheKey& key, Lead& lead, const LeadEnd& end, int64_t now_ms,
+               size_t worker, const boost::asio::any_io_executor& executor);
+
+  LlmCacheProbe& probe(size_t worker) { return *probes_[worker]; }
+  // /metrics: turnpike_cache_*{cache="llm"} (cache/cache_metrics.h) and
+  // turnpike_cache_saved_usd_total, turnpike_cache_stores_total{cache="llm",result}.
+  void WriteMetrics(observability::PrometheusWriter& writer) const;
+
+  // The L2 key names (tests).
+  static std::string EntryKey(std::string_view id);
+
+ private:
+  // Whether a finished recording may be stored (see the top of this file).
+  static bool Storable(const model_call::Recording& recording);
+  static boost::asio::awaitable<void> PutL2(cache::L2Store* l2, std::string key, std::string value,
+                                            std::chrono::milliseconds ttl, LlmCacheProbe* probe);
+
+  const config::LlmCacheConfig config_;
+  cache::L2Store* const l2_;
+  cache::L1Cache l1_;
+  std::mutex mu_;
+  // Guarded by mu_: the registered calls in flight, by key id.
+  std::unordered_map<std::string, std::shared_ptr<model_call::LiveAnswer>, cache::StringHash,
+                     std::equal_to<>>
+      flights_;
+  std::vector<std::unique_ptr<LlmCacheProbe>> probes_;
+};
+
+}  // namespace turnpike::doors::llm

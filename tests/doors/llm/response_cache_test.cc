@@ -1,0 +1,234 @@
+// ResponseCache: a lead's answer stored in L1 (and not when it must not be), the call in flight
+// joined by followers up to the cap, the registration ended with the lead, expiry, and two
+// caches over one L2 sharing an entry whose replay is byte-identical.
+#include "doors/llm/response_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+
+#include "../../model_call/scripted_call.h"
+#include "cache/memory_l2_store.h"
+#include "model_call/replay.h"
+#include "providers/openai/openai_provider.h"
+
+namespace turnpike::doors::llm {
+namespace {
+
+using model_call::testing::ClientSink;
+using model_call::testing::ScriptedAnswer;
+using model_call::testing::ScriptedCall;
+namespace net = boost::asio;
+
+constexpr int64_t kNow = 1'700'000'000'000;
+const providers::openai::OpenAiProvider kOpenAi;
+
+providers::EncoderOptions Options() {
+  providers::EncoderOptions options;
+  options.created = 1700000000;
+  return options;
+}
+
+config::LlmCacheConfig Config() {
+  config::LlmCacheConfig config;
+  config.enabled = true;
+  config.max_followers = 2;
+  return config;
+}
+
+cache::CacheKey Key(std::string_view tenant, std::string_view request) {
+  cache::Digest128 digest{};
+  for (size_t i = 0; i < request.size() && i < digest.size(); ++i) {
+    digest[i] = static_cast<uint8_t>(request[i]);
+  }
+  return cache::MakeKey(tenant, "openai 4:chat", digest);
+}
+
+LeadEnd Storing() {
+  LeadEnd end;
+  end.store = true;
+  end.ttl = std::chrono::milliseconds(1000);
+  end.usage = {11, 9, 0, 0, 0};
+  return end;
+}
+
+// Runs a lead's call: the scripted answer through the lead's FanOut and a client sink that
+// records its frames, ended with `error`.
+std::vector<std::string> RunLead(ResponseCache::Lead& lead, const Error* error = nullptr) {
+  model_call::FanOut fan_out(lead.live);
+  ClientSink client(kOpenAi, Options(), &fan_out.recording());
+  ScriptedCall call({&client, &fan_out});
+  ScriptedAnswer answer(5);
+  call.Start(model_call::testing::TranslatedStream());
+  for (const auto& read : answer.Reads(3)) call.Read(read);
+  call.End(error);
+  return client.sent;
+}
+
+std::string Replayed(const model_call::Recording& recording) {
+  model_call::Replay replay(recording, {{"openai", true}, &kOpenAi, Options()});
+  std::string out;
+  for (;;) {
+    const model_call::ReplayStep step = replay.Next(SIZE_MAX);
+    for (std::string_view frame : step.frames) out.append(frame);
+    if (step.end) return out;
+  }
+}
+
+TEST(ResponseCache, ALeadsAnswerIsStoredAndFoundUntilItsTtl) {
+  ResponseCache cache(Config(), nullptr, 1);
+  net::io_context io;
+  const cache::CacheKey key = Key("t1", "q");
+  ResponseCache::Lead lead = cache.StartLead(key, true);
+  ASSERT_TRUE(lead.registered);
+  const std::vector<std::string> sent = RunLead(lead);
+  cache.EndLead(key, lead, Storing(), kNow, 0, io.get_executor());
+  EXPECT_EQ(lead.live, nullptr);
+
+  std::optional<StoredAnswer> found = cache.Find(key, kNow + 999);
+  ASSERT_TRUE(found);
+  std::string all;
+  for (const std::string& frame : sent) all += frame;
+  EXPECT_EQ(Replayed(*found->recording), all);
+  EXPECT_EQ(found->usage.completion_tokens, 9);
+  EXPECT_FALSE(cache.Find(Key("t2", "q"), kNow)) << "another tenant's key";
+  EXPECT_FALSE(cache.Find(key, kNow + 1000)) << "expired";
+  EXPECT_EQ(cache.probe(0).stored.value(), 1u);
+}
+
+TEST(ResponseCache, IdenticalRequestsJoinTheCallInFlightUpToTheCap) {
+  ResponseCache cache(Config(), nullptr, 1);
+  net::io_context io;
+  const cache::CacheKey key = Key("t1", "q");
+  ResponseCache::Lead lead = cache.StartLead(key, true);
+  model_call::FollowerOptions options;
+  options.replay = {{"openai", true}, &kOpenAi, Options()};
+  auto first = cache.Join(key, options, io.get_executor());
+  auto second = cache.Join(key, options, io.get_executor());
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(cache.Join(key, options, io.get_executor()), nullptr) << "max_followers is 2";
+  EXPECT_EQ(cache.Join(Key("t1", "other"), options, io.get_executor()), nullptr);
+  // A second lead of the same key while the first runs is private: nobody can join it.
+  ResponseCache::Lead private_lead = cache.StartLead(key, true);
+  EXPECT_FALSE(private_lead.registered);
+
+  RunLead(lead);
+  cache.EndLead(key, lead, Storing(), kNow, 0, io.get_executor());
+  cache.EndLead(key, private_lead, Storing(), kNow, 0, io.get_executor());
+  EXPECT_EQ(cache.Join(key, options, io.get_executor()), nullptr) << "the lead ended";
+}
+
+TEST(ResponseCache, NoStoreFailedCutTruncatedAndToolCallAnswersAreNotStored) {
+  net::io_context io;
+  const Error cut{ErrorCode::kUpstreamUnavailable, "reset", ""};
+  struct Case {
+    const char* name;
+    size_t max_entry_bytes;
+    const Error* error;
+    LeadEnd end;
+  };
+  LeadEnd no_store = Storing();
+  no_store.store = false;
+  LeadEnd zero_ttl = Storing();
+  zero_ttl.ttl = std::chrono::milliseconds(0);
+  LeadEnd tools = Storing();
+  tools.calls_tools = true;
+  const Case cases[] = {
+      {"no-store", 1 << 20, nullptr, no_store},
+      {"ttl 0", 1 << 20, nullptr, zero_ttl},
+      {"failed mid-stream", 1 << 20, &cut, Storing()},
+      {"truncated", 64, nullptr, Storing()},
+      {"tool calls, not allowed", 1 << 20, nullptr, tools},
+  };
+  for (const Case& c : cases) {
+    config::LlmCacheConfig config = Config();
+    config.max_entry_bytes = c.max_entry_bytes;
+    ResponseCache cache(config, nullptr, 1);
+    const cache::CacheKey key = Key("t1", "q");
+    ResponseCache::Lead lead = cache.StartLead(key, true);
+    RunLead(lead, c.error);
+    cache.EndLead(key, lead, c.end, kNow, 0, io.get_executor());
+    EXPECT_FALSE(cache.Find(key, kNow)) << c.name;
+    EXPECT_EQ(cache.probe(0).not_stored.value(), 1u) << c.name;
+  }
+  // A plan that allows tool calls stores them.
+  ResponseCache cache(Config(), nullptr, 1);
+  const cache::CacheKey key = Key("t1", "q");
+  ResponseCache::Lead lead = cache.StartLead(key, true);
+  RunLead(lead);
+  tools.tool_calls = true;
+  cache.EndLead(key, lead, tools, kNow, 0, io.get_executor());
+  EXPECT_TRUE(cache.Find(key, kNow));
+}
+
+TEST(ResponseCache, AnAbandonedCallIsNotStored) {
+  ResponseCache cache(Config(), nullptr, 1);
+  net::io_context io;
+  const cache::CacheKey key = Key("t1", "q");
+  ResponseCache::Lead lead = cache.StartLead(key, true);
+  {
+    model_call::FanOut fan_out(lead.live);
+    ScriptedCall call({&fan_out});
+    ScriptedAnswer answer(5);
+    call.Start(model_call::testing::TranslatedStream());
+    call.Read(answer.Reads(2)[0]);
+  }  // the call stopped before its end
+  cache.EndLead(key, lead, Storing(), kNow, 0, io.get_executor());
+  EXPECT_FALSE(cache.Find(key, kNow));
+}
+
+TEST(ResponseCache, TwoCachesOverOneL2ShareAnEntryThatReplaysTheSame) {
+  cache::MemoryL2Store l2;
+  ResponseCache a(Config(), &l2, 1);
+  ResponseCache b(Config(), &l2, 1);
+  net::io_context io;
+  const cache::CacheKey key = Key("t1", "q");
+  ResponseCache::Lead lead = a.StartLead(key, true);
+  RunLead(lead);
+  a.EndLead(key, lead, Storing(), kNow, 0, io.get_executor());
+  io.run();  // the detached L2 write
+  EXPECT_EQ(l2.puts(), 1u);
+
+  std::optional<StoredAnswer> from_l2;
+  net::co_spawn(
+      io,
+      [](ResponseCache* cache, cache::CacheKey key,
+         std::optional<StoredAnswer>* out) -> net::awaitable<void> {
+        *out = co_await cache->ReadL2(key, kNow + 10, 0);
+      }(&b, key, &from_l2),
+      net::detached);
+  io.restart();
+  io.run();
+  ASSERT_TRUE(from_l2);
+  EXPECT_EQ(Replayed(*from_l2->recording), Replayed(*a.Find(key, kNow)->recording));
+  EXPECT_EQ(from_l2->usage.prompt_tokens, 11);
+  EXPECT_TRUE(b.Find(key, kNow + 10)) << "an L2 hit is kept in L1";
+
+  // Expired in the L2's envelope: a miss. A failing L2: a miss, counted.
+  std::optional<StoredAnswer> late;
+  ResponseCache c(Config(), &l2, 1);
+  net::co_spawn(
+      io,
+      [](ResponseCache* cache, cache::CacheKey key,
+         std::optional<StoredAnswer>* out) -> net::awaitable<void> {
+        *out = co_await cache->ReadL2(key, kNow + 5000, 0);
+      }(&c, key, &late),
+      net::detached);
+  io.restart();
+  io.run();
+  EXPECT_FALSE(late);
+  l2.set_failing(true);
+  net::co_spawn(
+      io,
+      [](ResponseCache* cache, cache::CacheKey key, std::optional<StoredAnswer>* out)
+          -> net::awaitable<void> { *out = co_await cache->ReadL2(key, kNow, 0); }(&c, key, &late),
+      net::detached);
+  io.restart();
+  io.run();
+  EXPECT_FALSE(late);
+  EXPECT_EQ(c.probe(0).cache.l2_errors.value(), 1u);
+}
+
+}  // namespace
+}  // namespace turnpike::doors::llm
