@@ -152,8 +152,11 @@ class FanOut final : public AnswerSink {
   boost::asio::awaitable<bool> Flush() override;
   void OnEnd(const Error* error) override;
   bool serves_client() const override { return live_->followers() > 0; }
-  // The events are what another form is rendered from, also on an identity stream.
-  bool wants_events() const override { return true; }
+  // No: a follower or a cache entry is served in the client's own dialect, whose stream form
+  // is the recorded frames and whose whole form a Replay decodes from them at the end
+  // (replay.h); decoding every identity frame as it passes would cost the call a decoder run
+  // per frame for a form that may never be asked for.
+  bool wants_events() const override { return false; }
 
   // For the client's encoder sink: its FormRecorder writes here (recorder.h).
   Recording& recording() { return live_->writable_recording(); }

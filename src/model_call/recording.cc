@@ -9,7 +9,12 @@ namespace turnpike::model_call {
 
 namespace {
 
-constexpr size_t kFirstBlock = 1024;
+constexpr size_t kFirstBlock = 4096;
+// Room made at the first record of each list, so that a typical answer's records take one
+// allocation per list rather than one per doubling.
+constexpr size_t kFirstEvents = 64;
+constexpr size_t kFirstFrames = 64;
+constexpr size_t kFirstBlocks = 8;
 constexpr size_t kLargestBlock = 64 * 1024;
 constexpr size_t kReplayBatch = 32;
 constexpr size_t kFields = 5;
@@ -37,7 +42,9 @@ char* Recording::Arena::Allocate(size_t size) {
     // allocations; a string larger than a block gets a block of its own size.
     next_block_ = next_block_ == 0 ? kFirstBlock : std::min(next_block_ * 2, kLargestBlock);
     const size_t block = std::max(size, next_block_);
-    blocks_.push_back(std::make_unique<char[]>(block));
+    if (blocks_.empty()) blocks_.reserve(kFirstBlocks);
+    // Not value-initialised: every byte handed out is written before it is read.
+    blocks_.push_back(std::unique_ptr<char[]>(new char[block]));
     next_ = blocks_.back().get();
     left_ = block;
   }
@@ -116,6 +123,7 @@ void Recording::AppendEvent(const providers::StreamEvent& event) {
     record.extra = static_cast<uint32_t>(errors_.size());
     errors_.push_back(std::move(error));
   }
+  if (events_.empty()) events_.reserve(kFirstEvents);
   events_.push_back(record);
   bytes_ = charged_;
 }
@@ -139,7 +147,9 @@ void Recording::AppendFrame(size_t form, std::string_view frame, FrameKind kind)
   char* data = arena_.Allocate(frame.size());
   std::memcpy(data, frame.data(), frame.size());
   std::lock_guard lock(mu_);
-  forms_[form]->frames.push_back({data, static_cast<uint32_t>(frame.size()), kind});
+  std::vector<FrameRecord>& frames = forms_[form]->frames;
+  if (frames.empty()) frames.reserve(kFirstFrames);
+  frames.push_back({data, static_cast<uint32_t>(frame.size()), kind});
   bytes_ = charged_;
 }
 

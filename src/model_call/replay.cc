@@ -5,6 +5,8 @@
 #include <optional>
 
 #include "providers/response_events.h"
+#include "stream/ndjson_parser.h"
+#include "stream/sse_parser.h"
 
 namespace turnpike::model_call {
 
@@ -38,7 +40,11 @@ class FrameCutter final : public providers::EventSink {
 }  // namespace
 
 Replay::Replay(const Recording& recording, ReplayOptions options)
-    : recording_(recording), options_(options) {}
+    : recording_(recording), options_(options) {
+  // A typical answer's frames in one step without a reallocation per doubling.
+  pieces_.reserve(kBatch);
+  frames_.reserve(kBatch);
+}
 
 Replay::~Replay() = default;
 
@@ -100,8 +106,14 @@ void Replay::Decide(const RecordingProgress& progress) {
   }
   if (!options_.form.stream) {
     if (start.identity && !start.events) {
-      return Unavailable("a streamed answer recorded without events cannot be rendered whole",
-                         false);
+      // The client's own dialect: its events are decoded from the recorded frames at the end.
+      if (options_.provider != nullptr && options_.provider->name() == start.dialect) {
+        decode_form_ = recording_.FindForm(Form{start.dialect, true});
+      }
+      if (decode_form_ == Recording::npos) {
+        return Unavailable("a streamed answer recorded without events cannot be rendered whole",
+                           false);
+      }
     }
     mode_ = Mode::kWholeFromEvents;
     return;
@@ -212,12 +224,43 @@ void Replay::RenderWholeFromEvents(const RecordingProgress& progress) {
   if (progress.state == RecordingState::kFailed) return End(progress.error, false);
   if (options_.provider == nullptr) return Unavailable("no renderer for this form", false);
   providers::ResponseAccumulator accumulator;
-  recording_.Replay(accumulator);
+  if (decode_form_ != Recording::npos) {
+    Status decoded = DecodeFrames(accumulator);
+    if (!decoded.ok()) return Unavailable(decoded.error().message, false);
+  } else {
+    recording_.Replay(accumulator);
+  }
   Result<providers::Response> response = accumulator.Take();
   if (!response.ok()) return Unavailable(response.error().message, false);
   out_ = options_.provider->RenderWholeResponse(*response, options_.encoder);
   pieces_.push_back({{}, 0, out_.size()});
   End(nullptr, false);
+}
+
+Status Replay::DecodeFrames(providers::EventSink& sink) const {
+  std::unique_ptr<providers::StreamDecoder> decoder = options_.provider->NewDecoder();
+  Status status = Ok{};
+  const auto on_event = [&decoder, &sink, &status](const stream::SseEvent& event) {
+    if (!event.has_data || !status.ok()) return;
+    status = decoder->Decode(event, sink);
+  };
+  const bool ndjson = options_.provider->stream_framing() == providers::StreamFraming::kNdjson;
+  stream::SseParser sse;
+  stream::NdjsonParser lines;
+  std::array<RecordedFrame, kBatch> batch;
+  const size_t frames = recording_.form_progress(decode_form_).frames;
+  for (size_t next = 0; next < frames && status.ok();) {
+    const size_t count = recording_.CopyFrames(
+        decode_form_, next, std::span(batch).first(std::min(kBatch, frames - next)));
+    if (count == 0) break;
+    for (size_t i = 0; i < count && status.ok(); ++i) {
+      Status fed =
+          ndjson ? lines.Feed(batch[i].bytes, on_event) : sse.Feed(batch[i].bytes, on_event);
+      if (!fed.ok()) status = fed;
+    }
+    next += count;
+  }
+  return status;
 }
 
 void Replay::StreamFromWhole(const RecordingProgress& progress, size_t max_bytes) {

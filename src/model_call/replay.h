@@ -21,11 +21,14 @@
 //                           same dialect; else the Response through RenderWholeResponse
 //   whole, of a streamed one  once the recording is complete: its events collected into a
 //                           Response (providers/response_events.h), rendered by
-//                           RenderWholeResponse; steps with no frames while in flight
+//                           RenderWholeResponse; steps with no frames while in flight. An
+//                           identity stream recorded without events, in the client's own
+//                           dialect: its recorded frames decoded by that dialect's decoder
+//                           first (the fan-out records no events: fan_out.h)
 //   cannot be rendered      ends at once with kUnavailable: another dialect of identity bytes
 //                           recorded without events (an identity stream whose recorder did not
 //                           want events, an identity whole answer); the whole form of an
-//                           identity stream recorded without events, in any dialect; a form
+//                           identity stream recorded without events in another dialect; a form
 //                           that needs a Provider (or its encoder) when there is none; the
 //                           whole form of events whose strings are not valid JSON text
 // A stream form chosen at the first read that sees an event (or the end), so that the client
@@ -113,8 +116,13 @@ class Replay {
   const Recording& recording_;
   const ReplayOptions options_;
   std::unique_ptr<providers::StreamEncoder> encoder_;
+  // The frames of decode_form_ through the client dialect's decoder into `sink`.
+  Status DecodeFrames(providers::EventSink& sink) const;
   Mode mode_ = Mode::kUndecided;
   size_t form_ = Recording::npos;
+  // A whole form of an identity stream recorded without events: the identity form whose frames
+  // are decoded at the end (DecodeFrames).
+  size_t decode_form_ = Recording::npos;
   size_t next_frame_ = 0;
   size_t next_event_ = 0;
   providers::EventKind last_kind_ = providers::EventKind::kStart;

@@ -210,11 +210,11 @@ TEST(ReplayForms, AStreamIsServedWholeOnlyOnceComplete) {
             Parsed(kAnthropic.RenderWholeResponse(WholeAnswer(), Options(Dialects()[1]))));
 }
 
-TEST(ReplayForms, AnIdentityStreamServedWholeNeedsItsEvents) {
+TEST(ReplayForms, AnIdentityStreamServedWholeIsDecodedFromItsEventsOrItsFrames) {
   AnswerStart start = testing::TranslatedStream();
   start.identity = true;
   start.dialect = "openai";
-  start.events = true;  // the cache's recorder wants events: the call decoded them
+  start.events = true;  // a recorder that wants events: the call decoded them
   Recording with_events(kRoomy);
   RecordStream(with_events, start);
   std::optional<Error> error;
@@ -225,14 +225,35 @@ TEST(ReplayForms, AnIdentityStreamServedWholeNeedsItsEvents) {
   EXPECT_EQ(Parsed(frames[0]),
             Parsed(kOpenAi.RenderWholeResponse(WholeAnswer(), Options(Dialects()[0]))));
 
+  // Without events (a fan-out's recording): the client's own dialect is decoded from the
+  // recorded frames, which are what the OpenAI encoder sends for the same events.
   start.events = false;
   Recording without(kRoomy);
   Recorder recorder(without);
   ScriptedCall call({&recorder});
   call.Start(start);
-  call.Read({}, {{"data: {}\n\n", FrameKind::kData}});
+  std::string wire;
+  auto encoder = kOpenAi.NewEncoder(Options(Dialects()[0]));
+  encoder->set_output(wire);
+  for (const providers::StreamEvent& event : StreamedEvents()) {
+    const size_t before = wire.size();
+    encoder->OnEvent(event);
+    if (wire.size() > before) call.Read({}, {{wire.substr(before), FrameKind::kData}});
+  }
   call.End(nullptr);
-  EXPECT_TRUE(ReplayAll(without, Serve(Dialects()[0], false), &error).empty());
+  const std::vector<std::string> decoded = ReplayAll(without, Serve(Dialects()[0], false), &error);
+  EXPECT_FALSE(error.has_value()) << error->message;
+  ASSERT_EQ(decoded.size(), 1u);
+  const json::value got = Parsed(decoded[0]);
+  const json::value want = Parsed(frames[0]);
+  EXPECT_EQ(got.at("choices").at(0).at("message").at("content"),
+            want.at("choices").at(0).at("message").at("content"));
+  EXPECT_EQ(got.at("choices").at(0).at("message").at("tool_calls"),
+            want.at("choices").at(0).at("message").at("tool_calls"));
+  EXPECT_EQ(got.at("usage").at("completion_tokens"), want.at("usage").at("completion_tokens"));
+
+  // Another dialect cannot be rendered from those frames.
+  EXPECT_TRUE(ReplayAll(without, Serve(Dialects()[1], false), &error).empty());
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(error->code, ErrorCode::kUnavailable);
 }
