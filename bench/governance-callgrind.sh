@@ -4,14 +4,17 @@
 # thread (the call log's SQLite writes, off the request path).
 #
 #   bench/governance-callgrind.sh [--requests 10000] [--conns 8] [--log-store on|off]
-#                                 [--cache-sim] [--off-without-key] [--stream]
+#                                 [--cache-sim] [--off-without-key] [--stream] [--llm-cache]
 #
 # Runs the same non-streaming load twice through one Turnpike (1 worker) under
 # `valgrind --tool=callgrind --separate-threads=yes`: governance off, then on (a key with a plan
 # budget, RPM and TPM limits, call log on). As in governance-cell.sh, both get the same
 # requests, the key's `Authorization` header included (the off instance ignores it);
 # --off-without-key sends it to the governed instance only; --stream makes every request a
-# stream (`turnpike bench --stream-every 1`). --cache-sim also simulates the
+# stream (`turnpike bench --stream-every 1`). --llm-cache compares the LLM response cache
+# instead: both instances governed, the second with `llm_cache: {enabled: true}`, and every
+# request a different body (`turnpike bench --distinct`), so that each one is a miss that
+# leads its call and stores its answer. --cache-sim also simulates the
 # caches and prints first-level data-cache and last-level misses per request (D1mr + D1mw,
 # DLmr + DLmw): memory traffic, which instruction counts do not show. Instrumentation is switched on only
 # for the measured requests (after 2,000 warm-up requests). Prints instructions per request
@@ -25,7 +28,7 @@ TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
 # The mock provider: $MOCK, default $TURNPIKE. Pin it when comparing two binaries, so that both
 # read the same upstream bytes.
 MOCK=${MOCK:-$TURNPIKE}
-requests=10000 conns=8 log_store=on cache_sim=no off_key=yes
+requests=10000 conns=8 log_store=on cache_sim=no off_key=yes llm_cache=no
 stream_args=()
 while (($#)); do
   case $1 in
@@ -35,6 +38,7 @@ while (($#)); do
     --cache-sim) cache_sim=yes; shift ;;
     --off-without-key) off_key=no; shift ;;
     --stream) stream_args=(--stream-every 1); shift ;;
+    --llm-cache) llm_cache=yes; shift ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -60,11 +64,13 @@ total_in() {
 }
 
 measure() {  # measure off|on
-  local which=$1 gov=false
-  [[ $which == on ]] && gov=true
+  local which=$1 gov=false cache_line=''
+  [[ $which == on || $llm_cache == yes ]] && gov=true
+  [[ $which == on && $llm_cache == yes ]] && cache_line='llm_cache: {enabled: true}'
   cat >"$dir/$which.yaml" <<YAML
 server: {listen: 127.0.0.1:0, workers: 1, access_log: ""}
 governance: {enabled: $gov}
+$cache_line
 store: {path: $dir/$which.db}
 call_log: {log_store: $log_store}
 prices:
@@ -81,17 +87,26 @@ YAML
   local port; port=$(port_of "$dir/$which.log" "turnpike listening on" 60)
   # The off instance has no admin API and ignores the key: it gets one of the same shape.
   local key=tp-aaaaaaaaaaaa-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
-  if [[ $which == on ]]; then
+  if [[ $gov == true ]]; then
     export TURNPIKE_ADMIN_TOKEN=bench TURNPIKE_URL=http://127.0.0.1:$port
     key=$(bench_key)
   fi
   local headers=(-H "Authorization: Bearer $key")
+  local measured_args=()
+  if [[ $llm_cache == yes ]]; then
+    # Warm-up and measured runs each cycle through their own bodies (the measured ones say
+    # "Say hello!"), so no measured request repeats an earlier one.
+    headers+=(--distinct "$((requests > 2000 ? requests : 2000))")
+    printf '%s' '{"model":"bench-model","messages":[{"role":"user","content":"Say hello!"}],"max_tokens":20,"stream":false}' >"$dir/measured.json"
+    measured_args=(--body "$dir/measured.json")
+  fi
   [[ $which == off && $off_key == no ]] && headers=()
   local url=http://127.0.0.1:$port/v1/chat/completions
   "$TURNPIKE" bench --url "$url" -c "$conns" --requests 2000 -d 600 -q "${headers[@]}" \
     "${stream_args[@]+"${stream_args[@]}"}" >/dev/null 2>"$dir/warmup.err"
   callgrind_control -i on "$pid" >/dev/null 2>&1
   "$TURNPIKE" bench --url "$url" -c "$conns" --requests "$requests" -d 600 -q "${headers[@]}" \
+    "${measured_args[@]+"${measured_args[@]}"}" \
     "${stream_args[@]+"${stream_args[@]}"}" --json "$dir/$which.json" >/dev/null 2>"$dir/$which.err"
   callgrind_control -i off "$pid" >/dev/null 2>&1
   callgrind_control -d "$pid" >/dev/null 2>&1
@@ -119,6 +134,9 @@ YAML
   kill "$pid"; wait "$pid" 2>/dev/null || true
 }
 
+if [[ $llm_cache == yes ]]; then
+  echo "(governed both; 'off': no llm_cache; 'on': llm_cache enabled, every request a miss)"
+fi
 if [[ $cache_sim == yes ]]; then
   echo "| governance | worker instructions per request | store thread instructions | worker D1 / LL misses per request | store thread D1 / LL misses |"
   echo "|---|---|---|---|---|"

@@ -62,6 +62,10 @@ void RegisterBenchCommand(CLI::App& root) {
   bench->add_option("--requests", options->max_requests, "Stop after N measured requests");
   bench->add_option("--stream-every", options->stream_every,
                     "Every K-th request streams (\"stream\":false becomes true)");
+  bench
+      ->add_option("--distinct", options->distinct,
+                   "Cycle through N bodies that differ by a \"seed\" member (cache misses)")
+      ->check(CLI::Range(1, 1'000'000));
   bench->add_option("--body", *body_file, "Request body file (default: small chat request)");
   bench->add_option("-H,--header", options->headers, "Extra header 'Name: value'");
   bench->add_option("--warmup", options->warmup_s, "Seconds of load before measuring")

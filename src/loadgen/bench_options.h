@@ -20,6 +20,7 @@ struct BenchOptions {
   int threads = 1;                   // --threads: event loop threads
   std::string json_path;             // --json: where to write the results; "-" = stdout
   bool quiet = false;                // --quiet: no progress lines
+  int distinct = 1;  // --distinct N: cycle through N bodies, each with "seed":i added first
 };
 
 }  // namespace turnpike::loadgen

@@ -72,7 +72,9 @@ asio::awaitable<void> RunConnection(Worker& worker, Worker::Slot& slot) {
     c.measured = permit == Permit::kMeasured;
     c.streaming = worker.NextIsStream();
     c.sent_at = Clock::now();
-    const std::string& request = c.streaming ? plan.stream_request : plan.plain_request;
+    const size_t variant = worker.NextVariant();
+    const std::string& request =
+        c.streaming ? plan.stream_requests[variant] : plan.plain_requests[variant];
     const asio::const_buffer write_buffer(request.data(), request.size());
     parser.Reset(c.streaming);
     slot.timed_out = false;

@@ -58,9 +58,12 @@ Plan MakePlan(const BenchOptions& options) {
   if (ec || plan.endpoints.empty()) {
     throw std::runtime_error("cannot resolve " + target.host + ": " + ec.message());
   }
-  plan.plain_request = BuildRequest(target, options.body, options.headers);
-  if (options.stream_every > 0) {
-    plan.stream_request = BuildRequest(target, StreamingBody(options.body), options.headers);
+  for (int i = 0; i < std::max(options.distinct, 1); ++i) {
+    const std::string body = options.distinct > 1 ? DistinctBody(options.body, i) : options.body;
+    plan.plain_requests.push_back(BuildRequest(target, body, options.headers));
+    if (options.stream_every > 0) {
+      plan.stream_requests.push_back(BuildRequest(target, StreamingBody(body), options.headers));
+    }
   }
   plan.stream_every = options.stream_every;
   plan.timeout = Seconds(options.timeout_s);

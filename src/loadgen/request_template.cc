@@ -66,6 +66,19 @@ std::string StreamingBody(std::string_view body) {
   return out;
 }
 
+std::string DistinctBody(std::string_view body, int i) {
+  const size_t open = body.find_first_not_of(" \t\r\n");
+  if (open == std::string_view::npos || body[open] != '{') {
+    throw std::invalid_argument("--distinct needs a JSON object body");
+  }
+  std::string out(body.substr(0, open + 1));
+  out += "\"seed\":" + std::to_string(i);
+  const size_t next = body.find_first_not_of(" \t\r\n", open + 1);
+  if (next != std::string_view::npos && body[next] != '}') out += ',';
+  out += body.substr(open + 1);
+  return out;
+}
+
 std::string BuildRequest(const Target& target, std::string_view body,
                          const std::vector<std::string>& headers) {
   bool has_content_type = false;

@@ -34,6 +34,11 @@ Target ParseUrl(std::string_view url);
 // The plain body with `"stream":false` turned into `"stream":true`; throws if it is absent.
 std::string StreamingBody(std::string_view body);
 
+// Variant `i` of a JSON object body: `"seed":i` added as its first member, so that a response
+// cache sees a different request (the mock provider ignores it). Throws if the body does not
+// start with '{'.
+std::string DistinctBody(std::string_view body, int i);
+
 // The full HTTP/1.1 request: request line, Host, Content-Type (unless `headers` has one),
 // Content-Length, then `headers` ("Name: value" each, validated), then the body.
 std::string BuildRequest(const Target& target, std::string_view body,

@@ -50,6 +50,8 @@ Permit Worker::NextRequest() {
   return Permit::kMeasured;
 }
 
+size_t Worker::NextVariant() { return next_variant_++ % plan_.plain_requests.size(); }
+
 bool Worker::NextIsStream() {
   if (plan_.stream_every <= 0) return false;
   ++request_sequence_;

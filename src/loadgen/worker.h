@@ -31,13 +31,15 @@ using Clock = std::chrono::steady_clock;
 // Everything a worker needs to know about the run; immutable once the workers start.
 struct Plan {
   std::vector<boost::asio::ip::tcp::endpoint> endpoints;  // tried in order on connect
-  std::string plain_request;                              // the full request bytes
-  std::string stream_request;                             // used if stream_every > 0
-  int stream_every = 0;                                   // every K-th request streams
-  Clock::time_point measure_start;                        // permitted before: warm-up
-  Clock::time_point end;                                  // the measured window closes
-  Clock::duration timeout{};                              // connect or send-to-complete limit
-  uint64_t max_requests = 0;                              // measured requests; 0 = no limit
+  // The full request bytes, one per --distinct variant (at least one); the streaming ones are
+  // used if stream_every > 0.
+  std::vector<std::string> plain_requests;
+  std::vector<std::string> stream_requests;
+  int stream_every = 0;             // every K-th request streams
+  Clock::time_point measure_start;  // permitted before: warm-up
+  Clock::time_point end;            // the measured window closes
+  Clock::duration timeout{};        // connect or send-to-complete limit
+  uint64_t max_requests = 0;        // measured requests; 0 = no limit
 };
 
 // Whether a connection may send another request, and whether that one will be measured.
@@ -94,6 +96,8 @@ class Worker {
   // Asked before each request (before connecting, if needed).
   Permit NextRequest();
   bool NextIsStream();
+  // Which --distinct variant the next request sends (cycles over the plan's variants).
+  size_t NextVariant();
   void Record(const Completion& completion);
   void ConnectionExited();
 
@@ -112,6 +116,7 @@ class Worker {
   bool stopping_ = false;
   bool ended_early_ = false;
   uint64_t request_sequence_ = 0;
+  uint64_t next_variant_ = 0;
   Clock::time_point last_done_at_{};
   RunStats stats_;
   std::atomic<uint64_t> ok_progress_{0};

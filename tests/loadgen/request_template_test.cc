@@ -33,6 +33,13 @@ TEST(ParseUrlTest, RejectsOtherSchemesAndBadPorts) {
   EXPECT_THROW(ParseUrl("http:///path"), std::invalid_argument);
 }
 
+TEST(DistinctBodyTest, AddsASeedFirst) {
+  EXPECT_EQ(DistinctBody(R"({"a":1})", 7), R"({"seed":7,"a":1})");
+  EXPECT_EQ(DistinctBody(R"( { } )", 0), R"( {"seed":0 } )");
+  EXPECT_NE(DistinctBody(kDefaultBody, 3), DistinctBody(kDefaultBody, 4));
+  EXPECT_THROW(DistinctBody("[1]", 1), std::invalid_argument);
+}
+
 TEST(StreamingBodyTest, FlipsTheFlag) {
   EXPECT_EQ(StreamingBody(R"({"a":1,"stream":false})"), R"({"a":1,"stream":true})");
   EXPECT_NE(StreamingBody(kDefaultBody).find(R"("stream":true)"), std::string::npos);
