@@ -189,3 +189,47 @@ for (const governance of ['off', 'on']) {
     }
   });
 }
+
+// The LLM response cache on (`llm_cache: {enabled: true}`, governance on), OpenAI chat to an
+// OpenAI deployment, 20 tokens: a miss (every request a new body: looked up, led, recorded and
+// stored), and a hit (the same body: replayed from L1). Measured 2026-12-05 04:22 UTC against
+// 6.25 / 15.17 with the cache off on the same build: miss 19.41 (plain) / 32.35 (stream), hit
+// 8.11 / 23.12. The issue's bar for a miss is +2 over the cache off: not met (what is left:
+// the entry's own pieces, the key's strings, the recording's lists and arena blocks;
+// docs/BENCHMARKS.md "The LLM response cache").
+const CACHE_BUDGET = { plain_miss: 20, stream_miss: 33, plain_hit: 8.5, stream_hit: 23.5 };
+
+test('allocations per request with the LLM response cache: a miss and a hit', async (t) => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-alloc-cache-'));
+  const gw = await startGateway(gatewayConfig({
+    models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] },
+    governance: { enabled: true },
+    store: { path: path.join(dir, 'turnpike.db') },
+    prices: { 'mock-model': { input: 1, output: 2, max_output_tokens: 4096 } },
+    sections: { llm_cache: { enabled: true } },
+  }), { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
+  if (await allocations(gw) === null) {
+    t.skip('this build does not count allocations (sanitizer build)');
+    return;
+  }
+  await admin(gw, 'PUT', 'plans/p', { monthly_budget_usd: 1000, rpm: 1000000, tpm: 100000000 });
+  await admin(gw, 'POST', 'tenants', { id: 't', plan: 'p' });
+  const key = await admin(gw, 'POST', 'keys', { tenant: 't', name: 'alloc' });
+  const headers = { authorization: `Bearer ${key.key}` };
+  let n = 0;
+  const kind = (stream, fresh) => ({
+    path: '/v1/chat/completions',
+    get body() {
+      const content = fresh ? `Hello ${n++}` : 'Hello there';
+      return JSON.stringify({ model: 'mock-model', stream, max_tokens: 100, messages: [{ role: 'user', content }] });
+    },
+    done: stream ? /data: \[DONE\]/ : /"finish_reason":"stop"/,
+  });
+  for (const [name, stream, fresh] of [['plain_miss', false, true], ['stream_miss', true, true],
+    ['plain_hit', false, false], ['stream_hit', true, false]]) {
+    const measured = await perRequest(gw, headers, kind(stream, fresh));
+    t.diagnostic(`${name}: ${measured.toFixed(2)} allocations per request`);
+    assert.ok(measured <= CACHE_BUDGET[name],
+      `${name}: ${measured.toFixed(2)} allocations per request > budget ${CACHE_BUDGET[name]}`);
+  }
+});

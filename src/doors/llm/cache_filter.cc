@@ -80,14 +80,27 @@ model_call::ReplayOptions ReplayOptionsOf(const CacheableRequest& request) {
   return options;
 }
 
-// Sends `frames` in order, up to Exchange::kMaxPieces per write.
+// Sends `frames` in order. Frames that lie one after the other in memory (a recording keeps
+// them so, block by block) go out as one view; up to Exchange::kMaxPieces views per write.
 net::awaitable<bool> WriteFrames(http::Exchange& exchange,
                                  std::span<const std::string_view> frames) {
-  while (!frames.empty()) {
-    const size_t n = std::min(frames.size(), http::Exchange::kMaxPieces);
-    const bool written = co_await exchange.WritePieces(frames.first(n));
-    if (!written) co_return false;
-    frames = frames.subspan(n);
+  std::array<std::string_view, http::Exchange::kMaxPieces> pieces;
+  size_t count = 0;
+  for (size_t i = 0; i <= frames.size(); ++i) {
+    const bool last = i == frames.size();
+    if (!last && count > 0 &&
+        pieces[count - 1].data() + pieces[count - 1].size() == frames[i].data()) {
+      pieces[count - 1] =
+          std::string_view(pieces[count - 1].data(), pieces[count - 1].size() + frames[i].size());
+      continue;
+    }
+    if (count == pieces.size() || (last && count > 0)) {
+      const std::span<const std::string_view> batch(pieces.data(), count);
+      const bool written = co_await exchange.WritePieces(batch);
+      if (!written) co_return false;
+      count = 0;
+    }
+    if (!last && !frames[i].empty()) pieces[count++] = frames[i];
   }
   co_return true;
 }
@@ -213,8 +226,8 @@ bool CacheFilter::MakeKey(LlmContext& ctx) {
   const governance::Principal& who = ctx.principal;
   // "<dialect> <model length>:<model>[ <key id>]": printable (Redis key names) and unambiguous
   // whatever the model's name holds.
-  std::string ns;
-  ns.reserve(dialect.size() + ctx.model.size() + 48);
+  std::string& ns = ns_;  // the worker's scratch: no allocation once warm
+  ns.clear();
   ns.append(dialect).push_back(' ');
   ns.append(std::to_string(ctx.model.size())).push_back(':');
   ns.append(ctx.model);

@@ -10,8 +10,8 @@
 // llm_cache.ttl; 0 stores nothing; not a whole number: 400).
 //
 // The key: tenant, then the namespace = client dialect + public model (+ the key's id when the
-// plan scopes entries to the key; "openai 4:chat"), then the request digest over the body without the fields
-// that never change the answer (stream, stream_options, user, ...: ExcludedFields).
+// plan scopes entries to the key; "openai 4:chat"), then the request digest over the body without
+// the fields that never change the answer (stream, stream_options, user, ...: ExcludedFields).
 //
 // Order, for a request that uses the cache:
 //   1. L1 hit                     answered here (kRespond): a Replay of the entry in the
@@ -35,6 +35,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <cstddef>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "cache/request_digest.h"
@@ -83,6 +84,7 @@ class CacheFilter : public core::Filter {
   const size_t worker_;
   const boost::asio::any_io_executor executor_;
   cache::RequestDigester digester_;
+  std::string ns_;  // MakeKey's scratch
 };
 
 }  // namespace turnpike::doors::llm
