@@ -15,7 +15,7 @@
 # process (nginx: master and workers; Turnpike: the process) read from /proc.
 #
 # --l2 measures an L2 hit instead: a redis-server on loopback and two Turnpike replicas over it
-# (governance off, `redis.url` set). Per run, replica A answers 2,000 new requests (`turnpike
+# (governed, over one SQLite file, `redis.url` set). Per run, replica A answers 2,000 new requests (`turnpike
 # bench --distinct`: each a miss, stored in A's L1 and in Redis); then replica B gets the same
 # 2,000 requests from 1 connection: each is an L2 hit (B's L1 has never seen it), and the
 # table reports B's latency percentiles as the client sees them (the whole request: parse,
@@ -61,10 +61,13 @@ if ((l2)); then
   redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no >"$dir/redis.log" 2>&1 &
   pids+=($!)
   sleep 0.5
+  # Governed (the fleet's Redis client, which the L2 uses, exists in fleet mode), both replicas
+  # over one SQLite file so that they know the same key.
   for name in a b; do
     cat >"$dir/$name.yaml" <<YAML
 server: {listen: "127.0.0.1:0", workers: 1, access_log: ""}
-governance: {enabled: false}
+governance: {enabled: true, reconcile_interval: 0s}
+store: {path: $dir/shared.db}
 llm_cache: {enabled: true}
 redis: {url: "redis://127.0.0.1:$redis_port/0"}
 models:
@@ -73,18 +76,22 @@ models:
       - provider: openai
         base_url: http://127.0.0.1:$mock_port/v1
 YAML
-    "$TURNPIKE" serve --config "$dir/$name.yaml" >"$dir/$name.log" 2>&1 &
+    TURNPIKE_ADMIN_TOKEN=bench "$TURNPIKE" serve --config "$dir/$name.yaml" >"$dir/$name.log" 2>&1 &
     pids+=($!)
+    port=$(port_of "$dir/$name.log" "turnpike listening on")
+    eval "port_$name=$port"
   done
-  port_a=$(port_of "$dir/a.log" "turnpike listening on")
-  port_b=$(port_of "$dir/b.log" "turnpike listening on")
+  export TURNPIKE_ADMIN_TOKEN=bench TURNPIKE_URL=http://127.0.0.1:$port_a
+  key=$(bench_key)
+  sleep 4  # B's snapshot sees the key (hotpath.snapshot_ttl 3s)
   echo "Machine: $(nproc) cores, $(uname -r); redis-server $(redis-server --version | grep -oE 'v=[0-9.]+'); $runs runs of 2,000 requests from 1 connection"
   echo
   echo "| run | L2 hit p50 ms | L2 hit p95 ms | L1 hit p50 ms | L1 hit p95 ms | upstream calls by B |"
   echo "|---|---|---|---|---|---|"
   for ((n = 1; n <= runs; n++)); do
     printf '%s' "{\"model\":\"bench-model\",\"messages\":[{\"role\":\"user\",\"content\":\"run $n\"}],\"max_tokens\":20,\"stream\":false}" >"$dir/body.json"
-    common=(-c 1 -d 600 --requests 2000 --distinct 2000 --body "$dir/body.json" --quiet)
+    common=(-c 1 -d 600 --requests 2000 --distinct 2000 --body "$dir/body.json" --quiet
+      -H "Authorization: Bearer $key")
     "$TURNPIKE" bench --url "http://127.0.0.1:$port_a/v1/chat/completions" "${common[@]}" --json /dev/null 2>/dev/null
     sleep 0.5  # the last L2 writes land
     before=$(curl -s "http://127.0.0.1:$mock_port/mock/stats" | jq -r .requests)

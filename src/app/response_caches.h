@@ -6,6 +6,9 @@
 // `llm_cache.enabled` or governance on (a plan may turn it on for its tenants). Without it the
 // LLM door's chain has no cache filter and pays nothing.
 //
+// The L2 is the fleet's Redis client, which exists in fleet mode only (governance on and
+// `redis.url` set): an open gateway (governance off) caches in L1 alone, even with `redis.url`.
+//
 // Ownership: held by the composition root; built before the workers run, destroyed after
 // them; the Redis client (if any) outlives it.
 #pragma once

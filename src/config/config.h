@@ -107,6 +107,8 @@
 //     max_followers: 256               # per call; later requests make their own
 //     key_secret: ""                   # seeds the request digest (replicas sharing a Redis L2
 //                                      # must agree); set it to make crafted collisions hard
+//                                      # The L2 is Redis in fleet mode (governance on and
+//                                      # redis.url set); otherwise the cache is in process only
 //
 // A client of one API reaches a deployment of the other through translation (providers/):
 // OpenAI /v1/chat/completions -> anthropic, Anthropic /v1/messages -> openai.
