@@ -107,6 +107,14 @@
 //     max_followers: 256               # per call; later requests make their own
 //     key_secret: ""                   # seeds the request digest (replicas sharing a Redis L2
 //                                      # must agree); set it to make crafted collisions hard
+//     semantic:                        # optional: what a plan's semantic mode (cache_semantic,
+//                                      # doors/llm/semantic_index.h) embeds with; without it
+//                                      # semantic mode is off for every plan
+//       model: text-embedding-3-small  # required: a public name in `models:` with a deployment
+//                                      # whose dialect has an embeddings API (not anthropic,
+//                                      # not api: responses)
+//       max_entries: 10000             # vectors per cache namespace (tenant, client dialect,
+//                                      # model [, key]); the oldest is evicted
 //
 // A client of one API reaches a deployment of the other through translation (providers/):
 // OpenAI /v1/chat/completions -> anthropic, Anthropic /v1/messages -> openai.
@@ -257,6 +265,12 @@ struct SearchConfig {
   Millis cache_ttl{60'000};
 };
 
+// llm_cache.semantic: see the YAML shape above. An empty model: semantic mode is off.
+struct LlmCacheSemanticConfig {
+  std::string model;
+  size_t max_entries = 10'000;
+};
+
 // llm_cache: see the YAML shape above.
 struct LlmCacheConfig {
   bool enabled = false;
@@ -267,6 +281,7 @@ struct LlmCacheConfig {
   bool coalesce = true;
   size_t max_followers = 256;
   std::string key_secret;
+  LlmCacheSemanticConfig semantic;
 };
 
 struct Config {
