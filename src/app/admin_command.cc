@@ -183,7 +183,7 @@ struct Args {
   Connection connection;
   std::string id, plan, name, status, tenant, key, model, month, cursor, cache, cache_scope;
   std::optional<double> budget, max_request_cost, search_query_price, input, output, cached_input,
-      cache_write, reasoning;
+      cache_write, reasoning, cache_semantic;
   std::optional<int64_t> rpm, tpm, max_output_tokens, expires_at, limit, http_status;
   std::optional<bool> log_bodies;
   bool fail_open = false, cache_tool_calls = false, no_cache = false;
@@ -280,6 +280,8 @@ void AddPlanCommands(CLI::App* admin, const ArgsPtr& args) {
   plan_put->add_option("--cache-scope", a.cache_scope, "Cache entries shared per tenant or key")
       ->check(CLI::IsMember({"tenant", "key"}));
   plan_put->add_flag("--cache-tool-calls", a.cache_tool_calls, "Cache answers that call tools");
+  plan_put->add_option("--cache-semantic", a.cache_semantic,
+                       "Semantic lookups above this similarity (0 < t <= 1, e.g. 0.97); 0: exact");
   plan_put->callback([args] {
     json::object body = Limits(*args);
     SetUsd(body, "max_request_cost_usd", args->max_request_cost);
@@ -288,6 +290,7 @@ void AddPlanCommands(CLI::App* admin, const ArgsPtr& args) {
     if (!args->cache.empty()) body["cache"] = args->cache;
     if (!args->cache_scope.empty()) body["cache_scope"] = args->cache_scope;
     if (args->cache_tool_calls) body["cache_tool_calls"] = true;
+    if (args->cache_semantic) body["cache_semantic"] = *args->cache_semantic;
     Run(*args, bhttp::verb::put, "plans/" + Encode(args->id), body);
   });
 }

@@ -443,6 +443,7 @@ Config ParseConfig(const std::string& yaml_text) {
     config.redis = ParseRedis(top);
     config.search = ParseSearch(top);
     config.llm_cache = ParseLlmCache(top);
+    CheckSemanticModel(config);
     if (config.search.enabled && !config.governance.enabled) {
       FailAt("search.enabled", "the search door needs governance (an index belongs to a tenant)");
     }

@@ -109,6 +109,17 @@
 //                                      # must agree); set it to make crafted collisions hard
 //                                      # The L2 is Redis in fleet mode (governance on and
 //                                      # redis.url set); otherwise the cache is in process only
+//     semantic:                        # optional: what a plan's semantic mode (cache_semantic,
+//                                      # doors/llm/semantic_index.h) embeds with; without it
+//                                      # semantic mode is off for every plan
+//       model: text-embedding-3-small  # required: a public name in `models:` with a deployment
+//                                      # whose dialect has an embeddings API (not anthropic,
+//                                      # not api: responses)
+//       max_entries: 1000              # vectors per cache namespace (tenant, client dialect,
+//                                      # model [, key]); the oldest is evicted. A lookup scans
+//                                      # them all on the worker thread: ~0.16 ms at 1000 x 1536
+//                                      # dims, ~7 ms at 10000 (that long, the worker serves no
+//                                      # other connection: raise it with care)
 //
 // A client of one API reaches a deployment of the other through translation (providers/):
 // OpenAI /v1/chat/completions -> anthropic, Anthropic /v1/messages -> openai.
@@ -259,6 +270,12 @@ struct SearchConfig {
   Millis cache_ttl{60'000};
 };
 
+// llm_cache.semantic: see the YAML shape above. An empty model: semantic mode is off.
+struct LlmCacheSemanticConfig {
+  std::string model;
+  size_t max_entries = 1'000;
+};
+
 // llm_cache: see the YAML shape above.
 struct LlmCacheConfig {
   bool enabled = false;
@@ -269,6 +286,7 @@ struct LlmCacheConfig {
   bool coalesce = true;
   size_t max_followers = 256;
   std::string key_secret;
+  LlmCacheSemanticConfig semantic;
 };
 
 struct Config {

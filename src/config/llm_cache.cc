@@ -1,5 +1,5 @@
 // ParseLlmCache: the `llm_cache` section (config.h), read like every other section through a
-// strict YamlMap.
+// strict YamlMap; CheckSemanticModel: its embeddings model against `models:`.
 #include "config/config.h"
 #include "config/yaml_map.h"
 
@@ -8,12 +8,43 @@ namespace {
 
 constexpr size_t kMinBytes = size_t{64} << 10;
 constexpr int64_t kMaxFollowers = 1'000'000;
+constexpr int64_t kMaxSemanticEntries = 1'000'000;
 
 void RequireBytes(const YamlMap& map, std::string_view key, size_t value) {
   if (value < kMinBytes) FailAt(map.KeyPath(key), "must be at least 64KiB");
 }
 
+LlmCacheSemanticConfig ParseSemantic(const YamlMap& cache) {
+  LlmCacheSemanticConfig s;
+  const YAML::Node node = cache.Child("semantic");
+  if (!node.IsDefined() || node.IsNull()) return s;
+  YamlMap m(node, cache.KeyPath("semantic"), {"model", "max_entries"});
+  m.Require("model");
+  s.model = m.String("model", s.model);
+  if (s.model.empty()) FailAt(m.KeyPath("model"), "must name a model");
+  s.max_entries = static_cast<size_t>(
+      m.Int("max_entries", static_cast<int64_t>(s.max_entries), 1, kMaxSemanticEntries));
+  return s;
+}
+
 }  // namespace
+
+void CheckSemanticModel(const Config& config) {
+  const std::string& name = config.llm_cache.semantic.model;
+  if (name.empty()) return;
+  const std::string key = "llm_cache.semantic.model";
+  for (const ModelRoute& model : config.models) {
+    if (model.name != name) continue;
+    for (const Deployment& deployment : model.deployments) {
+      const std::string dialect = DialectOf(deployment);
+      if (dialect != "anthropic" && dialect != "openai_responses") return;
+    }
+    FailAt(key, "the model `" + name +
+                    "` has no deployment whose provider has an embeddings API (openai, ollama, "
+                    "cohere, gemini)");
+  }
+  FailAt(key, "no model named `" + name + "` in models:");
+}
 
 LlmCacheConfig ParseLlmCache(const YamlMap& root) {
   LlmCacheConfig c;
@@ -21,7 +52,7 @@ LlmCacheConfig ParseLlmCache(const YamlMap& root) {
   if (!node.IsDefined() || node.IsNull()) return c;
   YamlMap m(node, root.KeyPath("llm_cache"),
             {"enabled", "ttl", "max_bytes", "tenant_max_bytes", "max_entry_bytes", "coalesce",
-             "max_followers", "key_secret"});
+             "max_followers", "key_secret", "semantic"});
   c.enabled = m.Bool("enabled", c.enabled);
   c.ttl = m.Duration("ttl", c.ttl);  // 0 = off
   c.max_bytes = m.Size("max_bytes", c.max_bytes);
@@ -37,6 +68,7 @@ LlmCacheConfig ParseLlmCache(const YamlMap& root) {
   c.max_followers = static_cast<size_t>(
       m.Int("max_followers", static_cast<int64_t>(c.max_followers), 0, kMaxFollowers));
   c.key_secret = m.String("key_secret", c.key_secret);
+  c.semantic = ParseSemantic(m);
   return c;
 }
 

@@ -1,6 +1,7 @@
 #include "mock/embeddings.h"
 
 #include <boost/json/parse.hpp>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 
@@ -116,6 +117,11 @@ void AppendFloats(std::string& out, const std::vector<float>& values) {
 }
 
 }  // namespace
+
+std::vector<float> EmbeddingOf(const EmbedRequest& request, size_t i) {
+  return request.words ? WordsEmbedding(request.seeds[i], request.dimensions)
+                       : MockEmbedding(request.seeds[i], request.dimensions);
+}
 
 Result<EmbedRequest> ParseOpenAiEmbed(std::string_view body) {
   Result<json::object> root = Root(body);
@@ -236,6 +242,30 @@ Result<EmbedRequest> ParseGeminiEmbed(std::string_view body) {
   return out;
 }
 
+std::vector<float> WordsEmbedding(std::string_view text, int64_t dimensions) {
+  std::vector<float> values(static_cast<size_t>(dimensions));
+  std::string word;
+  const auto add = [&] {
+    if (word.empty()) return;
+    const uint64_t hash = Fnv1a(word);
+    values[(hash >> 1) % values.size()] += (hash & 1) != 0 ? 1.0F : -1.0F;
+    word.clear();
+  };
+  for (const char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
+      word.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    } else {
+      add();
+    }
+  }
+  add();
+  double norm = 0;
+  for (float value : values) norm += static_cast<double>(value) * value;
+  const double scale = norm > 0 ? 1 / std::sqrt(norm) : 1;
+  for (float& value : values) value = static_cast<float>(value * scale);
+  return values;
+}
+
 std::vector<float> MockEmbedding(std::string_view seed, int64_t dimensions) {
   uint64_t state = Fnv1a(seed);
   std::vector<float> values(static_cast<size_t>(dimensions));
@@ -256,7 +286,7 @@ std::string RenderOpenAiEmbeddings(const EmbedRequest& request) {
   for (size_t i = 0; i < request.seeds.size(); ++i) {
     if (i > 0) out.push_back(',');
     out += R"({"object":"embedding","index":)" + std::to_string(i) + R"(,"embedding":)";
-    const std::vector<float> vector = MockEmbedding(request.seeds[i], request.dimensions);
+    const std::vector<float> vector = EmbeddingOf(request, i);
     if (request.base64) {
       out.push_back('"');
       AppendFloat32Base64(out, vector.data(), vector.size());
@@ -279,7 +309,7 @@ std::string RenderOllamaEmbed(const EmbedRequest& request) {
   out += R"(,"embeddings":[)";
   for (size_t i = 0; i < request.seeds.size(); ++i) {
     if (i > 0) out.push_back(',');
-    AppendFloats(out, MockEmbedding(request.seeds[i], request.dimensions));
+    AppendFloats(out, EmbeddingOf(request, i));
   }
   out += R"(],"total_duration":)" + std::to_string(kTotalDurationNs) + R"(,"load_duration":)" +
          std::to_string(kLoadDurationNs) + R"(,"prompt_eval_count":)" +
@@ -295,7 +325,7 @@ std::string RenderCohereEmbed(const EmbedRequest& request) {
   std::string out = R"({"id":"embed-mock","embeddings":{"float":[)";
   for (size_t i = 0; i < request.seeds.size(); ++i) {
     if (i > 0) out.push_back(',');
-    AppendFloats(out, MockEmbedding(request.seeds[i], request.dimensions));
+    AppendFloats(out, EmbeddingOf(request, i));
   }
   out += R"(]},"texts":[)";
   for (size_t i = 0; i < request.seeds.size(); ++i) {
@@ -316,7 +346,7 @@ std::string RenderGeminiEmbed(const EmbedRequest& request) {
   for (size_t i = 0; i < request.seeds.size(); ++i) {
     if (i > 0) out.push_back(',');
     out += R"({"values":)";
-    AppendFloats(out, MockEmbedding(request.seeds[i], request.dimensions));
+    AppendFloats(out, EmbeddingOf(request, i));
     out.push_back('}');
   }
   out += "]}";

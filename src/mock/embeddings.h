@@ -4,9 +4,15 @@
 //
 // Vectors are deterministic: each input's vector is seeded by a hash of the input (its text,
 // or its token ids), so the same input gives the same vector on every wire and every run, and
-// different inputs give different ones. Vectors are unit length (as real embedding models'
-// are) with `dimensions` components (default kMockEmbeddingDimensions). Usage is counted as the
-// mock counts chat prompts: the body's bytes / 4.
+// different inputs give different ones (nearly orthogonal, whatever they share). With
+// `--embeddings words` (EmbedRequest::words) a text's vector is instead a bag of words: each
+// word (lower-cased letters and digits) adds +-1 to one component chosen by its hash (feature
+// hashing), so the cosine of two texts is about shared words / sqrt(words(a) * words(b)): a
+// near-duplicate ("what is the capital of france" and "... of france today") is close (0.93),
+// texts with no word in common are near 0. That is a test fixture for the LLM cache's semantic
+// mode, not a model of meaning (a negation is one word away). Vectors are unit length (as real
+// embedding models' are) with `dimensions` components (default kMockEmbeddingDimensions). Usage is
+// counted as the mock counts chat prompts: the body's bytes / 4.
 //
 // Pure functions; thread-safe. Errors: kInvalidRequest naming the field, rendered by the
 // handler in the route's error envelope.
@@ -35,6 +41,7 @@ struct EmbedRequest {
   std::vector<std::string> seeds;  // one per input: its text, or "tokens:" + its ids
   int64_t dimensions = kMockEmbeddingDimensions;
   bool base64 = false;  // OpenAI encoding_format "base64"
+  bool words = false;   // bag-of-words vectors (MockOptions::word_embeddings)
   uint64_t prompt_tokens = 0;
 };
 
@@ -55,6 +62,11 @@ Result<EmbedRequest> ParseGeminiEmbed(std::string_view body);
 
 // The deterministic unit vector for one input.
 std::vector<float> MockEmbedding(std::string_view seed, int64_t dimensions);
+// The bag-of-words unit vector for one text (see the top of this file); all zeros for a text
+// with no word.
+std::vector<float> WordsEmbedding(std::string_view text, int64_t dimensions);
+// Input `i`'s vector in the request's mode.
+std::vector<float> EmbeddingOf(const EmbedRequest& request, size_t i);
 
 // {"object":"list","data":[{"object":"embedding","index","embedding"}],"model","usage"}
 std::string RenderOpenAiEmbeddings(const EmbedRequest& request);

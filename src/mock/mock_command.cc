@@ -26,6 +26,7 @@ struct RawOptions {
   std::string first_token_delay = "0";
   std::string inter_token = "0";
   std::string slow_headers = "0";
+  std::string embeddings = "hash";
 };
 
 Millis DurationOrThrow(const std::string& option, const std::string& text) {
@@ -43,6 +44,7 @@ MockOptions Resolve(const RawOptions& raw) {
   options.first_token_delay = DurationOrThrow("--first-token-delay", raw.first_token_delay);
   options.inter_token = DurationOrThrow("--inter-token", raw.inter_token);
   options.slow_headers = DurationOrThrow("--slow-headers", raw.slow_headers);
+  options.word_embeddings = raw.embeddings == "words";
   Status valid = Validate(options);
   if (!valid.ok()) throw CLI::ValidationError(valid.error().message);
   return options;
@@ -131,6 +133,11 @@ void RegisterMockProviderCommand(CLI::App& root) {
       ->capture_default_str();
   cmd->add_flag("--tool-calls", o.tool_calls,
                 "Answer requests that offer tools with a call to the first tool");
+  cmd->add_option("--embeddings", raw->embeddings,
+                  "Embedding vectors: hash (a random unit vector per text) or words (bag of "
+                  "words: texts sharing most words are close)")
+      ->check(CLI::IsMember({"hash", "words"}))
+      ->capture_default_str();
   cmd->callback([raw] { ServeMockProvider(Resolve(*raw), std::cout); });
 }
 

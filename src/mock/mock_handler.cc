@@ -250,6 +250,7 @@ net::awaitable<void> MockHandler::HandleEmbeddings(http::Exchange& exchange, Wir
     co_await RespondError(exchange, std::move(error), wire);
     co_return;
   }
+  request->words = options_.word_embeddings;
   plan->tokens = 0;
   plan->tool_call = false;
   plan->truncated = false;

@@ -40,6 +40,9 @@ struct MockOptions {
   bool tool_calls = false;      // answer every request that offers tools with a call to the
                                 // first one (as `x-mock-tool-call: 1` does per request: for
                                 // clients behind a gateway that does not forward headers)
+  // `--embeddings words`: bag-of-words embedding vectors (embeddings.h), so that texts sharing
+  // most words are close; false: a random unit vector per text.
+  bool word_embeddings = false;
 };
 
 // Parses "0", "250ms", "2s", "1m". Errors name `what` (the option).

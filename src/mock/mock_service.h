@@ -14,8 +14,9 @@
 // not, with tool calls and faults, in that API's wire shapes and error envelope; GET /v1/models,
 // GET /mock/stats, POST /mock/stats/reset, GET /healthz. Anything else: OpenAI's 404 envelope.
 // POST /v1/embeddings (OpenAI, float or base64) and POST /api/embed (Ollama) answer
-// deterministic unit vectors seeded by each input (embeddings.h), `dimensions` honoured, with
-// the same x-mock-* delays and faults as a non-stream chat reply.
+// deterministic unit vectors seeded by each input (embeddings.h; `--embeddings words`: bag-of-
+// words vectors, close for texts sharing most words), `dimensions` honoured, with the same
+// x-mock-* delays and faults as a non-stream chat reply.
 // On /v1/messages the 503 fault answers Anthropic's overload status, 529 overloaded_error, and
 // a stream counts as completed once message_stop is sent.
 // POST /v2/chat answers in Cohere's v2 Chat shapes (cohere_render.h), stream or not; its errors

@@ -362,6 +362,27 @@ models:
   EXPECT_EQ(c.redis.report_interval, Millis(50));
 }
 
+TEST(ParseConfigTest, LlmCacheSemanticModel) {
+  const Config c = ParseConfig(R"(
+llm_cache: {enabled: true, semantic: {model: emb, max_entries: 500}}
+models:
+  - name: m
+    deployments: [{provider: anthropic, base_url: "http://h"}]
+  - name: emb
+    deployments: [{provider: anthropic, base_url: "http://h"}, {provider: ollama, base_url: "http://o"}]
+)");
+  EXPECT_EQ(c.llm_cache.semantic.model, "emb");
+  EXPECT_EQ(c.llm_cache.semantic.max_entries, 500u);
+  const Config off = ParseConfig(R"(
+llm_cache: {enabled: true}
+models:
+  - name: m
+    deployments: [{provider: openai, base_url: "http://h"}]
+)");
+  EXPECT_TRUE(off.llm_cache.semantic.model.empty());
+  EXPECT_EQ(off.llm_cache.semantic.max_entries, 1'000u);
+}
+
 TEST(ParseConfigTest, RedisAbsentMeansSingleNode) {
   const Config c = ParseConfig(R"(
 models:

@@ -27,6 +27,17 @@ std::vector<InvalidCase> Cases() {
   return {
       {"UnknownServerKey", WithModels("server: {listn: 1.2.3.4:80}"), "server.listn: unknown key"},
       {"UnknownTopKey", WithModels("sever: {}"), "sever: unknown key"},
+      {"SemanticUnknownModel", WithModels("llm_cache: {semantic: {model: emb}}"),
+       "llm_cache.semantic.model: no model named `emb` in models:"},
+      {"SemanticNoEmbeddingsApi",
+       "llm_cache: {semantic: {model: c}}\nmodels:\n  - name: c\n    deployments: "
+       "[{provider: anthropic, base_url: \"http://h\"}]\n",
+       "llm_cache.semantic.model: the model `c` has no deployment whose provider has an "
+       "embeddings API"},
+      {"SemanticNoModel", WithModels("llm_cache: {semantic: {max_entries: 5}}"),
+       "llm_cache.semantic.model"},
+      {"SemanticZeroEntries", WithModels("llm_cache: {semantic: {model: m, max_entries: 0}}"),
+       "llm_cache.semantic.max_entries"},
       {"UnknownRedisKey", WithModels("redis: {url: 'redis://h:1/0', lease: 1s}"),
        "redis.lease: unknown key"},
       {"RedisBadScheme", WithModels("redis: {url: 'http://h:6379'}"),

@@ -317,3 +317,112 @@ describe('two replicas over one Redis', { skip: needsRedis() || needsPostgres() 
       (await metricsOf(b))['turnpike_cache_l2_errors_total{cache="llm"}'] >= 1));
   });
 });
+
+describe('semantic mode', () => {
+  // The embeddings come from a second mock in bag-of-words mode (src/mock/embeddings.h), so the
+  // chat mock's /mock/stats counts chat calls only and the embeddings mock's counts embeddings.
+  const ask = (content) => ({ model: 'chat', messages: [{ role: 'user', content }] });
+  const QUESTION = 'Please tell me what the capital city of France is';
+  // 10 words of 11 shared: cosine 10 / sqrt(110) = 0.9535 with the mock's words vectors.
+  const NEAR = 'Please tell me what the capital city of France is today';
+
+  test('a near-duplicate hits above the plan\'s threshold; other questions, tenants and plans miss', async () => {
+    const chatMock = await startMock(['--tokens', '6']);
+    const embedMock = await startMock(['--embeddings', 'words']);
+    const { gw, key, admin, calls } = await startGovernedGateway({
+      name: 'llm-cache-semantic',
+      models: { chat: [`http://127.0.0.1:${chatMock.port}/v1`], emb: [`http://127.0.0.1:${embedMock.port}/v1`] },
+      prices: PRICES,
+      sections: { llm_cache: { enabled: true, semantic: '{model: emb, max_entries: 100}' } },
+    });
+    const ok = async (status, call) => {
+      const r = await call;
+      assert.equal(r.status, status, JSON.stringify(r.body));
+      return r.body;
+    };
+    const plan = await ok(200, admin('PUT', 'plans/p1', { cache_semantic: 0.9 }));
+    assert.equal(plan.cache_semantic, 0.9);
+    for (const bad of [1.5, -0.1, 'high', true]) {
+      const r = await admin('PUT', 'plans/bad', { cache_semantic: bad });
+      assert.equal(r.status, 400, JSON.stringify(bad));
+      assert.equal(r.body.error.field, 'cache_semantic');
+    }
+    const chats = async () => (await mockStats(chatMock)).requests;
+    const embeds = async () => (await mockStats(embedMock)).requests;
+
+    const first = await chat(gw, key, ask(QUESTION));
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.cache, 'miss');
+    assert.equal(await chats(), 1);
+    assert.equal(await embeds(), 1, 'the miss embedded its question');
+
+    const r = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(ask(NEAR)),
+    });
+    const near = await r.json();
+    assert.equal(r.headers.get('x-turnpike-cache'), 'hit');
+    assert.equal(r.headers.get('x-turnpike-cache-similarity'), '0.9535');
+    assert.equal(near.choices[0].message.content, first.body.choices[0].message.content);
+    assert.equal(near.id, first.body.id, 'the stored answer');
+    assert.equal(await chats(), 1, 'no upstream chat call for the near-duplicate');
+    assert.equal(await embeds(), 2);
+
+    const unrelated = await chat(gw, key, ask('Recommend a good pizza recipe for dinner'));
+    assert.equal(unrelated.cache, 'miss');
+    assert.equal(await chats(), 2);
+    // The same question after another system prompt is another context: a miss.
+    const otherContext = await chat(gw, key, {
+      model: 'chat', messages: [{ role: 'system', content: 'Answer in French.' }, { role: 'user', content: NEAR }],
+    });
+    assert.equal(otherContext.cache, 'miss');
+    assert.equal(await chats(), 3);
+
+    // Another tenant on the same plan: its own namespace.
+    await ok(201, admin('POST', 'tenants', { id: 't2', plan: 'p1' }));
+    const otherTenant = (await ok(201, admin('POST', 'keys', { tenant: 't2' }))).key;
+    assert.ok(await eventually(async () => (await chat(gw, otherTenant, ask('warm up'))).status === 200, 5000));
+    assert.equal((await chat(gw, otherTenant, ask(NEAR))).cache, 'miss', 'tenants never share');
+
+    // A plan without semantic mode: exact lookups only, nothing embedded.
+    await ok(200, admin('PUT', 'plans/exact', { cache: 'on' }));
+    await ok(201, admin('POST', 'tenants', { id: 't3', plan: 'exact' }));
+    const exactKey = (await ok(201, admin('POST', 'keys', { tenant: 't3' }))).key;
+    assert.ok(await eventually(async () => (await chat(gw, exactKey, ask('warm up'))).status === 200, 5000));
+    const embedsBefore = await embeds();
+    assert.equal((await chat(gw, exactKey, ask(QUESTION))).cache, 'miss');
+    assert.equal((await chat(gw, exactKey, ask(NEAR))).cache, 'miss', 'no semantic lookup');
+    const exactHit = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${exactKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(ask(QUESTION)),
+    });
+    assert.equal(exactHit.headers.get('x-turnpike-cache'), 'hit');
+    assert.equal(exactHit.headers.get('x-turnpike-cache-similarity'), null);
+    await exactHit.text();
+    assert.equal(await embeds(), embedsBefore);
+
+    const metrics = await metricsOf(gw);
+    assert.equal(metrics.turnpike_cache_semantic_hits_total, 1);
+    assert.equal(metrics['turnpike_cache_semantic_similarity_bucket{le="0.95"}'], 0);
+    assert.equal(metrics['turnpike_cache_semantic_similarity_bucket{le="0.97"}'], 1);
+    assert.equal(metrics['turnpike_cache_semantic_embeddings_total{result="failed"}'], 0);
+
+    // The embeddings deployment down: a plain miss, counted, never the client's error.
+    embedMock.kill('SIGKILL');
+    const down = await chat(gw, key, ask('What is the tallest mountain in Europe'));
+    assert.equal(down.status, 200, down.text);
+    assert.equal(down.cache, 'miss');
+    const after = await metricsOf(gw);
+    assert.equal(after['turnpike_cache_semantic_embeddings_total{result="failed"}'], 1);
+
+    const rows = await eventually(async () => {
+      const all = await calls();
+      return all.some((c) => c.cache === 'hit') && all;
+    });
+    assert.ok(rows, 'call-log rows');
+    const hitRow = rows.find((c) => c.cache === 'hit');
+    assert.equal(hitRow.cost_usd, 0, 'a semantic hit bills nothing');
+  });
+});

@@ -25,6 +25,28 @@ TEST(MockEmbedding, DeterministicUnitVectorsPerInput) {
   EXPECT_EQ(MockEmbedding("hello", 3).size(), 3u);
 }
 
+double CosineOf(const std::vector<float>& a, const std::vector<float>& b) {
+  double dot = 0;
+  for (size_t i = 0; i < a.size(); ++i) dot += static_cast<double>(a[i]) * b[i];
+  return dot;  // both are unit vectors
+}
+
+TEST(MockEmbedding, WordsMakeNearDuplicatesCloseAndOthersFar) {
+  const auto a = WordsEmbedding("What is the capital of France?", 1536);
+  EXPECT_NEAR(CosineOf(a, WordsEmbedding("what is the CAPITAL of france", 1536)), 1.0, 1e-5);
+  EXPECT_NEAR(CosineOf(a, WordsEmbedding("What is the capital of France today?", 1536)),
+              6 / std::sqrt(42.0), 1e-5);
+  EXPECT_LT(std::abs(CosineOf(a, WordsEmbedding("Recommend a good pizza recipe", 1536))), 0.2);
+  EXPECT_EQ(WordsEmbedding("?!", 4), std::vector<float>(4, 0.0F));
+}
+
+TEST(MockEmbed, WordsModeRendersWordsVectors) {
+  Result<EmbedRequest> request = ParseOpenAiEmbed(R"({"model":"m","input":"a b","dimensions":8})");
+  ASSERT_TRUE(request.ok());
+  request->words = true;
+  EXPECT_EQ(EmbeddingOf(request.value(), 0), WordsEmbedding("a b", 8));
+}
+
 TEST(MockEmbed, OpenAiFloatAndBase64CarryTheSameVector) {
   Result<EmbedRequest> floats =
       ParseOpenAiEmbed(R"({"model":"m","input":["x","y"],"dimensions":4})");

@@ -1,4 +1,5 @@
 #include <boost/json/object.hpp>
+#include <cmath>
 
 #include "doors/admin/body_reader.h"
 #include "doors/admin/routes.h"
@@ -23,7 +24,9 @@ json::value CacheModeName(governance::CachePolicy::Mode mode) {
 }
 
 // The plan's LLM cache fields: "cache" "on" | "off" | null (the gateway's default),
-// "cache_scope" "tenant" | "key", "cache_tool_calls", "cache_semantic" (0: exact only).
+// "cache_scope" "tenant" | "key", "cache_tool_calls", "cache_semantic" (a similarity threshold
+// in (0, 1], kept to 4 decimals as semantic_bp; 0 or absent: exact only; doors/llm
+// semantic_index.h for how to pick one).
 void ReadCachePolicy(Body& body, governance::CachePolicy& policy) {
   if (std::optional<std::string> mode = body.Text("cache", false)) {
     if (*mode == "on") {
@@ -43,10 +46,15 @@ void ReadCachePolicy(Body& body, governance::CachePolicy& policy) {
   }
   policy.tool_calls = body.Bool("cache_tool_calls").value_or(false);
   const boost::json::value* semantic = body.Find("cache_semantic");
-  if (semantic != nullptr && !semantic->is_null() &&
-      !(semantic->is_number() && semantic->to_number<double>() == 0)) {
-    body.Fail("semantic lookups are not implemented: use 0 or leave it out", "cache_semantic");
+  if (semantic == nullptr || semantic->is_null()) return;
+  const double threshold = semantic->is_number() ? semantic->to_number<double>() : -1;
+  if (!(threshold >= 0 && threshold <= 1)) {
+    body.Fail("must be a similarity threshold in (0, 1], or 0 for exact lookups only",
+              "cache_semantic");
+    return;
   }
+  policy.semantic_bp = static_cast<int32_t>(std::lround(threshold * 10000));
+  if (threshold > 0 && policy.semantic_bp == 0) policy.semantic_bp = 1;
 }
 
 json::object PlanJson(const Plan& p) {

@@ -272,6 +272,10 @@ FilterStatus CacheFilter::OnRequest(core::RequestContext& context) {
     ticket.pending = CacheTicket::Pending::kReadL2;
     return FilterStatus::kSuspend;
   }
+  if (SemanticOn(ctx)) {
+    ticket.pending = CacheTicket::Pending::kSemantic;
+    return FilterStatus::kSuspend;
+  }
   return Lead(ctx);
 }
 
@@ -323,8 +327,20 @@ net::awaitable<FilterStatus> CacheFilter::Resume(core::RequestContext& context) 
     const FilterStatus followed = co_await Follow(ctx);
     co_return followed;
   }
-  std::optional<StoredAnswer> found = co_await cache_.ReadL2(ticket.key, NowMs(), worker_);
-  if (found) co_return AnswerHit(ctx, std::move(*found));
+  if (pending == CacheTicket::Pending::kReadL2) {
+    std::optional<StoredAnswer> found = co_await cache_.ReadL2(ticket.key, NowMs(), worker_);
+    if (found) co_return AnswerHit(ctx, std::move(*found));
+    if (!SemanticOn(ctx)) {
+      const FilterStatus next = co_await JoinOrLead(ctx);
+      co_return next;
+    }
+  }
+  const FilterStatus semantic = co_await Semantic(ctx);
+  co_return semantic;
+}
+
+net::awaitable<FilterStatus> CacheFilter::JoinOrLead(LlmContext& ctx) {
+  CacheTicket& ticket = ctx.cache;
   if (cache_.config().coalesce) {
     // A call for the key may have started during the round trip.
     model_call::FollowerOptions options;
@@ -336,6 +352,66 @@ net::awaitable<FilterStatus> CacheFilter::Resume(core::RequestContext& context) 
     }
   }
   co_return Lead(ctx);
+}
+
+bool CacheFilter::SemanticOn(const LlmContext& ctx) const {
+  const governance::Plan* plan = ctx.principal.plan;
+  if (semantic_ == nullptr || plan == nullptr || plan->cache.semantic_bp <= 0) return false;
+  const std::string_view dialect = ctx.cache.request.client->name();
+  return dialect == "openai" || dialect == "anthropic";
+}
+
+net::awaitable<FilterStatus> CacheFilter::Semantic(LlmContext& ctx) {
+  CacheTicket& ticket = ctx.cache;
+  const std::string_view dialect = ticket.request.client->name();
+  std::optional<SemanticQuestion> question = ReadQuestion(dialect, Body(ticket.request));
+  Result<cache::Digest128> context = Error{ErrorCode::kInvalidRequest, "", ""};
+  if (question) context = digester_.Of(question->context, ExcludedFields(dialect));
+  if (context.ok()) {
+    ticket.semantic_ns = ticket.key.ns_id + " " + cache::DigestHex(context.value());
+    LlmCacheProbe& probe = cache_.probe(worker_);
+    probe.semantic_embeddings.Add();
+    std::optional<std::vector<float>> vector =
+        co_await semantic_->Embed(question->text, ctx.request_id);
+    if (!vector) {
+      probe.semantic_embed_failures.Add();  // an exact-mode miss, never the client's error
+    } else if (std::optional<FilterStatus> hit = SemanticHit(ctx, *vector)) {
+      co_return *hit;
+    } else {
+      ticket.semantic_vector = std::move(*vector);
+    }
+  }
+  const FilterStatus next = co_await JoinOrLead(ctx);
+  co_return next;
+}
+
+std::optional<FilterStatus> CacheFilter::SemanticHit(LlmContext& ctx,
+                                                     std::span<const float> vector) {
+  CacheTicket& ticket = ctx.cache;
+  SemanticIndex& index = *cache_.semantic();
+  const float threshold = static_cast<float>(ctx.principal.plan->cache.semantic_bp) / 10000.0F;
+  const int64_t now = NowMs();
+  std::optional<SemanticMatch> match = index.Lookup(ticket.semantic_ns, vector, threshold, now);
+  if (!match) return std::nullopt;
+  std::optional<StoredAnswer> found = cache_.FindById(match->entry_id, now);
+  if (!found) {
+    index.Drop(ticket.semantic_ns, match->entry_id);  // its entry left the L1
+    return std::nullopt;
+  }
+  const FilterStatus status = AnswerHit(ctx, std::move(*found));
+  if (ctx.cache_status != CacheStatus::kHit) return status;  // not renderable: it leads
+  const float similarity = std::min(match->similarity, 1.0F);
+  char text[16];
+  const auto written =
+      std::to_chars(text, text + sizeof(text), similarity, std::chars_format::fixed, 4);
+  if (ctx.response_headers != nullptr) {
+    ctx.response_headers->Add(kCacheSimilarityHeader, std::string_view(text, written.ptr));
+  }
+  LlmCacheProbe& probe = cache_.probe(worker_);
+  probe.semantic_hits.Add();
+  probe.semantic_similarity.Observe(std::chrono::nanoseconds(static_cast<int64_t>(
+      static_cast<double>(similarity) * 1e9)));  // "seconds" are similarities (response_cache.h)
+  return status;
 }
 
 net::awaitable<FilterStatus> CacheFilter::Follow(LlmContext& ctx) {
@@ -374,13 +450,18 @@ void CacheFilter::OnComplete(core::RequestContext& context) {
   auto& ctx = static_cast<LlmContext&>(context);
   CacheTicket& ticket = ctx.cache;
   if (ticket.lead.live != nullptr) {
+    const int64_t now = NowMs();
     LeadEnd end;
     end.store = !ticket.no_store;
     end.tool_calls = ticket.tool_calls;
     end.calls_tools = ctx.finish_reason == "tool_calls";
     end.ttl = ticket.ttl;
     end.usage = BillableUsage(ctx.usage);
-    cache_.EndLead(ticket.key, ticket.lead, end, NowMs(), worker_, executor_);
+    const bool stored = cache_.EndLead(ticket.key, ticket.lead, end, now, worker_, executor_);
+    if (stored && !ticket.semantic_vector.empty()) {
+      cache_.semantic()->Insert(ticket.semantic_ns, ticket.semantic_vector, ticket.key.id,
+                                now + ticket.ttl.count());
+    }
     ticket.fan_out.reset();  // ends the answer for followers of a call that stopped early
   }
   if (ticket.hit && ctx.admission.active() && ctx.admission.price() != nullptr) {

@@ -21,19 +21,35 @@
 //                                 ends. A call that fails before its answer starts leaves its
 //                                 followers to make their own call (a miss).
 //   3. the L2 (when configured)   one round trip (kSuspend); a hit is answered as 1
-//   4. otherwise                  the request leads the call (kContinue): the flow adds the
-//                                 ticket's FanOut, so followers and the entry get its answer
+//   4. semantic mode              only when the plan has it (CachePolicy::semantic_bp > 0,
+//                                 llm_cache.semantic configured) and the request is an OpenAI
+//                                 chat or Anthropic Messages one whose last message is the
+//                                 user's text (semantic_lookup.h): that text is embedded
+//                                 (kSuspend: one embeddings call) and looked up in the semantic
+//                                 index (semantic_index.h); a match at or above the plan's
+//                                 threshold whose exact entry is still in L1 is answered as 1,
+//                                 with x-turnpike-cache-similarity: 0.9731 beside the hit. A
+//                                 failed embedding is counted and the request goes on as 5
+//   5. otherwise                  the request leads the call (kContinue): the flow adds the
+//                                 ticket's FanOut, so followers and the entry get its answer;
+//                                 in semantic mode, once EndLead stored the answer, the
+//                                 question's vector is indexed under the entry's id
 // and every answer carries x-turnpike-cache: hit | coalesced | miss | bypass (bypass when the
 // plan has the cache on but the key or the request turned it off). A hit and a follower bill
 // nothing (request_context.h cache_status); OnComplete counts the price they avoided
-// (turnpike_cache_saved_usd_total) and ends a lead (EndLead stores its answer).
+// (turnpike_cache_saved_usd_total) and ends a lead (EndLead stores its answer). A request with
+// Cache-Control no-cache leads at once: its answer is stored for exact lookups only. The risks
+// of semantic mode and how to pick its threshold: semantic_index.h.
 //
 // Ownership and threads: one per worker in the LLM door's chain; borrows the shared cache and
-// the worker's executor (followers read there). Keeps the worker's request digester.
+// the worker's executor (followers read there). Keeps the worker's request digester and its
+// semantic embedder.
 #pragma once
 
 #include <boost/asio/any_io_executor.hpp>
 #include <cstddef>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -42,11 +58,13 @@
 #include "core/filter.h"
 #include "doors/llm/llm_context.h"
 #include "doors/llm/response_cache.h"
+#include "doors/llm/semantic_lookup.h"
 
 namespace turnpike::doors::llm {
 
 inline constexpr std::string_view kCacheHeader = "x-turnpike-cache";
 inline constexpr std::string_view kCacheTtlHeader = "x-turnpike-cache-ttl";
+inline constexpr std::string_view kCacheSimilarityHeader = "x-turnpike-cache-similarity";
 
 // The request digest's seed from llm_cache.key_secret (FNV-1a 64 of its bytes; "" gives the
 // fixed offset basis): every replica with the same secret keys alike.
@@ -57,12 +75,14 @@ std::span<const std::string_view> ExcludedFields(std::string_view dialect);
 
 class CacheFilter : public core::Filter {
  public:
+  // `semantic`: the worker's embedder when llm_cache.semantic is configured (else null).
   CacheFilter(ResponseCache& cache, size_t worker, boost::asio::any_io_executor executor,
-              cache::RequestDigester digester)
+              cache::RequestDigester digester, std::unique_ptr<SemanticLookup> semantic = nullptr)
       : cache_(cache),
         worker_(worker),
         executor_(std::move(executor)),
-        digester_(std::move(digester)) {}
+        digester_(std::move(digester)),
+        semantic_(std::move(semantic)) {}
 
   // `context` is an LlmContext (this filter runs only in the LLM door's chain).
   core::FilterStatus OnRequest(core::RequestContext& context) override;
@@ -78,6 +98,14 @@ class CacheFilter : public core::Filter {
   core::FilterStatus Lead(LlmContext& ctx);
   core::FilterStatus AnswerHit(LlmContext& ctx, StoredAnswer answer);
   boost::asio::awaitable<core::FilterStatus> Follow(LlmContext& ctx);
+  // After the exact lookups missed: the call in flight if one started meanwhile, else a lead.
+  boost::asio::awaitable<core::FilterStatus> JoinOrLead(LlmContext& ctx);
+  // Whether semantic mode applies to the request (its plan, the client dialect).
+  bool SemanticOn(const LlmContext& ctx) const;
+  // Step 4 (see the top of this file), then JoinOrLead on a miss.
+  boost::asio::awaitable<core::FilterStatus> Semantic(LlmContext& ctx);
+  // The index's match for `vector` answered as a hit; nullopt when there is none.
+  std::optional<core::FilterStatus> SemanticHit(LlmContext& ctx, std::span<const float> vector);
   void Mark(LlmContext& ctx, store::CacheStatus status, std::string_view header);
 
   ResponseCache& cache_;
@@ -85,6 +113,7 @@ class CacheFilter : public core::Filter {
   const boost::asio::any_io_executor executor_;
   cache::RequestDigester digester_;
   std::string ns_;  // MakeKey's scratch
+  const std::unique_ptr<SemanticLookup> semantic_;
 };
 
 }  // namespace turnpike::doors::llm

@@ -3,10 +3,12 @@
 // until the request ends (the entry it answers from, the call it follows, or the call it leads).
 //
 //   flow, before the chain:  ticket.request = {client dialect, the request, its form}
-//   cache filter:            a hit, a follower (both answered by the filter) or a lead
+//   cache filter:            a hit, a follower (both answered by the filter) or a lead; in
+//                            semantic mode a lead keeps its question's embedding
 //   flow, leading:           call.AddSink(*ticket.fan_out); the client sink records into
 //                            ticket.fan_out->recording()
-//   cache filter OnComplete: EndLead (stores the answer), counts what a hit saved
+//   cache filter OnComplete: EndLead (stores the answer; the embedding goes into the semantic
+//                            index under the stored entry's id), counts what a hit saved
 //
 // Ownership: a member of the LLM door's request context (llm_context.h), on the door's frame;
 // the views point into the request, which outlives it. Single-threaded (the request's worker);
@@ -16,7 +18,9 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "cache/key.h"
 #include "doors/llm/response_cache.h"
@@ -36,7 +40,7 @@ struct CacheableRequest {
 };
 
 struct CacheTicket {
-  enum class Pending : uint8_t { kNone, kReadL2, kFollow };
+  enum class Pending : uint8_t { kNone, kReadL2, kFollow, kSemantic };
 
   CacheableRequest request;
   // Set by the filter.
@@ -49,6 +53,9 @@ struct CacheTicket {
   std::unique_ptr<model_call::Follower> follower;  // answered from a call in flight
   ResponseCache::Lead lead;                        // leads the call: the flow adds fan_out
   std::optional<model_call::FanOut> fan_out;
+  // Semantic mode (semantic_index.h): the question's namespace and, for a lead, its embedding.
+  std::string semantic_ns;
+  std::vector<float> semantic_vector;
 
   bool leading() const { return fan_out.has_value(); }
 };

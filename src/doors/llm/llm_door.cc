@@ -131,8 +131,16 @@ LlmDoor::LlmDoor(const LlmShared& shared, int worker_index, net::io_context& con
   if (shared.cache != nullptr) {
     chain_.Add(std::make_unique<CacheFilter>(
         *shared.cache, static_cast<size_t>(worker_index), context.get_executor(),
-        cache::RequestDigester(DigestSeedOf(shared.config.llm_cache.key_secret))));
+        cache::RequestDigester(DigestSeedOf(shared.config.llm_cache.key_secret)),
+        MakeSemanticLookup()));
   }
+}
+
+std::unique_ptr<SemanticLookup> LlmDoor::MakeSemanticLookup() const {
+  const std::string& name = shared_.config.llm_cache.semantic.model;
+  const ModelEntry* model = name.empty() ? nullptr : shared_.routes->Find(name);
+  if (model == nullptr) return nullptr;  // config validation found it, or semantic mode is off
+  return std::make_unique<SemanticLookup>(call_deps_, *model, shared_.config.routing.max_attempts);
 }
 
 LlmDoor::~LlmDoor() = default;

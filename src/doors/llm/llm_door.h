@@ -17,7 +17,8 @@
 // client dialect (Anthropic Messages, Gemini, Cohere), which answer in that dialect's shape.
 //
 // The chain: the core's governance filter (when governance is on), the route filter, then the
-// response cache's filter when the gateway has the cache (cache_filter.h).
+// response cache's filter when the gateway has the cache (cache_filter.h), with the worker's
+// embedder for semantic mode when llm_cache.semantic names a model (semantic_lookup.h).
 // A `/v1/responses` request whose model is `agent:<id>` will belong to the agent door: the
 // Responses parser here is the one place that reads `model`, so the hand-off is made after it,
 // with the parsed request, and no body is parsed twice (docs/architecture.md).
@@ -42,6 +43,7 @@
 #include "core/worker_core.h"
 #include "doors/llm/chat_flow.h"
 #include "doors/llm/response_cache.h"
+#include "doors/llm/semantic_lookup.h"
 #include "model_call/model_call.h"
 #include "model_call/route_table.h"
 #include "providers/registry.h"
@@ -76,6 +78,8 @@ class LlmDoor : public core::Door {
  private:
   boost::asio::awaitable<void> AnswerModels(http::Exchange& exchange, LlmContext& ctx);
   std::string ModelsBody() const;
+  // The cache filter's embedder for semantic mode; null when llm_cache.semantic is not set.
+  std::unique_ptr<SemanticLookup> MakeSemanticLookup() const;
   // GET /v1beta/models and /v1beta/models/{model}: the public model names, Gemini's shape.
   // The API a model route serves, its dialect's Provider, and what its URL says.
   struct FlowApi {

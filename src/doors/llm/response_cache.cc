@@ -1,5 +1,6 @@
 #include "doors/llm/response_cache.h"
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <cstring>
@@ -95,7 +96,10 @@ ResponseCache::ResponseCache(const config::LlmCacheConfig& config, cache::L2Stor
                              size_t workers)
     : config_(config),
       l2_(l2),
-      l1_(cache::L1Options{config.max_bytes, config.tenant_max_bytes, kShards}) {
+      l1_(cache::L1Options{config.max_bytes, config.tenant_max_bytes, kShards}),
+      semantic_(config.semantic.model.empty()
+                    ? nullptr
+                    : std::make_unique<SemanticIndex>(config.semantic.max_entries)) {
   for (size_t i = 0; i < std::max<size_t>(workers, 1); ++i) {
     probes_.push_back(std::make_unique<LlmCacheProbe>());
   }
@@ -109,8 +113,8 @@ std::string ResponseCache::EntryKey(std::string_view id) {
   return key;
 }
 
-std::optional<StoredAnswer> ResponseCache::Find(const cache::CacheKey& key, int64_t now_ms) {
-  std::shared_ptr<const cache::Envelope> envelope = l1_.Find(key.id, 0, now_ms);
+std::optional<StoredAnswer> ResponseCache::FindById(std::string_view id, int64_t now_ms) {
+  std::shared_ptr<const cache::Envelope> envelope = l1_.Find(id, 0, now_ms);
   if (envelope == nullptr) return std::nullopt;
   return static_cast<const CachedAnswer&>(*envelope->value).Get();
 }
@@ -163,9 +167,10 @@ bool ResponseCache::Storable(const model_call::Recording& recording) {
   return true;
 }
 
-void ResponseCache::EndLead(const cache::CacheKey& key, Lead& lead, const LeadEnd& end,
+bool ResponseCache::EndLead(const cache::CacheKey& key, Lead& lead, const LeadEnd& end,
                             int64_t now_ms, size_t worker, const net::any_io_executor& executor) {
-  if (lead.live == nullptr) return;
+  if (lead.live == nullptr) return false;
+  bool stored = false;
   LlmCacheProbe& probe = *probes_[worker];
   const model_call::Recording& recording = lead.live->recording();
   if (end.store && end.ttl.count() > 0 && (end.tool_calls || !end.calls_tools) &&
@@ -174,7 +179,8 @@ void ResponseCache::EndLead(const cache::CacheKey& key, Lead& lead, const LeadEn
     StoredAnswer answer{std::shared_ptr<const model_call::Recording>(lead.live, &recording),
                         end.usage};
     const int64_t expires = now_ms + end.ttl.count();
-    if (l1_.Insert(key, MakeEnvelope(answer, expires))) probe.stored.Add();
+    stored = l1_.Insert(key, MakeEnvelope(answer, expires));
+    if (stored) probe.stored.Add();
     cache::Envelope envelope;
     if (l2_ != nullptr) envelope.body = EncodeValue(recording, end.usage);
     if (!envelope.body.empty()) {
@@ -192,6 +198,7 @@ void ResponseCache::EndLead(const cache::CacheKey& key, Lead& lead, const LeadEn
     if (it != flights_.end() && it->second == lead.live) flights_.erase(it);
   }
   lead = Lead{};
+  return stored;
 }
 
 net::awaitable<void> ResponseCache::PutL2(cache::L2Store* l2, std::string key, std::string value,
@@ -224,6 +231,35 @@ void ResponseCache::WriteMetrics(observability::PrometheusWriter& writer) const 
                 static_cast<double>(stored));
   writer.Sample("turnpike_cache_stores_total", {{"cache", "llm"}, {"result", "not_stored"}},
                 static_cast<double>(not_stored));
+  if (semantic_ != nullptr) WriteSemanticMetrics(writer);
+}
+
+void ResponseCache::WriteSemanticMetrics(observability::PrometheusWriter& writer) const {
+  uint64_t embeddings = 0, failed = 0, hits = 0;
+  observability::HistogramSnapshot similarity;
+  for (const auto& probe : probes_) {
+    embeddings += probe->semantic_embeddings.value();
+    failed += probe->semantic_embed_failures.value();
+    hits += probe->semantic_hits.value();
+    similarity.Merge(probe->semantic_similarity.Snapshot());
+  }
+  using observability::MetricType;
+  writer.Family("turnpike_cache_semantic_embeddings_total",
+                "Embeddings calls of the LLM cache's semantic mode (the gateway's cost, not "
+                "billed to tenants); failed: the request went on as an exact-mode miss.",
+                MetricType::kCounter);
+  writer.Sample("turnpike_cache_semantic_embeddings_total", {{"result", "ok"}},
+                static_cast<double>(embeddings - std::min(failed, embeddings)));
+  writer.Sample("turnpike_cache_semantic_embeddings_total", {{"result", "failed"}},
+                static_cast<double>(failed));
+  writer.Family("turnpike_cache_semantic_hits_total",
+                "LLM cache hits found by similarity (also counted in turnpike_cache_hits_total).",
+                MetricType::kCounter);
+  writer.Sample("turnpike_cache_semantic_hits_total", {}, static_cast<double>(hits));
+  writer.Family("turnpike_cache_semantic_similarity",
+                "The similarity (cosine) of each semantic hit's question to the stored one.",
+                MetricType::kHistogram);
+  writer.WriteHistogram("turnpike_cache_semantic_similarity", {}, similarity);
 }
 
 }  // namespace turnpike::doors::llm

@@ -25,6 +25,11 @@
 // when the plan allows it; errors, cut streams and answers of a call abandoned by every client
 // never are (EndLead checks; the filter decides no-store and the TTL).
 //
+// Semantic mode (semantic_index.h): when llm_cache.semantic names an embeddings model, the cache
+// also holds the semantic index, whose vectors point at L1 entries by id (FindById); it has no
+// L2 side (a replica's vectors are its own: another replica's entries are found exactly, or
+// not).
+//
 // Calls in flight: the first miss for a key leads a call and registers its LiveAnswer
 // (model_call/fan_out.h) under the key; identical requests that arrive while it runs join it
 // as followers (up to llm_cache.max_followers per call) and get the same answer as it is
@@ -39,6 +44,7 @@
 // outlives it.
 #pragma once
 
+#include <array>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -55,6 +61,7 @@
 #include "cache/l2_store.h"
 #include "cache/string_map.h"
 #include "config/config.h"
+#include "doors/llm/semantic_index.h"
 #include "governance/cost.h"
 #include "model_call/fan_out.h"
 #include "model_call/recording.h"
@@ -83,6 +90,16 @@ struct LlmCacheProbe {
   observability::Counter saved_micros;  // the price of the calls hits and followers avoided
   observability::Counter stored;        // answers put in L1
   observability::Counter not_stored;    // finished leads not stored (error, cut, tool calls)
+  // Semantic mode (semantic_lookup.h): embeddings calls made, and those that failed (the
+  // request went on as an exact miss); hits, and their similarity (the histogram's "seconds"
+  // are similarities: its buckets are the kSimilarityBuckets).
+  observability::Counter semantic_embeddings;
+  observability::Counter semantic_embed_failures;
+  observability::Counter semantic_hits;
+  observability::Histogram semantic_similarity{kSimilarityBuckets};
+
+  static constexpr std::array<double, 10> kSimilarityBuckets = {0.8,  0.85, 0.9,  0.93,  0.95,
+                                                                0.97, 0.98, 0.99, 0.995, 1.0};
 };
 
 class ResponseCache {
@@ -95,8 +112,13 @@ class ResponseCache {
   const config::LlmCacheConfig& config() const { return config_; }
   bool has_l2() const { return l2_ != nullptr; }
 
-  // The stored answer for `key`, if any and not expired at `now_ms`.
-  std::optional<StoredAnswer> Find(const cache::CacheKey& key, int64_t now_ms);
+  // The stored answer for `key` (FindById: the key's id), if any and not expired at `now_ms`.
+  std::optional<StoredAnswer> Find(const cache::CacheKey& key, int64_t now_ms) {
+    return FindById(key.id, now_ms);
+  }
+  std::optional<StoredAnswer> FindById(std::string_view id, int64_t now_ms);
+  // The semantic index; null when llm_cache.semantic is not configured.
+  SemanticIndex* semantic() { return semantic_.get(); }
   // The L2's answer for `key` (put in L1 when found); nullopt: none, or the L2 failed.
   boost::asio::awaitable<std::optional<StoredAnswer>> ReadL2(const cache::CacheKey& key,
                                                              int64_t now_ms, size_t worker);
@@ -115,18 +137,23 @@ class ResponseCache {
   Lead StartLead(const cache::CacheKey& key, bool coalesce);
   // The call of a Lead finished (or was given up): stores its answer when `end` and the
   // recording allow it (see the top of this file), then unregisters it. Exactly once per Lead.
-  void EndLead(const cache::CacheKey& key, Lead& lead, const LeadEnd& end, int64_t now_ms,
+  // True when the answer went into L1 (expiring at now_ms + end.ttl).
+  bool EndLead(const cache::CacheKey& key, Lead& lead, const LeadEnd& end, int64_t now_ms,
                size_t worker, const boost::asio::any_io_executor& executor);
 
   LlmCacheProbe& probe(size_t worker) { return *probes_[worker]; }
   // /metrics: turnpike_cache_*{cache="llm"} (cache/cache_metrics.h) and
-  // turnpike_cache_saved_usd_total, turnpike_cache_stores_total{cache="llm",result}.
+  // turnpike_cache_saved_usd_total, turnpike_cache_stores_total{cache="llm",result}; with
+  // semantic mode, turnpike_cache_semantic_embeddings_total{result},
+  // turnpike_cache_semantic_hits_total and the turnpike_cache_semantic_similarity histogram.
   void WriteMetrics(observability::PrometheusWriter& writer) const;
 
   // The L2 key names (tests).
   static std::string EntryKey(std::string_view id);
 
  private:
+  // turnpike_cache_semantic_* (semantic mode only).
+  void WriteSemanticMetrics(observability::PrometheusWriter& writer) const;
   // Whether a finished recording may be stored (see the top of this file).
   static bool Storable(const model_call::Recording& recording);
   static boost::asio::awaitable<void> PutL2(cache::L2Store* l2, std::string key, std::string value,
@@ -135,6 +162,7 @@ class ResponseCache {
   const config::LlmCacheConfig config_;
   cache::L2Store* const l2_;
   cache::L1Cache l1_;
+  const std::unique_ptr<SemanticIndex> semantic_;
   std::mutex mu_;
   // Guarded by mu_: the registered calls in flight, by key id.
   std::unordered_map<std::string, std::shared_ptr<model_call::LiveAnswer>, cache::StringHash,

@@ -1,9 +1,11 @@
 // The ordered side of an embedded index: sort, pages, kNN, counts and aggregations over the
-// match scores Index::Evaluate produced.
+// match scores Index::Evaluate produced. kNN scores with the shared exact kernels
+// (common/vectors.h).
 #include <algorithm>
 #include <cmath>
 #include <map>
 
+#include "common/vectors.h"
 #include "doors/search/embedded/index.h"
 
 namespace turnpike::search::embedded {
@@ -28,36 +30,6 @@ double AsDouble(const Value& v) {
   if (const auto* d = std::get_if<double>(&v)) return *d;
   if (const auto* b = std::get_if<bool>(&v)) return *b ? 1 : 0;
   return 0;
-}
-
-// Eight independent accumulators so the loop vectorises without -ffast-math.
-float Dot(const float* a, const float* b, size_t n) {
-  constexpr size_t kLanes = 8;
-  float acc[kLanes] = {};
-  size_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (size_t l = 0; l < kLanes; ++l) acc[l] += a[i + l] * b[i + l];
-  }
-  float sum = 0;
-  for (; i < n; ++i) sum += a[i] * b[i];
-  for (float x : acc) sum += x;
-  return sum;
-}
-
-float SquaredDistance(const float* a, const float* b, size_t n) {
-  constexpr size_t kLanes = 8;
-  float acc[kLanes] = {};
-  size_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (size_t l = 0; l < kLanes; ++l) {
-      const float d = a[i + l] - b[i + l];
-      acc[l] += d * d;
-    }
-  }
-  float sum = 0;
-  for (; i < n; ++i) sum += (a[i] - b[i]) * (a[i] - b[i]);
-  for (float x : acc) sum += x;
-  return sum;
 }
 
 }  // namespace
