@@ -1,3 +1,8 @@
+// RequestDigester (request_digest.h). One file of over 800 lines, on purpose: the scanner's
+// per-token functions (strings, numbers, members, objects) must inline into its one loop, which
+// is what keeps a 6 KB body under the 2 us bar; split across translation units they would be
+// calls. The sections: character helpers, the member records, the scanner's loop, objects put in
+// order, strings, numbers.
 #include "cache/request_digest.h"
 
 #include <xxhash.h>

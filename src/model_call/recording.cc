@@ -44,7 +44,7 @@ char* Recording::Arena::Allocate(size_t size) {
     const size_t block = std::max(size, next_block_);
     if (blocks_.empty()) blocks_.reserve(kFirstBlocks);
     // Not value-initialised: every byte handed out is written before it is read.
-    blocks_.push_back(std::unique_ptr<char[]>(new char[block]));
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(block));
     next_ = blocks_.back().get();
     left_ = block;
   }
