@@ -262,7 +262,9 @@ FilterStatus CacheFilter::OnRequest(core::RequestContext& context) {
   if (cache_.config().coalesce) {
     model_call::FollowerOptions options;
     options.replay = ReplayOptionsOf(ticket.request);
-    ticket.follower = cache_.Join(ticket.key, options, executor_);
+    ResponseCache::Joined joined = cache_.Join(ticket.key, options, executor_);
+    ticket.follower = std::move(joined.follower);
+    ticket.joined_finished = joined.finished;
     if (ticket.follower != nullptr) {
       ticket.pending = CacheTicket::Pending::kFollow;
       return FilterStatus::kSuspend;
@@ -345,7 +347,9 @@ net::awaitable<FilterStatus> CacheFilter::JoinOrLead(LlmContext& ctx) {
     // A call for the key may have started during the round trip.
     model_call::FollowerOptions options;
     options.replay = ReplayOptionsOf(ticket.request);
-    ticket.follower = cache_.Join(ticket.key, options, executor_);
+    ResponseCache::Joined joined = cache_.Join(ticket.key, options, executor_);
+    ticket.follower = std::move(joined.follower);
+    ticket.joined_finished = joined.finished;
     if (ticket.follower != nullptr) {
       const FilterStatus followed = co_await Follow(ctx);
       co_return followed;
@@ -441,8 +445,13 @@ net::awaitable<FilterStatus> CacheFilter::Follow(LlmContext& ctx) {
     out.content_type = kJson;
   }
   ctx.answer = std::move(out);
-  cache_.probe(worker_).cache.coalesced.Add();
-  Mark(ctx, CacheStatus::kCoalesced, "coalesced");
+  if (ticket.joined_finished) {  // the call had ended: its answer is as good as stored
+    cache_.probe(worker_).cache.hits.Add();
+    Mark(ctx, CacheStatus::kHit, "hit");
+  } else {
+    cache_.probe(worker_).cache.coalesced.Add();
+    Mark(ctx, CacheStatus::kCoalesced, "coalesced");
+  }
   co_return FilterStatus::kRespond;
 }
 

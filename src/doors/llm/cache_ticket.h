@@ -51,7 +51,8 @@ struct CacheTicket {
   std::chrono::milliseconds ttl{0};
   std::optional<StoredAnswer> hit;                 // answered from an entry
   std::unique_ptr<model_call::Follower> follower;  // answered from a call in flight
-  ResponseCache::Lead lead;                        // leads the call: the flow adds fan_out
+  bool joined_finished = false;  // that call had ended complete: the answer counts as a hit
+  ResponseCache::Lead lead;      // leads the call: the flow adds fan_out
   std::optional<model_call::FanOut> fan_out;
   // Semantic mode (semantic_index.h): the question's namespace and, for a lead, its embedding.
   std::string semantic_ns;

@@ -142,13 +142,15 @@ net::awaitable<std::optional<StoredAnswer>> ResponseCache::ReadL2(const cache::C
   co_return answer;
 }
 
-std::unique_ptr<model_call::Follower> ResponseCache::Join(
-    const cache::CacheKey& key, const model_call::FollowerOptions& options,
-    net::any_io_executor executor) {
+ResponseCache::Joined ResponseCache::Join(const cache::CacheKey& key,
+                                          const model_call::FollowerOptions& options,
+                                          net::any_io_executor executor) {
   std::lock_guard lock(mu_);
   auto it = flights_.find(key.id);
-  if (it == flights_.end() || it->second->followers() >= config_.max_followers) return nullptr;
-  return it->second->Join(options, std::move(executor));
+  if (it == flights_.end() || it->second->followers() >= config_.max_followers) return {};
+  const bool finished =
+      it->second->recording().progress().state == model_call::RecordingState::kComplete;
+  return {it->second->Join(options, std::move(executor)), finished};
 }
 
 ResponseCache::Lead ResponseCache::StartLead(const cache::CacheKey& key, bool coalesce) {

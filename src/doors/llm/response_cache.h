@@ -123,11 +123,15 @@ class ResponseCache {
   boost::asio::awaitable<std::optional<StoredAnswer>> ReadL2(const cache::CacheKey& key,
                                                              int64_t now_ms, size_t worker);
 
-  // Joins the call in flight for `key`, reading on `executor`; null when there is none or it
-  // has max_followers already.
-  std::unique_ptr<model_call::Follower> Join(const cache::CacheKey& key,
-                                             const model_call::FollowerOptions& options,
-                                             boost::asio::any_io_executor executor);
+  // Joins the call in flight for `key`, reading on `executor`; `follower` null when there is
+  // none or it has max_followers already. `finished`: its answer had already ended complete
+  // (the leader has not stored it yet): the request is served a stored answer, a hit.
+  struct Joined {
+    std::unique_ptr<model_call::Follower> follower;
+    bool finished = false;
+  };
+  Joined Join(const cache::CacheKey& key, const model_call::FollowerOptions& options,
+              boost::asio::any_io_executor executor);
   // Starts a call's answer for `key` (capped at max_entry_bytes): registered for followers when
   // `coalesce` and no call for the key is in flight, else private to its leader.
   struct Lead {

@@ -103,20 +103,26 @@ TEST(ResponseCache, IdenticalRequestsJoinTheCallInFlightUpToTheCap) {
   ResponseCache::Lead lead = cache.StartLead(key, true);
   model_call::FollowerOptions options;
   options.replay = {{"openai", true}, &kOpenAi, Options()};
-  auto first = cache.Join(key, options, io.get_executor());
-  auto second = cache.Join(key, options, io.get_executor());
-  ASSERT_NE(first, nullptr);
-  ASSERT_NE(second, nullptr);
-  EXPECT_EQ(cache.Join(key, options, io.get_executor()), nullptr) << "max_followers is 2";
-  EXPECT_EQ(cache.Join(Key("t1", "other"), options, io.get_executor()), nullptr);
+  ResponseCache::Joined first = cache.Join(key, options, io.get_executor());
+  ResponseCache::Joined second = cache.Join(key, options, io.get_executor());
+  ASSERT_NE(first.follower, nullptr);
+  ASSERT_NE(second.follower, nullptr);
+  EXPECT_FALSE(first.finished);
+  EXPECT_EQ(cache.Join(key, options, io.get_executor()).follower, nullptr) << "max_followers is 2";
+  EXPECT_EQ(cache.Join(Key("t1", "other"), options, io.get_executor()).follower, nullptr);
   // A second lead of the same key while the first runs is private: nobody can join it.
   ResponseCache::Lead private_lead = cache.StartLead(key, true);
   EXPECT_FALSE(private_lead.registered);
 
+  first.follower.reset();
   RunLead(lead);
+  // The answer ended but the lead has not stored it yet: joining now is a finished answer.
+  ResponseCache::Joined late = cache.Join(key, options, io.get_executor());
+  ASSERT_NE(late.follower, nullptr);
+  EXPECT_TRUE(late.finished);
   cache.EndLead(key, lead, Storing(), kNow, 0, io.get_executor());
   cache.EndLead(key, private_lead, Storing(), kNow, 0, io.get_executor());
-  EXPECT_EQ(cache.Join(key, options, io.get_executor()), nullptr) << "the lead ended";
+  EXPECT_EQ(cache.Join(key, options, io.get_executor()).follower, nullptr) << "the lead ended";
 }
 
 TEST(ResponseCache, NoStoreFailedCutTruncatedAndToolCallAnswersAreNotStored) {
