@@ -19,7 +19,9 @@
 //   2. a call in flight           joined (kSuspend): Resume waits for its first frames; a
 //                                 stream is answered as it is recorded, a whole answer when it
 //                                 ends. A call that fails before its answer starts leaves its
-//                                 followers to make their own call (a miss).
+//                                 followers to make their own call (a miss). A call whose answer
+//                                 already ended (its leader has not stored it yet) serves it as
+//                                 a hit.
 //   3. the L2 (when configured)   one round trip (kSuspend); a hit is answered as 1
 //   4. semantic mode              only when the plan has it (CachePolicy::semantic_bp > 0,
 //                                 llm_cache.semantic configured) and the request is an OpenAI
