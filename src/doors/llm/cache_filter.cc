@@ -80,10 +80,14 @@ model_call::ReplayOptions ReplayOptionsOf(const CacheableRequest& request) {
   return options;
 }
 
-// Sends `frames` in order. Frames that lie one after the other in memory (a recording keeps
-// them so, block by block) go out as one view; up to Exchange::kMaxPieces views per write.
-net::awaitable<bool> WriteFrames(http::Exchange& exchange,
+// Sends `frames` in order, the first ones stamping the request's first token. Frames that lie
+// one after the other in memory (a recording keeps them so, block by block) go out as one
+// view; up to Exchange::kMaxPieces views per write.
+net::awaitable<bool> WriteFrames(http::Exchange& exchange, core::RequestContext& ctx,
                                  std::span<const std::string_view> frames) {
+  if (!frames.empty() && ctx.phases.first_token == core::Clock::time_point{}) {
+    ctx.phases.first_token = core::Clock::now();
+  }
   std::array<std::string_view, http::Exchange::kMaxPieces> pieces;
   size_t count = 0;
   for (size_t i = 0; i <= frames.size(); ++i) {
@@ -118,10 +122,7 @@ class HitStream final : public core::AnswerStream {
   net::awaitable<bool> WriteBody(http::Exchange& exchange, core::RequestContext& ctx) override {
     model_call::ReplayStep step = first_;
     for (;;) {
-      if (!step.frames.empty() && ctx.phases.first_token == core::Clock::time_point{}) {
-        ctx.phases.first_token = core::Clock::now();
-      }
-      const bool written = co_await WriteFrames(exchange, step.frames);
+      const bool written = co_await WriteFrames(exchange, ctx, step.frames);
       if (!written) co_return false;
       if (step.end) co_return true;
       step = replay_.Next(kStepBytes);
@@ -144,10 +145,7 @@ class FollowerStream final : public core::AnswerStream {
   net::awaitable<bool> WriteBody(http::Exchange& exchange, core::RequestContext& ctx) override {
     model_call::FollowerRead read = first_;
     for (;;) {
-      if (!read.frames.empty() && ctx.phases.first_token == core::Clock::time_point{}) {
-        ctx.phases.first_token = core::Clock::now();
-      }
-      const bool written = co_await WriteFrames(exchange, read.frames);
+      const bool written = co_await WriteFrames(exchange, ctx, read.frames);
       if (!written) {
         follower_.Leave();
         co_return false;
