@@ -91,3 +91,17 @@ pg_cluster_ticks() {
   done
   echo $((sum + $(pg_cluster_reaped_ticks)))
 }
+
+# cpu_ticks PID...: utime + stime of each PID and of its direct children (nginx workers).
+cpu_ticks() {
+  local total=0 pid child stat
+  for pid in "$@"; do
+    for child in "$pid" $(ps -o pid= --ppid "$pid" 2>/dev/null || true); do
+      stat=$(cat "/proc/$child/stat" 2>/dev/null) || continue
+      stat=${stat##*) }  # drop "pid (comm) ": the name may contain spaces
+      read -r -a f <<<"$stat"
+      total=$((total + f[11] + f[12]))  # fields 14 and 15 of proc(5)
+    done
+  done
+  echo "$total"
+}

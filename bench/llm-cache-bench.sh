@@ -131,18 +131,6 @@ pids+=("$tp_pid")
 tp_port=$(port_of "$dir/turnpike.log" "turnpike listening on")
 sleep 0.3
 
-cpu_ticks() {
-  local total=0 pid child stat
-  for pid in "$@"; do
-    for child in "$pid" $(ps -o pid= --ppid "$pid" 2>/dev/null || true); do
-      stat=$(cat "/proc/$child/stat" 2>/dev/null) || continue
-      stat=${stat##*) }
-      read -r -a f <<<"$stat"
-      total=$((total + f[11] + f[12]))
-    done
-  done
-  echo "$total"
-}
 mock_requests() { curl -s "http://127.0.0.1:$mock_port/mock/stats" | jq -r .requests; }
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 

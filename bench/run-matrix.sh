@@ -33,6 +33,8 @@ WRK=${WRK:-wrk}
 MOCK_FLAGS=${MOCK_FLAGS:-"--tokens 20 --first-token-delay 0ms --inter-token 0ms"}
 MOCK_TTFT_FLAGS=${MOCK_TTFT_FLAGS:-"--tokens 20 --first-token-delay 50ms --inter-token 5ms"}
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=bench/lib.sh
+source "$SCRIPT_DIR/lib.sh"  # cpu_ticks
 
 runs=2
 duration=5
@@ -102,20 +104,6 @@ wait_port() {
   done
   echo "nothing listens on port $port after 10 s" >&2
   exit 1
-}
-
-# cpu_ticks PID...: utime + stime of each PID and of its direct children (nginx workers).
-cpu_ticks() {
-  local total=0 pid child stat
-  for pid in "$@"; do
-    for child in "$pid" $(ps -o pid= --ppid "$pid" 2>/dev/null || true); do
-      stat=$(cat "/proc/$child/stat" 2>/dev/null) || continue
-      stat=${stat##*) }  # drop "pid (comm) ": the name may contain spaces
-      read -r -a f <<<"$stat"
-      total=$((total + f[11] + f[12]))  # fields 14 and 15 of proc(5)
-    done
-  done
-  echo "$total"
 }
 
 # ms_per_1000 TICKS REQUESTS
