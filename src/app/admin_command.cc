@@ -182,9 +182,11 @@ int Show(const Connection& c, const Response& r) {
 struct Args {
   Connection connection;
   std::string id, plan, name, status, tenant, key, model, month, cursor, cache, cache_scope;
+  std::string instructions, tools, metadata;  // agents: text, a JSON array, a JSON object
   std::optional<double> budget, max_request_cost, search_query_price, input, output, cached_input,
       cache_write, reasoning, cache_semantic;
   std::optional<int64_t> rpm, tpm, max_output_tokens, expires_at, limit, http_status;
+  std::optional<int64_t> history_items, history_tokens;
   std::optional<bool> log_bodies;
   bool fail_open = false, cache_tool_calls = false, no_cache = false;
   std::vector<std::string> models;
@@ -247,8 +249,8 @@ using ArgsPtr = std::shared_ptr<Args>;
 // `turnpike admin` itself: where the gateway is, the token, the output form.
 CLI::App* AddAdminRoot(CLI::App& root, Args& a) {
   CLI::App* admin = root.add_subcommand("admin",
-                                        "Manage tenants, plans, keys, prices; read spend "
-                                        "and the call log (the admin API)");
+                                        "Manage tenants, plans, keys, prices, agents; read "
+                                        "spend and the call log (the admin API)");
   admin->require_subcommand(1);
   admin->add_option("--url", a.connection.url,
                     "Gateway URL (default $TURNPIKE_URL or "
@@ -467,6 +469,77 @@ void AddReconcileCommand(CLI::App* admin, const ArgsPtr& args) {
   });
 }
 
+// A JSON option's value, or a usage error (exit 2).
+json::value JsonArg(const std::string& text, const char* flag) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec) {
+    std::cerr << "turnpike admin: " << flag << " is not JSON: " << ec.message() << "\n";
+    std::exit(2);
+  }
+  return v;
+}
+
+// The agent fields given on the command line; `--tools` and `--metadata` are JSON texts.
+json::object AgentBody(const Args& a) {
+  json::object body;
+  if (!a.model.empty()) body["model"] = a.model;
+  if (!a.instructions.empty()) body["instructions"] = a.instructions;
+  if (!a.tools.empty()) body["tools"] = JsonArg(a.tools, "--tools");
+  if (!a.metadata.empty()) body["metadata"] = JsonArg(a.metadata, "--metadata");
+  SetInt(body, "max_output_tokens", a.max_output_tokens);
+  if (a.history_items || a.history_tokens) {
+    json::object history;
+    SetInt(history, "items", a.history_items);
+    SetInt(history, "tokens", a.history_tokens);
+    body["history"] = std::move(history);
+  }
+  return body;
+}
+
+void AddAgentOptions(CLI::App* cmd, Args& a) {
+  cmd->add_option("--model", a.model, "The public model the agent calls");
+  cmd->add_option("--instructions", a.instructions, "Its instructions (the system prompt)");
+  cmd->add_option("--tools", a.tools, "Its function tools, a JSON array (Responses shape)");
+  cmd->add_option("--max-output-tokens", a.max_output_tokens, "Cap on every turn's output");
+  cmd->add_option("--history-items", a.history_items, "Memory window: the last N items");
+  cmd->add_option("--history-tokens", a.history_tokens, "Memory window: at most ~N tokens");
+  cmd->add_option("--metadata", a.metadata, "A JSON object of strings");
+}
+
+// `admin agents create|update|get|list|delete`.
+void AddAgentCommands(CLI::App* admin, const ArgsPtr& args) {
+  Args& a = *args;
+  CLI::App* agents = admin->add_subcommand("agents", "Agents: what a tenant's end users talk to");
+  agents->require_subcommand(1);
+  CLI::App* create = agents->add_subcommand("create", "Create an agent (version 1)");
+  create->add_option("--tenant", a.tenant, "Its tenant")->required();
+  create->add_option("--id", a.id, "Its id (default: minted, agt_...)");
+  AddAgentOptions(create, a);
+  create->callback([args] {
+    json::object body = AgentBody(*args);
+    body["tenant"] = args->tenant;
+    if (!args->id.empty()) body["id"] = args->id;
+    Run(*args, bhttp::verb::post, "agents", body);
+  });
+  CLI::App* update = agents->add_subcommand("update", "Change an agent (a new version)");
+  update->add_option("id", a.id, "Agent id")->required();
+  AddAgentOptions(update, a);
+  update->callback(
+      [args] { Run(*args, bhttp::verb::post, "agents/" + Encode(args->id), AgentBody(*args)); });
+  CLI::App* get = agents->add_subcommand("get", "Show an agent's latest version");
+  get->add_option("id", a.id, "Agent id")->required();
+  get->callback([args] { Run(*args, bhttp::verb::get, "agents/" + Encode(args->id)); });
+  CLI::App* list = agents->add_subcommand("list", "List agents");
+  list->add_option("--tenant", a.tenant, "Only this tenant's");
+  list->callback([args] {
+    Run(*args, bhttp::verb::get, "agents" + Query({{"tenant", args->tenant}}));
+  });
+  CLI::App* del = agents->add_subcommand("delete", "Delete an agent (every version)");
+  del->add_option("id", a.id, "Agent id")->required();
+  del->callback([args] { Run(*args, bhttp::verb::delete_, "agents/" + Encode(args->id)); });
+}
+
 }  // namespace
 
 void RegisterAdminCommand(CLI::App& root) {
@@ -480,6 +553,7 @@ void RegisterAdminCommand(CLI::App& root) {
   AddSpendCommand(admin, args);
   AddCallsCommand(admin, args);
   AddReconcileCommand(admin, args);
+  AddAgentCommands(admin, args);
 }
 
 }  // namespace turnpike::app

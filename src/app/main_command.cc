@@ -7,12 +7,13 @@
 
 #include "app/admin_command.h"
 #include "app/serve_command.h"
+#include "doors/agents/agent_door.h"
 #include "loadgen/bench_command.h"
 #include "mock/mock_command.h"
 
 namespace turnpike::app {
 
-Features ProductFeatures() { return {}; }
+Features ProductFeatures() { return {agents::AgentsFeature()}; }
 
 int Main(int argc, char** argv, Features features) {
   // Sockets use MSG_NOSIGNAL; this covers the access log writing to a closed stdout pipe.

@@ -430,7 +430,7 @@ Config ParseConfig(const std::string& yaml_text) {
     const YAML::Node root = YAML::Load(yaml_text);
     YamlMap top(root, "",
                 {"server", "upstream", "routing", "models", "governance", "hotpath", "store",
-                 "call_log", "prices", "redis", "search", "llm_cache"});
+                 "call_log", "prices", "redis", "search", "llm_cache", "agents"});
     Config config;
     config.server = ParseServer(top);
     config.upstream = ParseUpstream(top);
@@ -444,6 +444,7 @@ Config ParseConfig(const std::string& yaml_text) {
     config.search = ParseSearch(top);
     config.llm_cache = ParseLlmCache(top);
     CheckSemanticModel(config);
+    config.agents = ParseAgents(top);
     if (config.search.enabled && !config.governance.enabled) {
       FailAt("search.enabled", "the search door needs governance (an index belongs to a tenant)");
     }

@@ -95,6 +95,14 @@
 //                                      # provider that requires one (anthropic) when the client
 //                                      # gave none; without a price entry, 4096
 //
+//   agents:                            # agent turns (doors/agents/): on whenever governance is
+//     enabled: true                    # false: no /v1/conversations, no "agent:" models
+//     cache_ttl: 2s                    # how long an agent's config and a conversation's memory
+//                                      # are served from this replica's caches before a read
+//                                      # (a write on this replica evicts at once); 0s = read
+//                                      # through on every turn
+//     max_input_bytes: 1MiB            # a turn's input, a conversation's items in one request
+//
 //   llm_cache:                         # the LLM response cache (doors/llm/response_cache.h)
 //     enabled: false                   # the gateway's default; a plan turns it on or off
 //     ttl: 300s                        # an entry's life; 0s = off; x-turnpike-cache-ttl lowers
@@ -289,6 +297,13 @@ struct LlmCacheConfig {
   LlmCacheSemanticConfig semantic;
 };
 
+// agents: see the YAML shape above.
+struct AgentsConfig {
+  bool enabled = true;
+  Millis cache_ttl{2'000};
+  size_t max_input_bytes = size_t{1} << 20;
+};
+
 struct Config {
   ServerConfig server;
   UpstreamConfig upstream;
@@ -301,6 +316,7 @@ struct Config {
   RedisConfig redis;
   SearchConfig search;
   LlmCacheConfig llm_cache;
+  AgentsConfig agents;
 };
 
 // The dialect (provider registry entry) a deployment is called in: its `provider`, or

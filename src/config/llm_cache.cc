@@ -1,5 +1,6 @@
 // ParseLlmCache: the `llm_cache` section (config.h), read like every other section through a
-// strict YamlMap; CheckSemanticModel: its embeddings model against `models:`.
+// strict YamlMap; CheckSemanticModel: its embeddings model against `models:`. ParseAgents: the
+// `agents` section, the other feature section of the same size.
 #include "config/config.h"
 #include "config/yaml_map.h"
 
@@ -69,6 +70,18 @@ LlmCacheConfig ParseLlmCache(const YamlMap& root) {
       m.Int("max_followers", static_cast<int64_t>(c.max_followers), 0, kMaxFollowers));
   c.key_secret = m.String("key_secret", c.key_secret);
   c.semantic = ParseSemantic(m);
+  return c;
+}
+
+AgentsConfig ParseAgents(const YamlMap& root) {
+  AgentsConfig c;
+  const YAML::Node node = root.Child("agents");
+  if (!node.IsDefined() || node.IsNull()) return c;
+  YamlMap m(node, root.KeyPath("agents"), {"enabled", "cache_ttl", "max_input_bytes"});
+  c.enabled = m.Bool("enabled", c.enabled);
+  c.cache_ttl = m.Duration("cache_ttl", c.cache_ttl);
+  c.max_input_bytes = m.Size("max_input_bytes", c.max_input_bytes);
+  if (c.max_input_bytes < 1024) FailAt(m.KeyPath("max_input_bytes"), "must be at least 1KiB");
   return c;
 }
 

@@ -62,6 +62,7 @@ class YamlMap {
 
 // The `llm_cache` section (llm_cache.cc), from the top-level mapping.
 LlmCacheConfig ParseLlmCache(const YamlMap& root);
+AgentsConfig ParseAgents(const YamlMap& root);
 // Throws unless llm_cache.semantic.model (when set) names a model in `models:` with a deployment
 // of a dialect that has an embeddings API.
 void CheckSemanticModel(const Config& config);

@@ -6,8 +6,8 @@
 namespace turnpike::core {
 namespace {
 
-boost::json::object ErrorObject(const Error& error) {
-  std::string_view code = ErrorCodeName(error.code);
+boost::json::object ErrorObject(const Error& error, std::string_view code_name = {}) {
+  std::string_view code = code_name.empty() ? ErrorCodeName(error.code) : code_name;
   if (error.code == ErrorCode::kNotFound && error.param == "model") code = "model_not_found";
   boost::json::object inner;
   inner["message"] = error.message;
@@ -27,6 +27,10 @@ boost::json::object ErrorObject(const Error& error) {
 
 std::string OpenAiErrorBody(const Error& error) {
   return boost::json::serialize(ErrorObject(error));
+}
+
+std::string OpenAiErrorBody(const Error& error, std::string_view code) {
+  return boost::json::serialize(ErrorObject(error, code));
 }
 
 std::string OpenAiStreamErrorEvent(const Error& error) {

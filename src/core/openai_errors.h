@@ -11,6 +11,8 @@
 namespace turnpike::core {
 
 std::string OpenAiErrorBody(const Error& error);
+// The same with `code` in place of the error code's name (an API's own: "conversation_busy").
+std::string OpenAiErrorBody(const Error& error, std::string_view code);
 std::string OpenAiStreamErrorEvent(const Error& error);
 
 }  // namespace turnpike::core

@@ -74,6 +74,14 @@ struct Billing {
   bool per_query = false;
 };
 
+// An agent turn's facts for its call record (the agent door sets them; empty otherwise).
+struct TurnFacts {
+  std::string agent_id;
+  int64_t agent_version = 0;
+  std::string response_id;  // the response id the client was given
+  int64_t guard_replacements = 0;
+};
+
 struct RequestContext {
   // Set by WorkerCore::Start before the door runs.
   std::string_view request_id;
@@ -125,6 +133,7 @@ struct RequestContext {
   // coalesced follower made no upstream call of their own and bill nothing (the governance
   // filter releases their reservation; the call that answered them bills its own key once).
   store::CacheStatus cache_status = store::CacheStatus::kNone;
+  TurnFacts turn;
 };
 
 }  // namespace turnpike::core

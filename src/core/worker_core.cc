@@ -8,7 +8,9 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <stdexcept>
 
+#include "common/clock.h"
 #include "core/server_timing.h"
+#include "governance/authenticate.h"
 
 namespace turnpike::core {
 namespace net = boost::asio;
@@ -87,6 +89,28 @@ std::unique_ptr<Filter> WorkerCore::MakeGovernanceFilter() const {
   if (!verifier.ok()) throw std::runtime_error(verifier.error().message);
   return std::make_unique<GovernanceFilter>(*shared_.governance, std::move(verifier.value()),
                                             shared_.refresh, shared_.refill_wait);
+}
+
+Result<governance::Principal> WorkerCore::Authenticate(RequestContext& ctx) {
+  if (shared_.governance == nullptr) {
+    return Error{ErrorCode::kUnavailable, "This route needs governance on (a tenant's key).", ""};
+  }
+  std::optional<std::string_view> key = governance::ExtractApiKey(ctx.authorization, ctx.x_api_key);
+  if (!key) {
+    return Error{ErrorCode::kUnauthorized,
+                 "You didn't provide an API key. Send it as 'Authorization: Bearer <key>' or in "
+                 "the 'x-api-key' header.",
+                 ""};
+  }
+  if (!reader_) reader_.emplace(*shared_.governance);
+  if (!verifier_) {
+    Result<governance::SecretVerifier> verifier = governance::SecretVerifier::Create();
+    if (!verifier.ok()) return verifier.error();
+    verifier_.emplace(std::move(verifier.value()));
+  }
+  ctx.snapshot = reader_->Current();
+  ctx.now_unix = UnixSeconds();
+  return governance::Authenticate(*ctx.snapshot, *key, ctx.now_unix, *verifier_);
 }
 
 void WorkerCore::Start(http::Exchange& exchange, const RouteMatch& match,
@@ -252,6 +276,10 @@ void WorkerCore::LogCall(const http::Exchange& exchange, const RequestContext& c
   r.overhead_us = overhead_us;
   r.month = governance::MonthOf(ctx.now_unix);
   r.cache_status = ctx.cache_status;
+  r.agent_id = ctx.turn.agent_id;
+  r.agent_version = ctx.turn.agent_version;
+  r.response_id = ctx.turn.response_id;
+  r.guard_replacements = ctx.turn.guard_replacements;
   if (principal.tenant->tenant.log_bodies) r.request_body = exchange.request().body();
   call_log_->Add(r);
 }

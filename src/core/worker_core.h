@@ -106,6 +106,13 @@ class WorkerCore {
   // A governance filter for a door's chain (nullptr: governance is off).
   std::unique_ptr<Filter> MakeGovernanceFilter() const;
 
+  // A governed door's request that is not a model call (the agent door's conversations and
+  // stored responses): the key in ctx's credentials authenticated against the worker's current
+  // snapshot (ctx.snapshot is set to it), without admission: no model check, budget or rate
+  // charge, and ctx.principal stays empty, so the call log does not count it as a call.
+  // Errors: Authenticate's (401, 403); kUnavailable when governance is off.
+  Result<governance::Principal> Authenticate(RequestContext& ctx);
+
   RequestProbe& probe() { return probe_; }
   // The worker's keep-alive connections to upstream origins, shared by its doors.
   upstream::Pool& pool() { return *pool_; }
@@ -126,6 +133,9 @@ class WorkerCore {
   const CoreShared& shared_;
   RequestProbe probe_;
   std::optional<upstream::Pool> pool_;  // set when CoreShared::tls is
+  // Authenticate's, made at its first use.
+  std::optional<governance::SnapshotReader> reader_;
+  std::optional<governance::SecretVerifier> verifier_;
   const std::vector<std::unique_ptr<Door>>* doors_ = nullptr;
   std::unique_ptr<observability::AccessLogBuffer> access_log_;
   std::unique_ptr<store::CallLogBuffer> call_log_;

@@ -84,6 +84,11 @@ struct EncoderOptions {
   // The client's request body, for dialects whose answers echo request fields (the Responses
   // API). Borrowed: valid for the request's life; read once when the encoder is made.
   std::string_view client_body;
+  // The Responses API: the members its response object echoes, already rendered (render.h's
+  // ResponseHead::echo), in place of those read from client_body. An agent turn's (its
+  // conversation, store and the agent's tools). Borrowed like client_body.
+  std::string_view echo;
+  bool background = false;  // the Responses API: the response runs in the background
 };
 
 // Turns one stream's upstream SSE events into StreamEvents. State is per stream and small

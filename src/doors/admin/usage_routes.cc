@@ -40,6 +40,14 @@ json::object CallJson(const store::CallRow& row) {
       {"overhead_us", c.overhead_us >= 0 ? json::value(c.overhead_us) : json::value(nullptr)}};
   if (c.cache_status != store::CacheStatus::kNone) o["cache"] = CacheStatusName(c.cache_status);
   if (c.dropped_rows > 0) o["dropped_rows"] = c.dropped_rows;
+  // An agent turn's (the agent door's): which agent and version ran, the response id the client
+  // was given, the spans its guard replaced.
+  if (!c.agent_id.empty()) {
+    o["agent_id"] = c.agent_id;
+    o["agent_version"] = c.agent_version;
+    o["guard_replacements"] = c.guard_replacements;
+  }
+  if (!c.response_id.empty()) o["response_id"] = c.response_id;
   if (!c.request_body.empty()) o["request_body"] = c.request_body;
   return o;
 }

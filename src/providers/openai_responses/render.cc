@@ -66,8 +66,6 @@ std::string_view ErrorCodeFor(const Error& error) {
   return "server_error";
 }
 
-namespace {
-
 std::string_view StatusName(ResponseStatus status) {
   switch (status) {
     case ResponseStatus::kInProgress:
@@ -76,11 +74,16 @@ std::string_view StatusName(ResponseStatus status) {
       return "incomplete";
     case ResponseStatus::kFailed:
       return "failed";
+    case ResponseStatus::kQueued:
+      return "queued";
+    case ResponseStatus::kCancelled:
+      return "cancelled";
     case ResponseStatus::kCompleted:
       break;
   }
   return "completed";
 }
+namespace {
 
 void AppendUsage(std::string& out, const TokenUsage& usage) {
   const int64_t input = std::max<int64_t>(usage.prompt_tokens, 0);
@@ -109,7 +112,8 @@ void AppendResponse(std::string& out, const ResponseHead& head, ResponseStatus s
   AppendInt(out, head.created_at);
   out.append(R"(,"status":")");
   out.append(StatusName(status));
-  out.append(R"(","background":false,"error":)");
+  out.append(head.background ? R"(","background":true,"error":)"
+                             : R"(","background":false,"error":)");
   if (status == ResponseStatus::kFailed && error != nullptr) {
     out.append(R"({"code":)");
     AppendJsonQuoted(out, ErrorCodeFor(*error));
@@ -129,9 +133,10 @@ void AppendResponse(std::string& out, const ResponseHead& head, ResponseStatus s
   out.append(R"(,"model":)");
   AppendQuotedEscaped(out, head.model);
   out.append(R"(,"output":[)");
-  const std::string_view item_status = status == ResponseStatus::kCompleted    ? "completed"
-                                       : status == ResponseStatus::kInProgress ? "in_progress"
-                                                                               : "incomplete";
+  const std::string_view item_status =
+      status == ResponseStatus::kCompleted                                         ? "completed"
+      : status == ResponseStatus::kInProgress || status == ResponseStatus::kQueued ? "in_progress"
+                                                                                   : "incomplete";
   for (size_t i = 0; i < items.size(); ++i) {
     if (i > 0) out.push_back(',');
     const bool whole = items[i].is_call || items[i].is_reasoning;  // never cut: completed

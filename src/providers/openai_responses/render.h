@@ -31,7 +31,15 @@ struct OutputItem {
   std::string encrypted;  // escaped; reasoning: encrypted_content, "<issuer>:<signature>"
 };
 
-enum class ResponseStatus : uint8_t { kInProgress, kCompleted, kIncomplete, kFailed };
+// kQueued and kCancelled are only an agent turn's (a stored, background or cancelled response).
+enum class ResponseStatus : uint8_t {
+  kInProgress,
+  kCompleted,
+  kIncomplete,
+  kFailed,
+  kQueued,
+  kCancelled
+};
 
 // What a response object says beyond its items.
 struct ResponseHead {
@@ -39,7 +47,11 @@ struct ResponseHead {
   std::string_view model;  // escaped
   int64_t created_at = 0;
   std::string_view echo;  // EchoFields(request)
+  bool background = false;
 };
+
+// "in_progress", "completed", ...: the API's name of `status`.
+std::string_view StatusName(ResponseStatus status);
 
 // The status a finished answer gets: incomplete for length and content filter.
 ResponseStatus StatusFor(FinishReason finish);
@@ -54,7 +66,8 @@ void AppendTextPart(std::string& out, std::string_view escaped_text);
 // A reasoning item's one summary part: {"type":"summary_text","text":..}.
 void AppendSummaryPart(std::string& out, std::string_view escaped_text);
 
-// The whole response object. `items` are rendered with the status that `status` implies;
+// The whole response object. `items` are rendered with the status that `status` implies (a
+// message cut by a cancel is "incomplete");
 // `usage` null renders "usage":null; `finish` chooses incomplete_details; `error` (kFailed)
 // the error object.
 void AppendResponse(std::string& out, const ResponseHead& head, ResponseStatus status,

@@ -31,6 +31,11 @@ Result<boost::json::object> ParseResponsesDocument(const boost::json::object& do
 // already validated, so only in tests) gives the defaults. Cost: a second DOM parse of the
 // body, once per request (not per chunk); the pivot does not keep these fields.
 std::string EchoFields(std::string_view body);
+// The same members as an object, from a request already parsed: a caller that echoes other
+// values (an agent turn: store, previous_response_id, conversation) edits it, then renders it
+// with EchoMembers (the members' text, without the braces).
+boost::json::object EchoObject(const boost::json::object& request);
+std::string EchoMembers(const boost::json::object& echo);
 
 // A pivot field name in an error (from an upstream dialect refusing the pivot, or an upstream
 // error) -> the Responses field the client wrote: max_completion_tokens -> max_output_tokens,

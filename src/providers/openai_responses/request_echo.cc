@@ -24,7 +24,10 @@ std::string EchoFields(std::string_view body) {
   ScratchJson scratch;
   json::value doc = scratch.Parse(body, ec);
   const json::object empty;
-  const json::object& request = !ec && doc.is_object() ? doc.as_object() : empty;
+  return EchoMembers(EchoObject(!ec && doc.is_object() ? doc.as_object() : empty));
+}
+
+json::object EchoObject(const json::object& request) {
   json::object reasoning{{"effort", nullptr}, {"summary", nullptr}};
   if (const json::value* effort = request.if_contains("reasoning");
       effort && effort->is_object() && effort->as_object().if_contains("effort")) {
@@ -35,20 +38,23 @@ std::string EchoFields(std::string_view body) {
   const json::value text_in = Or(request, "text", json::object{});
   json::object text = text_in.is_object() ? text_in.as_object() : json::object{};
   if (!text.contains("format")) text["format"] = json::object{{"type", "text"}};
-  json::object echo{{"instructions", Or(request, "instructions", nullptr)},
-                    {"max_output_tokens", Or(request, "max_output_tokens", nullptr)},
-                    {"metadata", Or(request, "metadata", json::object{})},
-                    {"parallel_tool_calls", Or(request, "parallel_tool_calls", true)},
-                    {"previous_response_id", nullptr},
-                    {"reasoning", std::move(reasoning)},
-                    {"store", false},
-                    {"temperature", Or(request, "temperature", 1.0)},
-                    {"text", std::move(text)},
-                    {"tool_choice", Or(request, "tool_choice", "auto")},
-                    {"tools", Or(request, "tools", json::array{})},
-                    {"top_p", Or(request, "top_p", 1.0)},
-                    {"truncation", "disabled"},
-                    {"user", Or(request, "user", nullptr)}};
+  return json::object{{"instructions", Or(request, "instructions", nullptr)},
+                      {"max_output_tokens", Or(request, "max_output_tokens", nullptr)},
+                      {"metadata", Or(request, "metadata", json::object{})},
+                      {"parallel_tool_calls", Or(request, "parallel_tool_calls", true)},
+                      {"previous_response_id", nullptr},
+                      {"reasoning", std::move(reasoning)},
+                      {"store", false},
+                      {"temperature", Or(request, "temperature", 1.0)},
+                      {"text", std::move(text)},
+                      {"tool_choice", Or(request, "tool_choice", "auto")},
+                      {"tools", Or(request, "tools", json::array{})},
+                      {"top_p", Or(request, "top_p", 1.0)},
+                      {"truncation", "disabled"},
+                      {"user", Or(request, "user", nullptr)}};
+}
+
+std::string EchoMembers(const json::object& echo) {
   std::string members = json::serialize(echo);
   return members.substr(1, members.size() - 2);
 }

@@ -11,7 +11,9 @@ constexpr std::string_view kResponseIdPrefix = "resp_";
 }  // namespace
 
 ResponsesStreamEncoder::ResponsesStreamEncoder(const EncoderOptions& options)
-    : created_(options.created), echo_(EchoFields(options.client_body)) {}
+    : created_(options.created),
+      echo_(options.echo.empty() ? EchoFields(options.client_body) : std::string(options.echo)),
+      background_(options.background) {}
 
 void ResponsesStreamEncoder::OpenEvent(std::string_view type) {
   std::string& o = out();
@@ -38,7 +40,7 @@ void ResponsesStreamEncoder::Snapshot(std::string_view type, ResponseStatus stat
   OpenEvent(type);
   std::string& o = out();
   o.append(R"(,"response":)");
-  const ResponseHead head{id_, model_, created_, echo_};
+  const ResponseHead head{id_, model_, created_, echo_, background_};
   const bool final = status != ResponseStatus::kInProgress;
   const std::vector<OutputItem> none;
   AppendResponse(o, head, status, finish_, final ? items_ : none, final ? &usage_ : nullptr, error);
@@ -90,10 +92,11 @@ void ResponsesStreamEncoder::CloseItem() {
   open_tool_ = -1;
   const OutputItem& item = items_[index];
   std::string& o = out();
-  const std::string_view status =
-      !item.is_call && !item.is_reasoning && StatusFor(finish_) == ResponseStatus::kIncomplete
-          ? "incomplete"
-          : "completed";
+  const std::string_view status = !item.is_call && !item.is_reasoning &&
+                                          (StatusFor(finish_) == ResponseStatus::kIncomplete ||
+                                           status_ == ResponseStatus::kCancelled)
+                                      ? "incomplete"
+                                      : "completed";
   if (item.is_reasoning) {
     OpenEvent("response.reasoning_summary_text.done");
     AppendItemRef(index);
@@ -135,6 +138,8 @@ void ResponsesStreamEncoder::CloseItem() {
 
 void ResponsesStreamEncoder::Fail(const Error& error) {
   done_ = true;
+  status_ = ResponseStatus::kFailed;
+  error_ = error;
   std::string& o = out();
   OpenEvent("error");
   o.append(R"(,"code":)");
@@ -149,6 +154,23 @@ void ResponsesStreamEncoder::Fail(const Error& error) {
   }
   CloseEvent();
   if (started_) Snapshot("response.failed", ResponseStatus::kFailed, &error);
+}
+
+void ResponsesStreamEncoder::Cancel() {
+  if (done_) return;
+  status_ = ResponseStatus::kCancelled;
+  if (!started_) Start(StreamEvent{});
+  CloseItem();
+  done_ = true;
+  Snapshot("response.cancelled", ResponseStatus::kCancelled, nullptr);
+}
+
+void ResponsesStreamEncoder::AppendResponseObject(std::string& out) const {
+  const ResponseHead head{id_, model_, created_, echo_, background_};
+  const bool final = status_ != ResponseStatus::kInProgress && status_ != ResponseStatus::kQueued;
+  const std::vector<OutputItem> none;
+  AppendResponse(out, head, status_, finish_, final ? items_ : none, final ? &usage_ : nullptr,
+                 error());
 }
 
 void ResponsesStreamEncoder::OnEvent(const StreamEvent& event) {
@@ -243,9 +265,10 @@ void ResponsesStreamEncoder::OnEvent(const StreamEvent& event) {
     case EventKind::kEnd: {
       CloseItem();
       done_ = true;
-      const ResponseStatus status = StatusFor(finish_);
-      Snapshot(status == ResponseStatus::kIncomplete ? "response.incomplete" : "response.completed",
-               status, nullptr);
+      status_ = StatusFor(finish_);
+      Snapshot(
+          status_ == ResponseStatus::kIncomplete ? "response.incomplete" : "response.completed",
+          status_, nullptr);
       break;
     }
     default:

@@ -33,9 +33,15 @@
 // answer the client receives anyway, plus the request's echoed fields (EchoFields). Only this
 // dialect pays it; other encoders keep no text.
 //
+// An agent turn (doors/agents/) drives the encoder itself: it starts the answer with its own
+// kStart (the minted id, before the upstream call), echoes its own fields (EncoderOptions::echo),
+// may end it with Cancel(), and reads what the answer held (items(), usage(), status()) to store
+// the response and the conversation's new items.
+//
 // Thread safety: none; one per stream.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +54,21 @@ class ResponsesStreamEncoder final : public StreamEncoder {
  public:
   explicit ResponsesStreamEncoder(const EncoderOptions& options);
   void OnEvent(const StreamEvent& event) override;
+
+  // Ends an answer that is not done: the open item's done events (a cut message "incomplete"),
+  // then `response.cancelled` (Turnpike's event: OpenAI's stream has none) with the response so
+  // far. Nothing once done.
+  void Cancel();
+  // The response object as it stands, in status() (in_progress while not done).
+  void AppendResponseObject(std::string& out) const;
+
+  bool done() const { return done_; }
+  ResponseStatus status() const { return status_; }
+  const std::vector<OutputItem>& items() const { return items_; }
+  const TokenUsage& usage() const { return usage_; }
+  FinishReason finish() const { return finish_; }
+  const std::string& id() const { return id_; }  // escaped; empty before the start
+  const Error* error() const { return error_ ? &*error_ : nullptr; }
 
  private:
   void Start(const StreamEvent& event);
@@ -76,6 +97,9 @@ class ResponsesStreamEncoder final : public StreamEncoder {
   TokenUsage usage_;
   bool started_ = false;
   bool done_ = false;
+  bool background_ = false;
+  ResponseStatus status_ = ResponseStatus::kInProgress;
+  std::optional<Error> error_;  // the failure's (kFailed)
 };
 
 }  // namespace turnpike::providers::openai_responses

@@ -121,6 +121,8 @@ Rows::~Rows() {
 
 int Rows::size() const { return result_ != nullptr ? PQntuples(result_) : 0; }
 
+int Rows::columns() const { return result_ != nullptr ? PQnfields(result_) : 0; }
+
 bool Rows::IsNull(int row, int column) const { return PQgetisnull(result_, row, column) != 0; }
 
 std::string Rows::Text(int row, int column) const {

@@ -81,6 +81,7 @@ class Rows {
   ~Rows();
 
   int size() const;
+  int columns() const;
   bool IsNull(int row, int column) const;
   std::string Text(int row, int column) const;
   int64_t Int(int row, int column) const;  // 0 for NULL

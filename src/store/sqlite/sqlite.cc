@@ -128,6 +128,8 @@ std::optional<int64_t> Statement::OptionalInt(int column) const {
   return Int(column);
 }
 
+int Statement::columns() const { return sqlite3_column_count(stmt_); }
+
 std::string Statement::Text(int column) const {
   const auto* text = sqlite3_column_text(stmt_, column);
   const int size = sqlite3_column_bytes(stmt_, column);

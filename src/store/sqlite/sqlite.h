@@ -87,6 +87,7 @@ class Statement {
   // Clears bindings (unless kKeep) and rewinds for the next execution.
   void Reset(Bindings after = Bindings::kClear);
 
+  int columns() const;  // of the current row's result
   int64_t Int(int column) const;
   std::optional<int64_t> OptionalInt(int column) const;
   std::string Text(int column) const;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cluster.h"
+#include "doors/agents/agent_store.h"
 #include "store/postgres/engine.h"
 #include "store/postgres/migrations.h"
 #include "store/sqlite/engine.h"
@@ -202,6 +203,12 @@ TEST_F(SchemaParityTest, TheCoreRoleAgreesOnBothEngines) {
   }
   EXPECT_EQ(lite_core.at("call_log").at("agent_id"), "text");
   EXPECT_EQ(pg_core.at("call_log").at("flags"), "integer");
+}
+
+// The product's feature roles: the agent door's.
+TEST_F(SchemaParityTest, TheAgentsRoleAgreesOnBothEngines) {
+  const std::vector<std::string> differences = Compare(agents::AgentsRole().schema, {});
+  for (const std::string& d : differences) ADD_FAILURE() << d;
 }
 
 // A feature role's two halves (store/role.h), as a feature's folder declares them.

@@ -1,0 +1,69 @@
+// An agent: what a tenant defines once and its end users talk to (one turn = this config + a
+// conversation's memory + a governed model call + accounting). Every update is a new version;
+// a turn records the version it ran.
+//
+// The admin API's shape (also what the store keeps, as one JSON text per version):
+//   {"id": "agt_...", "object": "agent", "tenant": T, "version": 1, "model": M,
+//    "instructions": TEXT, "tools": [{"type": "function", "name", "description", "parameters",
+//    "strict"}...], "max_output_tokens": N|null, "history": {"items": 50, "tokens": N|null},
+//    "metadata": {...}, "created_at": unix, "updated_at": unix}
+// `tools` are Responses-style function tools (flat); `max_output_tokens` caps every turn (a
+// turn's own value is clamped to it); `history` is the memory window: the last `items` items
+// of the conversation, fewer when their estimated tokens (bytes / 4) pass `tokens`.
+//
+// Errors: kInvalidRequest naming the field (`param`). Pure functions; thread-safe.
+#pragma once
+
+#include <boost/json/object.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace turnpike::agents {
+
+inline constexpr int64_t kDefaultHistoryItems = 50;
+inline constexpr int64_t kMaxHistoryItems = 1000;
+inline constexpr size_t kMaxInstructionsBytes = 256 << 10;
+inline constexpr size_t kMaxTools = 128;
+
+struct Agent {
+  std::string id;
+  std::string tenant;
+  int64_t version = 0;
+  std::string model;
+  std::string instructions;
+  std::string tools = "[]";             // a JSON array's text
+  std::vector<std::string> tool_names;  // in `tools`' order
+  std::optional<int64_t> max_output_tokens;
+  int64_t history_items = kDefaultHistoryItems;
+  std::optional<int64_t> history_tokens;
+  std::string metadata = "{}";  // a JSON object's text
+  int64_t created_at = 0;
+  int64_t updated_at = 0;
+
+  bool AllowsTool(std::string_view name) const;
+};
+
+// A new agent from a create body (`tenant` and `model` required; `id`, when given, must be
+// [A-Za-z0-9_-]{1,64}); id, version and times are the caller's to set when absent.
+Result<Agent> AgentFromCreate(const boost::json::object& body);
+// `base` with an update body's fields applied (every field but id and tenant may change);
+// the version and times are the caller's to set.
+Result<Agent> AgentFromUpdate(const Agent& base, const boost::json::object& body);
+// The admin API's JSON (and the stored form).
+std::string RenderAgent(const Agent& agent);
+// The stored form read back.
+Result<Agent> AgentFromStored(std::string_view json);
+
+// Metadata as the Responses and Conversations APIs take it: an object of at most 16 string
+// values, keys of at most 64 characters, values of at most 512; `param` names the field.
+Status CheckMetadata(const boost::json::value& metadata, const std::string& param);
+
+// "<prefix><32 hex digits>" from a process-wide random source (thread-safe).
+std::string MintId(std::string_view prefix);
+
+}  // namespace turnpike::agents

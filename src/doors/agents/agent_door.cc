@@ -1,0 +1,178 @@
+#include "doors/agents/agent_door.h"
+
+#include <boost/json/parse.hpp>
+
+#include "common/clock.h"
+#include "core/openai_errors.h"
+#include "doors/agents/items.h"
+
+namespace turnpike::agents {
+namespace net = boost::asio;
+
+AgentDoor::AgentDoor(const app::FeatureContext& context, AgentsShared& shared, int worker,
+                     core::WorkerCore& core)
+    : context_(context),
+      shared_(shared),
+      core_(core),
+      call_options_(model_call::CallOptionsFrom(context.config.upstream)),
+      rng_(static_cast<uint32_t>(worker + 1)),
+      call_deps_{core.pool(),
+                 call_options_,
+                 context.config.routing,
+                 std::chrono::milliseconds{15'000},
+                 context.config.upstream.max_response_bytes,
+                 core.probe().retries,
+                 rng_} {
+  if (std::unique_ptr<core::Filter> governance = core.MakeGovernanceFilter()) {
+    chain_.Add(std::move(governance));
+  }
+}
+
+std::vector<core::RouteSpec> AgentDoor::Routes() {
+  using core::Verb;
+  return {
+      {"/v1/conversations", {Verb::post}, "conversations", kConversations},
+      {"/v1/conversations/{id}",
+       {Verb::get, Verb::post, Verb::delete_},
+       "conversations",
+       kConversation},
+      {"/v1/conversations/{id}/items", {Verb::get, Verb::post}, "conversations", kItems},
+      {"/v1/conversations/{id}/items/{item}", {Verb::get, Verb::delete_}, "conversations", kItem},
+      {"/v1/responses/{id}", {Verb::get, Verb::delete_}, "responses", kResponse},
+      {"/v1/responses/{id}/input_items", {Verb::get}, "responses", kInputItems},
+      {"/v1/responses/{id}/cancel", {Verb::post}, "responses", kCancel},
+  };
+}
+
+core::ErrorReply AgentDoor::RenderError(int, const Error& error) const {
+  // A turn refused because another holds its conversation (turn.cc).
+  if (error.code == ErrorCode::kConflict && error.param == "conversation") {
+    return {HttpStatus(error.code), core::OpenAiErrorBody(error, "conversation_busy")};
+  }
+  return {HttpStatus(error.code), core::OpenAiErrorBody(error)};
+}
+
+net::awaitable<void> AgentDoor::Refuse(http::Exchange& exchange, core::RequestContext& ctx,
+                                       const Error& error, bool chain_ran) {
+  co_await core_.RespondError(exchange, ctx, error.code, RenderError(-1, error));
+  if (chain_ran) chain_.Complete(ctx);
+  core_.Finish(exchange, ctx);
+}
+
+net::awaitable<void> AgentDoor::Handle(http::Exchange& exchange, core::RouteMatch match) {
+  core::RequestContext ctx;
+  core_.Start(exchange, match, ctx);
+  core::WorkerCore::ReadCredentials(exchange, ctx);
+  Result<governance::Principal> principal = core_.Authenticate(ctx);
+  if (!principal.ok()) {
+    const Error error = principal.error();
+    co_await Refuse(exchange, ctx, error, false);
+    co_return;
+  }
+  const std::string tenant = principal->tenant->tenant.id;
+  Result<core::AdminAnswer> answer = co_await Serve(exchange, match, tenant);
+  if (!answer.ok()) {
+    const Error error = answer.error();
+    co_await Refuse(exchange, ctx, error, false);
+    co_return;
+  }
+  co_await core_.Respond(exchange, ctx, answer->status, core::kJsonContentType,
+                         std::move(answer->body));
+  core_.Finish(exchange, ctx);
+}
+
+net::awaitable<Result<std::shared_ptr<const Agent>>> AgentDoor::FindAgent(std::string id,
+                                                                          int64_t version,
+                                                                          std::string tenant) {
+  const std::string key = version == 0 ? id : id + "@" + std::to_string(version);
+  const SteadyClock::time_point now = SteadyClock::now();
+  std::shared_ptr<const Agent> agent = shared_.agents.Find(key, now);
+  if (agent == nullptr) {
+    auto read = [id, version](AgentStore& store) { return store.GetAgent(id, version); };
+    Result<std::optional<Agent>> loaded = co_await WithAgentStore<std::optional<Agent>>(
+        context_.store, std::move(read), store::JobLane::kRead);
+    if (!loaded.ok()) co_return loaded.error();
+    if (!loaded.value()) co_return std::shared_ptr<const Agent>();
+    agent = std::make_shared<const Agent>(std::move(**loaded));
+    shared_.agents.Put(key, agent, now);
+  }
+  if (agent->tenant != tenant) co_return std::shared_ptr<const Agent>();
+  co_return agent;
+}
+
+net::awaitable<Result<std::shared_ptr<const Memory>>> AgentDoor::LoadMemory(std::string id,
+                                                                            int64_t window,
+                                                                            std::string tenant) {
+  const SteadyClock::time_point now = SteadyClock::now();
+  std::shared_ptr<const Memory> memory = shared_.conversations.FindMemory(id, now);
+  if (memory != nullptr && (memory->complete || memory->limit >= window)) {
+    if (memory->tenant != tenant) co_return std::shared_ptr<const Memory>();
+    co_return memory;
+  }
+  struct Loaded {
+    std::optional<ConversationRow> conversation;
+    std::vector<ItemRow> items;
+  };
+  auto read = [id, window](AgentStore& store) -> Result<Loaded> {
+    Result<std::optional<ConversationRow>> conversation = store.GetConversation(id);
+    if (!conversation.ok()) return conversation.error();
+    Loaded loaded{std::move(*conversation), {}};
+    if (!loaded.conversation) return loaded;
+    Result<std::vector<ItemRow>> items = store.LastItems(id, window + 1);
+    if (!items.ok()) return items.error();
+    loaded.items = std::move(*items);
+    return loaded;
+  };
+  Result<Loaded> loaded =
+      co_await WithAgentStore<Loaded>(context_.store, std::move(read), store::JobLane::kRead);
+  if (!loaded.ok()) co_return loaded.error();
+  if (!loaded->conversation || loaded->conversation->tenant != tenant) {
+    co_return std::shared_ptr<const Memory>();
+  }
+  auto fresh = std::make_shared<Memory>();
+  fresh->tenant = tenant;
+  // One more than the window was read: fewer means the conversation has no more.
+  fresh->complete = static_cast<int64_t>(loaded->items.size()) <= window;
+  if (!fresh->complete) loaded->items.erase(loaded->items.begin());
+  fresh->limit = window;
+  for (const ItemRow& row : loaded->items) {
+    fresh->items.push_back(boost::json::parse(row.json));
+  }
+  shared_.conversations.PutMemory(id, fresh, now);
+  co_return std::shared_ptr<const Memory>(std::move(fresh));
+}
+
+}  // namespace turnpike::agents
+
+namespace turnpike::agents {
+
+app::Feature AgentsFeature() {
+  // One per feature: every worker's door and the admin routes share it.
+  auto shared = std::make_shared<AgentsShared>();
+  const auto on = [](const config::Config& config) {
+    return config.governance.enabled && config.agents.enabled;
+  };
+  app::Feature feature;
+  feature.role = [on](const config::Config& config) -> std::optional<store::RoleSpec> {
+    if (!on(config)) return std::nullopt;
+    return AgentsRole();
+  };
+  feature.door = [on, shared](const app::FeatureContext& context) -> std::optional<core::DoorSpec> {
+    if (!on(context.config)) return std::nullopt;
+    shared->Configure(context.config.agents.cache_ttl);
+    core::DoorSpec spec;
+    spec.routes = AgentDoor::Routes();
+    spec.make = [context, shared](int worker, net::io_context&, core::WorkerCore& core) {
+      return std::make_unique<AgentDoor>(context, *shared, worker, core);
+    };
+    spec.model_prefixes = {std::string(kModelPrefix)};
+    return spec;
+  };
+  feature.admin_routes = [on, shared](const app::FeatureContext& context) {
+    if (!on(context.config)) return std::vector<core::AdminRoute>();
+    return AgentAdminRoutes(context.store, *shared, &context.routes);
+  };
+  return feature;
+}
+
+}  // namespace turnpike::agents

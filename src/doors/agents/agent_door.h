@@ -1,0 +1,115 @@
+// The agent door: OpenAI's Responses and Conversations APIs over agents a tenant defines.
+//
+//   POST /v1/responses {"model": "agent:<id>[@<version>]", ...}   a turn (turn.cc), handed over
+//        by the LLM door (the "agent:" prefix, core/handoff.h)
+//   POST /v1/conversations; GET|POST|DELETE /v1/conversations/{id};
+//   GET|POST /v1/conversations/{id}/items; GET|DELETE /v1/conversations/{id}/items/{item}
+//   GET|DELETE /v1/responses/{id}; GET /v1/responses/{id}/input_items;
+//   POST /v1/responses/{id}/cancel                                  (conversations.cc)
+//
+// Every route takes a virtual key; a conversation, response or agent of another tenant is a 404,
+// the same as one that does not exist. Errors are OpenAI's envelope with its statuses.
+// The conversation and stored-response routes authenticate only (WorkerCore::Authenticate: no
+// budget, no rate charge, not in the call log); a turn runs the governance filter like any model
+// call and is logged with its agent, version and response id.
+//
+// Ownership and threads: one door per worker (core/door.h), on its worker's thread; the shared
+// state (state.h) and the FeatureContext outlive it.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "app/feature.h"
+#include "core/door.h"
+#include "core/filter.h"
+#include "core/worker_core.h"
+#include "doors/agents/agent_store.h"
+#include "doors/agents/state.h"
+#include "model_call/model_call.h"
+
+namespace turnpike::agents {
+
+inline constexpr std::string_view kModelPrefix = "agent:";
+
+enum Route : int {
+  kConversations,
+  kConversation,
+  kItems,
+  kItem,
+  kResponse,
+  kInputItems,
+  kCancel,
+};
+
+class AgentDoor final : public core::Door {
+ public:
+  AgentDoor(const app::FeatureContext& context, AgentsShared& shared, int worker,
+            core::WorkerCore& core);
+
+  static std::vector<core::RouteSpec> Routes();
+
+  boost::asio::awaitable<void> Handle(http::Exchange& exchange, core::RouteMatch match) override;
+  core::ErrorReply RenderError(int route, const Error& error) const override;
+  boost::asio::awaitable<void> Receive(http::Exchange& exchange, core::RouteMatch match,
+                                       core::HandedRequest request) override;
+
+ private:
+  struct Turn;  // turn.cc
+
+  // Conversations and stored responses (conversations.cc): the answer or an error.
+  boost::asio::awaitable<Result<core::AdminAnswer>> Serve(http::Exchange& exchange,
+                                                          const core::RouteMatch& match,
+                                                          const std::string& tenant);
+  boost::asio::awaitable<Result<core::AdminAnswer>> CancelTurn(const std::string& id,
+                                                               const std::string& tenant);
+
+  // The agent `id` (at `version`; 0: the latest) of `tenant`, from this worker's cache or the
+  // store; nullptr when it does not exist or is another tenant's.
+  boost::asio::awaitable<Result<std::shared_ptr<const Agent>>> FindAgent(std::string id,
+                                                                         int64_t version,
+                                                                         std::string tenant);
+  // The conversation's memory (the last `window` items at least), from the shared table or the
+  // store; nullptr when the conversation does not exist or is another tenant's.
+  boost::asio::awaitable<Result<std::shared_ptr<const Memory>>> LoadMemory(std::string id,
+                                                                           int64_t window,
+                                                                           std::string tenant);
+
+  boost::asio::awaitable<void> Refuse(http::Exchange& exchange, core::RequestContext& ctx,
+                                      const Error& error, bool chain_ran);
+
+  const app::FeatureContext context_;
+  AgentsShared& shared_;
+  core::WorkerCore& core_;
+  core::FilterChain chain_;
+  const upstream::CallOptions call_options_;
+  std::minstd_rand rng_;
+  const model_call::CallDeps call_deps_;
+};
+
+// The feature as app/ registers it: the store role, the door (model prefix "agent:") and the
+// agents' admin routes (admin_routes.cc). On when governance is and agents.enabled.
+app::Feature AgentsFeature();
+
+// The admin resources /admin/v1/agents[/{id}] (admin_routes.cc).
+std::vector<core::AdminRoute> AgentAdminRoutes(store::StoreThread* store, AgentsShared& shared,
+                                               const model_call::RouteTable* routes);
+
+// A job on the store thread with the session's AgentStore (kInternal when the role is missing).
+template <typename T, typename Fn>
+boost::asio::awaitable<Result<T>> WithAgentStore(store::StoreThread* store, Fn fn,
+                                                 store::JobLane lane) {
+  if (store == nullptr) co_return Error{ErrorCode::kUnavailable, "the store is not open", ""};
+  auto job = [fn = std::move(fn)](store::Engine& engine) -> Result<T> {
+    AgentStore* agents = engine.role<AgentStore>();
+    if (agents == nullptr) return Error{ErrorCode::kInternal, "the agents role is missing", ""};
+    return fn(*agents);
+  };
+  co_return co_await store->Call<T>(std::move(job), lane);
+}
+
+}  // namespace turnpike::agents

@@ -1,0 +1,133 @@
+// The agent door's store role ("agents", store/role.h): agents (a row per version),
+// conversations, their items, and stored responses, on both engines from one set of statements
+// (agent_store.cc: `?` parameters in order, numbered for PostgreSQL), with the purposes
+// agent_read and agent_write counted in turnpike_store_statements_total{op}.
+//
+// Tables (times are unix seconds; JSON is kept as text):
+//   agents               (id, version) -> tenant_id, spec (the agent's JSON, agent.h),
+//                        created_at, deleted_at (set on every version when deleted)
+//   conversations        id -> tenant_id, metadata, created_at
+//   conversation_items   (conversation_id, seq) -> id (unique), item (JSON), response_id (the
+//                        turn that added it; NULL when added through the items API), created_at
+//   agent_responses      id -> tenant_id, conversation_id, agent_id, agent_version, status,
+//                        body (the response object), input_items (JSON array), context (JSON
+//                        array: the items the turn was given plus its input and output, which a
+//                        turn continuing it by previous_response_id starts from),
+//                        previous_response_id, created_at
+//
+// Statements per call (what the door's statement-count tests assert): every read is one
+// statement; AppendItems and SaveTurn are one transaction of one statement per item (plus one
+// for the response), CreateConversation likewise; DeleteConversation two.
+//
+// Threads: an AgentStore is one engine session's, used only on its store thread (reached in a
+// job with engine.role<AgentStore>()). Errors: the engine's (kInternal, kUnavailable,
+// kConflict for a duplicate id).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "doors/agents/agent.h"
+#include "store/role.h"
+
+namespace turnpike::agents {
+
+struct ConversationRow {
+  std::string id;
+  std::string tenant;
+  std::string metadata = "{}";
+  int64_t created_at = 0;
+};
+
+struct NewItem {
+  std::string id;
+  std::string json;  // the item object, with its id
+};
+
+struct ItemRow {
+  int64_t seq = 0;
+  std::string id;
+  std::string json;
+  std::string response_id;
+  int64_t created_at = 0;
+};
+
+struct ItemPage {
+  std::vector<ItemRow> items;
+  bool has_more = false;
+};
+
+struct ResponseRow {
+  std::string id;
+  std::string tenant;
+  std::string conversation_id;
+  std::string agent_id;
+  int64_t agent_version = 0;
+  std::string status;
+  std::string body;
+  std::string input_items = "[]";
+  std::string context = "[]";
+  std::string previous_response_id;
+  int64_t created_at = 0;
+};
+
+// What one turn writes, in one transaction.
+struct TurnWrite {
+  std::string conversation_id;          // empty: the turn is not in a conversation
+  std::vector<NewItem> items;           // appended in order (input, then output)
+  std::optional<ResponseRow> response;  // stored when the turn says store
+  int64_t now = 0;
+};
+
+// The engine-neutral session the role's statements run on (one per engine session).
+class SqlSession;
+
+class AgentStore final : public store::Role {
+ public:
+  explicit AgentStore(std::unique_ptr<SqlSession> session);
+  ~AgentStore() override;
+
+  Status PutAgent(const Agent& agent);
+  // version 0: the latest. A deleted agent is not found.
+  Result<std::optional<Agent>> GetAgent(std::string_view id, int64_t version);
+  // The latest version of each agent, by id; tenant "" lists every tenant's.
+  Result<std::vector<Agent>> ListAgents(std::string_view tenant);
+  Result<bool> DeleteAgent(std::string_view id, int64_t now);
+
+  Status CreateConversation(const ConversationRow& row, const std::vector<NewItem>& items);
+  Result<std::optional<ConversationRow>> GetConversation(std::string_view id);
+  Result<bool> UpdateConversation(std::string_view id, std::string_view metadata);
+  Result<bool> DeleteConversation(std::string_view id);
+
+  // `after`: an item id (its position; none: from the start); limit items in seq order.
+  Result<ItemPage> ListItems(std::string_view conversation, std::string_view after, int64_t limit,
+                             bool descending);
+  Result<std::vector<ItemRow>> AppendItems(std::string_view conversation,
+                                           const std::vector<NewItem>& items, int64_t now);
+  Result<std::optional<ItemRow>> GetItem(std::string_view conversation, std::string_view id);
+  Result<bool> DeleteItem(std::string_view conversation, std::string_view id);
+  // The last `count` items, oldest first (a turn's memory).
+  Result<std::vector<ItemRow>> LastItems(std::string_view conversation, int64_t count);
+
+  // The turn's items and response; the items' rows (with their seq) in order.
+  Result<std::vector<ItemRow>> SaveTurn(const TurnWrite& turn);
+  Result<std::optional<ResponseRow>> GetResponse(std::string_view id);
+  Result<bool> DeleteResponse(std::string_view id);
+
+ private:
+  Result<std::vector<ItemRow>> InsertItems(std::string_view conversation,
+                                           const std::vector<NewItem>& items,
+                                           std::string_view response_id, int64_t now);
+
+  std::unique_ptr<SqlSession> sql_;
+};
+
+// The role as app/ registers it.
+store::RoleSpec AgentsRole();
+
+}  // namespace turnpike::agents

@@ -1,0 +1,109 @@
+#include "doors/agents/items.h"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "doors/agents/agent.h"
+#include "providers/openai_responses/request.h"
+
+namespace turnpike::agents {
+namespace json = boost::json;
+
+namespace {
+
+Error Invalid(std::string message, std::string param) {
+  return Error{ErrorCode::kInvalidRequest, std::move(message), std::move(param)};
+}
+
+// A message's string content as the one part the API shows.
+void Partify(json::object& item) {
+  json::value* content = item.if_contains("content");
+  if (content == nullptr || !content->is_string()) return;
+  const json::value* role = item.if_contains("role");
+  const bool assistant = role != nullptr && role->is_string() && role->as_string() == "assistant";
+  json::object part{{"type", assistant ? "output_text" : "input_text"}, {"text", *content}};
+  if (assistant) part["annotations"] = json::array();
+  *content = json::array{std::move(part)};
+}
+
+std::string_view PrefixOf(std::string_view type) {
+  if (type == "function_call") return "fc_";
+  if (type == "function_call_output") return "fco_";
+  if (type == "reasoning") return "rs_";
+  return "msg_";
+}
+
+}  // namespace
+
+Result<std::vector<NewItem>> NormalizeItems(const json::value& input, const std::string& param) {
+  json::array items;
+  if (input.is_string()) {
+    items.push_back(json::object{{"type", "message"}, {"role", "user"}, {"content", input}});
+  } else if (input.is_array()) {
+    items = input.as_array();
+  } else {
+    return Invalid("`" + param + "` must be a string or an array of items.", param);
+  }
+  // The Responses translation is the check: what it takes, a later turn can send.
+  if (!items.empty()) {
+    json::object probe{{"model", "agent"}, {"input", items}};
+    Result<json::object> pivot = providers::openai_responses::ParseResponsesDocument(probe);
+    if (!pivot.ok()) {
+      Error e = pivot.error();
+      if (e.param.rfind("input", 0) == 0) e.param = param + e.param.substr(5);
+      return e;
+    }
+  }
+  std::vector<NewItem> out;
+  out.reserve(items.size());
+  for (json::value& value : items) {
+    json::object& item = value.as_object();
+    const json::value* type = item.if_contains("type");
+    // A copy: the item's own "type" is rewritten below.
+    const std::string kind =
+        type != nullptr && type->is_string() ? std::string(type->as_string()) : "message";
+    item["type"] = kind;
+    Partify(item);
+    std::string id = MintId(PrefixOf(kind));
+    item["id"] = id;
+    if (!item.contains("status") && kind != "reasoning") item["status"] = "completed";
+    out.push_back({std::move(id), json::serialize(item)});
+  }
+  return out;
+}
+
+json::array ParseItems(const std::vector<std::string>& texts) {
+  json::array items;
+  items.reserve(texts.size());
+  for (const std::string& text : texts) items.push_back(json::parse(text));
+  return items;
+}
+
+std::string RenderConversation(const ConversationRow& row) {
+  std::string out =
+      "{\"id\":" + json::serialize(json::string(row.id)) +
+      ",\"object\":\"conversation\",\"created_at\":" + std::to_string(row.created_at) +
+      ",\"metadata\":" + row.metadata + "}";
+  return out;
+}
+
+std::string RenderItemList(const std::vector<ItemRow>& items, bool has_more) {
+  std::string out = "{\"object\":\"list\",\"data\":[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    out.append(items[i].json);
+  }
+  out.append("],\"first_id\":");
+  out.append(items.empty() ? "null" : json::serialize(json::string(items.front().id)));
+  out.append(",\"last_id\":");
+  out.append(items.empty() ? "null" : json::serialize(json::string(items.back().id)));
+  out.append(has_more ? ",\"has_more\":true}" : ",\"has_more\":false}");
+  return out;
+}
+
+std::string RenderDeleted(std::string_view id, std::string_view object) {
+  return "{\"id\":" + json::serialize(json::string(id)) + ",\"object\":\"" + std::string(object) +
+         "\",\"deleted\":true}";
+}
+
+}  // namespace turnpike::agents

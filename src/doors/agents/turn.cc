@@ -1,0 +1,458 @@
+// One agent turn (agent_door.h): POST /v1/responses with model "agent:<id>[@<version>]".
+//
+//   1. authenticate; the agent (this worker's cache, else one read); the request's fields
+//   2. memory: the conversation's (the shared table, else one read; its one-turn slot, else
+//      409) or the previous response's context; the window of the agent
+//   3. the Responses request the agent makes of its model (its instructions and tools, the
+//      memory, the input), translated to the pivot by providers/openai_responses: a bad field
+//      is a 400 in the client's names, before anything is reserved or stored
+//   4. the governance chain (the agent's model is what is billed), then the answer's start with
+//      the minted id (a stream's response.created, before the upstream call), then the call
+//   5. the end: completed, incomplete, failed, or cancelled (the cancel route, a deleted
+//      conversation, the client leaving); the turn's input and output items and its response
+//      are stored in one transaction, the memory updated, and only then the terminal event sent
+#include <boost/asio/this_coro.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "common/clock.h"
+#include "doors/agents/agent_door.h"
+#include "doors/agents/items.h"
+#include "doors/agents/turn_sink.h"
+#include "model_call/pivot_source.h"
+#include "providers/openai_responses/render.h"
+#include "providers/openai_responses/request.h"
+
+namespace turnpike::agents {
+namespace net = boost::asio;
+namespace json = boost::json;
+namespace responses = providers::openai_responses;
+
+namespace {
+
+Error Invalid(std::string message, std::string param) {
+  return Error{ErrorCode::kInvalidRequest, std::move(message), std::move(param)};
+}
+
+// The fields a turn reads itself; every other field goes to the Responses translation as is.
+struct TurnFields {
+  std::string agent_id;
+  int64_t version = 0;
+  std::string conversation;
+  std::string previous_response_id;
+  bool stream = false;
+  bool store = true;
+  std::optional<int64_t> max_output_tokens;
+  json::value metadata = json::object{};
+  const json::value* input = nullptr;
+  const json::value* tools = nullptr;
+};
+
+Result<TurnFields> ReadFields(const json::object& body, std::string_view model) {
+  TurnFields f;
+  std::string_view name = model.substr(kModelPrefix.size());
+  if (const size_t at = name.find('@'); at != std::string_view::npos) {
+    const std::string version(name.substr(at + 1));
+    char* end = nullptr;
+    f.version = std::strtoll(version.c_str(), &end, 10);
+    if (version.empty() || *end != '\0' || f.version < 1) {
+      return Invalid("The model `" + std::string(model) + "` names no agent version.", "model");
+    }
+    name = name.substr(0, at);
+  }
+  f.agent_id = std::string(name);
+  for (const auto& m : body) {
+    const std::string_view key = m.key();
+    const json::value& v = m.value();
+    if (key == "conversation") {
+      const json::value* id = v.is_object() ? v.as_object().if_contains("id") : &v;
+      if (id == nullptr || !id->is_string() || id->as_string().empty()) {
+        return Invalid("`conversation` must be a conversation id or {\"id\": ...}.",
+                       "conversation");
+      }
+      f.conversation = std::string(id->as_string());
+    } else if (key == "previous_response_id" && !v.is_null()) {
+      if (!v.is_string())
+        return Invalid("`previous_response_id` must be a string.", std::string(key));
+      f.previous_response_id = std::string(v.as_string());
+    } else if (key == "stream" || key == "store" || key == "background") {
+      if (!v.is_bool() && !v.is_null())
+        return Invalid("`" + std::string(key) + "` must be a boolean.", std::string(key));
+      const bool on = v.is_bool() && v.as_bool();
+      if (key == "stream") f.stream = on;
+      if (key == "store") f.store = v.is_null() || on;
+      if (key == "background" && on) {
+        return Invalid("Background agent turns are not implemented yet.", "background");
+      }
+    } else if (key == "max_output_tokens" && !v.is_null()) {
+      if (!v.is_int64() || v.as_int64() < 1) {
+        return Invalid("`max_output_tokens` must be a positive whole number.", std::string(key));
+      }
+      f.max_output_tokens = v.as_int64();
+    } else if (key == "metadata") {
+      if (Status s = CheckMetadata(v, "metadata"); !s.ok()) return s.error();
+      if (!v.is_null()) f.metadata = v;
+    } else if (key == "instructions" && !v.is_null()) {
+      return Invalid("An agent turn takes its instructions from the agent.", "instructions");
+    } else if (key == "input") {
+      f.input = &v;
+    } else if (key == "tools") {
+      f.tools = &v;
+    }
+  }
+  if (!f.conversation.empty() && !f.previous_response_id.empty()) {
+    return Invalid("Send `conversation` or `previous_response_id`, not both.",
+                   "previous_response_id");
+  }
+  if (f.input == nullptr) return Invalid("`input` is required.", "input");
+  return f;
+}
+
+// The agent's window of `items`: its last `history_items`, fewer when their estimated tokens
+// (bytes / 4) pass `history_tokens`; never starting with a tool output whose call was cut.
+json::array Window(const Agent& agent, const json::array& items) {
+  size_t first = items.size() > static_cast<size_t>(agent.history_items)
+                     ? items.size() - static_cast<size_t>(agent.history_items)
+                     : 0;
+  if (agent.history_tokens) {
+    int64_t bytes = 0;
+    size_t keep = items.size();
+    while (keep > first) {
+      bytes += static_cast<int64_t>(json::serialize(items[keep - 1]).size());
+      if (bytes / 4 > *agent.history_tokens) break;
+      --keep;
+    }
+    first = keep;
+  }
+  while (first < items.size()) {
+    const json::value* type = items[first].as_object().if_contains("type");
+    if (type == nullptr || !type->is_string() || type->as_string() != "function_call_output") break;
+    ++first;
+  }
+  return json::array(items.begin() + static_cast<std::ptrdiff_t>(first), items.end());
+}
+
+}  // namespace
+
+struct AgentDoor::Turn {
+  core::RequestContext ctx;
+  TurnFields fields;
+  std::shared_ptr<const Agent> agent;
+  std::shared_ptr<const Memory> memory;  // the conversation's, when in one
+  json::array context;                   // the items the model is given before the input
+  std::vector<NewItem> input;
+  bool holds_slot = false;
+};
+
+net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMatch match,
+                                        core::HandedRequest handed) {
+  Turn turn;
+  core::RequestContext& ctx = turn.ctx;
+  core_.Start(exchange, match, ctx);
+  core::WorkerCore::ReadCredentials(exchange, ctx);
+  ctx.model = handed.key;
+  std::optional<Error> refusal;
+  Result<governance::Principal> principal = core_.Authenticate(ctx);
+  std::string tenant;
+  if (!principal.ok()) {
+    refusal = principal.error();
+  } else if (exchange.request().body().size() > context_.config.agents.max_input_bytes) {
+    tenant = principal->tenant->tenant.id;
+    refusal = Error{ErrorCode::kPayloadTooLarge,
+                    "The turn's request is larger than agents.max_input_bytes.", "input"};
+  } else {
+    tenant = principal->tenant->tenant.id;
+    const json::object* body = handed.document.if_object();
+    Result<TurnFields> fields =
+        body != nullptr ? ReadFields(*body, handed.key)
+                        : Result<TurnFields>(Invalid("The body must be a JSON object.", ""));
+    if (!fields.ok()) refusal = fields.error();
+    if (fields.ok()) turn.fields = std::move(*fields);
+  }
+  if (!refusal) {
+    Result<std::shared_ptr<const Agent>> agent =
+        co_await FindAgent(turn.fields.agent_id, turn.fields.version, tenant);
+    if (!agent.ok())
+      refusal = agent.error();
+    else if (*agent == nullptr)
+      refusal =
+          Error{ErrorCode::kNotFound, "The model `" + handed.key + "` does not exist.", "model"};
+    else
+      turn.agent = std::move(*agent);
+  }
+  if (refusal) {
+    co_await Refuse(exchange, ctx, *refusal, false);
+    co_return;
+  }
+  const Agent& agent = *turn.agent;
+  ctx.turn.agent_id = agent.id;
+  ctx.turn.agent_version = agent.version;
+  ctx.stream = turn.fields.stream;
+
+  // The request's tools: a subset of the agent's, or all of them.
+  json::value tools = json::parse(agent.tools);
+  if (turn.fields.tools != nullptr && !turn.fields.tools->is_null()) {
+    if (!turn.fields.tools->is_array()) {
+      refusal = Invalid("`tools` must be an array.", "tools");
+    } else {
+      for (size_t i = 0; i < turn.fields.tools->as_array().size() && !refusal; ++i) {
+        const json::value& tool = turn.fields.tools->as_array()[i];
+        const json::value* name = tool.is_object() ? tool.as_object().if_contains("name") : nullptr;
+        if (name == nullptr || !name->is_string() || !agent.AllowsTool(name->as_string())) {
+          refusal = Invalid("tools[" + std::to_string(i) + "] is not one of the agent's tools.",
+                            "tools[" + std::to_string(i) + "]");
+        }
+      }
+      if (!refusal) tools = *turn.fields.tools;
+    }
+  }
+  if (!refusal) {
+    Result<std::vector<NewItem>> input = NormalizeItems(*turn.fields.input, "input");
+    if (!input.ok())
+      refusal = input.error();
+    else
+      turn.input = std::move(*input);
+  }
+
+  // Memory: the conversation's (holding its slot), or the previous response's context.
+  const std::string response_id = MintId("resp_");
+  if (!refusal && !turn.fields.conversation.empty()) {
+    Result<std::shared_ptr<const Memory>> memory =
+        co_await LoadMemory(turn.fields.conversation, agent.history_items, tenant);
+    if (!memory.ok())
+      refusal = memory.error();
+    else if (*memory == nullptr)
+      refusal = Error{ErrorCode::kNotFound,
+                      "Conversation with id '" + turn.fields.conversation + "' not found.",
+                      "conversation"};
+    else if (!shared_.conversations.TryAcquire(turn.fields.conversation, response_id)) {
+      refusal = Error{ErrorCode::kConflict,
+                      "Another turn of conversation '" + turn.fields.conversation +
+                          "' is in progress; send this one when it ends.",
+                      "conversation"};
+    } else {
+      turn.holds_slot = true;
+      turn.memory = std::move(*memory);
+      turn.context = Window(agent, turn.memory->items);
+    }
+  } else if (!refusal && !turn.fields.previous_response_id.empty()) {
+    const std::string id = turn.fields.previous_response_id;
+    auto get = [id](AgentStore& s) { return s.GetResponse(id); };
+    Result<std::optional<ResponseRow>> previous =
+        co_await WithAgentStore<std::optional<ResponseRow>>(context_.store, std::move(get),
+                                                            store::JobLane::kRead);
+    if (!previous.ok())
+      refusal = previous.error();
+    else if (!previous.value() || (*previous)->tenant != tenant)
+      refusal = Error{ErrorCode::kNotFound, "Previous response with id '" + id + "' not found.",
+                      "previous_response_id"};
+    else
+      turn.context = Window(agent, json::parse((*previous)->context).as_array());
+  }
+
+  // The Responses request the agent makes of its model, and its pivot.
+  json::object request;
+  const model_call::ModelEntry* entry = context_.routes.Find(agent.model);
+  std::optional<int64_t> cap = agent.max_output_tokens;
+  if (turn.fields.max_output_tokens && (!cap || *turn.fields.max_output_tokens < *cap)) {
+    cap = turn.fields.max_output_tokens;
+  }
+  Result<json::object> pivot = json::object{};
+  if (!refusal) {
+    for (const auto& m : handed.document.as_object()) {
+      static constexpr std::string_view kOwn[] = {
+          "model", "input",        "conversation", "previous_response_id",
+          "store", "background",   "metadata",     "max_output_tokens",
+          "tools", "instructions", "stream"};
+      bool own = false;
+      for (std::string_view k : kOwn) own = own || m.key() == k;
+      if (!own) request[m.key()] = m.value();
+    }
+    request["model"] = agent.model;
+    if (!agent.instructions.empty()) request["instructions"] = agent.instructions;
+    json::array input = turn.context;
+    for (const NewItem& item : turn.input) input.push_back(json::parse(item.json));
+    request["input"] = std::move(input);
+    if (!tools.as_array().empty()) request["tools"] = tools;
+    if (cap) request["max_output_tokens"] = *cap;
+    request["stream"] = true;
+    pivot = responses::ParseResponsesDocument(request);
+    if (!pivot.ok())
+      refusal = pivot.error();
+    else if (entry == nullptr)
+      refusal = Error{ErrorCode::kNotFound,
+                      "The agent's model `" + agent.model + "` does not exist.", "model"};
+  }
+  if (!refusal) {
+    ctx.model_slot = entry->index;
+    ctx.billing.model = agent.model;
+    ctx.billing.prompt_bytes = static_cast<int64_t>(json::serialize(request["input"]).size());
+    ctx.billing.max_tokens = cap;
+  }
+  bool chain_ran = false;
+  if (!refusal) {
+    chain_ran = true;
+    core::FilterStatus status = chain_.Run(ctx);
+    if (status == core::FilterStatus::kSuspend) status = co_await chain_.Resume(ctx);
+    if (status == core::FilterStatus::kRespond) {
+      refusal = ctx.refusal ? *ctx.refusal : Error{ErrorCode::kInternal, "refused", ""};
+    }
+  }
+  if (refusal) {
+    if (turn.holds_slot) shared_.conversations.Release(turn.fields.conversation);
+    co_await Refuse(exchange, ctx, *refusal, chain_ran);
+    co_return;
+  }
+  ctx.phases.admitted = core::Clock::now();
+  ctx.turn.response_id = response_id;
+
+  // The answer's start, with what it echoes.
+  json::object echo = responses::EchoObject(request);
+  echo["instructions"] = nullptr;
+  echo["metadata"] = turn.fields.metadata;
+  echo["store"] = turn.fields.store;
+  echo["previous_response_id"] = turn.fields.previous_response_id.empty()
+                                     ? json::value(nullptr)
+                                     : json::value(turn.fields.previous_response_id);
+  echo["conversation"] = turn.fields.conversation.empty()
+                             ? json::value(nullptr)
+                             : json::value(json::object{{"id", turn.fields.conversation}});
+  const std::string echo_text = responses::EchoMembers(echo);
+  providers::EncoderOptions options;
+  options.created = UnixSeconds();
+  options.echo = echo_text;
+  responses::ResponsesStreamEncoder encoder(options);
+  TurnSink sink(exchange, ctx, encoder, turn.fields.stream);
+  const std::string start_id = response_id.substr(5);  // the encoder adds "resp_"
+  providers::StreamEvent start;
+  start.kind = providers::EventKind::kStart;
+  start.id = start_id;
+  start.model = handed.key;
+  net::any_io_executor executor = co_await net::this_coro::executor;
+  auto control = std::make_shared<TurnControl>(executor, tenant);
+  shared_.turns.Add(response_id, control);
+  const bool opened = co_await sink.Open(start);
+  bool client_left = !opened;
+
+  // The call.
+  model_call::PivotSource source(*pivot, ctx);
+  const model_call::AttemptPlan plan =
+      model_call::PlanAttempts(*entry, context_.config.routing.max_attempts, rng_);
+  model_call::CallRequest call_request;
+  call_request.model = entry;
+  call_request.plan = &plan;
+  call_request.source = &source;
+  call_request.stream = true;
+  model_call::ModelCall call(call_deps_, ctx);
+  call.AddSink(sink);
+  model_call::CallEnd end = model_call::CallEnd::kAbandoned;
+  if (!client_left && !control->cancelled()) {
+    control->SetAbandon([&call] { call.Abandon(); });
+    exchange.WatchClient([&call, &client_left] {
+      client_left = true;
+      call.Abandon();
+    });
+    end = co_await call.Run(call_request);
+    exchange.StopWatching();
+    control->SetAbandon(nullptr);
+  }
+  client_left = client_left || sink.client_left();
+  const bool cancelled = control->cancelled() || client_left;
+  if (cancelled && !encoder.done()) {
+    encoder.Cancel();
+  } else if (end == model_call::CallEnd::kFailed && !encoder.done()) {
+    const model_call::CallFailure& failure = call.failure();
+    const Error error =
+        failure.error ? *failure.error
+                      : Error{ErrorCode::kUpstreamBadResponse,
+                              "The upstream provider answered HTTP " +
+                                  std::to_string(failure.answer ? failure.answer->status : 0) + ".",
+                              ""};
+    providers::StreamEvent failed;
+    failed.kind = providers::EventKind::kError;
+    failed.error = &error;
+    sink.Feed(failed);
+  }
+  if (encoder.status() == responses::ResponseStatus::kFailed && !ctx.error) {
+    ctx.error =
+        encoder.error() != nullptr ? encoder.error()->code : ErrorCode::kUpstreamBadResponse;
+  }
+
+  // What the turn stores: its input and output (not for a failure), and its response.
+  std::string body;
+  encoder.AppendResponseObject(body);
+  TurnWrite write;
+  write.now = UnixSeconds();
+  write.conversation_id = turn.fields.conversation;
+  const bool keeps = encoder.status() != responses::ResponseStatus::kFailed;
+  json::array output;
+  if (keeps) {
+    write.items = turn.input;
+    for (const responses::OutputItem& item : encoder.items()) {
+      std::string text;
+      const bool cut = encoder.status() != responses::ResponseStatus::kCompleted && !item.is_call &&
+                       !item.is_reasoning;
+      responses::AppendItem(text, item, cut ? "incomplete" : "completed");
+      write.items.push_back({std::string(item.id), text});
+      output.push_back(json::parse(text));
+    }
+  } else {
+    write.conversation_id.clear();
+  }
+  if (turn.fields.store) {
+    ResponseRow row;
+    row.id = response_id;
+    row.tenant = tenant;
+    row.conversation_id = turn.fields.conversation;
+    row.agent_id = agent.id;
+    row.agent_version = agent.version;
+    row.status = std::string(responses::StatusName(encoder.status()));
+    row.body = body;
+    json::array input_items;
+    for (const NewItem& item : turn.input) input_items.push_back(json::parse(item.json));
+    row.input_items = json::serialize(input_items);
+    json::array context = turn.context;
+    for (json::value& item : input_items) context.push_back(std::move(item));
+    for (const json::value& item : output) context.push_back(item);
+    row.context = json::serialize(context);
+    row.previous_response_id = turn.fields.previous_response_id;
+    row.created_at = write.now;
+    write.response = std::move(row);
+  }
+  if (!write.conversation_id.empty() || write.response) {
+    auto save = [write](AgentStore& s) { return s.SaveTurn(write); };
+    Result<std::vector<ItemRow>> saved = co_await WithAgentStore<std::vector<ItemRow>>(
+        context_.store, std::move(save), store::JobLane::kControl);
+    if (!saved.ok()) {
+      if (!ctx.error) ctx.error = saved.error().code;
+      if (turn.holds_slot) shared_.conversations.Evict(turn.fields.conversation);
+    } else if (turn.holds_slot && !write.items.empty()) {
+      auto memory = std::make_shared<Memory>(*turn.memory);
+      for (const NewItem& item : write.items) memory->items.push_back(json::parse(item.json));
+      shared_.conversations.PutMemory(turn.fields.conversation, std::move(memory),
+                                      SteadyClock::now());
+    }
+  }
+  if (turn.holds_slot) shared_.conversations.Release(turn.fields.conversation);
+  shared_.turns.Remove(response_id);
+  control->Stopped(body);
+
+  // Only now the terminal event, or the whole answer.
+  if (turn.fields.stream) {
+    co_await sink.Close();
+    if (control->cancelled() && !client_left) ctx.status = 200;
+  } else if (client_left) {
+    ctx.status = 499;
+  } else if (encoder.status() == responses::ResponseStatus::kFailed && encoder.error() != nullptr &&
+             encoder.items().empty()) {
+    const Error error = *encoder.error();
+    co_await core_.RespondError(exchange, ctx, error.code, RenderError(-1, error));
+  } else {
+    co_await core_.Respond(exchange, ctx, 200, core::kJsonContentType, std::move(body));
+  }
+  if (client_left) ctx.status = 499;
+  chain_.Complete(ctx);
+  core_.Finish(exchange, ctx);
+}
+
+}  // namespace turnpike::agents

@@ -1,0 +1,305 @@
+// Agent turns (src/doors/agents/) from outside: the agents' admin API and CLI, the Conversations
+// API and turns through the official openai client, memory across turns, the one-turn slot of a
+// conversation (409), cancel, stored responses, tenant isolation, bad input, and the statements
+// a warm turn makes before its first token (none) on both store engines.
+import { test, after, describe } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import OpenAI from 'openai';
+import {
+  BIN, startMock, startGovernedGateway, stopAll, metricsOf, mockStats, sleep, eventually,
+} from './lib/harness.mjs';
+import { startPostgres, stopAllPostgres } from './lib/postgres.mjs';
+import { needsPostgres } from './lib/requires.mjs';
+
+after(async () => {
+  await stopAll();
+  stopAllPostgres();
+});
+
+const PRICES = { chat: { input: 1, output: 2, max_output_tokens: 1000 } };
+
+async function agentGateway(name, { mockFlags = [], store = {} } = {}) {
+  const mock = await startMock([...(mockFlags.includes('--tokens') ? [] : ['--tokens', '5']), ...mockFlags]);
+  const g = await startGovernedGateway({
+    name,
+    models: { chat: [`http://127.0.0.1:${mock.port}/v1`] },
+    prices: PRICES,
+    store,
+  });
+  const agent = await createAgent(g, { tenant: 't1', model: 'chat', instructions: 'Be brief.' });
+  const client = new OpenAI({ baseURL: `${g.gw.url}/v1`, apiKey: g.key, maxRetries: 0 });
+  return { ...g, mock, agent, client };
+}
+
+async function createAgent(g, body) {
+  const r = await g.admin('POST', 'agents', body);
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  return r.body;
+}
+
+// A second tenant with its own key.
+async function otherTenant(g) {
+  assert.equal((await g.admin('POST', 'tenants', { id: 't2', plan: 'p1' })).status, 201);
+  const created = await g.admin('POST', 'keys', { tenant: 't2', name: 'other' });
+  return new OpenAI({ baseURL: `${g.gw.url}/v1`, apiKey: created.body.key, maxRetries: 0 });
+}
+
+const statements = async (gw, op) => {
+  const m = await metricsOf(gw);
+  let n = 0;
+  for (const [k, v] of Object.entries(m)) {
+    if (k.startsWith('turnpike_store_statements_total') && k.includes(`op="${op}"`)) n += v;
+  }
+  return n;
+};
+
+async function status(promise) {
+  try {
+    await promise;
+    return 200;
+  } catch (e) {
+    return e.status;
+  }
+}
+
+describe('agents admin', () => {
+  test('create, get, list, update (a new version), delete; the CLI prints the same JSON', async () => {
+    const g = await agentGateway('agents-admin');
+    assert.match(g.agent.id, /^agt_[0-9a-f]{32}$/);
+    assert.equal(g.agent.version, 1);
+    assert.equal(g.agent.tenant, 't1');
+    const got = await g.admin('GET', `agents/${g.agent.id}`);
+    assert.deepEqual(got.body, g.agent);
+    const updated = await g.admin('POST', `agents/${g.agent.id}`, { instructions: 'Be verbose.' });
+    assert.equal(updated.status, 200);
+    assert.equal(updated.body.version, 2);
+    assert.equal(updated.body.instructions, 'Be verbose.');
+    const list = await g.admin('GET', 'agents?tenant=t1');
+    assert.deepEqual(list.body.data.map((a) => [a.id, a.version]), [[g.agent.id, 2]]);
+
+    const out = execFileSync(BIN, ['admin', '--url', g.gw.url, '--json', 'agents', 'create',
+      '--tenant', 't1', '--model', 'chat', '--instructions', 'From the CLI.'], {
+      env: { ...process.env, TURNPIKE_ADMIN_TOKEN: 'test-admin-token' },
+    }).toString();
+    const cli = JSON.parse(out);
+    assert.match(cli.id, /^agt_/);
+    assert.equal(cli.instructions, 'From the CLI.');
+
+    // Errors: unknown model, unknown field, a duplicate id, a missing agent.
+    assert.equal((await g.admin('POST', 'agents', { tenant: 't1', model: 'nope' })).status, 400);
+    const unknown = await g.admin('POST', 'agents', { tenant: 't1', model: 'chat', colour: 1 });
+    assert.equal(unknown.status, 400);
+    assert.equal(unknown.body.error.field, 'colour');
+    assert.equal((await g.admin('POST', 'agents', { tenant: 't1', model: 'chat', id: 'a1' })).status, 201);
+    assert.equal((await g.admin('POST', 'agents', { tenant: 't1', model: 'chat', id: 'a1' })).status, 409);
+    assert.equal((await g.admin('DELETE', 'agents/a1')).status, 200);
+    assert.equal((await g.admin('GET', 'agents/a1')).status, 404);
+  });
+});
+
+describe('conversations', () => {
+  test('CRUD and items with the openai client; another tenant gets 404s', async () => {
+    const g = await agentGateway('agents-conversations');
+    const conv = await g.client.conversations.create({
+      metadata: { topic: 'roads' },
+      items: [{ type: 'message', role: 'user', content: 'Hello' }],
+    });
+    assert.match(conv.id, /^conv_/);
+    assert.equal(conv.object, 'conversation');
+    assert.deepEqual(conv.metadata, { topic: 'roads' });
+    assert.deepEqual((await g.client.conversations.retrieve(conv.id)).metadata, { topic: 'roads' });
+    const updated = await g.client.conversations.update(conv.id, { metadata: { topic: 'tolls' } });
+    assert.deepEqual(updated.metadata, { topic: 'tolls' });
+
+    const added = await g.client.conversations.items.create(conv.id, {
+      items: [{ type: 'message', role: 'assistant', content: 'Hi there' },
+        { type: 'message', role: 'user', content: 'Bye' }],
+    });
+    assert.equal(added.data.length, 2);
+    const asc = [];
+    for await (const item of g.client.conversations.items.list(conv.id, { order: 'asc', limit: 2 })) {
+      asc.push(item);
+    }
+    assert.deepEqual(asc.map((i) => [i.role, i.content[0].text]),
+      [['user', 'Hello'], ['assistant', 'Hi there'], ['user', 'Bye']], 'paged by 2, in order');
+    assert.equal(asc[0].content[0].type, 'input_text');
+    assert.equal(asc[1].content[0].type, 'output_text');
+    const one = await g.client.conversations.items.retrieve(asc[1].id, { conversation_id: conv.id });
+    assert.equal(one.id, asc[1].id);
+    await g.client.conversations.items.delete(asc[1].id, { conversation_id: conv.id });
+    const left = (await g.client.conversations.items.list(conv.id)).data;
+    assert.deepEqual(left.map((i) => i.content[0].text), ['Bye', 'Hello'], 'newest first by default');
+
+    const other = await otherTenant(g);
+    assert.equal(await status(other.conversations.retrieve(conv.id)), 404);
+    assert.equal(await status(other.conversations.items.list(conv.id)), 404);
+    assert.equal(await status(other.conversations.delete(conv.id)), 404);
+
+    const deleted = await g.client.conversations.delete(conv.id);
+    assert.equal(deleted.deleted, true);
+    assert.equal(await status(g.client.conversations.retrieve(conv.id)), 404);
+
+    // Bad input: a malformed item, too many items; nothing is created.
+    assert.equal(await status(g.client.conversations.create({ items: [{ type: 'bogus' }] })), 400);
+    assert.equal(await status(g.client.conversations.create({
+      items: Array.from({ length: 21 }, () => ({ role: 'user', content: 'x' })),
+    })), 400);
+  });
+});
+
+describe('turns', () => {
+  test('a conversation over several turns, streamed and whole; memory and stored responses', async () => {
+    const g = await agentGateway('agents-turns');
+    const conv = await g.client.conversations.create();
+    const model = `agent:${g.agent.id}`;
+
+    const first = await g.client.responses.create({ model, conversation: conv.id, input: 'Hi' });
+    assert.match(first.id, /^resp_[0-9a-f]{32}$/);
+    assert.equal(first.status, 'completed');
+    assert.equal(first.model, model);
+    assert.ok(first.output_text.length > 0);
+    assert.equal(first.store, true);
+    assert.deepEqual(first.conversation, { id: conv.id });
+
+    // Streamed: events in the API's order, sequence numbers from 0, the id from the start.
+    const stream = await g.client.responses.create({
+      model, conversation: conv.id, input: 'And again', stream: true,
+    });
+    const types = [];
+    let seq = 0;
+    let id = null;
+    let text = '';
+    for await (const event of stream) {
+      types.push(event.type);
+      assert.equal(event.sequence_number, seq++);
+      if (event.type === 'response.created') id = event.response.id;
+      if (event.type === 'response.output_text.delta') text += event.delta;
+    }
+    assert.equal(types[0], 'response.created');
+    assert.equal(types[1], 'response.in_progress');
+    assert.equal(types.at(-1), 'response.completed');
+    assert.ok(types.includes('response.output_item.added'));
+    assert.ok(types.includes('response.output_text.done'));
+    assert.match(id, /^resp_/);
+
+    // The items were stored before the terminal event: all four are there at once.
+    const items = (await g.client.conversations.items.list(conv.id, { order: 'asc' })).data;
+    assert.deepEqual(items.map((i) => i.role), ['user', 'assistant', 'user', 'assistant']);
+    assert.equal(items[3].content[0].text, text);
+
+    // Stored responses: retrieve, input items, delete.
+    const stored = await g.client.responses.retrieve(id);
+    assert.equal(stored.id, id);
+    assert.equal(stored.output_text, text);
+    const input = await g.client.responses.inputItems.list(id);
+    assert.equal(input.data[0].content[0].text, 'And again');
+    await g.client.responses.delete(first.id);
+    assert.equal(await status(g.client.responses.retrieve(first.id)), 404);
+
+    // previous_response_id continues from a stored response; both at once is a 400.
+    const next = await g.client.responses.create({ model, previous_response_id: id, input: 'More' });
+    assert.equal(next.previous_response_id, id);
+    assert.equal(await status(g.client.responses.create({
+      model, previous_response_id: id, conversation: conv.id, input: 'x',
+    })), 400);
+
+    // The call log has the turns with their agent, version and response id.
+    await eventually(async () => (await g.calls()).some((c) => c.response_id === id));
+    const row = (await g.calls()).find((c) => c.response_id === id);
+    assert.equal(row.agent_id, g.agent.id);
+    assert.equal(row.agent_version, 1);
+  });
+
+  test('a second turn while one runs is a 409 conversation_busy; cancel stops a turn', async () => {
+    const g = await agentGateway('agents-busy', { mockFlags: ['--tokens', '200', '--inter-token', '20ms'] });
+    const conv = await g.client.conversations.create();
+    const model = `agent:${g.agent.id}`;
+    const stream = await g.client.responses.create({ model, conversation: conv.id, input: 'Long', stream: true });
+    const iterator = stream[Symbol.asyncIterator]();
+    const created = (await iterator.next()).value;
+    assert.equal(created.type, 'response.created');
+    const id = created.response.id;
+
+    const busy = await fetch(`${g.gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model, conversation: conv.id, input: 'Too soon' }),
+    });
+    assert.equal(busy.status, 409);
+    assert.equal((await busy.json()).error.code, 'conversation_busy');
+
+    // Cancelled mid-answer: after its first text.
+    for (let e = await iterator.next(); e.value.type !== 'response.output_text.delta';) {
+      e = await iterator.next();
+    }
+    const cancelled = await g.client.responses.cancel(id);
+    assert.equal(cancelled.status, 'cancelled');
+    const rest = [];
+    for (let e = await iterator.next(); !e.done; e = await iterator.next()) rest.push(e.value.type);
+    assert.equal(rest.at(-1), 'response.cancelled');
+    assert.equal((await g.client.responses.retrieve(id)).status, 'cancelled');
+    // Idempotent, and the conversation is free again.
+    assert.equal((await g.client.responses.cancel(id)).status, 'cancelled');
+    const items = (await g.client.conversations.items.list(conv.id, { order: 'asc' })).data;
+    assert.equal(items.at(-1).status, 'incomplete', 'the partial answer is kept, incomplete');
+  });
+
+  test('bad input and other tenants: clean errors, nothing stored', async () => {
+    const g = await agentGateway('agents-bad');
+    const conv = await g.client.conversations.create();
+    const model = `agent:${g.agent.id}`;
+    const cases = [
+      [{ model: 'agent:agt_missing', input: 'x' }, 404, 'model'],
+      [{ model, input: 'x', instructions: 'mine' }, 400, 'instructions'],
+      [{ model, input: 'x', tools: [{ type: 'function', name: 'foreign', parameters: {} }] }, 400, 'tools[0]'],
+      [{ model, input: [{ type: 'bogus' }], conversation: conv.id }, 400, null],
+      [{ model, input: 'x', conversation: 'conv_missing' }, 404, 'conversation'],
+      [{ model, input: 'x', previous_response_id: 'resp_missing' }, 404, 'previous_response_id'],
+      [{ model }, 400, 'input'],
+    ];
+    for (const [body, code, param] of cases) {
+      const r = await fetch(`${g.gw.url}/v1/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      const answer = await r.json();
+      assert.equal(r.status, code, JSON.stringify([body, answer]));
+      assert.ok(answer.error.message, 'OpenAI error shape');
+      if (param) assert.equal(answer.error.param, param);
+    }
+    assert.equal((await g.client.conversations.items.list(conv.id)).data.length, 0, 'nothing stored');
+
+    const other = await otherTenant(g);
+    assert.equal(await status(other.responses.create({ model, input: 'x' })), 404);
+    assert.equal(await status(other.responses.create({
+      model: 'chat', input: 'x', conversation: conv.id,
+    })), 400, 'a plain model takes no conversation');
+  });
+});
+
+for (const engine of ['sqlite', 'postgres']) {
+  const skip = engine === 'postgres' ? needsPostgres() : false;
+  test(`a warm turn makes no statement before its first token (${engine})`, { skip }, async () => {
+    let store = {};
+    if (engine === 'postgres') {
+      const pg = await startPostgres();
+      store = { engine: 'postgres', url: pg.url };
+    }
+    const g = await agentGateway(`agents-statements-${engine}`, { store });
+    const model = `agent:${g.agent.id}`;
+    const conv = await g.client.conversations.create();
+    const reads0 = await statements(g.gw, 'agent_read');
+    await g.client.responses.create({ model, conversation: conv.id, input: 'cold' });
+    const reads1 = await statements(g.gw, 'agent_read');
+    assert.ok(reads1 - reads0 <= 3, `a cold turn: ${reads1 - reads0} reads`);
+    for (let i = 0; i < 5; ++i) {
+      await g.client.responses.create({ model, conversation: conv.id, input: `warm ${i}` });
+    }
+    const reads2 = await statements(g.gw, 'agent_read');
+    assert.equal(reads2 - reads1, 0, 'warm turns read nothing');
+    const items = (await g.client.conversations.items.list(conv.id, { limit: 100 })).data;
+    assert.equal(items.length, 12);
+  });
+}
