@@ -157,6 +157,22 @@ TEST_F(SubscriberTest, APublishedMessageReachesTheHandler) {
   EXPECT_NE(text.find("\nturnpike_redis_subscriber_messages_total 1\n"), std::string::npos) << text;
 }
 
+// What a cancel leaves behind for a replica that was not listening (the OnConnected hook
+// re-reads it): a short-lived flag, written with SET's flags through the Client.
+TEST_F(SubscriberTest, AShortLivedFlagIsAnOrdinaryClientCommand) {
+  const std::vector<std::string> set = {"SET", "turnpike:cancelled:resp_1", "1", "PX", "60000",
+                                        "NX"};
+  Result<Reply> first = Command(*client_, Op::kPing, set);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->text, "OK");
+  Result<Reply> second = Command(*client_, Op::kPing, set);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->type, Reply::Type::kNil) << "NX: already set";
+  Result<Reply> ttl = Command(*client_, Op::kPing, {"PTTL", "turnpike:cancelled:resp_1"});
+  ASSERT_TRUE(ttl.ok());
+  EXPECT_GT(ttl->integer, 0) << "PX gave it an expiry";
+}
+
 TEST_F(SubscriberTest, ASubscriptionMadeBeforeStartIsConfirmedOnceConnected) {
   Inbox inbox;
   Latch confirmed, hook;
