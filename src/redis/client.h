@@ -47,6 +47,7 @@ namespace turnpike::redis {
 
 // The metrics label of a command; one slot each.
 // kCache*: the response cache's L2 (cache/redis/redis_l2_store.h): MGET, SET PX, INCR.
+// kPublish: PUBLISH channel payload (the receiving side is subscriber.h).
 enum class Op : uint8_t {
   kPing,
   kSelect,
@@ -59,6 +60,7 @@ enum class Op : uint8_t {
   kCacheGet,
   kCachePut,
   kCacheBump,
+  kPublish,
   kCount
 };
 
