@@ -1,0 +1,105 @@
+#include "guard/output_guard.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/json_escape.h"
+
+namespace turnpike::guard {
+
+GuardConfig::GuardConfig(HostSet allowlist, std::string_view marker)
+    : allowlist_(std::move(allowlist)), marker_(marker) {
+  AppendJsonEscaped(escaped_marker_, marker_);
+}
+
+void GuardReport::Add(std::string_view host) {
+  ++replacements;
+  if (host.empty() || hosts.size() >= kMaxHosts) return;
+  if (std::find(hosts.begin(), hosts.end(), host) != hosts.end()) return;
+  hosts.emplace_back(host);
+}
+
+OutputGuard::OutputGuard(const GuardConfig& config, const HostSet& context, GuardReport& report,
+                         TextForm form)
+    : config_(config),
+      context_(context),
+      report_(report),
+      form_(form),
+      scanner_(form, *this, config.marker(form)) {}
+
+bool OutputGuard::Keep(std::string_view host, bool readable) {
+  if (readable && IsWellFormedHost(host) &&
+      (config_.allowlist().ContainsDomainOf(host) || context_.Contains(host))) {
+    return true;
+  }
+  report_.Add(host);
+  return false;
+}
+
+std::string_view OutputGuard::Push(std::string_view delta) {
+  if (pending_.empty()) return Run(delta, false);
+  joined_.assign(pending_);
+  joined_.append(delta);
+  return Run(joined_, false);
+}
+
+std::string_view OutputGuard::Finish() {
+  if (pending_.empty()) {
+    scanner_.Reset();
+    return {};
+  }
+  joined_.swap(pending_);
+  const std::string_view out = Run(joined_, true);
+  scanner_.Reset();
+  return out;
+}
+
+std::string_view OutputGuard::Whole(std::string_view text) {
+  if (!pending_.empty()) {
+    joined_.assign(pending_);
+    joined_.append(text);
+    text = joined_;
+  }
+  const std::string_view out = Run(text, true);
+  scanner_.Reset();
+  return out;
+}
+
+void OutputGuard::Reset() {
+  pending_.clear();
+  scanner_.Reset();
+}
+
+// The fast scan releases what it can; around a candidate the scanner decides and hands back at
+// the first point past it where the text is plain again. `text` never aliases pending_.
+std::string_view OutputGuard::Run(std::string_view text, bool final) {
+  constexpr size_t npos = std::string_view::npos;
+  out_.Clear();
+  pending_.clear();
+  size_t pos = 0;
+  size_t handover_from = 0;  // the scanner hands over no earlier than this
+  for (;;) {
+    if (scanner_.plain() && pos >= handover_from) {
+      const PlainScan plain = ScanPlain(text, pos, scanner_.prev(), form_);
+      if (plain.bail == PlainScan::npos) {
+        out_.Copy(text.substr(pos, plain.release_end - pos));
+        scanner_.set_prev(plain.prev);
+        pos = plain.release_end;
+        if (!final) {
+          pending_.assign(text.substr(pos));
+          return out_.view();
+        }
+        handover_from = npos;  // the scanner resolves the tail
+      } else {
+        handover_from = plain.bail + 1;  // past the candidate ScanPlain saw
+      }
+    }
+    const UrlScanner::Result result = scanner_.Run(text, pos, final, handover_from, out_);
+    pos = result.pos;
+    if (result.stop == UrlScanner::Stop::kHandover) continue;
+    if (result.stop == UrlScanner::Stop::kNeedMore) pending_.assign(text.substr(pos));
+    return out_.view();
+  }
+}
+
+}  // namespace turnpike::guard
