@@ -12,118 +12,39 @@ constexpr size_t npos = std::string_view::npos;
 constexpr std::string_view kHttps = "https";
 constexpr std::string_view kWww = "www.";
 
-bool IsAuthorityChar(uint8_t c) {
-  if (IsAlnum(c) || c == kNonAscii) return true;
-  switch (c) {
-    case '-':
-    case '.':
-    case '_':
-    case '~':
-    case '%':
-    case '!':
-    case '$':
-    case '&':
-    case '\'':
-    case '(':
-    case ')':
-    case '*':
-    case '+':
-    case ',':
-    case ';':
-    case '=':
-    case ':':
-    case '@':
-    case '[':
-    case ']':
-      return true;
-    default:
-      return false;
-  }
-}
+// What each character may be to the scanner (kNonAscii is one of them).
+enum CharClass : uint8_t {
+  kAuthority = 1,       // in an authority run (RFC 3986: userinfo, host, port)
+  kAuthorityTrail = 2,  // ends a run but is the sentence's when nothing follows (']' aside)
+  kPathEnd = 4,         // ends a swallowed URL (a ')' closing no '(' of the URL as well)
+  kPathTrail = 8,       // the sentence's at a swallowed URL's end
+};
 
-// Ends an authority run, but is the sentence's when nothing of the authority follows.
+constexpr std::array<uint8_t, 256> Classes() {
+  std::array<uint8_t, 256> classes{};
+  const auto mark = [&classes](std::string_view chars, CharClass c) {
+    for (const char ch : chars) classes[static_cast<uint8_t>(ch)] |= c;
+  };
+  for (int c = 0; c < 256; ++c) {
+    if (IsAlnum(static_cast<uint8_t>(c))) classes[c] |= kAuthority;
+    if (c <= ' ' || c == 0x7f) classes[c] |= kPathEnd;  // whitespace and controls
+  }
+  classes[kNonAscii] |= kAuthority;
+  mark("-._~%!$&'()*+,;=:@[]", kAuthority);
+  mark(".,;:!'*()", kAuthorityTrail);
+  mark("<>\"`^{}|[]", kPathEnd);
+  mark(".,:;!?'*_~", kPathTrail);
+  return classes;
+}
+constexpr std::array<uint8_t, 256> kClasses = Classes();
+
+bool Is(uint8_t c, CharClass cls) { return (kClasses[c] & cls) != 0; }
 bool IsAuthorityTrail(uint8_t c, bool bracketed) {
-  switch (c) {
-    case '.':
-    case ',':
-    case ';':
-    case ':':
-    case '!':
-    case '\'':
-    case '*':
-    case '(':
-    case ')':
-      return true;
-    case ']':
-      return !bracketed;
-    default:
-      return false;
-  }
-}
-
-// Ends a swallowed URL (a ')' with no '(' open in it as well).
-bool IsPathEnd(uint8_t c) {
-  if (c <= ' ' || c == 0x7f) return true;  // whitespace and controls; kNonAscii is not
-  switch (c) {
-    case '<':
-    case '>':
-    case '"':
-    case '`':
-    case '^':
-    case '{':
-    case '}':
-    case '|':
-    case '[':
-    case ']':
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool IsPathTrail(uint8_t c) {
-  switch (c) {
-    case '.':
-    case ',':
-    case ':':
-    case ';':
-    case '!':
-    case '?':
-    case '\'':
-    case '*':
-    case '_':
-    case '~':
-      return true;
-    default:
-      return false;
-  }
+  return Is(c, kAuthorityTrail) || (c == ']' && !bracketed);
 }
 
 bool IsSlash(uint8_t c) { return c == '/' || c == '\\'; }
 bool IsSpace(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-uint8_t ClassOfByte(char byte) {
-  const auto b = static_cast<uint8_t>(byte);
-  return b < 0x80 ? b : kNonAscii;
-}
-
-// Whether text[...at) ends with `word` (lowercase ASCII), ignoring case.
-bool EndsWithWord(std::string_view text, size_t at, std::string_view word) {
-  if (at < word.size()) return false;
-  for (size_t i = 0; i < word.size(); ++i) {
-    if (ToLower(static_cast<uint8_t>(text[at - word.size() + i])) != word[i]) return false;
-  }
-  return true;
-}
-
-constexpr std::array<bool, 256> Anchors(TextForm form) {
-  std::array<bool, 256> anchors{};
-  anchors[':'] = anchors['.'] = anchors['('] = true;
-  anchors['\\'] = form == TextForm::kEscaped;
-  return anchors;
-}
-constexpr std::array<bool, 256> kEscapedAnchors = Anchors(TextForm::kEscaped);
-constexpr std::array<bool, 256> kRawAnchors = Anchors(TextForm::kRaw);
 
 }  // namespace
 
@@ -312,7 +233,7 @@ UrlScanner::Found UrlScanner::TryUrl(std::string_view text, size_t at, const Uni
     }
     return units < 2 ? Found{} : Authority(text, at, q, units, Form::kSlashes, final);
   }
-  return IsAuthorityChar(unit.ch) ? Authority(text, at, at, 0, Form::kTarget, final) : Found{};
+  return Is(unit.ch, kAuthority) ? Authority(text, at, at, 0, Form::kTarget, final) : Found{};
 }
 
 UrlScanner::Found UrlScanner::Authority(std::string_view text, size_t start, size_t at,
@@ -334,7 +255,7 @@ UrlScanner::Found UrlScanner::Authority(std::string_view text, size_t start, siz
     }
     const Unit u = DecodeUnit(text, q, form_, final);
     if (u.len == 0) return Found::NeedMore();
-    if (!IsAuthorityChar(u.ch)) break;
+    if (!Is(u.ch, kAuthority)) break;
     if (++units > kMaxUrlUnits) return Found::Unreadable(q);
     if (u.ch == '@') host_from = q + u.len;
     if (u.ch == '[') bracketed = true;
@@ -370,12 +291,12 @@ UrlScanner::Found UrlScanner::Authority(std::string_view text, size_t start, siz
 }
 
 size_t UrlScanner::SwallowStep(std::string_view text, size_t at, const Unit& unit, bool final) {
-  const auto ends = [this](uint8_t c) { return IsPathEnd(c) || (c == ')' && depth_ == 0); };
+  const auto ends = [this](uint8_t c) { return Is(c, kPathEnd) || (c == ')' && depth_ == 0); };
   if (ends(unit.ch)) {
     mode_ = Mode::kText;
     return at;
   }
-  if (!IsPathTrail(unit.ch)) {
+  if (!Is(unit.ch, kPathTrail)) {
     if (unit.ch == '(') ++depth_;
     if (unit.ch == ')') --depth_;
     return at + unit.len;
@@ -390,7 +311,7 @@ size_t UrlScanner::SwallowStep(std::string_view text, size_t at, const Unit& uni
     }
     const Unit u = DecodeUnit(text, q, form_, final);
     if (u.len == 0) return npos;
-    if (!IsPathTrail(u.ch)) {
+    if (!Is(u.ch, kPathTrail)) {
       if (!ends(u.ch)) return q;
       mode_ = Mode::kText;
       return at;
@@ -398,62 +319,6 @@ size_t UrlScanner::SwallowStep(std::string_view text, size_t at, const Unit& uni
     q += u.len;
   }
   return q;  // a run this long goes with the URL: what is held stays bounded
-}
-
-PlainScan ScanPlain(std::string_view text, size_t from, uint8_t prev, TextForm form) {
-  const std::array<bool, 256>& anchors = form == TextForm::kEscaped ? kEscapedAnchors : kRawAnchors;
-  const size_t n = text.size();
-  size_t escape_end = 0;  // the end of the last escape sequence, and its character
-  uint8_t escape_ch = 0;
-  PlainScan scan;
-  for (size_t i = from;; ++i) {
-    while (i < n && !anchors[static_cast<uint8_t>(text[i])]) ++i;
-    if (i == n) break;
-    bool bail = false;
-    switch (text[i]) {
-      case ':':
-        bail = EndsWithWord(text, i, "http") || EndsWithWord(text, i, kHttps);
-        break;
-      case '.':
-        bail = EndsWithWord(text, i, "www");
-        break;
-      case '(':
-        bail = (i > from ? static_cast<uint8_t>(text[i - 1]) : prev) == ']';
-        break;
-      default: {  // '\\'
-        const Unit u = DecodeUnit(text, i, form, false);
-        // An escaped ASCII character could be part of anything: the scanner reads it.
-        bail = u.len == 0 || (u.wide && u.code < 0x80);
-        if (bail) break;
-        i += u.len - 1;
-        escape_end = i + 1;
-        escape_ch = u.ch;
-      }
-    }
-    if (bail) {
-      scan.bail = i;
-      return scan;
-    }
-  }
-  const size_t floor = std::max(from, escape_end);  // text[floor, n) is single-byte units
-  const auto before = [&](size_t at) {
-    if (at == from) return prev;
-    return at == escape_end ? escape_ch : ClassOfByte(text[at - 1]);
-  };
-  size_t hold = 0;
-  for (size_t len = std::min(kHttps.size(), n - floor); len > 0 && hold == 0; --len) {
-    if (EndsWithWord(text, n, kHttps.substr(0, len))) hold = len;
-  }
-  if (hold == 0) {
-    size_t run = 0;  // trailing w's, up to one more than `www`
-    while (run <= 3 && n - run > floor && ToLower(static_cast<uint8_t>(text[n - run - 1])) == 'w') {
-      ++run;
-    }
-    if (run > 0 && run <= 3 && !IsWordChar(before(n - run))) hold = run;
-  }
-  scan.release_end = n - hold;
-  scan.prev = before(scan.release_end);
-  return scan;
 }
 
 }  // namespace turnpike::guard
