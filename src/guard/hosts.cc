@@ -91,23 +91,34 @@ void HostSet::AddHostsIn(std::string_view text, TextForm form) {
   Collector collector(*this);
   UrlScanner scanner(form, collector, {});
   ScanOutput unused;
-  scanner.Run(text, 0, true, npos, unused);
-  // Bare dotted hosts: every run of label characters and dots.
-  HostBuilder run;
+  scanner.Scan(text, 0, true, unused);
+  // Bare dotted hosts: runs of label characters and dots; only a run with a dot is read.
+  size_t run = npos;  // where the current run began
+  bool dotted = false;
   for (size_t at = 0; at <= text.size();) {
     const Unit unit = at < text.size() ? DecodeUnit(text, at, form, true) : Unit{1, ' '};
-    at += unit.len;
     if (IsLabelChar(unit.ch) || unit.ch == '.') {
-      run.Add(unit);
+      if (run == npos) run = at;
+      dotted = dotted || unit.ch == '.';
+      at += unit.len;
       continue;
     }
-    if (run.empty()) continue;
-    std::string word = run.Take();
-    const size_t first = word.find_first_not_of('.');
-    if (first == npos) continue;
-    std::string host = NormalizeHost(std::string_view(word).substr(first));
-    if (IsDottedHost(host)) hosts_.insert(std::move(host));
+    if (dotted) AddBareHost(text.substr(run, at - run), form);
+    run = npos;
+    dotted = false;
+    at += unit.len;
   }
+}
+
+void HostSet::AddBareHost(std::string_view run, TextForm form) {
+  HostBuilder builder;
+  for (size_t at = 0; at < run.size();) {
+    const Unit unit = DecodeUnit(run, at, form, true);
+    if (unit.ch != '.' || !builder.empty()) builder.Add(unit);  // leading dots are the text's
+    at += unit.len;
+  }
+  std::string host = NormalizeHost(builder.Take());
+  if (IsDottedHost(host)) hosts_.insert(std::move(host));
 }
 
 bool HostSet::Contains(std::string_view host) const { return hosts_.find(host) != hosts_.end(); }

@@ -59,6 +59,8 @@ class HostSet {
   bool empty() const { return hosts_.empty(); }
 
  private:
+  void AddBareHost(std::string_view run, TextForm form);
+
   std::set<std::string, std::less<>> hosts_;
 };
 

@@ -37,6 +37,15 @@ bool OutputGuard::Keep(std::string_view host, bool readable) {
 }
 
 std::string_view OutputGuard::Push(std::string_view delta) {
+  if (pending_.empty() && scanner_.plain()) {
+    // The common case, without Run's bookkeeping: the delta itself, less a tail to hold.
+    const PlainScan plain = ScanPlain(delta, 0, scanner_.prev(), form_);
+    if (plain.bail == PlainScan::npos) {
+      scanner_.set_prev(plain.prev);
+      if (plain.release_end < delta.size()) pending_.assign(delta.substr(plain.release_end));
+      return delta.substr(0, plain.release_end);
+    }
+  }
   if (pending_.empty()) return Run(delta, false);
   joined_.assign(pending_);
   joined_.append(delta);
@@ -70,36 +79,13 @@ void OutputGuard::Reset() {
   scanner_.Reset();
 }
 
-// The fast scan releases what it can; around a candidate the scanner decides and hands back at
-// the first point past it where the text is plain again. `text` never aliases pending_.
+// `text` never aliases pending_.
 std::string_view OutputGuard::Run(std::string_view text, bool final) {
-  constexpr size_t npos = std::string_view::npos;
   out_.Clear();
   pending_.clear();
-  size_t pos = 0;
-  size_t handover_from = 0;  // the scanner hands over no earlier than this
-  for (;;) {
-    if (scanner_.plain() && pos >= handover_from) {
-      const PlainScan plain = ScanPlain(text, pos, scanner_.prev(), form_);
-      if (plain.bail == PlainScan::npos) {
-        out_.Copy(text.substr(pos, plain.release_end - pos));
-        scanner_.set_prev(plain.prev);
-        pos = plain.release_end;
-        if (!final) {
-          pending_.assign(text.substr(pos));
-          return out_.view();
-        }
-        handover_from = npos;  // the scanner resolves the tail
-      } else {
-        handover_from = plain.bail + 1;  // past the candidate ScanPlain saw
-      }
-    }
-    const UrlScanner::Result result = scanner_.Run(text, pos, final, handover_from, out_);
-    pos = result.pos;
-    if (result.stop == UrlScanner::Stop::kHandover) continue;
-    if (result.stop == UrlScanner::Stop::kNeedMore) pending_.assign(text.substr(pos));
-    return out_.view();
-  }
+  const UrlScanner::Result result = scanner_.Scan(text, 0, final, out_);
+  if (result.stop == UrlScanner::Stop::kNeedMore) pending_.assign(text.substr(result.pos));
+  return out_.view();
 }
 
 }  // namespace turnpike::guard

@@ -6,6 +6,24 @@ constexpr uint32_t kReplacement = 0xFFFD;
 constexpr uint16_t kHighFirst = 0xD800, kLowFirst = 0xDC00, kLowEnd = 0xE000;
 }  // namespace
 
+Unit DecodeEscape(std::string_view text, size_t at, bool final) {
+  const size_t left = text.size() - at;
+  if (left < 2) return final ? Unit{static_cast<uint8_t>(left), kBadEscape, false, 0} : Unit{};
+  if (text[at + 1] != 'u') {
+    const uint8_t ch = EscapedChar(text[at + 1]);
+    return {2, ch, false, ch};
+  }
+  constexpr size_t kUnicodeEscape = 6;  // \uXXXX
+  uint16_t code = 0;
+  for (size_t i = 2; i < kUnicodeEscape; ++i) {
+    if (i == left) return final ? Unit{static_cast<uint8_t>(left), kBadEscape, false, 0} : Unit{};
+    const int digit = HexValue(text[at + i]);
+    if (digit < 0) return {2, kBadEscape, false, kBadEscape};
+    code = static_cast<uint16_t>(code << 4 | digit);
+  }
+  return {kUnicodeEscape, code < 0x80 ? static_cast<uint8_t>(code) : kNonAscii, true, code};
+}
+
 void HostBuilder::Add(const Unit& unit) {
   const bool high = unit.wide && unit.code >= kHighFirst && unit.code < kLowFirst;
   const bool low = unit.wide && unit.code >= kLowFirst && unit.code < kLowEnd;

@@ -62,29 +62,18 @@ constexpr int HexValue(char c) {
   return -1;
 }
 
+// The escape sequence at text[at] (a '\\'): see DecodeUnit.
+Unit DecodeEscape(std::string_view text, size_t at, bool final);
+
 // The unit at text[at] (at < text.size()). An escape cut by the end of `text` is incomplete
 // (len 0) unless `final`, when it is one kBadEscape unit to the end. A malformed escape is a
 // two-byte kBadEscape unit, decided from the bytes present (so the same wherever text is cut).
 inline Unit DecodeUnit(std::string_view text, size_t at, TextForm form, bool final) {
   const auto byte = static_cast<uint8_t>(text[at]);
-  if (form == TextForm::kRaw || byte != '\\') {
+  if (form == TextForm::kRaw || byte != '\\') [[likely]] {
     return {1, byte < 0x80 ? byte : kNonAscii, false, byte};
   }
-  const size_t left = text.size() - at;
-  if (left < 2) return final ? Unit{static_cast<uint8_t>(left), kBadEscape, false, 0} : Unit{};
-  if (text[at + 1] != 'u') {
-    const uint8_t ch = EscapedChar(text[at + 1]);
-    return {2, ch, false, ch};
-  }
-  constexpr size_t kUnicodeEscape = 6;  // \uXXXX
-  uint16_t code = 0;
-  for (size_t i = 2; i < kUnicodeEscape; ++i) {
-    if (i == left) return final ? Unit{static_cast<uint8_t>(left), kBadEscape, false, 0} : Unit{};
-    const int digit = HexValue(text[at + i]);
-    if (digit < 0) return {2, kBadEscape, false, kBadEscape};
-    code = static_cast<uint16_t>(code << 4 | digit);
-  }
-  return {kUnicodeEscape, code < 0x80 ? static_cast<uint8_t>(code) : kNonAscii, true, code};
+  return DecodeEscape(text, at, final);
 }
 
 constexpr bool IsAlpha(uint8_t c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }

@@ -92,6 +92,10 @@ class UrlScanner {
   // text ends here (every URL is decided).
   Result Run(std::string_view text, size_t from, bool final, size_t handover_from, ScanOutput& out);
 
+  // Run with the fast path: ScanPlain wherever the scanner is plain(), Run around what it
+  // bails on, handing back past it. Decides exactly as Run alone; stops at kEnd or kNeedMore.
+  Result Scan(std::string_view text, size_t from, bool final, ScanOutput& out);
+
   // Between URLs, no Markdown target open: ScanPlain's preconditions.
   bool plain() const { return mode_ == Mode::kText && target_ == 0; }
   uint8_t prev() const { return prev_; }
@@ -126,7 +130,7 @@ class UrlScanner {
 struct PlainScan {
   static constexpr size_t npos = std::string_view::npos;
   size_t release_end = 0;  // text[from, release_end) is plain text; the rest may start a URL
-  size_t bail = npos;      // set: nothing released; something at `bail` needs UrlScanner
+  size_t bail = npos;      // set: text at `bail` needs UrlScanner, run from release_end
   uint8_t prev = ' ';      // the last released unit's character (prev when none)
 };
 
