@@ -11,8 +11,12 @@
 //             '/' or '\' then an authority (protocol-relative), or an authority whose host is a
 //             dotted host (hosts.h), unless it begins with a scheme name and ':' (`mailto:`,
 //             `evil.com:8080` is read by browsers as the scheme `evil.com:`); http(s) targets
-//             are scheme URLs. Relative targets (`/docs`, `#top`, `docs/intro`) have no host.
-// Bare words (`example.com` in prose) are not URLs.
+//             are scheme URLs. Relative targets (`/docs`, `#top`, `docs/intro`) have no host;
+//             one whose first segment looks like a host is taken for one (`](intro.md)`:
+//             `.md` is a top-level domain), and replaced unless allowed.
+// Bare words (`example.com` in prose) are not URLs. Not recognized either: other schemes
+// (`ftp://`), a protocol-relative `//host` outside a Markdown target (an HTML attribute), a
+// Markdown reference definition without a scheme (`[id]: //host`).
 //
 // The authority is the longest run of RFC 3986 authority characters (letters, digits,
 // "-._~%!$&'()*+,;=:@[]" and non-ASCII); trailing ".,;:!'*()" (and ']' unless the run has a '[')
@@ -21,16 +25,17 @@
 // units from the match's start cannot be read: the URL is replaced whatever its host.
 //
 // A replaced URL is swallowed to its end: after the authority, its path, query and fragment up
-// to whitespace, a control character, one of `<>"`^{}|[]`, or a ')' that closes a '(' opened
-// before the URL; trailing ".,:;!?'*_~" before that end are the sentence's. The marker is
+// to whitespace, a control character, one of `<>"`^{}|[]`, or a ')' with no '(' open in the
+// URL (the one closing a Markdown target); trailing ".,:;!?'*_~" before that end are the
+// sentence's. The marker is
 // inserted once, where the URL began. Text after a kept URL's authority (its path) is scanned
 // like any text, so a URL in a kept URL's query is judged on its own.
 //
 // UrlScanner runs over text that arrives in pieces: Run() decides as far as the text allows and
 // says where it stopped; the caller passes the rest again with more text appended. Its decisions
 // depend only on the logical text, never on where it was cut, and it never emits a byte it might
-// later need to drop. ScanPlain() is the fast path (output_guard.h): it releases text in which
-// nothing can start a URL and says where the scanner must take over.
+// later need to drop. ScanPlain() is the fast path: it releases text in which nothing can start
+// a URL and says where the scanner must take over; Scan() runs the two together.
 //
 // Single-threaded; the judge is borrowed and must outlive the scanner.
 #pragma once

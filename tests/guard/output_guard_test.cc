@@ -173,6 +173,37 @@ TEST(OutputGuard, TheReportCountsEveryReplacementAndKeepsDistinctHosts) {
   EXPECT_EQ(turn.report.hosts.size(), GuardReport::kMaxHosts);
 }
 
+TEST(OutputGuard, ARelativeTargetThatLooksLikeAHostIsTakenForOne) {
+  Turn turn;
+  Expect(turn, "[r](intro.md)", X("[r](", ")"));  // `.md` is a top-level domain
+}
+
+TEST(OutputGuard, EachTextStartsAtAWordBoundary) {
+  Turn turn;
+  OutputGuard guard(turn.config, turn.context, turn.report);
+  EXPECT_EQ(guard.Push("a"), "a");
+  EXPECT_EQ(guard.Finish(), "");
+  EXPECT_EQ(std::string(guard.Push("www.evil.com ")), X("", " "));
+}
+
+TEST(OutputGuard, WhatIsHeldStaysBounded) {
+  Turn turn;
+  OutputGuard guard(turn.config, turn.context, turn.report);
+  size_t most = 0;
+  std::string out;
+  const std::string text = "https://" + std::string(1000, 'a') + "/x" + std::string(1000, '.') +
+                           "y" + std::string(1000, '!') + " end";
+  for (const char c : text) {
+    out += guard.Push(std::string_view(&c, 1));
+    most = std::max(most, guard.held());
+  }
+  out += guard.Finish();
+  EXPECT_LE(most, kMaxUrlUnits + 2);
+  // Punctuation runs longer than the cap go with the URL a cap's worth at a time.
+  EXPECT_EQ(out, X("", std::string(1000 % (kMaxUrlUnits + 1), '!') + " end"));
+  EXPECT_EQ(out, turn.Raw(text));
+}
+
 // Holding back: only what could still become a URL.
 struct Step {
   std::string_view delta;
