@@ -37,19 +37,27 @@ bool OutputGuard::Keep(std::string_view host, bool readable) {
 }
 
 std::string_view OutputGuard::Push(std::string_view delta) {
+  std::string_view text = delta;
+  if (!pending_.empty()) {
+    joined_.assign(pending_);
+    joined_.append(delta);
+    text = joined_;
+  }
+  // A character the text cuts waits for the rest of it: the scanner decides the same wherever
+  // the text is cut, so it is simply fed later.
+  const std::string_view whole = text.substr(0, text.size() - CutCharacterTail(text, form_));
   if (pending_.empty() && scanner_.plain()) {
     // The common case, without Run's bookkeeping: the delta itself, less a tail to hold.
-    const PlainScan plain = ScanPlain(delta, 0, scanner_.prev(), form_);
+    const PlainScan plain = ScanPlain(whole, 0, scanner_.prev(), form_);
     if (plain.bail == PlainScan::npos) {
       scanner_.set_prev(plain.prev);
-      if (plain.release_end < delta.size()) pending_.assign(delta.substr(plain.release_end));
-      return delta.substr(0, plain.release_end);
+      pending_.assign(text.substr(plain.release_end));
+      return whole.substr(0, plain.release_end);
     }
   }
-  if (pending_.empty()) return Run(delta, false);
-  joined_.assign(pending_);
-  joined_.append(delta);
-  return Run(joined_, false);
+  const std::string_view out = Run(whole, false);
+  pending_.append(text.substr(whole.size()));
+  return out;
 }
 
 std::string_view OutputGuard::Finish() {

@@ -9,11 +9,12 @@
 // a forbidden pattern): Push() releases at once every byte that cannot be part of a URL, and
 // holds back only a tail that could still start or be one: a prefix of `https:` (`see htt`), a
 // `w`, `ww` or `www` at a word boundary, a URL whose authority has not ended yet
-// (`https://exa`), trailing punctuation of a replaced URL, or an escape sequence cut by the end
-// of the delta. A URL is released the moment its authority ends and its host is allowed (the
-// rest of it streams on as text); `[docs](` is released whole, only the target is held. Nothing
-// released is ever retracted, the output never splits an escape sequence, and it is the same
-// however the text was cut into deltas. Finish() ends the text (the next non-text event, the
+// (`https://exa`), trailing punctuation of a replaced URL, or a character cut by the end of the
+// delta (an escape sequence, a UTF-8 sequence, a surrogate pair's first half). A URL is released
+// the moment its authority ends and its host is allowed (the rest of it streams on as text);
+// `[docs](` is released whole, only the target is held. Nothing released is ever retracted, the
+// output never cuts a character (even where the input did), and it is the same however the text
+// was cut into deltas. Finish() ends the text (the next non-text event, the
 // answer's end) and resolves what is held.
 //
 // Cost: a delta in which nothing can start a URL is scanned once for the bytes that could make

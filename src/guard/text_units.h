@@ -76,6 +76,11 @@ inline Unit DecodeUnit(std::string_view text, size_t at, TextForm form, bool fin
   return DecodeEscape(text, at, final);
 }
 
+// The bytes at the end of a delta that cut a character: an incomplete UTF-8 sequence, or
+// (escaped) a `\uD800`-`\uDBFF` high surrogate whose low half may come next. A guard holds
+// them back so that no output cuts a character, even where the input did.
+size_t CutCharacterTail(std::string_view text, TextForm form);
+
 constexpr bool IsAlpha(uint8_t c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
 constexpr bool IsDigit(uint8_t c) { return c >= '0' && c <= '9'; }
 constexpr bool IsAlnum(uint8_t c) { return IsAlpha(c) || IsDigit(c); }

@@ -79,6 +79,17 @@ inline bool WholeEscapes(std::string_view chunk) {
   return true;
 }
 
+// True when `chunk` cuts no character: no escape split, no UTF-8 sequence cut at either end,
+// no surrogate pair split.
+inline bool WholeCharacters(std::string_view chunk) {
+  if (chunk.empty()) return true;
+  const auto first = static_cast<uint8_t>(chunk.front());
+  const bool low_first = chunk.size() >= 4 && chunk.substr(0, 2) == "\\u" &&
+                         (chunk[2] | 0x20) == 'd' && HexValue(chunk[3]) >= 0xC;
+  return WholeEscapes(chunk) && (first & 0xC0) != 0x80 && !low_first &&
+         CutCharacterTail(chunk, TextForm::kEscaped) == 0;
+}
+
 // An agent's config and a turn's context hosts, with the report the guards fill.
 struct Turn {
   explicit Turn(std::initializer_list<std::string_view> allow = {"example.com"},
@@ -112,14 +123,14 @@ struct Turn {
 };
 
 // Feeds `escaped` cut at `cuts` (increasing offsets) and checks, at every step, that what was
-// released is a prefix of `expected` and splits no escape; returns everything released.
+// released is a prefix of `expected` and cuts no character; returns everything released.
 inline std::string FeedCut(Turn& turn, std::string_view escaped, const std::vector<size_t>& cuts,
                            std::string_view expected) {
   OutputGuard guard(turn.config, turn.context, turn.report);
   std::string out;
   size_t from = 0;
   auto take = [&](std::string_view chunk) {
-    EXPECT_TRUE(WholeEscapes(chunk)) << "chunk '" << chunk << "' of '" << escaped << "'";
+    EXPECT_TRUE(WholeCharacters(chunk)) << "chunk '" << chunk << "' of '" << escaped << "'";
     out += chunk;
     EXPECT_TRUE(std::string_view(expected).starts_with(out))
         << "released '" << out << "' is not a prefix of '" << expected << "'";

@@ -244,6 +244,11 @@ TEST(OutputGuardHold, HoldsOnlyATailThatCouldStillBecomeAUrl) {
   ExpectSteps({{"https://evil.com/x.", kX, 1}, {" next", ". next", 0}});
   ExpectSteps({{"ab\\", "ab", 1}, {"nc", "\\nc", 0}});
   ExpectSteps({{"x \\u00", "x ", 4}, {"e9y", "\\u00e9y", 0}});
+  ExpectSteps(
+      {{"caf\xC3", "caf", 1}, {"\xA9 \xE6\x97", "\xC3\xA9 ", 2}, {"\xA5", "\xE6\x97\xA5", 0}});
+  ExpectSteps({{"a \\ud83d", "a ", 6}, {"\\ude00 b", "\\ud83d\\ude00 b", 0}});
+  ExpectSteps({{"a \\ud83d\\", "a ", 7}, {"ude00", "\\ud83d\\ude00", 0}});
+  ExpectSteps({{"\\\\ud83d", "\\\\ud83d", 0}});  // an escaped backslash, then text
   ExpectSteps({{"end htt", "end ", 3}}, "htt");
   ExpectSteps({{"go https://evil.co", "go ", 15}}, kX);
 }
