@@ -31,7 +31,7 @@ constexpr std::array<uint8_t, 256> Classes() {
   }
   classes[kNonAscii] |= kAuthority;
   mark("-._~%!$&'()*+,;=:@[]", kAuthority);
-  mark(".,;:!'*()", kAuthorityTrail);
+  mark(".,;:!'*()_~", kAuthorityTrail);  // `_` and `~` of Markdown emphasis
   mark("<>\"`^{}|[]", kPathEnd);
   mark(".,:;!?'*_~", kPathTrail);
   return classes;

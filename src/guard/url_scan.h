@@ -19,8 +19,8 @@
 // Markdown reference definition without a scheme (`[id]: //host`).
 //
 // The authority is the longest run of RFC 3986 authority characters (letters, digits,
-// "-._~%!$&'()*+,;=:@[]" and non-ASCII); trailing ".,;:!'*()" (and ']' unless the run has a '[')
-// are the sentence's, not the URL's. The host is what follows the run's last '@', up to a ':'
+// "-._~%!$&'()*+,;=:@[]" and non-ASCII); trailing ".,;:!'*()_~" (and ']' unless the run has a
+// '[') are the sentence's, not the URL's. The host is what follows the run's last '@', up to a ':'
 // (a port), or an IPv6 literal `[...]`, normalized (hosts.h). A run longer than kMaxUrlUnits
 // units from the match's start cannot be read: the URL is replaced whatever its host.
 //

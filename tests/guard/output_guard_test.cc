@@ -116,6 +116,8 @@ TEST(OutputGuard, TrailingPunctuationIsTheSentences) {
   Expect(turn, "\"https://a.com/x\"", X("\"", "\""));
   Expect(turn, "<https://a.com/x>", X("<", ">"));
   Expect(turn, "https://a.com/x.\nnext", X("", ".\nnext"));
+  Expect(turn, "_https://example.com_ **https://example.com** ~~https://evil.com~~",
+         X("_https://example.com_ **https://example.com** ~~", "~~"));
 }
 
 TEST(OutputGuard, BareWordsAndPlainSchemesAreNotUrls) {
