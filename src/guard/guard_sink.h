@@ -5,8 +5,12 @@
 //   guard::GuardSink guard(agent.guard_config, turn.context_hosts, turn.guard_report);
 //   guard.AddDownstream(client_sink);
 //   guard.AddDownstream(memory_recorder);
-//   call.AddSink(guard);
-//   ... after the call: turn.guard_report.replacements, .hosts -> metadata, call record
+//   call.AddSink(guard);  // first: the call's leader, serving the request's client
+//   ... after the call: turn.guard_report.replacements -> CallRecord::guard_replacements;
+//       .replacements and .hosts -> the response's metadata
+//
+// One GuardSink may serve each model call of a turn in turn (OnStart begins a new text); the
+// turn's context hosts may grow between calls (tool outputs), not during one.
 //
 // Translated answers only: a text delta goes through an OutputGuard (output_guard.h) and what it
 // releases goes on as a text delta with the event's other fields (nothing when it released

@@ -6,7 +6,7 @@
 // last '@'). Non-ASCII hosts compare by their exact UTF-8 bytes: an IDN in the allowlist matches
 // only the same Unicode spelling, not its `xn--` form (and the reverse).
 //
-// The rules (documented for operators in the agent's config):
+// The rules:
 //   allowlist  an entry allows that host and every subdomain: `example.com` allows
 //              `example.com` and `docs.example.com`, not `badexample.com`; a leading `*.` is
 //              the same entry (`*.example.com` allows `example.com` too); a port is ignored

@@ -195,7 +195,7 @@ UrlScanner::Found UrlScanner::TryUrl(std::string_view text, size_t at, const Uni
       if (++units > kMaxUrlUnits) return Found::Unreadable(q);
     }
     if (matched) {
-      Found found = Authority(text, at, q, units, Form::kScheme, final);
+      Found found = Authority(text, q, units, Form::kScheme, final);
       if (found.kind != Found::Kind::kNone) return found;
     }
   }
@@ -211,7 +211,7 @@ UrlScanner::Found UrlScanner::TryUrl(std::string_view text, size_t at, const Uni
       q += u.len;
     }
     if (matched) {
-      Found found = Authority(text, at, at, 0, Form::kWww, final);
+      Found found = Authority(text, at, 0, Form::kWww, final);
       if (found.kind != Found::Kind::kNone) return found;
     }
   }
@@ -231,13 +231,13 @@ UrlScanner::Found UrlScanner::TryUrl(std::string_view text, size_t at, const Uni
       q += u.len;
       if (++units > kMaxUrlUnits) return Found::Unreadable(q);
     }
-    return units < 2 ? Found{} : Authority(text, at, q, units, Form::kSlashes, final);
+    return units < 2 ? Found{} : Authority(text, q, units, Form::kSlashes, final);
   }
-  return Is(unit.ch, kAuthority) ? Authority(text, at, at, 0, Form::kTarget, final) : Found{};
+  return Is(unit.ch, kAuthority) ? Authority(text, at, 0, Form::kTarget, final) : Found{};
 }
 
-UrlScanner::Found UrlScanner::Authority(std::string_view text, size_t start, size_t at,
-                                        size_t units, Form form, bool final) const {
+UrlScanner::Found UrlScanner::Authority(std::string_view text, size_t at, size_t units, Form form,
+                                        bool final) const {
   size_t q = at;
   size_t solid_end = at;  // the end of the run without its trailing punctuation
   size_t host_from = at;  // after the last '@'

@@ -114,8 +114,8 @@ class UrlScanner {
   struct Found;
 
   Found TryUrl(std::string_view text, size_t at, const Unit& unit, bool final) const;
-  Found Authority(std::string_view text, size_t start, size_t at, size_t units, Form form,
-                  bool final) const;
+  // The authority run from `at`; `units` were read since the match began (the cap counts them).
+  Found Authority(std::string_view text, size_t at, size_t units, Form form, bool final) const;
   // In kSwallow: drops the URL's unit at `at`, or ends the URL. Returns the next position, or
   // npos when the text ran out before that was decided.
   size_t SwallowStep(std::string_view text, size_t at, const Unit& unit, bool final);
