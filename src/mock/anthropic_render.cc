@@ -85,7 +85,7 @@ std::string RenderMessage(const ReplyIdentity& identity, int tokens, std::string
   }
   if (tool.empty()) {
     out.append(R"({"type":"text","text":")");
-    for (int i = 0; i < tokens; ++i) AppendTokenText(out, i);
+    for (int i = 0; i < tokens; ++i) AppendTokenJson(out, identity, i);
     out.append("\"}");
   } else {
     out.append(R"({"type":"tool_use","id":)");
@@ -169,7 +169,7 @@ std::string_view MessageStreamRenderer::Token(int index) {
   buffer_.append(R"(,"index":)");
   AppendUint(buffer_, static_cast<uint64_t>(index_));
   buffer_.append(R"(,"delta":{"type":"text_delta","text":")");
-  AppendTokenText(buffer_, index);
+  AppendTokenJson(buffer_, identity_, index);
   buffer_.append("\"}}\n\n");
   return buffer_;
 }

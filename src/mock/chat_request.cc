@@ -182,6 +182,12 @@ Result<simdjson::dom::object> BodyParser::ParseRoot(std::string_view body) {
   return root;
 }
 
+std::vector<std::string> BodyParser::Describe(simdjson::dom::object root,
+                                              Conversation (*read)(simdjson::dom::object)) const {
+  if (reply_ != ReplyMode::kDescribe) return {};
+  return SplitReplyTokens(DescribeConversation(read(root)));
+}
+
 Result<ChatRequest> BodyParser::Parse(std::string_view body) {
   Result<simdjson::dom::object> parsed = ParseRoot(body);
   if (!parsed.ok()) return parsed.error();
@@ -214,6 +220,7 @@ Result<ChatRequest> BodyParser::Parse(std::string_view body) {
   if (!root["thinking"]["type"].get_string().get(thinking_type)) {
     chat.reasoning = thinking_type == "enabled";
   }
+  chat.description = Describe(root, ReadChatConversation);
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;
 }
@@ -260,6 +267,7 @@ Result<ChatRequest> BodyParser::ParseResponses(std::string_view body) {
     }
     chat.first_tool = std::string(name);
   }
+  chat.description = Describe(root, ReadResponsesConversation);
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;
 }
@@ -296,6 +304,7 @@ Result<ChatRequest> BodyParser::ParseMessages(std::string_view body) {
     chat.first_tool = std::string(name);
   }
   if (Status s = ParseThinking(root, chat); !s.ok()) return s.error();
+  chat.description = Describe(root, ReadMessagesConversation);
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;
 }
@@ -332,6 +341,7 @@ Result<ChatRequest> BodyParser::ParseOllama(std::string_view body) {
   }
   chat.reasoning = thinks || !level.empty();
   if (Status tools = ParseTools(root, chat); !tools.ok()) return tools.error();
+  chat.description = Describe(root, ReadChatConversation);
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;
 }
@@ -376,6 +386,7 @@ Result<ChatRequest> BodyParser::ParseGenerateContent(std::string_view body, std:
   if (!root["tools"].at(0)["functionDeclarations"].at(0)["name"].get_string().get(name)) {
     chat.first_tool = std::string(name);
   }
+  chat.description = Describe(root, ReadGeminiConversation);
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;
 }
@@ -401,8 +412,12 @@ Result<ChatPlan> MakePlan(const MockOptions& options, const ChatRequest& chat,
   auto tool = request.find(kToolCallHeader);
   plan.tool_call = !chat.first_tool.empty() &&
                    (options.tool_calls || (tool != request.end() && tool->value() == "1"));
-  if (plan.tool_call) count = static_cast<int64_t>(kToolArgumentFragments.size());
-  if (!plan.tool_call && chat.max_tokens >= 0 && chat.max_tokens < count) {
+  if (plan.tool_call) {
+    count = static_cast<int64_t>(kToolArgumentFragments.size());
+  } else if (options.reply == ReplyMode::kDescribe) {
+    // The whole description, whatever the limits: a test reads all of it.
+    count = static_cast<int64_t>(chat.description.size());
+  } else if (chat.max_tokens >= 0 && chat.max_tokens < count) {
     count = chat.max_tokens;
     plan.truncated = true;
   }

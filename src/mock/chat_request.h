@@ -12,9 +12,11 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/result.h"
 #include "http/exchange.h"
+#include "mock/conversation.h"
 #include "mock/fault.h"
 #include "mock/mock_options.h"
 
@@ -37,6 +39,9 @@ struct ChatRequest {
   // think true or a level, Cohere thinking enabled): the reply starts with
   // kMockReasoningTokens of it, in the wire's form (the Responses wire renders none).
   bool reasoning = false;
+  // --reply describe: the reply's content tokens, the description of the request's
+  // conversation (conversation.h) split after each space; empty otherwise.
+  std::vector<std::string> description;
 };
 
 inline constexpr int kMockReasoningTokens = 3;
@@ -45,6 +50,10 @@ inline constexpr int kMockReasoningTokens = 3;
 // so that a request costs no allocation once they have grown.
 class BodyParser {
  public:
+  // kDescribe: every Parse* also fills ChatRequest::description (which allocates; kTokens
+  // does not).
+  explicit BodyParser(ReplyMode reply = ReplyMode::kTokens) : reply_(reply) {}
+
   // An OpenAI /v1/chat/completions body (a Cohere v2 body too: its thinking.type is read).
   Result<ChatRequest> Parse(std::string_view body);
   // An Anthropic /v1/messages body: model, messages and max_tokens (>= 1) are required;
@@ -69,13 +78,18 @@ class BodyParser {
  private:
   // Parses `body` into the reused buffer; the root object or the error to answer.
   Result<simdjson::dom::object> ParseRoot(std::string_view body);
+  // ChatRequest::description of the conversation `read` finds in `root`; empty with kTokens.
+  std::vector<std::string> Describe(simdjson::dom::object root,
+                                    Conversation (*read)(simdjson::dom::object)) const;
 
+  const ReplyMode reply_;
   simdjson::dom::parser parser_;
   std::string padded_;
 };
 
 struct ChatPlan {
-  int tokens = 0;               // content tokens (or tool-call fragments when tool_call)
+  int tokens = 0;               // content tokens (or tool-call fragments when tool_call); with
+                                // --reply describe, ChatRequest::description's size
   bool truncated = false;       // max_tokens cut the reply: finish_reason "length"
   bool tool_call = false;       // reply with a call to ChatRequest::first_tool
   Millis first_token_delay{0};  // after the head
@@ -84,9 +98,8 @@ struct ChatPlan {
   FaultKind fault = FaultKind::kNone;
 };
 
-// Applies the options (--tool-calls), the request's limits and its `x-mock-*` headers; draws a
-// random fault
-// when the request names none.
+// Applies the options (--tool-calls, --reply), the request's limits and its `x-mock-*`
+// headers; draws a random fault when the request names none.
 Result<ChatPlan> MakePlan(const MockOptions& options, const ChatRequest& chat,
                           const http::Request& request, std::mt19937_64& random);
 

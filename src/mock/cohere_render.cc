@@ -80,7 +80,7 @@ std::string RenderCohereChat(const ReplyIdentity& identity, int tokens, std::str
       out.append(R"("},)");
     }
     out.append(R"({"type":"text","text":")");
-    for (int i = 0; i < tokens; ++i) AppendTokenText(out, i);
+    for (int i = 0; i < tokens; ++i) AppendTokenJson(out, identity, i);
     out.append("\"}]");
   } else {
     out.append(R"("tool_plan":")");
@@ -159,7 +159,7 @@ std::string_view CohereStreamRenderer::Token(int index) {
   buffer_.append(R"(,"index":)");
   AppendUint(buffer_, static_cast<uint64_t>(index_));
   buffer_.append(R"(,"delta":{"message":{"content":{"text":")");
-  AppendTokenText(buffer_, index);
+  AppendTokenJson(buffer_, identity_, index);
   buffer_.append("\"}}}}\n\n");
   return buffer_;
 }

@@ -257,7 +257,7 @@ std::string RenderGenerateContent(const ReplyIdentity& identity, int tokens, std
   }
   if (tool.empty()) {
     out.append(R"({"text":")");
-    for (int i = 0; i < tokens; ++i) AppendTokenText(out, i);
+    for (int i = 0; i < tokens; ++i) AppendTokenJson(out, identity, i);
     out.append("\"}");
   } else {
     AppendFunctionCall(out, tool);
@@ -291,7 +291,7 @@ std::string_view GeminiStreamRenderer::Opening(std::string_view tool) {
 std::string_view GeminiStreamRenderer::Token(int index) {
   StartChunk();
   buffer_.append(R"({"text":")");
-  AppendTokenText(buffer_, index);
+  AppendTokenJson(buffer_, identity_, index);
   buffer_.append("\"}");
   EndChunk({}, usage_, false);
   return buffer_;

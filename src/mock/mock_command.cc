@@ -27,6 +27,7 @@ struct RawOptions {
   std::string inter_token = "0";
   std::string slow_headers = "0";
   std::string embeddings = "hash";
+  std::string reply = "tokens";
 };
 
 Millis DurationOrThrow(const std::string& option, const std::string& text) {
@@ -45,6 +46,7 @@ MockOptions Resolve(const RawOptions& raw) {
   options.inter_token = DurationOrThrow("--inter-token", raw.inter_token);
   options.slow_headers = DurationOrThrow("--slow-headers", raw.slow_headers);
   options.word_embeddings = raw.embeddings == "words";
+  options.reply = raw.reply == "describe" ? ReplyMode::kDescribe : ReplyMode::kTokens;
   Status valid = Validate(options);
   if (!valid.ok()) throw CLI::ValidationError(valid.error().message);
   return options;
@@ -137,6 +139,14 @@ void RegisterMockProviderCommand(CLI::App& root) {
                   "Embedding vectors: hash (a random unit vector per text) or words (bag of "
                   "words: texts sharing most words are close)")
       ->check(CLI::IsMember({"hash", "words"}))
+      ->capture_default_str();
+  cmd->add_option("--reply", raw->reply,
+                  "Chat reply text: tokens (tok0 tok1 ..., --tokens of them) or describe (the "
+                  "conversation received, one 'role: text' per message, tool call and tool result, "
+                  "joined by ' | ', e.g. "
+                  "'system: Be terse. | user: hi | assistant: call f({\"a\":1}) | tool: 42'; "
+                  "roles system, user, assistant, tool; never cut by --tokens or max_tokens)")
+      ->check(CLI::IsMember({"tokens", "describe"}))
       ->capture_default_str();
   cmd->callback([raw] { ServeMockProvider(Resolve(*raw), std::cout); });
 }

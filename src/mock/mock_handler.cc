@@ -65,6 +65,7 @@ MockHandler::MockHandler(const MockOptions& options, StatsBoard& board, int work
       stats_(board.worker(worker_index)),
       worker_index_(worker_index),
       context_(context),
+      parser_(options.reply),
       random_(options.seed + static_cast<uint64_t>(worker_index)) {}
 
 std::string MockHandler::RenderError(std::string_view target, const Error& error) const {
@@ -220,6 +221,7 @@ net::awaitable<void> MockHandler::HandleChat(http::Exchange& exchange, Wire wire
   if (plan->tool_call) identity.call_id = (anthropic ? "toolu_mock_" : "call_mock_") + suffix;
   identity.created = static_cast<int64_t>(std::time(nullptr));
   identity.model = chat->model;
+  identity.description = chat->description;
   ChatReply reply(exchange, options_, chat.value(), plan.value(), identity, stats_, context_);
   co_await reply.Run();
 }

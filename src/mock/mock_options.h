@@ -21,6 +21,19 @@ inline constexpr int kDefaultTokens = 16;
 // Upper bound for --tokens and x-mock-tokens: keeps one request from streaming forever.
 inline constexpr int kMaxTokens = 1'000'000;
 
+// What the text of a chat reply says (`--reply`).
+enum class ReplyMode {
+  // `tok0 tok1 ...`: --tokens (or x-mock-tokens) of them, cut by the request's max_tokens.
+  kTokens,
+  // A description of the conversation the request carried: one `role: text` per message,
+  // tool call and tool result, joined by " | ", e.g.
+  //   system: Be terse. | user: hi | assistant: call f({"a":1}) | tool: 42 | user: I am Ann
+  // (the whole format: conversation.h). Streamed one token per space-separated word; never
+  // cut: --tokens, x-mock-tokens and max_tokens do not apply, and the finish reason is "stop".
+  // Tool calls (--tool-calls, x-mock-tool-call) and embeddings are answered as in kTokens.
+  kDescribe,
+};
+
 struct MockOptions {
   std::string host = "127.0.0.1";
   uint16_t port = kDefaultPort;  // 0 = pick a free port
@@ -43,6 +56,7 @@ struct MockOptions {
   // `--embeddings words`: bag-of-words embedding vectors (embeddings.h), so that texts sharing
   // most words are close; false: a random unit vector per text.
   bool word_embeddings = false;
+  ReplyMode reply = ReplyMode::kTokens;
 };
 
 // Parses "0", "250ms", "2s", "1m". Errors name `what` (the option).

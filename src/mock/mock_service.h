@@ -31,6 +31,8 @@
 // A malformed body or x-mock-* header is answered 400 in the route's API error envelope, and so
 // is a /v1/messages request without the `anthropic-version` header (the real API requires it).
 // --tool-calls makes every request that offers tools answer with a call (x-mock-tool-call: 1).
+// --reply describe makes every chat reply's text a description of the conversation the request
+// carried (`system: ... | user: ... | assistant: ...`; conversation.h), whole, in every wire.
 // --cached-tokens / --cache-write-tokens report that part of the prompt as read from / written
 // to the prompt cache (OpenAI: prompt_tokens_details.cached_tokens; Anthropic:
 // cache_read_input_tokens / cache_creation_input_tokens, outside input_tokens).

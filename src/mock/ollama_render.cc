@@ -91,7 +91,7 @@ std::string RenderOllamaChat(const ReplyIdentity& identity, int tokens, std::str
   AppendHead(out, identity);
   out.push_back('"');
   if (tool.empty()) {
-    for (int i = 0; i < tokens; ++i) AppendTokenText(out, i);
+    for (int i = 0; i < tokens; ++i) AppendTokenJson(out, identity, i);
   }
   out.push_back('"');
   if (usage.reasoning_tokens > 0) {
@@ -130,7 +130,7 @@ std::string_view OllamaStreamRenderer::Opening(std::string_view tool) {
 std::string_view OllamaStreamRenderer::Token(int index) {
   StartLine();
   buffer_.push_back('"');
-  AppendTokenText(buffer_, index);
+  AppendTokenJson(buffer_, identity_, index);
   buffer_.append("\"},\"done\":false}\n");
   return buffer_;
 }

@@ -67,10 +67,24 @@ void AppendToolCallHead(std::string& out, const ReplyIdentity& identity, std::st
 
 }  // namespace
 
-void AppendTokenText(std::string& out, int index) {
+void AppendTokenText(std::string& out, const ReplyIdentity& identity, int index) {
+  const auto at = static_cast<size_t>(index);
+  if (at < identity.description.size()) {
+    out.append(identity.description[at]);
+    return;
+  }
   out.append(kTokenStem);
   AppendInt(out, index);
   out.push_back(' ');
+}
+
+void AppendTokenJson(std::string& out, const ReplyIdentity& identity, int index) {
+  const auto at = static_cast<size_t>(index);
+  if (at < identity.description.size()) {
+    AppendJsonEscaped(out, identity.description[at]);
+    return;
+  }
+  AppendTokenText(out, identity, index);
 }
 
 void AppendReasoningText(std::string& out, int index) {
@@ -111,7 +125,7 @@ std::string RenderCompletion(const ReplyIdentity& identity, int tokens, std::str
   out.append(R"("content":)");
   if (tool.empty()) {
     out.push_back('"');
-    for (int i = 0; i < tokens; ++i) AppendTokenText(out, i);
+    for (int i = 0; i < tokens; ++i) AppendTokenJson(out, identity, i);
     out.push_back('"');
   } else {
     out.append(R"(null,"tool_calls":[{)");
@@ -191,7 +205,7 @@ std::string_view ChunkRenderer::Token(int index) {
   buffer_.clear();
   StartChoice();
   buffer_.append(R"({"content":")");
-  AppendTokenText(buffer_, index);
+  AppendTokenJson(buffer_, identity_, index);
   buffer_.append(R"("})");
   EndChoice({});
   return buffer_;

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,9 @@ struct ReplyIdentity {
   std::string call_id;  // "call_mock_...", for tool calls
   int64_t created = 0;  // unix seconds
   std::string_view model;
+  // --reply describe: the texts of the content tokens (ChatRequest::description, which
+  // outlives the reply); empty: token i reads "tok<i> ".
+  std::span<const std::string> description;
 };
 
 // prompt_tokens counts every input token; cached_tokens and cache_write_tokens are parts of
@@ -42,8 +46,11 @@ struct Usage {
   uint64_t reasoning_tokens = 0;
 };
 
-// Appends the content of token `index`: "tok<index> ".
-void AppendTokenText(std::string& out, int index);
+// Appends the content of token `index`, as it is: identity.description[index] when the reply
+// describes, else "tok<index> ".
+void AppendTokenText(std::string& out, const ReplyIdentity& identity, int index);
+// The same, escaped to sit inside a JSON string.
+void AppendTokenJson(std::string& out, const ReplyIdentity& identity, int index);
 // Appends the reasoning token `index`: "think<index> ".
 void AppendReasoningText(std::string& out, int index);
 

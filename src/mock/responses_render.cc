@@ -44,7 +44,7 @@ std::string RenderResponsesReply(const ReplyIdentity& identity, std::string_view
   response.id = identity.id;
   response.model = std::string(identity.model);
   if (tool.empty()) {
-    for (int i = 0; i < tokens; ++i) AppendTokenText(response.text, i);
+    for (int i = 0; i < tokens; ++i) AppendTokenText(response.text, identity, i);
   } else {
     response.tool_calls.push_back({identity.call_id, std::string(tool), R"({"location":"Paris"})"});
   }
@@ -82,7 +82,7 @@ std::string_view ResponsesStreamRenderer::Opening(std::string_view tool) {
 std::string_view ResponsesStreamRenderer::Token(int index) {
   buffer_.clear();
   text_.clear();
-  AppendTokenText(text_, index);
+  AppendTokenText(text_, identity_, index);
   StreamEvent delta;
   delta.kind = EventKind::kTextDelta;
   delta.text = text_;

@@ -75,11 +75,28 @@ TEST(MockCommand, ServesUntilSigtermThenExitsZero) {
   close(child.stdout_fd);
 }
 
-TEST(MockCommand, RejectsBadOptions) {
-  Child child = Spawn({MOCK_CLI_PATH, "mock-provider", "--first-token-delay", "fast"});
+TEST(MockCommand, ReplyDescribeAnswersWithTheConversation) {
+  Child child =
+      Spawn({MOCK_CLI_PATH, "mock-provider", "--listen", "127.0.0.1:0", "--reply", "describe"});
   ASSERT_GT(child.pid, 0);
-  EXPECT_NE(WaitExit(child.pid), 0);
+  const std::string line = ReadLine(child.stdout_fd);
+  ASSERT_TRUE(line.starts_with(kBanner)) << line;
+  const auto port = static_cast<uint16_t>(std::stoi(line.substr(kBanner.size())));
+  Reply reply = Send(port, "POST", "/v1/chat/completions", ChatBody(false));
+  EXPECT_EQ(reply.status, 200u);
+  EXPECT_NE(reply.body.find(R"("content":"user: hi")"), std::string::npos) << reply.body;
+  kill(child.pid, SIGTERM);
+  EXPECT_EQ(WaitExit(child.pid), 0);
   close(child.stdout_fd);
+}
+
+TEST(MockCommand, RejectsBadOptions) {
+  for (const char* option : {"--first-token-delay", "--reply"}) {
+    Child child = Spawn({MOCK_CLI_PATH, "mock-provider", option, "fast"});
+    ASSERT_GT(child.pid, 0);
+    EXPECT_NE(WaitExit(child.pid), 0) << option;
+    close(child.stdout_fd);
+  }
 }
 
 }  // namespace

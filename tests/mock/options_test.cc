@@ -92,7 +92,7 @@ TEST(MockFaults, DrawSharesMatchRates) {
 }
 
 TEST(MockRender, ChunksAreValidJsonAndReuseTheBuffer) {
-  ReplyIdentity identity{"chatcmpl-mock-0-1", "call_mock_0-1", 42, "m\"x"};
+  ReplyIdentity identity{"chatcmpl-mock-0-1", "call_mock_0-1", 42, "m\"x", {}};
   ChunkRenderer renderer(identity, true);
   const std::string_view token = renderer.Token(12);
   ASSERT_TRUE(token.starts_with("data: "));
