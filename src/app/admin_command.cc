@@ -183,6 +183,9 @@ struct Args {
   Connection connection;
   std::string id, plan, name, status, tenant, key, model, month, cursor, cache, cache_scope;
   std::string instructions, tools, metadata;  // agents: text, a JSON array, a JSON object
+  std::string guard_marker;
+  std::vector<std::string> allow_hosts;
+  std::optional<bool> guard_urls;
   std::optional<double> budget, max_request_cost, search_query_price, input, output, cached_input,
       cache_write, reasoning, cache_semantic;
   std::optional<int64_t> rpm, tpm, max_output_tokens, expires_at, limit, http_status;
@@ -488,6 +491,17 @@ json::object AgentBody(const Args& a) {
   if (!a.tools.empty()) body["tools"] = JsonArg(a.tools, "--tools");
   if (!a.metadata.empty()) body["metadata"] = JsonArg(a.metadata, "--metadata");
   SetInt(body, "max_output_tokens", a.max_output_tokens);
+  if (a.guard_urls || !a.allow_hosts.empty() || !a.guard_marker.empty()) {
+    json::object guard;
+    if (a.guard_urls) guard["urls"] = *a.guard_urls;
+    if (!a.allow_hosts.empty()) {
+      json::array hosts;
+      for (const std::string& h : a.allow_hosts) hosts.emplace_back(h);
+      guard["allow_hosts"] = std::move(hosts);
+    }
+    if (!a.guard_marker.empty()) guard["marker"] = a.guard_marker;
+    body["guard"] = std::move(guard);
+  }
   if (a.history_items || a.history_tokens) {
     json::object history;
     SetInt(history, "items", a.history_items);
@@ -505,6 +519,11 @@ void AddAgentOptions(CLI::App* cmd, Args& a) {
   cmd->add_option("--history-items", a.history_items, "Memory window: the last N items");
   cmd->add_option("--history-tokens", a.history_tokens, "Memory window: at most ~N tokens");
   cmd->add_option("--metadata", a.metadata, "A JSON object of strings");
+  cmd->add_option("--guard-urls", a.guard_urls,
+                  "Replace URLs whose host is neither allowed nor in the turn's context");
+  cmd->add_option("--allow-hosts", a.allow_hosts, "Hosts (and their subdomains) the guard allows")
+      ->delimiter(',');
+  cmd->add_option("--guard-marker", a.guard_marker, "What a replaced URL becomes");
 }
 
 // `admin agents create|update|get|list|delete`.

@@ -184,6 +184,7 @@ Result<simdjson::dom::object> BodyParser::ParseRoot(std::string_view body) {
 
 std::vector<std::string> BodyParser::Describe(simdjson::dom::object root,
                                               Conversation (*read)(simdjson::dom::object)) const {
+  if (reply_ == ReplyMode::kText) return SplitReplyTokens(text_);
   if (reply_ != ReplyMode::kDescribe) return {};
   return SplitReplyTokens(DescribeConversation(read(root)));
 }
@@ -414,7 +415,7 @@ Result<ChatPlan> MakePlan(const MockOptions& options, const ChatRequest& chat,
                    (options.tool_calls || (tool != request.end() && tool->value() == "1"));
   if (plan.tool_call) {
     count = static_cast<int64_t>(kToolArgumentFragments.size());
-  } else if (options.reply == ReplyMode::kDescribe) {
+  } else if (options.reply != ReplyMode::kTokens) {
     // The whole description, whatever the limits: a test reads all of it.
     count = static_cast<int64_t>(chat.description.size());
   } else if (chat.max_tokens >= 0 && chat.max_tokens < count) {

@@ -52,7 +52,8 @@ class BodyParser {
  public:
   // kDescribe: every Parse* also fills ChatRequest::description (which allocates; kTokens
   // does not).
-  explicit BodyParser(ReplyMode reply = ReplyMode::kTokens) : reply_(reply) {}
+  explicit BodyParser(ReplyMode reply = ReplyMode::kTokens, std::string text = {})
+      : reply_(reply), text_(std::move(text)) {}
 
   // An OpenAI /v1/chat/completions body (a Cohere v2 body too: its thinking.type is read).
   Result<ChatRequest> Parse(std::string_view body);
@@ -83,6 +84,7 @@ class BodyParser {
                                     Conversation (*read)(simdjson::dom::object)) const;
 
   const ReplyMode reply_;
+  const std::string text_;  // kText's reply
   simdjson::dom::parser parser_;
   std::string padded_;
 };

@@ -28,6 +28,7 @@ struct RawOptions {
   std::string slow_headers = "0";
   std::string embeddings = "hash";
   std::string reply = "tokens";
+  std::string reply_text;
 };
 
 Millis DurationOrThrow(const std::string& option, const std::string& text) {
@@ -47,6 +48,10 @@ MockOptions Resolve(const RawOptions& raw) {
   options.slow_headers = DurationOrThrow("--slow-headers", raw.slow_headers);
   options.word_embeddings = raw.embeddings == "words";
   options.reply = raw.reply == "describe" ? ReplyMode::kDescribe : ReplyMode::kTokens;
+  if (!raw.reply_text.empty()) {
+    options.reply = ReplyMode::kText;
+    options.reply_text = raw.reply_text;
+  }
   Status valid = Validate(options);
   if (!valid.ok()) throw CLI::ValidationError(valid.error().message);
   return options;
@@ -148,6 +153,8 @@ void RegisterMockProviderCommand(CLI::App& root) {
                   "roles system, user, assistant, tool; never cut by --tokens or max_tokens)")
       ->check(CLI::IsMember({"tokens", "describe"}))
       ->capture_default_str();
+  cmd->add_option("--reply-text", raw->reply_text,
+                  "Every chat reply is this text (streamed word by word; overrides --reply)");
   cmd->callback([raw] { ServeMockProvider(Resolve(*raw), std::cout); });
 }
 

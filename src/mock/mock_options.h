@@ -32,6 +32,9 @@ enum class ReplyMode {
   // cut: --tokens, x-mock-tokens and max_tokens do not apply, and the finish reason is "stop".
   // Tool calls (--tool-calls, x-mock-tool-call) and embeddings are answered as in kTokens.
   kDescribe,
+  // `--reply-text TEXT`: that text, streamed and cut like a description (a test's fixed answer,
+  // e.g. one naming a URL the conversation never did).
+  kText,
 };
 
 struct MockOptions {
@@ -57,6 +60,7 @@ struct MockOptions {
   // most words are close; false: a random unit vector per text.
   bool word_embeddings = false;
   ReplyMode reply = ReplyMode::kTokens;
+  std::string reply_text;  // kText
 };
 
 // Parses "0", "250ms", "2s", "1m". Errors name `what` (the option).

@@ -279,6 +279,60 @@ describe('turns', () => {
   });
 });
 
+describe('memory and guard', () => {
+  test('the model is sent the agent\'s instructions, then the window of the conversation', async () => {
+    const g = await agentGateway('agents-memory', { mockFlags: ['--reply', 'describe'] });
+    const windowed = await createAgent(g, {
+      tenant: 't1', model: 'chat', instructions: 'Be brief.', history: { items: 2 },
+    });
+    const conv = await g.client.conversations.create();
+    const model = `agent:${g.agent.id}`;
+    const first = await g.client.responses.create({ model, conversation: conv.id, input: 'my name is Ann' });
+    assert.equal(first.output_text, 'system: Be brief. | user: my name is Ann');
+    const second = await g.client.responses.create({ model, conversation: conv.id, input: 'who am I?' });
+    assert.equal(second.output_text,
+      `system: Be brief. | user: my name is Ann | assistant: ${first.output_text} | user: who am I?`);
+    // The instructions are the agent's, never an item of the conversation.
+    const items = (await g.client.conversations.items.list(conv.id, { order: 'asc' })).data;
+    assert.deepEqual(items.map((i) => i.role), ['user', 'assistant', 'user', 'assistant']);
+    // Another agent (a window of 2 items) continues the same conversation.
+    const third = await g.client.responses.create({
+      model: `agent:${windowed.id}`, conversation: conv.id, input: 'and now?',
+    });
+    assert.equal(third.output_text,
+      `system: Be brief. | user: who am I? | assistant: ${second.output_text} | user: and now?`);
+  });
+
+  test('the guard replaces a URL whose host is neither allowed nor in the context', async () => {
+    const g = await agentGateway('agents-guard', {
+      mockFlags: ['--reply-text', 'See https://evil.example/x and https://docs.example.com/y and https://named.example/z'],
+    });
+    const agent = await createAgent(g, {
+      tenant: 't1', model: 'chat', guard: { urls: true, allow_hosts: ['example.com'] },
+    });
+    const model = `agent:${agent.id}`;
+    const input = 'Is named.example any good?';
+    const whole = await g.client.responses.create({ model, input });
+    assert.equal(whole.output_text,
+      'See [link removed] and https://docs.example.com/y and https://named.example/z');
+    assert.equal(whole.metadata.turnpike_guard_replacements, '1');
+    assert.equal(whole.metadata.turnpike_guard_hosts, 'evil.example');
+
+    const stream = await g.client.responses.create({ model, input, stream: true });
+    let text = '';
+    let done = null;
+    for await (const event of stream) {
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      if (event.type === 'response.completed') done = event.response;
+    }
+    assert.equal(text, whole.output_text, 'the same text, streamed: nothing retracted');
+    assert.equal(done.metadata.turnpike_guard_replacements, '1');
+    await eventually(async () => (await g.calls()).filter((c) => c.agent_id === agent.id).length === 2);
+    const rows = (await g.calls()).filter((c) => c.agent_id === agent.id);
+    assert.deepEqual(rows.map((c) => c.guard_replacements), [1, 1]);
+  });
+});
+
 for (const engine of ['sqlite', 'postgres']) {
   const skip = engine === 'postgres' ? needsPostgres() : false;
   test(`a warm turn makes no statement before its first token (${engine})`, { skip }, async () => {

@@ -89,6 +89,37 @@ Status ApplyHistory(Agent& agent, const json::value& v) {
   return Ok{};
 }
 
+Status ApplyGuard(Agent& agent, const json::value& v) {
+  if (!v.is_object()) return Invalid("`guard` must be an object.", "guard");
+  for (const auto& member : v.as_object()) {
+    const std::string field = "guard." + std::string(member.key());
+    const json::value& value = member.value();
+    if (member.key() == "urls") {
+      if (!value.is_bool()) return Invalid("`" + field + "` must be a boolean.", field);
+      agent.guard_urls = value.as_bool();
+    } else if (member.key() == "allow_hosts") {
+      if (!value.is_array() || value.as_array().size() > 1000) {
+        return Invalid("`" + field + "` must be an array of at most 1000 hosts.", field);
+      }
+      agent.allow_hosts.clear();
+      for (const json::value& host : value.as_array()) {
+        if (!host.is_string() || host.as_string().empty() || host.as_string().size() > 253) {
+          return Invalid("`" + field + "` must hold host names.", field);
+        }
+        agent.allow_hosts.emplace_back(host.as_string());
+      }
+    } else if (member.key() == "marker") {
+      if (!value.is_string() || value.as_string().size() > 256) {
+        return Invalid("`" + field + "` must be a string of at most 256 characters.", field);
+      }
+      agent.guard_marker = std::string(value.as_string());
+    } else {
+      return Invalid("Unknown field `" + field + "`.", field);
+    }
+  }
+  return Ok{};
+}
+
 // The fields every body may set; `create` adds id and tenant.
 Status Apply(Agent& agent, const json::object& body, bool create) {
   for (const auto& member : body) {
@@ -114,6 +145,8 @@ Status Apply(Agent& agent, const json::object& body, bool create) {
       agent.max_output_tokens = *cap;
     } else if (key == "history") {
       if (Status s = ApplyHistory(agent, v); !s.ok()) return s;
+    } else if (key == "guard") {
+      if (Status s = ApplyGuard(agent, v); !s.ok()) return s;
     } else if (key == "metadata") {
       if (Status s = CheckMetadata(v, "metadata"); !s.ok()) return s;
       agent.metadata = json::serialize(v);
@@ -170,6 +203,10 @@ std::string RenderAgent(const Agent& a) {
   o["history"] = json::object{
       {"items", a.history_items},
       {"tokens", a.history_tokens ? json::value(*a.history_tokens) : json::value(nullptr)}};
+  json::array hosts;
+  for (const std::string& host : a.allow_hosts) hosts.emplace_back(host);
+  o["guard"] = json::object{
+      {"urls", a.guard_urls}, {"allow_hosts", std::move(hosts)}, {"marker", a.guard_marker}};
   o["metadata"] = json::parse(a.metadata);
   o["created_at"] = a.created_at;
   o["updated_at"] = a.updated_at;

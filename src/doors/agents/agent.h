@@ -6,10 +6,13 @@
 //   {"id": "agt_...", "object": "agent", "tenant": T, "version": 1, "model": M,
 //    "instructions": TEXT, "tools": [{"type": "function", "name", "description", "parameters",
 //    "strict"}...], "max_output_tokens": N|null, "history": {"items": 50, "tokens": N|null},
+//    "guard": {"urls": false, "allow_hosts": [HOST...], "marker": "[link removed]"},
 //    "metadata": {...}, "created_at": unix, "updated_at": unix}
 // `tools` are Responses-style function tools (flat); `max_output_tokens` caps every turn (a
 // turn's own value is clamped to it); `history` is the memory window: the last `items` items
-// of the conversation, fewer when their estimated tokens (bytes / 4) pass `tokens`.
+// of the conversation, fewer when their estimated tokens (bytes / 4) pass `tokens`; `guard`
+// the output guard (guard/output_guard.h): with `urls` on, a URL in the answer whose host is
+// neither under an `allow_hosts` entry nor named in the turn's context is replaced by `marker`.
 //
 // Errors: kInvalidRequest naming the field (`param`). Pure functions; thread-safe.
 #pragma once
@@ -41,6 +44,9 @@ struct Agent {
   std::optional<int64_t> max_output_tokens;
   int64_t history_items = kDefaultHistoryItems;
   std::optional<int64_t> history_tokens;
+  bool guard_urls = false;
+  std::vector<std::string> allow_hosts;
+  std::string guard_marker = "[link removed]";
   std::string metadata = "{}";  // a JSON object's text
   int64_t created_at = 0;
   int64_t updated_at = 0;

@@ -19,6 +19,7 @@
 #include "doors/agents/agent_door.h"
 #include "doors/agents/items.h"
 #include "doors/agents/turn_sink.h"
+#include "guard/guard_sink.h"
 #include "model_call/pivot_source.h"
 #include "providers/openai_responses/render.h"
 #include "providers/openai_responses/request.h"
@@ -323,6 +324,34 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
   options.echo = echo_text;
   responses::ResponsesStreamEncoder encoder(options);
   TurnSink sink(exchange, ctx, encoder, turn.fields.stream);
+  // The agent's output guard, in front of the client's sink: the context is the instructions,
+  // the memory and the input (tool outputs included) the model is given.
+  std::optional<guard::GuardConfig> guard_config;
+  guard::HostSet context_hosts;
+  guard::GuardReport report;
+  std::optional<guard::GuardSink> guard_sink;
+  if (agent.guard_urls) {
+    guard::HostSet allow;
+    for (const std::string& host : agent.allow_hosts) allow.Add(host);
+    guard_config.emplace(std::move(allow), agent.guard_marker);
+    context_hosts.AddHostsIn(agent.instructions, guard::TextForm::kRaw);
+    context_hosts.AddHostsIn(json::serialize(request["input"]), guard::TextForm::kEscaped);
+    guard_sink.emplace(*guard_config, context_hosts, report);
+    guard_sink->AddDownstream(sink);
+  }
+  // What the guard replaced goes into the response's metadata before its last snapshot.
+  const auto report_guard = [&report, &echo, &encoder] {
+    if (report.replacements == 0) return;
+    json::object metadata =
+        echo["metadata"].is_object() ? echo["metadata"].as_object() : json::object{};
+    std::string hosts;
+    for (const std::string& host : report.hosts) hosts += (hosts.empty() ? "" : ",") + host;
+    metadata["turnpike_guard_replacements"] = std::to_string(report.replacements);
+    metadata["turnpike_guard_hosts"] = hosts;
+    echo["metadata"] = std::move(metadata);
+    encoder.set_echo(responses::EchoMembers(echo));
+  };
+  sink.set_before_end(report_guard);
   const std::string start_id = response_id.substr(5);  // the encoder adds "resp_"
   providers::StreamEvent start;
   start.kind = providers::EventKind::kStart;
@@ -344,7 +373,11 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
   call_request.source = &source;
   call_request.stream = true;
   model_call::ModelCall call(call_deps_, ctx);
-  call.AddSink(sink);
+  if (guard_sink) {
+    call.AddSink(*guard_sink);
+  } else {
+    call.AddSink(sink);
+  }
   model_call::CallEnd end = model_call::CallEnd::kAbandoned;
   if (!client_left && !control->cancelled()) {
     control->SetAbandon([&call] { call.Abandon(); });
@@ -359,6 +392,7 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
   client_left = client_left || sink.client_left();
   const bool cancelled = control->cancelled() || client_left;
   if (cancelled && !encoder.done()) {
+    report_guard();
     encoder.Cancel();
   } else if (end == model_call::CallEnd::kFailed && !encoder.done()) {
     const model_call::CallFailure& failure = call.failure();
@@ -373,6 +407,7 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
     failed.error = &error;
     sink.Feed(failed);
   }
+  ctx.turn.guard_replacements = report.replacements;
   if (encoder.status() == responses::ResponseStatus::kFailed && !ctx.error) {
     ctx.error =
         encoder.error() != nullptr ? encoder.error()->code : ErrorCode::kUpstreamBadResponse;

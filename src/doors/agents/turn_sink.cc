@@ -53,6 +53,10 @@ void TurnSink::OnEvent(const providers::StreamEvent& event) {
     case EventKind::kEnd:
     case EventKind::kError:
       if (held_ == std::string::npos) held_ = out_.size();
+      if (before_end_) {
+        before_end_();
+        before_end_ = nullptr;
+      }
       break;
     default:
       break;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <functional>
 #include <string>
 
 #include "core/request_context.h"
@@ -39,6 +40,9 @@ class TurnSink final : public model_call::AnswerSink {
   // After the turn has stored what it must: whatever is held, and the stream's end.
   boost::asio::awaitable<void> Close();
   bool client_left() const { return left_; }
+  // Called once, before the encoder renders the answer's last events (the guard's report is
+  // complete by then).
+  void set_before_end(std::function<void()> before_end) { before_end_ = std::move(before_end); }
 
  private:
   boost::asio::awaitable<bool> Send(size_t bytes);
@@ -50,6 +54,7 @@ class TurnSink final : public model_call::AnswerSink {
   std::string out_;
   size_t held_ = std::string::npos;  // out_ from here on waits for Close
   bool left_ = false;
+  std::function<void()> before_end_;
 };
 
 }  // namespace turnpike::agents

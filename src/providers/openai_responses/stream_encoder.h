@@ -59,6 +59,9 @@ class ResponsesStreamEncoder final : public StreamEncoder {
   // then `response.cancelled` (Turnpike's event: OpenAI's stream has none) with the response so
   // far. Nothing once done.
   void Cancel();
+  // Replaces the echoed members from here on (an agent turn adds what its guard replaced to
+  // the metadata before the final snapshot).
+  void set_echo(std::string echo) { echo_ = std::move(echo); }
   // The response object as it stands, in status() (in_progress while not done).
   void AppendResponseObject(std::string& out) const;
 
@@ -83,7 +86,7 @@ class ResponsesStreamEncoder final : public StreamEncoder {
   void Fail(const Error& error);
 
   const int64_t created_;
-  const std::string echo_;
+  std::string echo_;
   std::string id_;          // escaped "resp_<upstream id>"
   std::string model_;       // escaped
   std::string message_id_;  // escaped "msg_<upstream id>"
