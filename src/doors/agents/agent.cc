@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <random>
 
-#include "common/clock.h"
 #include "providers/openai_responses/request.h"
 
 namespace turnpike::agents {

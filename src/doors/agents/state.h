@@ -66,7 +66,6 @@ class AgentCache {
 struct Memory {
   std::string tenant;
   boost::json::array items;  // oldest first
-  std::vector<std::string> ids;
   bool complete = false;
   int64_t limit = 0;  // when not complete: how many were read
 };
