@@ -26,7 +26,7 @@ struct LiveAnswer::FollowerState {
 };
 
 std::shared_ptr<LiveAnswer> LiveAnswer::Make(size_t max_bytes) {
-  return std::shared_ptr<LiveAnswer>(new LiveAnswer(max_bytes));
+  return std::make_shared<LiveAnswer>(MakeTag{}, max_bytes);
 }
 
 LiveAnswer::~LiveAnswer() = default;

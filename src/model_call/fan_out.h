@@ -100,7 +100,12 @@ class LiveAnswer : public std::enable_shared_from_this<LiveAnswer> {
 
  private:
   friend class Follower;
-  explicit LiveAnswer(size_t max_bytes) : recording_(max_bytes) {}
+  struct MakeTag {};  // only Make constructs one (make_shared: one allocation with its count)
+
+ public:
+  LiveAnswer(MakeTag, size_t max_bytes) : recording_(max_bytes) {}
+
+ private:
   void Wake(const std::shared_ptr<FollowerState>& follower);  // mu_ held
   void Remove(const FollowerState* follower);
 
