@@ -10,9 +10,11 @@
 // Decode validates every length against the input and returns nullopt on anything malformed
 // (an L2 value written by another version, or corrupted): the caller treats it as a miss.
 //
-// A door may keep its own in-memory form of the entry beside the bytes (`value`: the LLM
-// cache's recorded answer, which a hit replays as it is rather than decoding `body` each
-// time); the L1 charges it, the L2 never sees it (Encode leaves it out).
+// A door may keep its own in-memory form of the entry beside the bytes, in a type derived from
+// Envelope (the LLM cache's recorded answer, which a hit replays as it is rather than decoding
+// `body` each time; made with std::make_shared, so the entry is one allocation and the
+// shared_ptr<const Envelope> destroys it whole). It says what it holds in `held_bytes`: the L1
+// charges them, the L2 never sees them (Encode leaves them out).
 //
 // Threads: values; an entry in L1 is shared as shared_ptr<const Envelope> and never mutated.
 #pragma once
@@ -27,14 +29,6 @@ namespace turnpike::cache {
 
 inline constexpr uint32_t kNoTook = UINT32_MAX;
 
-// A door's in-memory form of an entry (see the top of this file). Immutable once stored;
-// shared by every reader of the entry, on any thread.
-class EntryValue {
- public:
-  virtual ~EntryValue() = default;
-  virtual size_t Charge() const = 0;  // the bytes it holds, for the L1's caps
-};
-
 struct Envelope {
   uint64_t generation = 0;
   int64_t expires_at_ms = 0;  // unix milliseconds (shared by replicas through L2)
@@ -43,7 +37,7 @@ struct Envelope {
   std::string body;
   uint32_t took_offset = kNoTook;  // of the `took` value's digits in body, or kNoTook
   uint32_t took_length = 0;
-  std::shared_ptr<const EntryValue> value;  // optional; not part of the L2 form
+  size_t held_bytes = 0;  // a derived type's own form (see above); not part of the L2 form
 
   bool Expired(int64_t now_ms) const { return now_ms >= expires_at_ms; }
   // Bytes counted against the L1's caps for this envelope (strings + fixed overhead).

@@ -1,6 +1,7 @@
 #include "cache/l1_cache.h"
 
 #include <boost/intrusive/list.hpp>
+#include <boost/unordered/unordered_flat_map.hpp>
 #include <string>
 #include <unordered_map>
 
@@ -14,7 +15,7 @@ using Hook = bi::list_member_hook<bi::link_mode<bi::normal_link>>;
 
 struct Node {
   std::string id;
-  std::string tenant;
+  std::string_view tenant;  // in id
   std::shared_ptr<const Envelope> envelope;
   size_t charge = 0;
   Hook lru_hook;     // the shard's LRU, most recent first
@@ -33,8 +34,9 @@ struct Tenant {
 
 struct L1Cache::Shard {
   std::mutex mu;
-  // Guarded by mu. Map keys view their node's id; nodes are owned by the map.
-  std::unordered_map<std::string_view, std::unique_ptr<Node>> nodes;
+  // Guarded by mu. Map keys view their node's id; nodes are owned by the map (open addressing:
+  // an insert allocates only when the table grows).
+  boost::unordered_flat_map<std::string_view, std::unique_ptr<Node>> nodes;
   std::unordered_map<std::string, Tenant, StringHash, std::equal_to<>> tenants;
   LruList lru;
   size_t bytes = 0;
@@ -105,19 +107,22 @@ std::shared_ptr<const Envelope> L1Cache::Find(std::string_view id, uint64_t gene
   return node.envelope;
 }
 
-bool L1Cache::Insert(const CacheKey& key, std::shared_ptr<const Envelope> envelope) {
+bool L1Cache::Insert(CacheKey key, std::shared_ptr<const Envelope> envelope) {
   const size_t charge = envelope->Charge() + key.id.size();
-  Shard& shard = ShardFor(key.id);
-  // Built before the lock: allocation is not the shard's business.
+  // Built before the lock: allocation is not the shard's business. The node takes the key's
+  // string (a move: the id's bytes stay where they are) and views the tenant in it.
   auto node = std::make_unique<Node>();
-  node->id = key.id;
-  node->tenant = key.tenant();
+  node->id = std::move(key.id);
+  node->tenant = std::string_view(node->id).substr(key.tenant_offset, key.tenant_length);
+  const std::string_view id = node->id;
+  const std::string_view tenant_id = node->tenant;
+  Shard& shard = ShardFor(id);
   const uint64_t stored_generation = envelope->generation;
   node->envelope = std::move(envelope);
   node->charge = charge;
 
   std::lock_guard lock(shard.mu);
-  if (auto it = shard.nodes.find(key.id); it != shard.nodes.end()) {
+  if (auto it = shard.nodes.find(id); it != shard.nodes.end()) {
     // A late fill computed before a write must not displace the answer computed after it.
     if (it->second->envelope->generation > stored_generation) return false;
     shard.Remove(*it->second);
@@ -126,20 +131,21 @@ bool L1Cache::Insert(const CacheKey& key, std::shared_ptr<const Envelope> envelo
     ++shard.rejected;
     return false;
   }
-  auto tenant = shard.tenants.find(key.tenant());
+  auto tenant = shard.tenants.find(tenant_id);
   while (tenant != shard.tenants.end() && tenant->second.bytes + charge > shard_tenant_max_bytes_) {
     ++shard.evictions;
     shard.Remove(tenant->second.lru.back());
-    tenant = shard.tenants.find(key.tenant());  // Remove erases a tenant left with no entry
+    tenant = shard.tenants.find(tenant_id);  // Remove erases a tenant left with no entry
   }
   while (shard.bytes + charge > shard_max_bytes_) {
     ++shard.evictions;
     shard.Remove(shard.lru.back());
   }
   Node& stored = *node;
-  shard.nodes.emplace(std::string_view(stored.id), std::move(node));
+  shard.nodes.emplace(id, std::move(node));
   shard.lru.push_front(stored);
-  Tenant& owner = shard.tenants.try_emplace(stored.tenant).first->second;
+  if (tenant == shard.tenants.end()) tenant = shard.tenants.emplace(tenant_id, Tenant{}).first;
+  Tenant& owner = tenant->second;
   owner.lru.push_front(stored);
   owner.bytes += charge;
   shard.bytes += charge;

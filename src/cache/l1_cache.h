@@ -63,9 +63,10 @@ class L1Cache {
   // marks it most recently used. Null otherwise. No allocation.
   std::shared_ptr<const Envelope> Find(std::string_view id, uint64_t generation, int64_t now_ms);
 
-  // Stores (or replaces) the entry for `key`. False if it is too large to be stored, or if the
-  // entry there has a newer generation (generations only grow: this one is already stale).
-  bool Insert(const CacheKey& key, std::shared_ptr<const Envelope> envelope);
+  // Stores (or replaces) the entry for `key`, which the entry keeps (pass it with std::move to
+  // spare a copy of its string). False if it is too large to be stored, or if the entry there
+  // has a newer generation (generations only grow: this one is already stale).
+  bool Insert(CacheKey key, std::shared_ptr<const Envelope> envelope);
 
   L1Stats Stats() const;
 

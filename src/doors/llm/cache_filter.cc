@@ -370,7 +370,9 @@ net::awaitable<FilterStatus> CacheFilter::Semantic(LlmContext& ctx) {
   Result<cache::Digest128> context = Error{ErrorCode::kInvalidRequest, "", ""};
   if (question) context = digester_.Of(question->context, ExcludedFields(dialect));
   if (context.ok()) {
-    ticket.semantic_ns = ticket.key.ns_id + " " + cache::DigestHex(context.value());
+    ticket.semantic_ns = ticket.key.ns_id();
+    ticket.semantic_ns += " ";
+    ticket.semantic_ns += cache::DigestHex(context.value());
     LlmCacheProbe& probe = cache_.probe(worker_);
     probe.semantic_embeddings.Add();
     std::optional<std::vector<float>> vector =
@@ -464,9 +466,12 @@ void CacheFilter::OnComplete(core::RequestContext& context) {
     end.calls_tools = ctx.finish_reason == "tool_calls";
     end.ttl = ticket.ttl;
     end.usage = BillableUsage(ctx.usage);
-    const bool stored = cache_.EndLead(ticket.key, ticket.lead, end, now, worker_, executor_);
+    // The entry takes the key; semantic mode indexes its vector under the entry's id.
+    const std::string id = ticket.semantic_vector.empty() ? std::string() : ticket.key.id;
+    const bool stored =
+        cache_.EndLead(std::move(ticket.key), ticket.lead, end, now, worker_, executor_);
     if (stored && !ticket.semantic_vector.empty()) {
-      cache_.semantic()->Insert(ticket.semantic_ns, ticket.semantic_vector, ticket.key.id,
+      cache_.semantic()->Insert(ticket.semantic_ns, ticket.semantic_vector, id,
                                 now + ticket.ttl.count());
     }
     ticket.fan_out.reset();  // ends the answer for followers of a call that stopped early

@@ -15,19 +15,13 @@ namespace {
 
 constexpr size_t kShards = 16;
 
-// The L1's value: the recording, kept alive by whatever owns it (the LiveAnswer of the call
-// that made it, or the copy decoded from the L2), and the usage its call reported.
-class CachedAnswer final : public cache::EntryValue {
- public:
-  CachedAnswer(std::shared_ptr<const model_call::Recording> recording,
-               const governance::TokenUsage& usage)
-      : recording_(std::move(recording)), usage_(usage) {}
-  size_t Charge() const override { return recording_->progress().bytes; }
-  StoredAnswer Get() const { return {recording_, usage_}; }
-
- private:
-  std::shared_ptr<const model_call::Recording> recording_;
-  governance::TokenUsage usage_;
+// The L1's entry: the envelope (its expiry; no body: the recording is the answer) with the
+// recording, kept alive by whatever owns it (the LiveAnswer of the call that made it, or the
+// copy decoded from the L2), and the usage its call reported. Every envelope in this cache's
+// L1 is one of these.
+struct CachedAnswer final : cache::Envelope {
+  std::shared_ptr<const model_call::Recording> recording;
+  governance::TokenUsage usage;
 };
 
 // The L2 value: a header (magic, version, the usage) and the recording's wire form
@@ -83,11 +77,13 @@ std::optional<StoredAnswer> DecodeValue(std::string_view bytes, size_t max_bytes
   return answer;
 }
 
-std::shared_ptr<const cache::Envelope> MakeEnvelope(StoredAnswer answer, int64_t expires_at_ms) {
-  auto envelope = std::make_shared<cache::Envelope>();
-  envelope->expires_at_ms = expires_at_ms;
-  envelope->value = std::make_shared<CachedAnswer>(std::move(answer.recording), answer.usage);
-  return envelope;
+std::shared_ptr<const cache::Envelope> MakeEntry(StoredAnswer answer, int64_t expires_at_ms) {
+  auto entry = std::make_shared<CachedAnswer>();
+  entry->expires_at_ms = expires_at_ms;
+  entry->held_bytes = answer.recording->progress().bytes;
+  entry->recording = std::move(answer.recording);
+  entry->usage = answer.usage;
+  return entry;
 }
 
 }  // namespace
@@ -116,14 +112,16 @@ std::string ResponseCache::EntryKey(std::string_view id) {
 std::optional<StoredAnswer> ResponseCache::FindById(std::string_view id, int64_t now_ms) {
   std::shared_ptr<const cache::Envelope> envelope = l1_.Find(id, 0, now_ms);
   if (envelope == nullptr) return std::nullopt;
-  return static_cast<const CachedAnswer&>(*envelope->value).Get();
+  const auto& entry = static_cast<const CachedAnswer&>(*envelope);
+  return StoredAnswer{entry.recording, entry.usage};
 }
 
 net::awaitable<std::optional<StoredAnswer>> ResponseCache::ReadL2(const cache::CacheKey& key,
                                                                   int64_t now_ms, size_t worker) {
   // The generation key is never written: the LLM cache has no invalidation but the TTL, and
   // the L2's contract reads both in one MGET.
-  std::string generation_key = "tp:cache:llm:g:" + key.ns_id;
+  std::string generation_key = "tp:cache:llm:g:";
+  generation_key += key.ns_id();
   Result<cache::L2Read> read = co_await l2_->Get(std::move(generation_key), EntryKey(key.id));
   if (!read.ok()) {
     probes_[worker]->cache.l2_errors.Add();
@@ -138,7 +136,7 @@ net::awaitable<std::optional<StoredAnswer>> ResponseCache::ReadL2(const cache::C
     probes_[worker]->cache.l2_errors.Add();  // written by another version, or damaged
     co_return std::nullopt;
   }
-  l1_.Insert(key, MakeEnvelope(*answer, envelope->expires_at_ms));
+  l1_.Insert(key, MakeEntry(*answer, envelope->expires_at_ms));
   co_return answer;
 }
 
@@ -153,11 +151,39 @@ ResponseCache::Joined ResponseCache::Join(const cache::CacheKey& key,
   return {it->second->Join(options, std::move(executor)), finished};
 }
 
+ResponseCache::Lead& ResponseCache::Lead::operator=(Lead&& other) noexcept {
+  if (this == &other) return *this;
+  if (cache_ != nullptr) {
+    std::lock_guard lock(cache_->mu_);
+    cache_->Unregister(*this);
+  }
+  live = std::move(other.live);
+  cache_ = std::exchange(other.cache_, nullptr);
+  id_ = other.id_;
+  return *this;
+}
+
+ResponseCache::Lead::~Lead() {
+  if (cache_ == nullptr) return;
+  std::lock_guard lock(cache_->mu_);
+  cache_->Unregister(*this);
+}
+
+void ResponseCache::Unregister(Lead& lead) {
+  auto it = flights_.find(lead.id_);
+  if (it != flights_.end() && it->second == lead.live) flights_.erase(it);
+  lead.cache_ = nullptr;
+}
+
 ResponseCache::Lead ResponseCache::StartLead(const cache::CacheKey& key, bool coalesce) {
-  Lead lead{model_call::LiveAnswer::Make(config_.max_entry_bytes), false};
+  Lead lead;
+  lead.live = model_call::LiveAnswer::Make(config_.max_entry_bytes);
   if (!coalesce) return lead;
   std::lock_guard lock(mu_);
-  lead.registered = flights_.try_emplace(key.id, lead.live).second;
+  if (flights_.try_emplace(std::string_view(key.id), lead.live).second) {
+    lead.cache_ = this;
+    lead.id_ = key.id;
+  }
   return lead;
 }
 
@@ -169,20 +195,18 @@ bool ResponseCache::Storable(const model_call::Recording& recording) {
   return true;
 }
 
-bool ResponseCache::EndLead(const cache::CacheKey& key, Lead& lead, const LeadEnd& end,
-                            int64_t now_ms, size_t worker, const net::any_io_executor& executor) {
+bool ResponseCache::EndLead(cache::CacheKey key, Lead& lead, const LeadEnd& end, int64_t now_ms,
+                            size_t worker, const net::any_io_executor& executor) {
   if (lead.live == nullptr) return false;
-  bool stored = false;
   LlmCacheProbe& probe = *probes_[worker];
   const model_call::Recording& recording = lead.live->recording();
+  std::shared_ptr<const cache::Envelope> entry;
+  const int64_t expires = now_ms + end.ttl.count();
   if (end.store && end.ttl.count() > 0 && (end.tool_calls || !end.calls_tools) &&
       Storable(recording)) {
     // The recording stays owned by the LiveAnswer; the entry holds it through it.
-    StoredAnswer answer{std::shared_ptr<const model_call::Recording>(lead.live, &recording),
-                        end.usage};
-    const int64_t expires = now_ms + end.ttl.count();
-    stored = l1_.Insert(key, MakeEnvelope(answer, expires));
-    if (stored) probe.stored.Add();
+    entry = MakeEntry(
+        {std::shared_ptr<const model_call::Recording>(lead.live, &recording), end.usage}, expires);
     cache::Envelope envelope;
     if (l2_ != nullptr) envelope.body = EncodeValue(recording, end.usage);
     if (!envelope.body.empty()) {
@@ -194,11 +218,18 @@ bool ResponseCache::EndLead(const cache::CacheKey& key, Lead& lead, const LeadEn
   } else {
     probe.not_stored.Add();
   }
-  if (lead.registered) {
-    std::lock_guard lock(mu_);
-    auto it = flights_.find(key.id);
-    if (it != flights_.end() && it->second == lead.live) flights_.erase(it);
+  bool stored = false;
+  {
+    // One critical section: a Join sees the call or, after it, the entry (see the top of this
+    // file). The registration is dropped first, while the key it views is still the caller's.
+    std::unique_lock lock(mu_, std::defer_lock);
+    if (lead.registered()) {
+      lock.lock();
+      Unregister(lead);
+    }
+    if (entry != nullptr) stored = l1_.Insert(std::move(key), std::move(entry));
   }
+  if (stored) probe.stored.Add();
   lead = Lead{};
   return stored;
 }

@@ -80,7 +80,7 @@ TEST(ResponseCache, ALeadsAnswerIsStoredAndFoundUntilItsTtl) {
   net::io_context io;
   const cache::CacheKey key = Key("t1", "q");
   ResponseCache::Lead lead = cache.StartLead(key, true);
-  ASSERT_TRUE(lead.registered);
+  ASSERT_TRUE(lead.registered());
   const std::vector<std::string> sent = RunLead(lead);
   cache.EndLead(key, lead, Storing(), kNow, 0, io.get_executor());
   EXPECT_EQ(lead.live, nullptr);
@@ -112,7 +112,7 @@ TEST(ResponseCache, IdenticalRequestsJoinTheCallInFlightUpToTheCap) {
   EXPECT_EQ(cache.Join(Key("t1", "other"), options, io.get_executor()).follower, nullptr);
   // A second lead of the same key while the first runs is private: nobody can join it.
   ResponseCache::Lead private_lead = cache.StartLead(key, true);
-  EXPECT_FALSE(private_lead.registered);
+  EXPECT_FALSE(private_lead.registered());
 
   first.follower.reset();
   RunLead(lead);
