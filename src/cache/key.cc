@@ -1,6 +1,7 @@
 #include "cache/key.h"
 
 #include <openssl/evp.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <charconv>
@@ -30,10 +31,12 @@ constexpr size_t kNamespaceFraming = 24;
 
 void AppendDigestHex(std::string& out, const Digest128& digest) {
   static constexpr char kHex[] = "0123456789abcdef";
-  for (uint8_t byte : digest) {
-    out.push_back(kHex[byte >> 4]);
-    out.push_back(kHex[byte & 0xf]);
+  char hex[sizeof(Digest128) * 2];
+  for (size_t i = 0; i < digest.size(); ++i) {
+    hex[2 * i] = kHex[digest[i] >> 4];
+    hex[2 * i + 1] = kHex[digest[i] & 0xf];
   }
+  out.append(hex, sizeof(hex));
 }
 
 }  // namespace
@@ -64,6 +67,8 @@ CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& 
   key.tenant_length = static_cast<uint32_t>(tenant.size());
   return key;
 }
+
+uint64_t IdHash(std::string_view id) { return XXH3_64bits(id.data(), id.size()); }
 
 void Digester::MdFree::operator()(evp_md_st* md) const { EVP_MD_free(md); }
 void Digester::CtxFree::operator()(evp_md_ctx_st* ctx) const { EVP_MD_CTX_free(ctx); }

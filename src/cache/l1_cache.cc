@@ -36,7 +36,7 @@ struct L1Cache::Shard {
   std::mutex mu;
   // Guarded by mu. Map keys view their node's id; nodes are owned by the map (open addressing:
   // an insert allocates only when the table grows).
-  boost::unordered_flat_map<std::string_view, std::unique_ptr<Node>> nodes;
+  boost::unordered_flat_map<std::string_view, std::unique_ptr<Node>, IdHasher> nodes;
   std::unordered_map<std::string, Tenant, StringHash, std::equal_to<>> tenants;
   LruList lru;
   size_t bytes = 0;
@@ -62,6 +62,8 @@ struct L1Cache::Shard {
 
 namespace {
 
+constexpr int kShardBitsShift = 32;
+
 size_t ShardCount(const L1Options& options) { return std::max<size_t>(options.shards, 1); }
 
 size_t TenantCap(const L1Options& options) {
@@ -81,9 +83,9 @@ L1Cache::L1Cache(L1Options options)
 L1Cache::~L1Cache() = default;
 
 L1Cache::Shard& L1Cache::ShardFor(std::string_view id) {
-  // The map hashes the same id again; the shard choice uses the high bits so the two hashes
-  // do not select correlated buckets.
-  return *shards_[(std::hash<std::string_view>{}(id) >> 48) % shards_.size()];
+  // The map hashes the same id again and places it by the hash's top bits (its tag is the low
+  // byte): the shard choice uses bits from the middle, so that neither is correlated with it.
+  return *shards_[(IdHash(id) >> kShardBitsShift) % shards_.size()];
 }
 
 std::shared_ptr<const Envelope> L1Cache::Find(std::string_view id, uint64_t generation,

@@ -227,7 +227,9 @@ bool CacheFilter::MakeKey(LlmContext& ctx) {
   std::string& ns = ns_;  // the worker's scratch: no allocation once warm
   ns.clear();
   ns.append(dialect).push_back(' ');
-  ns.append(std::to_string(ctx.model.size())).push_back(':');
+  char digits[24];
+  const auto [digits_end, ec] = std::to_chars(digits, digits + sizeof(digits), ctx.model.size());
+  ns.append(digits, digits_end).push_back(':');
   ns.append(ctx.model);
   if (who.plan != nullptr && who.plan->cache.key_scope && who.key != nullptr) {
     ns.push_back(' ');

@@ -195,7 +195,9 @@ class ResponseCache {
   const std::unique_ptr<SemanticIndex> semantic_;
   std::mutex mu_;
   // Guarded by mu_: the registered calls in flight, by key id (a view of the leader's key).
-  boost::unordered_flat_map<std::string_view, std::shared_ptr<model_call::LiveAnswer>> flights_;
+  boost::unordered_flat_map<std::string_view, std::shared_ptr<model_call::LiveAnswer>,
+                            cache::IdHasher>
+      flights_;
   std::vector<std::unique_ptr<LlmCacheProbe>> probes_;
 };
 
