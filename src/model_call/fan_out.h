@@ -105,6 +105,12 @@ class LiveAnswer : public std::enable_shared_from_this<LiveAnswer> {
  public:
   LiveAnswer(MakeTag, size_t max_bytes) : recording_(max_bytes) {}
 
+ protected:
+  // For a type that keeps more beside the answer in the same allocation (the LLM cache keeps
+  // the entry the answer may become): it derives from LiveAnswer and is made with
+  // std::make_shared, whose shared_ptr<LiveAnswer> shared_from_this() then works as Make's.
+  explicit LiveAnswer(size_t max_bytes) : recording_(max_bytes) {}
+
  private:
   void Wake(const std::shared_ptr<FollowerState>& follower);  // mu_ held
   void Remove(const FollowerState* follower);

@@ -16,12 +16,21 @@ namespace {
 constexpr size_t kShards = 16;
 
 // The L1's entry: the envelope (its expiry; no body: the recording is the answer) with the
-// recording, kept alive by whatever owns it (the LiveAnswer of the call that made it, or the
-// copy decoded from the L2), and the usage its call reported. Every envelope in this cache's
-// L1 is one of these.
+// recording and the usage its call reported. Every envelope in this cache's L1 is one of these.
+// An entry made by a call lives in that call's LeadBlock and is owned with it (the L1's
+// shared_ptr aliases the block); one decoded from the L2 is made alone and owns its recording.
 struct CachedAnswer final : cache::Envelope {
-  std::shared_ptr<const model_call::Recording> recording;
+  const model_call::Recording* recording = nullptr;
+  std::shared_ptr<const model_call::Recording> decoded;  // the L2's; empty in a LeadBlock
   governance::TokenUsage usage;
+};
+
+// A call's answer and the entry it may become, in one allocation (StartLead).
+class LeadBlock final : public model_call::LiveAnswer {
+ public:
+  explicit LeadBlock(size_t max_bytes) : LiveAnswer(max_bytes) {}
+  // Written once, by EndLead, before the L1 publishes it.
+  CachedAnswer entry;
 };
 
 // The L2 value: a header (magic, version, the usage) and the recording's wire form
@@ -77,12 +86,19 @@ std::optional<StoredAnswer> DecodeValue(std::string_view bytes, size_t max_bytes
   return answer;
 }
 
-std::shared_ptr<const cache::Envelope> MakeEntry(StoredAnswer answer, int64_t expires_at_ms) {
+void FillEntry(CachedAnswer& entry, const model_call::Recording& recording,
+               const governance::TokenUsage& usage, int64_t expires_at_ms) {
+  entry.expires_at_ms = expires_at_ms;
+  entry.held_bytes = recording.progress().bytes;
+  entry.recording = &recording;
+  entry.usage = usage;
+}
+
+// An entry for an answer decoded from the L2.
+std::shared_ptr<const cache::Envelope> DecodedEntry(StoredAnswer answer, int64_t expires_at_ms) {
   auto entry = std::make_shared<CachedAnswer>();
-  entry->expires_at_ms = expires_at_ms;
-  entry->held_bytes = answer.recording->progress().bytes;
-  entry->recording = std::move(answer.recording);
-  entry->usage = answer.usage;
+  FillEntry(*entry, *answer.recording, answer.usage, expires_at_ms);
+  entry->decoded = std::move(answer.recording);
   return entry;
 }
 
@@ -113,7 +129,9 @@ std::optional<StoredAnswer> ResponseCache::FindById(std::string_view id, int64_t
   std::shared_ptr<const cache::Envelope> envelope = l1_.Find(id, 0, now_ms);
   if (envelope == nullptr) return std::nullopt;
   const auto& entry = static_cast<const CachedAnswer&>(*envelope);
-  return StoredAnswer{entry.recording, entry.usage};
+  // Shares the envelope's ownership: its LeadBlock's, or its own.
+  return StoredAnswer{std::shared_ptr<const model_call::Recording>(envelope, entry.recording),
+                      entry.usage};
 }
 
 net::awaitable<std::optional<StoredAnswer>> ResponseCache::ReadL2(const cache::CacheKey& key,
@@ -136,7 +154,7 @@ net::awaitable<std::optional<StoredAnswer>> ResponseCache::ReadL2(const cache::C
     probes_[worker]->cache.l2_errors.Add();  // written by another version, or damaged
     co_return std::nullopt;
   }
-  l1_.Insert(key, MakeEntry(*answer, envelope->expires_at_ms));
+  l1_.Insert(key, DecodedEntry(*answer, envelope->expires_at_ms));
   co_return answer;
 }
 
@@ -177,7 +195,7 @@ void ResponseCache::Unregister(Lead& lead) {
 
 ResponseCache::Lead ResponseCache::StartLead(const cache::CacheKey& key, bool coalesce) {
   Lead lead;
-  lead.live = model_call::LiveAnswer::Make(config_.max_entry_bytes);
+  lead.live = std::make_shared<LeadBlock>(config_.max_entry_bytes);
   if (!coalesce) return lead;
   std::lock_guard lock(mu_);
   if (flights_.try_emplace(std::string_view(key.id), lead.live).second) {
@@ -204,9 +222,10 @@ bool ResponseCache::EndLead(cache::CacheKey key, Lead& lead, const LeadEnd& end,
   const int64_t expires = now_ms + end.ttl.count();
   if (end.store && end.ttl.count() > 0 && (end.tool_calls || !end.calls_tools) &&
       Storable(recording)) {
-    // The recording stays owned by the LiveAnswer; the entry holds it through it.
-    entry = MakeEntry(
-        {std::shared_ptr<const model_call::Recording>(lead.live, &recording), end.usage}, expires);
+    // The entry is the lead's own (its LeadBlock): the L1 shares the block's ownership.
+    auto& block = static_cast<LeadBlock&>(*lead.live);
+    FillEntry(block.entry, recording, end.usage, expires);
+    entry = std::shared_ptr<const cache::Envelope>(lead.live, &block.entry);
     cache::Envelope envelope;
     if (l2_ != nullptr) envelope.body = EncodeValue(recording, end.usage);
     if (!envelope.body.empty()) {

@@ -39,10 +39,10 @@
 // stays put until EndLead, or until the Lead is destroyed, which drops a registration that
 // EndLead never ended (a request destroyed mid-call at shutdown).
 //
-// Allocations of a miss that stores its answer (no L2, no semantic mode): the LiveAnswer (its
-// recording's first 4 KB inline), the entry (CachedAnswer: the envelope, the recording's
-// owner and the usage in one), the L1's node (which takes the key's string, moved); the
-// in-flight table and the L1's index are open-addressing tables that allocate only to grow.
+// Allocations of a miss that stores its answer (no L2, no semantic mode): the LiveAnswer with
+// the entry it may become beside it (one block; its recording's first 4 KB inline), and the
+// L1's node (which takes the key's string, moved); the in-flight table and the L1's index are
+// open-addressing tables that allocate only to grow.
 //
 // Threads: every method may be called from any worker concurrently. The in-flight table has
 // one mutex, held for a hash lookup and an insert or erase (never across a co_await or I/O),
