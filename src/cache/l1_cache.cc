@@ -11,19 +11,10 @@ namespace turnpike::cache {
 namespace {
 
 namespace bi = boost::intrusive;
-using Hook = bi::list_member_hook<bi::link_mode<bi::normal_link>>;
 
-struct Node {
-  std::string id;
-  std::string_view tenant;  // in id
-  std::shared_ptr<const Envelope> envelope;
-  size_t charge = 0;
-  Hook lru_hook;     // the shard's LRU, most recent first
-  Hook tenant_hook;  // the tenant's LRU within the shard
-};
-
-using LruList = bi::list<Node, bi::member_hook<Node, Hook, &Node::lru_hook>>;
-using TenantList = bi::list<Node, bi::member_hook<Node, Hook, &Node::tenant_hook>>;
+// The shard's LRU and each tenant's, most recent first, through the envelopes' own slots.
+using LruList = bi::list<L1Slot, bi::member_hook<L1Slot, L1Slot::Hook, &L1Slot::lru>>;
+using TenantList = bi::list<L1Slot, bi::member_hook<L1Slot, L1Slot::Hook, &L1Slot::tenant_lru>>;
 
 struct Tenant {
   size_t bytes = 0;
@@ -34,9 +25,9 @@ struct Tenant {
 
 struct L1Cache::Shard {
   std::mutex mu;
-  // Guarded by mu. Map keys view their node's id; nodes are owned by the map (open addressing:
-  // an insert allocates only when the table grows).
-  boost::unordered_flat_map<std::string_view, std::unique_ptr<Node>, IdHasher> nodes;
+  // Guarded by mu. Map keys view their envelope's slot id; the map owns the entries (open
+  // addressing: an insert allocates only when the table grows).
+  boost::unordered_flat_map<std::string_view, std::shared_ptr<const Envelope>, IdHasher> entries;
   std::unordered_map<std::string, Tenant, StringHash, std::equal_to<>> tenants;
   LruList lru;
   size_t bytes = 0;
@@ -45,18 +36,20 @@ struct L1Cache::Shard {
   uint64_t rejected = 0;
 
   ~Shard() {
+    // Unlinked before the entries go: a slot must not die linked.
     lru.clear();
     for (auto& [name, tenant] : tenants) tenant.lru.clear();
   }
 
-  void Remove(Node& node) {
-    auto tenant = tenants.find(node.tenant);
-    tenant->second.lru.erase(tenant->second.lru.iterator_to(node));
-    tenant->second.bytes -= node.charge;
+  void Remove(L1Slot& slot) {
+    auto tenant = tenants.find(slot.tenant);
+    tenant->second.lru.erase(tenant->second.lru.iterator_to(slot));
+    tenant->second.bytes -= slot.charge;
     if (tenant->second.bytes == 0) tenants.erase(tenant);
-    lru.erase(lru.iterator_to(node));
-    bytes -= node.charge;
-    nodes.erase(nodes.find(std::string_view(node.id)));  // destroys node: its last use
+    lru.erase(lru.iterator_to(slot));
+    bytes -= slot.charge;
+    // May destroy the envelope, and the slot with it: its last use.
+    entries.erase(entries.find(std::string_view(slot.id)));
   }
 };
 
@@ -92,47 +85,46 @@ std::shared_ptr<const Envelope> L1Cache::Find(std::string_view id, uint64_t gene
                                               int64_t now_ms) {
   Shard& shard = ShardFor(id);
   std::lock_guard lock(shard.mu);
-  auto it = shard.nodes.find(id);
-  if (it == shard.nodes.end()) return nullptr;
-  Node& node = *it->second;
+  auto it = shard.entries.find(id);
+  if (it == shard.entries.end()) return nullptr;
+  const Envelope& envelope = *it->second;
+  L1Slot& slot = envelope.l1;
   // Newer than the caller's generation: a write and a fill landed since the caller read it.
   // The entry is good for everyone after this caller: keep it.
-  if (node.envelope->generation > generation) return nullptr;
-  if (node.envelope->generation != generation || node.envelope->Expired(now_ms)) {
+  if (envelope.generation > generation) return nullptr;
+  if (envelope.generation != generation || envelope.Expired(now_ms)) {
     ++shard.stale;
-    shard.Remove(node);
+    shard.Remove(slot);
     return nullptr;
   }
-  shard.lru.splice(shard.lru.begin(), shard.lru, shard.lru.iterator_to(node));
-  TenantList& tenant_lru = shard.tenants.find(node.tenant)->second.lru;
-  tenant_lru.splice(tenant_lru.begin(), tenant_lru, tenant_lru.iterator_to(node));
-  return node.envelope;
+  shard.lru.splice(shard.lru.begin(), shard.lru, shard.lru.iterator_to(slot));
+  TenantList& tenant_lru = shard.tenants.find(slot.tenant)->second.lru;
+  tenant_lru.splice(tenant_lru.begin(), tenant_lru, tenant_lru.iterator_to(slot));
+  return it->second;
 }
 
 bool L1Cache::Insert(CacheKey key, std::shared_ptr<const Envelope> envelope) {
   const size_t charge = envelope->Charge() + key.id.size();
-  // Built before the lock: allocation is not the shard's business. The node takes the key's
-  // string (a move: the id's bytes stay where they are) and views the tenant in it.
-  auto node = std::make_unique<Node>();
-  node->id = std::move(key.id);
-  node->tenant = std::string_view(node->id).substr(key.tenant_offset, key.tenant_length);
-  const std::string_view id = node->id;
-  const std::string_view tenant_id = node->tenant;
-  Shard& shard = ShardFor(id);
+  Shard& shard = ShardFor(key.id);
   const uint64_t stored_generation = envelope->generation;
-  node->envelope = std::move(envelope);
-  node->charge = charge;
+  L1Slot& slot = envelope->l1;
 
   std::lock_guard lock(shard.mu);
-  if (auto it = shard.nodes.find(id); it != shard.nodes.end()) {
+  if (slot.lru.is_linked()) return false;  // stored already (l1_cache.h)
+  if (auto it = shard.entries.find(std::string_view(key.id)); it != shard.entries.end()) {
     // A late fill computed before a write must not displace the answer computed after it.
-    if (it->second->envelope->generation > stored_generation) return false;
-    shard.Remove(*it->second);
+    if (it->second->generation > stored_generation) return false;
+    shard.Remove(it->second->l1);
   }
   if (charge > shard_tenant_max_bytes_) {
     ++shard.rejected;
     return false;
   }
+  // The slot takes the key's string (a move: no copy) and views the tenant in it.
+  slot.id = std::move(key.id);
+  slot.tenant = std::string_view(slot.id).substr(key.tenant_offset, key.tenant_length);
+  slot.charge = charge;
+  const std::string_view tenant_id = slot.tenant;
   auto tenant = shard.tenants.find(tenant_id);
   while (tenant != shard.tenants.end() && tenant->second.bytes + charge > shard_tenant_max_bytes_) {
     ++shard.evictions;
@@ -143,13 +135,11 @@ bool L1Cache::Insert(CacheKey key, std::shared_ptr<const Envelope> envelope) {
     ++shard.evictions;
     shard.Remove(shard.lru.back());
   }
-  Node& stored = *node;
-  shard.nodes.emplace(id, std::move(node));
-  shard.lru.push_front(stored);
+  shard.entries.emplace(std::string_view(slot.id), std::move(envelope));
+  shard.lru.push_front(slot);
   if (tenant == shard.tenants.end()) tenant = shard.tenants.emplace(tenant_id, Tenant{}).first;
-  Tenant& owner = tenant->second;
-  owner.lru.push_front(stored);
-  owner.bytes += charge;
+  tenant->second.lru.push_front(slot);
+  tenant->second.bytes += charge;
   shard.bytes += charge;
   return true;
 }
@@ -159,7 +149,7 @@ L1Stats L1Cache::Stats() const {
   for (const auto& shard : shards_) {
     std::lock_guard lock(shard->mu);
     stats.bytes += shard->bytes;
-    stats.entries += shard->nodes.size();
+    stats.entries += shard->entries.size();
     stats.evictions += shard->evictions;
     stats.stale += shard->stale;
     stats.rejected += shard->rejected;
