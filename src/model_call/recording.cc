@@ -12,6 +12,7 @@ namespace {
 // Room made at the first record of each list (or past a form's inline frames, and the arena's
 // inline blocks), so that a long answer's records take one allocation per list rather than one
 // per doubling.
+constexpr size_t kFirstBlock = 4096;  // without a block from the owner
 constexpr size_t kFirstEvents = 64;
 constexpr size_t kFirstFrames = 64;
 constexpr size_t kFirstBlocks = 8;
@@ -35,6 +36,11 @@ size_t ResponseBytes(const providers::Response& response) {
 }
 
 }  // namespace
+
+Recording::Arena::Arena(std::span<char> first_block)
+    : next_(first_block.data()),
+      left_(first_block.size()),
+      next_block_(first_block.empty() ? kFirstBlock / 2 : first_block.size()) {}
 
 char* Recording::Arena::Allocate(size_t size) {
   if (size > left_) {
@@ -70,7 +76,8 @@ void Recording::FrameList::push_back(const FrameRecord& frame) {
   ++size_;
 }
 
-Recording::Recording(size_t max_bytes) : max_bytes_(std::min(max_bytes, kMaxCap)) {}
+Recording::Recording(size_t max_bytes, std::span<char> first_block)
+    : max_bytes_(std::min(max_bytes, kMaxCap)), arena_(first_block) {}
 
 Recording::~Recording() = default;
 

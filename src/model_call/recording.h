@@ -12,8 +12,9 @@
 // Encoding: every string lives in one append-only arena whose blocks never move; an event is a
 // small fixed record (one pointer to its strings laid back to back, their lengths, the index of
 // its usage or error), a frame a pointer, a length and its kind. No allocation per field; the
-// arena's first 4 KB, the first form and its first 32 frame records are inline, so a short
-// answer recorded in one form allocates nothing beyond the Recording itself.
+// first form and its first 32 frame records are inline, and the arena's first block may be
+// the owner's (the constructor), so a short answer recorded in one form allocates nothing
+// beyond the Recording and its owner.
 //
 // Memory: at most `max_bytes`, counting the arena's bytes and every record's size. An append
 // that would pass it marks the recording truncated, and from then on nothing more is kept. A
@@ -81,7 +82,10 @@ class Recording {
  public:
   static constexpr size_t npos = static_cast<size_t>(-1);
 
-  explicit Recording(size_t max_bytes);
+  // `first_block`: room for the first bytes (the owner's, outliving the recording), so that a
+  // short answer's strings and frames take no allocation of their own; else the arena's first
+  // block is allocated when the first bytes come.
+  explicit Recording(size_t max_bytes, std::span<char> first_block = {});
   ~Recording();
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;
@@ -125,22 +129,21 @@ class Recording {
   size_t max_bytes() const { return max_bytes_; }
 
  private:
-  // Bytes that never move once written: blocks of growing size, the first one inline (a short
-  // answer's strings and frames take no allocation of their own). Writer only.
+  // Bytes that never move once written: blocks of growing size, the first one the owner's when
+  // it gives one (Recording's constructor). Writer only.
   class Arena {
    public:
-    static constexpr size_t kInlineBytes = 4096;
+    explicit Arena(std::span<char> first_block);
     char* Allocate(size_t size);
 
    private:
     static constexpr size_t kInlineBlocks = 4;  // heap blocks held before `more_` is needed
-    char first_[kInlineBytes];                  // not initialised: written before it is read
     std::array<std::unique_ptr<char[]>, kInlineBlocks> blocks_;
     std::vector<std::unique_ptr<char[]>> more_;
     size_t heap_blocks_ = 0;
-    char* next_ = first_;
-    size_t left_ = kInlineBytes;
-    size_t next_block_ = kInlineBytes;
+    char* next_ = nullptr;
+    size_t left_ = 0;
+    size_t next_block_ = 0;  // the last block's size
   };
   struct EventRecord {
     const char* strings;  // text, id, name, model, stop_sequence, back to back

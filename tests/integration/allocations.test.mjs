@@ -199,10 +199,12 @@ for (const governance of ['off', 'on']) {
 // string, the entry one allocation, the L1's index and the in-flight table open-addressing and
 // the key moved into the L1 (06:50 UTC): miss 10.15 / 20.11, hit 7.03 / 22.03. With the entry
 // in its call's own allocation (07:05 UTC): miss 9.28 / 19.16. With the L1's bookkeeping in
-// the entry (07:15 UTC): miss 8.15 / 18.18, hit 7.06 / 22.08, against 6.08 / 15.10 with the
-// cache off (governance on, the first test). The issue's bar for a miss is +2 over the cache
-// off (docs/BENCHMARKS.md "The LLM response cache").
-const CACHE_BUDGET = { plain_miss: 8.5, stream_miss: 18.5, plain_hit: 7.5, stream_hit: 22.5 };
+// the entry (07:15 UTC): miss 8.15 / 18.18, hit 7.06 / 22.08. With the recording's first block
+// in the lead's allocation, sized by its form (07:25 UTC): miss 8.20 / 17.23, hit 7.09 / 22.09,
+// against 6.10 / 15.16 with the cache off (governance on, the first test in the same run): +2.1
+// and +2.07, the issue's bar being +2 (the fraction: tables growing while the cache fills;
+// docs/BENCHMARKS.md "The LLM response cache").
+const CACHE_BUDGET = { plain_miss: 8.5, stream_miss: 17.5, plain_hit: 7.5, stream_hit: 22.5 };
 
 test('allocations per request with the LLM response cache: a miss and a hit', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-alloc-cache-'));

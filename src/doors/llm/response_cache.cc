@@ -25,12 +25,32 @@ struct CachedAnswer final : cache::Envelope {
   governance::TokenUsage usage;
 };
 
-// A call's answer and the entry it may become, in one allocation (StartLead).
-class LeadBlock final : public model_call::LiveAnswer {
+// A call's answer and the entry it may become (StartLead); the block below adds the
+// recording's first bytes, so that the three are one allocation.
+class LeadAnswer : public model_call::LiveAnswer {
  public:
-  explicit LeadBlock(size_t max_bytes) : LiveAnswer(max_bytes) {}
   // Written once, by EndLead, before the L1 publishes it.
   CachedAnswer entry;
+
+ protected:
+  LeadAnswer(size_t max_bytes, std::span<char> first_block) : LiveAnswer(max_bytes, first_block) {}
+};
+
+// The recording's first block is sized by the answer's form: a whole answer records its head
+// and body (a chat answer of a few hundred tokens fits), a stream its frames, whose JSON
+// framing repeats per token (a 20-token OpenAI stream records about 5 KB). Past it, the arena
+// allocates blocks of twice the size.
+constexpr size_t kWholeFirstBlock = 2048;
+constexpr size_t kStreamFirstBlock = 8192;
+
+template <size_t kBytes>
+class LeadBlock final : public LeadAnswer {
+ public:
+  // The base keeps a view of first_, whose bytes it writes only once the block is built.
+  explicit LeadBlock(size_t max_bytes) : LeadAnswer(max_bytes, std::span<char>(first_, kBytes)) {}
+
+ private:
+  char first_[kBytes];  // not initialised: written before it is read
 };
 
 // The L2 value: a header (magic, version, the usage) and the recording's wire form
@@ -193,9 +213,14 @@ void ResponseCache::Unregister(Lead& lead) {
   lead.cache_ = nullptr;
 }
 
-ResponseCache::Lead ResponseCache::StartLead(const cache::CacheKey& key, bool coalesce) {
+ResponseCache::Lead ResponseCache::StartLead(const cache::CacheKey& key, bool stream,
+                                             bool coalesce) {
   Lead lead;
-  lead.live = std::make_shared<LeadBlock>(config_.max_entry_bytes);
+  if (stream) {
+    lead.live = std::make_shared<LeadBlock<kStreamFirstBlock>>(config_.max_entry_bytes);
+  } else {
+    lead.live = std::make_shared<LeadBlock<kWholeFirstBlock>>(config_.max_entry_bytes);
+  }
   if (!coalesce) return lead;
   std::lock_guard lock(mu_);
   if (flights_.try_emplace(std::string_view(key.id), lead.live).second) {
@@ -223,7 +248,7 @@ bool ResponseCache::EndLead(cache::CacheKey key, Lead& lead, const LeadEnd& end,
   if (end.store && end.ttl.count() > 0 && (end.tool_calls || !end.calls_tools) &&
       Storable(recording)) {
     // The entry is the lead's own (its LeadBlock): the L1 shares the block's ownership.
-    auto& block = static_cast<LeadBlock&>(*lead.live);
+    auto& block = static_cast<LeadAnswer&>(*lead.live);
     FillEntry(block.entry, recording, end.usage, expires);
     entry = std::shared_ptr<const cache::Envelope>(lead.live, &block.entry);
     cache::Envelope envelope;

@@ -39,10 +39,12 @@
 // stays put until EndLead, or until the Lead is destroyed, which drops a registration that
 // EndLead never ended (a request destroyed mid-call at shutdown).
 //
-// Allocations of a miss that stores its answer (no L2, no semantic mode): the LiveAnswer with
-// the entry it may become beside it (one block; its recording's first 4 KB inline), and the
-// L1's node (which takes the key's string, moved); the in-flight table and the L1's index are
-// open-addressing tables that allocate only to grow.
+// Allocations of a miss that stores its answer (no L2, no semantic mode): the key's string
+// (the filter's; the L1 keeps it, moved), and the LiveAnswer with the entry it may become and
+// its recording's first block (2 KB for a whole answer, 8 KB for a stream) beside it, in one
+// allocation; the L1 keeps its bookkeeping in the entry (cache/envelope.h L1Slot), and the
+// in-flight table and the L1's index are open-addressing tables that allocate only to grow.
+// A longer answer adds its recording's further blocks (each twice the last).
 //
 // Threads: every method may be called from any worker concurrently. The in-flight table has
 // one mutex, held for a hash lookup and an insert or erase (never across a co_await or I/O),
@@ -157,11 +159,12 @@ class ResponseCache {
     ResponseCache* cache_ = nullptr;  // while registered
     std::string_view id_;             // the registration's key: the leader's CacheKey::id
   };
-  // Starts a call's answer for `key` (capped at max_entry_bytes): registered for followers when
+  // Starts a call's answer for `key` (capped at max_entry_bytes; `stream`: the leader's client
+  // asked for a stream, which sizes the recording's first block): registered for followers when
   // `coalesce` and no call for the key is in flight, else private to its leader. The
   // registration views key.id: keep `key` alive and unchanged until EndLead (a move of it is
   // fine: the string's bytes stay where they are) or the Lead's end.
-  Lead StartLead(const cache::CacheKey& key, bool coalesce);
+  Lead StartLead(const cache::CacheKey& key, bool stream, bool coalesce);
   // The call of a Lead finished (or was given up): stores its answer under `key` when `end`
   // and the recording allow it (see the top of this file), and unregisters it. Exactly once
   // per Lead. True when the answer went into L1 (expiring at now_ms + end.ttl). The entry
