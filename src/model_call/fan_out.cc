@@ -49,6 +49,15 @@ size_t LiveAnswer::followers() const {
 }
 
 void LiveAnswer::Publish(bool end) {
+  {
+    // Most calls have no follower: then a publish is only counted (a follower that joins
+    // later reads the recording from its start).
+    std::lock_guard lock(mu_);
+    if (followers_.empty()) {
+      ++publishes_;
+      return;
+    }
+  }
   const size_t recorded = recording_.progress().bytes;
   std::lock_guard lock(mu_);
   ++publishes_;

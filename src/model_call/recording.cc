@@ -18,6 +18,7 @@ constexpr size_t kFirstFrames = 64;
 constexpr size_t kFirstBlocks = 8;
 constexpr size_t kLargestBlock = 64 * 1024;
 constexpr size_t kReplayBatch = 32;
+constexpr size_t kFrameBatch = 32;  // AppendFrames' records published per lock
 constexpr size_t kFields = 5;
 constexpr uint32_t kNoExtra = std::numeric_limits<uint32_t>::max();
 
@@ -172,6 +173,27 @@ void Recording::AppendFrame(size_t form, std::string_view frame, FrameKind kind)
   std::lock_guard lock(mu_);
   Log(form).frames.push_back({data, static_cast<uint32_t>(frame.size()), kind});
   bytes_ = charged_;
+}
+
+void Recording::AppendFrames(size_t form, std::span<const IdentityFrame> frames) {
+  if (form >= forms_ || Log(form).closed) return;
+  std::array<FrameRecord, kFrameBatch> batch;
+  size_t count = 0;
+  const auto publish = [&] {
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < count; ++i) Log(form).frames.push_back(batch[i]);
+    bytes_ = charged_;
+    count = 0;
+  };
+  for (const IdentityFrame& frame : frames) {
+    if (frame.bytes.empty()) continue;
+    if (!Charge(frame.bytes.size() + sizeof(FrameRecord))) break;
+    char* data = arena_.Allocate(frame.bytes.size());
+    std::memcpy(data, frame.bytes.data(), frame.bytes.size());
+    batch[count++] = {data, static_cast<uint32_t>(frame.bytes.size()), frame.kind};
+    if (count == batch.size()) publish();
+  }
+  if (count > 0) publish();
 }
 
 void Recording::AppendFrame(const Form& form, std::string_view frame, FrameKind kind) {

@@ -99,6 +99,8 @@ class Recording {
   // One frame rendered for `form` from the events recorded so far (AddForm first).
   void AppendFrame(size_t form, std::string_view frame, FrameKind kind = FrameKind::kData);
   void AppendFrame(const Form& form, std::string_view frame, FrameKind kind = FrameKind::kData);
+  // The same for a read's frames, in order (one lock for the lot, not one per frame).
+  void AppendFrames(size_t form, std::span<const IdentityFrame> frames);
   // The form's encoder stopped (its client left): its frames render the events recorded so far,
   // or only the first `events_covered` of them (a copy rebuilt from its wire form:
   // recording_codec.h).
