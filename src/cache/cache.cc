@@ -53,11 +53,11 @@ boost::asio::awaitable<Lookup> Cache::Acquire(CacheKey key, int64_t now_ms, size
     co_return lookup;
   }
   if (l2_ == nullptr) {
-    const uint64_t generation = generations_.Current(key.ns_id);
+    const uint64_t generation = generations_.Current(key.ns_id());
     lookup.generation_ = generation;
     lookup.envelope_ = l1_.Find(key.id, generation, now_ms);
   } else {
-    auto get = l2_->Get(GenerationKey(key.ns_id), EntryKey(key.id));
+    auto get = l2_->Get(GenerationKey(key.ns_id()), EntryKey(key.id));
     Result<L2Read> read = co_await std::move(get);
     if (!read.ok()) {
       probe.l2_errors.Add();  // generation unknown: compute, store nothing
@@ -119,7 +119,7 @@ boost::asio::awaitable<void> Cache::Fill(Lookup& lookup, Envelope envelope, int6
   if (!lookup.generation_ || options_.ttl.count() <= 0) co_return;
   if (l2_ == nullptr) {
     // Stale already (a write landed while computing): it could never be served.
-    if (generations_.Current(lookup.key_.ns_id) != shared->generation) co_return;
+    if (generations_.Current(lookup.key_.ns_id()) != shared->generation) co_return;
     l1_.Insert(lookup.key_, std::move(shared));
     co_return;
   }

@@ -72,8 +72,7 @@ bool Get(std::string_view& in, T& value) {
 }  // namespace
 
 size_t Envelope::Charge() const {
-  return kEntryOverhead + content_type.size() + body.size() +
-         (value != nullptr ? value->Charge() : 0);
+  return kEntryOverhead + content_type.size() + body.size() + held_bytes;
 }
 
 TookSpan FindTook(std::string_view body) {

@@ -10,13 +10,17 @@
 // Decode validates every length against the input and returns nullopt on anything malformed
 // (an L2 value written by another version, or corrupted): the caller treats it as a miss.
 //
-// A door may keep its own in-memory form of the entry beside the bytes (`value`: the LLM
-// cache's recorded answer, which a hit replays as it is rather than decoding `body` each
-// time); the L1 charges it, the L2 never sees it (Encode leaves it out).
+// A door may keep its own in-memory form of the entry beside the bytes, in a type derived from
+// Envelope (the LLM cache's recorded answer, which a hit replays as it is rather than decoding
+// `body` each time; made with std::make_shared, so the entry is one allocation and the
+// shared_ptr<const Envelope> destroys it whole). It says what it holds in `held_bytes`: the L1
+// charges them, the L2 never sees them (Encode leaves them out).
 //
-// Threads: values; an entry in L1 is shared as shared_ptr<const Envelope> and never mutated.
+// Threads: values; an entry in L1 is shared as shared_ptr<const Envelope> and never mutated,
+// but for its L1 slot, which only the L1 that holds it touches, under that shard's lock.
 #pragma once
 
+#include <boost/intrusive/list_hook.hpp>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -27,12 +31,23 @@ namespace turnpike::cache {
 
 inline constexpr uint32_t kNoTook = UINT32_MAX;
 
-// A door's in-memory form of an entry (see the top of this file). Immutable once stored;
-// shared by every reader of the entry, on any thread.
-class EntryValue {
- public:
-  virtual ~EntryValue() = default;
-  virtual size_t Charge() const = 0;  // the bytes it holds, for the L1's caps
+// What an L1 (l1_cache.h) keeps of an entry it holds, in the entry itself, so that storing one
+// allocates nothing beside it: the key's string (moved in), the tenant in it, the bytes charged
+// and the entry's places in the L1's lists. Only that L1 reads or writes it, under the shard's
+// lock. An envelope is in at most one L1 at a time; a copy of an envelope starts with an empty
+// slot.
+struct L1Slot {
+  using Hook =
+      boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::safe_link>>;
+  L1Slot() = default;
+  L1Slot(const L1Slot&) {}
+  L1Slot& operator=(const L1Slot&) { return *this; }
+
+  std::string id;
+  std::string_view tenant;  // in id
+  size_t charge = 0;
+  Hook lru;         // the shard's LRU, most recent first
+  Hook tenant_lru;  // the tenant's LRU within the shard
 };
 
 struct Envelope {
@@ -43,7 +58,8 @@ struct Envelope {
   std::string body;
   uint32_t took_offset = kNoTook;  // of the `took` value's digits in body, or kNoTook
   uint32_t took_length = 0;
-  std::shared_ptr<const EntryValue> value;  // optional; not part of the L2 form
+  size_t held_bytes = 0;  // a derived type's own form (see above); not part of the L2 form
+  mutable L1Slot l1;      // the L1's (see L1Slot); not part of the L2 form
 
   bool Expired(int64_t now_ms) const { return now_ms >= expires_at_ms; }
   // Bytes counted against the L1's caps for this envelope (strings + fixed overhead).

@@ -1,25 +1,42 @@
 #include "cache/key.h"
 
 #include <openssl/evp.h>
+#include <xxhash.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 
 namespace turnpike::cache {
 namespace {
 
 void AppendPrefixed(std::string& out, std::string_view part) {
-  out += std::to_string(part.size());
+  char digits[24];
+  const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), part.size());
+  out.append(digits, end);
   out.push_back(':');
   out += part;
 }
 
+// "{<tenant length>:<tenant><namespace length>:<namespace>}" (key.h).
+void AppendNamespaceId(std::string& out, std::string_view tenant, std::string_view ns) {
+  out.push_back('{');
+  AppendPrefixed(out, tenant);
+  AppendPrefixed(out, ns);
+  out.push_back('}');
+}
+
+// Room for the two length prefixes' digits and the braces.
+constexpr size_t kNamespaceFraming = 24;
+
 void AppendDigestHex(std::string& out, const Digest128& digest) {
   static constexpr char kHex[] = "0123456789abcdef";
-  for (uint8_t byte : digest) {
-    out.push_back(kHex[byte >> 4]);
-    out.push_back(kHex[byte & 0xf]);
+  char hex[sizeof(Digest128) * 2];
+  for (size_t i = 0; i < digest.size(); ++i) {
+    hex[2 * i] = kHex[digest[i] >> 4];
+    hex[2 * i + 1] = kHex[digest[i] & 0xf];
   }
+  out.append(hex, sizeof(hex));
 }
 
 }  // namespace
@@ -33,19 +50,16 @@ std::string DigestHex(const Digest128& digest) {
 
 std::string NamespaceId(std::string_view tenant, std::string_view ns) {
   std::string out;
-  out.reserve(tenant.size() + ns.size() + 16);
-  out.push_back('{');
-  AppendPrefixed(out, tenant);
-  AppendPrefixed(out, ns);
-  out.push_back('}');
+  out.reserve(tenant.size() + ns.size() + kNamespaceFraming);
+  AppendNamespaceId(out, tenant, ns);
   return out;
 }
 
 CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& digest) {
   CacheKey key;
-  key.ns_id = NamespaceId(tenant, ns);
-  key.id.reserve(key.ns_id.size() + 1 + digest.size() * 2);
-  key.id = key.ns_id;
+  key.id.reserve(tenant.size() + ns.size() + kNamespaceFraming + 1 + digest.size() * 2);
+  AppendNamespaceId(key.id, tenant, ns);
+  key.ns_length = static_cast<uint32_t>(key.id.size());
   key.id.push_back(':');
   AppendDigestHex(key.id, digest);
   // "{<n>:" precedes the tenant's bytes in id.
@@ -53,6 +67,8 @@ CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& 
   key.tenant_length = static_cast<uint32_t>(tenant.size());
   return key;
 }
+
+uint64_t IdHash(std::string_view id) { return XXH3_64bits(id.data(), id.size()); }
 
 void Digester::MdFree::operator()(evp_md_st* md) const { EVP_MD_free(md); }
 void Digester::CtxFree::operator()(evp_md_ctx_st* ctx) const { EVP_MD_CTX_free(ctx); }

@@ -32,24 +32,35 @@ using Digest128 = std::array<uint8_t, 16>;
 std::string DigestHex(const Digest128& digest);
 
 // One cache entry's identity. `id` is the full key as one string (the L1 map key, the single
-// flight key, the L2 entry key); `ns_id` names the namespace (the generation counter's key).
-// Both are length-prefixed, so no choice of tenant or namespace text can make two different
-// (tenant, namespace) pairs collide. Layout (also the L2's key names, with a prefix added):
+// flight key, the L2 entry key); its prefix `ns_id()` names the namespace (the generation
+// counter's key). Both are length-prefixed, so no choice of tenant or namespace text can make
+// two different (tenant, namespace) pairs collide. Layout (also the L2's key names, with a
+// prefix added):
 //   ns_id = "{<tenant length>:<tenant><namespace length>:<namespace>}"
 //   id    = ns_id + ":" + DigestHex(digest)
 // The braces make ns_id a Redis Cluster hash tag, so an entry and its generation always live
-// on one node and can be read by one MGET.
+// on one node and can be read by one MGET. One string, so making a key is one allocation.
 struct CacheKey {
   std::string id;
-  std::string ns_id;
+  uint32_t ns_length = 0;      // ns_id is id's first ns_length bytes
   uint32_t tenant_offset = 0;  // of the tenant's bytes in id (an offset: survives moves)
   uint32_t tenant_length = 0;
+  std::string_view ns_id() const { return std::string_view(id).substr(0, ns_length); }
   std::string_view tenant() const {
     return std::string_view(id).substr(tenant_offset, tenant_length);
   }
 };
 
 CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& digest);
+
+// A key id's hash for the caches' open-addressing tables and shard choice: XXH3-64, a few
+// dozen instructions for an id of 60 bytes and well mixed, so a table need not mix it again.
+uint64_t IdHash(std::string_view id);
+struct IdHasher {
+  using is_transparent = void;
+  using is_avalanching = void;  // boost::unordered_flat_map: use the bits as they are
+  size_t operator()(std::string_view id) const { return IdHash(id); }
+};
 
 // The namespace id alone, for a write that bumps a namespace's generation.
 std::string NamespaceId(std::string_view tenant, std::string_view ns);

@@ -1,6 +1,7 @@
 #include "cache/l1_cache.h"
 
 #include <boost/intrusive/list.hpp>
+#include <boost/unordered/unordered_flat_map.hpp>
 #include <string>
 #include <unordered_map>
 
@@ -10,19 +11,10 @@ namespace turnpike::cache {
 namespace {
 
 namespace bi = boost::intrusive;
-using Hook = bi::list_member_hook<bi::link_mode<bi::normal_link>>;
 
-struct Node {
-  std::string id;
-  std::string tenant;
-  std::shared_ptr<const Envelope> envelope;
-  size_t charge = 0;
-  Hook lru_hook;     // the shard's LRU, most recent first
-  Hook tenant_hook;  // the tenant's LRU within the shard
-};
-
-using LruList = bi::list<Node, bi::member_hook<Node, Hook, &Node::lru_hook>>;
-using TenantList = bi::list<Node, bi::member_hook<Node, Hook, &Node::tenant_hook>>;
+// The shard's LRU and each tenant's, most recent first, through the envelopes' own slots.
+using LruList = bi::list<L1Slot, bi::member_hook<L1Slot, L1Slot::Hook, &L1Slot::lru>>;
+using TenantList = bi::list<L1Slot, bi::member_hook<L1Slot, L1Slot::Hook, &L1Slot::tenant_lru>>;
 
 struct Tenant {
   size_t bytes = 0;
@@ -33,8 +25,9 @@ struct Tenant {
 
 struct L1Cache::Shard {
   std::mutex mu;
-  // Guarded by mu. Map keys view their node's id; nodes are owned by the map.
-  std::unordered_map<std::string_view, std::unique_ptr<Node>> nodes;
+  // Guarded by mu. Map keys view their envelope's slot id; the map owns the entries (open
+  // addressing: an insert allocates only when the table grows).
+  boost::unordered_flat_map<std::string_view, std::shared_ptr<const Envelope>, IdHasher> entries;
   std::unordered_map<std::string, Tenant, StringHash, std::equal_to<>> tenants;
   LruList lru;
   size_t bytes = 0;
@@ -43,22 +36,26 @@ struct L1Cache::Shard {
   uint64_t rejected = 0;
 
   ~Shard() {
+    // Unlinked before the entries go: a slot must not die linked.
     lru.clear();
     for (auto& [name, tenant] : tenants) tenant.lru.clear();
   }
 
-  void Remove(Node& node) {
-    auto tenant = tenants.find(node.tenant);
-    tenant->second.lru.erase(tenant->second.lru.iterator_to(node));
-    tenant->second.bytes -= node.charge;
+  void Remove(L1Slot& slot) {
+    auto tenant = tenants.find(slot.tenant);
+    tenant->second.lru.erase(tenant->second.lru.iterator_to(slot));
+    tenant->second.bytes -= slot.charge;
     if (tenant->second.bytes == 0) tenants.erase(tenant);
-    lru.erase(lru.iterator_to(node));
-    bytes -= node.charge;
-    nodes.erase(nodes.find(std::string_view(node.id)));  // destroys node: its last use
+    lru.erase(lru.iterator_to(slot));
+    bytes -= slot.charge;
+    // May destroy the envelope, and the slot with it: its last use.
+    entries.erase(entries.find(std::string_view(slot.id)));
   }
 };
 
 namespace {
+
+constexpr int kShardBitsShift = 32;
 
 size_t ShardCount(const L1Options& options) { return std::max<size_t>(options.shards, 1); }
 
@@ -79,69 +76,70 @@ L1Cache::L1Cache(L1Options options)
 L1Cache::~L1Cache() = default;
 
 L1Cache::Shard& L1Cache::ShardFor(std::string_view id) {
-  // The map hashes the same id again; the shard choice uses the high bits so the two hashes
-  // do not select correlated buckets.
-  return *shards_[(std::hash<std::string_view>{}(id) >> 48) % shards_.size()];
+  // The map hashes the same id again and places it by the hash's top bits (its tag is the low
+  // byte): the shard choice uses bits from the middle, so that neither is correlated with it.
+  return *shards_[(IdHash(id) >> kShardBitsShift) % shards_.size()];
 }
 
 std::shared_ptr<const Envelope> L1Cache::Find(std::string_view id, uint64_t generation,
                                               int64_t now_ms) {
   Shard& shard = ShardFor(id);
   std::lock_guard lock(shard.mu);
-  auto it = shard.nodes.find(id);
-  if (it == shard.nodes.end()) return nullptr;
-  Node& node = *it->second;
+  auto it = shard.entries.find(id);
+  if (it == shard.entries.end()) return nullptr;
+  const Envelope& envelope = *it->second;
+  L1Slot& slot = envelope.l1;
   // Newer than the caller's generation: a write and a fill landed since the caller read it.
   // The entry is good for everyone after this caller: keep it.
-  if (node.envelope->generation > generation) return nullptr;
-  if (node.envelope->generation != generation || node.envelope->Expired(now_ms)) {
+  if (envelope.generation > generation) return nullptr;
+  if (envelope.generation != generation || envelope.Expired(now_ms)) {
     ++shard.stale;
-    shard.Remove(node);
+    shard.Remove(slot);
     return nullptr;
   }
-  shard.lru.splice(shard.lru.begin(), shard.lru, shard.lru.iterator_to(node));
-  TenantList& tenant_lru = shard.tenants.find(node.tenant)->second.lru;
-  tenant_lru.splice(tenant_lru.begin(), tenant_lru, tenant_lru.iterator_to(node));
-  return node.envelope;
+  shard.lru.splice(shard.lru.begin(), shard.lru, shard.lru.iterator_to(slot));
+  TenantList& tenant_lru = shard.tenants.find(slot.tenant)->second.lru;
+  tenant_lru.splice(tenant_lru.begin(), tenant_lru, tenant_lru.iterator_to(slot));
+  return it->second;
 }
 
-bool L1Cache::Insert(const CacheKey& key, std::shared_ptr<const Envelope> envelope) {
+bool L1Cache::Insert(CacheKey key, std::shared_ptr<const Envelope> envelope) {
   const size_t charge = envelope->Charge() + key.id.size();
   Shard& shard = ShardFor(key.id);
-  // Built before the lock: allocation is not the shard's business.
-  auto node = std::make_unique<Node>();
-  node->id = key.id;
-  node->tenant = key.tenant();
   const uint64_t stored_generation = envelope->generation;
-  node->envelope = std::move(envelope);
-  node->charge = charge;
+  L1Slot& slot = envelope->l1;
 
   std::lock_guard lock(shard.mu);
-  if (auto it = shard.nodes.find(key.id); it != shard.nodes.end()) {
+  if (slot.lru.is_linked()) return false;  // stored already (l1_cache.h)
+  if (auto it = shard.entries.find(std::string_view(key.id)); it != shard.entries.end()) {
     // A late fill computed before a write must not displace the answer computed after it.
-    if (it->second->envelope->generation > stored_generation) return false;
-    shard.Remove(*it->second);
+    if (it->second->generation > stored_generation) return false;
+    shard.Remove(it->second->l1);
   }
   if (charge > shard_tenant_max_bytes_) {
     ++shard.rejected;
     return false;
   }
-  auto tenant = shard.tenants.find(key.tenant());
+  // The slot takes the key's string (a move: no copy) and views the tenant in it.
+  slot.id = std::move(key.id);
+  slot.tenant = std::string_view(slot.id).substr(key.tenant_offset, key.tenant_length);
+  slot.charge = charge;
+  const std::string_view tenant_id = slot.tenant;
+  auto tenant = shard.tenants.find(tenant_id);
   while (tenant != shard.tenants.end() && tenant->second.bytes + charge > shard_tenant_max_bytes_) {
     ++shard.evictions;
     shard.Remove(tenant->second.lru.back());
-    tenant = shard.tenants.find(key.tenant());  // Remove erases a tenant left with no entry
+    tenant = shard.tenants.find(tenant_id);  // Remove erases a tenant left with no entry
   }
   while (shard.bytes + charge > shard_max_bytes_) {
     ++shard.evictions;
     shard.Remove(shard.lru.back());
   }
-  Node& stored = *node;
-  shard.nodes.emplace(std::string_view(stored.id), std::move(node));
-  shard.lru.push_front(stored);
-  Tenant& owner = shard.tenants.try_emplace(stored.tenant).first->second;
-  owner.lru.push_front(stored);
-  owner.bytes += charge;
+  shard.entries.emplace(std::string_view(slot.id), std::move(envelope));
+  shard.lru.push_front(slot);
+  if (tenant == shard.tenants.end()) tenant = shard.tenants.emplace(tenant_id, Tenant{}).first;
+  tenant->second.lru.push_front(slot);
+  tenant->second.bytes += charge;
   shard.bytes += charge;
   return true;
 }
@@ -151,7 +149,7 @@ L1Stats L1Cache::Stats() const {
   for (const auto& shard : shards_) {
     std::lock_guard lock(shard->mu);
     stats.bytes += shard->bytes;
-    stats.entries += shard->nodes.size();
+    stats.entries += shard->entries.size();
     stats.evictions += shard->evictions;
     stats.stale += shard->stale;
     stats.rejected += shard->rejected;

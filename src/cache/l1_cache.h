@@ -23,8 +23,11 @@
 //
 // Ownership and threads: thread-safe; shared by every worker (hold it in the composition
 // root, outliving the workers). Envelopes are shared_ptr<const>: a hit copies the pointer
-// under the lock, so the body stays valid after an eviction. Stats() takes each shard's lock
-// (for /metrics, not the hot path).
+// under the lock, so the body stays valid after an eviction. The L1 keeps its bookkeeping in
+// each envelope's slot (envelope.h L1Slot: the key, the LRU links), so an insert allocates
+// nothing but when the shard's table grows; an envelope is stored in one L1 at a time (Insert
+// refuses one already stored under the same shard). Stats() takes each shard's lock (for
+// /metrics, not the hot path).
 #pragma once
 
 #include <cstdint>
@@ -63,9 +66,11 @@ class L1Cache {
   // marks it most recently used. Null otherwise. No allocation.
   std::shared_ptr<const Envelope> Find(std::string_view id, uint64_t generation, int64_t now_ms);
 
-  // Stores (or replaces) the entry for `key`. False if it is too large to be stored, or if the
-  // entry there has a newer generation (generations only grow: this one is already stale).
-  bool Insert(const CacheKey& key, std::shared_ptr<const Envelope> envelope);
+  // Stores (or replaces) the entry for `key`, which the entry's slot keeps (pass it with
+  // std::move to spare a copy of its string). False if it is too large to be stored, if the
+  // entry there has a newer generation (generations only grow: this one is already stale), or
+  // if this envelope is stored already.
+  bool Insert(CacheKey key, std::shared_ptr<const Envelope> envelope);
 
   L1Stats Stats() const;
 

@@ -26,7 +26,7 @@ struct LiveAnswer::FollowerState {
 };
 
 std::shared_ptr<LiveAnswer> LiveAnswer::Make(size_t max_bytes) {
-  return std::shared_ptr<LiveAnswer>(new LiveAnswer(max_bytes));
+  return std::make_shared<LiveAnswer>(MakeTag{}, max_bytes);
 }
 
 LiveAnswer::~LiveAnswer() = default;
@@ -49,6 +49,15 @@ size_t LiveAnswer::followers() const {
 }
 
 void LiveAnswer::Publish(bool end) {
+  {
+    // Most calls have no follower: then a publish is only counted (a follower that joins
+    // later reads the recording from its start).
+    std::lock_guard lock(mu_);
+    if (followers_.empty()) {
+      ++publishes_;
+      return;
+    }
+  }
   const size_t recorded = recording_.progress().bytes;
   std::lock_guard lock(mu_);
   ++publishes_;

@@ -100,7 +100,19 @@ class LiveAnswer : public std::enable_shared_from_this<LiveAnswer> {
 
  private:
   friend class Follower;
-  explicit LiveAnswer(size_t max_bytes) : recording_(max_bytes) {}
+  struct MakeTag {};  // only Make constructs one (make_shared: one allocation with its count)
+
+ public:
+  LiveAnswer(MakeTag, size_t max_bytes) : recording_(max_bytes) {}
+
+ protected:
+  // For a type that keeps more beside the answer in the same allocation (the LLM cache keeps
+  // the entry the answer may become, and the recording's first block: recording.h): it
+  // derives from LiveAnswer and is made with std::make_shared, whose shared_ptr<LiveAnswer>
+  // shared_from_this() then works as Make's.
+  LiveAnswer(size_t max_bytes, std::span<char> first_block) : recording_(max_bytes, first_block) {}
+
+ private:
   void Wake(const std::shared_ptr<FollowerState>& follower);  // mu_ held
   void Remove(const FollowerState* follower);
 

@@ -14,9 +14,7 @@ void Recorder::OnEvent(const providers::StreamEvent& event) { recording_.AppendE
 
 void Recorder::OnFrames(std::span<const IdentityFrame> frames) {
   if (identity_form_ == Recording::npos) return;
-  for (const IdentityFrame& frame : frames) {
-    recording_.AppendFrame(identity_form_, frame.bytes, frame.kind);
-  }
+  recording_.AppendFrames(identity_form_, frames);
 }
 
 void Recorder::OnWhole(const WholeAnswer& answer) { recording_.SetWhole(answer); }

@@ -9,14 +9,16 @@ namespace turnpike::model_call {
 
 namespace {
 
-constexpr size_t kFirstBlock = 4096;
-// Room made at the first record of each list, so that a typical answer's records take one
-// allocation per list rather than one per doubling.
+// Room made at the first record of each list (or past a form's inline frames, and the arena's
+// inline blocks), so that a long answer's records take one allocation per list rather than one
+// per doubling.
+constexpr size_t kFirstBlock = 4096;  // without a block from the owner
 constexpr size_t kFirstEvents = 64;
 constexpr size_t kFirstFrames = 64;
 constexpr size_t kFirstBlocks = 8;
 constexpr size_t kLargestBlock = 64 * 1024;
 constexpr size_t kReplayBatch = 32;
+constexpr size_t kFrameBatch = 32;  // AppendFrames' records published per lock
 constexpr size_t kFields = 5;
 constexpr uint32_t kNoExtra = std::numeric_limits<uint32_t>::max();
 
@@ -36,17 +38,28 @@ size_t ResponseBytes(const providers::Response& response) {
 
 }  // namespace
 
+Recording::Arena::Arena(std::span<char> first_block)
+    : next_(first_block.data()),
+      left_(first_block.size()),
+      next_block_(first_block.empty() ? kFirstBlock / 2 : first_block.size()) {}
+
 char* Recording::Arena::Allocate(size_t size) {
   if (size > left_) {
     // Blocks double up to kLargestBlock, so a short answer takes little and a long one few
     // allocations; a string larger than a block gets a block of its own size.
-    next_block_ = next_block_ == 0 ? kFirstBlock : std::min(next_block_ * 2, kLargestBlock);
+    next_block_ = std::min(next_block_ * 2, kLargestBlock);
     const size_t block = std::max(size, next_block_);
-    if (blocks_.empty()) blocks_.reserve(kFirstBlocks);
     // Not value-initialised: every byte handed out is written before it is read.
-    blocks_.push_back(std::make_unique_for_overwrite<char[]>(block));
-    next_ = blocks_.back().get();
+    std::unique_ptr<char[]> bytes = std::make_unique_for_overwrite<char[]>(block);
+    next_ = bytes.get();
     left_ = block;
+    if (heap_blocks_ < kInlineBlocks) {
+      blocks_[heap_blocks_] = std::move(bytes);
+    } else {
+      if (more_.empty()) more_.reserve(kFirstBlocks);
+      more_.push_back(std::move(bytes));
+    }
+    ++heap_blocks_;
   }
   char* out = next_;
   next_ += size;
@@ -54,7 +67,18 @@ char* Recording::Arena::Allocate(size_t size) {
   return out;
 }
 
-Recording::Recording(size_t max_bytes) : max_bytes_(std::min(max_bytes, kMaxCap)) {}
+void Recording::FrameList::push_back(const FrameRecord& frame) {
+  if (size_ < kInlineFrames) {
+    inline_[size_++] = frame;
+    return;
+  }
+  if (more_.empty()) more_.reserve(kFirstFrames);
+  more_.push_back(frame);
+  ++size_;
+}
+
+Recording::Recording(size_t max_bytes, std::span<char> first_block)
+    : max_bytes_(std::min(max_bytes, kMaxCap)), arena_(first_block) {}
 
 Recording::~Recording() = default;
 
@@ -130,27 +154,46 @@ void Recording::AppendEvent(const providers::StreamEvent& event) {
 
 size_t Recording::AddForm(const Form& form) {
   std::lock_guard lock(mu_);
-  for (size_t i = 0; i < forms_.size(); ++i) {
-    if (forms_[i]->dialect == form.dialect && forms_[i]->stream == form.stream) return i;
+  for (size_t i = 0; i < forms_; ++i) {
+    if (Log(i).dialect == form.dialect && Log(i).stream == form.stream) return i;
   }
-  auto log = std::make_unique<FormLog>();
-  log->dialect = std::string(form.dialect);
-  log->stream = form.stream;
-  forms_.push_back(std::move(log));
-  return forms_.size() - 1;
+  if (forms_ > 0) more_forms_.push_back(std::make_unique<FormLog>());
+  FormLog& log = Log(forms_);
+  log.dialect = std::string(form.dialect);
+  log.stream = form.stream;
+  return forms_++;
 }
 
 void Recording::AppendFrame(size_t form, std::string_view frame, FrameKind kind) {
-  // The writer is the only one that changes forms_, so it reads it without the lock.
-  if (form >= forms_.size() || forms_[form]->closed || frame.empty()) return;
+  // The writer is the only one that changes the forms, so it reads them without the lock.
+  if (form >= forms_ || Log(form).closed || frame.empty()) return;
   if (!Charge(frame.size() + sizeof(FrameRecord))) return;
   char* data = arena_.Allocate(frame.size());
   std::memcpy(data, frame.data(), frame.size());
   std::lock_guard lock(mu_);
-  std::vector<FrameRecord>& frames = forms_[form]->frames;
-  if (frames.empty()) frames.reserve(kFirstFrames);
-  frames.push_back({data, static_cast<uint32_t>(frame.size()), kind});
+  Log(form).frames.push_back({data, static_cast<uint32_t>(frame.size()), kind});
   bytes_ = charged_;
+}
+
+void Recording::AppendFrames(size_t form, std::span<const IdentityFrame> frames) {
+  if (form >= forms_ || Log(form).closed) return;
+  std::array<FrameRecord, kFrameBatch> batch;
+  size_t count = 0;
+  const auto publish = [&] {
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < count; ++i) Log(form).frames.push_back(batch[i]);
+    bytes_ = charged_;
+    count = 0;
+  };
+  for (const IdentityFrame& frame : frames) {
+    if (frame.bytes.empty()) continue;
+    if (!Charge(frame.bytes.size() + sizeof(FrameRecord))) break;
+    char* data = arena_.Allocate(frame.bytes.size());
+    std::memcpy(data, frame.bytes.data(), frame.bytes.size());
+    batch[count++] = {data, static_cast<uint32_t>(frame.bytes.size()), frame.kind};
+    if (count == batch.size()) publish();
+  }
+  if (count > 0) publish();
 }
 
 void Recording::AppendFrame(const Form& form, std::string_view frame, FrameKind kind) {
@@ -159,9 +202,9 @@ void Recording::AppendFrame(const Form& form, std::string_view frame, FrameKind 
 
 void Recording::CloseForm(size_t form, size_t events_covered) {
   std::lock_guard lock(mu_);
-  if (form >= forms_.size() || forms_[form]->closed) return;
-  forms_[form]->closed = true;
-  forms_[form]->events_covered = std::min(events_covered, events_.size());
+  if (form >= forms_ || Log(form).closed) return;
+  Log(form).closed = true;
+  Log(form).events_covered = std::min(events_covered, events_.size());
 }
 
 void Recording::SetWhole(const WholeAnswer& answer) {
@@ -242,34 +285,34 @@ size_t Recording::Replay(providers::EventSink& sink, size_t from) const {
 
 size_t Recording::FindForm(const Form& form) const {
   std::lock_guard lock(mu_);
-  for (size_t i = 0; i < forms_.size(); ++i) {
-    if (forms_[i]->dialect == form.dialect && forms_[i]->stream == form.stream) return i;
+  for (size_t i = 0; i < forms_; ++i) {
+    if (Log(i).dialect == form.dialect && Log(i).stream == form.stream) return i;
   }
   return npos;
 }
 
 size_t Recording::forms() const {
   std::lock_guard lock(mu_);
-  return forms_.size();
+  return forms_;
 }
 
 Form Recording::form(size_t index) const {
   std::lock_guard lock(mu_);
-  if (index >= forms_.size()) return {};
-  return {forms_[index]->dialect, forms_[index]->stream};
+  if (index >= forms_) return {};
+  return {Log(index).dialect, Log(index).stream};
 }
 
 FormProgress Recording::form_progress(size_t form) const {
   std::lock_guard lock(mu_);
-  if (form >= forms_.size()) return {};
-  const FormLog& log = *forms_[form];
+  if (form >= forms_) return {};
+  const FormLog& log = Log(form);
   return {log.frames.size(), log.closed, log.events_covered};
 }
 
 size_t Recording::CopyFrames(size_t form, size_t from, std::span<RecordedFrame> out) const {
   std::lock_guard lock(mu_);
-  if (form >= forms_.size()) return 0;
-  const std::vector<FrameRecord>& frames = forms_[form]->frames;
+  if (form >= forms_) return 0;
+  const FrameList& frames = Log(form).frames;
   if (from >= frames.size()) return 0;
   const size_t count = std::min(out.size(), frames.size() - from);
   for (size_t i = 0; i < count; ++i) {

@@ -11,7 +11,10 @@
 //   - the state: in flight, complete, or failed with an Error; and whether it was truncated.
 // Encoding: every string lives in one append-only arena whose blocks never move; an event is a
 // small fixed record (one pointer to its strings laid back to back, their lengths, the index of
-// its usage or error), a frame a pointer, a length and its kind. No allocation per field.
+// its usage or error), a frame a pointer, a length and its kind. No allocation per field; the
+// first form and its first 32 frame records are inline, and the arena's first block may be
+// the owner's (the constructor), so a short answer recorded in one form allocates nothing
+// beyond the Recording and its owner.
 //
 // Memory: at most `max_bytes`, counting the arena's bytes and every record's size. An append
 // that would pass it marks the recording truncated, and from then on nothing more is kept. A
@@ -27,6 +30,7 @@
 // outlive the writer. Errors: none; appends after Finish or past the cap are dropped.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -78,7 +82,10 @@ class Recording {
  public:
   static constexpr size_t npos = static_cast<size_t>(-1);
 
-  explicit Recording(size_t max_bytes);
+  // `first_block`: room for the first bytes (the owner's, outliving the recording), so that a
+  // short answer's strings and frames take no allocation of their own; else the arena's first
+  // block is allocated when the first bytes come.
+  explicit Recording(size_t max_bytes, std::span<char> first_block = {});
   ~Recording();
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;
@@ -92,6 +99,8 @@ class Recording {
   // One frame rendered for `form` from the events recorded so far (AddForm first).
   void AppendFrame(size_t form, std::string_view frame, FrameKind kind = FrameKind::kData);
   void AppendFrame(const Form& form, std::string_view frame, FrameKind kind = FrameKind::kData);
+  // The same for a read's frames, in order (one lock for the lot, not one per frame).
+  void AppendFrames(size_t form, std::span<const IdentityFrame> frames);
   // The form's encoder stopped (its client left): its frames render the events recorded so far,
   // or only the first `events_covered` of them (a copy rebuilt from its wire form:
   // recording_codec.h).
@@ -122,16 +131,21 @@ class Recording {
   size_t max_bytes() const { return max_bytes_; }
 
  private:
-  // Bytes that never move once written: blocks of growing size. Writer only.
+  // Bytes that never move once written: blocks of growing size, the first one the owner's when
+  // it gives one (Recording's constructor). Writer only.
   class Arena {
    public:
+    explicit Arena(std::span<char> first_block);
     char* Allocate(size_t size);
 
    private:
-    std::vector<std::unique_ptr<char[]>> blocks_;
+    static constexpr size_t kInlineBlocks = 4;  // heap blocks held before `more_` is needed
+    std::array<std::unique_ptr<char[]>, kInlineBlocks> blocks_;
+    std::vector<std::unique_ptr<char[]>> more_;
+    size_t heap_blocks_ = 0;
     char* next_ = nullptr;
     size_t left_ = 0;
-    size_t next_block_ = 0;
+    size_t next_block_ = 0;  // the last block's size
   };
   struct EventRecord {
     const char* strings;  // text, id, name, model, stop_sequence, back to back
@@ -146,10 +160,25 @@ class Recording {
     uint32_t size;
     FrameKind kind;
   };
+  // A form's frame records: the first kInlineFrames inline (a typical stream's), then a list.
+  class FrameList {
+   public:
+    size_t size() const { return size_; }
+    const FrameRecord& operator[](size_t i) const {
+      return i < kInlineFrames ? inline_[i] : more_[i - kInlineFrames];
+    }
+    void push_back(const FrameRecord& frame);
+
+   private:
+    static constexpr size_t kInlineFrames = 32;
+    std::array<FrameRecord, kInlineFrames> inline_;
+    std::vector<FrameRecord> more_;
+    size_t size_ = 0;
+  };
   struct FormLog {
     std::string dialect;
-    bool stream;
-    std::vector<FrameRecord> frames;
+    bool stream = true;
+    FrameList frames;
     bool closed = false;
     size_t events_covered = 0;
   };
@@ -158,6 +187,11 @@ class Recording {
   bool Charge(size_t size);
   std::string_view Copy(std::string_view bytes);
   providers::StreamEvent EventAt(size_t index) const;  // mu_ held
+  // The form at `index` < forms_ (mu_ held, or the writer).
+  FormLog& Log(size_t index) { return index == 0 ? first_form_ : *more_forms_[index - 1]; }
+  const FormLog& Log(size_t index) const {
+    return index == 0 ? first_form_ : *more_forms_[index - 1];
+  }
 
   const size_t max_bytes_;
   // Writer only.
@@ -175,7 +209,10 @@ class Recording {
   std::vector<EventRecord> events_;
   std::vector<providers::TokenUsage> usages_;
   std::vector<std::unique_ptr<Error>> errors_;  // kError events' errors (stable addresses)
-  std::vector<std::unique_ptr<FormLog>> forms_;
+  // The first form inline (most recordings have one), the others in more_forms_.
+  FormLog first_form_;
+  std::vector<std::unique_ptr<FormLog>> more_forms_;
+  size_t forms_ = 0;
   bool started_ = false;
   bool whole_set_ = false;
   bool truncated_ = false;

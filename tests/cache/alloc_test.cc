@@ -21,7 +21,7 @@ constexpr int kCounted = 200;
 constexpr int64_t kNow = 1'700'000'000'000;
 
 // Budgets (allocations per request). Raising one is a decision made in the same change.
-constexpr size_t kMakeKeyBudget = 2;     // the key's two strings (id, ns_id)
+constexpr size_t kMakeKeyBudget = 1;     // the key's string (ns_id is its prefix)
 constexpr size_t kAcquireHitBudget = 0;  // coroutine frames come from Asio's recycling cache
 constexpr size_t kL1FindHitBudget = 0;
 constexpr size_t kDigestBudget = 0;

@@ -253,7 +253,7 @@ TEST(Cache, AMalformedL2EntryIsAMiss) {
 TEST(Cache, L2KeysShareTheNamespaceHashTag) {
   Cache cache(Options(), nullptr);
   const CacheKey key = Key("t1", "docs", "q");
-  EXPECT_EQ(cache.GenerationKey(key.ns_id), "tp:cache:search:g:{2:t14:docs}");
+  EXPECT_EQ(cache.GenerationKey(key.ns_id()), "tp:cache:search:g:{2:t14:docs}");
   EXPECT_TRUE(cache.EntryKey(key.id).starts_with("tp:cache:search:e:{2:t14:docs}:"));
 }
 

@@ -17,10 +17,10 @@ TEST(CacheKey, IsTenantFirstAndLengthPrefixed) {
   Digest128 digest{};
   digest[0] = 0xab;
   CacheKey key = MakeKey("acme", "docs", digest);
-  EXPECT_EQ(key.ns_id, "{4:acme4:docs}");
+  EXPECT_EQ(key.ns_id(), "{4:acme4:docs}");
   EXPECT_EQ(key.id, "{4:acme4:docs}:ab000000000000000000000000000000");
   EXPECT_EQ(key.tenant(), "acme");
-  EXPECT_EQ(NamespaceId("acme", "docs"), key.ns_id);
+  EXPECT_EQ(NamespaceId("acme", "docs"), key.ns_id());
   CacheKey moved = std::move(key);
   EXPECT_EQ(moved.tenant(), "acme");
 }

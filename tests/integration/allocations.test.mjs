@@ -194,10 +194,17 @@ for (const governance of ['off', 'on']) {
 // OpenAI deployment, 20 tokens: a miss (every request a new body: looked up, led, recorded and
 // stored), and a hit (the same body: replayed from L1). Measured 2026-12-05 04:22 UTC against
 // 6.25 / 15.17 with the cache off on the same build: miss 19.41 (plain) / 32.35 (stream), hit
-// 8.11 / 23.12. The issue's bar for a miss is +2 over the cache off: not met (what is left:
-// the entry's own pieces, the key's strings, the recording's lists and arena blocks;
-// docs/BENCHMARKS.md "The LLM response cache").
-const CACHE_BUDGET = { plain_miss: 20, stream_miss: 33, plain_hit: 8.5, stream_hit: 23.5 };
+// 8.11 / 23.12. With the recording's first arena block, form and frame records inline and the
+// LiveAnswer in one allocation (2026-12-05 06:40 UTC): miss 16.12 / 26.08. With the key one
+// string, the entry one allocation, the L1's index and the in-flight table open-addressing and
+// the key moved into the L1 (06:50 UTC): miss 10.15 / 20.11, hit 7.03 / 22.03. With the entry
+// in its call's own allocation (07:05 UTC): miss 9.28 / 19.16. With the L1's bookkeeping in
+// the entry (07:15 UTC): miss 8.15 / 18.18, hit 7.06 / 22.08. With the recording's first block
+// in the lead's allocation, sized by its form (07:25 UTC): miss 8.20 / 17.23, hit 7.09 / 22.09,
+// against 6.10 / 15.16 with the cache off (governance on, the first test in the same run): +2.1
+// and +2.07, the issue's bar being +2 (the fraction: tables growing while the cache fills;
+// docs/BENCHMARKS.md "The LLM response cache"); at 07:45 UTC 8.13 / 17.14 against 6.15 / 15.16.
+const CACHE_BUDGET = { plain_miss: 8.5, stream_miss: 17.5, plain_hit: 7.5, stream_hit: 22.5 };
 
 test('allocations per request with the LLM response cache: a miss and a hit', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-alloc-cache-'));

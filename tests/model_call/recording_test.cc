@@ -243,6 +243,40 @@ TEST(Recording, PastItsCapItIsTruncatedAndAReplayEndsWithAnError) {
   EXPECT_EQ(frames.size(), progress.events + 1);  // kStart renders the role chunk, then deltas
 }
 
+// A read's frames go in as one batch: empty ones skipped, kinds kept, order kept past the
+// inline records and the batch size; past the cap the rest is dropped and the frames before
+// it stay.
+TEST(Recording, AReadsFramesAreAppendedInOrderUpToTheCap) {
+  constexpr size_t kFrames = 70;
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < kFrames; ++i) texts.push_back("data: " + std::to_string(i) + "\n\n");
+  std::vector<IdentityFrame> read;
+  for (size_t i = 0; i < kFrames; ++i) {
+    read.push_back({texts[i], i % 7 == 0 ? FrameKind::kUsageOnly : FrameKind::kData});
+    if (i == 3) read.push_back({"", FrameKind::kData});
+  }
+  Recording roomy(kRoomy);
+  const size_t form = roomy.AddForm({"openai", true});
+  roomy.AppendFrames(form, read);
+  std::vector<RecordedFrame> out(kFrames + 1);
+  ASSERT_EQ(roomy.CopyFrames(form, 0, out), kFrames);
+  for (size_t i = 0; i < kFrames; ++i) {
+    EXPECT_EQ(out[i].bytes, texts[i]);
+    EXPECT_EQ(out[i].kind, i % 7 == 0 ? FrameKind::kUsageOnly : FrameKind::kData);
+  }
+
+  constexpr size_t kCap = 600;  // room for some of the frames, not all
+  Recording capped(kCap);
+  const size_t capped_form = capped.AddForm({"openai", true});
+  capped.AppendFrames(capped_form, read);
+  const size_t kept = capped.CopyFrames(capped_form, 0, out);
+  EXPECT_TRUE(capped.progress().truncated);
+  EXPECT_GT(kept, 0u);
+  EXPECT_LT(kept, kFrames);
+  for (size_t i = 0; i < kept; ++i) EXPECT_EQ(out[i].bytes, texts[i]);
+  EXPECT_LE(capped.progress().bytes, kCap);
+}
+
 TEST(Recording, WholeAnswersRenderInEachDialectOrComeBackAsTheIdentityBytes) {
   providers::Response response;
   response.id = "chatcmpl-1";

@@ -227,7 +227,9 @@ bool CacheFilter::MakeKey(LlmContext& ctx) {
   std::string& ns = ns_;  // the worker's scratch: no allocation once warm
   ns.clear();
   ns.append(dialect).push_back(' ');
-  ns.append(std::to_string(ctx.model.size())).push_back(':');
+  char digits[24];
+  const auto [digits_end, ec] = std::to_chars(digits, digits + sizeof(digits), ctx.model.size());
+  ns.append(digits, digits_end).push_back(':');
   ns.append(ctx.model);
   if (who.plan != nullptr && who.plan->cache.key_scope && who.key != nullptr) {
     ns.push_back(' ');
@@ -281,7 +283,7 @@ FilterStatus CacheFilter::OnRequest(core::RequestContext& context) {
 
 FilterStatus CacheFilter::Lead(LlmContext& ctx) {
   CacheTicket& ticket = ctx.cache;
-  ticket.lead = cache_.StartLead(ticket.key, cache_.config().coalesce);
+  ticket.lead = cache_.StartLead(ticket.key, ticket.request.stream, cache_.config().coalesce);
   ticket.fan_out.emplace(ticket.lead.live);
   cache_.probe(worker_).cache.misses.Add();
   Mark(ctx, CacheStatus::kMiss, "miss");
@@ -370,7 +372,9 @@ net::awaitable<FilterStatus> CacheFilter::Semantic(LlmContext& ctx) {
   Result<cache::Digest128> context = Error{ErrorCode::kInvalidRequest, "", ""};
   if (question) context = digester_.Of(question->context, ExcludedFields(dialect));
   if (context.ok()) {
-    ticket.semantic_ns = ticket.key.ns_id + " " + cache::DigestHex(context.value());
+    ticket.semantic_ns = ticket.key.ns_id();
+    ticket.semantic_ns += " ";
+    ticket.semantic_ns += cache::DigestHex(context.value());
     LlmCacheProbe& probe = cache_.probe(worker_);
     probe.semantic_embeddings.Add();
     std::optional<std::vector<float>> vector =
@@ -464,9 +468,12 @@ void CacheFilter::OnComplete(core::RequestContext& context) {
     end.calls_tools = ctx.finish_reason == "tool_calls";
     end.ttl = ticket.ttl;
     end.usage = BillableUsage(ctx.usage);
-    const bool stored = cache_.EndLead(ticket.key, ticket.lead, end, now, worker_, executor_);
+    // The entry takes the key; semantic mode indexes its vector under the entry's id.
+    const std::string id = ticket.semantic_vector.empty() ? std::string() : ticket.key.id;
+    const bool stored =
+        cache_.EndLead(std::move(ticket.key), ticket.lead, end, now, worker_, executor_);
     if (stored && !ticket.semantic_vector.empty()) {
-      cache_.semantic()->Insert(ticket.semantic_ns, ticket.semantic_vector, ticket.key.id,
+      cache_.semantic()->Insert(ticket.semantic_ns, ticket.semantic_vector, id,
                                 now + ticket.ttl.count());
     }
     ticket.fan_out.reset();  // ends the answer for followers of a call that stopped early

@@ -43,7 +43,8 @@ struct CacheTicket {
   enum class Pending : uint8_t { kNone, kReadL2, kFollow, kSemantic };
 
   CacheableRequest request;
-  // Set by the filter.
+  // Set by the filter. A registered lead views key.id (response_cache.h StartLead) until
+  // OnComplete moves the key into the entry; `lead` is declared after it, so is destroyed first.
   cache::CacheKey key;
   Pending pending = Pending::kNone;
   bool no_store = false;

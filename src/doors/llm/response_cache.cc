@@ -15,19 +15,42 @@ namespace {
 
 constexpr size_t kShards = 16;
 
-// The L1's value: the recording, kept alive by whatever owns it (the LiveAnswer of the call
-// that made it, or the copy decoded from the L2), and the usage its call reported.
-class CachedAnswer final : public cache::EntryValue {
+// The L1's entry: the envelope (its expiry; no body: the recording is the answer) with the
+// recording and the usage its call reported. Every envelope in this cache's L1 is one of these.
+// An entry made by a call lives in that call's LeadBlock and is owned with it (the L1's
+// shared_ptr aliases the block); one decoded from the L2 is made alone and owns its recording.
+struct CachedAnswer final : cache::Envelope {
+  const model_call::Recording* recording = nullptr;
+  std::shared_ptr<const model_call::Recording> decoded;  // the L2's; empty in a LeadBlock
+  governance::TokenUsage usage;
+};
+
+// A call's answer and the entry it may become (StartLead); the block below adds the
+// recording's first bytes, so that the three are one allocation.
+class LeadAnswer : public model_call::LiveAnswer {
  public:
-  CachedAnswer(std::shared_ptr<const model_call::Recording> recording,
-               const governance::TokenUsage& usage)
-      : recording_(std::move(recording)), usage_(usage) {}
-  size_t Charge() const override { return recording_->progress().bytes; }
-  StoredAnswer Get() const { return {recording_, usage_}; }
+  // Written once, by EndLead, before the L1 publishes it.
+  CachedAnswer entry;
+
+ protected:
+  LeadAnswer(size_t max_bytes, std::span<char> first_block) : LiveAnswer(max_bytes, first_block) {}
+};
+
+// The recording's first block is sized by the answer's form: a whole answer records its head
+// and body (a chat answer of a few hundred tokens fits), a stream its frames, whose JSON
+// framing repeats per token (a 20-token OpenAI stream records about 5 KB). Past it, the arena
+// allocates blocks of twice the size.
+constexpr size_t kWholeFirstBlock = 2048;
+constexpr size_t kStreamFirstBlock = 8192;
+
+template <size_t kBytes>
+class LeadBlock final : public LeadAnswer {
+ public:
+  // The base keeps a view of first_, whose bytes it writes only once the block is built.
+  explicit LeadBlock(size_t max_bytes) : LeadAnswer(max_bytes, std::span<char>(first_, kBytes)) {}
 
  private:
-  std::shared_ptr<const model_call::Recording> recording_;
-  governance::TokenUsage usage_;
+  char first_[kBytes];  // not initialised: written before it is read
 };
 
 // The L2 value: a header (magic, version, the usage) and the recording's wire form
@@ -83,11 +106,20 @@ std::optional<StoredAnswer> DecodeValue(std::string_view bytes, size_t max_bytes
   return answer;
 }
 
-std::shared_ptr<const cache::Envelope> MakeEnvelope(StoredAnswer answer, int64_t expires_at_ms) {
-  auto envelope = std::make_shared<cache::Envelope>();
-  envelope->expires_at_ms = expires_at_ms;
-  envelope->value = std::make_shared<CachedAnswer>(std::move(answer.recording), answer.usage);
-  return envelope;
+void FillEntry(CachedAnswer& entry, const model_call::Recording& recording,
+               const governance::TokenUsage& usage, int64_t expires_at_ms) {
+  entry.expires_at_ms = expires_at_ms;
+  entry.held_bytes = recording.progress().bytes;
+  entry.recording = &recording;
+  entry.usage = usage;
+}
+
+// An entry for an answer decoded from the L2.
+std::shared_ptr<const cache::Envelope> DecodedEntry(StoredAnswer answer, int64_t expires_at_ms) {
+  auto entry = std::make_shared<CachedAnswer>();
+  FillEntry(*entry, *answer.recording, answer.usage, expires_at_ms);
+  entry->decoded = std::move(answer.recording);
+  return entry;
 }
 
 }  // namespace
@@ -116,14 +148,18 @@ std::string ResponseCache::EntryKey(std::string_view id) {
 std::optional<StoredAnswer> ResponseCache::FindById(std::string_view id, int64_t now_ms) {
   std::shared_ptr<const cache::Envelope> envelope = l1_.Find(id, 0, now_ms);
   if (envelope == nullptr) return std::nullopt;
-  return static_cast<const CachedAnswer&>(*envelope->value).Get();
+  const auto& entry = static_cast<const CachedAnswer&>(*envelope);
+  // Shares the envelope's ownership: its LeadBlock's, or its own.
+  return StoredAnswer{std::shared_ptr<const model_call::Recording>(envelope, entry.recording),
+                      entry.usage};
 }
 
 net::awaitable<std::optional<StoredAnswer>> ResponseCache::ReadL2(const cache::CacheKey& key,
                                                                   int64_t now_ms, size_t worker) {
   // The generation key is never written: the LLM cache has no invalidation but the TTL, and
   // the L2's contract reads both in one MGET.
-  std::string generation_key = "tp:cache:llm:g:" + key.ns_id;
+  std::string generation_key = "tp:cache:llm:g:";
+  generation_key += key.ns_id();
   Result<cache::L2Read> read = co_await l2_->Get(std::move(generation_key), EntryKey(key.id));
   if (!read.ok()) {
     probes_[worker]->cache.l2_errors.Add();
@@ -138,7 +174,7 @@ net::awaitable<std::optional<StoredAnswer>> ResponseCache::ReadL2(const cache::C
     probes_[worker]->cache.l2_errors.Add();  // written by another version, or damaged
     co_return std::nullopt;
   }
-  l1_.Insert(key, MakeEnvelope(*answer, envelope->expires_at_ms));
+  l1_.Insert(key, DecodedEntry(*answer, envelope->expires_at_ms));
   co_return answer;
 }
 
@@ -153,11 +189,44 @@ ResponseCache::Joined ResponseCache::Join(const cache::CacheKey& key,
   return {it->second->Join(options, std::move(executor)), finished};
 }
 
-ResponseCache::Lead ResponseCache::StartLead(const cache::CacheKey& key, bool coalesce) {
-  Lead lead{model_call::LiveAnswer::Make(config_.max_entry_bytes), false};
+ResponseCache::Lead& ResponseCache::Lead::operator=(Lead&& other) noexcept {
+  if (this == &other) return *this;
+  if (cache_ != nullptr) {
+    std::lock_guard lock(cache_->mu_);
+    cache_->Unregister(*this);
+  }
+  live = std::move(other.live);
+  cache_ = std::exchange(other.cache_, nullptr);
+  id_ = other.id_;
+  return *this;
+}
+
+ResponseCache::Lead::~Lead() {
+  if (cache_ == nullptr) return;
+  std::lock_guard lock(cache_->mu_);
+  cache_->Unregister(*this);
+}
+
+void ResponseCache::Unregister(Lead& lead) {
+  auto it = flights_.find(lead.id_);
+  if (it != flights_.end() && it->second == lead.live) flights_.erase(it);
+  lead.cache_ = nullptr;
+}
+
+ResponseCache::Lead ResponseCache::StartLead(const cache::CacheKey& key, bool stream,
+                                             bool coalesce) {
+  Lead lead;
+  if (stream) {
+    lead.live = std::make_shared<LeadBlock<kStreamFirstBlock>>(config_.max_entry_bytes);
+  } else {
+    lead.live = std::make_shared<LeadBlock<kWholeFirstBlock>>(config_.max_entry_bytes);
+  }
   if (!coalesce) return lead;
   std::lock_guard lock(mu_);
-  lead.registered = flights_.try_emplace(key.id, lead.live).second;
+  if (flights_.try_emplace(std::string_view(key.id), lead.live).second) {
+    lead.cache_ = this;
+    lead.id_ = key.id;
+  }
   return lead;
 }
 
@@ -169,20 +238,19 @@ bool ResponseCache::Storable(const model_call::Recording& recording) {
   return true;
 }
 
-bool ResponseCache::EndLead(const cache::CacheKey& key, Lead& lead, const LeadEnd& end,
-                            int64_t now_ms, size_t worker, const net::any_io_executor& executor) {
+bool ResponseCache::EndLead(cache::CacheKey key, Lead& lead, const LeadEnd& end, int64_t now_ms,
+                            size_t worker, const net::any_io_executor& executor) {
   if (lead.live == nullptr) return false;
-  bool stored = false;
   LlmCacheProbe& probe = *probes_[worker];
   const model_call::Recording& recording = lead.live->recording();
+  std::shared_ptr<const cache::Envelope> entry;
+  const int64_t expires = now_ms + end.ttl.count();
   if (end.store && end.ttl.count() > 0 && (end.tool_calls || !end.calls_tools) &&
       Storable(recording)) {
-    // The recording stays owned by the LiveAnswer; the entry holds it through it.
-    StoredAnswer answer{std::shared_ptr<const model_call::Recording>(lead.live, &recording),
-                        end.usage};
-    const int64_t expires = now_ms + end.ttl.count();
-    stored = l1_.Insert(key, MakeEnvelope(answer, expires));
-    if (stored) probe.stored.Add();
+    // The entry is the lead's own (its LeadBlock): the L1 shares the block's ownership.
+    auto& block = static_cast<LeadAnswer&>(*lead.live);
+    FillEntry(block.entry, recording, end.usage, expires);
+    entry = std::shared_ptr<const cache::Envelope>(lead.live, &block.entry);
     cache::Envelope envelope;
     if (l2_ != nullptr) envelope.body = EncodeValue(recording, end.usage);
     if (!envelope.body.empty()) {
@@ -194,11 +262,18 @@ bool ResponseCache::EndLead(const cache::CacheKey& key, Lead& lead, const LeadEn
   } else {
     probe.not_stored.Add();
   }
-  if (lead.registered) {
-    std::lock_guard lock(mu_);
-    auto it = flights_.find(key.id);
-    if (it != flights_.end() && it->second == lead.live) flights_.erase(it);
+  bool stored = false;
+  {
+    // One critical section: a Join sees the call or, after it, the entry (see the top of this
+    // file). The registration is dropped first, while the key it views is still the caller's.
+    std::unique_lock lock(mu_, std::defer_lock);
+    if (lead.registered()) {
+      lock.lock();
+      Unregister(lead);
+    }
+    if (entry != nullptr) stored = l1_.Insert(std::move(key), std::move(entry));
   }
+  if (stored) probe.stored.Add();
   lead = Lead{};
   return stored;
 }

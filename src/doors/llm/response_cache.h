@@ -33,13 +33,24 @@
 // Calls in flight: the first miss for a key leads a call and registers its LiveAnswer
 // (model_call/fan_out.h) under the key; identical requests that arrive while it runs join it
 // as followers (up to llm_cache.max_followers per call) and get the same answer as it is
-// recorded. The leader removes the registration at EndLead, after the L1 insert, so a request
-// that arrives after the last event finds either the call (and replays it whole) or the entry.
+// recorded. The leader removes the registration at EndLead in one critical section with the
+// L1 insert, so a request that arrives after the last event finds either the call (and
+// replays it whole) or the entry. The registration views the leader's key (no copy): the key
+// stays put until EndLead, or until the Lead is destroyed, which drops a registration that
+// EndLead never ended (a request destroyed mid-call at shutdown).
+//
+// Allocations of a miss that stores its answer (no L2, no semantic mode): the key's string
+// (the filter's; the L1 keeps it, moved), and the LiveAnswer with the entry it may become and
+// its recording's first block (2 KB for a whole answer, 8 KB for a stream) beside it, in one
+// allocation; the L1 keeps its bookkeeping in the entry (cache/envelope.h L1Slot), and the
+// in-flight table and the L1's index are open-addressing tables that allocate only to grow.
+// A longer answer adds its recording's further blocks (each twice the last).
 //
 // Threads: every method may be called from any worker concurrently. The in-flight table has
-// one mutex, held for a hash lookup and an insert or erase (never across a co_await or I/O);
-// it nests outside a LiveAnswer's own mutex (Join), never inside. Counters are per worker
-// (cache/cache_metrics.h), written only by their worker.
+// one mutex, held for a hash lookup and an insert or erase (never across a co_await or I/O),
+// and at EndLead around the L1 insert; it nests outside a LiveAnswer's own mutex (Join) and
+// an L1 shard's, never inside. Counters are per worker (cache/cache_metrics.h), written only
+// by their worker.
 // Ownership: built in app/ before the workers run and destroyed after them; the L2 (if any)
 // outlives it.
 #pragma once
@@ -47,19 +58,18 @@
 #include <array>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/unordered/unordered_flat_map.hpp>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "cache/cache_metrics.h"
 #include "cache/key.h"
 #include "cache/l1_cache.h"
 #include "cache/l2_store.h"
-#include "cache/string_map.h"
 #include "config/config.h"
 #include "doors/llm/semantic_index.h"
 #include "governance/cost.h"
@@ -132,18 +142,35 @@ class ResponseCache {
   };
   Joined Join(const cache::CacheKey& key, const model_call::FollowerOptions& options,
               boost::asio::any_io_executor executor);
-  // Starts a call's answer for `key` (capped at max_entry_bytes): registered for followers when
-  // `coalesce` and no call for the key is in flight, else private to its leader.
-  struct Lead {
+  // A call's answer, and its registration for followers. Move-only; destroying a Lead that is
+  // still registered drops the registration (EndLead normally does).
+  class Lead {
+   public:
+    Lead() = default;
+    Lead(Lead&& other) noexcept { *this = std::move(other); }
+    Lead& operator=(Lead&& other) noexcept;
+    ~Lead();
+
     std::shared_ptr<model_call::LiveAnswer> live;
-    bool registered = false;
+    bool registered() const { return cache_ != nullptr; }
+
+   private:
+    friend class ResponseCache;
+    ResponseCache* cache_ = nullptr;  // while registered
+    std::string_view id_;             // the registration's key: the leader's CacheKey::id
   };
-  Lead StartLead(const cache::CacheKey& key, bool coalesce);
-  // The call of a Lead finished (or was given up): stores its answer when `end` and the
-  // recording allow it (see the top of this file), then unregisters it. Exactly once per Lead.
-  // True when the answer went into L1 (expiring at now_ms + end.ttl).
-  bool EndLead(const cache::CacheKey& key, Lead& lead, const LeadEnd& end, int64_t now_ms,
-               size_t worker, const boost::asio::any_io_executor& executor);
+  // Starts a call's answer for `key` (capped at max_entry_bytes; `stream`: the leader's client
+  // asked for a stream, which sizes the recording's first block): registered for followers when
+  // `coalesce` and no call for the key is in flight, else private to its leader. The
+  // registration views key.id: keep `key` alive and unchanged until EndLead (a move of it is
+  // fine: the string's bytes stay where they are) or the Lead's end.
+  Lead StartLead(const cache::CacheKey& key, bool stream, bool coalesce);
+  // The call of a Lead finished (or was given up): stores its answer under `key` when `end`
+  // and the recording allow it (see the top of this file), and unregisters it. Exactly once
+  // per Lead. True when the answer went into L1 (expiring at now_ms + end.ttl). The entry
+  // keeps `key`: pass the request's own with std::move.
+  bool EndLead(cache::CacheKey key, Lead& lead, const LeadEnd& end, int64_t now_ms, size_t worker,
+               const boost::asio::any_io_executor& executor);
 
   LlmCacheProbe& probe(size_t worker) { return *probes_[worker]; }
   // /metrics: turnpike_cache_*{cache="llm"} (cache/cache_metrics.h) and
@@ -160,6 +187,8 @@ class ResponseCache {
   void WriteSemanticMetrics(observability::PrometheusWriter& writer) const;
   // Whether a finished recording may be stored (see the top of this file).
   static bool Storable(const model_call::Recording& recording);
+  // Drops the lead's registration (mu_ held).
+  void Unregister(Lead& lead);
   static boost::asio::awaitable<void> PutL2(cache::L2Store* l2, std::string key, std::string value,
                                             std::chrono::milliseconds ttl, LlmCacheProbe* probe);
 
@@ -168,9 +197,9 @@ class ResponseCache {
   cache::L1Cache l1_;
   const std::unique_ptr<SemanticIndex> semantic_;
   std::mutex mu_;
-  // Guarded by mu_: the registered calls in flight, by key id.
-  std::unordered_map<std::string, std::shared_ptr<model_call::LiveAnswer>, cache::StringHash,
-                     std::equal_to<>>
+  // Guarded by mu_: the registered calls in flight, by key id (a view of the leader's key).
+  boost::unordered_flat_map<std::string_view, std::shared_ptr<model_call::LiveAnswer>,
+                            cache::IdHasher>
       flights_;
   std::vector<std::unique_ptr<LlmCacheProbe>> probes_;
 };

@@ -79,8 +79,8 @@ TEST(ResponseCache, ALeadsAnswerIsStoredAndFoundUntilItsTtl) {
   ResponseCache cache(Config(), nullptr, 1);
   net::io_context io;
   const cache::CacheKey key = Key("t1", "q");
-  ResponseCache::Lead lead = cache.StartLead(key, true);
-  ASSERT_TRUE(lead.registered);
+  ResponseCache::Lead lead = cache.StartLead(key, false, true);
+  ASSERT_TRUE(lead.registered());
   const std::vector<std::string> sent = RunLead(lead);
   cache.EndLead(key, lead, Storing(), kNow, 0, io.get_executor());
   EXPECT_EQ(lead.live, nullptr);
@@ -100,7 +100,7 @@ TEST(ResponseCache, IdenticalRequestsJoinTheCallInFlightUpToTheCap) {
   ResponseCache cache(Config(), nullptr, 1);
   net::io_context io;
   const cache::CacheKey key = Key("t1", "q");
-  ResponseCache::Lead lead = cache.StartLead(key, true);
+  ResponseCache::Lead lead = cache.StartLead(key, false, true);
   model_call::FollowerOptions options;
   options.replay = {{"openai", true}, &kOpenAi, Options()};
   ResponseCache::Joined first = cache.Join(key, options, io.get_executor());
@@ -111,8 +111,8 @@ TEST(ResponseCache, IdenticalRequestsJoinTheCallInFlightUpToTheCap) {
   EXPECT_EQ(cache.Join(key, options, io.get_executor()).follower, nullptr) << "max_followers is 2";
   EXPECT_EQ(cache.Join(Key("t1", "other"), options, io.get_executor()).follower, nullptr);
   // A second lead of the same key while the first runs is private: nobody can join it.
-  ResponseCache::Lead private_lead = cache.StartLead(key, true);
-  EXPECT_FALSE(private_lead.registered);
+  ResponseCache::Lead private_lead = cache.StartLead(key, false, true);
+  EXPECT_FALSE(private_lead.registered());
 
   first.follower.reset();
   RunLead(lead);
@@ -152,7 +152,7 @@ TEST(ResponseCache, NoStoreFailedCutTruncatedAndToolCallAnswersAreNotStored) {
     config.max_entry_bytes = c.max_entry_bytes;
     ResponseCache cache(config, nullptr, 1);
     const cache::CacheKey key = Key("t1", "q");
-    ResponseCache::Lead lead = cache.StartLead(key, true);
+    ResponseCache::Lead lead = cache.StartLead(key, false, true);
     RunLead(lead, c.error);
     cache.EndLead(key, lead, c.end, kNow, 0, io.get_executor());
     EXPECT_FALSE(cache.Find(key, kNow)) << c.name;
@@ -161,7 +161,7 @@ TEST(ResponseCache, NoStoreFailedCutTruncatedAndToolCallAnswersAreNotStored) {
   // A plan that allows tool calls stores them.
   ResponseCache cache(Config(), nullptr, 1);
   const cache::CacheKey key = Key("t1", "q");
-  ResponseCache::Lead lead = cache.StartLead(key, true);
+  ResponseCache::Lead lead = cache.StartLead(key, false, true);
   RunLead(lead);
   tools.tool_calls = true;
   cache.EndLead(key, lead, tools, kNow, 0, io.get_executor());
@@ -172,7 +172,7 @@ TEST(ResponseCache, AnAbandonedCallIsNotStored) {
   ResponseCache cache(Config(), nullptr, 1);
   net::io_context io;
   const cache::CacheKey key = Key("t1", "q");
-  ResponseCache::Lead lead = cache.StartLead(key, true);
+  ResponseCache::Lead lead = cache.StartLead(key, false, true);
   {
     model_call::FanOut fan_out(lead.live);
     ScriptedCall call({&fan_out});
@@ -190,7 +190,7 @@ TEST(ResponseCache, TwoCachesOverOneL2ShareAnEntryThatReplaysTheSame) {
   ResponseCache b(Config(), &l2, 1);
   net::io_context io;
   const cache::CacheKey key = Key("t1", "q");
-  ResponseCache::Lead lead = a.StartLead(key, true);
+  ResponseCache::Lead lead = a.StartLead(key, false, true);
   RunLead(lead);
   a.EndLead(key, lead, Storing(), kNow, 0, io.get_executor());
   io.run();  // the detached L2 write
