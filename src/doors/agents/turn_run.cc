@@ -132,7 +132,6 @@ net::awaitable<void> AgentDoor::StartBackground(std::unique_ptr<Turn> owned,
   // The client has its answer; the request is accounted when the turn ends (RunTurn).
   turn.answered = core::OwnedExchangeRecord::Own(exchange);
   ctx.response_headers = nullptr;
-  ctx.status = 200;
   net::any_io_executor executor = co_await net::this_coro::executor;
   net::co_spawn(executor, RunTurn(std::move(owned), nullptr), net::detached);
 }
