@@ -10,7 +10,10 @@
 // stored, and runs the rest detached: co_spawn on this worker, the coroutine owning the turn.
 // Its request is accounted once, at the turn's end (WorkerCore::Finish from the record of the
 // exchange kept when it was answered), so the call log has one row for it with the model call's
-// usage and cost, its status the quick answer's (200) and its error the turn's.
+// usage and cost, its status the quick answer's (200) and its error the turn's. A stop does not
+// wait for it: its frame is destroyed with the worker's io_context, before the door
+// (http/worker.h), its row stays in_progress, and the next start fails it (agent_door.cc).
+// Why it is kept on this replica: docs/adr/0002-background-turns-one-replica.md.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
