@@ -178,12 +178,35 @@ net::awaitable<void> WorkerCore::RespondError(http::Exchange& exchange, RequestC
                    std::move(reply.body));
 }
 
+OwnedExchangeRecord OwnedExchangeRecord::Own(const http::Exchange& exchange) {
+  OwnedExchangeRecord r;
+  r.head_sent_at = exchange.head_sent_at();
+  r.method = std::string(exchange.request().method_string());
+  r.path = std::string(exchange.path());
+  r.request_body = exchange.request().body();
+  r.client = exchange.client_address();
+  r.bytes_sent = exchange.bytes_sent();
+  return r;
+}
+
 void WorkerCore::Finish(const http::Exchange& exchange, RequestContext& ctx) {
+  // The client's address is a new string: read only when the access log needs it.
+  const std::string client = access_log_ ? exchange.client_address() : std::string();
+  const ExchangeRecord record{exchange.head_sent_at(),
+                              exchange.request().method_string(),
+                              exchange.path(),
+                              exchange.request().body(),
+                              client,
+                              exchange.bytes_sent()};
+  Finish(record, ctx);
+}
+
+void WorkerCore::Finish(const ExchangeRecord& exchange, RequestContext& ctx) {
   using std::chrono::duration_cast;
   using std::chrono::microseconds;
   Phases& p = ctx.phases;
   p.done = Clock::now();
-  if (p.client_head == Clock::time_point{}) p.client_head = exchange.head_sent_at();
+  if (p.client_head == Clock::time_point{}) p.client_head = exchange.head_sent_at;
   const size_t model_slot =
       ctx.model_slot != kUnknownModel ? ctx.model_slot : probe_.unknown_model_slot();
   probe_.CountRequest(ctx.route_slot, model_slot, ctx.status);
@@ -216,8 +239,8 @@ void WorkerCore::Finish(const http::Exchange& exchange, RequestContext& ctx) {
   r.time = std::chrono::system_clock::now() -
            std::chrono::duration_cast<std::chrono::system_clock::duration>(p.done - p.received);
   r.request_id = ctx.request_id;
-  r.method = exchange.request().method_string();
-  r.path = exchange.path();
+  r.method = exchange.method;
+  r.path = exchange.path;
   r.status = ctx.status;
   r.model = ctx.model;
   r.deployment = ctx.deployment;
@@ -225,7 +248,7 @@ void WorkerCore::Finish(const http::Exchange& exchange, RequestContext& ctx) {
   r.attempts = ctx.attempts_made;
   r.stream = ctx.stream;
   r.bytes_in = ctx.bytes_in;
-  r.bytes_out = exchange.bytes_sent();
+  r.bytes_out = exchange.bytes_sent;
   r.total_ms = std::chrono::duration<double, std::milli>(p.done - p.received).count();
   r.overhead_us = overhead_us;
   r.upstream_ttfb_ms =
@@ -240,12 +263,11 @@ void WorkerCore::Finish(const http::Exchange& exchange, RequestContext& ctx) {
   r.cached_tokens = ctx.usage.cached_tokens;
   r.finish_reason = ctx.finish_reason;
   r.error = ctx.error ? ErrorCodeName(*ctx.error) : std::string_view{};
-  const std::string client = exchange.client_address();
-  r.client = client;
+  r.client = exchange.client;
   access_log_->Append(r);
 }
 
-void WorkerCore::LogCall(const http::Exchange& exchange, const RequestContext& ctx,
+void WorkerCore::LogCall(const ExchangeRecord& exchange, const RequestContext& ctx,
                          int64_t overhead_us) {
   const Phases& p = ctx.phases;
   const governance::Principal& principal = ctx.principal;
@@ -280,7 +302,7 @@ void WorkerCore::LogCall(const http::Exchange& exchange, const RequestContext& c
   r.agent_version = ctx.turn.agent_version;
   r.response_id = ctx.turn.response_id;
   r.guard_replacements = ctx.turn.guard_replacements;
-  if (principal.tenant->tenant.log_bodies) r.request_body = exchange.request().body();
+  if (principal.tenant->tenant.log_bodies) r.request_body = exchange.request_body;
   call_log_->Add(r);
 }
 

@@ -63,6 +63,30 @@ struct CoreShared {
   HandOffTable handoffs;
 };
 
+// What Finish reads of a request's exchange. A door whose work outlives the exchange (the agent
+// door's background turns) keeps a copy with owned strings (ExchangeRecord::Own) and finishes
+// the request from it when its work ends.
+struct ExchangeRecord {
+  Clock::time_point head_sent_at{};
+  std::string_view method;
+  std::string_view path;
+  std::string_view request_body;
+  std::string_view client;  // the client's address (read only when the access log is on)
+  uint64_t bytes_sent = 0;
+};
+
+// An ExchangeRecord with its own copies of the strings (moving it keeps the views valid only
+// through view()).
+struct OwnedExchangeRecord {
+  static OwnedExchangeRecord Own(const http::Exchange& exchange);
+  ExchangeRecord view() const {
+    return {head_sent_at, method, path, request_body, client, bytes_sent};
+  }
+  Clock::time_point head_sent_at{};
+  std::string method, path, request_body, client;
+  uint64_t bytes_sent = 0;
+};
+
 // How a door renders a refusal: the error in its API's shape, with that API's status.
 using RenderError = std::function<ErrorReply(const Error&)>;
 
@@ -102,6 +126,10 @@ class WorkerCore {
 
   // Accounts the request, once, after the door answered.
   void Finish(const http::Exchange& exchange, RequestContext& ctx);
+  // The same from a record of the exchange, when the door's work ended after it (a background
+  // agent turn): the probe, the call log and the access log see the request at its work's end,
+  // with the status and bytes of the answer it got.
+  void Finish(const ExchangeRecord& exchange, RequestContext& ctx);
 
   // A governance filter for a door's chain (nullptr: governance is off).
   std::unique_ptr<Filter> MakeGovernanceFilter() const;
@@ -128,7 +156,7 @@ class WorkerCore {
 
  private:
   void AddServerTiming(http::Exchange& exchange, const RequestContext& ctx) const;
-  void LogCall(const http::Exchange& exchange, const RequestContext& ctx, int64_t overhead_us);
+  void LogCall(const ExchangeRecord& exchange, const RequestContext& ctx, int64_t overhead_us);
 
   const CoreShared& shared_;
   RequestProbe probe_;

@@ -1,13 +1,18 @@
 // Agent turns (src/doors/agents/) from outside: the agents' admin API and CLI, the Conversations
 // API and turns through the official openai client, memory across turns, the one-turn slot of a
-// conversation (409), cancel, stored responses, tenant isolation, bad input, and the statements
-// a warm turn makes before its first token (none) on both store engines.
+// conversation (409), cancel, stored responses, tenant isolation, bad input, the statements
+// a warm turn makes before its first token (none) on both store engines, and background turns:
+// polling, resuming their stream (live and stored), cancel, a process killed under one.
 import { test, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import OpenAI from 'openai';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import {
-  BIN, startMock, startGovernedGateway, stopAll, metricsOf, mockStats, sleep, eventually,
+  BIN, startMock, startGovernedGateway, startGateway, gatewayConfig, stopAll, waitExit, metricsOf,
+  mockStats, sleep, eventually,
 } from './lib/harness.mjs';
 import { startPostgres, stopAllPostgres } from './lib/postgres.mjs';
 import { needsPostgres } from './lib/requires.mjs';
@@ -357,3 +362,150 @@ for (const engine of ['sqlite', 'postgres']) {
     assert.equal(items.length, 12);
   });
 }
+
+// Polls the response until `done` says so.
+async function until(client, id, done, timeoutMs = 20000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await client.responses.retrieve(id);
+    if (done(r)) return r;
+    assert.ok(Date.now() < deadline, `response ${id} still ${r.status}`);
+    await sleep(50);
+  }
+}
+
+// A stream's events, checked to be in order with no gap from `first`.
+async function collect(stream, first) {
+  const events = [];
+  for await (const event of stream) {
+    assert.equal(event.sequence_number, first + events.length, JSON.stringify(event));
+    events.push(event);
+  }
+  return events;
+}
+
+const TERMINAL = ['response.completed', 'response.incomplete', 'response.failed', 'response.cancelled'];
+
+describe('background and resume', () => {
+  const slow = ['--tokens', '50', '--inter-token', '20ms'];
+
+  test('a background turn answers at once, runs detached, and is polled to its end', async () => {
+    const g = await agentGateway('agents-bg', { mockFlags: slow });
+    const conv = await g.client.conversations.create();
+    const model = `agent:${g.agent.id}`;
+    const queued = await g.client.responses.create({ model, conversation: conv.id, input: 'Hi', background: true });
+    // Answered before the turn ran (its ~1 s of tokens): nothing of the answer yet.
+    assert.ok(['queued', 'in_progress'].includes(queued.status), queued.status);
+    assert.deepEqual(queued.output, []);
+    assert.equal(queued.background, true);
+    assert.match(queued.id, /^resp_/);
+    // A GET while it runs: its current state.
+    const running = await g.client.responses.retrieve(queued.id);
+    assert.ok(['queued', 'in_progress'].includes(running.status), running.status);
+
+    const done = await until(g.client, queued.id, (r) => r.status === 'completed');
+    assert.ok(done.output_text.length > 0);
+    assert.equal(done.background, true);
+    const items = (await g.client.conversations.items.list(conv.id, { order: 'asc' })).data;
+    assert.deepEqual(items.map((i) => i.role), ['user', 'assistant']);
+    assert.equal(items[1].content[0].text, done.output_text);
+
+    // The call log has the turn once, with its usage.
+    await eventually(async () => (await g.calls()).some((c) => c.response_id === queued.id));
+    const rows = (await g.calls()).filter((c) => c.response_id === queued.id);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].status, 200);
+    assert.ok(rows[0].completion_tokens > 0, JSON.stringify(rows[0]));
+
+    // Bad combinations are 400s.
+    for (const extra of [{ store: false }, { stream: true }]) {
+      assert.equal(await status(g.client.responses.create({ model, input: 'x', background: true, ...extra })), 400);
+    }
+  });
+
+  for (const engine of ['sqlite', 'postgres']) {
+  const skip = engine === 'postgres' ? needsPostgres() : false;
+  test(`resume: the events after N, live then to the end; after the end, from the store (${engine})`, { skip }, async () => {
+    let store = {};
+    if (engine === 'postgres') {
+      const pg = await startPostgres();
+      store = { engine: 'postgres', url: pg.url };
+    }
+    const g = await agentGateway(`agents-resume-${engine}`, { mockFlags: slow, store });
+    const model = `agent:${g.agent.id}`;
+    const queued = await g.client.responses.create({ model, input: 'Hi', background: true });
+    // The resume starts while the turn runs: most of its events are made after it began.
+    assert.equal((await g.client.responses.retrieve(queued.id)).status, 'in_progress');
+
+    const live = await collect(await g.client.responses.retrieve(queued.id, { stream: true, starting_after: 3 }), 4);
+    assert.ok(live.length > 10, `${live.length} events`);
+    assert.ok(live.some((e) => e.type === 'response.output_text.delta'));
+    assert.equal(live.at(-1).type, 'response.completed');
+    assert.equal(live.filter((e) => TERMINAL.includes(e.type)).length, 1);
+
+    // Ended: the same events from the store, and from the first without starting_after.
+    const stored = await collect(await g.client.responses.retrieve(queued.id, { stream: true, starting_after: 3 }), 4);
+    assert.deepEqual(stored, live);
+    const whole = await collect(await g.client.responses.retrieve(queued.id, { stream: true }), 0);
+    assert.equal(whole[0].type, 'response.created');
+    assert.deepEqual(whole.slice(4), live);
+
+    // A foreground turn keeps no stream.
+    const fg = await g.client.responses.create({ model, input: 'x' });
+    assert.equal(await status(g.client.responses.retrieve(fg.id, { stream: true })), 400);
+
+    // Another tenant sees nothing: retrieve, stream and cancel are 404s.
+    const other = await otherTenant(g);
+    assert.equal(await status(other.responses.retrieve(queued.id)), 404);
+    assert.equal(await status(other.responses.retrieve(queued.id, { stream: true })), 404);
+    assert.equal(await status(other.responses.cancel(queued.id)), 404);
+  });
+  }
+
+  test('a background turn is cancelled; its resumed stream ends cancelled', async () => {
+    const g = await agentGateway('agents-bg-cancel', { mockFlags: ['--tokens', '200', '--inter-token', '20ms'] });
+    const conv = await g.client.conversations.create();
+    const model = `agent:${g.agent.id}`;
+    const queued = await g.client.responses.create({ model, conversation: conv.id, input: 'Long', background: true });
+    const stream = g.client.responses.retrieve(queued.id, { stream: true });
+    const events = [];
+    const reading = (async () => { for await (const e of await stream) events.push(e); })();
+    await eventually(() => events.some((e) => e.type === 'response.output_text.delta'), 5000);
+    const cancelled = await g.client.responses.cancel(queued.id);
+    assert.equal(cancelled.status, 'cancelled');
+    await reading;
+    assert.equal(events.at(-1).type, 'response.cancelled');
+    events.forEach((e, i) => assert.equal(e.sequence_number, i));
+    assert.equal((await g.client.responses.retrieve(queued.id)).status, 'cancelled');
+    // The conversation is free again.
+    const next = await g.client.responses.create({ model, conversation: conv.id, input: 'Short?', background: true });
+    assert.ok(['queued', 'in_progress'].includes(next.status));
+  });
+
+  test('a background turn whose process is killed ends failed when the gateway starts again', async () => {
+    const mock = await startMock(['--tokens', '500', '--inter-token', '20ms']);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-agents-kill-'));
+    const store = { path: path.join(dir, 'turnpike.db') };
+    const models = { chat: [`http://127.0.0.1:${mock.port}/v1`] };
+    const g = await startGovernedGateway({ name: 'agents-kill', models, prices: PRICES, store });
+    const agent = await createAgent(g, { tenant: 't1', model: 'chat', instructions: 'Be brief.' });
+    const client = new OpenAI({ baseURL: `${g.gw.url}/v1`, apiKey: g.key, maxRetries: 0 });
+    const queued = await client.responses.create({ model: `agent:${agent.id}`, input: 'Long', background: true });
+    await sleep(200);
+    g.gw.kill('SIGKILL');
+    await waitExit(g.gw);
+
+    const again = await startGateway(gatewayConfig({
+      models,
+      governance: { enabled: true, reconcile_interval: '0s' },
+      store,
+      prices: PRICES,
+    }), { env: { TURNPIKE_ADMIN_TOKEN: 'test-admin-token' } });
+    const client2 = new OpenAI({ baseURL: `${again.url}/v1`, apiKey: g.key, maxRetries: 0 });
+    const failed = await client2.responses.retrieve(queued.id);
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.error.code, 'server_error');
+    assert.equal(failed.error.message, 'The gateway stopped while this turn ran.');
+    assert.equal(await status(client2.responses.retrieve(queued.id, { stream: true })), 400);
+  });
+});

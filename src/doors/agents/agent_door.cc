@@ -1,6 +1,9 @@
 #include "doors/agents/agent_door.h"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/url/parse.hpp>
+#include <cstdio>
 
 #include "common/clock.h"
 #include "core/openai_errors.h"
@@ -8,6 +11,50 @@
 
 namespace turnpike::agents {
 namespace net = boost::asio;
+
+namespace {
+
+// GET /v1/responses/{id}?stream=true asks for the stream (resume.cc), not the object.
+bool WantsStream(std::string_view target) {
+  boost::system::result<boost::urls::url_view> url = boost::urls::parse_origin_form(target);
+  if (!url) return false;
+  for (auto param : url->params()) {
+    if (param.key == "stream") return param.value == "true";
+  }
+  return false;
+}
+
+// A stored response of a turn that was running when its process stopped, as failed.
+std::string FailedBody(std::string_view body) {
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(body, ec);
+  if (ec || !v.is_object()) return std::string(body);
+  boost::json::object& response = v.as_object();
+  response["status"] = "failed";
+  response["error"] = boost::json::object{{"code", "server_error"},
+                                          {"message", "The gateway stopped while this turn ran."}};
+  return boost::json::serialize(response);
+}
+
+// At start-up: the turns a stopped process left unended become failed (FailUnended).
+class FailUnendedJob final : public store::StoreJob {
+ public:
+  void Run(store::Engine& engine) override {
+    AgentStore* agents = engine.role<AgentStore>();
+    if (agents == nullptr) return;
+    Result<int64_t> failed = agents->FailUnended(FailedBody);
+    if (!failed.ok()) {
+      std::fprintf(stderr, "turnpike: agents: failing the unended turns: %s\n",
+                   failed.error().message.c_str());
+    }
+  }
+  void Refuse(const Error& error) override {
+    std::fprintf(stderr, "turnpike: agents: failing the unended turns: %s\n",
+                 error.message.c_str());
+  }
+};
+
+}  // namespace
 
 AgentDoor::AgentDoor(const app::FeatureContext& context, AgentsShared& shared, int worker,
                      core::WorkerCore& core)
@@ -70,6 +117,12 @@ net::awaitable<void> AgentDoor::Handle(http::Exchange& exchange, core::RouteMatc
     co_return;
   }
   const std::string tenant = principal->tenant->tenant.id;
+  if (match.route == kResponse && exchange.request().method() == core::Verb::get &&
+      WantsStream(exchange.target())) {
+    co_await ResumeStream(exchange, ctx, std::string(match.Param("id")), tenant);
+    core_.Finish(exchange, ctx);
+    co_return;
+  }
   Result<core::AdminAnswer> answer = co_await Serve(exchange, match, tenant);
   if (!answer.ok()) {
     const Error error = answer.error();
@@ -160,6 +213,13 @@ app::Feature AgentsFeature() {
   feature.door = [on, shared](const app::FeatureContext& context) -> std::optional<core::DoorSpec> {
     if (!on(context.config)) return std::nullopt;
     shared->Configure(context.config.agents.cache_ttl);
+    // Background turns of a process that stopped (a crash, a drain that timed out) end failed.
+    // Only on SQLite, whose file one process owns: on PostgreSQL other replicas' turns run in
+    // the same table, and their recovery is a later part.
+    if (context.store != nullptr &&
+        context.config.store.engine == config::StoreConfig::Engine::kSqlite) {
+      context.store->Post(std::make_unique<FailUnendedJob>(), store::JobLane::kControl);
+    }
     core::DoorSpec spec;
     spec.routes = AgentDoor::Routes();
     spec.make = [context, shared](int worker, net::io_context&, core::WorkerCore& core) {

@@ -1,7 +1,10 @@
 // The agent door: OpenAI's Responses and Conversations APIs over agents a tenant defines.
 //
-//   POST /v1/responses {"model": "agent:<id>[@<version>]", ...}   a turn (turn.cc), handed over
-//        by the LLM door (the "agent:" prefix, core/handoff.h)
+//   POST /v1/responses {"model": "agent:<id>[@<version>]", ...}   a turn (turn.cc, turn_run.cc),
+//        handed over by the LLM door (the "agent:" prefix, core/handoff.h); with
+//        "background": true it answers at once and runs detached from the client
+//   GET /v1/responses/{id}?stream=true[&starting_after=N]          a background turn's stream
+//        from event N + 1: live on the replica running it, else from the store (resume.cc)
 //   POST /v1/conversations; GET|POST|DELETE /v1/conversations/{id};
 //   GET|POST /v1/conversations/{id}/items; GET|DELETE /v1/conversations/{id}/items/{item}
 //   GET|DELETE /v1/responses/{id}; GET /v1/responses/{id}/input_items;
@@ -59,7 +62,21 @@ class AgentDoor final : public core::Door {
                                        core::HandedRequest request) override;
 
  private:
-  struct Turn;  // turn.cc
+  struct Turn;  // turn.h
+
+  // The answer's start (turn_run.cc): the encoder, the sink (to `exchange`; for a background
+  // turn, nullptr, to its log), the guard; the turn registered for cancel (and resume); a
+  // stream's first events. False: the client has gone.
+  boost::asio::awaitable<bool> OpenTurn(Turn& turn, http::Exchange* exchange);
+  // The call and the end (turn_run.cc): stores the turn, answers a foreground turn's client on
+  // `exchange`, and accounts the request (a background turn's from turn.answered).
+  boost::asio::awaitable<void> RunTurn(std::unique_ptr<Turn> turn, http::Exchange* exchange);
+  // A background turn's quick answer and its detached run (turn_run.cc).
+  boost::asio::awaitable<void> StartBackground(std::unique_ptr<Turn> turn,
+                                               http::Exchange& exchange);
+  // GET /v1/responses/{id}?stream=true (resume.cc): answers the stream, or an error.
+  boost::asio::awaitable<void> ResumeStream(http::Exchange& exchange, core::RequestContext& ctx,
+                                            std::string id, std::string tenant);
 
   // Conversations and stored responses (conversations.cc): the answer or an error.
   boost::asio::awaitable<Result<core::AdminAnswer>> Serve(http::Exchange& exchange,

@@ -40,7 +40,7 @@ class SqlSession {
 
 namespace {
 
-constexpr std::array<std::string_view, 1> kSqlite = {
+constexpr std::array<std::string_view, 2> kSqlite = {
     "CREATE TABLE agents (id TEXT NOT NULL, version INTEGER NOT NULL, tenant_id TEXT NOT NULL, "
     "spec TEXT NOT NULL, created_at INTEGER NOT NULL, deleted_at INTEGER, "
     "PRIMARY KEY (id, version));"
@@ -53,8 +53,10 @@ constexpr std::array<std::string_view, 1> kSqlite = {
     "CREATE TABLE agent_responses (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, "
     "conversation_id TEXT, agent_id TEXT NOT NULL, agent_version INTEGER NOT NULL, "
     "status TEXT NOT NULL, body TEXT NOT NULL, input_items TEXT NOT NULL, "
-    "context TEXT NOT NULL, previous_response_id TEXT, created_at INTEGER NOT NULL)"};
-constexpr std::array<std::string_view, 1> kPostgres = {
+    "context TEXT NOT NULL, previous_response_id TEXT, created_at INTEGER NOT NULL)",
+    // Version 2: a background turn's stream (its SSE events), for resuming it once it ended.
+    "ALTER TABLE agent_responses ADD COLUMN events TEXT"};
+constexpr std::array<std::string_view, 2> kPostgres = {
     "CREATE TABLE agents (id TEXT NOT NULL, version BIGINT NOT NULL, tenant_id TEXT NOT NULL, "
     "spec TEXT NOT NULL, created_at BIGINT NOT NULL, deleted_at BIGINT, "
     "PRIMARY KEY (id, version));"
@@ -67,7 +69,8 @@ constexpr std::array<std::string_view, 1> kPostgres = {
     "CREATE TABLE agent_responses (id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, "
     "conversation_id TEXT, agent_id TEXT NOT NULL, agent_version BIGINT NOT NULL, "
     "status TEXT NOT NULL, body TEXT NOT NULL, input_items TEXT NOT NULL, "
-    "context TEXT NOT NULL, previous_response_id TEXT, created_at BIGINT NOT NULL)"};
+    "context TEXT NOT NULL, previous_response_id TEXT, created_at BIGINT NOT NULL)",
+    "ALTER TABLE agent_responses ADD COLUMN events TEXT"};
 constexpr std::array<std::string_view, 2> kPurposes = {"agent_read", "agent_write"};
 
 // Parameters and result columns are listed beside each statement, in order.
@@ -136,6 +139,16 @@ constexpr std::string_view kInsertResponse =
 constexpr std::string_view kSelectResponse =
     "SELECT id, tenant_id, conversation_id, agent_id, agent_version, status, body, input_items, "
     "context, previous_response_id, created_at FROM agent_responses WHERE id = ?";
+// status, body, context, events, id -> id (a background turn's end; an orphan's failure).
+constexpr std::string_view kUpdateResponse =
+    "UPDATE agent_responses SET status = ?, body = ?, context = ?, events = ? WHERE id = ? "
+    "RETURNING id";
+// id -> tenant_id, status, events (NULL: no stream kept).
+constexpr std::string_view kSelectResponseEvents =
+    "SELECT tenant_id, status, events FROM agent_responses WHERE id = ?";
+// (none) -> id, body, context: the turns that had not ended.
+constexpr std::string_view kSelectUnended =
+    "SELECT id, body, context FROM agent_responses WHERE status IN ('queued', 'in_progress')";
 constexpr std::string_view kDeleteResponse =
     "DELETE FROM agent_responses WHERE id = ? RETURNING id";
 
@@ -407,7 +420,16 @@ Result<std::vector<ItemRow>> AgentStore::SaveTurn(const TurnWrite& turn) {
       if (!rows.ok()) return rows.error();
       added = std::move(rows.value());
     }
-    if (turn.response) {
+    if (turn.response && turn.update_response) {
+      const ResponseRow& r = *turn.response;
+      Result<SqlRows> rows =
+          sql_->Run(kUpdateResponse,
+                    {std::string_view(r.status), std::string_view(r.body),
+                     std::string_view(r.context), Nullable(r.events), std::string_view(r.id)},
+                    true);
+      if (!rows.ok()) return rows.error();
+      if (rows->size() == 0) return Error{ErrorCode::kNotFound, "the response is gone", ""};
+    } else if (turn.response) {
       const ResponseRow& r = *turn.response;
       Result<SqlRows> rows = sql_->Run(
           kInsertResponse,
@@ -430,6 +452,32 @@ Result<std::optional<ResponseRow>> AgentStore::GetResponse(std::string_view id) 
   return std::optional<ResponseRow>(
       ResponseRow{q.Text(0, 0), q.Text(0, 1), q.Text(0, 2), q.Text(0, 3), q.Int(0, 4), q.Text(0, 5),
                   q.Text(0, 6), q.Text(0, 7), q.Text(0, 8), q.Text(0, 9), q.Int(0, 10)});
+}
+
+Result<std::optional<StoredStream>> AgentStore::GetResponseEvents(std::string_view id) {
+  Result<SqlRows> rows = sql_->Run(kSelectResponseEvents, {id}, false);
+  if (!rows.ok()) return rows.error();
+  if (rows->size() == 0) return std::optional<StoredStream>();
+  const SqlRows& q = *rows;
+  return std::optional<StoredStream>(StoredStream{q.Text(0, 0), q.Text(0, 1), q.Text(0, 2)});
+}
+
+Result<int64_t> AgentStore::FailUnended(const std::function<std::string(std::string_view)>& fail) {
+  return InTransaction<int64_t>(*sql_, [&]() -> Result<int64_t> {
+    Result<SqlRows> rows = sql_->Run(kSelectUnended, {}, false);
+    if (!rows.ok()) return rows.error();
+    const SqlRows& q = *rows;
+    for (size_t i = 0; i < q.size(); ++i) {
+      const std::string body = fail(q.Text(i, 1));
+      Result<SqlRows> updated =
+          sql_->Run(kUpdateResponse,
+                    {std::string_view("failed"), std::string_view(body),
+                     std::string_view(q.Text(i, 2)), SqlValue{}, std::string_view(q.Text(i, 0))},
+                    true);
+      if (!updated.ok()) return updated.error();
+    }
+    return static_cast<int64_t>(q.size());
+  });
 }
 
 Result<bool> AgentStore::DeleteResponse(std::string_view id) {

@@ -13,11 +13,15 @@
 //                        body (the response object), input_items (JSON array), context (JSON
 //                        array: the items the turn was given plus its input and output, which a
 //                        turn continuing it by previous_response_id starts from),
-//                        previous_response_id, created_at
+//                        previous_response_id, created_at, events (a background turn's SSE
+//                        events once it ended, for resuming its stream; NULL otherwise)
 //
 // Statements per call (what the door's statement-count tests assert): every read is one
 // statement; AppendItems and SaveTurn are one transaction of one statement per item (plus one
-// for the response), CreateConversation likewise; DeleteConversation two.
+// for the response), CreateConversation likewise; DeleteConversation two. A background turn's
+// response is inserted when it starts (SaveTurn with the response only) and updated at its end
+// (SaveTurn with update_response). FailUnended, at start-up, is one read plus one update per
+// turn that had not ended.
 //
 // Threads: an AgentStore is one engine session's, used only on its store thread (reached in a
 // job with engine.role<AgentStore>()). Errors: the engine's (kInternal, kUnavailable,
@@ -25,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,6 +79,14 @@ struct ResponseRow {
   std::string context = "[]";
   std::string previous_response_id;
   int64_t created_at = 0;
+  std::string events;  // written only (a background turn's end); "" is NULL
+};
+
+// A stored response's stream (GetResponseEvents).
+struct StoredStream {
+  std::string tenant;
+  std::string status;
+  std::string events;  // "" when none was kept
 };
 
 // What one turn writes, in one transaction.
@@ -81,6 +94,9 @@ struct TurnWrite {
   std::string conversation_id;          // empty: the turn is not in a conversation
   std::vector<NewItem> items;           // appended in order (input, then output)
   std::optional<ResponseRow> response;  // stored when the turn says store
+  // The response row exists (a background turn's): its status, body, context and events are
+  // updated (kNotFound when it is gone: deleted while the turn ran).
+  bool update_response = false;
   int64_t now = 0;
 };
 
@@ -118,6 +134,11 @@ class AgentStore final : public store::Role {
   Result<std::vector<ItemRow>> SaveTurn(const TurnWrite& turn);
   Result<std::optional<ResponseRow>> GetResponse(std::string_view id);
   Result<bool> DeleteResponse(std::string_view id);
+  Result<std::optional<StoredStream>> GetResponseEvents(std::string_view id);
+  // Every response still queued or in progress becomes failed, its body what `fail` makes of
+  // the stored one; how many. For the turns of a process that stopped (agent_door.cc says when
+  // it runs).
+  Result<int64_t> FailUnended(const std::function<std::string(std::string_view)>& fail);
 
  private:
   Result<std::vector<ItemRow>> InsertItems(std::string_view conversation,

@@ -150,4 +150,12 @@ bool TurnRegistry::Cancel(const std::string& response_id, std::string_view tenan
   return true;
 }
 
+std::shared_ptr<EventLog> TurnRegistry::FindLog(const std::string& response_id,
+                                                std::string_view tenant) {
+  std::lock_guard lock(mu_);
+  auto it = turns_.find(response_id);
+  if (it == turns_.end() || it->second->tenant() != tenant) return nullptr;
+  return it->second->log();
+}
+
 }  // namespace turnpike::agents

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "doors/agents/agent.h"
+#include "doors/agents/event_log.h"
 
 namespace turnpike::agents {
 
@@ -71,14 +72,17 @@ struct Memory {
 };
 
 // A turn's control, shared by its worker and whoever cancels it (the cancel route, a deleted
-// conversation). Thread-safe; the turn's `abandon` runs only on its worker.
+// conversation) or resumes its stream (a background turn's `log`, nullptr for another).
+// Thread-safe; the turn's `abandon` runs only on its worker.
 class TurnControl : public std::enable_shared_from_this<TurnControl> {
  public:
   using OnStopped = std::function<void(std::string response)>;
-  TurnControl(boost::asio::any_io_executor executor, std::string tenant)
-      : executor_(std::move(executor)), tenant_(std::move(tenant)) {}
+  TurnControl(boost::asio::any_io_executor executor, std::string tenant,
+              std::shared_ptr<EventLog> log = nullptr)
+      : executor_(std::move(executor)), tenant_(std::move(tenant)), log_(std::move(log)) {}
 
   const std::string& tenant() const { return tenant_; }
+  const std::shared_ptr<EventLog>& log() const { return log_; }
   // Any thread: asks the turn to stop. `on_stopped` (may be empty) is called, on the turn's
   // worker, with the response object once the turn has ended and stored it.
   void Cancel(OnStopped on_stopped);
@@ -91,6 +95,7 @@ class TurnControl : public std::enable_shared_from_this<TurnControl> {
  private:
   const boost::asio::any_io_executor executor_;
   const std::string tenant_;
+  const std::shared_ptr<EventLog> log_;
   std::atomic<bool> cancelled_{false};
   std::function<void()> abandon_;  // the worker's only
   std::mutex mu_;
@@ -141,6 +146,8 @@ class TurnRegistry {
   // Cancels the turn when it runs here and belongs to `tenant`; false otherwise.
   bool Cancel(const std::string& response_id, std::string_view tenant,
               TurnControl::OnStopped on_stopped);
+  // The event log of a background turn running here for `tenant` (nullptr otherwise).
+  std::shared_ptr<EventLog> FindLog(const std::string& response_id, std::string_view tenant);
 
  private:
   std::mutex mu_;

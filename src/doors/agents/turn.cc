@@ -8,9 +8,9 @@
 //      is a 400 in the client's names, before anything is reserved or stored
 //   4. the governance chain (the agent's model is what is billed), then the answer's start with
 //      the minted id (a stream's response.created, before the upstream call), then the call
-//   5. the end: completed, incomplete, failed, or cancelled (the cancel route, a deleted
-//      conversation, the client leaving); the turn's input and output items and its response
-//      are stored in one transaction, the memory updated, and only then the terminal event sent
+//   5. the answer, the call and the end (turn_run.cc)
+#include "doors/agents/turn.h"
+
 #include <boost/asio/this_coro.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -18,10 +18,6 @@
 #include "common/clock.h"
 #include "doors/agents/agent_door.h"
 #include "doors/agents/items.h"
-#include "doors/agents/turn_sink.h"
-#include "guard/guard_sink.h"
-#include "model_call/pivot_source.h"
-#include "providers/openai_responses/render.h"
 #include "providers/openai_responses/request.h"
 
 namespace turnpike::agents {
@@ -34,20 +30,6 @@ namespace {
 Error Invalid(std::string message, std::string param) {
   return Error{ErrorCode::kInvalidRequest, std::move(message), std::move(param)};
 }
-
-// The fields a turn reads itself; every other field goes to the Responses translation as is.
-struct TurnFields {
-  std::string agent_id;
-  int64_t version = 0;
-  std::string conversation;
-  std::string previous_response_id;
-  bool stream = false;
-  bool store = true;
-  std::optional<int64_t> max_output_tokens;
-  json::value metadata = json::object{};
-  const json::value* input = nullptr;
-  const json::value* tools = nullptr;
-};
 
 Result<TurnFields> ReadFields(const json::object& body, std::string_view model) {
   TurnFields f;
@@ -82,9 +64,7 @@ Result<TurnFields> ReadFields(const json::object& body, std::string_view model) 
       const bool on = v.is_bool() && v.as_bool();
       if (key == "stream") f.stream = on;
       if (key == "store") f.store = v.is_null() || on;
-      if (key == "background" && on) {
-        return Invalid("Background agent turns are not implemented yet.", "background");
-      }
+      if (key == "background") f.background = on;
     } else if (key == "max_output_tokens" && !v.is_null()) {
       if (!v.is_int64() || v.as_int64() < 1) {
         return Invalid("`max_output_tokens` must be a positive whole number.", std::string(key));
@@ -106,6 +86,15 @@ Result<TurnFields> ReadFields(const json::object& body, std::string_view model) 
                    "previous_response_id");
   }
   if (f.input == nullptr) return Invalid("`input` is required.", "input");
+  if (f.background && !f.store) {
+    return Invalid("A background turn is stored: send `store: true`.", "store");
+  }
+  if (f.background && f.stream) {
+    return Invalid(
+        "A background agent turn answers at once; stream it with GET /v1/responses/{id}"
+        "?stream=true.",
+        "stream");
+  }
   return f;
 }
 
@@ -135,19 +124,11 @@ json::array Window(const Agent& agent, const json::array& items) {
 
 }  // namespace
 
-struct AgentDoor::Turn {
-  core::RequestContext ctx;
-  TurnFields fields;
-  std::shared_ptr<const Agent> agent;
-  std::shared_ptr<const Memory> memory;  // the conversation's, when in one
-  json::array context;                   // the items the model is given before the input
-  std::vector<NewItem> input;
-  bool holds_slot = false;
-};
-
 net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMatch match,
                                         core::HandedRequest handed) {
-  Turn turn;
+  // On the heap: a background turn's state outlives this request (turn.h).
+  auto owned = std::make_unique<Turn>();
+  Turn& turn = *owned;
   core::RequestContext& ctx = turn.ctx;
   core_.Start(exchange, match, ctx);
   core::WorkerCore::ReadCredentials(exchange, ctx);
@@ -306,188 +287,21 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
   }
   ctx.phases.admitted = core::Clock::now();
   ctx.turn.response_id = response_id;
-
-  // The answer's start, with what it echoes.
-  json::object echo = responses::EchoObject(request);
-  echo["instructions"] = nullptr;
-  echo["metadata"] = turn.fields.metadata;
-  echo["store"] = turn.fields.store;
-  echo["previous_response_id"] = turn.fields.previous_response_id.empty()
-                                     ? json::value(nullptr)
-                                     : json::value(turn.fields.previous_response_id);
-  echo["conversation"] = turn.fields.conversation.empty()
-                             ? json::value(nullptr)
-                             : json::value(json::object{{"id", turn.fields.conversation}});
-  const std::string echo_text = responses::EchoMembers(echo);
-  providers::EncoderOptions options;
-  options.created = UnixSeconds();
-  options.echo = echo_text;
-  responses::ResponsesStreamEncoder encoder(options);
-  TurnSink sink(exchange, ctx, encoder, turn.fields.stream);
-  // The agent's output guard, in front of the client's sink: the context is the instructions,
-  // the memory and the input (tool outputs included) the model is given.
-  std::optional<guard::GuardConfig> guard_config;
-  guard::HostSet context_hosts;
-  guard::GuardReport report;
-  std::optional<guard::GuardSink> guard_sink;
-  if (agent.guard_urls) {
-    guard::HostSet allow;
-    for (const std::string& host : agent.allow_hosts) allow.Add(host);
-    guard_config.emplace(std::move(allow), agent.guard_marker);
-    context_hosts.AddHostsIn(agent.instructions, guard::TextForm::kRaw);
-    context_hosts.AddHostsIn(json::serialize(request["input"]), guard::TextForm::kEscaped);
-    guard_sink.emplace(*guard_config, context_hosts, report);
-    guard_sink->AddDownstream(sink);
+  turn.fields.input = nullptr;  // the document is the request's: not read from here on
+  turn.fields.tools = nullptr;
+  turn.tenant = tenant;
+  turn.response_id = response_id;
+  turn.model_name = handed.key;
+  turn.request = std::move(request);
+  turn.pivot = std::move(*pivot);
+  turn.entry = entry;
+  if (turn.fields.background) {
+    co_await StartBackground(std::move(owned), exchange);
+    co_return;
   }
-  // What the guard replaced goes into the response's metadata before its last snapshot.
-  const auto report_guard = [&report, &echo, &encoder] {
-    if (report.replacements == 0) return;
-    json::object metadata =
-        echo["metadata"].is_object() ? echo["metadata"].as_object() : json::object{};
-    std::string hosts;
-    for (const std::string& host : report.hosts) hosts += (hosts.empty() ? "" : ",") + host;
-    metadata["turnpike_guard_replacements"] = std::to_string(report.replacements);
-    metadata["turnpike_guard_hosts"] = hosts;
-    echo["metadata"] = std::move(metadata);
-    encoder.set_echo(responses::EchoMembers(echo));
-  };
-  sink.set_before_end(report_guard);
-  const std::string start_id = response_id.substr(5);  // the encoder adds "resp_"
-  providers::StreamEvent start;
-  start.kind = providers::EventKind::kStart;
-  start.id = start_id;
-  start.model = handed.key;
-  net::any_io_executor executor = co_await net::this_coro::executor;
-  auto control = std::make_shared<TurnControl>(executor, tenant);
-  shared_.turns.Add(response_id, control);
-  const bool opened = co_await sink.Open(start);
-  bool client_left = !opened;
-
-  // The call.
-  model_call::PivotSource source(*pivot, ctx);
-  const model_call::AttemptPlan plan =
-      model_call::PlanAttempts(*entry, context_.config.routing.max_attempts, rng_);
-  model_call::CallRequest call_request;
-  call_request.model = entry;
-  call_request.plan = &plan;
-  call_request.source = &source;
-  call_request.stream = true;
-  model_call::ModelCall call(call_deps_, ctx);
-  if (guard_sink) {
-    call.AddSink(*guard_sink);
-  } else {
-    call.AddSink(sink);
-  }
-  model_call::CallEnd end = model_call::CallEnd::kAbandoned;
-  if (!client_left && !control->cancelled()) {
-    control->SetAbandon([&call] { call.Abandon(); });
-    exchange.WatchClient([&call, &client_left] {
-      client_left = true;
-      call.Abandon();
-    });
-    end = co_await call.Run(call_request);
-    exchange.StopWatching();
-    control->SetAbandon(nullptr);
-  }
-  client_left = client_left || sink.client_left();
-  const bool cancelled = control->cancelled() || client_left;
-  if (cancelled && !encoder.done()) {
-    report_guard();
-    encoder.Cancel();
-  } else if (end == model_call::CallEnd::kFailed && !encoder.done()) {
-    const model_call::CallFailure& failure = call.failure();
-    const Error error =
-        failure.error ? *failure.error
-                      : Error{ErrorCode::kUpstreamBadResponse,
-                              "The upstream provider answered HTTP " +
-                                  std::to_string(failure.answer ? failure.answer->status : 0) + ".",
-                              ""};
-    providers::StreamEvent failed;
-    failed.kind = providers::EventKind::kError;
-    failed.error = &error;
-    sink.Feed(failed);
-  }
-  ctx.turn.guard_replacements = report.replacements;
-  if (encoder.status() == responses::ResponseStatus::kFailed && !ctx.error) {
-    ctx.error =
-        encoder.error() != nullptr ? encoder.error()->code : ErrorCode::kUpstreamBadResponse;
-  }
-
-  // What the turn stores: its input and output (not for a failure), and its response.
-  std::string body;
-  encoder.AppendResponseObject(body);
-  TurnWrite write;
-  write.now = UnixSeconds();
-  write.conversation_id = turn.fields.conversation;
-  const bool keeps = encoder.status() != responses::ResponseStatus::kFailed;
-  json::array output;
-  if (keeps) {
-    write.items = turn.input;
-    for (const responses::OutputItem& item : encoder.items()) {
-      std::string text;
-      const bool cut = encoder.status() != responses::ResponseStatus::kCompleted && !item.is_call &&
-                       !item.is_reasoning;
-      responses::AppendItem(text, item, cut ? "incomplete" : "completed");
-      write.items.push_back({std::string(item.id), text});
-      output.push_back(json::parse(text));
-    }
-  } else {
-    write.conversation_id.clear();
-  }
-  if (turn.fields.store) {
-    ResponseRow row;
-    row.id = response_id;
-    row.tenant = tenant;
-    row.conversation_id = turn.fields.conversation;
-    row.agent_id = agent.id;
-    row.agent_version = agent.version;
-    row.status = std::string(responses::StatusName(encoder.status()));
-    row.body = body;
-    json::array input_items;
-    for (const NewItem& item : turn.input) input_items.push_back(json::parse(item.json));
-    row.input_items = json::serialize(input_items);
-    json::array context = turn.context;
-    for (json::value& item : input_items) context.push_back(std::move(item));
-    for (const json::value& item : output) context.push_back(item);
-    row.context = json::serialize(context);
-    row.previous_response_id = turn.fields.previous_response_id;
-    row.created_at = write.now;
-    write.response = std::move(row);
-  }
-  if (!write.conversation_id.empty() || write.response) {
-    auto save = [write](AgentStore& s) { return s.SaveTurn(write); };
-    Result<std::vector<ItemRow>> saved = co_await WithAgentStore<std::vector<ItemRow>>(
-        context_.store, std::move(save), store::JobLane::kControl);
-    if (!saved.ok()) {
-      if (!ctx.error) ctx.error = saved.error().code;
-      if (turn.holds_slot) shared_.conversations.Evict(turn.fields.conversation);
-    } else if (turn.holds_slot && !write.items.empty()) {
-      auto memory = std::make_shared<Memory>(*turn.memory);
-      for (const NewItem& item : write.items) memory->items.push_back(json::parse(item.json));
-      shared_.conversations.PutMemory(turn.fields.conversation, std::move(memory),
-                                      SteadyClock::now());
-    }
-  }
-  if (turn.holds_slot) shared_.conversations.Release(turn.fields.conversation);
-  shared_.turns.Remove(response_id);
-  control->Stopped(body);
-
-  // Only now the terminal event, or the whole answer.
-  if (turn.fields.stream) {
-    co_await sink.Close();
-    if (control->cancelled() && !client_left) ctx.status = 200;
-  } else if (client_left) {
-    ctx.status = 499;
-  } else if (encoder.status() == responses::ResponseStatus::kFailed && encoder.error() != nullptr &&
-             encoder.items().empty()) {
-    const Error error = *encoder.error();
-    co_await core_.RespondError(exchange, ctx, error.code, RenderError(-1, error));
-  } else {
-    co_await core_.Respond(exchange, ctx, 200, core::kJsonContentType, std::move(body));
-  }
-  if (client_left) ctx.status = 499;
-  chain_.Complete(ctx);
-  core_.Finish(exchange, ctx);
+  const bool opened = co_await OpenTurn(turn, &exchange);
+  turn.client_left = !opened;
+  co_await RunTurn(std::move(owned), &exchange);
 }
 
 }  // namespace turnpike::agents

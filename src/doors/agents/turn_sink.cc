@@ -6,9 +6,15 @@ namespace turnpike::agents {
 namespace net = boost::asio;
 using providers::EventKind;
 
-TurnSink::TurnSink(http::Exchange& exchange, core::RequestContext& ctx,
-                   providers::openai_responses::ResponsesStreamEncoder& encoder, bool stream)
-    : exchange_(exchange), ctx_(ctx), encoder_(encoder), stream_(stream) {
+TurnSink::TurnSink(http::Exchange* exchange, core::RequestContext& ctx,
+                   providers::openai_responses::ResponsesStreamEncoder& encoder, Delivery delivery,
+                   EventLog* log)
+    : exchange_(exchange),
+      ctx_(ctx),
+      encoder_(encoder),
+      delivery_(delivery),
+      stream_(delivery != Delivery::kWhole),
+      log_(log) {
   encoder_.set_output(out_);
 }
 
@@ -18,9 +24,14 @@ net::awaitable<bool> TurnSink::Open(const providers::StreamEvent& start) {
     out_.clear();
     co_return true;
   }
-  const bool started = co_await exchange_.StartStream(200, "text/event-stream");
+  if (delivery_ == Delivery::kLog) {
+    const size_t logged = out_.size();
+    const bool sent = co_await Send(logged);
+    co_return sent;
+  }
+  const bool started = co_await exchange_->StartStream(200, "text/event-stream");
   ctx_.status = 200;
-  ctx_.phases.client_head = exchange_.head_sent_at();
+  ctx_.phases.client_head = exchange_->head_sent_at();
   if (!started) {
     left_ = true;
     co_return false;
@@ -77,7 +88,13 @@ void TurnSink::OnWhole(const model_call::WholeAnswer& answer) {
 
 net::awaitable<bool> TurnSink::Send(size_t bytes) {
   if (bytes == 0) co_return true;
-  const bool sent = co_await exchange_.Write(std::string_view(out_).substr(0, bytes));
+  if (delivery_ == Delivery::kLog) {
+    log_->Append(std::string_view(out_).substr(0, bytes));
+    out_.erase(0, bytes);
+    if (held_ != std::string::npos) held_ -= bytes;
+    co_return true;
+  }
+  const bool sent = co_await exchange_->Write(std::string_view(out_).substr(0, bytes));
   out_.erase(0, bytes);
   if (held_ != std::string::npos) held_ -= bytes;
   if (!sent) left_ = true;
@@ -96,8 +113,8 @@ net::awaitable<bool> TurnSink::Flush() {
 }
 
 net::awaitable<bool> TurnSink::Idle() {
-  if (!stream_ || left_) co_return !left_;
-  const bool sent = co_await exchange_.Write(": keep-alive\n\n");
+  if (delivery_ != Delivery::kClient || left_) co_return !left_;
+  const bool sent = co_await exchange_->Write(": keep-alive\n\n");
   if (!sent) left_ = true;
   co_return sent;
 }
@@ -117,7 +134,11 @@ net::awaitable<void> TurnSink::Close() {
   const size_t bytes = out_.size();
   const bool sent = co_await Send(bytes);
   if (!sent) co_return;
-  const bool ended = co_await exchange_.EndStream();
+  if (delivery_ == Delivery::kLog) {
+    log_->Finish();
+    co_return;
+  }
+  const bool ended = co_await exchange_->EndStream();
   if (!ended) left_ = true;
   co_return;
 }

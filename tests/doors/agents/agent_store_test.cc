@@ -126,5 +126,58 @@ TEST_F(AgentStoreTest, ATurnStoresItsItemsAndResponseTogether) {
   EXPECT_FALSE(store_->GetResponse("resp_1")->has_value());
 }
 
+TEST_F(AgentStoreTest, ABackgroundTurnIsInsertedThenUpdatedWithItsStream) {
+  ResponseRow r;
+  r.id = "resp_bg";
+  r.tenant = "t1";
+  r.agent_id = "a";
+  r.agent_version = 1;
+  r.status = "in_progress";
+  r.body = R"({"status":"in_progress"})";
+  TurnWrite start;
+  start.response = r;
+  ASSERT_TRUE(store_->SaveTurn(start).ok());
+  EXPECT_TRUE((*store_->GetResponseEvents("resp_bg"))->events.empty());
+
+  TurnWrite end;
+  r.status = "completed";
+  r.body = R"({"status":"completed"})";
+  r.events = "event: a\ndata: {}\n\n";
+  end.response = r;
+  end.update_response = true;
+  ASSERT_TRUE(store_->SaveTurn(end).ok());
+  EXPECT_EQ((*store_->GetResponse("resp_bg"))->body, r.body);
+  const std::optional<StoredStream> stream = *store_->GetResponseEvents("resp_bg");
+  EXPECT_EQ(stream->tenant, "t1");
+  EXPECT_EQ(stream->status, "completed");
+  EXPECT_EQ(stream->events, r.events);
+  // An update of a response that is gone (deleted while the turn ran) says so.
+  end.response->id = "resp_gone";
+  EXPECT_EQ(store_->SaveTurn(end).error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(AgentStoreTest, UnendedTurnsFailAtStartUp) {
+  for (const char* status : {"in_progress", "queued", "completed"}) {
+    TurnWrite write;
+    ResponseRow r;
+    r.id = std::string("resp_") + status;
+    r.tenant = "t1";
+    r.agent_id = "a";
+    r.agent_version = 1;
+    r.status = status;
+    r.body = "{}";
+    write.response = r;
+    ASSERT_TRUE(store_->SaveTurn(write).ok());
+  }
+  Result<int64_t> failed =
+      store_->FailUnended([](std::string_view) { return std::string("{\"failed\":1}"); });
+  ASSERT_TRUE(failed.ok());
+  EXPECT_EQ(*failed, 2);
+  EXPECT_EQ((*store_->GetResponse("resp_in_progress"))->status, "failed");
+  EXPECT_EQ((*store_->GetResponse("resp_queued"))->body, "{\"failed\":1}");
+  EXPECT_EQ((*store_->GetResponse("resp_completed"))->status, "completed");
+  EXPECT_EQ(*store_->FailUnended([](std::string_view b) { return std::string(b); }), 0);
+}
+
 }  // namespace
 }  // namespace turnpike::agents

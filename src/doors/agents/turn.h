@@ -1,0 +1,78 @@
+// A turn's state (agent_door.h), private to the door: what turn.cc reads and admits, and what
+// turn_run.cc runs and stores. A foreground turn's state lives as long as its request; a
+// background turn's is handed to the coroutine that runs it detached from the client, which
+// owns it until the turn has stored its end and accounted the request (RunTurn).
+#pragma once
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/request_context.h"
+#include "core/worker_core.h"
+#include "doors/agents/agent_door.h"
+#include "doors/agents/event_log.h"
+#include "doors/agents/turn_sink.h"
+#include "guard/guard_sink.h"
+#include "providers/openai_responses/stream_encoder.h"
+
+namespace turnpike::agents {
+
+// The fields a turn reads itself; every other field goes to the Responses translation as is.
+// `input` and `tools` point into the request's document: read before the turn is admitted,
+// never after.
+struct TurnFields {
+  std::string agent_id;
+  int64_t version = 0;
+  std::string conversation;
+  std::string previous_response_id;
+  bool stream = false;
+  bool store = true;
+  bool background = false;
+  std::optional<int64_t> max_output_tokens;
+  boost::json::value metadata = boost::json::object{};
+  const boost::json::value* input = nullptr;
+  const boost::json::value* tools = nullptr;
+};
+
+struct AgentDoor::Turn {
+  // Read and admitted (turn.cc).
+  core::RequestContext ctx;
+  TurnFields fields;
+  std::shared_ptr<const Agent> agent;
+  std::shared_ptr<const Memory> memory;  // the conversation's, when in one
+  boost::json::array context;            // the items the model is given before the input
+  std::vector<NewItem> input;
+  bool holds_slot = false;
+  std::string tenant;
+  std::string response_id;
+  std::string model_name;       // as the client named it ("agent:<id>[@<version>]")
+  boost::json::object request;  // the Responses request the agent makes of its model
+  boost::json::object pivot;    // its pivot
+  const model_call::ModelEntry* entry = nullptr;
+
+  // Running (turn_run.cc OpenTurn).
+  boost::json::object echo;
+  std::optional<providers::openai_responses::ResponsesStreamEncoder> encoder;
+  std::optional<TurnSink> sink;
+  std::optional<guard::GuardConfig> guard_config;
+  guard::HostSet context_hosts;
+  guard::GuardReport report;
+  std::optional<guard::GuardSink> guard_sink;
+  std::shared_ptr<TurnControl> control;
+  bool client_left = false;
+
+  // A background turn's: its events, and its request's exchange as it was when answered.
+  std::shared_ptr<EventLog> log;
+  std::optional<core::OwnedExchangeRecord> answered;
+
+  // What the guard replaced, into the response's metadata before its last snapshot.
+  void ReportGuard();
+};
+
+}  // namespace turnpike::agents
