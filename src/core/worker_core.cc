@@ -185,6 +185,7 @@ OwnedExchangeRecord OwnedExchangeRecord::Own(const http::Exchange& exchange) {
   r.path = std::string(exchange.path());
   r.request_body = exchange.request().body();
   r.client = exchange.client_address();
+  r.request_id = std::string(exchange.request_id());
   r.bytes_sent = exchange.bytes_sent();
   return r;
 }

@@ -84,6 +84,8 @@ struct OwnedExchangeRecord {
   }
   Clock::time_point head_sent_at{};
   std::string method, path, request_body, client;
+  // The request id a context views (RequestContext::request_id): re-point it here.
+  std::string request_id;
   uint64_t bytes_sent = 0;
 };
 

@@ -134,6 +134,11 @@ net::awaitable<void> AgentDoor::StartBackground(std::unique_ptr<Turn> owned,
   co_await core_.Respond(exchange, ctx, 200, core::kJsonContentType, std::move(body));
   // The client has its answer; the request is accounted when the turn ends (RunTurn).
   turn.answered = core::OwnedExchangeRecord::Own(exchange);
+  // The context's views of the exchange go with it: its id is the turn's copy now, and its
+  // credentials were needed only for admission.
+  ctx.request_id = turn.answered->request_id;
+  ctx.authorization = {};
+  ctx.x_api_key = {};
   ctx.response_headers = nullptr;
   net::any_io_executor executor = co_await net::this_coro::executor;
   net::co_spawn(executor, RunTurn(std::move(owned), nullptr), net::detached);

@@ -283,7 +283,8 @@ FilterStatus CacheFilter::OnRequest(core::RequestContext& context) {
 
 FilterStatus CacheFilter::Lead(LlmContext& ctx) {
   CacheTicket& ticket = ctx.cache;
-  ticket.lead = cache_.StartLead(ticket.key, ticket.request.stream, cache_.config().coalesce);
+  ticket.lead = cache_.StartLead(ticket.key, ticket.request.stream, cache_.config().coalesce,
+                                 !ticket.no_store);
   ticket.fan_out.emplace(ticket.lead.live);
   cache_.probe(worker_).cache.misses.Add();
   Mark(ctx, CacheStatus::kMiss, "miss");

@@ -183,10 +183,11 @@ ResponseCache::Joined ResponseCache::Join(const cache::CacheKey& key,
                                           net::any_io_executor executor) {
   std::lock_guard lock(mu_);
   auto it = flights_.find(key.id);
-  if (it == flights_.end() || it->second->followers() >= config_.max_followers) return {};
+  if (it == flights_.end() || it->second.live->followers() >= config_.max_followers) return {};
   const bool finished =
-      it->second->recording().progress().state == model_call::RecordingState::kComplete;
-  return {it->second->Join(options, std::move(executor)), finished};
+      it->second.live->recording().progress().state == model_call::RecordingState::kComplete;
+  if (finished && !it->second.stores) return {};
+  return {it->second.live->Join(options, std::move(executor)), finished};
 }
 
 ResponseCache::Lead& ResponseCache::Lead::operator=(Lead&& other) noexcept {
@@ -209,12 +210,12 @@ ResponseCache::Lead::~Lead() {
 
 void ResponseCache::Unregister(Lead& lead) {
   auto it = flights_.find(lead.id_);
-  if (it != flights_.end() && it->second == lead.live) flights_.erase(it);
+  if (it != flights_.end() && it->second.live == lead.live) flights_.erase(it);
   lead.cache_ = nullptr;
 }
 
-ResponseCache::Lead ResponseCache::StartLead(const cache::CacheKey& key, bool stream,
-                                             bool coalesce) {
+ResponseCache::Lead ResponseCache::StartLead(const cache::CacheKey& key, bool stream, bool coalesce,
+                                             bool stores) {
   Lead lead;
   if (stream) {
     lead.live = std::make_shared<LeadBlock<kStreamFirstBlock>>(config_.max_entry_bytes);
@@ -223,7 +224,7 @@ ResponseCache::Lead ResponseCache::StartLead(const cache::CacheKey& key, bool st
   }
   if (!coalesce) return lead;
   std::lock_guard lock(mu_);
-  if (flights_.try_emplace(std::string_view(key.id), lead.live).second) {
+  if (flights_.try_emplace(std::string_view(key.id), Flight{lead.live, stores}).second) {
     lead.cache_ = this;
     lead.id_ = key.id;
   }

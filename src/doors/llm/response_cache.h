@@ -135,7 +135,9 @@ class ResponseCache {
 
   // Joins the call in flight for `key`, reading on `executor`; `follower` null when there is
   // none or it has max_followers already. `finished`: its answer had already ended complete
-  // (the leader has not stored it yet): the request is served a stored answer, a hit.
+  // (the leader has not stored it yet): the request is served a stored answer, a hit. A
+  // finished call whose leader said no-store is not joined: its answer must not be served
+  // again, so the request makes its own call.
   struct Joined {
     std::unique_ptr<model_call::Follower> follower;
     bool finished = false;
@@ -161,10 +163,11 @@ class ResponseCache {
   };
   // Starts a call's answer for `key` (capped at max_entry_bytes; `stream`: the leader's client
   // asked for a stream, which sizes the recording's first block): registered for followers when
-  // `coalesce` and no call for the key is in flight, else private to its leader. The
+  // `coalesce` and no call for the key is in flight, else private to its leader (`stores`:
+  // whether EndLead may store it; a no-store lead's followers join only while it runs). The
   // registration views key.id: keep `key` alive and unchanged until EndLead (a move of it is
   // fine: the string's bytes stay where they are) or the Lead's end.
-  Lead StartLead(const cache::CacheKey& key, bool stream, bool coalesce);
+  Lead StartLead(const cache::CacheKey& key, bool stream, bool coalesce, bool stores = true);
   // The call of a Lead finished (or was given up): stores its answer under `key` when `end`
   // and the recording allow it (see the top of this file), and unregisters it. Exactly once
   // per Lead. True when the answer went into L1 (expiring at now_ms + end.ttl). The entry
@@ -197,10 +200,13 @@ class ResponseCache {
   cache::L1Cache l1_;
   const std::unique_ptr<SemanticIndex> semantic_;
   std::mutex mu_;
+  // A registered call: its answer, and whether its leader will store it (no-store: not).
+  struct Flight {
+    std::shared_ptr<model_call::LiveAnswer> live;
+    bool stores = true;
+  };
   // Guarded by mu_: the registered calls in flight, by key id (a view of the leader's key).
-  boost::unordered_flat_map<std::string_view, std::shared_ptr<model_call::LiveAnswer>,
-                            cache::IdHasher>
-      flights_;
+  boost::unordered_flat_map<std::string_view, Flight, cache::IdHasher> flights_;
   std::vector<std::unique_ptr<LlmCacheProbe>> probes_;
 };
 
