@@ -14,6 +14,9 @@
 //   sqlite/postgres    how the engine makes the role's object for one of its sessions, given
 //                      that session's connection and the StoreOps of the purposes (in their
 //                      order). May be empty for a role that only owns tables.
+//   portable           instead of those two: the role's object over an engine-neutral
+//                      SqlSession (sql_session.h), for a role whose statements both engines
+//                      accept; its folder then names no engine.
 //
 // Versions: each role is versioned on its own, from 1. Engine::Migrate applies the core role,
 // then every registered role in registration order, each step in its own transaction with its
@@ -45,6 +48,7 @@
 
 namespace turnpike::store {
 
+class SqlSession;
 namespace sqlite {
 class Database;
 }
@@ -78,6 +82,10 @@ struct RoleSpec {
   RoleSchema schema;
   std::function<std::unique_ptr<Role>(sqlite::Database&, RoleOps)> sqlite;
   std::function<std::unique_ptr<Role>(postgres::Connection&, RoleOps)> postgres;
+  // Or one factory for every engine: a role written once over the engine-neutral session
+  // (sql_session.h), which each engine makes over its connection; the feature's folder then
+  // names no engine. Used instead of (not with) the two above.
+  std::function<std::unique_ptr<Role>(std::unique_ptr<SqlSession>, RoleOps)> portable;
 };
 
 // An engine's AddRole (engine.h): checks `spec` against the roles registered before it (a

@@ -1,42 +1,13 @@
 // The role's statements are written once, with `?` parameters in order, and run on either
-// engine through SqlSession: the dialects agree on everything used here (RETURNING, ON CONFLICT
-// is not needed, LIMIT with a parameter). Values are bound typed, so SQLite compares integers
-// as integers.
+// engine through store::SqlSession (a portable role, store/role.h): the dialects agree on
+// everything used here (RETURNING, LIMIT with a parameter).
 #include "doors/agents/agent_store.h"
 
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <unordered_map>
-#include <variant>
-
-#include "store/postgres/pg.h"
-#include "store/sqlite/sqlite.h"
 
 namespace turnpike::agents {
-
-using SqlValue = std::variant<std::monostate, int64_t, std::string_view>;
-
-// A result's rows as text (NULL as empty, which no column here tells apart from "").
-struct SqlRows {
-  size_t columns = 0;
-  std::vector<std::string> cells;
-  size_t size() const { return columns == 0 ? 0 : cells.size() / columns; }
-  const std::string& Text(size_t row, size_t column) const { return cells[row * columns + column]; }
-  int64_t Int(size_t row, size_t column) const {
-    return std::strtoll(Text(row, column).c_str(), nullptr, 10);
-  }
-};
-
-class SqlSession {
- public:
-  virtual ~SqlSession() = default;
-  virtual Result<SqlRows> Run(std::string_view sql, std::initializer_list<SqlValue> params,
-                              bool write) = 0;
-  virtual Status Begin() = 0;
-  virtual Status Commit() = 0;
-  virtual void Rollback() = 0;
-};
 
 namespace {
 
@@ -152,92 +123,7 @@ constexpr std::string_view kSelectUnended =
 constexpr std::string_view kDeleteResponse =
     "DELETE FROM agent_responses WHERE id = ? RETURNING id";
 
-SqlValue Nullable(std::string_view text) { return text.empty() ? SqlValue{} : SqlValue{text}; }
-
-class SqliteSession final : public SqlSession {
- public:
-  SqliteSession(store::sqlite::Database& db, store::RoleOps ops)
-      : db_(db), read_(ops[0]), write_(ops[1]) {}
-
-  Result<SqlRows> Run(std::string_view sql, std::initializer_list<SqlValue> params,
-                      bool write) override {
-    Result<store::sqlite::Statement> q = db_.Prepare(sql, write ? write_ : read_);
-    if (!q.ok()) return q.error();
-    int i = 1;
-    for (const SqlValue& p : params) {
-      if (const int64_t* n = std::get_if<int64_t>(&p)) {
-        q->Bind(i, *n);
-      } else if (const std::string_view* t = std::get_if<std::string_view>(&p)) {
-        q->Bind(i, *t);
-      } else {
-        q->BindNull(i);
-      }
-      ++i;
-    }
-    SqlRows rows;
-    Result<bool> row = q->Step();
-    for (; row.ok() && row.value(); row = q->Step()) {
-      rows.columns = static_cast<size_t>(q->columns());
-      for (int c = 0; c < q->columns(); ++c) rows.cells.push_back(q->Text(c));
-    }
-    if (!row.ok()) return row.error();
-    return rows;
-  }
-  Status Begin() override { return db_.Begin(); }
-  Status Commit() override { return db_.Commit(); }
-  void Rollback() override { db_.Rollback(); }
-
- private:
-  store::sqlite::Database& db_;
-  const store::StoreOp read_;
-  const store::StoreOp write_;
-};
-
-class PostgresSession final : public SqlSession {
- public:
-  PostgresSession(store::postgres::Connection& db, store::RoleOps ops)
-      : db_(db), read_(ops[0]), write_(ops[1]) {}
-
-  Result<SqlRows> Run(std::string_view sql, std::initializer_list<SqlValue> params,
-                      bool write) override {
-    store::postgres::Params values;
-    for (const SqlValue& p : params) {
-      if (const int64_t* n = std::get_if<int64_t>(&p)) {
-        values.Add(*n);
-      } else if (const std::string_view* t = std::get_if<std::string_view>(&p)) {
-        values.Add(*t);
-      } else {
-        values.AddNull();
-      }
-    }
-    Result<store::postgres::Rows> rows = db_.Run(NumberedOnce(sql), values, write ? write_ : read_);
-    if (!rows.ok()) return rows.error();
-    SqlRows out;
-    out.columns = static_cast<size_t>(rows->columns());
-    for (int r = 0; r < rows->size(); ++r) {
-      for (int c = 0; c < rows->columns(); ++c) out.cells.push_back(rows->Text(r, c));
-    }
-    return out;
-  }
-  Status Begin() override { return db_.Script("BEGIN", store::StoreOp::kTransaction); }
-  Status Commit() override { return db_.Script("COMMIT", store::StoreOp::kTransaction); }
-  void Rollback() override { (void)db_.Script("ROLLBACK", store::StoreOp::kTransaction); }
-
- private:
-  // The statements are the constants above: numbered once per session, by address.
-  const std::string& NumberedOnce(std::string_view sql) {
-    auto [it, added] = numbered_.try_emplace(sql.data());
-    if (added) it->second = store::postgres::Numbered(sql);
-    return it->second;
-  }
-
-  store::postgres::Connection& db_;
-  const store::StoreOp read_;
-  const store::StoreOp write_;
-  std::unordered_map<const char*, std::string> numbered_;
-};
-
-Result<std::vector<Agent>> AgentsOf(const SqlRows& rows) {
+Result<std::vector<Agent>> AgentsOf(const store::SqlRows& rows) {
   std::vector<Agent> agents;
   for (size_t r = 0; r < rows.size(); ++r) {
     Result<Agent> agent = AgentFromStored(rows.Text(r, 0));
@@ -247,7 +133,7 @@ Result<std::vector<Agent>> AgentsOf(const SqlRows& rows) {
   return agents;
 }
 
-std::vector<ItemRow> ItemsOf(const SqlRows& rows) {
+std::vector<ItemRow> ItemsOf(const store::SqlRows& rows) {
   std::vector<ItemRow> items;
   items.reserve(rows.size());
   for (size_t r = 0; r < rows.size(); ++r) {
@@ -257,46 +143,31 @@ std::vector<ItemRow> ItemsOf(const SqlRows& rows) {
   return items;
 }
 
-Result<bool> Changed(Result<SqlRows> rows) {
+Result<bool> Changed(Result<store::SqlRows> rows) {
   if (!rows.ok()) return rows.error();
   return rows->size() > 0;
 }
 
-// Runs `body` between Begin and Commit; rolls back when it or the commit fails.
-template <typename T, typename Body>
-Result<T> InTransaction(SqlSession& sql, Body&& body) {
-  if (Status begun = sql.Begin(); !begun.ok()) return begun.error();
-  Result<T> done = body();
-  if (!done.ok()) {
-    sql.Rollback();
-    return done;
-  }
-  if (Status committed = sql.Commit(); !committed.ok()) {
-    sql.Rollback();
-    return committed.error();
-  }
-  return done;
-}
-
 }  // namespace
 
-AgentStore::AgentStore(std::unique_ptr<SqlSession> session) : sql_(std::move(session)) {}
+AgentStore::AgentStore(std::unique_ptr<store::SqlSession> session, store::RoleOps ops)
+    : sql_(std::move(session)), read_(ops[0]), write_(ops[1]) {}
 AgentStore::~AgentStore() = default;
 
 Status AgentStore::PutAgent(const Agent& agent) {
   const std::string spec = RenderAgent(agent);
-  Result<SqlRows> rows =
+  Result<store::SqlRows> rows =
       sql_->Run(kInsertAgent,
                 {std::string_view(agent.id), agent.version, std::string_view(agent.tenant),
                  std::string_view(spec), agent.updated_at},
-                true);
+                write_);
   if (!rows.ok()) return rows.error();
   return Ok{};
 }
 
 Result<std::optional<Agent>> AgentStore::GetAgent(std::string_view id, int64_t version) {
-  Result<SqlRows> rows = version == 0 ? sql_->Run(kLatestAgent, {id, id}, false)
-                                      : sql_->Run(kAgentVersion, {id, version}, false);
+  Result<store::SqlRows> rows = version == 0 ? sql_->Run(kLatestAgent, {id, id}, read_)
+                                             : sql_->Run(kAgentVersion, {id, version}, read_);
   if (!rows.ok()) return rows.error();
   Result<std::vector<Agent>> agents = AgentsOf(*rows);
   if (!agents.ok()) return agents.error();
@@ -305,22 +176,23 @@ Result<std::optional<Agent>> AgentStore::GetAgent(std::string_view id, int64_t v
 }
 
 Result<std::vector<Agent>> AgentStore::ListAgents(std::string_view tenant) {
-  Result<SqlRows> rows = sql_->Run(kListAgents, {tenant, tenant}, false);
+  Result<store::SqlRows> rows = sql_->Run(kListAgents, {tenant, tenant}, read_);
   if (!rows.ok()) return rows.error();
   return AgentsOf(*rows);
 }
 
 Result<bool> AgentStore::DeleteAgent(std::string_view id, int64_t now) {
-  return Changed(sql_->Run(kDeleteAgent, {now, id}, true));
+  return Changed(sql_->Run(kDeleteAgent, {now, id}, write_));
 }
 
 Status AgentStore::CreateConversation(const ConversationRow& row,
                                       const std::vector<NewItem>& items) {
-  Result<bool> done = InTransaction<bool>(*sql_, [&]() -> Result<bool> {
-    Result<SqlRows> inserted = sql_->Run(kInsertConversation,
-                                         {std::string_view(row.id), std::string_view(row.tenant),
-                                          std::string_view(row.metadata), row.created_at},
-                                         true);
+  Result<bool> done = store::InTransaction<bool>(*sql_, [&]() -> Result<bool> {
+    Result<store::SqlRows> inserted =
+        sql_->Run(kInsertConversation,
+                  {std::string_view(row.id), std::string_view(row.tenant),
+                   std::string_view(row.metadata), row.created_at},
+                  write_);
     if (!inserted.ok()) return inserted.error();
     Result<std::vector<ItemRow>> added = InsertItems(row.id, items, "", row.created_at);
     if (!added.ok()) return added.error();
@@ -331,7 +203,7 @@ Status AgentStore::CreateConversation(const ConversationRow& row,
 }
 
 Result<std::optional<ConversationRow>> AgentStore::GetConversation(std::string_view id) {
-  Result<SqlRows> rows = sql_->Run(kSelectConversation, {id}, false);
+  Result<store::SqlRows> rows = sql_->Run(kSelectConversation, {id}, read_);
   if (!rows.ok()) return rows.error();
   if (rows->size() == 0) return std::optional<ConversationRow>();
   return std::optional<ConversationRow>(
@@ -339,21 +211,21 @@ Result<std::optional<ConversationRow>> AgentStore::GetConversation(std::string_v
 }
 
 Result<bool> AgentStore::UpdateConversation(std::string_view id, std::string_view metadata) {
-  return Changed(sql_->Run(kUpdateConversation, {metadata, id}, true));
+  return Changed(sql_->Run(kUpdateConversation, {metadata, id}, write_));
 }
 
 Result<bool> AgentStore::DeleteConversation(std::string_view id) {
-  return InTransaction<bool>(*sql_, [&]() -> Result<bool> {
-    Result<SqlRows> items = sql_->Run(kDeleteItems, {id}, true);
+  return store::InTransaction<bool>(*sql_, [&]() -> Result<bool> {
+    Result<store::SqlRows> items = sql_->Run(kDeleteItems, {id}, write_);
     if (!items.ok()) return items.error();
-    return Changed(sql_->Run(kDeleteConversation, {id}, true));
+    return Changed(sql_->Run(kDeleteConversation, {id}, write_));
   });
 }
 
 Result<ItemPage> AgentStore::ListItems(std::string_view conversation, std::string_view after,
                                        int64_t limit, bool descending) {
-  Result<SqlRows> rows = sql_->Run(descending ? kItemsDescending : kItemsAscending,
-                                   {conversation, after, after, limit + 1}, false);
+  Result<store::SqlRows> rows = sql_->Run(descending ? kItemsDescending : kItemsAscending,
+                                          {conversation, after, after, limit + 1}, read_);
   if (!rows.ok()) return rows.error();
   ItemPage page;
   page.items = ItemsOf(*rows);
@@ -370,11 +242,11 @@ Result<std::vector<ItemRow>> AgentStore::InsertItems(std::string_view conversati
   std::vector<ItemRow> added;
   added.reserve(items.size());
   for (const NewItem& item : items) {
-    Result<SqlRows> rows =
+    Result<store::SqlRows> rows =
         sql_->Run(kInsertItem,
                   {conversation, std::string_view(item.id), std::string_view(item.json),
-                   Nullable(response_id), now, conversation},
-                  true);
+                   store::NullIfEmpty(response_id), now, conversation},
+                  write_);
     if (!rows.ok()) return rows.error();
     added.push_back({rows->size() > 0 ? rows->Int(0, 0) : 0, item.id, item.json,
                      std::string(response_id), now});
@@ -385,13 +257,13 @@ Result<std::vector<ItemRow>> AgentStore::InsertItems(std::string_view conversati
 Result<std::vector<ItemRow>> AgentStore::AppendItems(std::string_view conversation,
                                                      const std::vector<NewItem>& items,
                                                      int64_t now) {
-  return InTransaction<std::vector<ItemRow>>(
+  return store::InTransaction<std::vector<ItemRow>>(
       *sql_, [&] { return InsertItems(conversation, items, "", now); });
 }
 
 Result<std::optional<ItemRow>> AgentStore::GetItem(std::string_view conversation,
                                                    std::string_view id) {
-  Result<SqlRows> rows = sql_->Run(kSelectItem, {conversation, id}, false);
+  Result<store::SqlRows> rows = sql_->Run(kSelectItem, {conversation, id}, read_);
   if (!rows.ok()) return rows.error();
   std::vector<ItemRow> items = ItemsOf(*rows);
   if (items.empty()) return std::optional<ItemRow>();
@@ -399,11 +271,11 @@ Result<std::optional<ItemRow>> AgentStore::GetItem(std::string_view conversation
 }
 
 Result<bool> AgentStore::DeleteItem(std::string_view conversation, std::string_view id) {
-  return Changed(sql_->Run(kDeleteItem, {conversation, id}, true));
+  return Changed(sql_->Run(kDeleteItem, {conversation, id}, write_));
 }
 
 Result<std::vector<ItemRow>> AgentStore::LastItems(std::string_view conversation, int64_t count) {
-  Result<SqlRows> rows = sql_->Run(kItemsDescending, {conversation, "", "", count}, false);
+  Result<store::SqlRows> rows = sql_->Run(kItemsDescending, {conversation, "", "", count}, read_);
   if (!rows.ok()) return rows.error();
   std::vector<ItemRow> items = ItemsOf(*rows);
   std::reverse(items.begin(), items.end());
@@ -411,7 +283,7 @@ Result<std::vector<ItemRow>> AgentStore::LastItems(std::string_view conversation
 }
 
 Result<std::vector<ItemRow>> AgentStore::SaveTurn(const TurnWrite& turn) {
-  return InTransaction<std::vector<ItemRow>>(*sql_, [&]() -> Result<std::vector<ItemRow>> {
+  return store::InTransaction<std::vector<ItemRow>>(*sql_, [&]() -> Result<std::vector<ItemRow>> {
     std::vector<ItemRow> added;
     const std::string_view response_id = turn.response ? turn.response->id : std::string_view();
     if (!turn.conversation_id.empty()) {
@@ -422,22 +294,22 @@ Result<std::vector<ItemRow>> AgentStore::SaveTurn(const TurnWrite& turn) {
     }
     if (turn.response && turn.update_response) {
       const ResponseRow& r = *turn.response;
-      Result<SqlRows> rows =
-          sql_->Run(kUpdateResponse,
-                    {std::string_view(r.status), std::string_view(r.body),
-                     std::string_view(r.context), Nullable(r.events), std::string_view(r.id)},
-                    true);
+      Result<store::SqlRows> rows = sql_->Run(
+          kUpdateResponse,
+          {std::string_view(r.status), std::string_view(r.body), std::string_view(r.context),
+           store::NullIfEmpty(r.events), std::string_view(r.id)},
+          write_);
       if (!rows.ok()) return rows.error();
       if (rows->size() == 0) return Error{ErrorCode::kNotFound, "the response is gone", ""};
     } else if (turn.response) {
       const ResponseRow& r = *turn.response;
-      Result<SqlRows> rows = sql_->Run(
+      Result<store::SqlRows> rows = sql_->Run(
           kInsertResponse,
-          {std::string_view(r.id), std::string_view(r.tenant), Nullable(r.conversation_id),
-           std::string_view(r.agent_id), r.agent_version, std::string_view(r.status),
-           std::string_view(r.body), std::string_view(r.input_items), std::string_view(r.context),
-           Nullable(r.previous_response_id), r.created_at},
-          true);
+          {std::string_view(r.id), std::string_view(r.tenant),
+           store::NullIfEmpty(r.conversation_id), std::string_view(r.agent_id), r.agent_version,
+           std::string_view(r.status), std::string_view(r.body), std::string_view(r.input_items),
+           std::string_view(r.context), store::NullIfEmpty(r.previous_response_id), r.created_at},
+          write_);
       if (!rows.ok()) return rows.error();
     }
     return added;
@@ -445,35 +317,35 @@ Result<std::vector<ItemRow>> AgentStore::SaveTurn(const TurnWrite& turn) {
 }
 
 Result<std::optional<ResponseRow>> AgentStore::GetResponse(std::string_view id) {
-  Result<SqlRows> rows = sql_->Run(kSelectResponse, {id}, false);
+  Result<store::SqlRows> rows = sql_->Run(kSelectResponse, {id}, read_);
   if (!rows.ok()) return rows.error();
   if (rows->size() == 0) return std::optional<ResponseRow>();
-  const SqlRows& q = *rows;
+  const store::SqlRows& q = *rows;
   return std::optional<ResponseRow>(
       ResponseRow{q.Text(0, 0), q.Text(0, 1), q.Text(0, 2), q.Text(0, 3), q.Int(0, 4), q.Text(0, 5),
                   q.Text(0, 6), q.Text(0, 7), q.Text(0, 8), q.Text(0, 9), q.Int(0, 10)});
 }
 
 Result<std::optional<StoredStream>> AgentStore::GetResponseEvents(std::string_view id) {
-  Result<SqlRows> rows = sql_->Run(kSelectResponseEvents, {id}, false);
+  Result<store::SqlRows> rows = sql_->Run(kSelectResponseEvents, {id}, read_);
   if (!rows.ok()) return rows.error();
   if (rows->size() == 0) return std::optional<StoredStream>();
-  const SqlRows& q = *rows;
+  const store::SqlRows& q = *rows;
   return std::optional<StoredStream>(StoredStream{q.Text(0, 0), q.Text(0, 1), q.Text(0, 2)});
 }
 
 Result<int64_t> AgentStore::FailUnended(const std::function<std::string(std::string_view)>& fail) {
-  return InTransaction<int64_t>(*sql_, [&]() -> Result<int64_t> {
-    Result<SqlRows> rows = sql_->Run(kSelectUnended, {}, false);
+  return store::InTransaction<int64_t>(*sql_, [&]() -> Result<int64_t> {
+    Result<store::SqlRows> rows = sql_->Run(kSelectUnended, {}, read_);
     if (!rows.ok()) return rows.error();
-    const SqlRows& q = *rows;
+    const store::SqlRows& q = *rows;
     for (size_t i = 0; i < q.size(); ++i) {
       const std::string body = fail(q.Text(i, 1));
-      Result<SqlRows> updated =
+      Result<store::SqlRows> updated =
           sql_->Run(kUpdateResponse,
                     {std::string_view("failed"), std::string_view(body),
-                     std::string_view(q.Text(i, 2)), SqlValue{}, std::string_view(q.Text(i, 0))},
-                    true);
+                     std::string_view(q.Text(i, 2)), store::SqlValue{}, std::string_view(q.Text(i, 0))},
+                    write_);
       if (!updated.ok()) return updated.error();
     }
     return static_cast<int64_t>(q.size());
@@ -481,19 +353,15 @@ Result<int64_t> AgentStore::FailUnended(const std::function<std::string(std::str
 }
 
 Result<bool> AgentStore::DeleteResponse(std::string_view id) {
-  return Changed(sql_->Run(kDeleteResponse, {id}, true));
+  return Changed(sql_->Run(kDeleteResponse, {id}, write_));
 }
 
 store::RoleSpec AgentsRole() {
   store::RoleSpec spec;
   spec.schema = {"agents", {kSqlite, {}}, {kPostgres, {}}, kPurposes};
-  spec.sqlite = [](store::sqlite::Database& db,
-                   store::RoleOps ops) -> std::unique_ptr<store::Role> {
-    return std::make_unique<AgentStore>(std::make_unique<SqliteSession>(db, ops));
-  };
-  spec.postgres = [](store::postgres::Connection& db,
+  spec.portable = [](std::unique_ptr<store::SqlSession> session,
                      store::RoleOps ops) -> std::unique_ptr<store::Role> {
-    return std::make_unique<AgentStore>(std::make_unique<PostgresSession>(db, ops));
+    return std::make_unique<AgentStore>(std::move(session), ops);
   };
   return spec;
 }

@@ -1,6 +1,6 @@
 // The agent door's store role ("agents", store/role.h): agents (a row per version),
 // conversations, their items, and stored responses, on both engines from one set of statements
-// (agent_store.cc: `?` parameters in order, numbered for PostgreSQL), with the purposes
+// (a portable role over store::SqlSession: `?` parameters in order), with the purposes
 // agent_read and agent_write counted in turnpike_store_statements_total{op}.
 //
 // Tables (times are unix seconds; JSON is kept as text):
@@ -39,6 +39,7 @@
 #include "common/result.h"
 #include "doors/agents/agent.h"
 #include "store/role.h"
+#include "store/sql_session.h"
 
 namespace turnpike::agents {
 
@@ -100,12 +101,9 @@ struct TurnWrite {
   int64_t now = 0;
 };
 
-// The engine-neutral session the role's statements run on (one per engine session).
-class SqlSession;
-
 class AgentStore final : public store::Role {
  public:
-  explicit AgentStore(std::unique_ptr<SqlSession> session);
+  AgentStore(std::unique_ptr<store::SqlSession> session, store::RoleOps ops);
   ~AgentStore() override;
 
   Status PutAgent(const Agent& agent);
@@ -145,7 +143,9 @@ class AgentStore final : public store::Role {
                                            const std::vector<NewItem>& items,
                                            std::string_view response_id, int64_t now);
 
-  std::unique_ptr<SqlSession> sql_;
+  std::unique_ptr<store::SqlSession> sql_;
+  const store::StoreOp read_;   // agent_read
+  const store::StoreOp write_;  // agent_write
 };
 
 // The role as app/ registers it.

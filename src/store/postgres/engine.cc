@@ -1,6 +1,7 @@
 #include "store/postgres/engine.h"
 
 #include "store/postgres/migrations.h"
+#include "store/postgres/sql_session.h"
 
 namespace turnpike::store::postgres {
 namespace {
@@ -83,9 +84,18 @@ Status PostgresEngine::AddRole(const RoleSpec& spec) {
   Result<std::vector<StoreOp>> ops = CheckRole(spec, spec.schema.postgres, roles_, *counts_);
   if (!ops.ok()) return ops.error();
   roles_.push_back(spec.schema);
-  if (!spec.postgres) return Ok{};
-  AdoptRole(spec.postgres(db_, ops.value()));
-  for (auto& session : sessions_) session->Adopt(spec.postgres(session->connection(), ops.value()));
+  if (spec.postgres) {
+    AdoptRole(spec.postgres(db_, ops.value()));
+    for (auto& session : sessions_) {
+      session->Adopt(spec.postgres(session->connection(), ops.value()));
+    }
+  }
+  if (spec.portable) {
+    AdoptRole(spec.portable(MakeSqlSession(db_), ops.value()));
+    for (auto& session : sessions_) {
+      session->Adopt(spec.portable(MakeSqlSession(session->connection()), ops.value()));
+    }
+  }
   return Ok{};
 }
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "store/sqlite/migrations.h"
+#include "store/sqlite/sql_session.h"
 
 namespace turnpike::store::sqlite {
 
@@ -39,6 +40,7 @@ Status SqliteEngine::AddRole(const RoleSpec& spec) {
   if (!ops.ok()) return ops.error();
   roles_.push_back(spec.schema);
   if (spec.sqlite) AdoptRole(spec.sqlite(*db_, ops.value()));
+  if (spec.portable) AdoptRole(spec.portable(MakeSqlSession(*db_), ops.value()));
   return Ok{};
 }
 
