@@ -306,6 +306,15 @@ describe('memory and guard', () => {
     });
     assert.equal(third.output_text,
       `system: Be brief. | user: who am I? | assistant: ${second.output_text} | user: and now?`);
+    // previous_response_id naming a conversation's turn: the conversation through that turn
+    // (stored by reference), not the turn after it.
+    const branch = await g.client.responses.create({ model, previous_response_id: second.id, input: 'branch' });
+    assert.equal(branch.output_text,
+      `system: Be brief. | user: my name is Ann | assistant: ${first.output_text} | user: who am I? | `
+      + `assistant: ${second.output_text} | user: branch`);
+    // And a stateless chain continues from that one's context, input and output.
+    const chained = await g.client.responses.create({ model, previous_response_id: branch.id, input: 'end' });
+    assert.ok(chained.output_text.endsWith(`user: branch | assistant: ${branch.output_text} | user: end`));
   });
 
   test('the guard replaces a URL whose host is neither allowed nor in the context', async () => {

@@ -110,6 +110,12 @@ constexpr std::string_view kInsertResponse =
 constexpr std::string_view kSelectResponse =
     "SELECT id, tenant_id, conversation_id, agent_id, agent_version, status, body, input_items, "
     "context, previous_response_id, created_at FROM agent_responses WHERE id = ?";
+// conversation, conversation, response_id, limit -> item: the conversation's last items through
+// the response's own, newest first.
+constexpr std::string_view kItemsThrough =
+    "SELECT item FROM conversation_items WHERE conversation_id = ? AND seq <= "
+    "(SELECT MAX(seq) FROM conversation_items WHERE conversation_id = ? AND response_id = ?) "
+    "ORDER BY seq DESC LIMIT ?";
 // status, body, context, events, id -> id (a background turn's end; an orphan's failure).
 constexpr std::string_view kUpdateResponse =
     "UPDATE agent_responses SET status = ?, body = ?, context = ?, events = ? WHERE id = ? "
@@ -326,6 +332,27 @@ Result<std::optional<ResponseRow>> AgentStore::GetResponse(std::string_view id) 
                   q.Text(0, 6), q.Text(0, 7), q.Text(0, 8), q.Text(0, 9), q.Int(0, 10)});
 }
 
+Result<std::optional<ResponseRow>> AgentStore::GetResponseContext(std::string_view id,
+                                                                  int64_t count) {
+  Result<std::optional<ResponseRow>> row = GetResponse(id);
+  if (!row.ok() || !row.value() || !(*row)->context.empty() || (*row)->conversation_id.empty()) {
+    return row;
+  }
+  ResponseRow& r = **row;
+  Result<store::SqlRows> items =
+      sql_->Run(kItemsThrough,
+                {std::string_view(r.conversation_id), std::string_view(r.conversation_id),
+                 std::string_view(r.id), count},
+                read_);
+  if (!items.ok()) return items.error();
+  r.context = "[";
+  for (size_t i = items->size(); i-- > 0;) {
+    r.context.append(r.context.size() > 1 ? "," : "").append(items->Text(i, 0));
+  }
+  r.context += "]";
+  return row;
+}
+
 Result<std::optional<StoredStream>> AgentStore::GetResponseEvents(std::string_view id) {
   Result<store::SqlRows> rows = sql_->Run(kSelectResponseEvents, {id}, read_);
   if (!rows.ok()) return rows.error();
@@ -341,11 +368,11 @@ Result<int64_t> AgentStore::FailUnended(const std::function<std::string(std::str
     const store::SqlRows& q = *rows;
     for (size_t i = 0; i < q.size(); ++i) {
       const std::string body = fail(q.Text(i, 1));
-      Result<store::SqlRows> updated =
-          sql_->Run(kUpdateResponse,
-                    {std::string_view("failed"), std::string_view(body),
-                     std::string_view(q.Text(i, 2)), store::SqlValue{}, std::string_view(q.Text(i, 0))},
-                    write_);
+      Result<store::SqlRows> updated = sql_->Run(
+          kUpdateResponse,
+          {std::string_view("failed"), std::string_view(body), std::string_view(q.Text(i, 2)),
+           store::SqlValue{}, std::string_view(q.Text(i, 0))},
+          write_);
       if (!updated.ok()) return updated.error();
     }
     return static_cast<int64_t>(q.size());

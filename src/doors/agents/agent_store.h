@@ -12,7 +12,9 @@
 //   agent_responses      id -> tenant_id, conversation_id, agent_id, agent_version, status,
 //                        body (the response object), input_items (JSON array), context (JSON
 //                        array: the items the turn was given plus its input and output, which a
-//                        turn continuing it by previous_response_id starts from),
+//                        turn continuing it by previous_response_id starts from; "" for a
+//                        conversation's turn that kept its items: the conversation's items
+//                        through its own, read by GetResponseContext),
 //                        previous_response_id, created_at, events (a background turn's SSE
 //                        events once it ended, for resuming its stream; NULL otherwise)
 //
@@ -131,6 +133,9 @@ class AgentStore final : public store::Role {
   // The turn's items and response; the items' rows (with their seq) in order.
   Result<std::vector<ItemRow>> SaveTurn(const TurnWrite& turn);
   Result<std::optional<ResponseRow>> GetResponse(std::string_view id);
+  // The same, its context filled in when it is a reference (the last `count` items through
+  // its own): one statement more then.
+  Result<std::optional<ResponseRow>> GetResponseContext(std::string_view id, int64_t count);
   Result<bool> DeleteResponse(std::string_view id);
   Result<std::optional<StoredStream>> GetResponseEvents(std::string_view id);
   // Every response still queued or in progress becomes failed, its body what `fail` makes of

@@ -9,13 +9,15 @@
 //
 // A conversation's memory here is the tail of its items, oldest first, parsed; `complete`
 // when it holds every item the conversation has, else the last `limit` only (a turn whose
-// window is larger reads the store).
+// window is larger reads the store). A turn keeps at most twice its window (the cost of the
+// next turn's copy of the list stays bounded).
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/json/array.hpp>
+#include <boost/json/value.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -64,11 +66,19 @@ class AgentCache {
   std::array<Shard, kShards> shards_;
 };
 
+// One item of a conversation's memory: its text as stored, and parsed once when it was read or
+// written. Immutable and shared: the memory a turn leaves behind shares every item with the one
+// it found, so a turn's cost does not grow with its conversation.
+struct MemoryItem {
+  std::string text;
+  boost::json::value value;
+};
+
 struct Memory {
   std::string tenant;
-  boost::json::array items;  // oldest first
+  std::vector<std::shared_ptr<const MemoryItem>> items;  // oldest first
   bool complete = false;
-  int64_t limit = 0;  // when not complete: how many were read
+  int64_t limit = 0;  // when not complete: how many it holds
 };
 
 // A turn's control, shared by its worker and whoever cancels it (the cancel route, a deleted

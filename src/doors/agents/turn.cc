@@ -98,9 +98,10 @@ Result<TurnFields> ReadFields(const json::object& body, std::string_view model) 
   return f;
 }
 
-// The agent's window of `items`: its last `history_items`, fewer when their estimated tokens
-// (bytes / 4) pass `history_tokens`; never starting with a tool output whose call was cut.
-json::array Window(const Agent& agent, const json::array& items) {
+// Where the agent's window of `items` starts: its last `history_items`, fewer when their
+// estimated tokens (bytes / 4) pass `history_tokens`; never at a tool output whose call was cut.
+size_t WindowStart(const Agent& agent,
+                   const std::vector<std::shared_ptr<const MemoryItem>>& items) {
   size_t first = items.size() > static_cast<size_t>(agent.history_items)
                      ? items.size() - static_cast<size_t>(agent.history_items)
                      : 0;
@@ -108,18 +109,31 @@ json::array Window(const Agent& agent, const json::array& items) {
     int64_t bytes = 0;
     size_t keep = items.size();
     while (keep > first) {
-      bytes += static_cast<int64_t>(json::serialize(items[keep - 1]).size());
+      bytes += static_cast<int64_t>(items[keep - 1]->text.size());
       if (bytes / 4 > *agent.history_tokens) break;
       --keep;
     }
     first = keep;
   }
   while (first < items.size()) {
-    const json::value* type = items[first].as_object().if_contains("type");
+    const json::object* item = items[first]->value.if_object();
+    const json::value* type = item != nullptr ? item->if_contains("type") : nullptr;
     if (type == nullptr || !type->is_string() || type->as_string() != "function_call_output") break;
     ++first;
   }
-  return json::array(items.begin() + static_cast<std::ptrdiff_t>(first), items.end());
+  return first;
+}
+
+// A stored context (a JSON array's text) as memory items.
+std::vector<std::shared_ptr<const MemoryItem>> ItemsOf(json::array context) {
+  std::vector<std::shared_ptr<const MemoryItem>> items;
+  items.reserve(context.size());
+  for (json::value& value : context) {
+    std::string text = json::serialize(value);
+    items.push_back(
+        std::make_shared<const MemoryItem>(MemoryItem{std::move(text), std::move(value)}));
+  }
+  return items;
 }
 
 }  // namespace
@@ -215,25 +229,32 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
     } else {
       turn.holds_slot = true;
       turn.memory = std::move(*memory);
-      turn.context = Window(agent, turn.memory->items);
+      const std::vector<std::shared_ptr<const MemoryItem>>& items = turn.memory->items;
+      turn.context.assign(items.begin() + static_cast<std::ptrdiff_t>(WindowStart(agent, items)),
+                          items.end());
     }
   } else if (!refusal && !turn.fields.previous_response_id.empty()) {
     const std::string id = turn.fields.previous_response_id;
-    auto get = [id](AgentStore& s) { return s.GetResponse(id); };
+    const int64_t window = agent.history_items;
+    auto get = [id, window](AgentStore& s) { return s.GetResponseContext(id, window); };
     Result<std::optional<ResponseRow>> previous =
         co_await WithAgentStore<std::optional<ResponseRow>>(context_.store, std::move(get),
                                                             store::JobLane::kRead);
-    if (!previous.ok())
+    if (!previous.ok()) {
       refusal = previous.error();
-    else if (!previous.value() || (*previous)->tenant != tenant)
+    } else if (!previous.value() || (*previous)->tenant != tenant) {
       refusal = Error{ErrorCode::kNotFound, "Previous response with id '" + id + "' not found.",
                       "previous_response_id"};
-    else
-      turn.context = Window(agent, json::parse((*previous)->context).as_array());
+    } else {
+      std::vector<std::shared_ptr<const MemoryItem>> items =
+          ItemsOf(json::parse((*previous)->context).as_array());
+      turn.context.assign(items.begin() + static_cast<std::ptrdiff_t>(WindowStart(agent, items)),
+                          items.end());
+    }
   }
 
   // The Responses request the agent makes of its model, and its pivot.
-  json::object request;
+  json::object& request = turn.request;
   const model_call::ModelEntry* entry = context_.routes.Find(agent.model);
   std::optional<int64_t> cap = agent.max_output_tokens;
   if (turn.fields.max_output_tokens && (!cap || *turn.fields.max_output_tokens < *cap)) {
@@ -252,7 +273,9 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
     }
     request["model"] = agent.model;
     if (!agent.instructions.empty()) request["instructions"] = agent.instructions;
-    json::array input = turn.context;
+    json::array input(request.storage());
+    input.reserve(turn.context.size() + turn.input.size());
+    for (const std::shared_ptr<const MemoryItem>& item : turn.context) input.push_back(item->value);
     for (const NewItem& item : turn.input) input.push_back(json::parse(item.json));
     request["input"] = std::move(input);
     if (!tools.as_array().empty()) request["tools"] = tools;
@@ -268,7 +291,13 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
   if (!refusal) {
     ctx.model_slot = entry->index;
     ctx.billing.model = agent.model;
-    ctx.billing.prompt_bytes = static_cast<int64_t>(json::serialize(request["input"]).size());
+    int64_t prompt_bytes = 2;  // the input array's text, as the items' texts add up
+    for (const std::shared_ptr<const MemoryItem>& item : turn.context) {
+      prompt_bytes += static_cast<int64_t>(item->text.size()) + 1;
+    }
+    for (const NewItem& item : turn.input)
+      prompt_bytes += static_cast<int64_t>(item.json.size()) + 1;
+    ctx.billing.prompt_bytes = prompt_bytes;
     ctx.billing.max_tokens = cap;
   }
   bool chain_ran = false;
@@ -292,7 +321,6 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
   turn.tenant = tenant;
   turn.response_id = response_id;
   turn.model_name = handed.key;
-  turn.request = std::move(request);
   turn.pivot = std::move(*pivot);
   turn.entry = entry;
   if (turn.fields.background) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <boost/json/array.hpp>
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <cstdint>
@@ -46,14 +47,19 @@ struct AgentDoor::Turn {
   TurnFields fields;
   std::shared_ptr<const Agent> agent;
   std::shared_ptr<const Memory> memory;  // the conversation's, when in one
-  boost::json::array context;            // the items the model is given before the input
+  // The items the model is given before the input: the memory's window, or the previous
+  // response's context.
+  std::vector<std::shared_ptr<const MemoryItem>> context;
   std::vector<NewItem> input;
   bool holds_slot = false;
   std::string tenant;
   std::string response_id;
-  std::string model_name;       // as the client named it ("agent:<id>[@<version>]")
-  boost::json::object request;  // the Responses request the agent makes of its model
-  boost::json::object pivot;    // its pivot
+  std::string model_name;  // as the client named it ("agent:<id>[@<version>]")
+  // The Responses request the agent makes of its model, in memory of its own: it copies the
+  // memory's window, which is freed at once with the turn.
+  boost::json::monotonic_resource request_memory;
+  boost::json::object request{boost::json::storage_ptr(&request_memory)};
+  boost::json::object pivot;  // its pivot
   const model_call::ModelEntry* entry = nullptr;
 
   // Running (turn_run.cc OpenTurn).
@@ -73,6 +79,10 @@ struct AgentDoor::Turn {
 
   // What the guard replaced, into the response's metadata before its last snapshot.
   void ReportGuard();
+  // JSON arrays' texts, for its response row: the input items; the context it was given, its
+  // input and `output` (what a turn naming it as previous_response_id is given).
+  std::string InputText() const;
+  std::string ContextText(const std::vector<std::string>& output) const;
 };
 
 }  // namespace turnpike::agents

@@ -31,6 +31,33 @@ namespace net = boost::asio;
 namespace json = boost::json;
 namespace responses = providers::openai_responses;
 
+namespace {
+
+// `memory` with `added` after it, sharing its items; at most twice `window` items are kept.
+std::shared_ptr<const Memory> Remembered(const Memory& memory, const std::vector<NewItem>& added,
+                                         int64_t window) {
+  auto next = std::make_shared<Memory>();
+  next->tenant = memory.tenant;
+  const size_t total = memory.items.size() + added.size();
+  const size_t cap = static_cast<size_t>(std::max<int64_t>(window, 1)) * 2;
+  const size_t drop = total > cap ? total - cap : 0;
+  next->items.reserve(total - drop);
+  for (size_t i = std::min(drop, memory.items.size()); i < memory.items.size(); ++i) {
+    next->items.push_back(memory.items[i]);
+  }
+  for (size_t i = drop > memory.items.size() ? drop - memory.items.size() : 0; i < added.size();
+       ++i) {
+    json::value value = json::parse(added[i].json);
+    next->items.push_back(
+        std::make_shared<const MemoryItem>(MemoryItem{added[i].json, std::move(value)}));
+  }
+  next->complete = memory.complete && drop == 0;
+  next->limit = static_cast<int64_t>(next->items.size());
+  return next;
+}
+
+}  // namespace
+
 void AgentDoor::Turn::ReportGuard() {
   if (report.replacements == 0) return;
   json::object metadata =
@@ -41,6 +68,23 @@ void AgentDoor::Turn::ReportGuard() {
   metadata["turnpike_guard_hosts"] = hosts;
   echo["metadata"] = std::move(metadata);
   encoder->set_echo(responses::EchoMembers(echo));
+}
+
+std::string AgentDoor::Turn::InputText() const {
+  std::string text = "[";
+  for (const NewItem& item : input) text.append(text.size() > 1 ? "," : "").append(item.json);
+  return text += "]";
+}
+
+std::string AgentDoor::Turn::ContextText(const std::vector<std::string>& output) const {
+  std::string text = "[";
+  auto add = [&text](std::string_view item) {
+    text.append(text.size() > 1 ? "," : "").append(item);
+  };
+  for (const std::shared_ptr<const MemoryItem>& item : context) add(item->text);
+  for (const NewItem& item : input) add(item.json);
+  for (const std::string& item : output) add(item);
+  return text += "]";
 }
 
 net::awaitable<bool> AgentDoor::OpenTurn(Turn& turn, http::Exchange* exchange) {
@@ -108,12 +152,8 @@ net::awaitable<void> AgentDoor::StartBackground(std::unique_ptr<Turn> owned,
   row.agent_version = turn.agent->version;
   row.status = std::string(responses::StatusName(turn.encoder->status()));
   turn.encoder->AppendResponseObject(row.body);
-  json::array input_items;
-  for (const NewItem& item : turn.input) input_items.push_back(json::parse(item.json));
-  row.input_items = json::serialize(input_items);
-  json::array context = turn.context;
-  for (json::value& item : input_items) context.push_back(std::move(item));
-  row.context = json::serialize(context);
+  row.input_items = turn.InputText();
+  row.context = turn.ContextText({});
   row.previous_response_id = turn.fields.previous_response_id;
   row.created_at = UnixSeconds();
   std::string body = row.body;
@@ -213,7 +253,7 @@ net::awaitable<void> AgentDoor::RunTurn(std::unique_ptr<Turn> owned, http::Excha
   write.now = UnixSeconds();
   write.conversation_id = turn.fields.conversation;
   const bool keeps = encoder.status() != responses::ResponseStatus::kFailed;
-  json::array output;
+  std::vector<std::string> output;
   if (keeps) {
     write.items = turn.input;
     for (const responses::OutputItem& item : encoder.items()) {
@@ -222,7 +262,7 @@ net::awaitable<void> AgentDoor::RunTurn(std::unique_ptr<Turn> owned, http::Excha
                        !item.is_reasoning;
       responses::AppendItem(text, item, cut ? "incomplete" : "completed");
       write.items.push_back({std::string(item.id), text});
-      output.push_back(json::parse(text));
+      output.push_back(std::move(text));
     }
   } else {
     write.conversation_id.clear();
@@ -236,13 +276,10 @@ net::awaitable<void> AgentDoor::RunTurn(std::unique_ptr<Turn> owned, http::Excha
     row.agent_version = turn.agent->version;
     row.status = std::string(responses::StatusName(encoder.status()));
     row.body = body;
-    json::array input_items;
-    for (const NewItem& item : turn.input) input_items.push_back(json::parse(item.json));
-    row.input_items = json::serialize(input_items);
-    json::array context = turn.context;
-    for (json::value& item : input_items) context.push_back(std::move(item));
-    for (const json::value& item : output) context.push_back(item);
-    row.context = json::serialize(context);
+    row.input_items = turn.InputText();
+    // A conversation's turn that kept its items stores its context by reference: the
+    // conversation's items through its own (AgentStore::GetResponseContext).
+    row.context = write.conversation_id.empty() ? turn.ContextText(output) : std::string();
     row.previous_response_id = turn.fields.previous_response_id;
     row.created_at = write.now;
     // A background turn's whole stream: what is logged, and the held terminal events.
@@ -261,10 +298,9 @@ net::awaitable<void> AgentDoor::RunTurn(std::unique_ptr<Turn> owned, http::Excha
       if (!ctx.error) ctx.error = saved.error().code;
       if (turn.holds_slot) shared_.conversations.Evict(turn.fields.conversation);
     } else if (turn.holds_slot && !write.items.empty()) {
-      auto memory = std::make_shared<Memory>(*turn.memory);
-      for (const NewItem& item : write.items) memory->items.push_back(json::parse(item.json));
-      shared_.conversations.PutMemory(turn.fields.conversation, std::move(memory),
-                                      SteadyClock::now());
+      shared_.conversations.PutMemory(
+          turn.fields.conversation,
+          Remembered(*turn.memory, write.items, turn.agent->history_items), SteadyClock::now());
     }
   }
   if (turn.holds_slot) shared_.conversations.Release(turn.fields.conversation);

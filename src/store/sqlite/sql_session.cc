@@ -1,5 +1,8 @@
 #include "store/sqlite/sql_session.h"
 
+#include <map>
+#include <utility>
+
 namespace turnpike::store::sqlite {
 namespace {
 
@@ -9,14 +12,17 @@ class SqliteSession final : public SqlSession {
 
   Result<SqlRows> Run(std::string_view sql, std::initializer_list<SqlValue> params,
                       StoreOp op) override {
-    Result<Statement> q = db_.Prepare(sql, op);
-    if (!q.ok()) return q.error();
+    // Prepared once per text (by its address: SqlSession::Run's `sql` is a constant) and op.
+    std::unique_ptr<Statement>& slot = statements_[{sql.data(), op}];
+    Result<Statement*> cached = db_.Cached(slot, sql, op);
+    if (!cached.ok()) return cached.error();
+    Statement* q = cached.value();
     int i = 1;
     for (const SqlValue& p : params) {
       if (const int64_t* n = std::get_if<int64_t>(&p)) {
         q->Bind(i, *n);
       } else if (const std::string_view* t = std::get_if<std::string_view>(&p)) {
-        q->Bind(i, *t);
+        q->BindView(i, *t);  // the caller's values outlive the Run
       } else {
         q->BindNull(i);
       }
@@ -28,6 +34,7 @@ class SqliteSession final : public SqlSession {
       rows.columns = static_cast<size_t>(q->columns());
       for (int c = 0; c < q->columns(); ++c) rows.cells.push_back(q->Text(c));
     }
+    q->Reset();  // unbinds: nothing dangles into the next Run
     if (!row.ok()) return row.error();
     return rows;
   }
@@ -37,6 +44,7 @@ class SqliteSession final : public SqlSession {
 
  private:
   Database& db_;
+  std::map<std::pair<const char*, StoreOp>, std::unique_ptr<Statement>> statements_;
 };
 
 }  // namespace

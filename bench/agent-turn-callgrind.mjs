@@ -1,0 +1,87 @@
+// Instructions per agent turn against plain streamed calls, counted with callgrind (repeatable
+// whatever else runs on the machine), split by thread: the workers (the request path) and the
+// store thread (each turn's transaction; the call log). One replica (SQLite, governance on,
+// 2 workers) over the mock provider (--tokens 16); C conversations in parallel.
+//
+// Four loads, each warmed (5 requests per loop) before instrumentation is switched on:
+//   plain   POST /v1/chat/completions, one user message, streamed
+//   presp   POST /v1/responses on the plain model, one input string, streamed
+//   phist   POST /v1/chat/completions carrying a 51-message history (what a client without
+//           agents sends to continue a conversation as long as a turn's window), streamed
+//   turn    POST /v1/responses, model "agent:<id>", in a conversation (window 50), streamed
+//
+//   TURNPIKE_BIN=build/src/app/turnpike node bench/agent-turn-callgrind.mjs [requests] [C]
+// Needs valgrind (callgrind_control). Prints instructions per request per thread group.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startMock, startGovernedGateway, stopAll, sleep } from '../tests/integration/lib/harness.mjs';
+
+const N = Number(process.argv[2] ?? 100);
+const C = Number(process.argv[3] ?? 4);
+const BIN = path.resolve(process.env.TURNPIKE_BIN ?? 'build/src/app/turnpike');
+const dir = mkdtempSync(path.join(os.tmpdir(), 'turn-callgrind-'));
+const wrapper = path.join(dir, 'turnpike-under-callgrind');
+writeFileSync(wrapper, `#!/bin/sh\nexec valgrind --tool=callgrind --separate-threads=yes --instr-atstart=no --callgrind-out-file=${dir}/cg.%p ${BIN} "$@"\n`);
+chmodSync(wrapper, 0o755);
+
+const mock = await startMock(['--tokens', '16']);
+const g = await startGovernedGateway({
+  name: 'turn-callgrind', bin: wrapper,
+  models: { chat: [`http://127.0.0.1:${mock.port}/v1`] },
+  prices: { chat: { input: 1, output: 2, max_output_tokens: 1000 } },
+});
+const agent = (await g.admin('POST', 'agents', { tenant: 't1', model: 'chat', instructions: 'Be brief.' })).body;
+const headers = { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' };
+const drain = async (r) => { const rd = r.body.getReader(); while (!(await rd.read()).done) { /* all */ } };
+const post = async (route, body) => {
+  const r = await fetch(`${g.gw.url}${route}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  if (r.status !== 200) throw new Error(`${route}: ${r.status} ${await r.text()}`);
+  await drain(r);
+};
+const history = [{ role: 'system', content: 'Be brief.' }];
+for (let i = 0; i < 25; ++i) {
+  history.push({ role: 'user', content: 'Hello there' });
+  history.push({ role: 'assistant', content: 'lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et' });
+}
+history.push({ role: 'user', content: 'Hello there' });
+const loads = {
+  plain: async () => () => post('/v1/chat/completions', { model: 'chat', stream: true, messages: [{ role: 'user', content: 'Hello there' }] }),
+  presp: async () => () => post('/v1/responses', { model: 'chat', stream: true, input: 'Hello there' }),
+  phist: async () => () => post('/v1/chat/completions', { model: 'chat', stream: true, messages: history }),
+  turn: async () => {
+    const r = await fetch(`${g.gw.url}/v1/conversations`, { method: 'POST', headers, body: '{}' });
+    const conversation = (await r.json()).id;
+    return () => post('/v1/responses', { model: `agent:${agent.id}`, conversation, input: 'Hello there', stream: true });
+  },
+};
+const control = (...args) => execFileSync('callgrind_control', [...args, String(g.gw.pid)], { stdio: 'ignore' });
+const totals = (dump) => {
+  const out = { workers: 0, store: 0 };
+  for (const f of readdirSync(dir).filter((n) => n.startsWith('cg.') && n.includes(`.${dump}-`))) {
+    const text = readFileSync(path.join(dir, f), 'utf8');
+    const total = Number(/^totals: (\d+)/m.exec(text)?.[1] ?? 0);
+    if (/StoreThread::Loop/.test(text)) out.store += total;
+    else if (/scheduler::run/.test(text)) out.workers += total;
+  }
+  return out;
+};
+console.log(`requests ${N}, conversations/loops ${C}, mock --tokens 16, streamed; instructions per request`);
+console.log('| load | workers | store thread | total |');
+console.log('|---|---|---|---|');
+let dump = 0;
+for (const [name, make] of Object.entries(loads)) {
+  const loops = [];
+  for (let i = 0; i < C; ++i) loops.push(await make());
+  await Promise.all(loops.map(async (one) => { for (let k = 0; k < 5; ++k) await one(); }));
+  control('-i', 'on');
+  await Promise.all(loops.map(async (one) => { for (let k = 0; k < N / C; ++k) await one(); }));
+  await sleep(1500);  // the call log's flush
+  control('-i', 'off');
+  control('-d', name);
+  const t = totals(++dump);
+  const k = (x) => `${Math.round(x / N / 1000)}k`;
+  console.log(`| ${name} | ${k(t.workers)} | ${k(t.store)} | ${k(t.workers + t.store)} |`);
+}
+await stopAll();
