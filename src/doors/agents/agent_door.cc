@@ -188,11 +188,7 @@ net::awaitable<Result<std::shared_ptr<const Memory>>> AgentDoor::LoadMemory(std:
   fresh->complete = static_cast<int64_t>(loaded->items.size()) <= window;
   if (!fresh->complete) loaded->items.erase(loaded->items.begin());
   fresh->limit = window;
-  for (ItemRow& row : loaded->items) {
-    boost::json::value value = boost::json::parse(row.json);
-    fresh->items.push_back(
-        std::make_shared<const MemoryItem>(MemoryItem{std::move(row.json), std::move(value)}));
-  }
+  for (ItemRow& row : loaded->items) fresh->items.push_back(MakeMemoryItem(std::move(row.json)));
   shared_.conversations.PutMemory(id, fresh, now);
   co_return std::shared_ptr<const Memory>(std::move(fresh));
 }

@@ -1,10 +1,12 @@
 #include "doors/agents/items.h"
 
+#include <algorithm>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "doors/agents/agent.h"
 #include "providers/openai_responses/request.h"
+#include "providers/openai_responses/request_input.h"
 
 namespace turnpike::agents {
 namespace json = boost::json;
@@ -72,11 +74,50 @@ Result<std::vector<NewItem>> NormalizeItems(const json::value& input, const std:
   return out;
 }
 
-json::array ParseItems(const std::vector<std::string>& texts) {
-  json::array items;
-  items.reserve(texts.size());
-  for (const std::string& text : texts) items.push_back(json::parse(text));
-  return items;
+std::shared_ptr<const MemoryItem> MakeMemoryItem(std::string text) {
+  json::value value = json::parse(text);
+  return MakeMemoryItem(std::move(text), std::move(value));
+}
+
+std::shared_ptr<const MemoryItem> MakeMemoryItem(std::string text, json::value value) {
+  auto item = std::make_shared<MemoryItem>();
+  const json::object* object = value.if_object();
+  const json::value* type = object != nullptr ? object->if_contains("type") : nullptr;
+  if (object != nullptr && (type == nullptr || *type == "message")) {
+    // A message item alone translates to one pivot message whatever comes before it (only a
+    // reasoning item changes that, and a window holding one is translated whole: turn.cc).
+    json::object alone;
+    alone["input"] = json::array{value};
+    Result<json::array> messages = providers::openai_responses::TranslateMessages(alone);
+    if (messages.ok() && messages->size() == 1) item->message = std::move((*messages)[0]);
+  }
+  item->text = std::move(text);
+  item->value = std::move(value);
+  return item;
+}
+
+bool Spliceable(const std::vector<std::shared_ptr<const MemoryItem>>& window,
+                const json::array& input) {
+  if (input.empty()) return false;
+  const json::object* first = input[0].if_object();
+  const json::value* type = first != nullptr ? first->if_contains("type") : nullptr;
+  if (type != nullptr && *type == "function_call") return false;
+  for (const std::shared_ptr<const MemoryItem>& item : window) {
+    if (item->message.is_null()) return false;
+  }
+  return true;
+}
+
+void SpliceWindow(json::array& messages, size_t at,
+                  const std::vector<std::shared_ptr<const MemoryItem>>& window) {
+  if (window.empty()) return;
+  at = std::min(at, messages.size());
+  json::array spliced(messages.storage());
+  spliced.reserve(messages.size() + window.size());
+  for (size_t i = 0; i < at; ++i) spliced.push_back(std::move(messages[i]));
+  for (const std::shared_ptr<const MemoryItem>& item : window) spliced.push_back(item->message);
+  for (size_t i = at; i < messages.size(); ++i) spliced.push_back(std::move(messages[i]));
+  messages = std::move(spliced);
 }
 
 std::string RenderConversation(const ConversationRow& row) {

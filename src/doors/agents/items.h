@@ -18,6 +18,7 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,8 +35,30 @@ inline constexpr size_t kMaxItemsPerRequest = 20;  // the Conversations API's li
 Result<std::vector<NewItem>> NormalizeItems(const boost::json::value& input,
                                             const std::string& param);
 
-// The items' JSON texts as an array value (a turn's memory, a response's context).
-boost::json::array ParseItems(const std::vector<std::string>& texts);
+// One item of a conversation's memory (state.h) or of a stored context: its text as stored,
+// parsed once; and, for a message item, the pivot message the Responses translation makes of
+// it alone (null for any other item). Immutable and shared: the memory a turn leaves behind
+// shares every item with the one it found, so a turn's cost does not grow with its
+// conversation, and a window of message items is not translated again on every turn.
+struct MemoryItem {
+  std::string text;
+  boost::json::value value;
+  boost::json::value message;
+};
+
+// The item of a stored text (`value` its parse, when the caller has it).
+std::shared_ptr<const MemoryItem> MakeMemoryItem(std::string text);
+std::shared_ptr<const MemoryItem> MakeMemoryItem(std::string text, boost::json::value value);
+
+// Whether a turn's pivot may be made by translating its `input` items alone and splicing the
+// `window`'s own messages in before them (SpliceWindow): every window item is a message item,
+// and the input opens with something that joins nothing before it (a function call joins the
+// assistant message it follows). The pivot is then the one translating both together makes.
+bool Spliceable(const std::vector<std::shared_ptr<const MemoryItem>>& window,
+                const boost::json::array& input);
+// Inserts the window's messages into `messages` (the input's translation) at `at`.
+void SpliceWindow(boost::json::array& messages, size_t at,
+                  const std::vector<std::shared_ptr<const MemoryItem>>& window);
 
 // {"id","object":"conversation","created_at","metadata"}
 std::string RenderConversation(const ConversationRow& row);

@@ -17,7 +17,6 @@
 #include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/json/array.hpp>
-#include <boost/json/value.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -31,6 +30,7 @@
 
 #include "doors/agents/agent.h"
 #include "doors/agents/event_log.h"
+#include "doors/agents/items.h"
 
 namespace turnpike::agents {
 
@@ -64,14 +64,6 @@ class AgentCache {
   std::chrono::milliseconds ttl_{0};
   std::atomic<uint64_t> generation_{0};
   std::array<Shard, kShards> shards_;
-};
-
-// One item of a conversation's memory: its text as stored, and parsed once when it was read or
-// written. Immutable and shared: the memory a turn leaves behind shares every item with the one
-// it found, so a turn's cost does not grow with its conversation.
-struct MemoryItem {
-  std::string text;
-  boost::json::value value;
 };
 
 struct Memory {

@@ -130,8 +130,7 @@ std::vector<std::shared_ptr<const MemoryItem>> ItemsOf(json::array context) {
   items.reserve(context.size());
   for (json::value& value : context) {
     std::string text = json::serialize(value);
-    items.push_back(
-        std::make_shared<const MemoryItem>(MemoryItem{std::move(text), std::move(value)}));
+    items.push_back(MakeMemoryItem(std::move(text), std::move(value)));
   }
   return items;
 }
@@ -275,13 +274,32 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
     if (!agent.instructions.empty()) request["instructions"] = agent.instructions;
     json::array input(request.storage());
     input.reserve(turn.context.size() + turn.input.size());
-    for (const std::shared_ptr<const MemoryItem>& item : turn.context) input.push_back(item->value);
     for (const NewItem& item : turn.input) input.push_back(json::parse(item.json));
+    // The window: a window of message items is spliced into the pivot from their own
+    // translations (MemoryItem::message) and only the input is translated. Any other window is
+    // translated whole with the input, because a function call joins the assistant message
+    // before it, and so does the message after a reasoning item; so is one before an input that
+    // opens with a function call.
+    const bool spliced = Spliceable(turn.context, input);
+    if (!spliced) {
+      json::array whole(request.storage());
+      whole.reserve(turn.context.size() + input.size());
+      for (const std::shared_ptr<const MemoryItem>& item : turn.context) {
+        whole.push_back(item->value);
+      }
+      for (json::value& item : input) whole.push_back(std::move(item));
+      input = std::move(whole);
+    }
     request["input"] = std::move(input);
     if (!tools.as_array().empty()) request["tools"] = tools;
     if (cap) request["max_output_tokens"] = *cap;
     request["stream"] = true;
     pivot = responses::ParseResponsesDocument(request);
+    if (pivot.ok() && spliced) {
+      // After the system message the instructions make.
+      SpliceWindow((*pivot)["messages"].as_array(), agent.instructions.empty() ? 0 : 1,
+                   turn.context);
+    }
     if (!pivot.ok())
       refusal = pivot.error();
     else if (entry == nullptr)

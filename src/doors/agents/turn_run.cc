@@ -47,9 +47,7 @@ std::shared_ptr<const Memory> Remembered(const Memory& memory, const std::vector
   }
   for (size_t i = drop > memory.items.size() ? drop - memory.items.size() : 0; i < added.size();
        ++i) {
-    json::value value = json::parse(added[i].json);
-    next->items.push_back(
-        std::make_shared<const MemoryItem>(MemoryItem{added[i].json, std::move(value)}));
+    next->items.push_back(MakeMemoryItem(added[i].json));
   }
   next->complete = memory.complete && drop == 0;
   next->limit = static_cast<int64_t>(next->items.size());
@@ -119,8 +117,12 @@ net::awaitable<bool> AgentDoor::OpenTurn(Turn& turn, http::Exchange* exchange) {
     for (const std::string& host : agent.allow_hosts) allow.Add(host);
     turn.guard_config.emplace(std::move(allow), agent.guard_marker);
     turn.context_hosts.AddHostsIn(agent.instructions, guard::TextForm::kRaw);
-    turn.context_hosts.AddHostsIn(json::serialize(turn.request["input"]),
-                                  guard::TextForm::kEscaped);
+    for (const std::shared_ptr<const MemoryItem>& item : turn.context) {
+      turn.context_hosts.AddHostsIn(item->text, guard::TextForm::kEscaped);
+    }
+    for (const NewItem& item : turn.input) {
+      turn.context_hosts.AddHostsIn(item.json, guard::TextForm::kEscaped);
+    }
     turn.guard_sink.emplace(*turn.guard_config, turn.context_hosts, turn.report);
     turn.guard_sink->AddDownstream(*turn.sink);
   }

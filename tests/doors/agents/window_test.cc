@@ -1,0 +1,99 @@
+// A turn's window spliced into its pivot (doors/agents/items.h Spliceable, SpliceWindow): the
+// messages are exactly those the Responses translation makes of the window and the input
+// together, and a window whose items join their neighbours is not spliced.
+#include <gtest/gtest.h>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "doors/agents/items.h"
+#include "providers/openai_responses/request_input.h"
+
+namespace turnpike::agents {
+namespace {
+namespace json = boost::json;
+using providers::openai_responses::TranslateMessages;
+
+std::vector<std::shared_ptr<const MemoryItem>> Window(std::string_view items) {
+  std::vector<std::shared_ptr<const MemoryItem>> window;
+  const json::value parsed = json::parse(items);
+  for (const json::value& item : parsed.as_array()) {
+    window.push_back(MakeMemoryItem(json::serialize(item)));
+  }
+  return window;
+}
+
+// The messages of instructions + window + input translated together, and spliced.
+std::pair<std::string, std::string> BothWays(std::string_view window_items,
+                                             std::string_view input_items, bool instructions) {
+  const std::vector<std::shared_ptr<const MemoryItem>> window = Window(window_items);
+  const json::array input = json::parse(input_items).as_array();
+  json::object whole;
+  json::object alone;
+  if (instructions) whole["instructions"] = alone["instructions"] = "Be brief.";
+  json::array all;
+  for (const auto& item : window) all.push_back(item->value);
+  for (const json::value& item : input) all.push_back(item);
+  whole["input"] = std::move(all);
+  alone["input"] = input;
+  Result<json::array> together = TranslateMessages(whole);
+  Result<json::array> spliced = TranslateMessages(alone);
+  EXPECT_TRUE(together.ok() && spliced.ok());
+  if (!together.ok() || !spliced.ok()) return {};
+  EXPECT_TRUE(Spliceable(window, input));
+  SpliceWindow(*spliced, instructions ? 1 : 0, window);
+  return {json::serialize(*together), json::serialize(*spliced)};
+}
+
+constexpr std::string_view kMessages = R"([
+  {"type":"message","id":"msg_1","status":"completed","role":"user",
+   "content":[{"type":"input_text","text":"my name is Ann"}]},
+  {"type":"message","id":"msg_2","status":"completed","role":"assistant",
+   "content":[{"type":"output_text","text":"Hello Ann.","annotations":[]}]},
+  {"role":"developer","content":"Answer in French."},
+  {"role":"user","content":[{"type":"input_text","text":"look: "},
+   {"type":"input_image","image_url":"https://example.com/a.png","detail":"low"}]},
+  {"type":"message","role":"assistant","content":[{"type":"output_text","text":"a "},
+   {"type":"output_text","text":"cat"}]}])";
+
+TEST(WindowTest, AWindowOfMessagesSplicedIsTheWholeTranslation) {
+  for (const bool instructions : {true, false}) {
+    for (std::string_view input :
+         {R"([{"role":"user","content":"who am I?"}])",
+          R"([{"type":"function_call_output","call_id":"c1","output":"42"}])",
+          R"([{"role":"assistant","content":"noted"},{"role":"user","content":"and?"}])"}) {
+      const auto [together, spliced] = BothWays(kMessages, input, instructions);
+      EXPECT_FALSE(together.empty());
+      EXPECT_EQ(spliced, together) << input;
+    }
+  }
+}
+
+TEST(WindowTest, AnEmptyWindowLeavesTheInputsTranslation) {
+  const auto [together, spliced] = BothWays("[]", R"([{"role":"user","content":"hi"}])", true);
+  EXPECT_EQ(spliced, together);
+}
+
+TEST(WindowTest, ItemsThatJoinTheirNeighboursAreNotSpliced) {
+  const json::array user = json::parse(R"([{"role":"user","content":"go"}])").as_array();
+  // A function call joins the assistant message before it; so does a message after reasoning.
+  EXPECT_FALSE(Spliceable(Window(R"([{"role":"assistant","content":"let me look"},
+      {"type":"function_call","call_id":"c1","name":"lookup","arguments":"{}"}])"),
+                          user));
+  EXPECT_FALSE(Spliceable(Window(R"([{"type":"reasoning","summary":[]},
+      {"role":"assistant","content":"done"}])"),
+                          user));
+  EXPECT_FALSE(Spliceable(Window(R"([{"type":"function_call_output","call_id":"c1",
+      "output":"42"}])"),
+                          user));
+  // An input that opens with a function call joins the window's last assistant message.
+  EXPECT_FALSE(Spliceable(Window(R"([{"role":"assistant","content":"calling"}])"),
+                          json::parse(R"([{"type":"function_call","call_id":"c2",
+                              "name":"lookup","arguments":"{}"}])")
+                              .as_array()));
+  EXPECT_FALSE(Spliceable(Window("[]"), json::array{}));
+  EXPECT_TRUE(Spliceable(Window(R"([{"role":"assistant","content":"hi"}])"), user));
+}
+
+}  // namespace
+}  // namespace turnpike::agents
