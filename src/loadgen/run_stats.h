@@ -23,7 +23,8 @@ struct RunStats {
   std::array<uint64_t, kOutcomeCount> outcomes{};  // indexed by Outcome
   std::map<int, uint64_t> statuses;                // kHttpStatus failures by status code
   uint64_t streams_ok = 0;
-  uint64_t body_bytes = 0;  // decoded body bytes of every recorded response
+  uint64_t body_bytes = 0;     // decoded body bytes of every recorded response
+  uint64_t conversations = 0;  // agent-turn runs: conversations created for measured turns
 
   uint64_t ok() const { return outcomes[static_cast<int>(Outcome::kOk)]; }
   uint64_t failed() const;

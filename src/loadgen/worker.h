@@ -22,11 +22,23 @@
 #include <string>
 #include <vector>
 
+#include "loadgen/request_template.h"
 #include "loadgen/run_stats.h"
 
 namespace turnpike::loadgen {
 
 using Clock = std::chrono::steady_clock;
+
+// An agent-turn run's requests (agent_template.h): each connection creates a conversation,
+// then sends `turns` turns on it, then creates the next.
+struct AgentPlan {
+  std::string create_request;  // the full bytes of POST .../conversations
+  Target turn_target;          // its path is the responses path
+  std::string agent;
+  std::string input;
+  std::vector<std::string> headers;  // -H, on every request
+  int turns = 0;
+};
 
 // Everything a worker needs to know about the run; immutable once the workers start.
 struct Plan {
@@ -40,6 +52,7 @@ struct Plan {
   Clock::time_point end;            // the measured window closes
   Clock::duration timeout{};        // connect or send-to-complete limit
   uint64_t max_requests = 0;        // measured requests; 0 = no limit
+  std::optional<AgentPlan> agent;   // an agent-turn run; plain_requests are unused then
 };
 
 // Whether a connection may send another request, and whether that one will be measured.
@@ -99,6 +112,8 @@ class Worker {
   // Which --distinct variant the next request sends (cycles over the plan's variants).
   size_t NextVariant();
   void Record(const Completion& completion);
+  // An agent-turn run's connection created a conversation (for a permit `measured`).
+  void RecordConversation(bool measured);
   void ConnectionExited();
 
  private:
