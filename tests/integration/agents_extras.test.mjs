@@ -58,3 +58,56 @@ describe('turnpike bench --agent', () => {
     assert.equal(report.agent.conversations, 0, stdout);
   });
 });
+
+describe('a tool loop through an agent', () => {
+  test('the call streams as argument deltas; its output on the next turn reaches the model after it', async () => {
+    const g = await agentGateway('agent-tool-loop', {
+      mockFlags: ['--tool-calls-until-result', '--reply', 'describe'],
+      agent: {
+        tools: [{
+          type: 'function', name: 'get_weather', description: 'The weather in a city.',
+          parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+        }],
+      },
+    });
+    const conv = await g.client.conversations.create({});
+    const model = `agent:${g.agent.id}`;
+
+    const first = await g.client.responses.create({ model, conversation: conv.id, input: 'Weather in Paris?', stream: true });
+    const types = [];
+    let argumentsText = '';
+    let done = null;
+    for await (const event of first) {
+      types.push(event.type);
+      if (event.type === 'response.function_call_arguments.delta') argumentsText += event.delta;
+      if (event.type === 'response.completed') done = event.response;
+    }
+    assert.ok(types.filter((t) => t === 'response.function_call_arguments.delta').length > 1, types.join(' '));
+    assert.ok(types.indexOf('response.function_call_arguments.done') > types.lastIndexOf('response.function_call_arguments.delta'));
+    assert.equal(argumentsText, '{"location":"Paris"}');
+    assert.ok(done, types.join(' '));
+    const calls = done.output.filter((item) => item.type === 'function_call');
+    assert.equal(calls.length, 1, JSON.stringify(done.output));
+    assert.equal(calls[0].name, 'get_weather');
+    assert.equal(calls[0].arguments, '{"location":"Paris"}');
+
+    // The tool's result, sent as the next turn's input in the same conversation.
+    const second = await g.client.responses.create({
+      model, conversation: conv.id, stream: true,
+      input: [{ type: 'function_call_output', call_id: calls[0].call_id, output: 'sunny, 21 C' }],
+    });
+    let text = '';
+    let status = null;
+    for await (const event of second) {
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      if (event.type === 'response.completed') status = event.response.status;
+    }
+    assert.equal(status, 'completed');
+    assert.equal(text, 'system: Be brief. | user: Weather in Paris? | '
+      + 'assistant: call get_weather({"location":"Paris"}) | tool: sunny, 21 C');
+
+    // The conversation holds the four items in order.
+    const items = await g.client.conversations.items.list(conv.id, { order: 'asc' });
+    assert.deepEqual(items.data.map((i) => i.type), ['message', 'function_call', 'function_call_output', 'message']);
+  });
+});
