@@ -6,14 +6,14 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import OpenAI from 'openai';
-import { BIN, startMock, startGovernedGateway, stopAll } from './lib/harness.mjs';
+import { BIN, startMock, startGovernedGateway, stopAll, eventually } from './lib/harness.mjs';
 
 after(stopAll);
 
 const PRICES = { chat: { input: 1, output: 2, max_output_tokens: 1000 } };
 
 async function agentGateway(name, { mockFlags = [], agent = {} } = {}) {
-  const mock = await startMock(['--tokens', '5', ...mockFlags]);
+  const mock = await startMock([...(mockFlags.includes('--tokens') ? [] : ['--tokens', '5']), ...mockFlags]);
   const g = await startGovernedGateway({
     name,
     models: { chat: [`http://127.0.0.1:${mock.port}/v1`] },
@@ -109,5 +109,57 @@ describe('a tool loop through an agent', () => {
     // The conversation holds the four items in order.
     const items = await g.client.conversations.items.list(conv.id, { order: 'asc' });
     assert.deepEqual(items.data.map((i) => i.type), ['message', 'function_call', 'function_call_output', 'message']);
+  });
+});
+
+describe('background + stream at creation', () => {
+  const TERMINAL = ['response.completed', 'response.failed', 'response.incomplete', 'response.cancelled'];
+  const collect = async (stream) => {
+    const events = [];
+    for await (const event of stream) events.push(event);
+    return events;
+  };
+
+  test('the creating request streams the turn; leaving it does not cancel; resume gives the rest', async () => {
+    const g = await agentGateway('agent-bg-stream', { mockFlags: ['--tokens', '40', '--inter-token', '10ms'] });
+    const model = `agent:${g.agent.id}`;
+
+    // Read to the end: the whole stream, the same bytes the store keeps for a resume.
+    const whole = await collect(await g.client.responses.create({ model, input: 'Hi', background: true, stream: true }));
+    assert.equal(whole[0].type, 'response.created');
+    assert.equal(whole[0].response.background, true);
+    assert.equal(whole.at(-1).type, 'response.completed');
+    assert.deepEqual(whole.map((e) => e.sequence_number), whole.map((_, i) => i));
+    const id = whole[0].response.id;
+    assert.deepEqual(await collect(await g.client.responses.retrieve(id, { stream: true })), whole);
+
+    // Leave after the first text delta: the turn runs on; a resume from the last event seen
+    // gets the rest, through response.completed.
+    const conv = await g.client.conversations.create({});
+    const stream = await g.client.responses.create({ model, conversation: conv.id, input: 'Hello', background: true, stream: true });
+    const seen = [];
+    for await (const event of stream) {
+      seen.push(event);
+      if (event.type === 'response.output_text.delta') break;  // the client closes its socket
+    }
+    const left = seen.at(-1).sequence_number;
+    const leftId = seen[0].response.id;
+    assert.ok(!seen.some((e) => TERMINAL.includes(e.type)));
+    const rest = await collect(await g.client.responses.retrieve(leftId, { stream: true, starting_after: left }));
+    assert.equal(rest[0].sequence_number, left + 1);
+    assert.deepEqual(rest.map((e) => e.sequence_number), rest.map((_, i) => left + 1 + i));
+    assert.equal(rest.at(-1).type, 'response.completed');
+    assert.equal(rest.filter((e) => TERMINAL.includes(e.type)).length, 1);
+    const text = [...seen, ...rest].filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+    const done = await g.client.responses.retrieve(leftId);
+    assert.equal(done.status, 'completed');
+    assert.equal(done.output_text, text);
+    // The turn's items are in the conversation; the call log has it once, as a 200.
+    const items = await g.client.conversations.items.list(conv.id, { order: 'asc' });
+    assert.deepEqual(items.data.map((i) => i.role), ['user', 'assistant']);
+    await eventually(async () => (await g.calls()).some((c) => c.response_id === leftId));
+    const rows = (await g.calls()).filter((c) => c.response_id === leftId);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].status, 200);
   });
 });
