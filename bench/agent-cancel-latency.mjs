@@ -9,6 +9,8 @@
 //   disconnect  after the first delta, the client closes its socket: to the upstream close
 //   before      cancel once the upstream has the request and answered its head, before any
 //               token: to the upstream close, and to the cancel's answer
+//   control     GET /healthz on a fresh connection, from its first byte written to the answer:
+//               no turn at all, so what the machine adds (scheduling, node's loop) on its own
 // Times are node's performance.now() in this one process (the client and the fake share its
 // clock and its event loop, so a sample includes the loop's turn-around: an upper bound).
 // Run by hand, not in CI:
@@ -87,12 +89,12 @@ function startTurn() {
   });
 }
 
-// POST /v1/responses/{id}/cancel on a fresh connection; resolves with {sentAt, answeredAt, status}.
-function cancel(id) {
+// `method path` on a fresh connection; resolves with {sentAt, answeredAt, status}.
+function timed(method, path) {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: `/v1/responses/${id}/cancel`, headers, agent: false });
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false });
     let sentAt = 0;
-    req.on('socket', (s) => s.once('connect', () => { sentAt = performance.now(); req.end('{}'); }));
+    req.on('socket', (s) => s.once('connect', () => { sentAt = performance.now(); req.end(method === 'POST' ? '{}' : undefined); }));
     req.on('response', (res) => {
       res.resume();
       res.on('end', () => resolve({ sentAt, answeredAt: performance.now(), status: res.statusCode }));
@@ -100,8 +102,14 @@ function cancel(id) {
     req.on('error', reject);
   });
 }
+const cancel = (id) => timed('POST', `/v1/responses/${id}/cancel`);
 
 async function sample(kind) {
+  if (kind === 'control') {
+    const h = await timed('GET', '/healthz');
+    if (h.status !== 200) throw new Error(`healthz: ${h.status}`);
+    return { answer: h.answeredAt - h.sentAt };
+  }
   upstream.firstTokenMs = kind === 'before' ? FIRST_TOKEN_MS : 0;
   const arrived = nextUpstream();
   const turn = await startTurn();
@@ -125,17 +133,17 @@ const line = (label, xs) =>
   `${label.padEnd(28)} n=${xs.length}  p50 ${pct(xs, 0.5).toFixed(2)} ms  p99 ${pct(xs, 0.99).toFixed(2)} ms  max ${Math.max(...xs).toFixed(2)} ms  (over 10 ms: ${xs.filter((x) => x > 10).length})`;
 
 for (let i = 0; i < 5; ++i) await sample('cancel');  // warm: the agent, the pools
-for (const kind of ['cancel', 'disconnect', 'before']) {
+for (const kind of ['cancel', 'disconnect', 'before', 'control']) {
   const close = [];
   const answer = [];
   for (let i = 0; i < SAMPLES; ++i) {
     const s = await sample(kind);
-    close.push(s.close);
+    if (s.close !== undefined) close.push(s.close);
     if (s.answer !== undefined) answer.push(s.answer);
     await sleep(5);
   }
-  console.log(line(`${kind}: upstream closed`, close));
-  if (answer.length) console.log(line(`${kind}: cancel answered`, answer));
+  if (close.length) console.log(line(`${kind}: upstream closed`, close));
+  if (answer.length) console.log(line(`${kind}: ${kind === 'control' ? 'healthz answered' : 'cancel answered'}`, answer));
 }
 await stopAll();
 fake.close();

@@ -18,6 +18,12 @@ constexpr size_t kReadBufferSize = 16 * 1024;
 // After a failed connect, wait before the next attempt so a dead target is not spun on.
 constexpr auto kConnectRetryDelay = std::chrono::milliseconds(10);
 
+// Whether the stream's first token has come: a chat stream's first `data:` line, a Responses
+// stream's first output_text delta (its response.created comes before the upstream call).
+bool FirstToken(const ResponseParser& parser, StreamEnd end) {
+  return end == StreamEnd::kDoneMarker ? parser.saw_data_event() : parser.saw_text_delta();
+}
+
 }  // namespace
 
 void CloseSocket(Worker::Slot& slot) {
@@ -75,9 +81,9 @@ asio::awaitable<Exchanged> SendAndRead(Worker& worker, Worker::Slot& slot, std::
       io_failed = true;
       break;
     }
-    const bool had_data = parser.saw_data_event();
+    const bool had_token = FirstToken(parser, end);
     result = parser.Feed(std::string_view(static_cast<const char*>(read_buffer.data()), n));
-    if (!had_data && parser.saw_data_event()) c.first_data_at = Clock::now();
+    if (!had_token && FirstToken(parser, end)) c.first_data_at = Clock::now();
   }
   c.done_at = Clock::now();
   slot.deadline = Clock::time_point::max();

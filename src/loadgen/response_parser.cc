@@ -17,6 +17,7 @@ constexpr int kStatusNotModified = 304;
 constexpr std::string_view kDataField = "data:";
 constexpr std::string_view kDoneMarker = "[DONE]";
 constexpr std::string_view kCompletedEvent = "event: response.completed";
+constexpr std::string_view kTextDeltaEvent = "event: response.output_text.delta";
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -70,6 +71,7 @@ void ResponseParser::Reset(bool scan_sse, bool keep_body) {
   saw_data_ = false;
   saw_done_ = false;
   saw_completed_ = false;
+  saw_text_delta_ = false;
 }
 
 ParseResult ResponseParser::Result() const {
@@ -207,6 +209,7 @@ void ResponseParser::EndSseLine() {
   const bool whole = sse_line_length_ <= kSsePrefixCapacity;
   sse_line_length_ = 0;
   if (whole && Trim(line) == kCompletedEvent) saw_completed_ = true;
+  if (whole && Trim(line) == kTextDeltaEvent) saw_text_delta_ = true;
   if (line.substr(0, kDataField.size()) != kDataField) return;
   saw_data_ = true;
   if (!whole) return;  // longer than the lines looked for could be

@@ -3,7 +3,8 @@
 // Only requests sent inside the measured window are recorded (warm-up and requests still in
 // flight when the window closes are not). Latency runs from just before the request is written
 // to the read that completes the response; time to first token runs from the same start to the
-// read that completes the first SSE `data:` line.
+// read that completes the first SSE `data:` line (an agent turn's: the first
+// `event: response.output_text.delta` line, since its response.created precedes the model call).
 //
 // Threads: a value owned by one worker thread while it runs; merged after the threads join.
 #pragma once

@@ -68,8 +68,9 @@ struct Completion {
   Outcome outcome = Outcome::kOk;
   int status = 0;  // HTTP status, 0 if none was read
   bool streaming = false;
-  Clock::time_point sent_at;                       // after connecting, just before the write
-  std::optional<Clock::time_point> first_data_at;  // first SSE `data:` line, streams only
+  Clock::time_point sent_at;  // after connecting, just before the write
+  // First SSE `data:` line (an agent turn's: first response.output_text.delta), streams only.
+  std::optional<Clock::time_point> first_data_at;
   Clock::time_point done_at;
   uint64_t body_bytes = 0;
 };

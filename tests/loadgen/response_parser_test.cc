@@ -174,6 +174,7 @@ TEST(ResponseParserReuseTest, ResponsesStreamEndsOnResponseCompleted) {
       }
       ASSERT_EQ(result, ParseResult::kComplete);
       EXPECT_EQ(parser.saw_completed(), ends) << "step " << step;
+      EXPECT_TRUE(parser.saw_text_delta()) << "step " << step;
       EXPECT_FALSE(parser.saw_done());
       EXPECT_EQ(ClassifyResponse(parser, result, true, StreamEnd::kResponseCompleted),
                 ends ? Outcome::kOk : Outcome::kStreamMissingDone);
@@ -192,6 +193,7 @@ TEST(ResponseParserReuseTest, KeepsTheBodyWhenAsked) {
   parser.Reset(false);
   ASSERT_EQ(parser.Feed(answer), ParseResult::kComplete);
   EXPECT_EQ(parser.body(), "");
+  EXPECT_FALSE(parser.saw_text_delta());
 }
 
 TEST(ResponseParserReuseTest, OversizedHeadersAreRejected) {
