@@ -57,8 +57,8 @@ BenchOptions WithBody(BenchOptions options, const std::string& body_file) {
   return options;
 }
 
-void AddBenchOptions(CLI::App& bench_app, BenchOptions& options, std::string& body_file) {
-  CLI::App* bench = &bench_app;
+void AddBenchOptions(CLI::App& app, BenchOptions& options, std::string& body_file) {
+  CLI::App* bench = &app;  // the subcommand
   bench->add_option("--url", options.url, "Target, http://host:port/path")->required();
   bench->add_option("-c,--connections", options.connections, "Concurrent connections")
       ->capture_default_str();
