@@ -144,8 +144,9 @@ net::awaitable<void> AgentDoor::StartBackground(std::unique_ptr<Turn> owned,
   // follow from the log once the turn runs.
   bool streams = false;
   if (turn.fields.stream) {
-    streams = co_await exchange.StartStream(200, kEventStream);
-    ctx.status = streams ? 200 : 499;
+    const bool started = co_await exchange.StartStream(200, kEventStream);
+    streams = started;
+    ctx.status = started ? 200 : 499;
     ctx.phases.client_head = exchange.head_sent_at();
   } else {
     co_await core_.Respond(exchange, ctx, 200, core::kJsonContentType, std::move(body));
