@@ -21,6 +21,11 @@ struct BenchOptions {
   std::string json_path;             // --json: where to write the results; "-" = stdout
   bool quiet = false;                // --quiet: no progress lines
   int distinct = 1;  // --distinct N: cycle through N bodies, each with "seed":i added first
+  // An agent-turn run (agent_template.h): turns of agent `agent`, --turns per conversation,
+  // each with `input`. Empty `agent`: a plain run of `body`.
+  std::string agent;  // --agent ID
+  int turns = 10;     // --turns N
+  std::string input;  // --input TEXT (default kDefaultTurnInput)
 };
 
 }  // namespace turnpike::loadgen

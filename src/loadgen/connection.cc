@@ -7,8 +7,6 @@
 #include <boost/asio/write.hpp>
 #include <memory>
 
-#include "loadgen/response_parser.h"
-
 namespace turnpike::loadgen {
 namespace {
 
@@ -20,13 +18,20 @@ constexpr size_t kReadBufferSize = 16 * 1024;
 // After a failed connect, wait before the next attempt so a dead target is not spun on.
 constexpr auto kConnectRetryDelay = std::chrono::milliseconds(10);
 
+// Whether the stream's first token has come: a chat stream's first `data:` line, a Responses
+// stream's first output_text delta (its response.created comes before the upstream call).
+bool FirstToken(const ResponseParser& parser, StreamEnd end) {
+  return end == StreamEnd::kDoneMarker ? parser.saw_data_event() : parser.saw_text_delta();
+}
+
+}  // namespace
+
 void CloseSocket(Worker::Slot& slot) {
   boost::system::error_code ignored;
   slot.socket.close(ignored);
 }
 
-// Connects the slot's socket. On failure, reports the request as failed and backs off.
-asio::awaitable<bool> Connect(Worker& worker, Worker::Slot& slot, bool measured) {
+asio::awaitable<bool> ConnectSlot(Worker& worker, Worker::Slot& slot, bool measured) {
   const Clock::time_point started = Clock::now();
   slot.timed_out = false;
   slot.deadline = started + worker.plan().timeout;
@@ -51,7 +56,50 @@ asio::awaitable<bool> Connect(Worker& worker, Worker::Slot& slot, bool measured)
   co_return false;
 }
 
-}  // namespace
+asio::awaitable<Exchanged> SendAndRead(Worker& worker, Worker::Slot& slot, std::string_view request,
+                                       bool streaming, bool keep_body, StreamEnd end,
+                                       ResponseParser& parser, asio::mutable_buffer read_buffer) {
+  Exchanged out;
+  Completion& c = out.completion;
+  c.streaming = streaming;
+  c.sent_at = Clock::now();
+  const asio::const_buffer write_buffer(request.data(), request.size());
+  parser.Reset(streaming, keep_body);
+  slot.timed_out = false;
+  slot.deadline = c.sent_at + worker.plan().timeout;
+
+  auto [write_ec, written] = co_await asio::async_write(slot.socket, write_buffer, kAsTuple);
+  ParseResult result = ParseResult::kNeedMore;
+  bool io_failed = static_cast<bool>(write_ec);
+  while (!io_failed && result == ParseResult::kNeedMore) {
+    auto [read_ec, n] = co_await slot.socket.async_read_some(read_buffer, kAsTuple);
+    if (read_ec == asio::error::eof) {
+      result = parser.FeedEof();
+      break;
+    }
+    if (read_ec) {
+      io_failed = true;
+      break;
+    }
+    const bool had_token = FirstToken(parser, end);
+    result = parser.Feed(std::string_view(static_cast<const char*>(read_buffer.data()), n));
+    if (!had_token && FirstToken(parser, end)) c.first_data_at = Clock::now();
+  }
+  c.done_at = Clock::now();
+  slot.deadline = Clock::time_point::max();
+  out.stopped = worker.stopping();
+  if (slot.timed_out) {
+    c.outcome = Outcome::kTimeout;
+  } else if (write_ec) {
+    c.outcome = Outcome::kWriteError;
+  } else {
+    c.outcome = ClassifyResponse(parser, result, streaming, end);
+  }
+  c.status = parser.status();
+  c.body_bytes = parser.body_bytes();
+  out.reusable = result == ParseResult::kComplete && parser.keep_alive() && !io_failed;
+  co_return out;
+}
 
 asio::awaitable<void> RunConnection(Worker& worker, Worker::Slot& slot) {
   const Plan& plan = worker.plan();
@@ -64,54 +112,19 @@ asio::awaitable<void> RunConnection(Worker& worker, Worker::Slot& slot) {
     const Permit permit = worker.NextRequest();
     if (permit == Permit::kStop) break;
     if (!slot.socket.is_open()) {
-      const bool connected = co_await Connect(worker, slot, permit == Permit::kMeasured);
+      const bool connected = co_await ConnectSlot(worker, slot, permit == Permit::kMeasured);
       if (!connected) continue;
     }
-
-    Completion c;
-    c.measured = permit == Permit::kMeasured;
-    c.streaming = worker.NextIsStream();
-    c.sent_at = Clock::now();
+    const bool streaming = worker.NextIsStream();
     const size_t variant = worker.NextVariant();
     const std::string& request =
-        c.streaming ? plan.stream_requests[variant] : plan.plain_requests[variant];
-    const asio::const_buffer write_buffer(request.data(), request.size());
-    parser.Reset(c.streaming);
-    slot.timed_out = false;
-    slot.deadline = c.sent_at + plan.timeout;
-
-    auto [write_ec, written] = co_await asio::async_write(slot.socket, write_buffer, kAsTuple);
-    ParseResult result = ParseResult::kNeedMore;
-    bool io_failed = static_cast<bool>(write_ec);
-    while (!io_failed && result == ParseResult::kNeedMore) {
-      auto [read_ec, n] = co_await slot.socket.async_read_some(read_buffer, kAsTuple);
-      if (read_ec == asio::error::eof) {
-        result = parser.FeedEof();
-        break;
-      }
-      if (read_ec) {
-        io_failed = true;
-        break;
-      }
-      const bool had_data = parser.saw_data_event();
-      result = parser.Feed(std::string_view(read_storage.get(), n));
-      if (!had_data && parser.saw_data_event()) c.first_data_at = Clock::now();
-    }
-    c.done_at = Clock::now();
-    slot.deadline = Clock::time_point::max();
-    if (worker.stopping()) break;
-
-    if (slot.timed_out) {
-      c.outcome = Outcome::kTimeout;
-    } else if (write_ec) {
-      c.outcome = Outcome::kWriteError;
-    } else {
-      c.outcome = ClassifyResponse(parser, result, c.streaming);
-    }
-    c.status = parser.status();
-    c.body_bytes = parser.body_bytes();
-    worker.Record(c);
-    if (result != ParseResult::kComplete || !parser.keep_alive() || io_failed) CloseSocket(slot);
+        streaming ? plan.stream_requests[variant] : plan.plain_requests[variant];
+    Exchanged exchanged = co_await SendAndRead(worker, slot, request, streaming, false,
+                                               StreamEnd::kDoneMarker, parser, read_buffer);
+    if (exchanged.stopped) break;
+    exchanged.completion.measured = permit == Permit::kMeasured;
+    worker.Record(exchanged.completion);
+    if (!exchanged.reusable) CloseSocket(slot);
   }
   worker.ConnectionExited();
 }

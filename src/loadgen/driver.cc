@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "loadgen/agent_template.h"
 #include "loadgen/request_template.h"
 #include "loadgen/worker.h"
 
@@ -37,14 +38,41 @@ Clock::duration Seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
 }
 
-void Validate(const BenchOptions& o) {
+// An agent-turn run's requests (agent_template.h).
+AgentPlan MakeAgentPlan(const BenchOptions& options, const Target& target) {
+  const AgentPaths paths = AgentPathsOf(target.path);
+  AgentPlan agent;
+  Target conversations = target;
+  conversations.path = paths.conversations;
+  agent.create_request = BuildRequest(conversations, "{}", options.headers);
+  agent.turn_target = target;
+  agent.turn_target.path = paths.responses;
+  agent.agent = options.agent;
+  agent.input = options.input.empty() ? std::string(kDefaultTurnInput) : options.input;
+  agent.headers = options.headers;
+  agent.turns = options.turns;
+  // Fail at start-up, not on the first conversation, if a turn's request cannot be built.
+  const std::string body = TurnBody(agent.agent, "conv_check", agent.input);
+  BuildRequest(agent.turn_target, StreamingBody(body), agent.headers);
+  return agent;
+}
+
+}  // namespace
+
+void ValidateOptions(const BenchOptions& o) {
   if (o.connections < 1) throw std::invalid_argument("-c must be at least 1");
   if (o.threads < 1) throw std::invalid_argument("--threads must be at least 1");
   if (o.duration_s <= 0) throw std::invalid_argument("-d must be positive");
   if (o.warmup_s < 0) throw std::invalid_argument("--warmup cannot be negative");
   if (o.timeout_s <= 0) throw std::invalid_argument("--timeout must be positive");
   if (o.stream_every < 0) throw std::invalid_argument("--stream-every cannot be negative");
+  if (o.turns < 1) throw std::invalid_argument("--turns must be at least 1");
+  if (!o.agent.empty() && o.distinct > 1) {
+    throw std::invalid_argument("--distinct does not apply to --agent (each turn is new)");
+  }
 }
+
+namespace {
 
 Plan MakePlan(const BenchOptions& options) {
   const Target target = ParseUrl(options.url);
@@ -58,7 +86,11 @@ Plan MakePlan(const BenchOptions& options) {
   if (ec || plan.endpoints.empty()) {
     throw std::runtime_error("cannot resolve " + target.host + ": " + ec.message());
   }
-  for (int i = 0; i < std::max(options.distinct, 1); ++i) {
+  if (!options.agent.empty()) {
+    plan.agent = MakeAgentPlan(options, target);
+    plan.plain_requests.push_back(plan.agent->create_request);  // unused: keeps one variant
+  }
+  for (int i = 0; i < std::max(options.distinct, 1) && !plan.agent; ++i) {
     const std::string body = options.distinct > 1 ? DistinctBody(options.body, i) : options.body;
     plan.plain_requests.push_back(BuildRequest(target, body, options.headers));
     if (options.stream_every > 0) {
@@ -105,7 +137,7 @@ double BenchResult::RequestsPerSecond() const {
 }
 
 BenchResult RunBench(const BenchOptions& options, std::ostream* progress) {
-  Validate(options);
+  ValidateOptions(options);
   Plan plan = MakePlan(options);
   const Clock::time_point start = Clock::now();
   plan.measure_start = start + Seconds(options.warmup_s);

@@ -27,6 +27,9 @@ struct BenchResult {
   double RequestsPerSecond() const;  // completed OK requests per second
 };
 
+// Throws std::invalid_argument for options that cannot run (RunBench calls it first).
+void ValidateOptions(const BenchOptions& options);
+
 // `progress` receives the progress lines (nullptr: none).
 BenchResult RunBench(const BenchOptions& options, std::ostream* progress);
 

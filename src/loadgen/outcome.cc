@@ -34,7 +34,8 @@ std::string_view OutcomeName(Outcome outcome) {
   return "unknown";
 }
 
-Outcome ClassifyResponse(const ResponseParser& parser, ParseResult last, bool streaming) {
+Outcome ClassifyResponse(const ResponseParser& parser, ParseResult last, bool streaming,
+                         StreamEnd end) {
   switch (last) {
     case ParseResult::kBadResponse:
       return Outcome::kBadResponse;
@@ -49,7 +50,8 @@ Outcome ClassifyResponse(const ResponseParser& parser, ParseResult last, bool st
       break;
   }
   if (!IsSuccess(parser.status())) return Outcome::kHttpStatus;
-  if (streaming && !parser.saw_done()) return Outcome::kStreamMissingDone;
+  const bool ended = end == StreamEnd::kDoneMarker ? parser.saw_done() : parser.saw_completed();
+  if (streaming && !ended) return Outcome::kStreamMissingDone;
   return Outcome::kOk;
 }
 

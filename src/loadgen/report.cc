@@ -38,6 +38,11 @@ void AppendHistogramLine(std::string& out, const char* label, const Histogram& h
          h.Mean() / kNsPerMs);
 }
 
+double OkTurnsPerConversation(const RunStats& s) {
+  return s.conversations > 0 ? static_cast<double>(s.ok()) / static_cast<double>(s.conversations)
+                             : 0.0;
+}
+
 double CpuMsPer1000(const BenchResult& r) {
   const uint64_t requests = r.stats.ok() + r.stats.failed();
   if (requests == 0) return 0;
@@ -58,6 +63,11 @@ std::string FormatSummary(const BenchOptions& o, const BenchResult& r) {
       r.RequestsPerSecond(),
       r.elapsed_s > 0 ? static_cast<double>(s.body_bytes) / kBytesPerMegabyte / r.elapsed_s : 0.0);
   AppendHistogramLine(out, "latency", s.latency);
+  if (!o.agent.empty()) {
+    Append(out, "  agent    %s: %llu conversations, %.2f ok turns per conversation (--turns %d)\n",
+           o.agent.c_str(), static_cast<unsigned long long>(s.conversations),
+           OkTurnsPerConversation(s), o.turns);
+  }
   if (s.streams_ok > 0) {
     Append(out, "  streams  %llu ok\n", static_cast<unsigned long long>(s.streams_ok));
     AppendHistogramLine(out, "ttft", s.ttft);
@@ -105,8 +115,15 @@ std::string FormatJson(const BenchOptions& o, const BenchResult& r) {
     Append(out, "%s\"%d\":%llu", first ? "" : ",", status, static_cast<unsigned long long>(n));
     first = false;
   }
-  Append(out, "}},\"cpu\":{\"user_s\":%.4f,\"system_s\":%.4f,\"ms_per_1000_requests\":%.4f}}\n",
+  Append(out, "}},\"cpu\":{\"user_s\":%.4f,\"system_s\":%.4f,\"ms_per_1000_requests\":%.4f}",
          r.cpu_user_s, r.cpu_system_s, CpuMsPer1000(r));
+  if (!o.agent.empty()) {
+    out += ",\"agent\":{\"id\":";
+    AppendJsonQuoted(out, o.agent);
+    Append(out, ",\"turns\":%d,\"conversations\":%llu,\"ok_turns_per_conversation\":%.4f}", o.turns,
+           static_cast<unsigned long long>(s.conversations), OkTurnsPerConversation(s));
+  }
+  out += "}\n";
   return out;
 }
 

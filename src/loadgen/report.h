@@ -9,7 +9,10 @@
 //    "failures": {"connect_error", "write_error", "read_error", "timeout", "http_status",
 //                 "stream_missing_done", "stream_truncated", "bad_response",
 //                 "by_status": {"500": n, ...}},
-//    "cpu": {"user_s", "system_s", "ms_per_1000_requests"}}          // this process only
+//    "cpu": {"user_s", "system_s", "ms_per_1000_requests"},           // this process only
+//    "agent": {"id", "turns", "conversations", "ok_turns_per_conversation"}}  // --agent only
+// (An agent-turn run's requests are its turns; "turns" is --turns, "conversations" those
+// created for measured turns.)
 //
 // Threads: pure functions.
 #pragma once

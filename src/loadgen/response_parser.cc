@@ -16,6 +16,8 @@ constexpr int kStatusNoContent = 204;
 constexpr int kStatusNotModified = 304;
 constexpr std::string_view kDataField = "data:";
 constexpr std::string_view kDoneMarker = "[DONE]";
+constexpr std::string_view kCompletedEvent = "event: response.completed";
+constexpr std::string_view kTextDeltaEvent = "event: response.output_text.delta";
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -50,9 +52,11 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
-void ResponseParser::Reset(bool scan_sse) {
+void ResponseParser::Reset(bool scan_sse, bool keep_body) {
   state_ = State::kStatusLine;
   scan_sse_ = scan_sse;
+  keep_body_ = keep_body;
+  body_.clear();
   started_ = false;
   status_ = 0;
   keep_alive_ = true;
@@ -66,6 +70,8 @@ void ResponseParser::Reset(bool scan_sse) {
   sse_line_length_ = 0;
   saw_data_ = false;
   saw_done_ = false;
+  saw_completed_ = false;
+  saw_text_delta_ = false;
 }
 
 ParseResult ResponseParser::Result() const {
@@ -154,7 +160,7 @@ void ResponseParser::HeaderLine(std::string_view line) {
     state_ = State::kComplete;
   } else if (status_ < kStatusFirstFinal && status_ != kStatusSwitchingProtocols) {
     // An interim response (100 Continue): the real one follows.
-    Reset(scan_sse_);
+    Reset(scan_sse_, keep_body_);
     started_ = true;
   } else {
     EnterBody();
@@ -176,6 +182,9 @@ void ResponseParser::ChunkSizeLine(std::string_view line) {
 
 void ResponseParser::ConsumeBody(std::string_view bytes) {
   body_bytes_ += bytes.size();
+  if (keep_body_ && body_.size() < kMaxKeptBody) {
+    body_.append(bytes.substr(0, kMaxKeptBody - body_.size()));
+  }
   if (scan_sse_) ScanSse(bytes);
 }
 
@@ -199,9 +208,11 @@ void ResponseParser::EndSseLine() {
   std::string_view line(sse_prefix_, kept);
   const bool whole = sse_line_length_ <= kSsePrefixCapacity;
   sse_line_length_ = 0;
+  if (whole && Trim(line) == kCompletedEvent) saw_completed_ = true;
+  if (whole && Trim(line) == kTextDeltaEvent) saw_text_delta_ = true;
   if (line.substr(0, kDataField.size()) != kDataField) return;
   saw_data_ = true;
-  if (!whole) return;  // longer than "data: [DONE]" could be
+  if (!whole) return;  // longer than the lines looked for could be
   line.remove_prefix(kDataField.size());
   if (Trim(line) == kDoneMarker) saw_done_ = true;
 }

@@ -4,8 +4,11 @@
 // header line between calls, so it does not allocate once warm. It understands Content-Length,
 // chunked transfer coding and read-until-close bodies, `Connection: close` / keep-alive (and
 // HTTP/1.0's default), and skips 1xx interim responses. With `scan_sse`, it also watches the
-// decoded body for Server-Sent Events lines: the first `data:` line and a `data: [DONE]` line.
-// The body itself is not kept.
+// decoded body for Server-Sent Events lines: the first `data:` line, a `data: [DONE]` line (a
+// chat stream's end), an `event: response.completed` line (a Responses stream's) and an
+// `event: response.output_text.delta` line (a Responses stream's first token). The body
+// itself is not kept, unless asked (`keep_body`, up to kMaxKeptBody bytes: a small JSON answer
+// the load generator reads, such as a created conversation's id).
 //
 // Errors: a response that cannot be parsed yields kBadResponse; the parser never throws and
 // never trusts a length it was sent beyond counting it down.
@@ -27,8 +30,11 @@ enum class ParseResult {
 
 class ResponseParser {
  public:
-  // Prepares for the next response on the connection. `scan_sse` turns on the SSE watch.
-  void Reset(bool scan_sse);
+  static constexpr size_t kMaxKeptBody = 64 * 1024;
+
+  // Prepares for the next response on the connection. `scan_sse` turns on the SSE watch;
+  // `keep_body` keeps the decoded body's first kMaxKeptBody bytes (body()).
+  void Reset(bool scan_sse, bool keep_body = false);
 
   // Consumes the next bytes from the socket. Once kComplete or kBadResponse is returned,
   // further calls return the same result until Reset().
@@ -40,11 +46,14 @@ class ResponseParser {
 
   bool started() const { return started_; }  // any byte of this response arrived
   bool headers_done() const { return state_ > State::kHeaders; }
-  int status() const { return status_; }               // 0 until the status line is read
-  bool keep_alive() const { return keep_alive_; }      // valid once headers_done()
-  uint64_t body_bytes() const { return body_bytes_; }  // decoded body bytes so far
-  bool saw_data_event() const { return saw_data_; }    // a `data:` line was completed
-  bool saw_done() const { return saw_done_; }          // a `data: [DONE]` line was completed
+  int status() const { return status_; }                   // 0 until the status line is read
+  bool keep_alive() const { return keep_alive_; }          // valid once headers_done()
+  uint64_t body_bytes() const { return body_bytes_; }      // decoded body bytes so far
+  bool saw_data_event() const { return saw_data_; }        // a `data:` line was completed
+  bool saw_done() const { return saw_done_; }              // a `data: [DONE]` line was completed
+  bool saw_completed() const { return saw_completed_; }    // `event: response.completed` too
+  bool saw_text_delta() const { return saw_text_delta_; }  // `event: response.output_text.delta`
+  const std::string& body() const { return body_; }        // kept body (Reset's keep_body)
 
  private:
   enum class State {
@@ -72,7 +81,7 @@ class ResponseParser {
   void EndSseLine();
   ParseResult Result() const;
 
-  static constexpr size_t kSsePrefixCapacity = 16;
+  static constexpr size_t kSsePrefixCapacity = 40;
 
   State state_ = State::kStatusLine;
   bool scan_sse_ = false;
@@ -92,6 +101,11 @@ class ResponseParser {
   size_t sse_line_length_ = 0;
   bool saw_data_ = false;
   bool saw_done_ = false;
+  bool saw_completed_ = false;
+  bool saw_text_delta_ = false;
+
+  bool keep_body_ = false;
+  std::string body_;
 };
 
 }  // namespace turnpike::loadgen

@@ -17,6 +17,7 @@ void RunStats::Merge(const RunStats& other) {
   for (const auto& [status, n] : other.statuses) statuses[status] += n;
   streams_ok += other.streams_ok;
   body_bytes += other.body_bytes;
+  conversations += other.conversations;
 }
 
 }  // namespace turnpike::loadgen

@@ -4,6 +4,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 
+#include "loadgen/agent_connection.h"
 #include "loadgen/connection.h"
 
 namespace turnpike::loadgen {
@@ -31,7 +32,11 @@ Worker::~Worker() {
 void Worker::Run() {
   live_connections_ = static_cast<int>(slots_.size());
   for (auto& slot : slots_) {
-    boost::asio::co_spawn(io_, RunConnection(*this, *slot), boost::asio::detached);
+    if (plan_.agent) {
+      boost::asio::co_spawn(io_, RunAgentConnection(*this, *slot), boost::asio::detached);
+    } else {
+      boost::asio::co_spawn(io_, RunConnection(*this, *slot), boost::asio::detached);
+    }
   }
   if (slots_.empty()) return;
   end_timer_.expires_at(plan_.end);
@@ -76,6 +81,11 @@ void Worker::Record(const Completion& c) {
     }
   }
   ok_progress_.store(stats_.ok(), std::memory_order_relaxed);
+}
+
+void Worker::RecordConversation(bool measured) {
+  if (stopping_ || !measured) return;
+  ++stats_.conversations;
 }
 
 void Worker::ConnectionExited() {

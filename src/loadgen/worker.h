@@ -22,11 +22,23 @@
 #include <string>
 #include <vector>
 
+#include "loadgen/request_template.h"
 #include "loadgen/run_stats.h"
 
 namespace turnpike::loadgen {
 
 using Clock = std::chrono::steady_clock;
+
+// An agent-turn run's requests (agent_template.h): each connection creates a conversation,
+// then sends `turns` turns on it, then creates the next.
+struct AgentPlan {
+  std::string create_request;  // the full bytes of POST .../conversations
+  Target turn_target;          // its path is the responses path
+  std::string agent;
+  std::string input;
+  std::vector<std::string> headers;  // -H, on every request
+  int turns = 0;
+};
 
 // Everything a worker needs to know about the run; immutable once the workers start.
 struct Plan {
@@ -40,6 +52,7 @@ struct Plan {
   Clock::time_point end;            // the measured window closes
   Clock::duration timeout{};        // connect or send-to-complete limit
   uint64_t max_requests = 0;        // measured requests; 0 = no limit
+  std::optional<AgentPlan> agent;   // an agent-turn run; plain_requests are unused then
 };
 
 // Whether a connection may send another request, and whether that one will be measured.
@@ -55,8 +68,9 @@ struct Completion {
   Outcome outcome = Outcome::kOk;
   int status = 0;  // HTTP status, 0 if none was read
   bool streaming = false;
-  Clock::time_point sent_at;                       // after connecting, just before the write
-  std::optional<Clock::time_point> first_data_at;  // first SSE `data:` line, streams only
+  Clock::time_point sent_at;  // after connecting, just before the write
+  // First SSE `data:` line (an agent turn's: first response.output_text.delta), streams only.
+  std::optional<Clock::time_point> first_data_at;
   Clock::time_point done_at;
   uint64_t body_bytes = 0;
 };
@@ -99,6 +113,8 @@ class Worker {
   // Which --distinct variant the next request sends (cycles over the plan's variants).
   size_t NextVariant();
   void Record(const Completion& completion);
+  // An agent-turn run's connection created a conversation (for a permit `measured`).
+  void RecordConversation(bool measured);
   void ConnectionExited();
 
  private:

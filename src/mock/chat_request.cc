@@ -189,6 +189,13 @@ std::vector<std::string> BodyParser::Describe(simdjson::dom::object root,
   return SplitReplyTokens(DescribeConversation(read(root)));
 }
 
+bool BodyParser::EndsWithToolResult(simdjson::dom::object root,
+                                    Conversation (*read)(simdjson::dom::object)) const {
+  if (!read_last_turn_) return false;
+  const Conversation turns = read(root);
+  return !turns.empty() && turns.back().role == "tool";
+}
+
 Result<ChatRequest> BodyParser::Parse(std::string_view body) {
   Result<simdjson::dom::object> parsed = ParseRoot(body);
   if (!parsed.ok()) return parsed.error();
@@ -222,6 +229,7 @@ Result<ChatRequest> BodyParser::Parse(std::string_view body) {
     chat.reasoning = thinking_type == "enabled";
   }
   chat.description = Describe(root, ReadChatConversation);
+  chat.ends_with_tool_result = EndsWithToolResult(root, ReadChatConversation);
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;
 }
@@ -269,6 +277,7 @@ Result<ChatRequest> BodyParser::ParseResponses(std::string_view body) {
     chat.first_tool = std::string(name);
   }
   chat.description = Describe(root, ReadResponsesConversation);
+  chat.ends_with_tool_result = EndsWithToolResult(root, ReadResponsesConversation);
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;
 }
@@ -306,6 +315,7 @@ Result<ChatRequest> BodyParser::ParseMessages(std::string_view body) {
   }
   if (Status s = ParseThinking(root, chat); !s.ok()) return s.error();
   chat.description = Describe(root, ReadMessagesConversation);
+  chat.ends_with_tool_result = EndsWithToolResult(root, ReadMessagesConversation);
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;
 }
@@ -343,6 +353,7 @@ Result<ChatRequest> BodyParser::ParseOllama(std::string_view body) {
   chat.reasoning = thinks || !level.empty();
   if (Status tools = ParseTools(root, chat); !tools.ok()) return tools.error();
   chat.description = Describe(root, ReadChatConversation);
+  chat.ends_with_tool_result = EndsWithToolResult(root, ReadChatConversation);
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;
 }
@@ -388,6 +399,7 @@ Result<ChatRequest> BodyParser::ParseGenerateContent(std::string_view body, std:
     chat.first_tool = std::string(name);
   }
   chat.description = Describe(root, ReadGeminiConversation);
+  chat.ends_with_tool_result = EndsWithToolResult(root, ReadGeminiConversation);
   chat.prompt_tokens = body.size() / kBytesPerPromptToken;
   return chat;
 }
@@ -411,8 +423,9 @@ Result<ChatPlan> MakePlan(const MockOptions& options, const ChatRequest& chat,
   if (inter.value()) plan.inter_token = Millis(*inter.value());
 
   auto tool = request.find(kToolCallHeader);
-  plan.tool_call = !chat.first_tool.empty() &&
-                   (options.tool_calls || (tool != request.end() && tool->value() == "1"));
+  const bool until_result = options.tool_calls_until_result && !chat.ends_with_tool_result;
+  plan.tool_call = !chat.first_tool.empty() && (options.tool_calls || until_result ||
+                                                (tool != request.end() && tool->value() == "1"));
   if (plan.tool_call) {
     count = static_cast<int64_t>(kToolArgumentFragments.size());
   } else if (options.reply != ReplyMode::kTokens) {

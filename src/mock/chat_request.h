@@ -42,6 +42,9 @@ struct ChatRequest {
   // --reply describe: the reply's content tokens, the description of the request's
   // conversation (conversation.h) split after each space; empty otherwise.
   std::vector<std::string> description;
+  // The conversation's last turn is a tool result (conversation.h's `tool`); read only when the
+  // parser was asked to (--tool-calls-until-result), false otherwise.
+  bool ends_with_tool_result = false;
 };
 
 inline constexpr int kMockReasoningTokens = 3;
@@ -52,8 +55,11 @@ class BodyParser {
  public:
   // kDescribe: every Parse* also fills ChatRequest::description (which allocates; kTokens
   // does not).
-  explicit BodyParser(ReplyMode reply = ReplyMode::kTokens, std::string text = {})
-      : reply_(reply), text_(std::move(text)) {}
+  // `read_last_turn`: every Parse* also fills ChatRequest::ends_with_tool_result (which reads
+  // the conversation, and allocates).
+  explicit BodyParser(ReplyMode reply = ReplyMode::kTokens, std::string text = {},
+                      bool read_last_turn = false)
+      : reply_(reply), text_(std::move(text)), read_last_turn_(read_last_turn) {}
 
   // An OpenAI /v1/chat/completions body (a Cohere v2 body too: its thinking.type is read).
   Result<ChatRequest> Parse(std::string_view body);
@@ -83,8 +89,13 @@ class BodyParser {
   std::vector<std::string> Describe(simdjson::dom::object root,
                                     Conversation (*read)(simdjson::dom::object)) const;
 
+  // Whether the conversation `read` finds in `root` ends with a tool result (read_last_turn_).
+  bool EndsWithToolResult(simdjson::dom::object root,
+                          Conversation (*read)(simdjson::dom::object)) const;
+
   const ReplyMode reply_;
   const std::string text_;  // kText's reply
+  const bool read_last_turn_;
   simdjson::dom::parser parser_;
   std::string padded_;
 };
@@ -100,8 +111,8 @@ struct ChatPlan {
   FaultKind fault = FaultKind::kNone;
 };
 
-// Applies the options (--tool-calls, --reply), the request's limits and its `x-mock-*`
-// headers; draws a random fault when the request names none.
+// Applies the options (--tool-calls, --tool-calls-until-result, --reply), the request's limits and
+// its `x-mock-*` headers; draws a random fault when the request names none.
 Result<ChatPlan> MakePlan(const MockOptions& options, const ChatRequest& chat,
                           const http::Request& request, std::mt19937_64& random);
 

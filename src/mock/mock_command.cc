@@ -140,6 +140,9 @@ void RegisterMockProviderCommand(CLI::App& root) {
       ->capture_default_str();
   cmd->add_flag("--tool-calls", o.tool_calls,
                 "Answer requests that offer tools with a call to the first tool");
+  cmd->add_flag("--tool-calls-until-result", o.tool_calls_until_result,
+                "As --tool-calls, unless the conversation ends with a tool result: then the "
+                "reply --reply says");
   cmd->add_option("--embeddings", raw->embeddings,
                   "Embedding vectors: hash (a random unit vector per text) or words (bag of "
                   "words: texts sharing most words are close)")

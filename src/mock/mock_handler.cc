@@ -65,7 +65,7 @@ MockHandler::MockHandler(const MockOptions& options, StatsBoard& board, int work
       stats_(board.worker(worker_index)),
       worker_index_(worker_index),
       context_(context),
-      parser_(options.reply, options.reply_text),
+      parser_(options.reply, options.reply_text, options.tool_calls_until_result),
       random_(options.seed + static_cast<uint64_t>(worker_index)) {}
 
 std::string MockHandler::RenderError(std::string_view target, const Error& error) const {

@@ -56,6 +56,9 @@ struct MockOptions {
   bool tool_calls = false;      // answer every request that offers tools with a call to the
                                 // first one (as `x-mock-tool-call: 1` does per request: for
                                 // clients behind a gateway that does not forward headers)
+  bool tool_calls_until_result = false;  // the same, unless the request's conversation ends
+                                         // with a tool result: then the reply --reply says (a
+                                         // model that calls, then answers with the result)
   // `--embeddings words`: bag-of-words embedding vectors (embeddings.h), so that texts sharing
   // most words are close; false: a random unit vector per text.
   bool word_embeddings = false;

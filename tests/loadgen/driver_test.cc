@@ -97,5 +97,61 @@ TEST(DriverTest, RejectsBadOptionsBeforeSending) {
   EXPECT_THROW(RunBench(o, nullptr), std::invalid_argument);
 }
 
+// --agent: a conversation is created (the fake answers every plain request with an id), then
+// --turns turns are sent on it, then the next conversation.
+const std::string kConversation =
+    "HTTP/1.1 200 OK\r\nContent-Length: 39\r\n\r\n{\"id\":\"conv_1\",\"object\":\"conversation\"}";
+const std::string kBusy = "HTTP/1.1 409 Conflict\r\nContent-Length: 11\r\n\r\n{\"error\":1}";
+const std::string kTurnStream =
+    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    "38\r\nevent: response.output_text.delta\ndata: {\"delta\":\"Hi\"}\n\n\r\n"
+    "2e\r\nevent: response.completed\ndata: {\"type\":\"x\"}\n\n\r\n0\r\n\r\n";
+
+BenchOptions AgentOptions(int port, uint64_t turns_total, int turns) {
+  BenchOptions o = Options(port, 1, turns_total);
+  o.url = "http://127.0.0.1:" + std::to_string(port);
+  o.agent = "agt_1";
+  o.turns = turns;
+  return o;
+}
+
+TEST(DriverTest, AgentTurnsOnAConversationPerConnection) {
+  FakeServer server(kConversation, kTurnStream);
+  BenchOptions o = AgentOptions(server.port(), 20, 4);
+  o.stream_every = 2;
+  const BenchResult r = RunBench(o, nullptr);
+  server.Stop();
+  EXPECT_EQ(r.stats.ok(), 20u);
+  EXPECT_EQ(r.stats.failed(), 0u);
+  EXPECT_EQ(r.stats.conversations, 5u);
+  EXPECT_EQ(r.stats.streams_ok, 10u);
+  EXPECT_EQ(r.stats.ttft.count(), 10u);  // each stream's first output_text delta
+  EXPECT_EQ(server.requests(), 25);      // 5 creations + 20 turns
+  EXPECT_EQ(server.stream_requests(), 10);
+}
+
+TEST(DriverTest, AgentTurnRefusedBusyIsAFailure) {
+  FakeServer server(kConversation, kBusy);
+  BenchOptions o = AgentOptions(server.port(), 6, 3);
+  o.stream_every = 1;  // every turn streams, and the fake answers each with a 409
+  const BenchResult r = RunBench(o, nullptr);
+  server.Stop();
+  EXPECT_EQ(r.stats.ok(), 0u);
+  EXPECT_EQ(r.stats.failed(), 6u);
+  EXPECT_EQ(r.stats.count(Outcome::kHttpStatus), 6u);
+  EXPECT_EQ(r.stats.statuses.at(409), 6u);
+  EXPECT_EQ(r.stats.conversations, 2u);  // the conversation is kept through failed turns
+}
+
+TEST(DriverTest, AgentCreationWithoutAnIdIsABadResponse) {
+  FakeServer server(kOk, kTurnStream);
+  const BenchResult r = RunBench(AgentOptions(server.port(), 4, 2), nullptr);
+  server.Stop();
+  EXPECT_EQ(r.stats.failed(), 4u);
+  EXPECT_EQ(r.stats.count(Outcome::kBadResponse), 4u);
+  EXPECT_EQ(r.stats.conversations, 0u);
+  EXPECT_EQ(server.requests(), 4);  // creations only
+}
+
 }  // namespace
 }  // namespace turnpike::loadgen

@@ -158,6 +158,44 @@ TEST(ResponseParserReuseTest, PlainRequestIgnoresSseLines) {
   EXPECT_FALSE(parser.saw_done());
 }
 
+TEST(ResponseParserReuseTest, ResponsesStreamEndsOnResponseCompleted) {
+  const std::string delta = "event: response.output_text.delta\ndata: {\"delta\":\"Hi\"}\n\n";
+  const std::string completed = "event: response.completed\ndata: {\"type\":\"x\"}\n\n";
+  const std::string failed = "event: response.failed\ndata: {\"type\":\"x\"}\n\n";
+  for (size_t step : {size_t{1}, size_t{5}, size_t{1000}}) {
+    for (const bool ends : {true, false}) {
+      ResponseParser parser;
+      parser.Reset(true);
+      const std::string stream =
+          std::string(kSseHeaders) + Chunk(delta) + Chunk(ends ? completed : failed) + "0\r\n\r\n";
+      ParseResult result = ParseResult::kNeedMore;
+      for (size_t at = 0; at < stream.size(); at += step) {
+        result = parser.Feed(std::string_view(stream).substr(at, step));
+      }
+      ASSERT_EQ(result, ParseResult::kComplete);
+      EXPECT_EQ(parser.saw_completed(), ends) << "step " << step;
+      EXPECT_TRUE(parser.saw_text_delta()) << "step " << step;
+      EXPECT_FALSE(parser.saw_done());
+      EXPECT_EQ(ClassifyResponse(parser, result, true, StreamEnd::kResponseCompleted),
+                ends ? Outcome::kOk : Outcome::kStreamMissingDone);
+      EXPECT_EQ(ClassifyResponse(parser, result, true), Outcome::kStreamMissingDone);
+    }
+  }
+}
+
+TEST(ResponseParserReuseTest, KeepsTheBodyWhenAsked) {
+  const std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 15\r\n\r\n{\"id\":\"conv_1\"}";
+  ResponseParser parser;
+  parser.Reset(false, true);
+  ASSERT_EQ(parser.Feed(answer.substr(0, 40)), ParseResult::kNeedMore);
+  ASSERT_EQ(parser.Feed(answer.substr(40)), ParseResult::kComplete);
+  EXPECT_EQ(parser.body(), "{\"id\":\"conv_1\"}");
+  parser.Reset(false);
+  ASSERT_EQ(parser.Feed(answer), ParseResult::kComplete);
+  EXPECT_EQ(parser.body(), "");
+  EXPECT_FALSE(parser.saw_text_delta());
+}
+
 TEST(ResponseParserReuseTest, OversizedHeadersAreRejected) {
   ResponseParser parser;
   parser.Reset(false);

@@ -283,5 +283,48 @@ TEST(MockDescribe, ToolCallsStillAnswerWithACall) {
   EXPECT_TRUE(message.at("content").is_null());
 }
 
+TEST(MockDescribe, UntilResultCallsThenDescribesTheResult) {
+  MockOptions options = Describing();
+  options.tool_calls_until_result = true;
+  RunningMock mock(options);
+  const std::string tools = R"("tools":[{"type":"function","function":{"name":"get_weather"}}])";
+  Reply first = Send(mock.port(), "POST", "/v1/chat/completions", Body(false, tools));
+  ASSERT_EQ(first.status, 200u) << first.body;
+  EXPECT_EQ(json::parse(first.body)
+                .at("choices")
+                .at(0)
+                .at("message")
+                .at("tool_calls")
+                .at(0)
+                .at("function")
+                .at("name"),
+            "get_weather");
+  // The same tools, the call and its result: the description, not another call.
+  const std::string after_result =
+      R"({"model":"m","stream":false,)" + tools +
+      R"(,"messages":[{"role":"user","content":"weather?"},)"
+      R"({"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function",)"
+      R"("function":{"name":"get_weather","arguments":"{}"}}]},)"
+      R"({"role":"tool","tool_call_id":"c1","content":"sunny"}]})";
+  Reply second = Send(mock.port(), "POST", "/v1/chat/completions", after_result);
+  ASSERT_EQ(second.status, 200u) << second.body;
+  EXPECT_EQ(json::parse(second.body).at("choices").at(0).at("message").at("content"),
+            "user: weather? | assistant: call get_weather({}) | tool: sunny");
+}
+
+TEST(MockDescribe, LastTurnIsReadOnlyWhenAsked) {
+  const std::string_view ends_with_result =
+      R"({"model":"m","messages":[{"role":"tool","tool_call_id":"c","content":"x"}]})";
+  BodyParser plain(ReplyMode::kTokens);
+  BodyParser reading(ReplyMode::kTokens, {}, true);
+  Result<ChatRequest> not_read = plain.Parse(ends_with_result);
+  Result<ChatRequest> read = reading.Parse(ends_with_result);
+  Result<ChatRequest> answered = reading.Parse(kTranscripts[1].body);  // a result, then text
+  ASSERT_TRUE(not_read.ok() && read.ok() && answered.ok());
+  EXPECT_FALSE(not_read->ends_with_tool_result);
+  EXPECT_TRUE(read->ends_with_tool_result);
+  EXPECT_FALSE(answered->ends_with_tool_result);
+}
+
 }  // namespace
 }  // namespace turnpike::mock::testing

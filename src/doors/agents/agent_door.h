@@ -2,7 +2,9 @@
 //
 //   POST /v1/responses {"model": "agent:<id>[@<version>]", ...}   a turn (turn.cc, turn_run.cc),
 //        handed over by the LLM door (the "agent:" prefix, core/handoff.h); with
-//        "background": true it answers at once and runs detached from the client
+//        "background": true it answers at once and runs detached from the client (with
+//        "stream": true too, the answer is the turn's stream, followed live from its log: a
+//        client that leaves it does not cancel the turn, and may resume it)
 //   GET /v1/responses/{id}?stream=true[&starting_after=N]          a background turn's stream
 //        from event N + 1: live on the replica running it, else from the store (resume.cc)
 //   POST /v1/conversations; GET|POST|DELETE /v1/conversations/{id};
@@ -77,6 +79,10 @@ class AgentDoor final : public core::Door {
   // GET /v1/responses/{id}?stream=true (resume.cc): answers the stream, or an error.
   boost::asio::awaitable<void> ResumeStream(http::Exchange& exchange, core::RequestContext& ctx,
                                             std::string id, std::string tenant);
+  // A background turn's live `log` on `exchange` (its stream started), from event `after` + 1
+  // through the turn's end (resume.cc). False: the client left.
+  static boost::asio::awaitable<bool> FollowLog(http::Exchange& exchange,
+                                                std::shared_ptr<EventLog> log, int64_t after);
 
   // Conversations and stored responses (conversations.cc): the answer or an error.
   boost::asio::awaitable<Result<core::AdminAnswer>> Serve(http::Exchange& exchange,

@@ -1,6 +1,6 @@
 // GET /v1/responses/{id}?stream=true[&starting_after=N] (agent_door.h): a background turn's
 // events after sequence number N (all of them without it), in order, through the terminal
-// event.
+// event. (FollowLog also serves a background turn created with stream: true: turn_run.cc.)
 //
 // Live, on the replica running the turn: the turn's EventLog (event_log.h) is replayed from
 // N + 1, then followed, the resume waiting on a timer that the next logged event cancels (from
@@ -49,9 +49,10 @@ Result<int64_t> StartingAfter(std::string_view target) {
   return int64_t{-1};
 }
 
-// The live log from `after` on, until its end or the client's; false when the client left.
-net::awaitable<bool> Follow(http::Exchange& exchange, std::shared_ptr<EventLog> log,
-                            int64_t after) {
+}  // namespace
+
+net::awaitable<bool> AgentDoor::FollowLog(http::Exchange& exchange, std::shared_ptr<EventLog> log,
+                                          int64_t after) {
   net::any_io_executor executor = co_await net::this_coro::executor;
   int64_t seen = after;
   for (;;) {
@@ -81,8 +82,6 @@ net::awaitable<bool> Follow(http::Exchange& exchange, std::shared_ptr<EventLog> 
     }
   }
 }
-
-}  // namespace
 
 net::awaitable<void> AgentDoor::ResumeStream(http::Exchange& exchange, core::RequestContext& ctx,
                                              std::string id, std::string tenant) {
@@ -120,7 +119,7 @@ net::awaitable<void> AgentDoor::ResumeStream(http::Exchange& exchange, core::Req
   ctx.status = 200;
   bool ok = started;
   if (ok && log != nullptr) {
-    ok = co_await Follow(exchange, log, *after);
+    ok = co_await FollowLog(exchange, log, *after);
   } else if (ok) {
     ok = co_await exchange.Write(EventLog::FramesAfter(stored, *after));
   }

@@ -89,12 +89,6 @@ Result<TurnFields> ReadFields(const json::object& body, std::string_view model) 
   if (f.background && !f.store) {
     return Invalid("A background turn is stored: send `store: true`.", "store");
   }
-  if (f.background && f.stream) {
-    return Invalid(
-        "A background agent turn answers at once; stream it with GET /v1/responses/{id}"
-        "?stream=true.",
-        "stream");
-  }
   return f;
 }
 

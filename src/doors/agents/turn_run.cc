@@ -8,6 +8,9 @@
 //
 // A background turn answers its client with the response object (in_progress) once its row is
 // stored, and runs the rest detached: co_spawn on this worker, the coroutine owning the turn.
+// Created with stream: true, its answer is instead its stream: the head once the row is stored,
+// then its events followed from its log (FollowLog, resume.cc) through the end; the client may
+// leave without cancelling it, and resume with GET ?stream=true&starting_after=N.
 // Its request is accounted once, at the turn's end (WorkerCore::Finish from the record of the
 // exchange kept when it was answered), so the call log has one row for it with the model call's
 // usage and cost, its status the quick answer's (200) and its error the turn's. A stop does not
@@ -53,6 +56,8 @@ std::shared_ptr<const Memory> Remembered(const Memory& memory, const std::vector
   next->limit = static_cast<int64_t>(next->items.size());
   return next;
 }
+
+constexpr std::string_view kEventStream = "text/event-stream";
 
 }  // namespace
 
@@ -173,7 +178,17 @@ net::awaitable<void> AgentDoor::StartBackground(std::unique_ptr<Turn> owned,
     co_await Refuse(exchange, ctx, error, true);
     co_return;
   }
-  co_await core_.Respond(exchange, ctx, 200, core::kJsonContentType, std::move(body));
+  // The answer: the response object, or (stream: true) the stream's head, its events to
+  // follow from the log once the turn runs.
+  bool streams = false;
+  if (turn.fields.stream) {
+    const bool started = co_await exchange.StartStream(200, kEventStream);
+    streams = started;
+    ctx.status = started ? 200 : 499;
+    ctx.phases.client_head = exchange.head_sent_at();
+  } else {
+    co_await core_.Respond(exchange, ctx, 200, core::kJsonContentType, std::move(body));
+  }
   // The client has its answer; the request is accounted when the turn ends (RunTurn).
   turn.answered = core::OwnedExchangeRecord::Own(exchange);
   // The context's views of the exchange go with it: its id is the turn's copy now, and its
@@ -182,8 +197,17 @@ net::awaitable<void> AgentDoor::StartBackground(std::unique_ptr<Turn> owned,
   ctx.authorization = {};
   ctx.x_api_key = {};
   ctx.response_headers = nullptr;
+  std::shared_ptr<EventLog> log = turn.log;
   net::any_io_executor executor = co_await net::this_coro::executor;
   net::co_spawn(executor, RunTurn(std::move(owned), nullptr), net::detached);
+  if (!streams) co_return;
+  // The turn is the detached coroutine's now; this request only reads its log. A client that
+  // leaves stops reading, nothing more.
+  const bool followed = co_await FollowLog(exchange, std::move(log), -1);
+  if (followed) {
+    const bool ended = co_await exchange.EndStream();
+    (void)ended;
+  }
 }
 
 net::awaitable<void> AgentDoor::RunTurn(std::unique_ptr<Turn> owned, http::Exchange* exchange) {
