@@ -1,5 +1,7 @@
 #include "doors/agents/agent_door.h"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/url/parse.hpp>
@@ -8,6 +10,9 @@
 #include "common/clock.h"
 #include "core/openai_errors.h"
 #include "doors/agents/items.h"
+#include "doors/agents/retention.h"
+#include "governance/budget.h"
+#include "observability/metrics.h"
 
 namespace turnpike::agents {
 namespace net = boost::asio;
@@ -53,6 +58,40 @@ class FailUnendedJob final : public store::StoreJob {
                  error.message.c_str());
   }
 };
+
+// At start-up: each agent's spend this month, from the call log, into its budget counter.
+class RestoreSpendJob final : public store::StoreJob {
+ public:
+  explicit RestoreSpendJob(std::shared_ptr<AgentsShared> shared) : shared_(std::move(shared)) {}
+  void Run(store::Engine& engine) override {
+    AgentStore* agents = engine.role<AgentStore>();
+    if (agents == nullptr) return;
+    const governance::MonthId month = governance::MonthOf(UnixSeconds());
+    Result<std::vector<std::pair<std::string, int64_t>>> spend =
+        agents->AgentSpend(governance::FormatMonth(month));
+    if (!spend.ok()) return Refuse(spend.error());
+    for (const auto& [agent, micros] : *spend) shared_->budgets.Restore(agent, month, micros);
+  }
+  void Refuse(const Error& error) override {
+    std::fprintf(stderr, "turnpike: agents: restoring the agents' spend: %s\n",
+                 error.message.c_str());
+  }
+
+ private:
+  const std::shared_ptr<AgentsShared> shared_;
+};
+
+// The feature's /metrics series: turns by status, what retention purged.
+void RenderAgentMetrics(const AgentsShared& shared, observability::PrometheusWriter& w) {
+  shared.turn_counts.RenderMetrics(w);
+  constexpr std::string_view kPurged = "turnpike_agent_purged_total";
+  w.Family(kPurged, "Stored responses and conversations purged by agents.retention",
+           observability::MetricType::kCounter);
+  w.Sample(kPurged, {{"kind", "response"}},
+           static_cast<double>(shared.purged_responses.load(std::memory_order_relaxed)));
+  w.Sample(kPurged, {{"kind", "conversation"}},
+           static_cast<double>(shared.purged_conversations.load(std::memory_order_relaxed)));
+}
 
 }  // namespace
 
@@ -212,7 +251,16 @@ app::Feature AgentsFeature() {
   };
   feature.door = [on, shared](const app::FeatureContext& context) -> std::optional<core::DoorSpec> {
     if (!on(context.config)) return std::nullopt;
-    shared->Configure(context.config.agents.cache_ttl);
+    shared->Configure(context.config.agents.cache_ttl, context.counters);
+    if (context.probes != nullptr) {
+      context.probes->feature_metrics.push_back(
+          [s = shared.get()](observability::PrometheusWriter& w) { RenderAgentMetrics(*s, w); });
+    }
+    // The agents' budgets start from this month's spend (before any turn: the store runs its
+    // control jobs in order, and the workers start after this).
+    if (context.store != nullptr && context.counters != nullptr) {
+      context.store->Post(std::make_unique<RestoreSpendJob>(shared), store::JobLane::kControl);
+    }
     // Background turns of a process that stopped (a crash, a drain that timed out) end failed.
     // Only on SQLite, whose file one process owns: on PostgreSQL other replicas' turns run in
     // the same table, and their recovery is a later part.
@@ -222,7 +270,15 @@ app::Feature AgentsFeature() {
     }
     core::DoorSpec spec;
     spec.routes = AgentDoor::Routes();
-    spec.make = [context, shared](int worker, net::io_context&, core::WorkerCore& core) {
+    spec.make = [context, shared](int worker, net::io_context& io, core::WorkerCore& core) {
+      // One retention loop per process, on the first worker (retention.h).
+      const config::AgentsConfig& options = context.config.agents;
+      if (worker == 0 && context.store != nullptr && options.retention.count() > 0) {
+        net::co_spawn(io,
+                      PurgeLoop(context.store, shared,
+                                RetentionOptions{options.retention, options.purge_interval}),
+                      net::detached);
+      }
       return std::make_unique<AgentDoor>(context, *shared, worker, core);
     };
     spec.model_prefixes = {std::string(kModelPrefix)};

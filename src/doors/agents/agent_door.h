@@ -71,6 +71,8 @@ class AgentDoor final : public core::Door {
   // The call and the end (turn_run.cc): stores the turn, answers a foreground turn's client on
   // `exchange`, and accounts the request (a background turn's from turn.answered).
   boost::asio::awaitable<void> RunTurn(std::unique_ptr<Turn> turn, http::Exchange* exchange);
+  // The turn's end to the subscribers of shared_.events (turn_events.h), once it is accounted.
+  void PublishEnd(const Turn& turn) const;
   // A background turn's quick answer and its detached run (turn_run.cc).
   boost::asio::awaitable<void> StartBackground(std::unique_ptr<Turn> turn,
                                                http::Exchange& exchange);
