@@ -16,8 +16,7 @@ struct Unit {
 };
 
 // Longest suffixes first so that "ms" is not read as "m" followed by garbage.
-constexpr Unit kDurationUnits[] = {
-    {"ms", 1}, {"s", 1'000}, {"m", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}};
+constexpr Unit kDurationUnits[] = {{"ms", 1}, {"s", 1'000}, {"m", 60'000}, {"h", 3'600'000}};
 constexpr Unit kSizeUnits[] = {
     {"KiB", uint64_t{1} << 10}, {"MiB", uint64_t{1} << 20}, {"GiB", uint64_t{1} << 30}, {"", 1}};
 
@@ -42,9 +41,8 @@ bool IsEnvNameChar(char c, bool first) {
 }  // namespace
 
 Millis ParseDuration(const std::string& key, const std::string& text) {
-  const std::string usage =
-      "invalid duration \"" + text +
-      "\" (use a whole number with ms, s, m, h or d, e.g. \"250ms\", \"10s\")";
+  const std::string usage = "invalid duration \"" + text +
+                            "\" (use a whole number with ms, s, m or h, e.g. \"250ms\", \"10s\")";
   if (text == "0") return Millis(0);
   uint64_t number = 0;
   std::string_view suffix;

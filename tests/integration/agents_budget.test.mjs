@@ -3,7 +3,8 @@
 // overshoot (spent <= budget) and exactly the admitted turns charged (spent = admitted x the
 // turn's cost; the call log's charged rows are the admitted turns); the agent's refusal is the
 // tenant budget's envelope (429 insufficient_quota, through the official openai client too);
-// the agent's JSON shows its spend this month, which a restart restores from the call log;
+// the agent's JSON shows its spend this month, which a restart restores from the call log; the
+// CLI sets the budget (`admin agents update --budget`);
 // and, where PostgreSQL and Redis are installed, the same race over two replicas in fleet mode.
 //
 // Every turn reserves exactly what it costs: the agent caps output at 16 tokens, the mock
@@ -15,8 +16,9 @@ import OpenAI from 'openai';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import {
-  startMock, startGateway, gatewayConfig, stopAll, eventually, waitExit,
+  BIN, startMock, startGateway, gatewayConfig, stopAll, eventually, waitExit,
 } from './lib/harness.mjs';
 import { startRedis, stopRedis } from './lib/redis.mjs';
 import { startPostgres, stopAllPostgres } from './lib/postgres.mjs';
@@ -152,8 +154,12 @@ test('an agent budget admits exactly what it holds out of 100 concurrent turns; 
   // The agent without a cap still counts what it spent.
   assert.equal(usd((await admin('GET', `agents/${t.agent.id}`)).body.spend.spent_usd), ADMITS * TURN_MICROS);
 
-  // Raising the budget admits again; a restart restores the spend from the call log.
-  assert.equal((await admin('POST', `agents/${a.agent.id}`, { monthly_budget_usd: BUDGET_USD + TURN_MICROS / 1e6 })).status, 200);
+  // Raising the budget (with the CLI) admits again; a restart restores the spend from the call
+  // log.
+  const raised = JSON.parse(execFileSync(BIN, ['admin', '--url', gw.url, '--json', 'agents', 'update',
+    a.agent.id, '--budget', String(BUDGET_USD + TURN_MICROS / 1e6)], { env: { ...process.env, TURNPIKE_ADMIN_TOKEN: TOKEN } }).toString());
+  assert.equal(usd(raised.monthly_budget_usd), (ADMITS + 1) * TURN_MICROS);
+  assert.equal(raised.version, 2);
   assert.equal((await turn(gw, a.key, a.agent)).status, 200);
   assert.ok(await eventually(async () => (await callRows(gw, 'ta')).length === TURNS + 2, 5000));
   gw.kill('SIGTERM');
