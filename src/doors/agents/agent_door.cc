@@ -5,7 +5,9 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/url/parse.hpp>
+#include <chrono>
 #include <cstdio>
+#include <future>
 
 #include "common/clock.h"
 #include "core/openai_errors.h"
@@ -60,26 +62,35 @@ class FailUnendedJob final : public store::StoreJob {
 };
 
 // At start-up: each agent's spend this month, from the call log, into its budget counter.
+// `done` is set once it ran or was refused.
 class RestoreSpendJob final : public store::StoreJob {
  public:
-  explicit RestoreSpendJob(std::shared_ptr<AgentsShared> shared) : shared_(std::move(shared)) {}
+  RestoreSpendJob(std::shared_ptr<AgentsShared> shared, std::shared_ptr<std::promise<void>> done)
+      : shared_(std::move(shared)), done_(std::move(done)) {}
   void Run(store::Engine& engine) override {
     AgentStore* agents = engine.role<AgentStore>();
-    if (agents == nullptr) return;
+    if (agents == nullptr) return Refuse(Error{ErrorCode::kInternal, "no agents role", ""});
     const governance::MonthId month = governance::MonthOf(UnixSeconds());
     Result<std::vector<std::pair<std::string, int64_t>>> spend =
         agents->AgentSpend(governance::FormatMonth(month));
     if (!spend.ok()) return Refuse(spend.error());
     for (const auto& [agent, micros] : *spend) shared_->budgets.Restore(agent, month, micros);
+    done_->set_value();
   }
   void Refuse(const Error& error) override {
     std::fprintf(stderr, "turnpike: agents: restoring the agents' spend: %s\n",
                  error.message.c_str());
+    done_->set_value();
   }
 
  private:
   const std::shared_ptr<AgentsShared> shared_;
+  const std::shared_ptr<std::promise<void>> done_;
 };
+
+// How long start-up waits for the agents' spend (a restore of a counter a turn already uses
+// would lose that turn's reservation, so the door waits for it before it serves).
+constexpr std::chrono::seconds kRestoreWait{60};
 
 // The feature's /metrics series: turns by status, what retention purged.
 void RenderAgentMetrics(const AgentsShared& shared, observability::PrometheusWriter& w) {
@@ -256,10 +267,16 @@ app::Feature AgentsFeature() {
       context.probes->feature_metrics.push_back(
           [s = shared.get()](observability::PrometheusWriter& w) { RenderAgentMetrics(*s, w); });
     }
-    // The agents' budgets start from this month's spend (before any turn: the store runs its
-    // control jobs in order, and the workers start after this).
+    // The agents' budgets start from this month's spend, before any turn: the main thread
+    // waits for the job (the store thread runs by now: governance started it).
     if (context.store != nullptr && context.counters != nullptr) {
-      context.store->Post(std::make_unique<RestoreSpendJob>(shared), store::JobLane::kControl);
+      auto done = std::make_shared<std::promise<void>>();
+      std::future<void> restored = done->get_future();
+      context.store->Post(std::make_unique<RestoreSpendJob>(shared, std::move(done)),
+                          store::JobLane::kControl);
+      if (restored.wait_for(kRestoreWait) != std::future_status::ready) {
+        std::fprintf(stderr, "turnpike: agents: the agents' spend was not restored in time\n");
+      }
     }
     // Background turns of a process that stopped (a crash, a drain that timed out) end failed.
     // Only on SQLite, whose file one process owns: on PostgreSQL other replicas' turns run in

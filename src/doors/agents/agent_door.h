@@ -111,7 +111,9 @@ class AgentDoor final : public core::Door {
 };
 
 // The feature as app/ registers it: the store role, the door (model prefix "agent:") and the
-// agents' admin routes (admin_routes.cc). On when governance is and agents.enabled.
+// agents' admin routes (admin_routes.cc), its /metrics series, the agents' spend restored at
+// start-up (budgets.h) and the retention loop (retention.h). On when governance is and
+// agents.enabled.
 app::Feature AgentsFeature();
 
 // The admin resources /admin/v1/agents[/{id}] (admin_routes.cc).

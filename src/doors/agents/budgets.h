@@ -11,9 +11,11 @@
 // per agent that ran a turn here. The cap is the agent's (Agent::monthly_budget_micros) as the
 // turn read it, so an update is in force from the next turn that reads the new version.
 //
-// Persistence: on one node the spend of the current month is read back at start-up from the
-// call log (every turn's record carries its agent and cost: AgentStore::AgentSpend); in fleet
-// mode the Redis ledger holds it.
+// Persistence: the spend of the current month is read back at start-up, before the door
+// serves, from the call log (every turn's record carries its agent and cost:
+// AgentStore::AgentSpend; a row the call log dropped is missing from it); in fleet mode the
+// Redis ledger holds the fleet's, and the call log's restores this replica's counter as it does
+// a tenant's.
 //
 // Thread safety: every method is safe from any thread; Find takes a short lock over one hash
 // lookup (and, the first time, the engine's MakeScope: an allocation, and a mutex in fleet

@@ -9,7 +9,9 @@
 // control lane for long: a full batch is followed at once by another job queued behind any
 // other work; a short one by a wait of `interval`. What a job purged is evicted from this
 // replica's conversation table when it returns; other replicas drop it when their entry's ttl
-// passes (agents.cache_ttl), and a read of a purged id is a 404 everywhere.
+// passes (agents.cache_ttl), and a read of a purged id is a 404 everywhere. What was purged is
+// counted in /metrics (turnpike_agent_purged_total{kind="response"|"conversation"}). In fleet
+// mode every replica runs the loop over the shared store: the same statements, idempotent.
 //
 // A turn that started on a conversation just before it was purged stores its items under an
 // id that no longer exists (no conversation row): they are unreachable through the API and

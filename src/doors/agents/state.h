@@ -7,6 +7,9 @@
 // generation; ConversationTable::Evict); a write on another replica is seen when the entry's
 // `ttl` has passed (agents.cache_ttl); ttl 0 reads through on every turn.
 //
+// AgentsShared also holds the agents' budget scopes (budgets.h), the turn-event subscribers
+// (turn_events.h) and the feature's /metrics counters.
+//
 // A conversation's memory here is the tail of its items, oldest first, parsed; `complete`
 // when it holds every item the conversation has, else the last `limit` only (a turn whose
 // window is larger reads the store).

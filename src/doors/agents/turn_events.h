@@ -2,11 +2,12 @@
 // (the console's webhook outbox will be one), and its first subscriber, the per-status counters
 // of /metrics (turnpike_agent_turns_total{status}).
 //
-// An event is published once per admitted turn, at its end, whatever ended it: completed,
-// incomplete (the output cap), failed (the model call or the store), cancelled (the cancel
-// route, a deleted conversation, a foreground client that left). A turn refused before
-// admission (a bad field, a budget, a busy conversation) is no turn and publishes nothing.
-// The event's cost and usage are what the turn was charged (the governance filter's settle).
+// An event is published once per admitted turn, at its end, whatever ended it; its status is
+// the response's as the client was given it: completed, incomplete (the output cap), failed
+// (the model call), cancelled (the cancel route, a deleted conversation, a foreground client
+// that left). A turn refused before admission (a bad field, a budget, a busy conversation) is
+// no turn and publishes nothing. The event's cost and usage are what the turn was charged (the
+// governance filter's settle).
 //
 // Subscribers are registered at start-up, before any worker runs (Subscribe is not
 // thread-safe against Publish), and are called in registration order on the turn's worker,
