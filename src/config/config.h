@@ -102,7 +102,7 @@
 //                                      # (a write on this replica evicts at once); 0s = read
 //                                      # through on every turn
 //     max_input_bytes: 1MiB            # a turn's input, a conversation's items in one request
-//     retention: 30d                   # stored responses (by creation) and conversations (by
+//     retention: 720h                  # stored responses (by creation) and conversations (by
 //                                      # last activity) older than this are purged; 0 = kept
 //     purge_interval: 60s              # how often the purge looks (doors/agents/retention.h)
 //
