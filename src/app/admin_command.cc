@@ -491,6 +491,7 @@ json::object AgentBody(const Args& a) {
   if (!a.tools.empty()) body["tools"] = JsonArg(a.tools, "--tools");
   if (!a.metadata.empty()) body["metadata"] = JsonArg(a.metadata, "--metadata");
   SetInt(body, "max_output_tokens", a.max_output_tokens);
+  SetUsd(body, "monthly_budget_usd", a.budget);
   if (a.guard_urls || !a.allow_hosts.empty() || !a.guard_marker.empty()) {
     json::object guard;
     if (a.guard_urls) guard["urls"] = *a.guard_urls;
@@ -516,6 +517,7 @@ void AddAgentOptions(CLI::App* cmd, Args& a) {
   cmd->add_option("--instructions", a.instructions, "Its instructions (the system prompt)");
   cmd->add_option("--tools", a.tools, "Its function tools, a JSON array (Responses shape)");
   cmd->add_option("--max-output-tokens", a.max_output_tokens, "Cap on every turn's output");
+  cmd->add_option("--budget", a.budget, "Monthly budget in USD (the agent's spend, every version)");
   cmd->add_option("--history-items", a.history_items, "Memory window: the last N items");
   cmd->add_option("--history-tokens", a.history_tokens, "Memory window: at most ~N tokens");
   cmd->add_option("--metadata", a.metadata, "A JSON object of strings");

@@ -24,6 +24,8 @@
 #include "config/config.h"
 #include "core/admin_route.h"
 #include "core/door.h"
+#include "core/request_probe.h"
+#include "governance/counters.h"
 #include "model_call/route_table.h"
 #include "store/role.h"
 #include "store/store_thread.h"
@@ -35,6 +37,11 @@ struct FeatureContext {
   const config::Config& config;
   const model_call::RouteTable& routes;
   store::StoreThread* store = nullptr;  // null when no role and no governance opened the store
+  // The counters engine (governance/counters.h: in-process, or Redis leases in fleet mode) a
+  // feature makes its own budget scopes from; null without governance.
+  governance::Counters* counters = nullptr;
+  // Where a feature adds its /metrics series (ProbeRegistry::feature_metrics); at start-up.
+  core::ProbeRegistry* probes = nullptr;
 };
 
 struct Feature {

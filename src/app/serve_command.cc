@@ -353,7 +353,12 @@ Status StartSearch(Gateway& g) {
 
 // The doors, the router over their routes, and what every worker's core shares.
 void MakeCore(Gateway& g) {
-  const FeatureContext context{g.config, *g.routes, g.store.thread.get()};
+  governance::Counters* counters = nullptr;
+  if (g.governance) {
+    counters = g.fleet.counters ? static_cast<governance::Counters*>(g.fleet.counters.get())
+                                : &g.local_counters;
+  }
+  const FeatureContext context{g.config, *g.routes, g.store.thread.get(), counters, &g.probes};
   g.doors = MakeDoors(*g.llm, g.probes, g.governance.get(), g.admin_token, &g.search_options,
                       &g.search_backends, g.features, context);
   g.router = std::make_unique<core::Router>(/*fallback_door=*/0);
@@ -421,6 +426,7 @@ void ShutDown(Gateway& g) {
   if (g.fleet.client) g.fleet.client->Stop();
   g.probes.counters_metrics = nullptr;
   g.probes.cache_metrics.clear();
+  g.probes.feature_metrics.clear();
   if (g.store.thread) g.store.thread->Stop();
   if (g.access_log) g.access_log->Flush();
 }

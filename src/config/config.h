@@ -102,6 +102,9 @@
 //                                      # (a write on this replica evicts at once); 0s = read
 //                                      # through on every turn
 //     max_input_bytes: 1MiB            # a turn's input, a conversation's items in one request
+//     retention: 720h                  # stored responses (by creation) and conversations (by
+//                                      # last activity) older than this are purged; 0 = kept
+//     purge_interval: 60s              # how often the purge looks (doors/agents/retention.h)
 //
 //   llm_cache:                         # the LLM response cache (doors/llm/response_cache.h)
 //     enabled: false                   # the gateway's default; a plan turns it on or off
@@ -302,6 +305,8 @@ struct AgentsConfig {
   bool enabled = true;
   Millis cache_ttl{2'000};
   size_t max_input_bytes = size_t{1} << 20;
+  Millis retention{30LL * 24 * 3'600'000};  // 0: kept forever
+  Millis purge_interval{60'000};
 };
 
 struct Config {

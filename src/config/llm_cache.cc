@@ -77,11 +77,18 @@ AgentsConfig ParseAgents(const YamlMap& root) {
   AgentsConfig c;
   const YAML::Node node = root.Child("agents");
   if (!node.IsDefined() || node.IsNull()) return c;
-  YamlMap m(node, root.KeyPath("agents"), {"enabled", "cache_ttl", "max_input_bytes"});
+  YamlMap m(node, root.KeyPath("agents"),
+            {"enabled", "cache_ttl", "max_input_bytes", "retention", "purge_interval"});
   c.enabled = m.Bool("enabled", c.enabled);
   c.cache_ttl = m.Duration("cache_ttl", c.cache_ttl);
   c.max_input_bytes = m.Size("max_input_bytes", c.max_input_bytes);
   if (c.max_input_bytes < 1024) FailAt(m.KeyPath("max_input_bytes"), "must be at least 1KiB");
+  c.retention = m.Duration("retention", c.retention);
+  if (c.retention.count() != 0 && c.retention < Millis(1'000)) {
+    FailAt(m.KeyPath("retention"), "must be 0 (kept forever) or at least 1s");
+  }
+  c.purge_interval = m.Duration("purge_interval", c.purge_interval);
+  if (c.purge_interval < Millis(10)) FailAt(m.KeyPath("purge_interval"), "must be at least 10ms");
   return c;
 }
 

@@ -134,6 +134,9 @@ GovernanceFilter::Admitted GovernanceFilter::Admit(RequestContext& context, bool
   request.max_tokens = context.billing.max_tokens;
   request.price_fallback = context.billing.price_fallback;
   request.per_query = context.billing.per_query;
+  request.scope_budget = context.billing.scope_budget;
+  request.scope_cap = context.billing.scope_cap;
+  request.scope_whose = context.billing.scope_whose;
   request.now_unix = context.now_unix;
   request.now = std::chrono::duration_cast<governance::Nanos>(
       std::chrono::steady_clock::now().time_since_epoch());

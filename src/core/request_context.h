@@ -72,6 +72,11 @@ struct Billing {
   // (Plan::search_query_price_micros) it is reserved at admission and settled as exactly that
   // price, whatever the tokens; else it is priced by tokens like any call.
   bool per_query = false;
+  // A third budget scope the door bills besides the key and the tenant (an agent's; the agent
+  // door sets it): reserved and settled with them (governance::AdmissionRequest::scope_budget).
+  governance::BudgetCounter* scope_budget = nullptr;
+  int64_t scope_cap = governance::kUnlimitedBudget;
+  std::string_view scope_whose;
 };
 
 // An agent turn's facts for its call record (the agent door sets them; empty otherwise).

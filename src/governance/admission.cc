@@ -123,6 +123,20 @@ void AdmitSteps::Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifie
     result.refusal = BudgetRefusal(tenant_budget.status(), "your organization");
     return;
   }
+  ReserveResult scope_budget = ReserveStatus::kReserved;
+  if (request.scope_budget != nullptr) {
+    scope_budget = request.scope_budget->Reserve(month, estimate.micros, request.scope_cap);
+    if (plan.fail_open && scope_budget.status() == ReserveStatus::kUnavailable) {
+      scope_budget =
+          request.scope_budget->ReserveFailOpen(month, estimate.micros, request.scope_cap);
+    }
+    if (!scope_budget) {
+      result.pending = scope_budget.status() == ReserveStatus::kPending;
+      if (result.pending) result.pending_on = request.scope_budget->refill_source();
+      result.refusal = BudgetRefusal(scope_budget.status(), request.scope_whose);
+      return;
+    }
+  }
 
   const std::array<RateStep, 4> steps = {{
       {&key.counters->requests, key.key.rpm, kOneRequest, false},
@@ -156,6 +170,7 @@ void AdmitSteps::Run(const GovernanceSnapshot& snapshot, SecretVerifier& verifie
   admission.estimate_ = estimate;
   admission.key_budget_ = std::move(*key_budget);
   admission.tenant_budget_ = std::move(*tenant_budget);
+  admission.scope_budget_ = std::move(*scope_budget);
   if (key.key.tpm) admission.key_tokens_ = {&key.counters->tokens, *key.key.tpm};
   if (plan.tpm) admission.tenant_tokens_ = {&tenant.counters->tokens, *plan.tpm};
 }
@@ -179,6 +194,7 @@ Admission& Admission::operator=(Admission&& other) noexcept {
   estimate_ = other.estimate_;
   key_budget_ = std::move(other.key_budget_);
   tenant_budget_ = std::move(other.tenant_budget_);
+  scope_budget_ = std::move(other.scope_budget_);
   key_tokens_ = std::exchange(other.key_tokens_, {});
   tenant_tokens_ = std::exchange(other.tenant_tokens_, {});
   return *this;
@@ -189,6 +205,7 @@ CostResult Admission::Complete(const TokenUsage& usage) {
   if (!std::exchange(active_, false)) return cost;
   key_budget_.Settle(cost.micros);
   tenant_budget_.Settle(cost.micros);
+  scope_budget_.Settle(cost.micros);
   int64_t actual_tokens =
       std::max<int64_t>(usage.prompt_tokens, 0) + std::max<int64_t>(usage.completion_tokens, 0);
   for (const TokenCharge& charge : {key_tokens_, tenant_tokens_}) {
@@ -203,6 +220,7 @@ void Admission::Abandon() {
   if (!std::exchange(active_, false)) return;
   key_budget_.Release();
   tenant_budget_.Release();
+  scope_budget_.Release();
   for (const TokenCharge& charge : {key_tokens_, tenant_tokens_}) {
     if (charge.limiter != nullptr) charge.limiter->Refund(estimate_.total_tokens(), charge.limit);
   }

@@ -2,14 +2,16 @@
 // accounting when it ends. One call for the auth/limits/budget filters to share.
 //
 // Admit runs, in order: Authenticate, CheckModel, EstimateMaxCost, the plan's per-request cost
-// cap, the key's and the tenant's monthly budgets (Reserve), then RPM and TPM for the key and
-// for the tenant (GCRA). A refusal undoes what earlier steps took (reservations released, rate
+// cap, the key's and the tenant's monthly budgets (Reserve) and the door's extra budget scope
+// when it names one (AdmissionRequest::scope_budget: an agent's), then RPM and TPM for the key
+// and for the tenant (GCRA). A refusal undoes what earlier steps took (reservations released, rate
 // charges refunded), so a refused request consumes nothing. An unset limit is not checked; the
 // budgets are always reserved (an unset budget tracks spend without a cap).
 //
 // Errors in AdmitResult::refusal: those of authenticate.h, and
 //   kInvalidRequest (400, param "max_tokens")  the estimate exceeds the plan's per-request cap
-//   kQuotaExceeded (429)  the key's or the tenant's monthly budget cannot hold the estimate
+//   kQuotaExceeded (429)  the key's, the tenant's or the extra scope's monthly budget cannot hold
+//                         the estimate
 //   kRateLimited (429)  a rate limit refused (then `requests` or `tokens` holds the refusing
 //                       decision, with retry_after for Retry-After); or a leased counter answered
 //                       pending (counters.h): its slice is empty until a refill lands (then
@@ -18,7 +20,7 @@
 //   kUnavailable (503)  a leased budget's slice is empty and its shared ledger is unreachable
 //
 // Completion: call Admission::Complete(usage) exactly once when usage is known (also for a
-// stream the client left early: pass what was accounted so far). It settles both budgets with
+// stream the client left early: pass what was accounted so far). It settles every budget with
 // Cost(usage), corrects both TPM limiters from the estimate to the real tokens, and returns the
 // cost. Release() (or destroying the Admission without Complete) releases its reservations and
 // refunds its token charge (the request produced nothing). Whichever comes first wins; later
@@ -55,6 +57,13 @@ struct AdmissionRequest {
   std::string_view price_fallback;  // model name to price by when `model` has no price entry
   // One query: priced at the plan's search_query_price_micros, when set, instead of by tokens.
   bool per_query = false;
+  // A third budget the door names (an agent's, doors/agents/budgets.h), reserved after the
+  // key's and the tenant's under `scope_cap` (kUnlimitedBudget: spend is tracked, never
+  // refused) and settled with them; `scope_whose` names it in a refusal ("this agent"). Null:
+  // none. The counter must outlive the Admission.
+  BudgetCounter* scope_budget = nullptr;
+  int64_t scope_cap = kUnlimitedBudget;
+  std::string_view scope_whose;
 };
 
 // One charge against a rate counter, undone or corrected later.
@@ -91,6 +100,7 @@ class Admission {
   CostEstimate estimate_;
   Reservation key_budget_;
   Reservation tenant_budget_;
+  Reservation scope_budget_;
   TokenCharge key_tokens_;
   TokenCharge tenant_tokens_;
 };

@@ -1,10 +1,11 @@
 // Counters: the live budget and rate state of every scope (a tenant, or a key), behind
 // interfaces, so that the engine holding it can change (DESIGN.md "counters" role).
 //
-// A scope has one BudgetCounter (monthly spend, budget.h) and two RateCounters (requests and
-// tokens per minute, rate_limit.h), grouped as ScopeCounters. A Counters factory makes the
-// ScopeCounters of a scope when a snapshot first names it (GovernanceSnapshot::Build); later
-// snapshots hand the same object on, so a config change never resets state. Admission
+// A scope (a tenant, a key, or an agent: doors/agents/budgets.h makes those on an agent's first
+// turn in the process) has one BudgetCounter (monthly spend, budget.h) and two RateCounters
+// (requests and tokens per minute, rate_limit.h), grouped as ScopeCounters. A Counters factory
+// makes the ScopeCounters of a scope when a snapshot first names it (GovernanceSnapshot::Build);
+// later snapshots hand the same object on, so a config change never resets state. Admission
 // (admission.h) reserves a budget before it admits, checks the rate counters, and undoes every
 // earlier step when a later one refuses.
 //
@@ -39,7 +40,7 @@
 
 namespace turnpike::governance {
 
-enum class ScopeKind { kTenant, kKey };
+enum class ScopeKind { kTenant, kKey, kAgent };
 
 enum class ReserveStatus {
   kReserved,     // the estimate is held: admit

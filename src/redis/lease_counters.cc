@@ -19,7 +19,7 @@ namespace {
 
 // One scope's counters in one allocation (counters.h): the leased budget and rate limits.
 struct LeaseScope {
-  // `scope`: "t:<tenant id>" or "k:<key id>".
+  // `scope`: "t:<tenant id>", "k:<key id>" or "a:<agent id>".
   LeaseScope(LeaseCounters& engine, const std::string& prefix, const std::string& scope)
       : budget(engine, prefix + "budget:" + scope + ":"),
         requests(engine, prefix + "window:" + scope + ":rpm"),
@@ -47,7 +47,9 @@ LeaseCounters::~LeaseCounters() = default;
 
 std::shared_ptr<governance::ScopeCounters> LeaseCounters::MakeScope(governance::ScopeKind kind,
                                                                     std::string_view id) {
-  std::string scope_name = kind == governance::ScopeKind::kTenant ? "t:" : "k:";
+  std::string scope_name = kind == governance::ScopeKind::kTenant ? "t:"
+                           : kind == governance::ScopeKind::kKey  ? "k:"
+                                                                  : "a:";
   scope_name += id;
   auto scope = std::make_shared<LeaseScope>(*this, options_.key_prefix, scope_name);
   std::shared_ptr<LeaseBudgetCounter> budget(scope, &scope->budget);

@@ -245,3 +245,73 @@ TEST_F(AdmissionTest, NegativeQueryPriceIsRejectedBySnapshotBuild) {
 
 }  // namespace
 }  // namespace turnpike::governance
+
+namespace turnpike::governance {
+namespace {
+
+// A door's extra budget scope (an agent's): reserved after the key's and the tenant's, under
+// its own cap; its refusal undoes the others'; settled and released with them, exactly once.
+class ScopeBudgetTest : public AdmissionTest {
+ protected:
+  AdmitResult AdmitScoped(int64_t cap) {
+    AdmissionRequest request{
+        fixture_.active_key, testing::kModel, kPromptBytes, kMaxTokens, kNow, kT0, {}};
+    request.scope_budget = &scope_->budget;
+    request.scope_cap = cap;
+    request.scope_whose = "this agent";
+    return Admit(*snapshot_, *verifier_, request);
+  }
+  BudgetUsage ScopeBudget() { return scope_->budget.Read(kMonth); }
+
+  std::shared_ptr<ScopeCounters> scope_ =
+      testing::TestCounters().MakeScope(ScopeKind::kAgent, "agt_1");
+};
+
+TEST_F(ScopeBudgetTest, TheScopeIsReservedAndSettledWithTheOthers) {
+  AdmitResult result = AdmitScoped(kUnlimitedBudget);
+  ASSERT_FALSE(result.refusal) << result.refusal->message;
+  EXPECT_EQ(ScopeBudget().committed, kEstimateMicros);
+  result.admission.Complete({100, 10, 0});
+  EXPECT_EQ(ScopeBudget().spent, 21);
+  EXPECT_EQ(ScopeBudget().committed, 21);
+  result.admission.Complete({100'000, 10, 0});  // settled once
+  EXPECT_EQ(ScopeBudget().spent, 21);
+  EXPECT_EQ(TenantBudget().spent, 21);
+}
+
+TEST_F(ScopeBudgetTest, ASpentScopeIs429NamingItAndUndoesTheKeysAndTheTenants) {
+  AdmitResult first = AdmitScoped(kEstimateMicros * 2);
+  AdmitResult second = AdmitScoped(kEstimateMicros * 2);
+  ASSERT_FALSE(first.refusal);
+  ASSERT_FALSE(second.refusal);
+  AdmitResult third = AdmitScoped(kEstimateMicros * 2);
+  ASSERT_TRUE(third.refusal);
+  EXPECT_EQ(third.refusal->code, ErrorCode::kQuotaExceeded);
+  EXPECT_NE(third.refusal->message.find("this agent"), std::string::npos);
+  EXPECT_FALSE(third.admission.active());
+  EXPECT_EQ(ScopeBudget().committed, 2 * kEstimateMicros);
+  EXPECT_EQ(TenantBudget().committed, 2 * kEstimateMicros);  // the third's part was released
+  EXPECT_EQ(KeyBudget().committed, 2 * kEstimateMicros);
+}
+
+TEST_F(ScopeBudgetTest, AnAbandonedAdmissionReleasesTheScope) {
+  {
+    AdmitResult result = AdmitScoped(kUnlimitedBudget);
+    ASSERT_FALSE(result.refusal);
+    EXPECT_EQ(ScopeBudget().committed, kEstimateMicros);
+  }
+  EXPECT_EQ(ScopeBudget().committed, 0);
+  EXPECT_EQ(ScopeBudget().spent, 0);
+}
+
+TEST_F(ScopeBudgetTest, TheTenantRefusingFirstLeavesTheScopeUntouched) {
+  fixture_.data.plans[0].monthly_budget_micros = kEstimateMicros - 1;
+  Rebuild();
+  AdmitResult result = AdmitScoped(kUnlimitedBudget);
+  ASSERT_TRUE(result.refusal);
+  EXPECT_NE(result.refusal->message.find("organization"), std::string::npos);
+  EXPECT_EQ(ScopeBudget().committed, 0);
+}
+
+}  // namespace
+}  // namespace turnpike::governance

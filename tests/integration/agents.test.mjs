@@ -2,7 +2,8 @@
 // API and turns through the official openai client, memory across turns, the one-turn slot of a
 // conversation (409), cancel, stored responses, tenant isolation, bad input, the statements
 // a warm turn makes before its first token (none) on both store engines, and background turns:
-// polling, resuming their stream (live and stored), cancel, a process killed under one.
+// polling, resuming their stream (live and stored), cancel, a process killed under one; the
+// turn-event counters in /metrics; retention purging stored responses and conversations.
 import { test, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -24,13 +25,14 @@ after(async () => {
 
 const PRICES = { chat: { input: 1, output: 2, max_output_tokens: 1000 } };
 
-async function agentGateway(name, { mockFlags = [], store = {} } = {}) {
+async function agentGateway(name, { mockFlags = [], store = {}, sections = {} } = {}) {
   const mock = await startMock([...(mockFlags.includes('--tokens') ? [] : ['--tokens', '5']), ...mockFlags]);
   const g = await startGovernedGateway({
     name,
     models: { chat: [`http://127.0.0.1:${mock.port}/v1`] },
     prices: PRICES,
     store,
+    sections,
   });
   const agent = await createAgent(g, { tenant: 't1', model: 'chat', instructions: 'Be brief.' });
   const client = new OpenAI({ baseURL: `${g.gw.url}/v1`, apiKey: g.key, maxRetries: 0 });
@@ -248,6 +250,16 @@ describe('turns', () => {
     assert.equal((await g.client.responses.cancel(id)).status, 'cancelled');
     const items = (await g.client.conversations.items.list(conv.id, { order: 'asc' })).data;
     assert.equal(items.at(-1).status, 'incomplete', 'the partial answer is kept, incomplete');
+    // The turn-event hook's counters: one cancelled turn; the 409 was no turn.
+    const turns = (m, s) => m[`turnpike_agent_turns_total{status="${s}"}`];
+    const m = await eventually(async () => {
+      const now = await metricsOf(g.gw);
+      return turns(now, 'cancelled') === 1 ? now : null;
+    });
+    assert.ok(m, 'the cancelled turn was counted');
+    assert.equal(turns(m, 'completed'), 0);
+    assert.equal(turns(m, 'failed'), 0);
+    assert.equal(turns(m, 'incomplete'), 0);
   });
 
   test('bad input and other tenants: clean errors, nothing stored', async () => {
@@ -515,5 +527,30 @@ describe('background and resume', () => {
     assert.equal(failed.error.code, 'server_error');
     assert.equal(failed.error.message, 'The gateway stopped while this turn ran.');
     assert.equal(await status(client2.responses.retrieve(queued.id, { stream: true })), 400);
+  });
+});
+
+describe('retention', () => {
+  test('stored responses and idle conversations older than agents.retention are purged: 404', async () => {
+    const g = await agentGateway('agents-retention', {
+      sections: { agents: { retention: '1s', purge_interval: '100ms' } },
+    });
+    const conv = await g.client.conversations.create({
+      items: [{ type: 'message', role: 'user', content: 'Hello' }],
+    });
+    const stored = await g.client.responses.create({ model: `agent:${g.agent.id}`, conversation: conv.id, input: 'Hi' });
+    assert.equal((await g.client.responses.retrieve(stored.id)).status, 'completed');
+    const m = await metricsOf(g.gw);
+    assert.equal(m['turnpike_agent_turns_total{status="completed"}'], 1);
+    // Times are whole seconds: older than 1 s within about 2 s, then the next purge.
+    const gone = await eventually(async () => (await status(g.client.responses.retrieve(stored.id))) === 404, 6000, 100);
+    assert.ok(gone, 'the stored response was purged');
+    assert.ok(await eventually(async () => (await status(g.client.conversations.retrieve(conv.id))) === 404, 6000, 100));
+    assert.equal(await status(g.client.conversations.items.list(conv.id)), 404);
+    const purged = await metricsOf(g.gw);
+    assert.equal(purged['turnpike_agent_purged_total{kind="response"}'], 1);
+    assert.equal(purged['turnpike_agent_purged_total{kind="conversation"}'], 1);
+    // A turn on the purged conversation is a 404 like any missing one.
+    assert.equal(await status(g.client.responses.create({ model: `agent:${g.agent.id}`, conversation: conv.id, input: 'Again' })), 404);
   });
 });

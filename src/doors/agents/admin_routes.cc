@@ -1,13 +1,15 @@
 // /admin/v1/agents[/{id}]: the agents' admin resources (core/admin_route.h). A tenant's admin
 // token sees only its own agents (the tenant comes from the body on create, from ?tenant=
 // otherwise, which the admin door fills in for a tenant's token); another tenant's agent is a
-// 404 like a missing one. Every write is a new version and bumps the agents' generation, so
-// this replica's workers read the new config on their next turn.
+// 404 like a missing one. Every answer adds the agent's `spend` this month (agent.h). Every write
+// is a new version and bumps the agents' generation, so this replica's workers read the new config
+// on their next turn.
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "common/clock.h"
 #include "doors/agents/agent_door.h"
+#include "governance/budget.h"
 
 namespace turnpike::agents {
 namespace net = boost::asio;
@@ -19,6 +21,18 @@ using Answer = Result<core::AdminAnswer>;
 
 Error NoAgent(std::string_view id) {
   return Error{ErrorCode::kNotFound, "No agent " + std::string(id) + ".", "id"};
+}
+
+// The agent as the admin API answers it: the stored form and its spend this month (this
+// replica's view: its counter, restored at start-up and settled by every turn it ran).
+std::string Render(const Agent& agent, AgentBudgets& budgets) {
+  json::object o = AgentObject(agent);
+  const governance::MonthId month = governance::MonthOf(UnixSeconds());
+  const governance::BudgetUsage usage = budgets.Read(agent.id, month);
+  constexpr double kMicrosPerUsd = 1e6;
+  o["spend"] = json::object{{"month", governance::FormatMonth(month)},
+                            {"spent_usd", static_cast<double>(usage.spent) / kMicrosPerUsd}};
+  return json::serialize(o);
 }
 
 Result<json::object> ObjectBody(std::string_view body) {
@@ -61,10 +75,10 @@ net::awaitable<Answer> Create(store::StoreThread* store, AgentsShared* shared,
     co_return done.error();
   }
   shared->agents.Bump();
-  co_return core::AdminAnswer{201, RenderAgent(*agent)};
+  co_return core::AdminAnswer{201, Render(*agent, shared->budgets)};
 }
 
-net::awaitable<Answer> List(store::StoreThread* store, std::string tenant) {
+net::awaitable<Answer> List(store::StoreThread* store, AgentsShared* shared, std::string tenant) {
   auto list = [tenant](AgentStore& s) { return s.ListAgents(tenant); };
   Result<std::vector<Agent>> agents =
       co_await WithAgentStore<std::vector<Agent>>(store, std::move(list), store::JobLane::kRead);
@@ -72,7 +86,7 @@ net::awaitable<Answer> List(store::StoreThread* store, std::string tenant) {
   std::string body = "{\"object\":\"list\",\"data\":[";
   for (size_t i = 0; i < agents->size(); ++i) {
     if (i > 0) body.push_back(',');
-    body.append(RenderAgent((*agents)[i]));
+    body.append(Render((*agents)[i], shared->budgets));
   }
   body.append("]}");
   co_return core::AdminAnswer{200, std::move(body)};
@@ -120,7 +134,7 @@ net::awaitable<Answer> One(store::StoreThread* store, AgentsShared* shared,
     co_return core::AdminAnswer{200, "{\"id\":" + json::serialize(json::string(id)) +
                                          ",\"object\":\"agent.deleted\",\"deleted\":true}"};
   }
-  co_return core::AdminAnswer{200, RenderAgent(**agent)};
+  co_return core::AdminAnswer{200, Render(**agent, shared->budgets)};
 }
 
 }  // namespace
@@ -139,7 +153,7 @@ std::vector<core::AdminRoute> AgentAdminRoutes(store::StoreThread* store, Agents
   out.push_back({"/admin/v1/agents",
                  {Verb::get},
                  core::TenantFrom::Query("tenant"),
-                 [store](const core::AdminCall& call) { return List(store, call.tenant); }});
+                 [store, s](const core::AdminCall& call) { return List(store, s, call.tenant); }});
   const Verb methods[] = {Verb::get, Verb::post, Verb::delete_};
   for (Verb method : methods) {
     out.push_back({"/admin/v1/agents/{id}",

@@ -2,9 +2,11 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <cmath>
 #include <cstdio>
 #include <random>
 
+#include "governance/budget.h"
 #include "providers/openai_responses/request.h"
 
 namespace turnpike::agents {
@@ -65,6 +67,24 @@ Result<std::optional<int64_t>> PositiveOrNull(const json::value& v, const char* 
                    field);
   }
   return std::optional<int64_t>(v.as_int64());
+}
+
+constexpr double kMicrosPerUsd = 1e6;
+
+Status ApplyBudget(Agent& agent, const json::value& v) {
+  if (v.is_null()) {
+    agent.monthly_budget_micros.reset();
+    return Ok{};
+  }
+  constexpr double kMaxUsd = static_cast<double>(governance::kMaxBudgetMicros) / kMicrosPerUsd;
+  const double usd = v.is_number() ? v.to_number<double>() : -1;
+  if (!std::isfinite(usd) || usd < 0 || usd > kMaxUsd) {
+    return Invalid("`monthly_budget_usd` must be a number of USD from 0 to " +
+                       std::to_string(static_cast<int64_t>(kMaxUsd)) + ", or null.",
+                   "monthly_budget_usd");
+  }
+  agent.monthly_budget_micros = static_cast<int64_t>(std::llround(usd * kMicrosPerUsd));
+  return Ok{};
 }
 
 Status ApplyHistory(Agent& agent, const json::value& v) {
@@ -146,6 +166,8 @@ Status Apply(Agent& agent, const json::object& body, bool create) {
       if (Status s = ApplyHistory(agent, v); !s.ok()) return s;
     } else if (key == "guard") {
       if (Status s = ApplyGuard(agent, v); !s.ok()) return s;
+    } else if (key == "monthly_budget_usd") {
+      if (Status s = ApplyBudget(agent, v); !s.ok()) return s;
     } else if (key == "metadata") {
       if (Status s = CheckMetadata(v, "metadata"); !s.ok()) return s;
       agent.metadata = json::serialize(v);
@@ -189,7 +211,9 @@ Result<Agent> AgentFromUpdate(const Agent& base, const json::object& body) {
   return agent;
 }
 
-std::string RenderAgent(const Agent& a) {
+std::string RenderAgent(const Agent& a) { return json::serialize(AgentObject(a)); }
+
+json::object AgentObject(const Agent& a) {
   json::object o;
   o["id"] = a.id;
   o["object"] = "agent";
@@ -206,10 +230,14 @@ std::string RenderAgent(const Agent& a) {
   for (const std::string& host : a.allow_hosts) hosts.emplace_back(host);
   o["guard"] = json::object{
       {"urls", a.guard_urls}, {"allow_hosts", std::move(hosts)}, {"marker", a.guard_marker}};
+  o["monthly_budget_usd"] =
+      a.monthly_budget_micros
+          ? json::value(static_cast<double>(*a.monthly_budget_micros) / kMicrosPerUsd)
+          : json::value(nullptr);
   o["metadata"] = json::parse(a.metadata);
   o["created_at"] = a.created_at;
   o["updated_at"] = a.updated_at;
-  return json::serialize(o);
+  return o;
 }
 
 Result<Agent> AgentFromStored(std::string_view text) {

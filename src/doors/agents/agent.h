@@ -7,12 +7,16 @@
 //    "instructions": TEXT, "tools": [{"type": "function", "name", "description", "parameters",
 //    "strict"}...], "max_output_tokens": N|null, "history": {"items": 50, "tokens": N|null},
 //    "guard": {"urls": false, "allow_hosts": [HOST...], "marker": "[link removed]"},
-//    "metadata": {...}, "created_at": unix, "updated_at": unix}
+//    "monthly_budget_usd": USD|null, "metadata": {...}, "created_at": unix, "updated_at": unix}
 // `tools` are Responses-style function tools (flat); `max_output_tokens` caps every turn (a
 // turn's own value is clamped to it); `history` is the memory window: the last `items` items
 // of the conversation, fewer when their estimated tokens (bytes / 4) pass `tokens`; `guard`
 // the output guard (guard/output_guard.h): with `urls` on, a URL in the answer whose host is
 // neither under an `allow_hosts` entry nor named in the turn's context is replaced by `marker`.
+// `monthly_budget_usd` caps the agent's spend per UTC month, across its versions and tenants'
+// keys, the way a plan's caps a tenant's (budgets.h; null: spend is tracked, not capped). The
+// admin API adds `spend` ({"month", "spent_usd"}: this replica's view of this month) to what
+// it answers; that is not stored.
 //
 // Errors: kInvalidRequest naming the field (`param`). Pure functions; thread-safe.
 #pragma once
@@ -47,7 +51,8 @@ struct Agent {
   bool guard_urls = false;
   std::vector<std::string> allow_hosts;
   std::string guard_marker = "[link removed]";
-  std::string metadata = "{}";  // a JSON object's text
+  std::optional<int64_t> monthly_budget_micros;  // micro-USD; unset: no cap
+  std::string metadata = "{}";                   // a JSON object's text
   int64_t created_at = 0;
   int64_t updated_at = 0;
 
@@ -60,8 +65,9 @@ Result<Agent> AgentFromCreate(const boost::json::object& body);
 // `base` with an update body's fields applied (every field but id and tenant may change);
 // the version and times are the caller's to set.
 Result<Agent> AgentFromUpdate(const Agent& base, const boost::json::object& body);
-// The admin API's JSON (and the stored form).
+// The admin API's JSON (and the stored form), as text and as an object.
 std::string RenderAgent(const Agent& agent);
+boost::json::object AgentObject(const Agent& agent);
 // The stored form read back.
 Result<Agent> AgentFromStored(std::string_view json);
 

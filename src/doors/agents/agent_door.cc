@@ -1,13 +1,20 @@
 #include "doors/agents/agent_door.h"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/url/parse.hpp>
+#include <chrono>
 #include <cstdio>
+#include <future>
 
 #include "common/clock.h"
 #include "core/openai_errors.h"
 #include "doors/agents/items.h"
+#include "doors/agents/retention.h"
+#include "governance/budget.h"
+#include "observability/metrics.h"
 
 namespace turnpike::agents {
 namespace net = boost::asio;
@@ -53,6 +60,49 @@ class FailUnendedJob final : public store::StoreJob {
                  error.message.c_str());
   }
 };
+
+// At start-up: each agent's spend this month, from the call log, into its budget counter.
+// `done` is set once it ran or was refused.
+class RestoreSpendJob final : public store::StoreJob {
+ public:
+  RestoreSpendJob(std::shared_ptr<AgentsShared> shared, std::shared_ptr<std::promise<void>> done)
+      : shared_(std::move(shared)), done_(std::move(done)) {}
+  void Run(store::Engine& engine) override {
+    AgentStore* agents = engine.role<AgentStore>();
+    if (agents == nullptr) return Refuse(Error{ErrorCode::kInternal, "no agents role", ""});
+    const governance::MonthId month = governance::MonthOf(UnixSeconds());
+    Result<std::vector<std::pair<std::string, int64_t>>> spend =
+        agents->AgentSpend(governance::FormatMonth(month));
+    if (!spend.ok()) return Refuse(spend.error());
+    for (const auto& [agent, micros] : *spend) shared_->budgets.Restore(agent, month, micros);
+    done_->set_value();
+  }
+  void Refuse(const Error& error) override {
+    std::fprintf(stderr, "turnpike: agents: restoring the agents' spend: %s\n",
+                 error.message.c_str());
+    done_->set_value();
+  }
+
+ private:
+  const std::shared_ptr<AgentsShared> shared_;
+  const std::shared_ptr<std::promise<void>> done_;
+};
+
+// How long start-up waits for the agents' spend (a restore of a counter a turn already uses
+// would lose that turn's reservation, so the door waits for it before it serves).
+constexpr std::chrono::seconds kRestoreWait{60};
+
+// The feature's /metrics series: turns by status, what retention purged.
+void RenderAgentMetrics(const AgentsShared& shared, observability::PrometheusWriter& w) {
+  shared.turn_counts.RenderMetrics(w);
+  constexpr std::string_view kPurged = "turnpike_agent_purged_total";
+  w.Family(kPurged, "Stored responses and conversations purged by agents.retention",
+           observability::MetricType::kCounter);
+  w.Sample(kPurged, {{"kind", "response"}},
+           static_cast<double>(shared.purged_responses.load(std::memory_order_relaxed)));
+  w.Sample(kPurged, {{"kind", "conversation"}},
+           static_cast<double>(shared.purged_conversations.load(std::memory_order_relaxed)));
+}
 
 }  // namespace
 
@@ -210,7 +260,22 @@ app::Feature AgentsFeature() {
   };
   feature.door = [on, shared](const app::FeatureContext& context) -> std::optional<core::DoorSpec> {
     if (!on(context.config)) return std::nullopt;
-    shared->Configure(context.config.agents.cache_ttl);
+    shared->Configure(context.config.agents.cache_ttl, context.counters);
+    if (context.probes != nullptr) {
+      context.probes->feature_metrics.push_back(
+          [s = shared.get()](observability::PrometheusWriter& w) { RenderAgentMetrics(*s, w); });
+    }
+    // The agents' budgets start from this month's spend, before any turn: the main thread
+    // waits for the job (the store thread runs by now: governance started it).
+    if (context.store != nullptr && context.counters != nullptr) {
+      auto done = std::make_shared<std::promise<void>>();
+      std::future<void> restored = done->get_future();
+      context.store->Post(std::make_unique<RestoreSpendJob>(shared, std::move(done)),
+                          store::JobLane::kControl);
+      if (restored.wait_for(kRestoreWait) != std::future_status::ready) {
+        std::fprintf(stderr, "turnpike: agents: the agents' spend was not restored in time\n");
+      }
+    }
     // Background turns of a process that stopped (a crash, a drain that timed out) end failed.
     // Only on SQLite, whose file one process owns: on PostgreSQL other replicas' turns run in
     // the same table, and their recovery is a later part.
@@ -220,7 +285,15 @@ app::Feature AgentsFeature() {
     }
     core::DoorSpec spec;
     spec.routes = AgentDoor::Routes();
-    spec.make = [context, shared](int worker, net::io_context&, core::WorkerCore& core) {
+    spec.make = [context, shared](int worker, net::io_context& io, core::WorkerCore& core) {
+      // One retention loop per process, on the first worker (retention.h).
+      const config::AgentsConfig& options = context.config.agents;
+      if (worker == 0 && context.store != nullptr && options.retention.count() > 0) {
+        net::co_spawn(io,
+                      PurgeLoop(context.store, shared,
+                                RetentionOptions{options.retention, options.purge_interval}),
+                      net::detached);
+      }
       return std::make_unique<AgentDoor>(context, *shared, worker, core);
     };
     spec.model_prefixes = {std::string(kModelPrefix)};

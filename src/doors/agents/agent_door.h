@@ -73,6 +73,8 @@ class AgentDoor final : public core::Door {
   // The call and the end (turn_run.cc): stores the turn, answers a foreground turn's client on
   // `exchange`, and accounts the request (a background turn's from turn.answered).
   boost::asio::awaitable<void> RunTurn(std::unique_ptr<Turn> turn, http::Exchange* exchange);
+  // The turn's end to the subscribers of shared_.events (turn_events.h), once it is accounted.
+  void PublishEnd(const Turn& turn) const;
   // A background turn's quick answer and its detached run (turn_run.cc).
   boost::asio::awaitable<void> StartBackground(std::unique_ptr<Turn> turn,
                                                http::Exchange& exchange);
@@ -115,7 +117,9 @@ class AgentDoor final : public core::Door {
 };
 
 // The feature as app/ registers it: the store role, the door (model prefix "agent:") and the
-// agents' admin routes (admin_routes.cc). On when governance is and agents.enabled.
+// agents' admin routes (admin_routes.cc), its /metrics series, the agents' spend restored at
+// start-up (budgets.h) and the retention loop (retention.h). On when governance is and
+// agents.enabled.
 app::Feature AgentsFeature();
 
 // The admin resources /admin/v1/agents[/{id}] (admin_routes.cc).

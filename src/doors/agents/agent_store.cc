@@ -11,7 +11,7 @@ namespace turnpike::agents {
 
 namespace {
 
-constexpr std::array<std::string_view, 2> kSqlite = {
+constexpr std::array<std::string_view, 3> kSqlite = {
     "CREATE TABLE agents (id TEXT NOT NULL, version INTEGER NOT NULL, tenant_id TEXT NOT NULL, "
     "spec TEXT NOT NULL, created_at INTEGER NOT NULL, deleted_at INTEGER, "
     "PRIMARY KEY (id, version));"
@@ -26,8 +26,11 @@ constexpr std::array<std::string_view, 2> kSqlite = {
     "status TEXT NOT NULL, body TEXT NOT NULL, input_items TEXT NOT NULL, "
     "context TEXT NOT NULL, previous_response_id TEXT, created_at INTEGER NOT NULL)",
     // Version 2: a background turn's stream (its SSE events), for resuming it once it ended.
-    "ALTER TABLE agent_responses ADD COLUMN events TEXT"};
-constexpr std::array<std::string_view, 2> kPostgres = {
+    "ALTER TABLE agent_responses ADD COLUMN events TEXT",
+    // Version 3: the retention purge's scans, oldest first.
+    "CREATE INDEX agent_responses_by_age ON agent_responses (created_at);"
+    "CREATE INDEX conversations_by_age ON conversations (created_at)"};
+constexpr std::array<std::string_view, 3> kPostgres = {
     "CREATE TABLE agents (id TEXT NOT NULL, version BIGINT NOT NULL, tenant_id TEXT NOT NULL, "
     "spec TEXT NOT NULL, created_at BIGINT NOT NULL, deleted_at BIGINT, "
     "PRIMARY KEY (id, version));"
@@ -41,7 +44,9 @@ constexpr std::array<std::string_view, 2> kPostgres = {
     "conversation_id TEXT, agent_id TEXT NOT NULL, agent_version BIGINT NOT NULL, "
     "status TEXT NOT NULL, body TEXT NOT NULL, input_items TEXT NOT NULL, "
     "context TEXT NOT NULL, previous_response_id TEXT, created_at BIGINT NOT NULL)",
-    "ALTER TABLE agent_responses ADD COLUMN events TEXT"};
+    "ALTER TABLE agent_responses ADD COLUMN events TEXT",
+    "CREATE INDEX agent_responses_by_age ON agent_responses (created_at);"
+    "CREATE INDEX conversations_by_age ON conversations (created_at)"};
 constexpr std::array<std::string_view, 2> kPurposes = {"agent_read", "agent_write"};
 
 // Parameters and result columns are listed beside each statement, in order.
@@ -128,6 +133,21 @@ constexpr std::string_view kSelectUnended =
     "SELECT id, body, context FROM agent_responses WHERE status IN ('queued', 'in_progress')";
 constexpr std::string_view kDeleteResponse =
     "DELETE FROM agent_responses WHERE id = ? RETURNING id";
+
+// cutoff, limit -> id: ended responses created before the cutoff, oldest first.
+constexpr std::string_view kExpiredResponses =
+    "SELECT id FROM agent_responses WHERE created_at < ? AND status NOT IN ('queued', "
+    "'in_progress') ORDER BY created_at LIMIT ?";
+// cutoff, cutoff, limit -> id: conversations whose last activity (their creation, or their
+// newest item's) is before the cutoff.
+constexpr std::string_view kExpiredConversations =
+    "SELECT c.id FROM conversations c WHERE c.created_at < ? AND COALESCE((SELECT i.created_at "
+    "FROM conversation_items i WHERE i.conversation_id = c.id ORDER BY i.seq DESC LIMIT 1), 0) "
+    "< ? ORDER BY c.created_at LIMIT ?";
+// month -> agent_id, spent: the call log's cost per agent in a month ("YYYY-MM").
+constexpr std::string_view kAgentSpend =
+    "SELECT agent_id, SUM(cost_micros) FROM call_log WHERE month = ? AND agent_id <> '' "
+    "GROUP BY agent_id";
 
 Result<std::vector<Agent>> AgentsOf(const store::SqlRows& rows) {
   std::vector<Agent> agents;
@@ -381,6 +401,41 @@ Result<int64_t> AgentStore::FailUnended(const std::function<std::string(std::str
 
 Result<bool> AgentStore::DeleteResponse(std::string_view id) {
   return Changed(sql_->Run(kDeleteResponse, {id}, write_));
+}
+
+Result<PurgeResult> AgentStore::PurgeExpired(int64_t cutoff, int64_t limit) {
+  return store::InTransaction<PurgeResult>(*sql_, [&]() -> Result<PurgeResult> {
+    PurgeResult purged;
+    Result<store::SqlRows> responses = sql_->Run(kExpiredResponses, {cutoff, limit}, read_);
+    if (!responses.ok()) return responses.error();
+    for (size_t i = 0; i < responses->size(); ++i) {
+      Result<bool> deleted = DeleteResponse(responses->Text(i, 0));
+      if (!deleted.ok()) return deleted.error();
+      if (*deleted) purged.responses.push_back(responses->Text(i, 0));
+    }
+    Result<store::SqlRows> conversations =
+        sql_->Run(kExpiredConversations, {cutoff, cutoff, limit}, read_);
+    if (!conversations.ok()) return conversations.error();
+    for (size_t i = 0; i < conversations->size(); ++i) {
+      const std::string& id = conversations->Text(i, 0);
+      Result<store::SqlRows> items = sql_->Run(kDeleteItems, {std::string_view(id)}, write_);
+      if (!items.ok()) return items.error();
+      Result<bool> deleted =
+          Changed(sql_->Run(kDeleteConversation, {std::string_view(id)}, write_));
+      if (!deleted.ok()) return deleted.error();
+      if (*deleted) purged.conversations.push_back(id);
+    }
+    return purged;
+  });
+}
+
+Result<std::vector<std::pair<std::string, int64_t>>> AgentStore::AgentSpend(
+    std::string_view month) {
+  Result<store::SqlRows> rows = sql_->Run(kAgentSpend, {month}, read_);
+  if (!rows.ok()) return rows.error();
+  std::vector<std::pair<std::string, int64_t>> spend;
+  for (size_t i = 0; i < rows->size(); ++i) spend.emplace_back(rows->Text(i, 0), rows->Int(i, 1));
+  return spend;
 }
 
 store::RoleSpec AgentsRole() {

@@ -25,6 +25,11 @@
 // (SaveTurn with update_response). FailUnended, at start-up, is one read plus one update per
 // turn that had not ended.
 //
+// Retention (PurgeExpired, retention.h): a response is expired once it ended and was created
+// before the cutoff; a conversation once its last activity (its creation, or its newest item's)
+// is; one run deletes at most `limit` of each, in one transaction: one read for each kind, one
+// delete per response, two per conversation.
+//
 // Threads: an AgentStore is one engine session's, used only on its store thread (reached in a
 // job with engine.role<AgentStore>()). Errors: the engine's (kInternal, kUnavailable,
 // kConflict for a duplicate id).
@@ -36,6 +41,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -92,6 +98,12 @@ struct StoredStream {
   std::string events;  // "" when none was kept
 };
 
+// What one retention run deleted (their ids).
+struct PurgeResult {
+  std::vector<std::string> responses;
+  std::vector<std::string> conversations;
+};
+
 // What one turn writes, in one transaction.
 struct TurnWrite {
   std::string conversation_id;          // empty: the turn is not in a conversation
@@ -142,6 +154,13 @@ class AgentStore final : public store::Role {
   // the stored one; how many. For the turns of a process that stopped (agent_door.cc says when
   // it runs).
   Result<int64_t> FailUnended(const std::function<std::string(std::string_view)>& fail);
+
+  // Deletes expired responses and conversations (with their items): at most `limit` of each,
+  // oldest first; `cutoff` in unix seconds.
+  Result<PurgeResult> PurgeExpired(int64_t cutoff, int64_t limit);
+  // Each agent's cost in the call log's `month` ("YYYY-MM"): one statement (start-up only: it
+  // reads the month's log).
+  Result<std::vector<std::pair<std::string, int64_t>>> AgentSpend(std::string_view month);
 
  private:
   Result<std::vector<ItemRow>> InsertItems(std::string_view conversation,

@@ -7,6 +7,9 @@
 // generation; ConversationTable::Evict); a write on another replica is seen when the entry's
 // `ttl` has passed (agents.cache_ttl); ttl 0 reads through on every turn.
 //
+// AgentsShared also holds the agents' budget scopes (budgets.h), the turn-event subscribers
+// (turn_events.h) and the feature's /metrics counters.
+//
 // A conversation's memory here is the tail of its items, oldest first, parsed; `complete`
 // when it holds every item the conversation has, else the last `limit` only (a turn whose
 // window is larger reads the store). A turn keeps at most twice its window (the cost of the
@@ -29,8 +32,10 @@
 #include <vector>
 
 #include "doors/agents/agent.h"
+#include "doors/agents/budgets.h"
 #include "doors/agents/event_log.h"
 #include "doors/agents/items.h"
+#include "doors/agents/turn_events.h"
 
 namespace turnpike::agents {
 
@@ -158,14 +163,27 @@ class TurnRegistry {
 
 // What every worker's agent door and the admin routes share (one per feature).
 struct AgentsShared {
-  // At start-up, before any worker runs.
-  void Configure(std::chrono::milliseconds cache_ttl) {
+  // At start-up, before any worker runs: the caches' ttl, the counters engine the agents'
+  // budgets come from (null without governance), and the first turn-event subscriber.
+  void Configure(std::chrono::milliseconds cache_ttl, governance::Counters* counters) {
     agents.set_ttl(cache_ttl);
     conversations.set_ttl(cache_ttl);
+    budgets.set_counters(counters);
+    if (!configured_) events.Subscribe([this](const TurnEvent& e) { turn_counts.Count(e); });
+    configured_ = true;
   }
   AgentCache agents;
   ConversationTable conversations;
   TurnRegistry turns;
+  AgentBudgets budgets;
+  TurnEvents events;  // subscribe at start-up only (turn_events.h)
+  TurnCounters turn_counts;
+  // Purged by retention (retention.h), for /metrics.
+  std::atomic<uint64_t> purged_responses{0};
+  std::atomic<uint64_t> purged_conversations{0};
+
+ private:
+  bool configured_ = false;
 };
 
 }  // namespace turnpike::agents

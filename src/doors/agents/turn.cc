@@ -6,7 +6,8 @@
 //   3. the Responses request the agent makes of its model (its instructions and tools, the
 //      memory, the input), translated to the pivot by providers/openai_responses: a bad field
 //      is a 400 in the client's names, before anything is reserved or stored
-//   4. the governance chain (the agent's model is what is billed), then the answer's start with
+//   4. the governance chain (the agent's model is what is billed, and the agent's budget is
+//      reserved with the key's and the tenant's: budgets.h), then the answer's start with
 //      the minted id (a stream's response.created, before the upstream call), then the call
 //   5. the answer, the call and the end (turn_run.cc)
 #include "doors/agents/turn.h"
@@ -311,6 +312,10 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
       prompt_bytes += static_cast<int64_t>(item.json.size()) + 1;
     ctx.billing.prompt_bytes = prompt_bytes;
     ctx.billing.max_tokens = cap;
+    // The agent's own budget, reserved with the key's and the tenant's (budgets.h).
+    ctx.billing.scope_budget = shared_.budgets.Find(agent.id);
+    ctx.billing.scope_cap = agent.monthly_budget_micros.value_or(governance::kUnlimitedBudget);
+    ctx.billing.scope_whose = "this agent";
   }
   bool chain_ran = false;
   if (!refusal) {

@@ -4,7 +4,7 @@
 //   call); the call; the end: completed, incomplete, failed, or cancelled (the cancel route, a
 //   deleted conversation, a foreground client leaving); the turn's input and output items and
 //   its response are stored in one transaction, the memory updated, and only then the terminal
-//   event sent (or logged).
+//   event sent (or logged); once accounted, the turn's end is published (turn_events.h).
 //
 // A background turn answers its client with the response object (in_progress) once its row is
 // stored, and runs the rest detached: co_spawn on this worker, the coroutine owning the turn.
@@ -17,6 +17,7 @@
 // wait for it: its frame is destroyed with the worker's io_context, before the door
 // (http/worker.h), its row stays in_progress, and the next start fails it (agent_door.cc).
 // Why it is kept on this replica: docs/adr/0002-background-turns-one-replica.md.
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -88,6 +89,35 @@ std::string AgentDoor::Turn::ContextText(const std::vector<std::string>& output)
   for (const NewItem& item : input) add(item.json);
   for (const std::string& item : output) add(item);
   return text += "]";
+}
+
+void AgentDoor::PublishEnd(const Turn& turn) const {
+  TurnEvent event;
+  event.tenant = turn.tenant;
+  event.agent_id = turn.agent->id;
+  event.agent_version = turn.agent->version;
+  event.response_id = turn.response_id;
+  event.conversation_id = turn.fields.conversation;
+  switch (turn.encoder->status()) {
+    case responses::ResponseStatus::kCompleted:
+      event.status = TurnStatus::kCompleted;
+      break;
+    case responses::ResponseStatus::kIncomplete:
+      event.status = TurnStatus::kIncomplete;
+      break;
+    case responses::ResponseStatus::kCancelled:
+      event.status = TurnStatus::kCancelled;
+      break;
+    default:
+      event.status = TurnStatus::kFailed;
+      break;
+  }
+  const core::Usage& u = turn.ctx.usage;
+  event.usage = {std::max<int64_t>(u.prompt_tokens, 0), std::max<int64_t>(u.completion_tokens, 0),
+                 std::max<int64_t>(u.cached_tokens, 0), std::max<int64_t>(u.reasoning_tokens, 0)};
+  event.cost_micros = turn.ctx.cost_micros;
+  event.error = turn.encoder->error();
+  shared_.events.Publish(event);
 }
 
 net::awaitable<bool> AgentDoor::OpenTurn(Turn& turn, http::Exchange* exchange) {
@@ -348,6 +378,7 @@ net::awaitable<void> AgentDoor::RunTurn(std::unique_ptr<Turn> owned, http::Excha
   }
   if (client_left) ctx.status = 499;
   chain_.Complete(ctx);
+  PublishEnd(turn);
   if (exchange != nullptr) {
     core_.Finish(*exchange, ctx);
   } else {

@@ -1,13 +1,14 @@
 // The agents role on SQLite (doors/agents/agent_store.h): versions, tenants, deletion, items in
-// order with paging, a turn's transaction, stored responses. The same statements run on
-// PostgreSQL (tests/store/postgres/schema_parity_test.cc checks the schema there; the
-// integration suite runs turns on both engines).
+// order with paging, a turn's transaction, stored responses, the retention purge. The same
+// statements run on PostgreSQL (tests/store/postgres/schema_parity_test.cc checks the schema there;
+// the integration suite runs turns on both engines).
 #include "doors/agents/agent_store.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
+#include "retention_scenario.h"
 #include "store/sqlite/engine.h"
 
 namespace turnpike::agents {
@@ -178,6 +179,9 @@ TEST_F(AgentStoreTest, UnendedTurnsFailAtStartUp) {
   EXPECT_EQ((*store_->GetResponse("resp_completed"))->status, "completed");
   EXPECT_EQ(*store_->FailUnended([](std::string_view b) { return std::string(b); }), 0);
 }
+
+// Retention (AgentStore::PurgeExpired) on SQLite; agent_store_postgres_test.cc runs the same.
+TEST_F(AgentStoreTest, RetentionPurgesByAgeInBoundedBatches) { testing::ExpectPurgeByAge(*store_); }
 
 }  // namespace
 }  // namespace turnpike::agents
