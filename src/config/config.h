@@ -102,6 +102,12 @@
 //                                      # (a write on this replica evicts at once); 0s = read
 //                                      # through on every turn
 //     max_input_bytes: 1MiB            # a turn's input, a conversation's items in one request
+//     fleet_owner_ttl: 15s             # fleet mode (redis.url): how long a running turn's lock
+//                                      # and owner key in Redis outlive their replica's last
+//                                      # renewal (every third of it); at least 300ms
+//     fleet_sweep_interval: 10s        # fleet mode: how often one replica looks for turns whose
+//                                      # owner is gone (failed after 2 owner TTLs at most plus
+//                                      # 2 intervals: docs/adr/0002); at least 100ms
 //
 //   llm_cache:                         # the LLM response cache (doors/llm/response_cache.h)
 //     enabled: false                   # the gateway's default; a plan turns it on or off
@@ -302,6 +308,8 @@ struct AgentsConfig {
   bool enabled = true;
   Millis cache_ttl{2'000};
   size_t max_input_bytes = size_t{1} << 20;
+  Millis fleet_owner_ttl{15'000};
+  Millis fleet_sweep_interval{10'000};
 };
 
 struct Config {

@@ -145,6 +145,7 @@ std::string RenderMetrics(const ProbeRegistry& registry) {
         return static_cast<double>(registry.access_log_dropped ? registry.access_log_dropped() : 0);
       });
   for (const auto& write_cache_metrics : registry.cache_metrics) write_cache_metrics(w);
+  for (const auto& write_feature_metrics : registry.feature_metrics) write_feature_metrics(w);
   if (!registry.call_logs.empty()) {
     WriteSum(w, "turnpike_call_log_dropped_rows_total",
              "Call-log rows dropped by call_log.when_full (their spend is kept).",

@@ -7,6 +7,10 @@
 // generation; ConversationTable::Evict); a write on another replica is seen when the entry's
 // `ttl` has passed (agents.cache_ttl); ttl 0 reads through on every turn.
 //
+// In fleet mode a conversation's memory carries the version it was read at, and a turn uses it
+// only when the version in Redis is the same (fleet.h): a write on another replica is seen at
+// once, not after the TTL.
+//
 // A conversation's memory here is the tail of its items, oldest first, parsed; `complete`
 // when it holds every item the conversation has, else the last `limit` only (a turn whose
 // window is larger reads the store).
@@ -29,6 +33,7 @@
 
 #include "doors/agents/agent.h"
 #include "doors/agents/event_log.h"
+#include "doors/agents/fleet.h"
 
 namespace turnpike::agents {
 
@@ -68,7 +73,8 @@ struct Memory {
   std::string tenant;
   boost::json::array items;  // oldest first
   bool complete = false;
-  int64_t limit = 0;  // when not complete: how many were read
+  int64_t limit = 0;    // when not complete: how many were read
+  std::string version;  // fleet mode: the conversation's version it was read at (fleet.h)
 };
 
 // A turn's control, shared by its worker and whoever cancels it (the cancel route, a deleted
@@ -164,6 +170,9 @@ struct AgentsShared {
   AgentCache agents;
   ConversationTable conversations;
   TurnRegistry turns;
+  // Fleet mode (fleet.h): set at start-up, before any worker runs; null in embedded mode.
+  std::unique_ptr<Fleet> fleet;
+  RemoteStops remote_stops;
 };
 
 }  // namespace turnpike::agents
