@@ -81,9 +81,7 @@ function replicaConfig() {
 }
 
 async function startReplica() {
-  const gw = await startGateway(replicaConfig(), { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
-  gw.client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'unset', maxRetries: 0 });
-  return gw;
+  return startGateway(replicaConfig(), { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
 }
 
 function clientOf(gw) {
@@ -138,6 +136,7 @@ before(async () => {
 });
 
 after(async () => {
+  // FLEET_DEBUG=1: each replica's stderr (a crash's message, its config).
   if (process.env.FLEET_DEBUG) {
     for (const r of replicas) console.log(`replica exit ${r.exitCode_} ${r.signalCode}: ${r.errors()}`);
   }
