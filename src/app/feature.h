@@ -19,6 +19,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "config/config.h"
@@ -30,6 +31,14 @@
 #include "store/role.h"
 #include "store/store_thread.h"
 
+namespace turnpike::redis {
+class Client;
+class Subscriber;
+}  // namespace turnpike::redis
+namespace turnpike::observability {
+class PrometheusWriter;
+}
+
 namespace turnpike::app {
 
 // What app/ has built when a feature's door and admin routes are made.
@@ -40,8 +49,15 @@ struct FeatureContext {
   // The counters engine (governance/counters.h: in-process, or Redis leases in fleet mode) a
   // feature makes its own budget scopes from; null without governance.
   governance::Counters* counters = nullptr;
-  // Where a feature adds its /metrics series (ProbeRegistry::feature_metrics); at start-up.
-  core::ProbeRegistry* probes = nullptr;
+  // Fleet mode (`redis.url` with governance), else null: the fleet's Redis client (with
+  // redis::AgentScripts() loaded from Sha(agent_scripts) on), its pub/sub subscriber (started;
+  // stopped before the workers are destroyed), and this process's replica id.
+  redis::Client* redis = nullptr;
+  redis::Subscriber* subscriber = nullptr;
+  size_t agent_scripts = 0;
+  std::string replica_id;
+  // Where a feature adds its own series to /metrics (called by the ops door's render).
+  std::vector<std::function<void(observability::PrometheusWriter&)>>* metrics = nullptr;
 };
 
 struct Feature {

@@ -9,12 +9,13 @@
 #include "app/admin_command.h"
 #include "app/serve_command.h"
 #include "doors/agents/agent_door.h"
+#include "doors/agents/redis/redis_fleet.h"
 #include "loadgen/bench_command.h"
 #include "mock/mock_command.h"
 
 namespace turnpike::app {
 
-Features ProductFeatures() { return {agents::AgentsFeature()}; }
+Features ProductFeatures() { return {agents::AgentsFeature(agents::MakeRedisFleet)}; }
 
 int Main(int argc, char** argv, Features features) {
   // Sockets use MSG_NOSIGNAL; this covers the access log writing to a closed stdout pipe.

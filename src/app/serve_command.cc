@@ -41,9 +41,11 @@
 #include "providers/openai_completions/completions_provider.h"
 #include "providers/openai_responses/responses_provider.h"
 #include "providers/registry.h"
+#include "redis/agent_scripts.h"
 #include "redis/client.h"
 #include "redis/lease_counters.h"
 #include "redis/lease_script.h"
+#include "redis/subscriber.h"
 #include "store/store_thread.h"
 #include "upstream/pool.h"
 
@@ -149,12 +151,20 @@ struct FleetCounters {
   // The client's thread runs the counters' timers and hooks: it stops (joins) first, on every
   // path out of Serve (the graceful one gives the leases back before).
   ~FleetCounters() {
+    if (subscriber) subscriber->Stop();
     if (client) client->Stop();
   }
 
+  std::string replica_id;
   std::unique_ptr<redis::Client> client;
   std::unique_ptr<redis::LeaseCounters> counters;
+  // Messages between replicas (agent turns' cancels: doors/agents/fleet.h). Stopped before the
+  // workers are destroyed (ServeUntilSignalled): its handlers reach turns running on them.
+  std::unique_ptr<redis::Subscriber> subscriber;
 };
+
+// Where the agent scripts start in the client's script list (after the lease scripts).
+constexpr size_t kAgentScriptsFirst = 2;
 
 std::string ReplicaId() {
   char host[256] = {};
@@ -170,7 +180,9 @@ Result<FleetCounters> StartFleetCounters(const config::RedisConfig& r, bool wait
   options.db = r.db;
   options.command_timeout = r.command_timeout;
   options.scripts = {std::string(redis::kLeaseScript), std::string(redis::kRateScript)};
+  for (std::string& script : redis::AgentScripts()) options.scripts.push_back(std::move(script));
   FleetCounters fleet;
+  fleet.replica_id = ReplicaId();
   fleet.client = std::make_unique<redis::Client>(std::move(options));
   fleet.client->Start();
   redis::Client* client = fleet.client.get();
@@ -184,11 +196,17 @@ Result<FleetCounters> StartFleetCounters(const config::RedisConfig& r, bool wait
   Result<bool> up = WaitForDependency("Redis", wait_for_deps, connect);
   if (!up.ok()) return up.error();
   redis::LeaseOptions lease;
-  lease.replica_id = ReplicaId();
+  lease.replica_id = fleet.replica_id;
   lease.lease_ttl = r.lease_ttl;
   lease.report_interval = r.report_interval;
   fleet.counters = std::make_unique<redis::LeaseCounters>(*fleet.client, std::move(lease));
   fleet.counters->Start();
+  redis::SubscriberOptions subscriber;
+  subscriber.host = r.host;
+  subscriber.port = r.port;
+  subscriber.connect_timeout = r.command_timeout;
+  fleet.subscriber = std::make_unique<redis::Subscriber>(std::move(subscriber));
+  fleet.subscriber->Start();
   return fleet;
 }
 
@@ -260,8 +278,10 @@ Status StartCounters(Gateway& g, const ServeOptions& options) {
   Result<FleetCounters> started = StartFleetCounters(g.config.redis, options.wait_for_deps);
   if (!started.ok()) return started.error();
   g.fleet = std::move(started.value());
-  g.probes.counters_metrics = [c = g.fleet.counters.get()](observability::PrometheusWriter& w) {
+  g.probes.counters_metrics = [c = g.fleet.counters.get(),
+                               sub = g.fleet.subscriber.get()](observability::PrometheusWriter& w) {
     c->RenderMetrics(w);
+    sub->RenderMetrics(w);
   };
   return Ok{};
 }
@@ -358,7 +378,12 @@ void MakeCore(Gateway& g) {
     counters = g.fleet.counters ? static_cast<governance::Counters*>(g.fleet.counters.get())
                                 : &g.local_counters;
   }
-  const FeatureContext context{g.config, *g.routes, g.store.thread.get(), counters, &g.probes};
+  FeatureContext context{g.config, *g.routes, g.store.thread.get(), counters};
+  context.redis = g.fleet.client.get();
+  context.subscriber = g.fleet.subscriber.get();
+  context.agent_scripts = kAgentScriptsFirst;
+  context.replica_id = g.fleet.replica_id;
+  context.metrics = &g.probes.feature_metrics;
   g.doors = MakeDoors(*g.llm, g.probes, g.governance.get(), g.admin_token, &g.search_options,
                       &g.search_backends, g.features, context);
   g.router = std::make_unique<core::Router>(/*fallback_door=*/0);
@@ -412,6 +437,7 @@ Status ServeUntilSignalled(Gateway& g) {
     SignalWatcher signals([&server] { server.Drain(); });
     server.Run();
   }
+  if (g.fleet.subscriber) g.fleet.subscriber->Stop();
   if (g.store.thread) g.store.thread->CloseJobs();
   if (g.search_engine) g.search_engine->Drain();
   g.probes.in_flight = nullptr;

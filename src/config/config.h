@@ -105,6 +105,12 @@
 //     retention: 720h                  # stored responses (by creation) and conversations (by
 //                                      # last activity) older than this are purged; 0 = kept
 //     purge_interval: 60s              # how often the purge looks (doors/agents/retention.h)
+//     fleet_owner_ttl: 15s             # fleet mode (redis.url): how long a running turn's lock
+//                                      # and owner key in Redis outlive their replica's last
+//                                      # renewal (every third of it); at least 300ms
+//     fleet_sweep_interval: 10s        # fleet mode: how often one replica looks for turns whose
+//                                      # owner is gone (failed after 2 owner TTLs at most plus
+//                                      # 2 intervals: docs/adr/0002); at least 100ms
 //
 //   llm_cache:                         # the LLM response cache (doors/llm/response_cache.h)
 //     enabled: false                   # the gateway's default; a plan turns it on or off
@@ -307,6 +313,8 @@ struct AgentsConfig {
   size_t max_input_bytes = size_t{1} << 20;
   Millis retention{30LL * 24 * 3'600'000};  // 0: kept forever
   Millis purge_interval{60'000};
+  Millis fleet_owner_ttl{15'000};
+  Millis fleet_sweep_interval{10'000};
 };
 
 struct Config {

@@ -73,12 +73,17 @@ LlmCacheConfig ParseLlmCache(const YamlMap& root) {
   return c;
 }
 
+// Below these, renewals and sweeps would run every few milliseconds.
+constexpr Millis kMinFleetOwnerTtl{300};
+constexpr Millis kMinFleetSweepInterval{100};
+
 AgentsConfig ParseAgents(const YamlMap& root) {
   AgentsConfig c;
   const YAML::Node node = root.Child("agents");
   if (!node.IsDefined() || node.IsNull()) return c;
   YamlMap m(node, root.KeyPath("agents"),
-            {"enabled", "cache_ttl", "max_input_bytes", "retention", "purge_interval"});
+            {"enabled", "cache_ttl", "max_input_bytes", "retention", "purge_interval",
+             "fleet_owner_ttl", "fleet_sweep_interval"});
   c.enabled = m.Bool("enabled", c.enabled);
   c.cache_ttl = m.Duration("cache_ttl", c.cache_ttl);
   c.max_input_bytes = m.Size("max_input_bytes", c.max_input_bytes);
@@ -89,6 +94,14 @@ AgentsConfig ParseAgents(const YamlMap& root) {
   }
   c.purge_interval = m.Duration("purge_interval", c.purge_interval);
   if (c.purge_interval < Millis(10)) FailAt(m.KeyPath("purge_interval"), "must be at least 10ms");
+  c.fleet_owner_ttl = m.Duration("fleet_owner_ttl", c.fleet_owner_ttl);
+  if (c.fleet_owner_ttl < kMinFleetOwnerTtl) {
+    FailAt(m.KeyPath("fleet_owner_ttl"), "must be at least 300ms");
+  }
+  c.fleet_sweep_interval = m.Duration("fleet_sweep_interval", c.fleet_sweep_interval);
+  if (c.fleet_sweep_interval < kMinFleetSweepInterval) {
+    FailAt(m.KeyPath("fleet_sweep_interval"), "must be at least 100ms");
+  }
   return c;
 }
 

@@ -83,7 +83,7 @@ struct ProbeRegistry {
   std::vector<const upstream::PoolProbe*> pools;
   // Each response cache's series (cache/cache.h: Cache::WriteMetrics), added by app/.
   std::vector<std::function<void(observability::PrometheusWriter&)>> cache_metrics;
-  // Each feature's own series (app/feature.h), added at start-up.
+  // Each feature's own series (app/feature.h FeatureContext::metrics).
   std::vector<std::function<void(observability::PrometheusWriter&)>> feature_metrics;
   std::function<int64_t()> in_flight;
   std::function<uint64_t()> accept_errors;

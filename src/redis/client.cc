@@ -28,8 +28,10 @@ constexpr milliseconds kBackoffMin{50};
 constexpr milliseconds kBackoffMax{1'000};
 constexpr size_t kReadChunk = 16 * 1024;
 constexpr std::array<std::string_view, static_cast<size_t>(Op::kCount)> kOpNames = {
-    "ping",        "select",      "script_load", "refill",    "renew",      "return",
-    "rate_refill", "rate_return", "cache_get",   "cache_put", "cache_bump", "publish"};
+    "ping",        "select",       "script_load", "refill",        "renew",
+    "return",      "rate_refill",  "rate_return", "cache_get",     "cache_put",
+    "cache_bump",  "publish",      "agent_claim", "agent_release", "agent_own",
+    "agent_renew", "agent_cancel", "agent_flags", "agent_bump",    "agent_sweep"};
 
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 

@@ -48,6 +48,10 @@ namespace turnpike::redis {
 // The metrics label of a command; one slot each.
 // kCache*: the response cache's L2 (cache/redis/redis_l2_store.h): MGET, SET PX, INCR.
 // kPublish: PUBLISH channel payload (the receiving side is subscriber.h).
+// kAgent*: agent turns in fleet mode (agent_scripts.h): the claim before a turn's first token,
+// its release at the end, the owner key of a turn outside a conversation (SET, DEL), the renewal
+// of running turns, a cancel, the cancel flags read after a reconnect (MGET), a conversation's
+// version bumped by a write outside a turn (SET), the sweep of orphaned turns.
 enum class Op : uint8_t {
   kPing,
   kSelect,
@@ -61,6 +65,14 @@ enum class Op : uint8_t {
   kCachePut,
   kCacheBump,
   kPublish,
+  kAgentClaim,
+  kAgentRelease,
+  kAgentOwn,
+  kAgentRenew,
+  kAgentCancel,
+  kAgentFlags,
+  kAgentBump,
+  kAgentSweep,
   kCount
 };
 

@@ -247,7 +247,32 @@ net::awaitable<Result<std::shared_ptr<const Memory>>> AgentDoor::LoadMemory(std:
 
 namespace turnpike::agents {
 
-app::Feature AgentsFeature() {
+namespace {
+
+// What the other replicas send this one (fleet.h): a cancel of a turn running here, answered
+// once it has stored its end; the answer to a cancel sent from here. On the fleet's thread.
+Fleet::Inbox MakeInbox(const std::shared_ptr<AgentsShared>& shared) {
+  std::weak_ptr<AgentsShared> weak = shared;
+  Fleet::Inbox inbox;
+  inbox.cancel = [weak](std::string response, std::string tenant, std::string from) {
+    std::shared_ptr<AgentsShared> s = weak.lock();
+    if (s == nullptr) return;
+    auto answer = [weak, from, response](std::string body) {
+      std::shared_ptr<AgentsShared> alive = weak.lock();
+      if (alive != nullptr) alive->fleet->SendStopped(from, response, body);
+    };
+    s->turns.Cancel(response, tenant, std::move(answer));
+  };
+  inbox.stopped = [weak](std::string response, std::string body) {
+    std::shared_ptr<AgentsShared> s = weak.lock();
+    if (s != nullptr) s->remote_stops.Stopped(response, body);
+  };
+  return inbox;
+}
+
+}  // namespace
+
+app::Feature AgentsFeature(FleetFactory make_fleet) {
   // One per feature: every worker's door and the admin routes share it.
   auto shared = std::make_shared<AgentsShared>();
   const auto on = [](const config::Config& config) {
@@ -258,11 +283,12 @@ app::Feature AgentsFeature() {
     if (!on(config)) return std::nullopt;
     return AgentsRole();
   };
-  feature.door = [on, shared](const app::FeatureContext& context) -> std::optional<core::DoorSpec> {
+  feature.door = [on, shared,
+                  make_fleet](const app::FeatureContext& context) -> std::optional<core::DoorSpec> {
     if (!on(context.config)) return std::nullopt;
     shared->Configure(context.config.agents.cache_ttl, context.counters);
-    if (context.probes != nullptr) {
-      context.probes->feature_metrics.push_back(
+    if (context.metrics != nullptr) {
+      context.metrics->push_back(
           [s = shared.get()](observability::PrometheusWriter& w) { RenderAgentMetrics(*s, w); });
     }
     // The agents' budgets start from this month's spend, before any turn: the main thread
@@ -276,16 +302,23 @@ app::Feature AgentsFeature() {
         std::fprintf(stderr, "turnpike: agents: the agents' spend was not restored in time\n");
       }
     }
+    if (make_fleet) shared->fleet = make_fleet(context);
+    if (shared->fleet != nullptr) shared->fleet->Start(MakeInbox(shared));
     // Background turns of a process that stopped (a crash, a drain that timed out) end failed.
     // Only on SQLite, whose file one process owns: on PostgreSQL other replicas' turns run in
-    // the same table, and their recovery is a later part.
+    // the same table, and in fleet mode the fleet loop's sweep fails them (fleet_loop.cc).
     if (context.store != nullptr &&
         context.config.store.engine == config::StoreConfig::Engine::kSqlite) {
       context.store->Post(std::make_unique<FailUnendedJob>(), store::JobLane::kControl);
     }
     core::DoorSpec spec;
     spec.routes = AgentDoor::Routes();
-    spec.make = [context, shared](int worker, net::io_context& io, core::WorkerCore& core) {
+    const FleetLoopOptions loop{context.config.agents.fleet_owner_ttl,
+                                context.config.agents.fleet_sweep_interval};
+    spec.make = [context, shared, loop](int worker, net::io_context& io, core::WorkerCore& core) {
+      if (worker == 0 && shared->fleet != nullptr) {
+        net::co_spawn(io, RunFleetLoop(shared, context.store, loop), net::detached);
+      }
       // One retention loop per process, on the first worker (retention.h).
       const config::AgentsConfig& options = context.config.agents;
       if (worker == 0 && context.store != nullptr && options.retention.count() > 0) {

@@ -23,6 +23,8 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -104,6 +106,22 @@ class AgentDoor final : public core::Door {
                                                                            int64_t window,
                                                                            std::string tenant);
 
+  // Fleet mode (fleet.cc): the conversation's memory with its slot here and its lock in the
+  // fleet (one round trip; a store read when the cached memory is stale): kConflict when busy,
+  // nullptr when not the tenant's. The end: the lock released and, when `wrote`, the version
+  // bumped; `written` (the memory after the turn) cached at it; the slot released.
+  boost::asio::awaitable<Result<std::shared_ptr<const Memory>>> ClaimMemory(
+      std::string id, int64_t window, std::string tenant, std::string response_id);
+  boost::asio::awaitable<void> EndClaim(std::string id, std::string response_id, bool wrote,
+                                        std::shared_ptr<Memory> written);
+  // A conversation written outside a turn: its fleet version bumped (nothing in embedded mode).
+  boost::asio::awaitable<void> BumpConversation(std::string id);
+  // A cancel for a turn running on another replica: its stopped response once its owner has
+  // stored it (within `wait`), or nothing (no owner, not the tenant's, no answer).
+  boost::asio::awaitable<std::optional<std::string>> CancelElsewhere(std::string id,
+                                                                     std::string tenant,
+                                                                     std::chrono::seconds wait);
+
   boost::asio::awaitable<void> Refuse(http::Exchange& exchange, core::RequestContext& ctx,
                                       const Error& error, bool chain_ran);
 
@@ -116,11 +134,28 @@ class AgentDoor final : public core::Door {
   const model_call::CallDeps call_deps_;
 };
 
+// A turn refused because another holds its conversation (409 conversation_busy).
+Error BusyError(const std::string& conversation);
+
+// What app/ hands the feature to reach the other replicas: the fleet of a gateway in fleet mode,
+// nullptr otherwise (doors/agents/redis/redis_fleet.h MakeRedisFleet).
+using FleetFactory = std::function<std::unique_ptr<Fleet>(const app::FeatureContext&)>;
+
 // The feature as app/ registers it: the store role, the door (model prefix "agent:") and the
 // agents' admin routes (admin_routes.cc), its /metrics series, the agents' spend restored at
 // start-up (budgets.h) and the retention loop (retention.h). On when governance is and
-// agents.enabled.
-app::Feature AgentsFeature();
+// agents.enabled. With a
+// fleet, worker 0 also runs the fleet loop (fleet_loop.cc).
+app::Feature AgentsFeature(FleetFactory make_fleet = {});
+
+struct FleetLoopOptions {
+  std::chrono::milliseconds owner_ttl{15'000};
+  std::chrono::milliseconds sweep_interval{10'000};
+};
+// Renews the running turns' fleet keys and sweeps turns whose replica is gone (fleet_loop.cc),
+// until its executor stops.
+boost::asio::awaitable<void> RunFleetLoop(std::shared_ptr<AgentsShared> shared,
+                                          store::StoreThread* store, FleetLoopOptions options);
 
 // The admin resources /admin/v1/agents[/{id}] (admin_routes.cc).
 std::vector<core::AdminRoute> AgentAdminRoutes(store::StoreThread* store, AgentsShared& shared,

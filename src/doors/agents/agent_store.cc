@@ -131,6 +131,16 @@ constexpr std::string_view kSelectResponseEvents =
 // (none) -> id, body, context: the turns that had not ended.
 constexpr std::string_view kSelectUnended =
     "SELECT id, body, context FROM agent_responses WHERE status IN ('queued', 'in_progress')";
+// (none) -> id: the turns that had not ended (the fleet's sweep).
+constexpr std::string_view kSelectUnendedIds =
+    "SELECT id FROM agent_responses WHERE status IN ('queued', 'in_progress')";
+// id -> body: one that had not ended.
+constexpr std::string_view kSelectUnendedBody =
+    "SELECT body FROM agent_responses WHERE id = ? AND status IN ('queued', 'in_progress')";
+// body, id: failed, unless it ended meanwhile.
+constexpr std::string_view kFailUnendedResponse =
+    "UPDATE agent_responses SET status = 'failed', body = ? WHERE id = ? AND status IN "
+    "('queued', 'in_progress') RETURNING id";
 constexpr std::string_view kDeleteResponse =
     "DELETE FROM agent_responses WHERE id = ? RETURNING id";
 
@@ -396,6 +406,32 @@ Result<int64_t> AgentStore::FailUnended(const std::function<std::string(std::str
       if (!updated.ok()) return updated.error();
     }
     return static_cast<int64_t>(q.size());
+  });
+}
+
+Result<std::vector<std::string>> AgentStore::UnendedIds() {
+  Result<store::SqlRows> rows = sql_->Run(kSelectUnendedIds, {}, read_);
+  if (!rows.ok()) return rows.error();
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < rows->size(); ++i) ids.emplace_back(rows->Text(i, 0));
+  return ids;
+}
+
+Result<int64_t> AgentStore::FailOrphans(const std::vector<std::string>& ids,
+                                        const std::function<std::string(std::string_view)>& fail) {
+  return store::InTransaction<int64_t>(*sql_, [&]() -> Result<int64_t> {
+    int64_t failed = 0;
+    for (const std::string& id : ids) {
+      Result<store::SqlRows> row = sql_->Run(kSelectUnendedBody, {std::string_view(id)}, read_);
+      if (!row.ok()) return row.error();
+      if (row->size() == 0) continue;
+      const std::string body = fail(row->Text(0, 0));
+      Result<store::SqlRows> updated =
+          sql_->Run(kFailUnendedResponse, {std::string_view(body), std::string_view(id)}, write_);
+      if (!updated.ok()) return updated.error();
+      failed += static_cast<int64_t>(updated->size());
+    }
+    return failed;
   });
 }
 

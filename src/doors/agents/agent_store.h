@@ -154,6 +154,12 @@ class AgentStore final : public store::Role {
   // the stored one; how many. For the turns of a process that stopped (agent_door.cc says when
   // it runs).
   Result<int64_t> FailUnended(const std::function<std::string(std::string_view)>& fail);
+  // Fleet mode's sweep (fleet_loop.cc): the ids of the responses still queued or in progress;
+  // of `ids`, the ones still unended become failed (one read and at most one update each, in
+  // one transaction); how many.
+  Result<std::vector<std::string>> UnendedIds();
+  Result<int64_t> FailOrphans(const std::vector<std::string>& ids,
+                              const std::function<std::string(std::string_view)>& fail);
 
   // Deletes expired responses and conversations (with their items): at most `limit` of each,
   // oldest first; `cutoff` in unix seconds.

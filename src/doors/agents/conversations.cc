@@ -1,6 +1,7 @@
 // The Conversations API and the stored-response routes (agent_door.h). Each answer is built
 // from one or two store statements; writes evict this replica's cached memory of the
-// conversation at once.
+// conversation at once (and, in fleet mode, bump its version: one Redis round trip). A cancel
+// of a turn running on another replica goes to it (fleet.cc CancelElsewhere).
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -150,6 +151,7 @@ net::awaitable<Answer> AgentDoor::Serve(http::Exchange& exchange, const core::Ro
         if (!deleted.ok()) co_return deleted.error();
         if (!deleted.value()) co_return NotFound("Conversation", id);
         shared_.conversations.Evict(id);
+        co_await BumpConversation(id);
         co_return Ok200(RenderDeleted(id, "conversation.deleted"));
       }
       std::optional<std::string> metadata;
@@ -208,6 +210,7 @@ net::awaitable<Answer> AgentDoor::Serve(http::Exchange& exchange, const core::Ro
         if (!added.ok()) co_return added.error();
         if (!added.value()) co_return NotFound("Conversation", id);
         shared_.conversations.Evict(id);
+        co_await BumpConversation(id);
         co_return Ok200(RenderItemList(**added, false));
       }
       Result<Paging> paging = PagingOf(exchange.target(), true);
@@ -246,6 +249,7 @@ net::awaitable<Answer> AgentDoor::Serve(http::Exchange& exchange, const core::Ro
       if (!row.value()) co_return NotFound("Item", item);
       if (!del) co_return Ok200((*row)->json);
       shared_.conversations.Evict(id);
+      co_await BumpConversation(id);
       // OpenAI answers a deleted item with its conversation.
       auto get = [id](AgentStore& s) { return s.GetConversation(id); };
       Result<std::optional<ConversationRow>> conversation =
@@ -304,6 +308,10 @@ net::awaitable<Answer> AgentDoor::CancelTurn(const std::string& id, const std::s
     auto waited = co_await timer->async_wait(net::as_tuple(net::use_awaitable));
     (void)waited;
     if (!stopped->empty()) co_return Ok200(std::move(*stopped));
+  } else if (shared_.fleet != nullptr) {
+    // Fleet mode: the replica running it is told, and answers once it has stored its end.
+    std::optional<std::string> answered = co_await CancelElsewhere(id, tenant, kCancelWait);
+    if (answered) co_return Ok200(std::move(*answered));
   }
   // Not running here: a stored response answers as it is (idempotent).
   auto get = [id](AgentStore& s) { return s.GetResponse(id); };

@@ -9,6 +9,9 @@
 //
 // AgentsShared also holds the agents' budget scopes (budgets.h), the turn-event subscribers
 // (turn_events.h) and the feature's /metrics counters.
+// In fleet mode a conversation's memory carries the version it was read at, and a turn uses it
+// only when the version in Redis is the same (fleet.h): a write on another replica is seen at
+// once, not after the TTL.
 //
 // A conversation's memory here is the tail of its items, oldest first, parsed; `complete`
 // when it holds every item the conversation has, else the last `limit` only (a turn whose
@@ -34,6 +37,7 @@
 #include "doors/agents/agent.h"
 #include "doors/agents/budgets.h"
 #include "doors/agents/event_log.h"
+#include "doors/agents/fleet.h"
 #include "doors/agents/items.h"
 #include "doors/agents/turn_events.h"
 
@@ -75,7 +79,8 @@ struct Memory {
   std::string tenant;
   std::vector<std::shared_ptr<const MemoryItem>> items;  // oldest first
   bool complete = false;
-  int64_t limit = 0;  // when not complete: how many it holds
+  int64_t limit = 0;    // when not complete: how many it holds
+  std::string version;  // fleet mode: the conversation's version it was read at (fleet.h)
 };
 
 // A turn's control, shared by its worker and whoever cancels it (the cancel route, a deleted
@@ -181,6 +186,9 @@ struct AgentsShared {
   // Purged by retention (retention.h), for /metrics.
   std::atomic<uint64_t> purged_responses{0};
   std::atomic<uint64_t> purged_conversations{0};
+  // Fleet mode (fleet.h): set at start-up, before any worker runs; null in embedded mode.
+  std::unique_ptr<Fleet> fleet;
+  RemoteStops remote_stops;
 
  private:
   bool configured_ = false;

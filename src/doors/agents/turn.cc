@@ -207,19 +207,26 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
   // Memory: the conversation's (holding its slot), or the previous response's context.
   const std::string response_id = MintId("resp_");
   if (!refusal && !turn.fields.conversation.empty()) {
-    Result<std::shared_ptr<const Memory>> memory =
-        co_await LoadMemory(turn.fields.conversation, agent.history_items, tenant);
+    // Fleet mode: the slot and the fleet's lock come with the memory (fleet.cc).
+    const bool fleet = shared_.fleet != nullptr;
+    Result<std::shared_ptr<const Memory>> memory = std::shared_ptr<const Memory>();
+    if (fleet) {
+      Result<std::shared_ptr<const Memory>> claimed =
+          co_await ClaimMemory(turn.fields.conversation, agent.history_items, tenant, response_id);
+      memory = std::move(claimed);
+    } else {
+      Result<std::shared_ptr<const Memory>> loaded =
+          co_await LoadMemory(turn.fields.conversation, agent.history_items, tenant);
+      memory = std::move(loaded);
+    }
     if (!memory.ok())
       refusal = memory.error();
     else if (*memory == nullptr)
       refusal = Error{ErrorCode::kNotFound,
                       "Conversation with id '" + turn.fields.conversation + "' not found.",
                       "conversation"};
-    else if (!shared_.conversations.TryAcquire(turn.fields.conversation, response_id)) {
-      refusal = Error{ErrorCode::kConflict,
-                      "Another turn of conversation '" + turn.fields.conversation +
-                          "' is in progress; send this one when it ends.",
-                      "conversation"};
+    else if (!fleet && !shared_.conversations.TryAcquire(turn.fields.conversation, response_id)) {
+      refusal = BusyError(turn.fields.conversation);
     } else {
       turn.holds_slot = true;
       turn.memory = std::move(*memory);
@@ -327,7 +334,11 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
     }
   }
   if (refusal) {
-    if (turn.holds_slot) shared_.conversations.Release(turn.fields.conversation);
+    if (turn.holds_slot && shared_.fleet != nullptr) {
+      co_await EndClaim(turn.fields.conversation, response_id, false, nullptr);
+    } else if (turn.holds_slot) {
+      shared_.conversations.Release(turn.fields.conversation);
+    }
     co_await Refuse(exchange, ctx, *refusal, chain_ran);
     co_return;
   }

@@ -38,8 +38,8 @@ namespace responses = providers::openai_responses;
 namespace {
 
 // `memory` with `added` after it, sharing its items; at most twice `window` items are kept.
-std::shared_ptr<const Memory> Remembered(const Memory& memory, const std::vector<NewItem>& added,
-                                         int64_t window) {
+std::shared_ptr<Memory> Remembered(const Memory& memory, const std::vector<NewItem>& added,
+                                   int64_t window) {
   auto next = std::make_shared<Memory>();
   next->tenant = memory.tenant;
   const size_t total = memory.items.size() + added.size();
@@ -169,6 +169,10 @@ net::awaitable<bool> AgentDoor::OpenTurn(Turn& turn, http::Exchange* exchange) {
   net::any_io_executor executor = co_await net::this_coro::executor;
   turn.control = std::make_shared<TurnControl>(executor, turn.tenant, turn.log);
   shared_.turns.Add(turn.response_id, turn.control);
+  // Fleet mode: a turn outside a conversation is findable by a cancel on another replica (a
+  // conversation's turn became so with its claim).
+  if (shared_.fleet != nullptr && !turn.holds_slot)
+    shared_.fleet->Own(turn.response_id, turn.tenant);
   const bool opened = co_await turn.sink->Open(start);
   co_return opened;
 }
@@ -202,7 +206,13 @@ net::awaitable<void> AgentDoor::StartBackground(std::unique_ptr<Turn> owned,
       context_.store, std::move(save), store::JobLane::kControl);
   if (!saved.ok()) {
     shared_.turns.Remove(turn.response_id);
-    if (turn.holds_slot) shared_.conversations.Release(turn.fields.conversation);
+    if (turn.holds_slot && shared_.fleet != nullptr) {
+      co_await EndClaim(turn.fields.conversation, turn.response_id, false, nullptr);
+    } else if (turn.holds_slot) {
+      shared_.conversations.Release(turn.fields.conversation);
+    } else if (shared_.fleet != nullptr) {
+      shared_.fleet->Disown(turn.response_id);
+    }
     turn.control->Stopped(body);
     const Error error = saved.error();
     co_await Refuse(exchange, ctx, error, true);
@@ -346,6 +356,8 @@ net::awaitable<void> AgentDoor::RunTurn(std::unique_ptr<Turn> owned, http::Excha
     write.response = std::move(row);
     write.update_response = turn.fields.background;
   }
+  // Fleet mode: the memory after the turn, cached once its new version is known (EndClaim).
+  std::shared_ptr<Memory> written;
   if (!write.conversation_id.empty() || write.response) {
     auto save = [write](AgentStore& s) { return s.SaveTurn(write); };
     Result<std::vector<ItemRow>> saved = co_await WithAgentStore<std::vector<ItemRow>>(
@@ -354,12 +366,25 @@ net::awaitable<void> AgentDoor::RunTurn(std::unique_ptr<Turn> owned, http::Excha
       if (!ctx.error) ctx.error = saved.error().code;
       if (turn.holds_slot) shared_.conversations.Evict(turn.fields.conversation);
     } else if (turn.holds_slot && !write.items.empty()) {
-      shared_.conversations.PutMemory(
-          turn.fields.conversation,
-          Remembered(*turn.memory, write.items, turn.agent->history_items), SteadyClock::now());
+      std::shared_ptr<Memory> memory =
+          Remembered(*turn.memory, write.items, turn.agent->history_items);
+      if (shared_.fleet != nullptr) {
+        written = std::move(memory);
+      } else {
+        shared_.conversations.PutMemory(turn.fields.conversation, std::move(memory),
+                                        SteadyClock::now());
+      }
     }
   }
-  if (turn.holds_slot) shared_.conversations.Release(turn.fields.conversation);
+  if (turn.holds_slot && shared_.fleet != nullptr) {
+    // A failed write bumps too: the store may hold what this replica does not.
+    const bool wrote = !write.conversation_id.empty() && !write.items.empty();
+    co_await EndClaim(turn.fields.conversation, response_id, wrote, std::move(written));
+  } else if (turn.holds_slot) {
+    shared_.conversations.Release(turn.fields.conversation);
+  } else if (shared_.fleet != nullptr) {
+    shared_.fleet->Disown(response_id);
+  }
   shared_.turns.Remove(response_id);
   control.Stopped(body);
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "retention_scenario.h"
@@ -182,6 +183,36 @@ TEST_F(AgentStoreTest, UnendedTurnsFailAtStartUp) {
 
 // Retention (AgentStore::PurgeExpired) on SQLite; agent_store_postgres_test.cc runs the same.
 TEST_F(AgentStoreTest, RetentionPurgesByAgeInBoundedBatches) { testing::ExpectPurgeByAge(*store_); }
+
+TEST_F(AgentStoreTest, TheSweepFailsOnlyTheOrphansStillUnended) {
+  for (const char* status : {"in_progress", "queued", "completed"}) {
+    TurnWrite write;
+    ResponseRow r;
+    r.id = std::string("resp_") + status;
+    r.tenant = "t1";
+    r.agent_id = "a";
+    r.agent_version = 1;
+    r.status = status;
+    r.body = "{}";
+    write.response = r;
+    ASSERT_TRUE(store_->SaveTurn(write).ok());
+  }
+  Result<std::vector<std::string>> unended = store_->UnendedIds();
+  ASSERT_TRUE(unended.ok());
+  std::vector<std::string> ids = *unended;
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<std::string>{"resp_in_progress", "resp_queued"}));
+  // resp_completed ended before the sweep's update: it keeps its end.
+  const auto fail = [](std::string_view) { return std::string("{\"orphan\":1}"); };
+  Result<int64_t> failed = store_->FailOrphans({"resp_in_progress", "resp_completed"}, fail);
+  ASSERT_TRUE(failed.ok());
+  EXPECT_EQ(*failed, 1);
+  EXPECT_EQ((*store_->GetResponse("resp_in_progress"))->status, "failed");
+  EXPECT_EQ((*store_->GetResponse("resp_in_progress"))->body, "{\"orphan\":1}");
+  EXPECT_EQ((*store_->GetResponse("resp_completed"))->status, "completed");
+  EXPECT_EQ((*store_->GetResponse("resp_queued"))->status, "queued");
+  EXPECT_EQ(*store_->UnendedIds(), std::vector<std::string>{"resp_queued"});
+}
 
 }  // namespace
 }  // namespace turnpike::agents
