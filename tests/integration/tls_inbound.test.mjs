@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, execFile } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
@@ -160,6 +161,46 @@ test('SIGHUP swaps the certificate under load without a failed request; a bad re
   assert.ok(await eventually(() => /TLS reload failed, keeping the current certificates: server\.tls: the key file .*live\.key does not match/.test(gw.errors()), 5_000), gw.errors());
   assert.equal((await servedCertificate(gw.port, 'localhost')).fingerprint, fingerprintOf('server2.pem'));
   assert.ok(await ask(fresh));
+});
+
+test('min_version "1.3" refuses a TLS 1.2 client; the default takes both', async () => {
+  const keys = { cert_file: file('server.pem'), key_file: file('server.key') };
+  const strict = await startTlsGateway({ ...keys, min_version: '"1.3"' });
+  await assert.rejects(servedCertificate(strict.port, 'localhost', { maxVersion: 'TLSv1.2' }));
+  assert.equal((await servedCertificate(strict.port, 'localhost', { minVersion: 'TLSv1.3' })).cn, 'localhost');
+  const lenient = await startTlsGateway(keys);
+  assert.equal((await servedCertificate(lenient.port, 'localhost', { maxVersion: 'TLSv1.2' })).cn, 'localhost');
+});
+
+test('abrupt peers (cut mid-handshake, mid-request, mid-stream) leave the server serving', async () => {
+  const gw = await startTlsGateway({ cert_file: file('server.pem'), key_file: file('server.key') });
+  const ca = readFileSync(file('ca.pem'));
+  // A TCP connection that sends half a ClientHello and resets.
+  await new Promise((resolve) => {
+    const s = net.connect(gw.port, '127.0.0.1', () => { s.write(Buffer.from([0x16, 0x03, 0x01, 0x02])); s.resetAndDestroy(); resolve(); });
+    s.on('error', resolve);
+  });
+  // A TLS connection that sends half a request head and closes without close_notify.
+  await new Promise((resolve) => {
+    const s = tls.connect({ host: '127.0.0.1', port: gw.port, servername: 'localhost', ca }, () => {
+      s.write('POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"mo');
+      setTimeout(() => { s.destroy(); resolve(); }, 50);
+    });
+    s.on('error', resolve);
+  });
+  // A stream the client drops after its first bytes.
+  await new Promise((resolve) => {
+    const req = https.request(`${gw.url}/v1/chat/completions`, { method: 'POST', ca, agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
+      res.once('data', () => { req.destroy(); resolve(); });
+    });
+    req.on('error', resolve);
+    req.end(chatBody({ stream: true }));
+  });
+  const dispatcher = new Agent({ connect: { ca } });
+  const r = await undiciFetch(`${gw.url}/v1/chat/completions`, { method: 'POST', dispatcher, headers: { 'content-type': 'application/json' }, body: chatBody() });
+  assert.equal(r.status, 200);
+  assert.equal((await r.json()).object, 'chat.completion');
+  await dispatcher.close();
 });
 
 async function startupError(keys) {
