@@ -106,7 +106,7 @@ template <typename Stream>
 BasicHttp1Exchange<Stream>::BasicHttp1Exchange(std::shared_ptr<BasicConnection<Stream>> connection,
                                                Request& request, Clock::time_point started,
                                                bool draining)
-    : Exchange(request, started, draining), connection_(std::move(connection)) {}
+    : Http1ExchangeBase(request, started, draining), connection_(std::move(connection)) {}
 
 template <typename Stream>
 BasicHttp1Exchange<Stream>::~BasicHttp1Exchange() {
@@ -149,10 +149,8 @@ void BasicHttp1Exchange<Stream>::StopWatching() {
   connection_->on_gone = nullptr;
 }
 
-template <typename Stream>
-std::string BasicHttp1Exchange<Stream>::SerializeHead(unsigned status,
-                                                      std::string_view content_type, bool chunked,
-                                                      size_t content_length) {
+std::string Http1ExchangeBase::SerializeHead(unsigned status, std::string_view content_type,
+                                             bool chunked, size_t content_length) {
   response_status_ = status;
   std::string head;
   head.reserve(160 + content_type.size() + request_id_.size() + response_headers_.lines().size());

@@ -26,8 +26,16 @@
 
 namespace turnpike::http {
 
+// What does not depend on the stream, compiled once: the response head.
+class Http1ExchangeBase : public Exchange {
+ protected:
+  using Exchange::Exchange;
+  std::string SerializeHead(unsigned status, std::string_view content_type, bool chunked,
+                            size_t content_length);
+};
+
 template <typename Stream>
-class BasicHttp1Exchange final : public Exchange {
+class BasicHttp1Exchange final : public Http1ExchangeBase {
  public:
   BasicHttp1Exchange(std::shared_ptr<BasicConnection<Stream>> connection, Request& request,
                      Clock::time_point started, bool draining);
@@ -58,9 +66,6 @@ class BasicHttp1Exchange final : public Exchange {
   // Waits for earlier writes, then writes all of `buffers` asynchronously.
   template <size_t N>
   boost::asio::awaitable<bool> WriteBuffers(std::array<boost::asio::const_buffer, N> buffers);
-  std::string SerializeHead(unsigned status, std::string_view content_type, bool chunked,
-                            size_t content_length);
-
   std::shared_ptr<BasicConnection<Stream>> connection_;
   bool writing_ = false;
   int queued_writes_ = 0;  // WriteBuffers calls waiting for `writing_` to clear

@@ -1,7 +1,6 @@
 #include "http/session.h"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/error.hpp>
@@ -12,7 +11,6 @@
 
 #include "http/connection.h"
 #include "http/http1_exchange.h"
-#include "http/tls_context.h"
 #include "net/http_read.h"
 
 namespace turnpike::http {
@@ -92,10 +90,11 @@ net::awaitable<void> AnswerReadError(SessionContext& ctx,
                             std::move(body));
 }
 
-// close_notify, then the client's (or its end of stream) under a deadline. Sent only while the
-// connection is sound: not after a reset, a stalled write or a cut handshake.
+// close_notify, then the client's (or its end of stream) under a deadline. Sent once, and only
+// while the connection is sound: not after a reset, a stalled write or a cut handshake.
 net::awaitable<void> CloseTls(TlsConnection& c, std::chrono::milliseconds wait) {
   if (c.peer_gone || !c.socket().is_open()) co_return;
+  if ((SSL_get_shutdown(c.stream.native_handle()) & SSL_SENT_SHUTDOWN) != 0) co_return;
   c.Arm(wait);
   auto [ec] = co_await c.stream.async_shutdown(kTuple);
   (void)ec;  // eof, stream_truncated, a timeout: the connection closes either way
