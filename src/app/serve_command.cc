@@ -31,6 +31,7 @@
 #include "doors/search/search_door.h"
 #include "governance/local_counters.h"
 #include "http/server.h"
+#include "http/tls_context.h"
 #include "model_call/route_table.h"
 #include "observability/access_log.h"
 #include "providers/anthropic/anthropic_provider.h"
@@ -66,6 +67,47 @@ http::ServerOptions MakeServerOptions(const config::ServerConfig& s) {
   o.idle_timeout = s.idle_timeout;
   o.drain_timeout = s.drain_timeout;
   return o;
+}
+
+http::TlsOptions MakeTlsOptions(const config::TlsConfig& t) {
+  http::TlsOptions o;
+  for (const config::TlsCertificateFiles& pair : t.certificates) {
+    o.certificates.push_back({pair.cert_file, pair.key_file});
+  }
+  o.tls13_only = t.min_version == "1.3";
+  o.ciphers = t.ciphers;
+  o.client_ca_file = t.client_ca_file;
+  o.require_client_cert = t.require_client_cert;
+  o.handshake_timeout = t.handshake_timeout;
+  return o;
+}
+
+// Reads server.tls's files: null when TLS is off, an error naming the file when one is bad.
+Result<std::shared_ptr<const http::TlsContext>> LoadTls(const config::TlsConfig& t) {
+  if (!t.enabled()) return std::shared_ptr<const http::TlsContext>();
+  Result<std::shared_ptr<const http::TlsContext>> loaded =
+      http::TlsContext::Load(MakeTlsOptions(t));
+  if (!loaded.ok()) {
+    return Error{loaded.error().code, "server.tls: " + loaded.error().message, ""};
+  }
+  return loaded;
+}
+
+// SIGHUP: the certificates are read again; new handshakes use them, open connections keep
+// theirs. A failed reload keeps the old ones and says why.
+void ReloadTls(const config::TlsConfig& t, http::Server& server) {
+  if (!t.enabled()) {
+    std::fprintf(stderr, "turnpike: SIGHUP: nothing to reload (server.tls is off)\n");
+    return;
+  }
+  Result<std::shared_ptr<const http::TlsContext>> loaded = LoadTls(t);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "turnpike: TLS reload failed, keeping the current certificates: %s\n",
+                 loaded.error().message.c_str());
+    return;
+  }
+  server.ReloadTls(std::move(loaded.value()));
+  std::fprintf(stderr, "turnpike: TLS certificates reloaded (%zu)\n", t.certificates.size());
 }
 
 std::unique_ptr<observability::AccessLogSink> OpenAccessLog(const std::string& where) {
@@ -422,7 +464,11 @@ void MakeCore(Gateway& g) {
 // call-log rows when they are destroyed: store/store_thread.h, shutdown order), after the
 // store's jobs close; queued search legs complete into the stopped loops, not destroyed ones.
 Status ServeUntilSignalled(Gateway& g) {
-  http::Server server(MakeServerOptions(g.config.server),
+  http::ServerOptions options = MakeServerOptions(g.config.server);
+  Result<std::shared_ptr<const http::TlsContext>> tls = LoadTls(g.config.server.tls);
+  if (!tls.ok()) return tls.error();
+  options.tls = std::move(tls.value());
+  http::Server server(std::move(options),
                       [&core = *g.core, &doors = g.doors](int index, boost::asio::io_context& c) {
                         return std::make_unique<core::Dispatcher>(core, doors, index, c);
                       });
@@ -431,10 +477,12 @@ Status ServeUntilSignalled(Gateway& g) {
   Status bound = server.Bind();
   if (!bound.ok()) return bound;
   std::cerr << config::DescribeConfig(g.config);
-  std::printf("turnpike listening on %s:%u\n", g.config.server.host.c_str(), server.port());
+  std::printf("turnpike listening on %s:%u%s\n", g.config.server.host.c_str(), server.port(),
+              g.config.server.tls.enabled() ? " (TLS)" : "");
   std::fflush(stdout);
   {
-    SignalWatcher signals([&server] { server.Drain(); });
+    SignalWatcher signals([&server] { server.Drain(); },
+                          [&tls = g.config.server.tls, &server] { ReloadTls(tls, server); });
     server.Run();
   }
   if (g.fleet.subscriber) g.fleet.subscriber->Stop();

@@ -13,30 +13,37 @@ constexpr long kPollNanos = 100'000'000;  // how often the thread checks for sto
 }
 
 namespace {
-sigset_t TerminationSignals() {
+sigset_t WatchedSignals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   return set;
 }
 }  // namespace
 
 void SignalWatcher::BlockSignals() {
-  const sigset_t set = TerminationSignals();
+  const sigset_t set = WatchedSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-SignalWatcher::SignalWatcher(std::function<void()> on_signal) {
-  const sigset_t set = TerminationSignals();
+SignalWatcher::SignalWatcher(std::function<void()> on_stop, std::function<void()> on_reload) {
+  const sigset_t set = WatchedSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  thread_ = std::thread([this, set, on_signal = std::move(on_signal)] {
-    SetThreadName("tp-signals");
-    const timespec poll{0, kPollNanos};
-    while (!stop_.load()) {
-      if (sigtimedwait(&set, nullptr, &poll) > 0) on_signal();
-    }
-  });
+  thread_ =
+      std::thread([this, set, on_stop = std::move(on_stop), on_reload = std::move(on_reload)] {
+        SetThreadName("tp-signals");
+        const timespec poll{0, kPollNanos};
+        while (!stop_.load()) {
+          const int signal = sigtimedwait(&set, nullptr, &poll);
+          if (signal == SIGHUP) {
+            if (on_reload) on_reload();
+          } else if (signal > 0) {
+            on_stop();
+          }
+        }
+      });
 }
 
 SignalWatcher::~SignalWatcher() {

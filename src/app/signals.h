@@ -1,8 +1,10 @@
-// Turns SIGINT/SIGTERM into a call, on a small thread of its own (sigtimedwait), so that no
-// async-signal-safety concerns reach the rest of the program.
+// Turns SIGINT/SIGTERM (stop) and SIGHUP (reload) into calls, on a small thread of its own
+// (sigtimedwait), so that no async-signal-safety concerns reach the rest of the program.
 //
 // Construct it before starting any other thread: it blocks the signals in the calling thread,
-// and threads started later inherit the mask. The callback runs on the signal thread.
+// and threads started later inherit the mask. The callbacks run on the signal thread, one at a
+// time; a reload may block there (it reads files) without delaying any connection. Without a
+// reload callback SIGHUP is ignored (it no longer ends the process).
 #pragma once
 
 #include <atomic>
@@ -13,9 +15,9 @@ namespace turnpike::app {
 
 class SignalWatcher {
  public:
-  explicit SignalWatcher(std::function<void()> on_signal);
-  // Blocks SIGINT and SIGTERM in the calling thread; call it before starting any thread so
-  // that no thread (the store's, the access log's) receives them.
+  explicit SignalWatcher(std::function<void()> on_stop, std::function<void()> on_reload = {});
+  // Blocks SIGINT, SIGTERM and SIGHUP in the calling thread; call it before starting any
+  // thread so that no thread (the store's, the access log's) receives them.
   static void BlockSignals();
   ~SignalWatcher();  // stops the thread
   SignalWatcher(const SignalWatcher&) = delete;

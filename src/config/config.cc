@@ -36,7 +36,7 @@ ServerConfig ParseServer(const YamlMap& root) {
   ServerConfig s;
   YamlMap m(root.Child("server"), root.KeyPath("server"),
             {"listen", "workers", "max_header_bytes", "max_header_fields", "max_body_bytes",
-             "timeouts", "sse_keepalive", "server_timing", "access_log"});
+             "timeouts", "sse_keepalive", "server_timing", "access_log", "tls"});
   const std::string listen = m.String("listen", "");
   if (!listen.empty()) {
     ListenAddress address = ParseListen(m.KeyPath("listen"), listen);
@@ -53,6 +53,7 @@ ServerConfig ParseServer(const YamlMap& root) {
   s.sse_keepalive = m.Duration("sse_keepalive", s.sse_keepalive);
   s.server_timing = m.Bool("server_timing", s.server_timing);
   s.access_log = m.String("access_log", s.access_log);
+  s.tls = ParseTls(m);
 
   YamlMap t(m.Child("timeouts"), m.KeyPath("timeouts"),
             {"read_headers", "read_body", "idle", "drain"});

@@ -21,6 +21,21 @@
 //     sse_keepalive: 15s               # 0s = off
 //     server_timing: false             # Server-Timing response header
 //     access_log: "-"                  # "-" = stdout, "" = off, else a file path
+//     tls:                             # absent = cleartext HTTP/1.1 (http/tls_context.h)
+//       cert_file: /etc/turnpike/cert.pem  # PEM chain, leaf first; with key_file: the default
+//       key_file: /etc/turnpike/key.pem    # certificate (served to clients whose SNI matches
+//                                      # no certificate, and to clients that send none)
+//       certificates:                  # more certificates, chosen by SNI against each one's
+//         - {cert_file: a.pem, key_file: a.key}  # DNS names (wildcards too); without the pair
+//                                      # above, the first entry is the default
+//       min_version: "1.2"             # "1.2" or "1.3"
+//       ciphers: ""                    # TLS 1.2 suites (OpenSSL list); "" = ECDHE with AES-GCM
+//                                      # or ChaCha20 only; TLS 1.3 suites are OpenSSL's
+//       client_ca_file: ""             # client certificates signed by these CAs are verified
+//       require_client_cert: false     # true (needs client_ca_file): no valid cert, no handshake
+//       handshake_timeout: 10s
+//                                      # SIGHUP reloads every file above; open connections keep
+//                                      # the certificates they started with
 //   upstream:
 //     timeouts: {connect: 5s, first_byte: 60s, idle: 60s}
 //     pool: {max_idle_per_origin: 64, idle_ttl: 60s}
@@ -158,6 +173,23 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+struct TlsCertificateFiles {
+  std::string cert_file;
+  std::string key_file;
+};
+
+// server.tls. The files are only named here; they are read (and checked) when the server
+// starts and on every reload (http/tls_context.h).
+struct TlsConfig {
+  std::vector<TlsCertificateFiles> certificates;  // empty = no TLS; the first is the default
+  std::string min_version = "1.2";                // "1.2" | "1.3"
+  std::string ciphers;                            // "" = the default policy
+  std::string client_ca_file;                     // "" = no client certificates asked for
+  bool require_client_cert = false;
+  Millis handshake_timeout{10'000};
+  bool enabled() const { return !certificates.empty(); }
+};
+
 struct ServerConfig {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;
@@ -172,6 +204,7 @@ struct ServerConfig {
   Millis sse_keepalive{15'000};  // 0 = off
   bool server_timing = false;
   std::string access_log = "-";  // "-" stdout, "" off, else path
+  TlsConfig tls;
 };
 
 struct UpstreamConfig {

@@ -55,6 +55,15 @@ std::string DescribeConfig(const Config& config) {
     out << s.workers << "\n";
   }
   out << "access log: " << DescribeAccessLog(s.access_log) << "\n";
+  if (s.tls.enabled()) {
+    out << "tls: " << s.tls.certificates.size() << " certificate(s), default "
+        << s.tls.certificates.front().cert_file << ", min version " << s.tls.min_version
+        << ", client certificates "
+        << (s.tls.client_ca_file.empty() ? "off"
+            : s.tls.require_client_cert  ? "required"
+                                         : "optional")
+        << " (SIGHUP reloads)\n";
+  }
   const GovernanceConfig& g = config.governance;
   if (g.enabled) {
     out << "governance: on (keys, budgets, rate limits), store " << DescribeStore(config.store)

@@ -60,6 +60,9 @@ class YamlMap {
   std::string path_;
 };
 
+// server.tls (tls.cc), from the `server` mapping.
+TlsConfig ParseTls(const YamlMap& server);
+
 // The `llm_cache` section (llm_cache.cc), from the top-level mapping.
 LlmCacheConfig ParseLlmCache(const YamlMap& root);
 AgentsConfig ParseAgents(const YamlMap& root);

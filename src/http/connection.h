@@ -1,41 +1,63 @@
 // Internal to http/: the state of one client connection, shared between its session coroutine
 // and the completion handlers of its deadline and client watch (hence shared_ptr: a handler
 // may run after the exchange that armed it). Lives on one worker thread.
+//
+// The byte stream is a template parameter, so the session and the exchange are compiled once
+// per transport with no indirection per read or write: `Connection` is cleartext over the TCP
+// socket; `TlsConnection` is TLS over it, made after a handshake (worker.cc) and closed with
+// close_notify. Both expose `socket()`, the TCP socket underneath, for what is not a byte of
+// the stream (deadlines cancel it, the client watch waits on it, Abort resets it).
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
 
 #include "net/deadline.h"
 #include "net/header_arena.h"
 
 namespace turnpike::http {
 
-struct Connection : std::enable_shared_from_this<Connection> {
-  explicit Connection(boost::asio::ip::tcp::socket s)
-      : socket(std::move(s)), deadline(socket.get_executor()) {}
+using PlainStream = boost::asio::ip::tcp::socket;
+using TlsStream = boost::asio::ssl::stream<boost::asio::ip::tcp::socket>;
+
+template <typename Stream>
+struct BasicConnection : std::enable_shared_from_this<BasicConnection<Stream>> {
+  static constexpr bool kTls = !std::is_same_v<Stream, PlainStream>;
+
+  // Plain: (socket). TLS: (socket, ssl::context&).
+  template <typename... Args>
+  explicit BasicConnection(Args&&... args)
+      : stream(std::forward<Args>(args)...), deadline(stream.get_executor()) {}
+
+  boost::asio::ip::tcp::socket::lowest_layer_type& socket() { return stream.lowest_layer(); }
 
   // Bounds the next I/O: when the deadline passes, pending operations on the socket are
   // cancelled (not the socket closed), so the session can still answer 408.
-  void Arm(std::chrono::milliseconds timeout) { net::ArmDeadline(shared_from_this(), timeout); }
+  void Arm(std::chrono::milliseconds timeout) {
+    net::ArmDeadline(this->shared_from_this(), timeout);
+  }
   void Disarm() { net::DisarmDeadline(deadline); }
   // Whether the last armed deadline passed (the cancelled operation reports operation_aborted).
   bool deadline_hit() const { return deadline.hit; }
   void CancelIo() {
     boost::system::error_code ignored;
-    socket.cancel(ignored);
+    socket().cancel(ignored);
   }
   void Close() {
     net::CloseDeadline(deadline);
     boost::system::error_code ignored;
-    socket.close(ignored);
+    socket().close(ignored);
   }
 
-  boost::asio::ip::tcp::socket socket;
+  Stream stream;
   net::Deadline deadline;
   boost::beast::flat_buffer buffer;
   // The header fields of the request being served; reset before each request is parsed.
@@ -48,6 +70,15 @@ struct Connection : std::enable_shared_from_this<Connection> {
   bool peek_pending = false;
   bool watching = false;
   std::function<void()> on_gone;
+
+  // TLS only: the snapshot (TlsContext) this connection's SSL object was made from, kept for
+  // the connection's life; and the buffer a gathered write is copied into, so that it becomes
+  // one TLS record and one send (an SSL stream writes one buffer per record).
+  std::shared_ptr<const void> tls_context;
+  std::string tls_out;
 };
+
+using Connection = BasicConnection<PlainStream>;
+using TlsConnection = BasicConnection<TlsStream>;
 
 }  // namespace turnpike::http

@@ -61,16 +61,20 @@ size_t TotalSize(const std::array<net::const_buffer, N>& buffers) {
   return total;
 }
 
-void ArmWatch(const std::shared_ptr<Connection>& conn);
+template <typename Conn>
+void ArmWatch(const std::shared_ptr<Conn>& conn);
 
 // A readiness wait costs no read syscall: the common completion (the client's next request
 // arriving after this exchange ended) is dismissed without one. Only a completion while an
-// exchange is watching peeks, to tell end-of-stream from pipelined bytes.
-void OnWatchComplete(const std::shared_ptr<Connection>& conn, boost::system::error_code ec) {
+// exchange is watching peeks, to tell end-of-stream from pipelined bytes. (Over TLS the bytes
+// peeked may be a record the client sent before closing, a close_notify alert: the watch ends
+// there as for pipelined bytes, and the close is seen at the next read.)
+template <typename Conn>
+void OnWatchComplete(const std::shared_ptr<Conn>& conn, boost::system::error_code ec) {
   conn->peek_pending = false;
   if (!conn->watching || ec == net::error::operation_aborted) return;
   char byte;
-  const ssize_t n = ::recv(conn->socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  const ssize_t n = ::recv(conn->socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
   if (n > 0) {
     conn->watching = false;  // pipelined bytes: the client is there (and can't be watched)
     return;
@@ -86,35 +90,50 @@ void OnWatchComplete(const std::shared_ptr<Connection>& conn, boost::system::err
   if (on_gone) on_gone();
 }
 
-void ArmWatch(const std::shared_ptr<Connection>& conn) {
+template <typename Conn>
+void ArmWatch(const std::shared_ptr<Conn>& conn) {
   conn->peek_pending = true;
-  conn->socket.async_wait(net::socket_base::wait_read,
-                          [conn](boost::system::error_code ec) { OnWatchComplete(conn, ec); });
+  conn->socket().async_wait(net::socket_base::wait_read,
+                            [conn](boost::system::error_code ec) { OnWatchComplete(conn, ec); });
 }
+
+// A TLS write's buffer keeps at most this much capacity between writes.
+constexpr size_t kTlsOutKeepBytes = 64 * 1024;
 
 }  // namespace
 
-Http1Exchange::Http1Exchange(std::shared_ptr<Connection> connection, Request& request,
-                             Clock::time_point started, bool draining)
-    : Exchange(request, started, draining), connection_(std::move(connection)) {}
+template <typename Stream>
+BasicHttp1Exchange<Stream>::BasicHttp1Exchange(std::shared_ptr<BasicConnection<Stream>> connection,
+                                               Request& request, Clock::time_point started,
+                                               bool draining)
+    : Http1ExchangeBase(request, started, draining), connection_(std::move(connection)) {}
 
-Http1Exchange::~Http1Exchange() { StopWatching(); }
+template <typename Stream>
+BasicHttp1Exchange<Stream>::~BasicHttp1Exchange() {
+  StopWatching();
+}
 
-std::string Http1Exchange::client_address() const {
+template <typename Stream>
+std::string BasicHttp1Exchange<Stream>::client_address() const {
   boost::system::error_code ec;
-  auto ep = connection_->socket.remote_endpoint(ec);
+  auto ep = connection_->socket().remote_endpoint(ec);
   if (ec) return {};
   return ep.address().to_string() + ":" + std::to_string(ep.port());
 }
 
-bool Http1Exchange::client_gone() const { return connection_->peer_gone; }
+template <typename Stream>
+bool BasicHttp1Exchange<Stream>::client_gone() const {
+  return connection_->peer_gone;
+}
 
-bool Http1Exchange::keep_alive() const {
+template <typename Stream>
+bool BasicHttp1Exchange<Stream>::keep_alive() const {
   return !draining_ && !connection_->peer_gone && state_ == State::kDone && request_.keep_alive();
 }
 
-void Http1Exchange::WatchClient(std::function<void()> on_gone) {
-  Connection& c = *connection_;
+template <typename Stream>
+void BasicHttp1Exchange<Stream>::WatchClient(std::function<void()> on_gone) {
+  BasicConnection<Stream>& c = *connection_;
   if (c.peer_gone) {
     if (on_gone) on_gone();
     return;
@@ -124,13 +143,14 @@ void Http1Exchange::WatchClient(std::function<void()> on_gone) {
   if (!c.peek_pending) ArmWatch(connection_);
 }
 
-void Http1Exchange::StopWatching() {
+template <typename Stream>
+void BasicHttp1Exchange<Stream>::StopWatching() {
   connection_->watching = false;
   connection_->on_gone = nullptr;
 }
 
-std::string Http1Exchange::SerializeHead(unsigned status, std::string_view content_type,
-                                         bool chunked, size_t content_length) {
+std::string Http1ExchangeBase::SerializeHead(unsigned status, std::string_view content_type,
+                                             bool chunked, size_t content_length) {
   response_status_ = status;
   std::string head;
   head.reserve(160 + content_type.size() + request_id_.size() + response_headers_.lines().size());
@@ -154,43 +174,52 @@ std::string Http1Exchange::SerializeHead(unsigned status, std::string_view conte
   return head;
 }
 
+template <typename Stream>
 template <size_t N>
-Http1Exchange::Sent Http1Exchange::TryWrite(std::array<net::const_buffer, N>& buffers) {
-  Connection& c = *connection_;
+typename BasicHttp1Exchange<Stream>::Sent BasicHttp1Exchange<Stream>::TryWrite(
+    std::array<net::const_buffer, N>& buffers) {
+  BasicConnection<Stream>& c = *connection_;
   if (writing_ || queued_writes_ > 0) return Sent::kLater;  // keep the call order
   if (c.peer_gone) return Sent::kFailed;
-  boost::system::error_code ec;
-  if (!c.socket.non_blocking()) {
-    c.socket.non_blocking(true, ec);  // once per connection; async operations are unaffected
-    if (ec) return Sent::kLater;
+  if constexpr (BasicConnection<Stream>::kTls) {
+    return Sent::kLater;  // an SSL stream has no write that cannot block
+  } else {
+    boost::system::error_code ec;
+    if (!c.socket().non_blocking()) {
+      c.socket().non_blocking(true, ec);  // once per connection; async operations are unaffected
+      if (ec) return Sent::kLater;
+    }
+    const size_t total = TotalSize(buffers);
+    const size_t n = c.stream.write_some(buffers, ec);
+    if (ec == net::error::would_block || ec == net::error::try_again) return Sent::kLater;
+    if (ec) {
+      c.peer_gone = true;
+      return Sent::kFailed;
+    }
+    if (n == total) return Sent::kDone;
+    Advance(buffers, n);
+    return Sent::kLater;
   }
-  const size_t total = TotalSize(buffers);
-  const size_t n = c.socket.write_some(buffers, ec);
-  if (ec == net::error::would_block || ec == net::error::try_again) return Sent::kLater;
-  if (ec) {
-    c.peer_gone = true;
-    return Sent::kFailed;
-  }
-  if (n == total) return Sent::kDone;
-  Advance(buffers, n);
-  return Sent::kLater;
 }
 
-net::awaitable<bool> Http1Exchange::Send(std::array<net::const_buffer, 3> buffers) {
+template <typename Stream>
+net::awaitable<bool> BasicHttp1Exchange<Stream>::Send(std::array<net::const_buffer, 3> buffers) {
   const Sent sent = TryWrite(buffers);
   if (sent != Sent::kLater) co_return sent == Sent::kDone;
   const bool written = co_await WriteBuffers(buffers);
   co_return written;
 }
 
+template <typename Stream>
 template <size_t N>
-net::awaitable<bool> Http1Exchange::WriteBuffers(std::array<net::const_buffer, N> buffers) {
-  Connection& c = *connection_;
+net::awaitable<bool> BasicHttp1Exchange<Stream>::WriteBuffers(
+    std::array<net::const_buffer, N> buffers) {
+  BasicConnection<Stream>& c = *connection_;
   ++queued_writes_;
   while (writing_) {
     if (!write_done_) {
       // Armed once, never re-armed (re-arming would cancel other waiters); cancel() wakes all.
-      write_done_ = std::make_unique<net::steady_timer>(c.socket.get_executor());
+      write_done_ = std::make_unique<net::steady_timer>(c.stream.get_executor());
       write_done_->expires_at(net::steady_timer::time_point::max());
     }
     co_await write_done_->async_wait(kTuple);
@@ -199,7 +228,20 @@ net::awaitable<bool> Http1Exchange::WriteBuffers(std::array<net::const_buffer, N
   if (c.peer_gone) co_return false;
   writing_ = true;
   c.Arm(c.write_timeout);
-  auto [ec, n] = co_await net::async_write(c.socket, buffers, kTuple);
+  boost::system::error_code ec;
+  if constexpr (BasicConnection<Stream>::kTls) {
+    c.tls_out.clear();
+    c.tls_out.reserve(TotalSize(buffers));
+    for (const net::const_buffer& b : buffers) {
+      c.tls_out.append(static_cast<const char*>(b.data()), b.size());
+    }
+    auto [wec, n] = co_await net::async_write(c.stream, net::buffer(c.tls_out), kTuple);
+    ec = wec;
+    if (c.tls_out.capacity() > kTlsOutKeepBytes) std::string().swap(c.tls_out);
+  } else {
+    auto [wec, n] = co_await net::async_write(c.stream, buffers, kTuple);
+    ec = wec;
+  }
   c.Disarm();
   writing_ = false;
   if (write_done_) write_done_->cancel();
@@ -210,8 +252,10 @@ net::awaitable<bool> Http1Exchange::WriteBuffers(std::array<net::const_buffer, N
   co_return true;
 }
 
-net::awaitable<bool> Http1Exchange::Respond(unsigned status, std::string_view content_type,
-                                            std::string body) {
+template <typename Stream>
+net::awaitable<bool> BasicHttp1Exchange<Stream>::Respond(unsigned status,
+                                                         std::string_view content_type,
+                                                         std::string body) {
   if (state_ != State::kNew) co_return false;
   state_ = State::kDone;
   std::string head = SerializeHead(status, content_type, false, body.size());
@@ -223,7 +267,9 @@ net::awaitable<bool> Http1Exchange::Respond(unsigned status, std::string_view co
   co_return written;
 }
 
-net::awaitable<bool> Http1Exchange::StartStream(unsigned status, std::string_view content_type) {
+template <typename Stream>
+net::awaitable<bool> BasicHttp1Exchange<Stream>::StartStream(unsigned status,
+                                                             std::string_view content_type) {
   if (state_ != State::kNew) co_return false;
   state_ = State::kStreaming;
   std::string head = SerializeHead(status, content_type, true, 0);
@@ -234,7 +280,8 @@ net::awaitable<bool> Http1Exchange::StartStream(unsigned status, std::string_vie
   co_return written;
 }
 
-net::awaitable<bool> Http1Exchange::Write(std::string_view data) {
+template <typename Stream>
+net::awaitable<bool> BasicHttp1Exchange<Stream>::Write(std::string_view data) {
   if (state_ != State::kStreaming) co_return false;
   if (data.empty()) co_return !connection_->peer_gone;
   const ChunkSizeLine size_line(data.size());
@@ -248,7 +295,9 @@ net::awaitable<bool> Http1Exchange::Write(std::string_view data) {
   co_return written;
 }
 
-net::awaitable<bool> Http1Exchange::WritePieces(std::span<const std::string_view> pieces) {
+template <typename Stream>
+net::awaitable<bool> BasicHttp1Exchange<Stream>::WritePieces(
+    std::span<const std::string_view> pieces) {
   if (pieces.size() > kMaxPieces) {
     net::awaitable<bool> joined = Exchange::WritePieces(pieces);
     const bool written = co_await std::move(joined);
@@ -272,7 +321,8 @@ net::awaitable<bool> Http1Exchange::WritePieces(std::span<const std::string_view
   co_return written;
 }
 
-net::awaitable<bool> Http1Exchange::EndStream() {
+template <typename Stream>
+net::awaitable<bool> BasicHttp1Exchange<Stream>::EndStream() {
   if (state_ != State::kStreaming) co_return false;
   state_ = State::kDone;
   const std::array<net::const_buffer, 3> buffers{net::buffer(kLastChunk), net::const_buffer(),
@@ -281,13 +331,17 @@ net::awaitable<bool> Http1Exchange::EndStream() {
   co_return written;
 }
 
-void Http1Exchange::Abort() {
+template <typename Stream>
+void BasicHttp1Exchange<Stream>::Abort() {
   state_ = State::kDone;
-  Connection& c = *connection_;
+  BasicConnection<Stream>& c = *connection_;
   boost::system::error_code ec;
-  c.socket.set_option(net::socket_base::linger(true, 0), ec);
+  c.socket().set_option(net::socket_base::linger(true, 0), ec);
   c.Close();
   c.peer_gone = true;
 }
+
+template class BasicHttp1Exchange<PlainStream>;
+template class BasicHttp1Exchange<TlsStream>;
 
 }  // namespace turnpike::http

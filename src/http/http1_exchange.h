@@ -1,10 +1,15 @@
 // The HTTP/1.1 Exchange: one request and its response on a client connection.
 //
 // Ownership: made by the connection's session coroutine (session.cc) for each request and
-// destroyed when the handler returns. Writes are serialized here, in call order. Writes go out
-// without suspending when the socket takes all the bytes at once (the usual case; the socket
-// is put in non-blocking mode for that), else asynchronously under the connection's write
-// timeout. A streamed body uses chunked transfer encoding; Abort resets the connection (RST).
+// destroyed when the handler returns. Writes are serialized here, in call order. A streamed
+// body uses chunked transfer encoding; Abort resets the connection (RST).
+//
+// One class per transport (connection.h), compiled for both in http1_exchange.cc:
+// `Http1Exchange` (cleartext) writes without suspending when the socket takes all the bytes at
+// once (the usual case; the socket is put in non-blocking mode for that), else asynchronously
+// under the connection's write timeout. `TlsHttp1Exchange` copies each write's buffers into
+// one and writes it asynchronously under the same timeout (one TLS record per write, not one
+// per buffer).
 #pragma once
 
 #include <array>
@@ -16,17 +21,25 @@
 #include <string>
 #include <string_view>
 
+#include "http/connection.h"
 #include "http/exchange.h"
 
 namespace turnpike::http {
 
-struct Connection;
+// What does not depend on the stream, compiled once: the response head.
+class Http1ExchangeBase : public Exchange {
+ protected:
+  using Exchange::Exchange;
+  std::string SerializeHead(unsigned status, std::string_view content_type, bool chunked,
+                            size_t content_length);
+};
 
-class Http1Exchange final : public Exchange {
+template <typename Stream>
+class BasicHttp1Exchange final : public Http1ExchangeBase {
  public:
-  Http1Exchange(std::shared_ptr<Connection> connection, Request& request, Clock::time_point started,
-                bool draining);
-  ~Http1Exchange() override;
+  BasicHttp1Exchange(std::shared_ptr<BasicConnection<Stream>> connection, Request& request,
+                     Clock::time_point started, bool draining);
+  ~BasicHttp1Exchange() override;
 
   boost::asio::awaitable<bool> Respond(unsigned status, std::string_view content_type,
                                        std::string body) override;
@@ -53,13 +66,13 @@ class Http1Exchange final : public Exchange {
   // Waits for earlier writes, then writes all of `buffers` asynchronously.
   template <size_t N>
   boost::asio::awaitable<bool> WriteBuffers(std::array<boost::asio::const_buffer, N> buffers);
-  std::string SerializeHead(unsigned status, std::string_view content_type, bool chunked,
-                            size_t content_length);
-
-  std::shared_ptr<Connection> connection_;
+  std::shared_ptr<BasicConnection<Stream>> connection_;
   bool writing_ = false;
   int queued_writes_ = 0;  // WriteBuffers calls waiting for `writing_` to clear
   std::unique_ptr<boost::asio::steady_timer> write_done_;  // wakes a Write() queued behind another
 };
+
+using Http1Exchange = BasicHttp1Exchange<PlainStream>;
+using TlsHttp1Exchange = BasicHttp1Exchange<TlsStream>;
 
 }  // namespace turnpike::http

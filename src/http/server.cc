@@ -89,6 +89,17 @@ uint64_t Server::accept_errors() const {
   return sum;
 }
 
+uint64_t Server::tls_handshake_failures() const {
+  uint64_t sum = 0;
+  for (const auto& worker : workers_) sum += worker->tls_handshake_failures();
+  return sum;
+}
+
+void Server::ReloadTls(std::shared_ptr<const TlsContext> tls) {
+  if (!options_.tls || !tls) return;
+  for (auto& worker : workers_) worker->SetTls(tls);
+}
+
 void Server::Stop() {
   for (auto& worker : workers_) worker->Stop();
 }

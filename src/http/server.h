@@ -1,5 +1,6 @@
 // The HTTP/1.1 server: N worker threads, each with its own event loop, SO_REUSEPORT listener,
-// connections and handler. No lock is taken on the request path.
+// connections and handler. No lock is taken on the request path. With `ServerOptions::tls`
+// every connection is TLS (handshake first, then HTTP/1.1 by ALPN); without it, cleartext.
 //
 // Life cycle (all calls from the thread that owns the Server):
 //   Server s(options, factory);
@@ -24,6 +25,8 @@
 
 namespace turnpike::http {
 
+class TlsContext;
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 0;  // 0 = pick a free port; port() tells which after Bind()
@@ -35,6 +38,7 @@ struct ServerOptions {
   std::chrono::milliseconds read_body_timeout{30'000};
   std::chrono::milliseconds idle_timeout{60'000};  // keep-alive wait; also a stalled write
   std::chrono::milliseconds drain_timeout{30'000};
+  std::shared_ptr<const TlsContext> tls;  // null = cleartext; see ReloadTls
 };
 
 class Worker;
@@ -60,6 +64,13 @@ class Server {
 
   // Thread-safe. Stops at once, cutting open exchanges.
   void Stop();
+
+  // Thread-safe. Handshakes that begin after each worker has taken `tls` (a message to each)
+  // use it; open connections keep the snapshot they started with. Only for a server started
+  // with TLS (a cleartext server stays cleartext).
+  void ReloadTls(std::shared_ptr<const TlsContext> tls);
+  // TLS handshakes that failed or timed out, over all workers (a relaxed sum).
+  uint64_t tls_handshake_failures() const;
 
   // Exchanges being handled right now, over all workers (a relaxed sum).
   int64_t in_flight() const;

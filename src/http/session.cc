@@ -28,6 +28,8 @@ constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 // lingering close).
 constexpr std::chrono::milliseconds kLingerTime{500};
 constexpr size_t kLingerBytes = 1024 * 1024;
+// How long a TLS close waits for the client's close_notify after sending ours.
+constexpr std::chrono::milliseconds kTlsCloseTime{1'000};
 
 // Maps a failed read to the error the client should see; nullopt = close silently (the client
 // left, or the connection sat idle).
@@ -77,39 +79,60 @@ class InFlight {
   std::atomic<int64_t>& counter_;
 };
 
-net::awaitable<void> AnswerReadError(SessionContext& ctx, const std::shared_ptr<Connection>& conn,
+template <typename Stream>
+net::awaitable<void> AnswerReadError(SessionContext& ctx,
+                                     const std::shared_ptr<BasicConnection<Stream>>& conn,
                                      Request& request, const Error& error) {
   request.keep_alive(false);
-  Http1Exchange exchange(conn, request, Clock::now(), true);
+  BasicHttp1Exchange<Stream> exchange(conn, request, Clock::now(), true);
   std::string body = ctx.handler.RenderError(request.target(), error);
   co_await exchange.Respond(static_cast<unsigned>(HttpStatus(error.code)), "application/json",
                             std::move(body));
 }
 
-net::awaitable<void> LingeringClose(Connection& c) {
-  beast::error_code ec;
-  c.socket.shutdown(net::ip::tcp::socket::shutdown_send, ec);
-  c.Arm(kLingerTime);
-  size_t discarded = 0;
-  char scratch[4096];
-  while (discarded < kLingerBytes) {
-    auto [rec, n] = co_await c.socket.async_read_some(net::buffer(scratch), kTuple);
-    if (rec) break;
-    discarded += n;
+// close_notify, then the client's (or its end of stream) under a deadline. Sent once, and only
+// while the connection is sound: not after a reset, a stalled write or a cut handshake.
+net::awaitable<void> CloseTls(TlsConnection& c, std::chrono::milliseconds wait) {
+  if (c.peer_gone || !c.socket().is_open()) co_return;
+  if ((SSL_get_shutdown(c.stream.native_handle()) & SSL_SENT_SHUTDOWN) != 0) co_return;
+  c.Arm(wait);
+  auto [ec] = co_await c.stream.async_shutdown(kTuple);
+  (void)ec;  // eof, stream_truncated, a timeout: the connection closes either way
+}
+
+// The end of a connection that may have unread request bytes (see kLingerTime). Over TLS the
+// same role is played by the close_notify exchange, bounded by kLingerTime.
+template <typename Stream>
+net::awaitable<void> LingeringClose(BasicConnection<Stream>& c) {
+  if constexpr (BasicConnection<Stream>::kTls) {
+    co_await CloseTls(c, kLingerTime);
+  } else {
+    beast::error_code ec;
+    c.socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
+    c.Arm(kLingerTime);
+    size_t discarded = 0;
+    char scratch[4096];
+    while (discarded < kLingerBytes) {
+      auto [rec, n] = co_await c.stream.async_read_some(net::buffer(scratch), kTuple);
+      if (rec) break;
+      discarded += n;
+    }
   }
 }
 
 }  // namespace
 
-net::awaitable<void> RunSession(SessionContext ctx, std::shared_ptr<Connection> connection) {
-  Connection& c = *connection;
+template <typename Stream>
+net::awaitable<void> RunSession(SessionContext ctx,
+                                std::shared_ptr<BasicConnection<Stream>> connection) {
+  BasicConnection<Stream>& c = *connection;
   bool first = true;
   for (;;) {
     // Wait for the next request: the idle timeout applies until its first bytes arrive, then
     // the header timeout.
     if (c.buffer.size() == 0) {
       c.Arm(first ? ctx.options.read_headers_timeout : ctx.options.idle_timeout);
-      auto [ec, n] = co_await c.socket.async_read_some(c.buffer.prepare(kFirstReadBytes), kTuple);
+      auto [ec, n] = co_await c.stream.async_read_some(c.buffer.prepare(kFirstReadBytes), kTuple);
       if (ec) break;
       c.buffer.commit(n);
     }
@@ -123,7 +146,7 @@ net::awaitable<void> RunSession(SessionContext ctx, std::shared_ptr<Connection> 
     parser.body_limit(ctx.options.max_body_bytes);
     c.Arm(ctx.options.read_headers_timeout);
     const beast::error_code hec =
-        co_await tpnet::ReadHeader(c.socket, c.buffer, parser, ctx.options.max_header_bytes);
+        co_await tpnet::ReadHeader(c.stream, c.buffer, parser, ctx.options.max_header_bytes);
     if (hec) {
       if (auto error = ReadError(hec, c.deadline_hit(), true)) {
         co_await AnswerReadError(ctx, connection, parser.get(), *error);
@@ -141,11 +164,11 @@ net::awaitable<void> RunSession(SessionContext ctx, std::shared_ptr<Connection> 
       auto expect = parser.get().find(bhttp::field::expect);
       if (expect != parser.get().end() && beast::iequals(expect->value(), "100-continue")) {
         c.Arm(ctx.options.read_body_timeout);
-        auto [wec, wn] = co_await net::async_write(c.socket, net::buffer(kContinue), kTuple);
+        auto [wec, wn] = co_await net::async_write(c.stream, net::buffer(kContinue), kTuple);
         if (wec) break;
       }
       c.Arm(ctx.options.read_body_timeout);
-      const beast::error_code bec = co_await tpnet::ReadBody(c.socket, c.buffer, parser);
+      const beast::error_code bec = co_await tpnet::ReadBody(c.stream, c.buffer, parser);
       if (bec) {
         if (auto error = ReadError(bec, c.deadline_hit(), true)) {
           co_await AnswerReadError(ctx, connection, parser.get(), *error);
@@ -160,8 +183,8 @@ net::awaitable<void> RunSession(SessionContext ctx, std::shared_ptr<Connection> 
     bool keep_alive = false;
     {
       InFlight in_flight(ctx.in_flight);
-      Http1Exchange exchange(connection, request, started,
-                             ctx.draining.load(std::memory_order_relaxed));
+      BasicHttp1Exchange<Stream> exchange(connection, request, started,
+                                          ctx.draining.load(std::memory_order_relaxed));
       co_await ctx.handler.Handle(exchange);
       if (!exchange.answered()) {
         const Error error{ErrorCode::kInternal, "the handler gave no answer", ""};
@@ -172,9 +195,33 @@ net::awaitable<void> RunSession(SessionContext ctx, std::shared_ptr<Connection> 
     }
     if (!keep_alive) break;
   }
-  beast::error_code ec;
-  c.socket.shutdown(net::ip::tcp::socket::shutdown_send, ec);
+  if constexpr (BasicConnection<Stream>::kTls) {
+    co_await CloseTls(c, kTlsCloseTime);
+  } else {
+    beast::error_code ec;
+    c.socket().shutdown(net::ip::tcp::socket::shutdown_send, ec);
+  }
   c.Close();
+}
+
+template net::awaitable<void> RunSession(SessionContext, std::shared_ptr<Connection>);
+template net::awaitable<void> RunSession(SessionContext, std::shared_ptr<TlsConnection>);
+
+net::awaitable<void> RunTlsSession(SessionContext ctx, std::shared_ptr<TlsConnection> connection,
+                                   std::chrono::milliseconds handshake_timeout,
+                                   std::atomic<uint64_t>& failed_handshakes) {
+  TlsConnection& c = *connection;
+  c.Arm(handshake_timeout);
+  auto [ec] = co_await c.stream.async_handshake(net::ssl::stream_base::server, kTuple);
+  if (ec) {
+    failed_handshakes.store(failed_handshakes.load(std::memory_order_relaxed) + 1,
+                            std::memory_order_relaxed);
+    c.Close();
+    co_return;
+  }
+  // Every protocol offered by ALPN today is HTTP/1.1 (tls_context.h); a second one (h2) is
+  // dispatched here on TlsContext::Protocol(c.stream.native_handle()).
+  co_await RunSession(ctx, std::move(connection));
 }
 
 }  // namespace turnpike::http

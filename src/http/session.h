@@ -1,16 +1,16 @@
-// Internal to http/: the coroutine that serves one client connection, request after request.
+// Internal to http/: the coroutine that serves one client connection, request after request,
+// compiled once per transport (connection.h); and the TLS handshake in front of it.
 #pragma once
 
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <memory>
 
+#include "http/connection.h"
 #include "http/handler.h"
 #include "http/server.h"
 
 namespace turnpike::http {
-
-struct Connection;
 
 struct SessionContext {
   const ServerOptions& options;
@@ -20,7 +20,19 @@ struct SessionContext {
 };
 
 // Reads requests with the configured limits and timeouts, hands each to the handler, answers
-// protocol errors itself (in the handler's error shape), and closes the connection at the end.
-boost::asio::awaitable<void> RunSession(SessionContext ctx, std::shared_ptr<Connection> connection);
+// protocol errors itself (in the handler's error shape), and closes the connection at the end
+// (over TLS with close_notify, waiting at most kTlsCloseTime for the client's).
+template <typename Stream>
+boost::asio::awaitable<void> RunSession(SessionContext ctx,
+                                        std::shared_ptr<BasicConnection<Stream>> connection);
+
+// The TLS handshake under `handshake_timeout` (a client that stalls it is cut when it passes),
+// then the protocol ALPN agreed on: HTTP/1.1 (also when the client sent no ALPN). A failed
+// handshake closes the connection; it counts in `failed_handshakes` (single writer: this
+// worker).
+boost::asio::awaitable<void> RunTlsSession(SessionContext ctx,
+                                           std::shared_ptr<TlsConnection> connection,
+                                           std::chrono::milliseconds handshake_timeout,
+                                           std::atomic<uint64_t>& failed_handshakes);
 
 }  // namespace turnpike::http

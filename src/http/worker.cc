@@ -12,6 +12,7 @@
 
 #include "http/connection.h"
 #include "http/session.h"
+#include "http/tls_context.h"
 
 namespace turnpike::http {
 namespace net = boost::asio;
@@ -28,6 +29,7 @@ Worker::Worker(int index, const ServerOptions& options, const std::atomic<bool>&
     : index_(index),
       options_(options),
       draining_(draining),
+      tls_(options.tls),
       context_(std::make_unique<net::io_context>(1)) {
   guard_.emplace(context_->get_executor());
 }
@@ -72,6 +74,10 @@ void Worker::StopAccepting() {
   });
 }
 
+void Worker::SetTls(std::shared_ptr<const TlsContext> tls) {
+  net::post(*context_, [this, tls = std::move(tls)]() mutable { tls_ = std::move(tls); });
+}
+
 void Worker::Stop() { context_->stop(); }
 
 void Worker::Run() { context_->run(); }
@@ -108,15 +114,28 @@ net::awaitable<void> Worker::AcceptLoop() {
     }
     boost::system::error_code opt_ec;
     socket.set_option(tcp::no_delay(true), opt_ec);
-    auto connection = std::make_shared<Connection>(std::move(socket));
-    connection->write_timeout = options_.idle_timeout;
-    net::co_spawn(*context_, Session(std::move(connection)), net::detached);
+    if (tls_) {
+      net::co_spawn(*context_, TlsSession(std::move(socket), tls_), net::detached);
+    } else {
+      net::co_spawn(*context_, Session(std::move(socket)), net::detached);
+    }
   }
 }
 
-net::awaitable<void> Worker::Session(std::shared_ptr<Connection> connection) {
+net::awaitable<void> Worker::Session(tcp::socket socket) {
+  auto connection = std::make_shared<Connection>(std::move(socket));
+  connection->write_timeout = options_.idle_timeout;
   SessionContext ctx{options_, *handler_, draining_, in_flight_};
   co_await RunSession(ctx, std::move(connection));
+}
+
+net::awaitable<void> Worker::TlsSession(tcp::socket socket, std::shared_ptr<const TlsContext> tls) {
+  auto connection = std::make_shared<TlsConnection>(std::move(socket), tls->initial());
+  connection->write_timeout = options_.idle_timeout;
+  const std::chrono::milliseconds handshake_timeout = tls->handshake_timeout();
+  connection->tls_context = std::move(tls);
+  SessionContext ctx{options_, *handler_, draining_, in_flight_};
+  co_await RunTlsSession(ctx, std::move(connection), handshake_timeout, tls_handshake_failures_);
 }
 
 }  // namespace turnpike::http

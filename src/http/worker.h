@@ -15,7 +15,7 @@
 
 namespace turnpike::http {
 
-struct Connection;
+class TlsContext;
 
 class Worker {
  public:
@@ -38,16 +38,25 @@ class Worker {
   int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
   // Accepts that failed (out of descriptors, most often), since start.
   uint64_t accept_errors() const { return accept_errors_.load(std::memory_order_relaxed); }
+  uint64_t tls_handshake_failures() const {
+    return tls_handshake_failures_.load(std::memory_order_relaxed);
+  }
+  // Thread-safe: later accepted connections use `tls` (posted to this worker's thread).
+  void SetTls(std::shared_ptr<const TlsContext> tls);
 
  private:
   boost::asio::awaitable<void> AcceptLoop();
-  boost::asio::awaitable<void> Session(std::shared_ptr<Connection> connection);
+  boost::asio::awaitable<void> Session(boost::asio::ip::tcp::socket socket);
+  boost::asio::awaitable<void> TlsSession(boost::asio::ip::tcp::socket socket,
+                                          std::shared_ptr<const TlsContext> tls);
 
   const int index_;
   const ServerOptions& options_;
   const std::atomic<bool>& draining_;
-  std::atomic<int64_t> in_flight_{0};       // written by this worker only
-  std::atomic<uint64_t> accept_errors_{0};  // written by this worker only
+  std::atomic<int64_t> in_flight_{0};                // written by this worker only
+  std::atomic<uint64_t> accept_errors_{0};           // written by this worker only
+  std::atomic<uint64_t> tls_handshake_failures_{0};  // written by this worker only
+  std::shared_ptr<const TlsContext> tls_;            // this worker's thread only
   std::unique_ptr<Handler> handler_;
   // Destroyed first (see ~Worker): coroutine frames it holds may still use handler_.
   std::unique_ptr<boost::asio::io_context> context_;

@@ -12,7 +12,8 @@ namespace turnpike::http::testing {
 
 class RunningServer {
  public:
-  explicit RunningServer(HandlerFactory factory) : server_(Options(), std::move(factory)) {
+  explicit RunningServer(HandlerFactory factory, ServerOptions options = Options())
+      : server_(std::move(options), std::move(factory)) {
     EXPECT_TRUE(server_.Bind().ok());
     thread_ = std::thread([this] { server_.Run(); });
   }
@@ -24,6 +25,7 @@ class RunningServer {
   RunningServer& operator=(const RunningServer&) = delete;
 
   uint16_t port() const { return server_.port(); }
+  Server& server() { return server_; }
 
  private:
   static ServerOptions Options() {
