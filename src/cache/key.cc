@@ -65,6 +65,7 @@ CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& 
   // "{<n>:" precedes the tenant's bytes in id.
   key.tenant_offset = static_cast<uint32_t>(key.id.find(':') + 1);
   key.tenant_length = static_cast<uint32_t>(tenant.size());
+  key.hash = IdHash(key.id);
   return key;
 }
 

@@ -25,6 +25,19 @@ TEST(CacheKey, IsTenantFirstAndLengthPrefixed) {
   EXPECT_EQ(moved.tenant(), "acme");
 }
 
+TEST(CacheKey, CarriesTheHashOfItsId) {
+  Digest128 digest{};
+  digest[3] = 0x5c;
+  CacheKey key = MakeKey("acme", "docs", digest);
+  EXPECT_EQ(key.hash, IdHash(key.id));
+  CacheKey moved = std::move(key);
+  EXPECT_EQ(moved.hash, IdHash(moved.id));
+  const HashedId carried(moved);
+  EXPECT_EQ(carried.hash, HashedId::Of(moved.id).hash);
+  EXPECT_EQ(carried, HashedId::Of(moved.id));
+  EXPECT_NE(carried, HashedId::Of(MakeKey("acme", "docs", Digest128{}).id));
+}
+
 TEST(CacheKey, NoTenantAndNamespaceSplitCollides) {
   const Digest128 digest{};
   EXPECT_NE(MakeKey("a", "bc", digest).id, MakeKey("ab", "c", digest).id);

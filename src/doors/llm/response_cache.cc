@@ -145,7 +145,7 @@ std::string ResponseCache::EntryKey(std::string_view id) {
   return key;
 }
 
-std::optional<StoredAnswer> ResponseCache::FindById(std::string_view id, int64_t now_ms) {
+std::optional<StoredAnswer> ResponseCache::FindById(cache::HashedId id, int64_t now_ms) {
   std::shared_ptr<const cache::Envelope> envelope = l1_.Find(id, 0, now_ms);
   if (envelope == nullptr) return std::nullopt;
   const auto& entry = static_cast<const CachedAnswer&>(*envelope);
@@ -182,7 +182,7 @@ ResponseCache::Joined ResponseCache::Join(const cache::CacheKey& key,
                                           const model_call::FollowerOptions& options,
                                           net::any_io_executor executor) {
   std::lock_guard lock(mu_);
-  auto it = flights_.find(key.id);
+  auto it = flights_.find(cache::HashedId(key));
   if (it == flights_.end() || it->second.live->followers() >= config_.max_followers) return {};
   const bool finished =
       it->second.live->recording().progress().state == model_call::RecordingState::kComplete;
@@ -224,9 +224,9 @@ ResponseCache::Lead ResponseCache::StartLead(const cache::CacheKey& key, bool st
   }
   if (!coalesce) return lead;
   std::lock_guard lock(mu_);
-  if (flights_.try_emplace(std::string_view(key.id), Flight{lead.live, stores}).second) {
+  if (flights_.try_emplace(cache::HashedId(key), Flight{lead.live, stores}).second) {
     lead.cache_ = this;
-    lead.id_ = key.id;
+    lead.id_ = cache::HashedId(key);
   }
   return lead;
 }
