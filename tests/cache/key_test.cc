@@ -25,6 +25,13 @@ TEST(CacheKey, IsTenantFirstAndLengthPrefixed) {
   EXPECT_EQ(moved.tenant(), "acme");
 }
 
+TEST(CacheKey, DigestHexWritesEveryNibble) {
+  const Digest128 digest = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+                            0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10};
+  EXPECT_EQ(DigestHex(digest), "0123456789abcdeffedcba9876543210");
+  EXPECT_EQ(MakeKey("t", "n", digest).id, "{1:t1:n}:0123456789abcdeffedcba9876543210");
+}
+
 TEST(CacheKey, CarriesTheHashOfItsId) {
   Digest128 digest{};
   digest[3] = 0x5c;

@@ -153,6 +153,30 @@ TEST_F(RequestDigestTest, LookAheadAgreesWithTheLongWay) {
   }
 }
 
+// A body under 4 KB is scanned from a padded copy (request_digest.cc kPadBelow), a larger one
+// in place: trailing whitespace moves a body from the one to the other without changing it.
+TEST_F(RequestDigestTest, PaddedCopyAgreesWithTheBodyInPlace) {
+  const std::string large(4096, ' ');
+  for (size_t length = 0; length <= 140; length += 3) {
+    for (std::string_view special : {"", "\\n", "\\u00e9", "\xc3\xa9", "\\\"", "\\/"}) {
+      std::string text(length, 'x');
+      text.insert(length / 2, special);
+      const std::string body = R"({"k":")" + text + R"(","stream":true,"m":[")" + text + R"("]})";
+      const std::string small = Canonical(body, kExcluded);
+      EXPECT_EQ(Canonical(body + large, kExcluded), small) << body;
+      EXPECT_NE(ErrorOf(body.substr(0, body.size() - 3)), "ok") << body;
+      EXPECT_NE(ErrorOf(body.substr(0, body.size() - 3) + large), "ok") << body;
+    }
+  }
+  EXPECT_EQ(Canonical(std::string(kChat) + large, kExcluded), Canonical(kChat, kExcluded));
+  // Around the threshold: 4095, 4096 and 4097 bytes.
+  for (size_t size = 4095; size <= 4097; ++size) {
+    const std::string body = R"({"a":")" + std::string(size - 14, 'y') + R"(","b":1})";
+    ASSERT_EQ(body.size(), size);
+    EXPECT_EQ(Canonical(body), body);
+  }
+}
+
 TEST_F(RequestDigestTest, DecodesStringEscapes) {
   ExpectSame(R"(["\u0041\/"])", R"(["A/"])");
   ExpectSame(R"(["Z\u00fcrich \u20AC"])", "[\"Z\xc3\xbcrich \xe2\x82\xac\"]");
@@ -260,6 +284,11 @@ TEST_F(RequestDigestTest, RejectsInvalidJson) {
                                      "1e1000000000000000000",
                                      std::string_view("{}\0", 3)};
   for (std::string_view body : bodies) EXPECT_NE(ErrorOf(body), "ok") << body;
+  // The same over 4 KB (scanned in place, not from a padded copy).
+  const std::string large(4096, ' ');
+  for (std::string_view body : bodies) {
+    EXPECT_NE(ErrorOf(std::string(body) + large), "ok") << body;
+  }
   EXPECT_EQ(ErrorOf(R"({"a" 1})"), "request body is not valid JSON: expected ':' at byte 5");
   EXPECT_EQ(ErrorOf("[1,2"), "request body is not valid JSON: unterminated array at byte 4");
 }
