@@ -872,16 +872,24 @@ bool RequestDigester::Scanner::Literal(const char*& p, char*& o, const char (&wo
   return true;
 }
 
-// The common number: an integer already in canonical form (no fraction, exponent or trailing
-// zero; not -0), copied as it is. False leaves the cursor for Number().
+// The common number: an integer (no fraction or exponent; not 0 or -0), copied as it is but for
+// its trailing zeros, which become the power of ten ("20" is "2e1", as Number() would write it).
+// False leaves the cursor for Number().
 bool RequestDigester::Scanner::Integer(const char*& p, char*& o) {
   const char* q = p + (*p == '-');
   if (q == end_ || *q < '1' || *q > '9') return false;
   while (q != end_ && IsDigit(*q)) ++q;
-  if (q[-1] == '0' || (q != end_ && (*q == '.' || *q == 'e' || *q == 'E'))) return false;
-  const size_t length = static_cast<size_t>(q - p);
+  if (q != end_ && (*q == '.' || *q == 'e' || *q == 'E')) return false;
+  const char* significant_end = q;
+  while (significant_end[-1] == '0') --significant_end;  // stops at the first digit, not 0
+  const size_t length = static_cast<size_t>(significant_end - p);
   std::memcpy(o, p, length);
   o += length;
+  if (significant_end != q) {
+    *o++ = 'e';
+    o = std::to_chars(o, o + 24, q - significant_end).ptr;
+    o = Reserve(q, o);  // "20" to "2e1": one byte more than it read
+  }
   p = q;
   return true;
 }

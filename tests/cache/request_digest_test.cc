@@ -121,6 +121,11 @@ TEST_F(RequestDigestTest, NormalisesNumbers) {
   }
   EXPECT_EQ(Canonical("[100, 1.5, -2.50, 0.07, 42.0, -3e-3, 12e+2]"),
             "[1e2,15e-1,-25e-1,7e-2,42,-3e-3,12e2]");
+  // Integers with trailing zeros (Integer's own path), at the end of the body too.
+  EXPECT_EQ(Canonical("[20,-100,10000000000000000000000,-9000,1,0]"), "[2e1,-1e2,1e22,-9e3,1,0]");
+  EXPECT_EQ(Canonical("{\"max_tokens\":20}"), "{\"max_tokens\":2e1}");
+  EXPECT_EQ(Canonical("1000"), "1e3");
+  EXPECT_EQ(Canonical(std::string(4096, ' ') + "1000"), "1e3");
   ExpectSame(R"({"temperature":0.7,"max_tokens":512})",
              R"({"max_tokens":5.12e2,"temperature":7E-1})");
 }
@@ -135,10 +140,12 @@ TEST_F(RequestDigestTest, KeepsEveryDigitOfANumber) {
 }
 
 // Strings of every length up to 100 with an escape, a non-ASCII character or nothing special
-// at various places, in a body too short for the scanner's look-ahead (the long way), then with
-// whitespace around it (in the look-ahead's reach, at shifted offsets): one canonical text.
+// at various places: in a small body (scanned from its padded copy, in the look-ahead's reach),
+// with whitespace around it (at shifted offsets), and at the end of a body over 4 KB (scanned in
+// place: its last 128 bytes go the long way): one canonical text.
 TEST_F(RequestDigestTest, LookAheadAgreesWithTheLongWay) {
   const std::string padding(200, ' ');
+  const std::string large(4096, ' ');
   for (size_t length = 0; length <= 100; ++length) {
     for (std::string_view special : {"", "\\n", "\\u00e9", "\xc3\xa9", "\\\"", "\\/"}) {
       for (size_t at = 0; at <= length; at += 7) {
@@ -148,6 +155,7 @@ TEST_F(RequestDigestTest, LookAheadAgreesWithTheLongWay) {
         const std::string long_way = Canonical(body);
         EXPECT_EQ(Canonical(body + padding), long_way) << body;
         EXPECT_EQ(Canonical(padding.substr(0, length % 17) + body + padding), long_way) << body;
+        EXPECT_EQ(Canonical(large + body), long_way) << body;
       }
     }
   }

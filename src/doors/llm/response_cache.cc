@@ -106,10 +106,11 @@ std::optional<StoredAnswer> DecodeValue(std::string_view bytes, size_t max_bytes
   return answer;
 }
 
-void FillEntry(CachedAnswer& entry, const model_call::Recording& recording,
+// `held_bytes`: the finished recording's (progress().bytes, read by the caller).
+void FillEntry(CachedAnswer& entry, const model_call::Recording& recording, size_t held_bytes,
                const governance::TokenUsage& usage, int64_t expires_at_ms) {
   entry.expires_at_ms = expires_at_ms;
-  entry.held_bytes = recording.progress().bytes;
+  entry.held_bytes = held_bytes;
   entry.recording = &recording;
   entry.usage = usage;
 }
@@ -117,7 +118,8 @@ void FillEntry(CachedAnswer& entry, const model_call::Recording& recording,
 // An entry for an answer decoded from the L2.
 std::shared_ptr<const cache::Envelope> DecodedEntry(StoredAnswer answer, int64_t expires_at_ms) {
   auto entry = std::make_shared<CachedAnswer>();
-  FillEntry(*entry, *answer.recording, answer.usage, expires_at_ms);
+  FillEntry(*entry, *answer.recording, answer.recording->progress().bytes, answer.usage,
+            expires_at_ms);
   entry->decoded = std::move(answer.recording);
   return entry;
 }
@@ -231,8 +233,8 @@ ResponseCache::Lead ResponseCache::StartLead(const cache::CacheKey& key, bool st
   return lead;
 }
 
-bool ResponseCache::Storable(const model_call::Recording& recording) {
-  const model_call::RecordingProgress progress = recording.progress();
+bool ResponseCache::Storable(const model_call::Recording& recording,
+                             const model_call::RecordingProgress& progress) {
   if (progress.state != model_call::RecordingState::kComplete || progress.truncated) return false;
   if (progress.whole && recording.whole().status != 200) return false;
   if (!progress.whole && (!progress.started || recording.start().status != 200)) return false;
@@ -244,13 +246,16 @@ bool ResponseCache::EndLead(cache::CacheKey key, Lead& lead, const LeadEnd& end,
   if (lead.live == nullptr) return false;
   LlmCacheProbe& probe = *probes_[worker];
   const model_call::Recording& recording = lead.live->recording();
+  // One read (one lock of the recording's mutex): a finished recording no longer changes, and
+  // one that has not finished is not stored.
+  const model_call::RecordingProgress progress = recording.progress();
   std::shared_ptr<const cache::Envelope> entry;
   const int64_t expires = now_ms + end.ttl.count();
   if (end.store && end.ttl.count() > 0 && (end.tool_calls || !end.calls_tools) &&
-      Storable(recording)) {
+      Storable(recording, progress)) {
     // The entry is the lead's own (its LeadBlock): the L1 shares the block's ownership.
     auto& block = static_cast<LeadAnswer&>(*lead.live);
-    FillEntry(block.entry, recording, end.usage, expires);
+    FillEntry(block.entry, recording, progress.bytes, end.usage, expires);
     entry = std::shared_ptr<const cache::Envelope>(lead.live, &block.entry);
     cache::Envelope envelope;
     if (l2_ != nullptr) envelope.body = EncodeValue(recording, end.usage);

@@ -192,7 +192,8 @@ class ResponseCache {
   // turnpike_cache_semantic_* (semantic mode only).
   void WriteSemanticMetrics(observability::PrometheusWriter& writer) const;
   // Whether a finished recording may be stored (see the top of this file).
-  static bool Storable(const model_call::Recording& recording);
+  static bool Storable(const model_call::Recording& recording,
+                       const model_call::RecordingProgress& progress);
   // Drops the lead's registration (mu_ held).
   void Unregister(Lead& lead);
   static boost::asio::awaitable<void> PutL2(cache::L2Store* l2, std::string key, std::string value,
