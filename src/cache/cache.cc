@@ -55,7 +55,7 @@ boost::asio::awaitable<Lookup> Cache::Acquire(CacheKey key, int64_t now_ms, size
   if (l2_ == nullptr) {
     const uint64_t generation = generations_.Current(key.ns_id());
     lookup.generation_ = generation;
-    lookup.envelope_ = l1_.Find(key.id, generation, now_ms);
+    lookup.envelope_ = l1_.Find(HashedId(key), generation, now_ms);
   } else {
     auto get = l2_->Get(GenerationKey(key.ns_id()), EntryKey(key.id));
     Result<L2Read> read = co_await std::move(get);

@@ -32,10 +32,10 @@ namespace turnpike::cache {
 inline constexpr uint32_t kNoTook = UINT32_MAX;
 
 // What an L1 (l1_cache.h) keeps of an entry it holds, in the entry itself, so that storing one
-// allocates nothing beside it: the key's string (moved in), the tenant in it, the bytes charged
-// and the entry's places in the L1's lists. Only that L1 reads or writes it, under the shard's
-// lock. An envelope is in at most one L1 at a time; a copy of an envelope starts with an empty
-// slot.
+// allocates nothing beside it: the key's string (moved in) and hash, the tenant in it, the bytes
+// charged and the entry's places in the L1's lists. Only that L1 reads or writes it, under the
+// shard's lock. An envelope is in at most one L1 at a time; a copy of an envelope starts with an
+// empty slot.
 struct L1Slot {
   using Hook =
       boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::safe_link>>;
@@ -44,6 +44,7 @@ struct L1Slot {
   L1Slot& operator=(const L1Slot&) { return *this; }
 
   std::string id;
+  uint64_t hash = 0;        // IdHash(id), carried from the key (key.h)
   std::string_view tenant;  // in id
   size_t charge = 0;
   Hook lru;         // the shard's LRU, most recent first

@@ -7,6 +7,10 @@
 #include <charconv>
 #include <cstdlib>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace turnpike::cache {
 namespace {
 
@@ -29,13 +33,32 @@ void AppendNamespaceId(std::string& out, std::string_view tenant, std::string_vi
 // Room for the two length prefixes' digits and the braces.
 constexpr size_t kNamespaceFraming = 24;
 
+// The 32 hex characters of a digest: with SSE2, all 16 bytes at once (a handful of vector
+// instructions, against some 250 for the byte loop; every miss makes a key).
 void AppendDigestHex(std::string& out, const Digest128& digest) {
-  static constexpr char kHex[] = "0123456789abcdef";
   char hex[sizeof(Digest128) * 2];
+#if defined(__SSE2__)
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(digest.data()));
+  const __m128i low_nibble = _mm_set1_epi8(0x0f);
+  const __m128i high = _mm_and_si128(_mm_srli_epi16(bytes, 4), low_nibble);
+  const __m128i low = _mm_and_si128(bytes, low_nibble);
+  // Each nibble n as '0' + n, plus 'a' - '0' - 10 where n > 9.
+  auto to_hex = [](__m128i nibbles) {
+    const __m128i letters =
+        _mm_and_si128(_mm_cmpgt_epi8(nibbles, _mm_set1_epi8(9)), _mm_set1_epi8('a' - '0' - 10));
+    return _mm_add_epi8(_mm_add_epi8(nibbles, _mm_set1_epi8('0')), letters);
+  };
+  const __m128i high_hex = to_hex(high);
+  const __m128i low_hex = to_hex(low);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(hex), _mm_unpacklo_epi8(high_hex, low_hex));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(hex + 16), _mm_unpackhi_epi8(high_hex, low_hex));
+#else
+  static constexpr char kHex[] = "0123456789abcdef";
   for (size_t i = 0; i < digest.size(); ++i) {
     hex[2 * i] = kHex[digest[i] >> 4];
     hex[2 * i + 1] = kHex[digest[i] & 0xf];
   }
+#endif
   out.append(hex, sizeof(hex));
 }
 
@@ -65,6 +88,7 @@ CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& 
   // "{<n>:" precedes the tenant's bytes in id.
   key.tenant_offset = static_cast<uint32_t>(key.id.find(':') + 1);
   key.tenant_length = static_cast<uint32_t>(tenant.size());
+  key.hash = IdHash(key.id);
   return key;
 }
 

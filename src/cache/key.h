@@ -40,8 +40,11 @@ std::string DigestHex(const Digest128& digest);
 //   id    = ns_id + ":" + DigestHex(digest)
 // The braces make ns_id a Redis Cluster hash tag, so an entry and its generation always live
 // on one node and can be read by one MGET. One string, so making a key is one allocation.
+// `hash` is IdHash(id), computed once by MakeKey and carried to every table the key meets (the
+// L1's shard and index, the LLM cache's in-flight table), which then never hash the id again.
 struct CacheKey {
   std::string id;
+  uint64_t hash = 0;           // IdHash(id)
   uint32_t ns_length = 0;      // ns_id is id's first ns_length bytes
   uint32_t tenant_offset = 0;  // of the tenant's bytes in id (an offset: survives moves)
   uint32_t tenant_length = 0;
@@ -53,13 +56,27 @@ struct CacheKey {
 
 CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& digest);
 
-// A key id's hash for the caches' open-addressing tables and shard choice: XXH3-64, a few
-// dozen instructions for an id of 60 bytes and well mixed, so a table need not mix it again.
+// A key id's hash for the caches' open-addressing tables and shard choice: XXH3-64, about 115
+// instructions for an id of 60 bytes and well mixed, so a table need not mix it again.
 uint64_t IdHash(std::string_view id);
-struct IdHasher {
-  using is_transparent = void;
+
+// A key id with its hash, as the tables' key: a view (of a CacheKey's id, or an entry's copy)
+// that carries the hash, so a lookup or an insert costs no hash call. Two are equal when their
+// ids are (the hashes then are too).
+struct HashedId {
+  std::string_view id;
+  uint64_t hash = 0;
+
+  HashedId() = default;
+  HashedId(std::string_view id_in, uint64_t hash_in) : id(id_in), hash(hash_in) {}
+  explicit HashedId(const CacheKey& key) : id(key.id), hash(key.hash) {}
+  // Hashes `id` (a caller that has only the id, not its key).
+  static HashedId Of(std::string_view id_in) { return {id_in, IdHash(id_in)}; }
+  bool operator==(const HashedId& other) const { return id == other.id; }
+};
+struct HashedIdHasher {
   using is_avalanching = void;  // boost::unordered_flat_map: use the bits as they are
-  size_t operator()(std::string_view id) const { return IdHash(id); }
+  size_t operator()(const HashedId& key) const { return key.hash; }
 };
 
 // The namespace id alone, for a write that bumps a namespace's generation.

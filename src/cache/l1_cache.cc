@@ -27,7 +27,7 @@ struct L1Cache::Shard {
   std::mutex mu;
   // Guarded by mu. Map keys view their envelope's slot id; the map owns the entries (open
   // addressing: an insert allocates only when the table grows).
-  boost::unordered_flat_map<std::string_view, std::shared_ptr<const Envelope>, IdHasher> entries;
+  boost::unordered_flat_map<HashedId, std::shared_ptr<const Envelope>, HashedIdHasher> entries;
   std::unordered_map<std::string, Tenant, StringHash, std::equal_to<>> tenants;
   LruList lru;
   size_t bytes = 0;
@@ -49,7 +49,7 @@ struct L1Cache::Shard {
     lru.erase(lru.iterator_to(slot));
     bytes -= slot.charge;
     // May destroy the envelope, and the slot with it: its last use.
-    entries.erase(entries.find(std::string_view(slot.id)));
+    entries.erase(entries.find(HashedId(slot.id, slot.hash)));
   }
 };
 
@@ -75,15 +75,14 @@ L1Cache::L1Cache(L1Options options)
 
 L1Cache::~L1Cache() = default;
 
-L1Cache::Shard& L1Cache::ShardFor(std::string_view id) {
-  // The map hashes the same id again and places it by the hash's top bits (its tag is the low
-  // byte): the shard choice uses bits from the middle, so that neither is correlated with it.
-  return *shards_[(IdHash(id) >> kShardBitsShift) % shards_.size()];
+L1Cache::Shard& L1Cache::ShardFor(uint64_t hash) {
+  // The map places the id by the same hash's top bits (its tag is the low byte): the shard
+  // choice uses bits from the middle, so that neither is correlated with it.
+  return *shards_[(hash >> kShardBitsShift) % shards_.size()];
 }
 
-std::shared_ptr<const Envelope> L1Cache::Find(std::string_view id, uint64_t generation,
-                                              int64_t now_ms) {
-  Shard& shard = ShardFor(id);
+std::shared_ptr<const Envelope> L1Cache::Find(HashedId id, uint64_t generation, int64_t now_ms) {
+  Shard& shard = ShardFor(id.hash);
   std::lock_guard lock(shard.mu);
   auto it = shard.entries.find(id);
   if (it == shard.entries.end()) return nullptr;
@@ -105,13 +104,13 @@ std::shared_ptr<const Envelope> L1Cache::Find(std::string_view id, uint64_t gene
 
 bool L1Cache::Insert(CacheKey key, std::shared_ptr<const Envelope> envelope) {
   const size_t charge = envelope->Charge() + key.id.size();
-  Shard& shard = ShardFor(key.id);
+  Shard& shard = ShardFor(key.hash);
   const uint64_t stored_generation = envelope->generation;
   L1Slot& slot = envelope->l1;
 
   std::lock_guard lock(shard.mu);
   if (slot.lru.is_linked()) return false;  // stored already (l1_cache.h)
-  if (auto it = shard.entries.find(std::string_view(key.id)); it != shard.entries.end()) {
+  if (auto it = shard.entries.find(HashedId(key)); it != shard.entries.end()) {
     // A late fill computed before a write must not displace the answer computed after it.
     if (it->second->generation > stored_generation) return false;
     shard.Remove(it->second->l1);
@@ -122,6 +121,7 @@ bool L1Cache::Insert(CacheKey key, std::shared_ptr<const Envelope> envelope) {
   }
   // The slot takes the key's string (a move: no copy) and views the tenant in it.
   slot.id = std::move(key.id);
+  slot.hash = key.hash;
   slot.tenant = std::string_view(slot.id).substr(key.tenant_offset, key.tenant_length);
   slot.charge = charge;
   const std::string_view tenant_id = slot.tenant;
@@ -135,7 +135,7 @@ bool L1Cache::Insert(CacheKey key, std::shared_ptr<const Envelope> envelope) {
     ++shard.evictions;
     shard.Remove(shard.lru.back());
   }
-  shard.entries.emplace(std::string_view(slot.id), std::move(envelope));
+  shard.entries.emplace(HashedId(slot.id, slot.hash), std::move(envelope));
   shard.lru.push_front(slot);
   if (tenant == shard.tenants.end()) tenant = shard.tenants.emplace(tenant_id, Tenant{}).first;
   tenant->second.lru.push_front(slot);

@@ -63,11 +63,15 @@ class L1Cache {
   L1Cache& operator=(const L1Cache&) = delete;
 
   // The entry for `id` if it was computed under `generation` and is not expired at `now_ms`;
-  // marks it most recently used. Null otherwise. No allocation.
-  std::shared_ptr<const Envelope> Find(std::string_view id, uint64_t generation, int64_t now_ms);
+  // marks it most recently used. Null otherwise. No allocation. The HashedId form takes the
+  // id's hash as the key carries it (key.h); the other hashes the id.
+  std::shared_ptr<const Envelope> Find(HashedId id, uint64_t generation, int64_t now_ms);
+  std::shared_ptr<const Envelope> Find(std::string_view id, uint64_t generation, int64_t now_ms) {
+    return Find(HashedId::Of(id), generation, now_ms);
+  }
 
-  // Stores (or replaces) the entry for `key`, which the entry's slot keeps (pass it with
-  // std::move to spare a copy of its string). False if it is too large to be stored, if the
+  // Stores (or replaces) the entry for `key`, which the entry's slot keeps with its hash (pass
+  // it with std::move to spare a copy of its string). False if it is too large to be stored, if the
   // entry there has a newer generation (generations only grow: this one is already stale), or
   // if this envelope is stored already.
   bool Insert(CacheKey key, std::shared_ptr<const Envelope> envelope);
@@ -77,7 +81,7 @@ class L1Cache {
   struct Shard;  // l1_cache.cc
 
  private:
-  Shard& ShardFor(std::string_view id);
+  Shard& ShardFor(uint64_t hash);
 
   const size_t shard_max_bytes_;
   const size_t shard_tenant_max_bytes_;

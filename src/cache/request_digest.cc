@@ -37,6 +37,13 @@ constexpr size_t kLookAheadRefresh = 40;  // a string starting further in reload
 constexpr size_t kInitialRecords = 64;
 constexpr size_t kMaxSortedByIndex = 32;   // more members are sorted as records
 constexpr size_t kMaxExponentDigits = 18;  // |exponent| < 10^18: exact in int64 with any body
+// A body shorter than this is scanned from a copy followed by kPadding zero bytes, so that the
+// look-ahead window and the block copies, which read up to 120 bytes ahead, work up to its last
+// string (else the window is empty in the last 128 bytes, and a small body's strings all go
+// the long way, their last 16 bytes one call per byte). A zero byte is a stop in the window and
+// a special byte in a block, never a quote, so no string can end in the padding.
+constexpr size_t kPadBelow = 4096;
+constexpr size_t kPadding = 2 * kLookAhead;
 constexpr char kHex[] = "0123456789abcdef";
 
 [[gnu::always_inline]] inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
@@ -59,6 +66,17 @@ int HexValue(char c) {
     if (a[i] != b[i]) return false;
   }
   return true;
+}
+
+// A name length's bit in a mask of lengths: lengths of 63 and more share the last one.
+[[gnu::always_inline]] inline uint64_t LengthBit(size_t length) {
+  return uint64_t{1} << std::min<size_t>(length, 63);
+}
+
+uint64_t LengthMask(std::span<const std::string_view> names) {
+  uint64_t mask = 0;
+  for (std::string_view name : names) mask |= LengthBit(name.size());
+  return mask;
 }
 
 // Three-way comparison of two names (bytes in the canonical text) in the canonical order: the
@@ -282,12 +300,15 @@ struct RequestDigester::Object {
 // but a number, which restores the room after it.
 class RequestDigester::Scanner {
  public:
-  Scanner(RequestDigester& digester, std::string_view body,
+  // `readable`: bytes after the body that may be read (padding: kPadBelow).
+  Scanner(RequestDigester& digester, std::string_view body, size_t readable,
           std::span<const std::string_view> excluded)
       : d_(digester),
         begin_(body.data()),
         end_(body.data() + body.size()),
+        readable_end_(end_ + readable),
         excluded_(excluded),
+        excluded_lengths_(LengthMask(excluded)),
         open_(digester.open_),
         objects_(digester.objects_) {
     LookAhead(begin_);
@@ -313,6 +334,7 @@ class RequestDigester::Scanner {
     Index rewind;  // where it starts, its comma included
     Index begin;   // where its name starts
     Index name_size;
+    bool name_plain;            // its name has no escape (read by ShortString)
     Index first_object;         // the object count when it began
     Index reordered_at_member;  // reordered_ when it began
   };
@@ -356,6 +378,7 @@ class RequestDigester::Scanner {
   [[gnu::always_inline]] inline bool MemberName(const char*& p, char*& o, Frame& frame);
   [[gnu::always_inline]] inline void EndMember(char*& o, Frame& frame, int depth);
   [[gnu::always_inline]] inline bool String(const char*& p, char*& o);
+  [[gnu::always_inline]] inline bool LongString(const char*& p, char*& o);
   [[gnu::always_inline]] inline bool ShortString(const char*& p, char*& o);
   void LookAhead(const char* p);
   [[gnu::always_inline]] inline bool CopyPlainBlocks(const char*& p, char*& o) const;
@@ -368,7 +391,7 @@ class RequestDigester::Scanner {
   Cursor UnicodeEscape(Cursor at);
   Cursor Utf8Sequence(Cursor at);
   Cursor Number(Cursor at);
-  bool IsExcluded(Index name_begin, Index name_size) const;
+  bool IsExcluded(Index name_begin, Index name_size, bool plain) const;
   void Place(Object& object, Index open_base);
   void SortIndexes(const Member* open, Index count, uint8_t* order) const;
   [[gnu::always_inline]] inline bool MemberLess(const Member& a, const Member& b) const;
@@ -378,10 +401,12 @@ class RequestDigester::Scanner {
   RequestDigester& d_;
   const char* begin_;
   const char* end_;
+  const char* readable_end_;  // end_, or past it when the body is padded
   std::span<const std::string_view> excluded_;
-  Records<Member> open_;     // the open objects' members, innermost last
-  Records<Object> objects_;  // every object, in the order of their '{'
-  char* base_ = nullptr;     // d_.text_.data() + skew_
+  uint64_t excluded_lengths_;  // LengthMask(excluded_)
+  Records<Member> open_;       // the open objects' members, innermost last
+  Records<Object> objects_;    // every object, in the order of their '{'
+  char* base_ = nullptr;       // d_.text_.data() + skew_
   size_t skew_ = 0;
   Index open_count_ = 0;
   Index placed_count_ = 0;
@@ -490,7 +515,8 @@ bool RequestDigester::Scanner::MemberName(const char*& p, char*& o, Frame& frame
   frame.begin = Offset(o);
   frame.first_object = object_count_;
   frame.reordered_at_member = reordered_;
-  if (!String(p, o)) return false;
+  frame.name_plain = ShortString(p, o);
+  if (!frame.name_plain && !LongString(p, o)) return false;
   frame.name_size = Offset(o) - frame.begin - 2;
   if (Next(p) != ':') return Fail(p, "expected ':'").p;
   ++p;
@@ -502,7 +528,7 @@ bool RequestDigester::Scanner::MemberName(const char*& p, char*& o, Frame& frame
 // (then its text and the records of the objects in it are dropped).
 void RequestDigester::Scanner::EndMember(char*& o, Frame& frame, int depth) {
   const Index name_begin = frame.begin + 1;
-  if (depth == 1 && IsExcluded(name_begin, frame.name_size)) {
+  if (depth == 1 && IsExcluded(name_begin, frame.name_size, frame.name_plain)) {
     o = base_ + frame.rewind;
     object_count_ = frame.first_object;
     return;
@@ -523,10 +549,24 @@ void RequestDigester::Scanner::EndMember(char*& o, Frame& frame, int depth) {
   member.reordered = reordered_ != frame.reordered_at_member;
 }
 
-bool RequestDigester::Scanner::IsExcluded(Index name_begin, Index name_size) const {
+// A name in canonical form spells an excluded name byte for byte unless it holds an escape (a
+// quote, backslash or control character; the canonical text escapes nothing else). A name read
+// by ShortString has none: it is excluded only if an excluded name has its length (one bit of
+// the mask, for most names the whole check) and its bytes. Any other name is decoded against
+// each (SameName).
+bool RequestDigester::Scanner::IsExcluded(Index name_begin, Index name_size, bool plain) const {
   const std::string_view name(base_ + name_begin, name_size);
+  if (!plain) {
+    for (std::string_view excluded : excluded_) {
+      if (SameName(name, excluded)) return true;
+    }
+    return false;
+  }
+  if ((excluded_lengths_ & LengthBit(name_size)) == 0) return false;
   for (std::string_view excluded : excluded_) {
-    if (SameName(name, excluded)) return true;
+    if (excluded.size() == name_size && BytesEqual(name.data(), excluded.data(), name_size)) {
+      return true;
+    }
   }
   return false;
 }
@@ -616,7 +656,11 @@ char* RequestDigester::Scanner::Emit(Index from, Index to, Index index, char* ou
 // non-ASCII byte) are copied 16 at a time, and the escapes whose canonical form is themselves
 // as they are; the rest is StringSpecial's.
 bool RequestDigester::Scanner::String(const char*& p, char*& o) {
-  if (ShortString(p, o)) return true;
+  return ShortString(p, o) || LongString(p, o);
+}
+
+// A string that ShortString left, from its opening quote.
+bool RequestDigester::Scanner::LongString(const char*& p, char*& o) {
   ++p;
   *o++ = '"';
   for (;;) {
@@ -673,7 +717,7 @@ void RequestDigester::Scanner::LookAhead(const char* p) {
   window_ = p;
   window_stops_ = 0;
 #if defined(__SSE2__)
-  if (end_ - p < static_cast<std::ptrdiff_t>(2 * kLookAhead)) return;
+  if (readable_end_ - p < static_cast<std::ptrdiff_t>(2 * kLookAhead)) return;
   for (size_t i = 0; i < kLookAhead; i += kBlock) {
     const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
     const __m128i stops =
@@ -688,7 +732,9 @@ void RequestDigester::Scanner::LookAhead(const char* p) {
 // may write past those: the invariant's room covers it, and the next write overwrites them.
 bool RequestDigester::Scanner::CopyPlainBlocks(const char*& p, char*& o) const {
 #if defined(__SSE2__)
-  const char* const end = end_;  // end_ would be reloaded after every store
+  // readable_end_ (a local: it would be reloaded after every store): a block past end_ is in the
+  // padding, whose zero bytes stop the copy there.
+  const char* const end = readable_end_;
   while (end - p >= static_cast<std::ptrdiff_t>(kBlock)) {
     const __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(o), block);
@@ -826,16 +872,24 @@ bool RequestDigester::Scanner::Literal(const char*& p, char*& o, const char (&wo
   return true;
 }
 
-// The common number: an integer already in canonical form (no fraction, exponent or trailing
-// zero; not -0), copied as it is. False leaves the cursor for Number().
+// The common number: an integer (no fraction or exponent; not 0 or -0), copied as it is but for
+// its trailing zeros, which become the power of ten ("20" is "2e1", as Number() would write it).
+// False leaves the cursor for Number().
 bool RequestDigester::Scanner::Integer(const char*& p, char*& o) {
   const char* q = p + (*p == '-');
   if (q == end_ || *q < '1' || *q > '9') return false;
   while (q != end_ && IsDigit(*q)) ++q;
-  if (q[-1] == '0' || (q != end_ && (*q == '.' || *q == 'e' || *q == 'E'))) return false;
-  const size_t length = static_cast<size_t>(q - p);
+  if (q != end_ && (*q == '.' || *q == 'e' || *q == 'E')) return false;
+  const char* significant_end = q;
+  while (significant_end[-1] == '0') --significant_end;  // stops at the first digit, not 0
+  const size_t length = static_cast<size_t>(significant_end - p);
   std::memcpy(o, p, length);
   o += length;
+  if (significant_end != q) {
+    *o++ = 'e';
+    o = std::to_chars(o, o + 24, q - significant_end).ptr;
+    o = Reserve(q, o);  // "20" to "2e1": one byte more than it read
+  }
   p = q;
   return true;
 }
@@ -905,7 +959,15 @@ Result<Digest128> RequestDigester::Of(std::string_view body,
   if (body.size() > kMaxBody) {
     return Error{ErrorCode::kPayloadTooLarge, "request body too large to digest", ""};
   }
-  Scanner scanner(*this, body, excluded);
+  size_t readable = 0;
+  if (body.size() < kPadBelow) {
+    if (padded_.size() < body.size() + kPadding) padded_.resize(kPadBelow + kPadding);
+    std::memcpy(padded_.data(), body.data(), body.size());
+    std::memset(padded_.data() + body.size(), 0, kPadding);
+    body = std::string_view(padded_.data(), body.size());
+    readable = kPadding;
+  }
+  Scanner scanner(*this, body, readable, excluded);
   if (!scanner.Run()) {
     return Error{ErrorCode::kInvalidRequest,
                  std::string("request body is not valid JSON: ") + scanner.error() + " at byte " +

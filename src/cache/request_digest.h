@@ -51,6 +51,7 @@
 //
 // Ownership and threads: a RequestDigester owns its scratch, sized by the largest body it has
 // seen, and reuses it: once warm, Of() allocates nothing but an error's message. The scratch is
+// a padded copy of a body under 4 KB (so that a small body's scan can read ahead past its end),
 // two texts of the body's size (plus 4 KB each, for alignment) and a 24-byte record per member
 // and object: about 4 times a 6 KB chat body, up to some 12 times a large body made of tiny
 // members ({"a":0,...}). Not thread-safe: one per worker.
@@ -94,6 +95,7 @@ class RequestDigester {
   struct Object;
 
   uint64_t seed_;
+  std::vector<char> padded_;     // a small body's copy with zero bytes after it (.cc kPadBelow)
   std::vector<char> text_;       // the tokens in canonical form, members in body order
   std::vector<char> sorted_;     // the same with every object's members in order, if needed
   std::vector<Member> open_;     // the open objects' members, innermost last

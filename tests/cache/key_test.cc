@@ -25,6 +25,26 @@ TEST(CacheKey, IsTenantFirstAndLengthPrefixed) {
   EXPECT_EQ(moved.tenant(), "acme");
 }
 
+TEST(CacheKey, DigestHexWritesEveryNibble) {
+  const Digest128 digest = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+                            0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10};
+  EXPECT_EQ(DigestHex(digest), "0123456789abcdeffedcba9876543210");
+  EXPECT_EQ(MakeKey("t", "n", digest).id, "{1:t1:n}:0123456789abcdeffedcba9876543210");
+}
+
+TEST(CacheKey, CarriesTheHashOfItsId) {
+  Digest128 digest{};
+  digest[3] = 0x5c;
+  CacheKey key = MakeKey("acme", "docs", digest);
+  EXPECT_EQ(key.hash, IdHash(key.id));
+  CacheKey moved = std::move(key);
+  EXPECT_EQ(moved.hash, IdHash(moved.id));
+  const HashedId carried(moved);
+  EXPECT_EQ(carried.hash, HashedId::Of(moved.id).hash);
+  EXPECT_EQ(carried, HashedId::Of(moved.id));
+  EXPECT_NE(carried, HashedId::Of(MakeKey("acme", "docs", Digest128{}).id));
+}
+
 TEST(CacheKey, NoTenantAndNamespaceSplitCollides) {
   const Digest128 digest{};
   EXPECT_NE(MakeKey("a", "bc", digest).id, MakeKey("ab", "c", digest).id);

@@ -34,6 +34,7 @@ TEST(L1Cache, HitsOnlyTheSameGenerationBeforeExpiry) {
   const CacheKey key = Key("a", 1);
   ASSERT_TRUE(l1.Insert(key, Entry(10, 3)));
   EXPECT_NE(l1.Find(key.id, 3, kNow), nullptr);
+  EXPECT_NE(l1.Find(HashedId(key), 3, kNow), nullptr);  // the hash the key carries
   EXPECT_EQ(l1.Find(Key("a", 2).id, 3, kNow), nullptr);
   EXPECT_EQ(l1.Find(key.id, 2, kNow), nullptr);  // a caller behind a write: kept for others
   EXPECT_EQ(l1.Stats().entries, 1u);

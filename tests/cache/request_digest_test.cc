@@ -121,6 +121,11 @@ TEST_F(RequestDigestTest, NormalisesNumbers) {
   }
   EXPECT_EQ(Canonical("[100, 1.5, -2.50, 0.07, 42.0, -3e-3, 12e+2]"),
             "[1e2,15e-1,-25e-1,7e-2,42,-3e-3,12e2]");
+  // Integers with trailing zeros (Integer's own path), at the end of the body too.
+  EXPECT_EQ(Canonical("[20,-100,10000000000000000000000,-9000,1,0]"), "[2e1,-1e2,1e22,-9e3,1,0]");
+  EXPECT_EQ(Canonical("{\"max_tokens\":20}"), "{\"max_tokens\":2e1}");
+  EXPECT_EQ(Canonical("1000"), "1e3");
+  EXPECT_EQ(Canonical(std::string(4096, ' ') + "1000"), "1e3");
   ExpectSame(R"({"temperature":0.7,"max_tokens":512})",
              R"({"max_tokens":5.12e2,"temperature":7E-1})");
 }
@@ -135,10 +140,12 @@ TEST_F(RequestDigestTest, KeepsEveryDigitOfANumber) {
 }
 
 // Strings of every length up to 100 with an escape, a non-ASCII character or nothing special
-// at various places, in a body too short for the scanner's look-ahead (the long way), then with
-// whitespace around it (in the look-ahead's reach, at shifted offsets): one canonical text.
+// at various places: in a small body (scanned from its padded copy, in the look-ahead's reach),
+// with whitespace around it (at shifted offsets), and at the end of a body over 4 KB (scanned in
+// place: its last 128 bytes go the long way): one canonical text.
 TEST_F(RequestDigestTest, LookAheadAgreesWithTheLongWay) {
   const std::string padding(200, ' ');
+  const std::string large(4096, ' ');
   for (size_t length = 0; length <= 100; ++length) {
     for (std::string_view special : {"", "\\n", "\\u00e9", "\xc3\xa9", "\\\"", "\\/"}) {
       for (size_t at = 0; at <= length; at += 7) {
@@ -148,8 +155,33 @@ TEST_F(RequestDigestTest, LookAheadAgreesWithTheLongWay) {
         const std::string long_way = Canonical(body);
         EXPECT_EQ(Canonical(body + padding), long_way) << body;
         EXPECT_EQ(Canonical(padding.substr(0, length % 17) + body + padding), long_way) << body;
+        EXPECT_EQ(Canonical(large + body), long_way) << body;
       }
     }
+  }
+}
+
+// A body under 4 KB is scanned from a padded copy (request_digest.cc kPadBelow), a larger one
+// in place: trailing whitespace moves a body from the one to the other without changing it.
+TEST_F(RequestDigestTest, PaddedCopyAgreesWithTheBodyInPlace) {
+  const std::string large(4096, ' ');
+  for (size_t length = 0; length <= 140; length += 3) {
+    for (std::string_view special : {"", "\\n", "\\u00e9", "\xc3\xa9", "\\\"", "\\/"}) {
+      std::string text(length, 'x');
+      text.insert(length / 2, special);
+      const std::string body = R"({"k":")" + text + R"(","stream":true,"m":[")" + text + R"("]})";
+      const std::string small = Canonical(body, kExcluded);
+      EXPECT_EQ(Canonical(body + large, kExcluded), small) << body;
+      EXPECT_NE(ErrorOf(body.substr(0, body.size() - 3)), "ok") << body;
+      EXPECT_NE(ErrorOf(body.substr(0, body.size() - 3) + large), "ok") << body;
+    }
+  }
+  EXPECT_EQ(Canonical(std::string(kChat) + large, kExcluded), Canonical(kChat, kExcluded));
+  // Around the threshold: 4095, 4096 and 4097 bytes.
+  for (size_t size = 4095; size <= 4097; ++size) {
+    const std::string body = R"({"a":")" + std::string(size - 14, 'y') + R"(","b":1})";
+    ASSERT_EQ(body.size(), size);
+    EXPECT_EQ(Canonical(body), body);
   }
 }
 
@@ -260,6 +292,11 @@ TEST_F(RequestDigestTest, RejectsInvalidJson) {
                                      "1e1000000000000000000",
                                      std::string_view("{}\0", 3)};
   for (std::string_view body : bodies) EXPECT_NE(ErrorOf(body), "ok") << body;
+  // The same over 4 KB (scanned in place, not from a padded copy).
+  const std::string large(4096, ' ');
+  for (std::string_view body : bodies) {
+    EXPECT_NE(ErrorOf(std::string(body) + large), "ok") << body;
+  }
   EXPECT_EQ(ErrorOf(R"({"a" 1})"), "request body is not valid JSON: expected ':' at byte 5");
   EXPECT_EQ(ErrorOf("[1,2"), "request body is not valid JSON: unterminated array at byte 4");
 }

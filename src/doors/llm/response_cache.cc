@@ -106,10 +106,11 @@ std::optional<StoredAnswer> DecodeValue(std::string_view bytes, size_t max_bytes
   return answer;
 }
 
-void FillEntry(CachedAnswer& entry, const model_call::Recording& recording,
+// `held_bytes`: the finished recording's (progress().bytes, read by the caller).
+void FillEntry(CachedAnswer& entry, const model_call::Recording& recording, size_t held_bytes,
                const governance::TokenUsage& usage, int64_t expires_at_ms) {
   entry.expires_at_ms = expires_at_ms;
-  entry.held_bytes = recording.progress().bytes;
+  entry.held_bytes = held_bytes;
   entry.recording = &recording;
   entry.usage = usage;
 }
@@ -117,7 +118,8 @@ void FillEntry(CachedAnswer& entry, const model_call::Recording& recording,
 // An entry for an answer decoded from the L2.
 std::shared_ptr<const cache::Envelope> DecodedEntry(StoredAnswer answer, int64_t expires_at_ms) {
   auto entry = std::make_shared<CachedAnswer>();
-  FillEntry(*entry, *answer.recording, answer.usage, expires_at_ms);
+  FillEntry(*entry, *answer.recording, answer.recording->progress().bytes, answer.usage,
+            expires_at_ms);
   entry->decoded = std::move(answer.recording);
   return entry;
 }
@@ -145,7 +147,7 @@ std::string ResponseCache::EntryKey(std::string_view id) {
   return key;
 }
 
-std::optional<StoredAnswer> ResponseCache::FindById(std::string_view id, int64_t now_ms) {
+std::optional<StoredAnswer> ResponseCache::FindById(cache::HashedId id, int64_t now_ms) {
   std::shared_ptr<const cache::Envelope> envelope = l1_.Find(id, 0, now_ms);
   if (envelope == nullptr) return std::nullopt;
   const auto& entry = static_cast<const CachedAnswer&>(*envelope);
@@ -182,7 +184,7 @@ ResponseCache::Joined ResponseCache::Join(const cache::CacheKey& key,
                                           const model_call::FollowerOptions& options,
                                           net::any_io_executor executor) {
   std::lock_guard lock(mu_);
-  auto it = flights_.find(key.id);
+  auto it = flights_.find(cache::HashedId(key));
   if (it == flights_.end() || it->second.live->followers() >= config_.max_followers) return {};
   const bool finished =
       it->second.live->recording().progress().state == model_call::RecordingState::kComplete;
@@ -224,15 +226,15 @@ ResponseCache::Lead ResponseCache::StartLead(const cache::CacheKey& key, bool st
   }
   if (!coalesce) return lead;
   std::lock_guard lock(mu_);
-  if (flights_.try_emplace(std::string_view(key.id), Flight{lead.live, stores}).second) {
+  if (flights_.try_emplace(cache::HashedId(key), Flight{lead.live, stores}).second) {
     lead.cache_ = this;
-    lead.id_ = key.id;
+    lead.id_ = cache::HashedId(key);
   }
   return lead;
 }
 
-bool ResponseCache::Storable(const model_call::Recording& recording) {
-  const model_call::RecordingProgress progress = recording.progress();
+bool ResponseCache::Storable(const model_call::Recording& recording,
+                             const model_call::RecordingProgress& progress) {
   if (progress.state != model_call::RecordingState::kComplete || progress.truncated) return false;
   if (progress.whole && recording.whole().status != 200) return false;
   if (!progress.whole && (!progress.started || recording.start().status != 200)) return false;
@@ -244,13 +246,16 @@ bool ResponseCache::EndLead(cache::CacheKey key, Lead& lead, const LeadEnd& end,
   if (lead.live == nullptr) return false;
   LlmCacheProbe& probe = *probes_[worker];
   const model_call::Recording& recording = lead.live->recording();
+  // One read (one lock of the recording's mutex): a finished recording no longer changes, and
+  // one that has not finished is not stored.
+  const model_call::RecordingProgress progress = recording.progress();
   std::shared_ptr<const cache::Envelope> entry;
   const int64_t expires = now_ms + end.ttl.count();
   if (end.store && end.ttl.count() > 0 && (end.tool_calls || !end.calls_tools) &&
-      Storable(recording)) {
+      Storable(recording, progress)) {
     // The entry is the lead's own (its LeadBlock): the L1 shares the block's ownership.
     auto& block = static_cast<LeadAnswer&>(*lead.live);
-    FillEntry(block.entry, recording, end.usage, expires);
+    FillEntry(block.entry, recording, progress.bytes, end.usage, expires);
     entry = std::shared_ptr<const cache::Envelope>(lead.live, &block.entry);
     cache::Envelope envelope;
     if (l2_ != nullptr) envelope.body = EncodeValue(recording, end.usage);

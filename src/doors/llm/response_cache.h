@@ -124,9 +124,12 @@ class ResponseCache {
 
   // The stored answer for `key` (FindById: the key's id), if any and not expired at `now_ms`.
   std::optional<StoredAnswer> Find(const cache::CacheKey& key, int64_t now_ms) {
-    return FindById(key.id, now_ms);
+    return FindById(cache::HashedId(key), now_ms);
   }
-  std::optional<StoredAnswer> FindById(std::string_view id, int64_t now_ms);
+  std::optional<StoredAnswer> FindById(std::string_view id, int64_t now_ms) {
+    return FindById(cache::HashedId::Of(id), now_ms);
+  }
+  std::optional<StoredAnswer> FindById(cache::HashedId id, int64_t now_ms);
   // The semantic index; null when llm_cache.semantic is not configured.
   SemanticIndex* semantic() { return semantic_.get(); }
   // The L2's answer for `key` (put in L1 when found); nullopt: none, or the L2 failed.
@@ -159,7 +162,7 @@ class ResponseCache {
    private:
     friend class ResponseCache;
     ResponseCache* cache_ = nullptr;  // while registered
-    std::string_view id_;             // the registration's key: the leader's CacheKey::id
+    cache::HashedId id_;              // the registration's key: the leader's CacheKey::id
   };
   // Starts a call's answer for `key` (capped at max_entry_bytes; `stream`: the leader's client
   // asked for a stream, which sizes the recording's first block): registered for followers when
@@ -189,7 +192,8 @@ class ResponseCache {
   // turnpike_cache_semantic_* (semantic mode only).
   void WriteSemanticMetrics(observability::PrometheusWriter& writer) const;
   // Whether a finished recording may be stored (see the top of this file).
-  static bool Storable(const model_call::Recording& recording);
+  static bool Storable(const model_call::Recording& recording,
+                       const model_call::RecordingProgress& progress);
   // Drops the lead's registration (mu_ held).
   void Unregister(Lead& lead);
   static boost::asio::awaitable<void> PutL2(cache::L2Store* l2, std::string key, std::string value,
@@ -205,8 +209,9 @@ class ResponseCache {
     std::shared_ptr<model_call::LiveAnswer> live;
     bool stores = true;
   };
-  // Guarded by mu_: the registered calls in flight, by key id (a view of the leader's key).
-  boost::unordered_flat_map<std::string_view, Flight, cache::IdHasher> flights_;
+  // Guarded by mu_: the registered calls in flight, by key id (a view of the leader's key, with
+  // the hash it carries).
+  boost::unordered_flat_map<cache::HashedId, Flight, cache::HashedIdHasher> flights_;
   std::vector<std::unique_ptr<LlmCacheProbe>> probes_;
 };
 
