@@ -25,7 +25,6 @@
 #include "config/config.h"
 #include "core/admin_route.h"
 #include "core/door.h"
-#include "core/request_probe.h"
 #include "governance/counters.h"
 #include "model_call/route_table.h"
 #include "store/role.h"
