@@ -17,6 +17,7 @@ namespace {
 
 class AgentStoreTest : public ::testing::Test {
  protected:
+  void SaveResponsesInEveryState();
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
            ("turnpike-agents-" + std::to_string(::getpid()) + "-" +
@@ -158,7 +159,8 @@ TEST_F(AgentStoreTest, ABackgroundTurnIsInsertedThenUpdatedWithItsStream) {
   EXPECT_EQ(store_->SaveTurn(end).error().code, ErrorCode::kNotFound);
 }
 
-TEST_F(AgentStoreTest, UnendedTurnsFailAtStartUp) {
+// resp_in_progress, resp_queued and resp_completed, each in the state its name says.
+void AgentStoreTest::SaveResponsesInEveryState() {
   for (const char* status : {"in_progress", "queued", "completed"}) {
     TurnWrite write;
     ResponseRow r;
@@ -171,6 +173,10 @@ TEST_F(AgentStoreTest, UnendedTurnsFailAtStartUp) {
     write.response = r;
     ASSERT_TRUE(store_->SaveTurn(write).ok());
   }
+}
+
+TEST_F(AgentStoreTest, UnendedTurnsFailAtStartUp) {
+  SaveResponsesInEveryState();
   Result<int64_t> failed =
       store_->FailUnended([](std::string_view) { return std::string("{\"failed\":1}"); });
   ASSERT_TRUE(failed.ok());
@@ -185,18 +191,7 @@ TEST_F(AgentStoreTest, UnendedTurnsFailAtStartUp) {
 TEST_F(AgentStoreTest, RetentionPurgesByAgeInBoundedBatches) { testing::ExpectPurgeByAge(*store_); }
 
 TEST_F(AgentStoreTest, TheSweepFailsOnlyTheOrphansStillUnended) {
-  for (const char* status : {"in_progress", "queued", "completed"}) {
-    TurnWrite write;
-    ResponseRow r;
-    r.id = std::string("resp_") + status;
-    r.tenant = "t1";
-    r.agent_id = "a";
-    r.agent_version = 1;
-    r.status = status;
-    r.body = "{}";
-    write.response = r;
-    ASSERT_TRUE(store_->SaveTurn(write).ok());
-  }
+  SaveResponsesInEveryState();
   Result<std::vector<std::string>> unended = store_->UnendedIds();
   ASSERT_TRUE(unended.ok());
   std::vector<std::string> ids = *unended;
