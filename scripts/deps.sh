@@ -6,10 +6,11 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libsimdjson-dev libssl-dev libspdlog-dev libyaml-cpp-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libpq-dev libxxhash-dev curl openssl)
+  libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libpq-dev libxxhash-dev libnghttp2-dev curl openssl)
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(nodejs npm nginx wrk clang-format iproute2 sqlite3 postgresql-15 pgbouncer
-    redis-server clang-14 libfuzzer-14-dev libclang-rt-14-dev)  # the last three: scripts/fuzz.sh
+    redis-server clang-14 libfuzzer-14-dev libclang-rt-14-dev  # these three: scripts/fuzz.sh
+    chromium)  # the console's browser tests (puppeteer-core drives it; nothing downloads a browser)
   # tests/deploy renders the Kubernetes manifests with kubectl's built-in kustomize; any kubectl
   # will do (Debian's kubernetes-client is the one installed when none is present).
   command -v kubectl >/dev/null || packages+=(kubernetes-client)
