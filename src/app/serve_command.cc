@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "app/response_caches.h"
+#include "app/restart.h"
 #include "app/signals.h"
 #include "app/store_setup.h"
 #include "app/wait_for_deps.h"
@@ -270,7 +271,9 @@ struct Gateway {
   std::unique_ptr<doors::llm::LlmShared> llm;
   // The counters role: in-process atomics (governance/local_counters.h), or leases from Redis
   // with `redis.url` (redis/lease_counters.h). Before the service, whose snapshots hold the
-  // counters they make.
+  // counters they make. The in-process words live in a table a restart hands over
+  // (governance/counter_table.h), which outlives them.
+  std::unique_ptr<governance::CounterTable> counter_table;
   governance::LocalCounters local_counters;
   FleetCounters fleet;
   Store store;  // empty when no role needs it
@@ -314,9 +317,18 @@ void PrepareLlm(Gateway& g) {
       doors::llm::LlmShared{g.config, g.routes, g.probes, *g.registry});
 }
 
-// Fleet mode's leased counters, with governance and `redis.url`.
-Status StartCounters(Gateway& g, const ServeOptions& options) {
-  if (!g.config.governance.enabled || g.config.redis.url.empty()) return Ok{};
+// Fleet mode's leased counters, with governance and `redis.url`; else the in-process counters'
+// shared table (inherited from a restart's predecessor, or new).
+Status StartCounters(Gateway& g, const ServeOptions& options, int inherited_table) {
+  if (!g.config.governance.enabled) return Ok{};
+  if (g.config.redis.url.empty()) {
+    Result<std::unique_ptr<governance::CounterTable>> table =
+        governance::CounterTable::Open(inherited_table);
+    if (!table.ok()) return table.error();
+    g.counter_table = std::move(table.value());
+    g.local_counters.Share(g.counter_table.get());
+    return Ok{};
+  }
   Result<FleetCounters> started = StartFleetCounters(g.config.redis, options.wait_for_deps);
   if (!started.ok()) return started.error();
   g.fleet = std::move(started.value());
@@ -463,8 +475,9 @@ void MakeCore(Gateway& g) {
 // in this order: the server goes before the store stops (its workers flush their last
 // call-log rows when they are destroyed: store/store_thread.h, shutdown order), after the
 // store's jobs close; queued search legs complete into the stopped loops, not destroyed ones.
-Status ServeUntilSignalled(Gateway& g) {
+Status ServeUntilSignalled(Gateway& g, InheritedListeners& inherited) {
   http::ServerOptions options = MakeServerOptions(g.config.server);
+  options.inherited_listeners = inherited.fds;
   Result<std::shared_ptr<const http::TlsContext>> tls = LoadTls(g.config.server.tls);
   if (!tls.ok()) return tls.error();
   options.tls = std::move(tls.value());
@@ -479,10 +492,26 @@ Status ServeUntilSignalled(Gateway& g) {
   std::cerr << config::DescribeConfig(g.config);
   std::printf("turnpike listening on %s:%u%s\n", g.config.server.host.c_str(), server.port(),
               g.config.server.tls.enabled() ? " (TLS)" : "");
+  if (!inherited.source.empty()) {
+    std::fprintf(stderr, "turnpike: process %d took over %zu listening sockets (%s)\n",
+                 static_cast<int>(::getpid()), inherited.fds.size(), inherited.source.c_str());
+  }
   std::fflush(stdout);
   {
+    // SIGUSR2: a successor takes the listeners over (app/restart.h); this one drains once it
+    // serves. The restarter outlives the signal thread that calls it.
+    Restarter restarter([&server] { return server.listener_fds(); }, [&server] { server.Drain(); },
+                        g.counter_table ? g.counter_table->fd() : -1);
     SignalWatcher signals([&server] { server.Drain(); },
-                          [&tls = g.config.server.tls, &server] { ReloadTls(tls, server); });
+                          [&tls = g.config.server.tls, &server] { ReloadTls(tls, server); },
+                          [&server, &restarter] {
+                            if (server.draining()) {
+                              std::fprintf(stderr, "turnpike: SIGUSR2 ignored: draining\n");
+                            } else {
+                              restarter.Start();
+                            }
+                          });
+    AnnounceReady(inherited);
     server.Run();
   }
   if (g.fleet.subscriber) g.fleet.subscriber->Stop();
@@ -507,16 +536,17 @@ void ShutDown(Gateway& g) {
 
 int Serve(const std::string& config_path, const ServeOptions& options, const Features& features) {
   SignalWatcher::BlockSignals();  // before the first thread (store, access log) starts
+  InheritedListeners inherited = TakeInheritedListeners();  // edits the environment
   Gateway g(config::LoadConfig(config_path));
   g.features = features;
   PrepareLlm(g);
-  Status started = StartCounters(g, options);
+  Status started = StartCounters(g, options, inherited.counters_fd);
   if (started.ok()) started = StartStore(g, options);
   if (started.ok()) started = StartGovernance(g);
   if (started.ok()) started = StartSearch(g);
   if (started.ok()) {
     MakeCore(g);
-    started = ServeUntilSignalled(g);
+    started = ServeUntilSignalled(g, inherited);
   }
   if (!started.ok()) {
     std::cerr << "turnpike: " << started.error().message << "\n";

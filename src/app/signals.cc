@@ -19,6 +19,7 @@ sigset_t WatchedSignals() {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGHUP);
+  sigaddset(&set, SIGUSR2);
   return set;
 }
 }  // namespace
@@ -28,22 +29,25 @@ void SignalWatcher::BlockSignals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-SignalWatcher::SignalWatcher(std::function<void()> on_stop, std::function<void()> on_reload) {
+SignalWatcher::SignalWatcher(std::function<void()> on_stop, std::function<void()> on_reload,
+                             std::function<void()> on_restart) {
   const sigset_t set = WatchedSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  thread_ =
-      std::thread([this, set, on_stop = std::move(on_stop), on_reload = std::move(on_reload)] {
-        SetThreadName("tp-signals");
-        const timespec poll{0, kPollNanos};
-        while (!stop_.load()) {
-          const int signal = sigtimedwait(&set, nullptr, &poll);
-          if (signal == SIGHUP) {
-            if (on_reload) on_reload();
-          } else if (signal > 0) {
-            on_stop();
-          }
-        }
-      });
+  thread_ = std::thread([this, set, on_stop = std::move(on_stop), on_reload = std::move(on_reload),
+                         on_restart = std::move(on_restart)] {
+    SetThreadName("tp-signals");
+    const timespec poll{0, kPollNanos};
+    while (!stop_.load()) {
+      const int signal = sigtimedwait(&set, nullptr, &poll);
+      if (signal == SIGHUP) {
+        if (on_reload) on_reload();
+      } else if (signal == SIGUSR2) {
+        if (on_restart) on_restart();
+      } else if (signal > 0) {
+        on_stop();
+      }
+    }
+  });
 }
 
 SignalWatcher::~SignalWatcher() {

@@ -73,28 +73,40 @@ struct LocalScope {
   ScopeCounters view{budget, requests, tokens};
 };
 
+// The same, counting in a CounterTable's slot.
+struct SharedScope {
+  SharedScope(CounterSlot& slot, bool adopted)
+      : budget(slot.committed, slot.spent, adopted),
+        requests(slot.requests_tat),
+        tokens(slot.tokens_tat) {}
+  LocalBudgetCounter budget;
+  GcraLimiter requests;
+  GcraLimiter tokens;
+  ScopeCounters view{budget, requests, tokens};
+};
+
 }  // namespace
 
 ReserveResult LocalBudgetCounter::Reserve(MonthId month, int64_t estimate, int64_t cap) {
   estimate = ClampAmount(estimate);
   cap = ClampAmount(cap);
-  uint64_t current = committed_word_.load(std::memory_order_relaxed);
+  uint64_t current = committed_word_->load(std::memory_order_relaxed);
   while (true) {
     // A reservation is charged to the newest month the counter has seen (budget.h).
     MonthId charged = std::max(month, MonthPart(current));
     int64_t committed = MonthPart(current) == charged ? AmountPart(current) : 0;
     if (estimate > cap - committed) return ReserveStatus::kRefused;
-    if (committed_word_.compare_exchange_weak(current, Pack(charged, committed + estimate),
-                                              std::memory_order_acq_rel,
-                                              std::memory_order_relaxed)) {
+    if (committed_word_->compare_exchange_weak(current, Pack(charged, committed + estimate),
+                                               std::memory_order_acq_rel,
+                                               std::memory_order_relaxed)) {
       return Hold(charged, estimate);
     }
   }
 }
 
 BudgetUsage LocalBudgetCounter::Read(MonthId month) const {
-  uint64_t committed = committed_word_.load(std::memory_order_acquire);
-  uint64_t spent = spent_word_.load(std::memory_order_acquire);
+  uint64_t committed = committed_word_->load(std::memory_order_acquire);
+  uint64_t spent = spent_word_->load(std::memory_order_acquire);
   BudgetUsage usage;
   usage.month = std::max(month, MonthPart(committed));
   if (MonthPart(committed) == usage.month) usage.committed = AmountPart(committed);
@@ -103,24 +115,25 @@ BudgetUsage LocalBudgetCounter::Read(MonthId month) const {
 }
 
 void LocalBudgetCounter::Restore(MonthId month, int64_t spent) {
+  if (adopted_) return;  // another process's live words: they hold more than the store
   spent = ClampAmount(spent);
-  committed_word_.store(Pack(month, spent), std::memory_order_release);
-  spent_word_.store(Pack(month, spent), std::memory_order_release);
+  committed_word_->store(Pack(month, spent), std::memory_order_release);
+  spent_word_->store(Pack(month, spent), std::memory_order_release);
 }
 
 void LocalBudgetCounter::Correct(MonthId month, int64_t delta) {
-  AddInMonth(committed_word_, month, delta);
-  AddInMonth(spent_word_, month, delta);
+  AddInMonth(*committed_word_, month, delta);
+  AddInMonth(*spent_word_, month, delta);
 }
 
 void LocalBudgetCounter::Settle(MonthId month, int64_t estimate, int64_t actual) {
   actual = ClampAmount(actual);
-  AddInMonth(committed_word_, month, actual - estimate);
-  AddOrStartMonth(spent_word_, month, actual);
+  AddInMonth(*committed_word_, month, actual - estimate);
+  AddOrStartMonth(*spent_word_, month, actual);
 }
 
 void LocalBudgetCounter::Release(MonthId month, int64_t estimate) {
-  AddInMonth(committed_word_, month, -estimate);
+  AddInMonth(*committed_word_, month, -estimate);
 }
 
 RateDecision GcraLimiter::Check(Nanos now, int64_t cost, int64_t limit) {
@@ -128,7 +141,7 @@ RateDecision GcraLimiter::Check(Nanos now, int64_t cost, int64_t limit) {
   decision.limit = limit;
   int64_t now_ns = now.count();
   int64_t interval_ns = IntervalNs(limit);
-  int64_t current = tat_ns_.load(std::memory_order_relaxed);
+  int64_t current = tat_ns_->load(std::memory_order_relaxed);
   if (limit <= 0 || cost > std::min(limit, kMaxRateLimit)) {
     decision.exceeds_limit = true;
     Describe(now_ns, current, interval_ns, decision);
@@ -143,8 +156,8 @@ RateDecision GcraLimiter::Check(Nanos now, int64_t cost, int64_t limit) {
       Describe(now_ns, base, interval_ns, decision);
       return decision;
     }
-    if (tat_ns_.compare_exchange_weak(current, next, std::memory_order_acq_rel,
-                                      std::memory_order_relaxed)) {
+    if (tat_ns_->compare_exchange_weak(current, next, std::memory_order_acq_rel,
+                                       std::memory_order_relaxed)) {
       decision.allowed = true;
       Describe(now_ns, next, interval_ns, decision);
       return decision;
@@ -155,10 +168,18 @@ RateDecision GcraLimiter::Check(Nanos now, int64_t cost, int64_t limit) {
 void GcraLimiter::Correct(int64_t charged, int64_t actual, int64_t limit) {
   int64_t interval_ns = IntervalNs(limit);
   int64_t delta = ShiftNs(actual, interval_ns) - ShiftNs(charged, interval_ns);
-  if (delta != 0) tat_ns_.fetch_add(delta, std::memory_order_acq_rel);
+  if (delta != 0) tat_ns_->fetch_add(delta, std::memory_order_acq_rel);
 }
 
-std::shared_ptr<ScopeCounters> LocalCounters::MakeScope(ScopeKind, std::string_view) {
+std::shared_ptr<ScopeCounters> LocalCounters::MakeScope(ScopeKind kind, std::string_view id) {
+  if (table_ != nullptr) {
+    const CounterTable::Found found = table_->Find(kind, id);
+    if (found.slot != nullptr) {
+      auto shared = std::make_shared<SharedScope>(*found.slot, found.existed);
+      ScopeCounters* view = &shared->view;
+      return std::shared_ptr<ScopeCounters>(std::move(shared), view);
+    }
+  }
   auto scope = std::make_shared<LocalScope>();
   ScopeCounters* view = &scope->view;
   return std::shared_ptr<ScopeCounters>(std::move(scope), view);

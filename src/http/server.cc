@@ -1,5 +1,8 @@
 #include "http/server.h"
 
+#include <sys/socket.h>
+
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -7,6 +10,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <cstring>
 
 #include "common/thread_name.h"
 #include "http/worker.h"
@@ -17,6 +21,7 @@ using tcp = net::ip::tcp;
 
 namespace {
 constexpr std::chrono::milliseconds kDrainPoll{20};
+constexpr std::chrono::milliseconds kDrainLinger{500};
 
 // A socket bound without SO_REUSEPORT collides with any listener on the address, including
 // another process's SO_REUSEPORT group, which would otherwise silently share our port.
@@ -48,7 +53,43 @@ Server::Server(ServerOptions options, HandlerFactory factory) : options_(std::mo
 
 Server::~Server() = default;
 
+Status Server::BindInherited() {
+  const std::vector<int>& fds = options_.inherited_listeners;
+  for (size_t i = 0; i < fds.size(); ++i) {
+    int listening = 0;
+    socklen_t length = sizeof(listening);
+    if (::getsockopt(fds[i], SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) != 0 ||
+        listening == 0) {
+      return Error{ErrorCode::kInternal,
+                   "inherited descriptor " + std::to_string(fds[i]) + " is not a listening socket",
+                   ""};
+    }
+    Status st = workers_[i % workers_.size()]->Adopt(fds[i]);
+    if (!st.ok()) return st;
+  }
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  ::getsockname(fds[0], reinterpret_cast<sockaddr*>(&address), &length);
+  tcp::endpoint endpoint;
+  std::memcpy(endpoint.data(), &address, std::min<size_t>(length, sizeof(address)));
+  endpoint.resize(length);
+  for (size_t i = fds.size(); i < workers_.size(); ++i) {
+    Status st = workers_[i]->Listen(endpoint);
+    if (!st.ok()) return st;
+  }
+  bound_port_ = endpoint.port();
+  return Ok{};
+}
+
 Status Server::Bind() {
+  if (!options_.inherited_listeners.empty()) {
+    Status st = BindInherited();
+    if (!st.ok()) return st;
+    for (auto& worker : workers_) {
+      for (int fd : worker->listener_fds()) listener_fds_.push_back(fd);
+    }
+    return Ok{};
+  }
   boost::system::error_code ec;
   auto address = net::ip::make_address(options_.host, ec);
   if (ec) return Error{ErrorCode::kInternal, "invalid listen address: " + options_.host, ""};
@@ -61,6 +102,9 @@ Status Server::Bind() {
     if (!st.ok()) return st;
   }
   bound_port_ = port.value();
+  for (auto& worker : workers_) {
+    for (int fd : worker->listener_fds()) listener_fds_.push_back(fd);
+  }
   return Ok{};
 }
 
@@ -107,8 +151,15 @@ void Server::Stop() {
 namespace {
 net::awaitable<void> DrainWatch(Server* server, std::chrono::milliseconds timeout) {
   net::steady_timer timer(co_await net::this_coro::executor);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (server->in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + timeout;
+  // Kept-alive connections idle when the drain began, and connections accepted just before
+  // the listeners closed, may carry a request already sent: served during the linger (with
+  // `Connection: close`), it is not reset by the stop below. A client that sends requests in
+  // a loop has moved to a new connection (a restart's successor) by the end of it.
+  const auto linger_end = start + std::min(kDrainLinger, timeout);
+  while ((server->in_flight() > 0 || std::chrono::steady_clock::now() < linger_end) &&
+         std::chrono::steady_clock::now() < deadline) {
     timer.expires_after(kDrainPoll);
     co_await timer.async_wait(net::use_awaitable);
   }

@@ -8,8 +8,9 @@
 //   s.Run();                // blocks until Drain() has finished or Stop() was called
 // Drain() may be called from any thread (a signal handler coroutine does): it stops
 // accepting, makes /readyz-style checks see draining(), answers every further request with
-// `Connection: close`, waits for in-flight exchanges to finish up to the drain timeout, then
-// closes whatever is left and makes Run() return.
+// `Connection: close`, waits for in-flight exchanges to finish up to the drain timeout (and at
+// least 500 ms, within it, so that a request already sent on an idle kept-alive connection is
+// answered rather than reset), then closes whatever is left and makes Run() return.
 #pragma once
 
 #include <atomic>
@@ -39,6 +40,11 @@ struct ServerOptions {
   std::chrono::milliseconds idle_timeout{60'000};  // keep-alive wait; also a stalled write
   std::chrono::milliseconds drain_timeout{30'000};
   std::shared_ptr<const TlsContext> tls;  // null = cleartext; see ReloadTls
+  // Listening TCP sockets inherited from another process (a restart's predecessor or systemd
+  // socket activation): Bind takes these instead of binding host:port. They are shared among
+  // the workers (worker i takes every n-th); a worker left without one binds a SO_REUSEPORT
+  // listener of its own on their address, joining their group.
+  std::vector<int> inherited_listeners;
 };
 
 class Worker;
@@ -51,9 +57,12 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   // Binds one listener per worker to the same address. Fails if the address is in use
-  // (including by another SO_REUSEPORT group) or invalid.
+  // (including by another SO_REUSEPORT group) or invalid. With inherited listeners, takes
+  // them instead (ServerOptions::inherited_listeners); fails if one is not a listening socket.
   Status Bind();
   uint16_t port() const { return bound_port_; }
+  // The listening descriptors, for a restart to hand over (constant after Bind; any thread).
+  const std::vector<int>& listener_fds() const { return listener_fds_; }
 
   // Runs the workers; returns after a drain or Stop(). Worker 0 runs on the calling thread.
   void Run();
@@ -79,10 +88,13 @@ class Server {
   uint64_t accept_errors() const;
 
  private:
+  Status BindInherited();
+
   const ServerOptions options_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<bool> draining_{false};
   uint16_t bound_port_ = 0;
+  std::vector<int> listener_fds_;  // written by Bind only
 };
 
 }  // namespace turnpike::http

@@ -1,5 +1,8 @@
 #include "http/worker.h"
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -36,7 +39,7 @@ Worker::Worker(int index, const ServerOptions& options, const std::atomic<bool>&
 
 Worker::~Worker() {
   context_->stop();
-  acceptor_.reset();
+  acceptors_.clear();
   if (handler_) handler_->Shutdown();
   // Destroying the context destroys suspended sessions; they may still touch handler_.
   guard_.reset();
@@ -58,19 +61,53 @@ Status Worker::Listen(const tcp::endpoint& endpoint) {
                      std::to_string(endpoint.port()) + ": " + ec.message(),
                  ""};
   }
-  acceptor_ = std::move(acceptor);
+  acceptors_.push_back(std::move(acceptor));
   return Ok{};
+}
+
+Status Worker::Adopt(int fd) {
+  boost::system::error_code ec;
+  auto acceptor = std::make_unique<tcp::acceptor>(*context_);
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    return Error{ErrorCode::kInternal,
+                 "inherited descriptor " + std::to_string(fd) + " is not a socket", ""};
+  }
+  const tcp protocol = address.ss_family == AF_INET6 ? tcp::v6() : tcp::v4();
+  acceptor->assign(protocol, fd, ec);
+  if (ec) {
+    return Error{ErrorCode::kInternal,
+                 "inherited descriptor " + std::to_string(fd) + ": " + ec.message(), ""};
+  }
+  acceptors_.push_back(std::move(acceptor));
+  return Ok{};
+}
+
+std::vector<int> Worker::listener_fds() const {
+  std::vector<int> fds;
+  for (const auto& acceptor : acceptors_) {
+    if (acceptor->is_open()) fds.push_back(acceptor->native_handle());
+  }
+  return fds;
 }
 
 void Worker::Start(const HandlerFactory& factory) {
   handler_ = factory(index_, *context_);
-  net::co_spawn(*context_, AcceptLoop(), net::detached);
+  net::co_spawn(*context_, AcceptAll(), net::detached);
 }
 
 void Worker::StopAccepting() {
   net::post(*context_, [this] {
-    boost::system::error_code ec;
-    if (acceptor_) acceptor_->close(ec);
+    for (auto& acceptor : acceptors_) {
+      if (!acceptor->is_open()) continue;
+      // release(), not close(): asio skips EPOLL_CTL_DEL on close() of a socket it opened,
+      // trusting close() to drop the registration; but while a successor holds the same
+      // socket the registration would outlive the descriptor and fire into freed state.
+      boost::system::error_code ec;
+      const int fd = acceptor->release(ec);
+      if (!ec && fd >= 0) ::close(fd);
+    }
   });
 }
 
@@ -82,11 +119,18 @@ void Worker::Stop() { context_->stop(); }
 
 void Worker::Run() { context_->run(); }
 
-net::awaitable<void> Worker::AcceptLoop() {
+net::awaitable<void> Worker::AcceptAll() {
+  for (auto& acceptor : acceptors_) {
+    net::co_spawn(*context_, AcceptLoop(acceptor.get()), net::detached);
+  }
+  co_return;
+}
+
+net::awaitable<void> Worker::AcceptLoop(tcp::acceptor* acceptor) {
   uint64_t streak = 0;  // failed accepts in a row
   for (;;) {
-    auto [ec, socket] = co_await acceptor_->async_accept(kTuple);
-    if (ec == net::error::operation_aborted || !acceptor_->is_open()) co_return;
+    auto [ec, socket] = co_await acceptor->async_accept(kTuple);
+    if (ec == net::error::operation_aborted || !acceptor->is_open()) co_return;
     if (ec) {
       // EMFILE and friends: keep serving the connections we have, and retry accepting after a
       // pause instead of spinning on an error the next accept would repeat at once. Counted

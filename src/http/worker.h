@@ -8,6 +8,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "common/result.h"
 #include "http/handler.h"
@@ -25,11 +26,18 @@ class Worker {
   boost::asio::io_context& context() { return *context_; }
   int index() const { return index_; }
 
-  // Binds this worker's SO_REUSEPORT listener. Called before Run, on the starting thread.
+  // Binds a SO_REUSEPORT listener for this worker. Called before Run, on the starting thread.
   Status Listen(const boost::asio::ip::tcp::endpoint& endpoint);
-  // Makes the handler and starts the accept loop (on this worker's thread once it runs).
+  // Takes `fd`, a listening TCP socket inherited from another process (a restart's
+  // predecessor, or systemd), as one more listener of this worker. Before Run.
+  Status Adopt(int fd);
+  // The descriptors of this worker's listeners (constant once Run starts).
+  std::vector<int> listener_fds() const;
+  // Makes the handler and starts the accept loops (on this worker's thread once it runs).
   void Start(const HandlerFactory& factory);
-  // Thread-safe: stop accepting new connections.
+  // Thread-safe: stop accepting new connections. Each listener is taken off this process's
+  // event loop before its descriptor closes, so a listener another process still holds (a
+  // restart's successor) keeps its queue and is never reported here again.
   void StopAccepting();
   // Thread-safe: stops the event loop.
   void Stop();
@@ -45,7 +53,8 @@ class Worker {
   void SetTls(std::shared_ptr<const TlsContext> tls);
 
  private:
-  boost::asio::awaitable<void> AcceptLoop();
+  boost::asio::awaitable<void> AcceptAll();
+  boost::asio::awaitable<void> AcceptLoop(boost::asio::ip::tcp::acceptor* acceptor);
   boost::asio::awaitable<void> Session(boost::asio::ip::tcp::socket socket);
   boost::asio::awaitable<void> TlsSession(boost::asio::ip::tcp::socket socket,
                                           std::shared_ptr<const TlsContext> tls);
@@ -61,7 +70,7 @@ class Worker {
   // Destroyed first (see ~Worker): coroutine frames it holds may still use handler_.
   std::unique_ptr<boost::asio::io_context> context_;
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guard_;
-  std::unique_ptr<boost::asio::ip::tcp::acceptor> acceptor_;
+  std::vector<std::unique_ptr<boost::asio::ip::tcp::acceptor>> acceptors_;
 };
 
 }  // namespace turnpike::http
