@@ -130,7 +130,9 @@ net::awaitable<void> Worker::AcceptLoop(tcp::acceptor* acceptor) {
   uint64_t streak = 0;  // failed accepts in a row
   for (;;) {
     auto [ec, socket] = co_await acceptor->async_accept(kTuple);
-    if (ec == net::error::operation_aborted || !acceptor->is_open()) co_return;
+    // A connection accepted just before StopAccepting released the listener is served (its
+    // client may have sent its request already); the next accept then ends the loop.
+    if (ec && (ec == net::error::operation_aborted || !acceptor->is_open())) co_return;
     if (ec) {
       // EMFILE and friends: keep serving the connections we have, and retry accepting after a
       // pause instead of spinning on an error the next accept would repeat at once. Counted

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { startMock, startGateway, gatewayConfig, stopAll, chatBody, eventually, sleep } from './lib/harness.mjs';
 
 // Successors are not children of the test (their parent exits): stopped here.
@@ -59,13 +60,17 @@ async function openStream(url, model = 'mock-model') {
 
 const dataEvents = (text) => text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6));
 
-// Requests in a loop until stop(): every answer counted by status, every failure kept.
+// Requests in a loop until stop(), one after the other on the loop's own connection (a new one
+// once the old process answers `Connection: close`): every answer counted by status, every
+// failure kept. Its own client, so that no connection another test request left idle in a
+// shared pool is picked up just as the old process closes it (docs/RELIABILITY.md).
 function requestLoop(url, send) {
   const tally = { statuses: {}, errors: [], stopped: false };
+  const dispatcher = new Agent({ connections: 1 });
   tally.done = (async () => {
     while (!tally.stopped) {
       try {
-        const r = await send(url);
+        const r = await send(url, dispatcher);
         await r.text();
         tally.statuses[r.status] = (tally.statuses[r.status] ?? 0) + 1;
       } catch (e) {
@@ -73,7 +78,7 @@ function requestLoop(url, send) {
       }
     }
   })();
-  tally.stop = async () => { tally.stopped = true; await tally.done; };
+  tally.stop = async () => { tally.stopped = true; await tally.done; await dispatcher.close(); };
   return tally;
 }
 
@@ -94,8 +99,8 @@ test('SIGUSR2 with 500 open streams: every stream completes whole, new requests 
 
   const streams = await Promise.all(Array.from({ length: STREAMS }, () => openStream(gw.url)));
   assert.ok(streams.every((s) => s.status === 200));
-  const send = (url) => fetch(`${url}/v1/chat/completions`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: chatBody({ model: 'fast-model' }),
+  const send = (url, dispatcher) => undiciFetch(`${url}/v1/chat/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' }, body: chatBody({ model: 'fast-model' }), dispatcher,
   });
   const loops = [requestLoop(gw.url, send), requestLoop(gw.url, send)];
   await sleep(100);
@@ -153,10 +158,11 @@ test('budget across a restart: admitted requests never exceed the budget, and ea
   assert.equal((await admin('POST', 'tenants', { id: 't1', plan: 'p' })).status, 201);
   const key = (await admin('POST', 'keys', { tenant: 't1' })).body.key;
 
-  const send = (url) => fetch(`${url}/v1/chat/completions`, {
+  const send = (url, dispatcher) => undiciFetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
     body: chatBody({ max_tokens: 16 }),
+    dispatcher,
   });
   const loops = Array.from({ length: 6 }, () => requestLoop(gw.url, send));
   const admittedSoFar = () => loops.reduce((n, l) => n + (l.statuses[200] ?? 0), 0);
