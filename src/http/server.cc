@@ -1,5 +1,6 @@
 #include "http/server.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -73,8 +74,14 @@ Status Server::BindInherited() {
   tcp::endpoint endpoint;
   std::memcpy(endpoint.data(), &address, std::min<size_t>(length, sizeof(address)));
   endpoint.resize(length);
+  // A worker left without one accepts from a duplicate of one (a socket made without
+  // SO_REUSEPORT, as systemd's are, admits no second listener on its address).
   for (size_t i = fds.size(); i < workers_.size(); ++i) {
-    Status st = workers_[i]->Listen(endpoint);
+    const int copy = ::fcntl(fds[i % fds.size()], F_DUPFD_CLOEXEC, 3);
+    if (copy < 0) {
+      return Error{ErrorCode::kInternal, "cannot duplicate an inherited listener", ""};
+    }
+    Status st = workers_[i]->Adopt(copy);
     if (!st.ok()) return st;
   }
   bound_port_ = endpoint.port();

@@ -42,8 +42,8 @@ struct ServerOptions {
   std::shared_ptr<const TlsContext> tls;  // null = cleartext; see ReloadTls
   // Listening TCP sockets inherited from another process (a restart's predecessor or systemd
   // socket activation): Bind takes these instead of binding host:port. They are shared among
-  // the workers (worker i takes every n-th); a worker left without one binds a SO_REUSEPORT
-  // listener of its own on their address, joining their group.
+  // the workers (worker i takes every n-th); a worker left without one accepts from a
+  // duplicate of one.
   std::vector<int> inherited_listeners;
 };
 

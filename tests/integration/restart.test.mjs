@@ -4,11 +4,13 @@
 // the old process serving.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { startMock, startGateway, gatewayConfig, stopAll, chatBody, eventually, sleep } from './lib/harness.mjs';
+import { BIN, startMock, startGateway, gatewayConfig, stopAll, chatBody, eventually, sleep } from './lib/harness.mjs';
 
 // Successors are not children of the test (their parent exits): stopped here.
 const successors = new Set();
@@ -220,6 +222,44 @@ test('a successor that cannot start leaves the old process serving; the next SIG
   assert.equal(await oldExit, 0);
   const served = await fetch(`${gw.url}/readyz`);
   assert.equal(served.status, 200);
+  process.kill(successor, 'SIGTERM');
+  await eventually(() => !alive(successor), 5000);
+});
+
+test('systemd socket activation: the gateway serves on the descriptor it is given, and a SIGUSR2 hands it on', async () => {
+  const mock = await startMock(['--tokens', '4']);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-activate-'));
+  const file = path.join(dir, 'turnpike.yaml');
+  // server.listen names another port: the inherited socket wins.
+  writeFileSync(file, gatewayConfig({ models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] } }));
+  const probe = net.createServer();
+  await new Promise((r) => probe.listen(0, '127.0.0.1', r));
+  const port = probe.address().port;
+  await new Promise((r) => probe.close(r));
+  // systemd-socket-activate listens, then (at the first connection) execs the command in its own
+  // process with LISTEN_FDS=1 and LISTEN_PID set to it.
+  const proc = spawn('systemd-socket-activate', ['-l', `127.0.0.1:${port}`, BIN, 'serve', '--config', file],
+    { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  proc.stderr.on('data', (d) => { err += d; });
+  successors.add(proc.pid);
+  const url = `http://127.0.0.1:${port}`;
+  const first = await eventually(async () => { try { return await fetch(`${url}/readyz`); } catch { return null; } }, 10000, 50);
+  assert.equal(first?.status, 200, err);
+  assert.match(err, new RegExp(`process ${proc.pid} took over 1 listening sockets \\(systemd\\)`));
+
+  const oldExit = new Promise((r) => proc.once('exit', r));
+  process.kill(proc.pid, 'SIGUSR2');
+  const successor = await eventually(() => {
+    const m = /process (\d+) took over \d+ listening sockets \(restart\)/.exec(err);
+    return m && Number(m[1]);
+  }, 10000);
+  assert.ok(successor, err);
+  successors.add(successor);
+  assert.equal(await oldExit, 0);
+  const chat = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: chatBody() });
+  assert.equal(chat.status, 200);
+  await chat.text();
   process.kill(successor, 'SIGTERM');
   await eventually(() => !alive(successor), 5000);
 });
