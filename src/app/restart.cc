@@ -211,11 +211,16 @@ void Restarter::Run() {
   sigset_t none;
   sigemptyset(&none);
 
+  const long max_fd = ::sysconf(_SC_OPEN_MAX);
+
   const pid_t child = ::fork();
   if (child == 0) {
     // Every descriptor but the listeners and the pipe closes on exec (connections, the store's
-    // files: a client socket held by the child would never see its close here).
-    ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+    // files: a client socket held by the child would never see its close here). A kernel
+    // before 5.11 has no CLOSE_RANGE_CLOEXEC: one fcntl per descriptor number then.
+    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+      for (long fd = 3; fd < max_fd; ++fd) ::fcntl(static_cast<int>(fd), F_SETFD, FD_CLOEXEC);
+    }
     for (int fd : fds) ::fcntl(fd, F_SETFD, 0);
     ::fcntl(ready_write, F_SETFD, 0);
     if (counters_fd >= 0) ::fcntl(counters_fd, F_SETFD, 0);

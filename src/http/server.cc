@@ -160,13 +160,16 @@ net::awaitable<void> DrainWatch(Server* server, std::chrono::milliseconds timeou
   net::steady_timer timer(co_await net::this_coro::executor);
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + timeout;
-  // Kept-alive connections idle when the drain began, and connections accepted just before
-  // the listeners closed, may carry a request already sent: served during the linger (with
-  // `Connection: close`), it is not reset by the stop below. A client that sends requests in
-  // a loop has moved to a new connection (a restart's successor) by the end of it.
-  const auto linger_end = start + std::min(kDrainLinger, timeout);
-  while ((server->in_flight() > 0 || std::chrono::steady_clock::now() < linger_end) &&
-         std::chrono::steady_clock::now() < deadline) {
+  // An exchange begun before the drain answered `keep-alive`; its client may send the next
+  // request just after it ends, and kept-alive connections idle when the drain began may carry
+  // one already sent. Each is answered (with `Connection: close`) if it arrives within the
+  // linger, which restarts whenever exchanges are seen in flight: the stop below resets only a
+  // connection that stayed quiet that long.
+  auto quiet_since = start;
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (server->in_flight() > 0) quiet_since = now;
+    if (now >= deadline || now - quiet_since >= kDrainLinger) break;
     timer.expires_after(kDrainPoll);
     co_await timer.async_wait(net::use_awaitable);
   }

@@ -8,9 +8,10 @@
 //   s.Run();                // blocks until Drain() has finished or Stop() was called
 // Drain() may be called from any thread (a signal handler coroutine does): it stops
 // accepting, makes /readyz-style checks see draining(), answers every further request with
-// `Connection: close`, waits for in-flight exchanges to finish up to the drain timeout (and at
-// least 500 ms, within it, so that a request already sent on an idle kept-alive connection is
-// answered rather than reset), then closes whatever is left and makes Run() return.
+// `Connection: close`, waits for in-flight exchanges to finish and then for 500 ms without
+// any (so that a request sent on a kept-alive connection just as the last exchange ended is
+// answered rather than reset), up to the drain timeout, then closes whatever is left and
+// makes Run() return.
 #pragma once
 
 #include <atomic>
