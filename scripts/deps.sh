@@ -10,7 +10,8 @@ packages=(build-essential cmake ninja-build pkg-config
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(nodejs npm nginx wrk clang-format iproute2 sqlite3 postgresql-15 pgbouncer
     redis-server clang-14 libfuzzer-14-dev libclang-rt-14-dev  # these three: scripts/fuzz.sh
-    chromium)  # the console's browser tests (puppeteer-core drives it; nothing downloads a browser)
+    chromium  # the console's browser tests (puppeteer-core drives it; nothing downloads a browser)
+    systemd)  # systemd-socket-activate: the restart test's socket-activation case
   # tests/deploy renders the Kubernetes manifests with kubectl's built-in kustomize; any kubectl
   # will do (Debian's kubernetes-client is the one installed when none is present).
   command -v kubectl >/dev/null || packages+=(kubernetes-client)
