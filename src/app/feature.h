@@ -10,6 +10,7 @@
 //                         model prefixes join the hand-off table (core/handoff.h)
 //   admin_routes(context) its admin resources (core/admin_route.h), beside the admin door's own
 //                         (only when the admin API exists: governance on)
+//   stop()                at shutdown, once the server has drained, before the store's jobs close
 // Any of the three may be empty.
 //
 // Ownership and threads: the main thread at start-up; what a feature's functions capture and
@@ -25,6 +26,7 @@
 #include "config/config.h"
 #include "core/admin_route.h"
 #include "core/door.h"
+#include "governance/budget_alerts.h"
 #include "governance/counters.h"
 #include "model_call/route_table.h"
 #include "store/role.h"
@@ -57,12 +59,18 @@ struct FeatureContext {
   std::string replica_id;
   // Where a feature adds its own series to /metrics (called by the ops door's render).
   std::vector<std::function<void(observability::PrometheusWriter&)>>* metrics = nullptr;
+  // With governance: the budget alerts every governance filter checks after a settle
+  // (governance/budget_alerts.h); a feature sets its sink here at start-up. Else null.
+  governance::BudgetAlerts* budget_alerts = nullptr;
 };
 
 struct Feature {
   std::function<std::optional<store::RoleSpec>(const config::Config&)> role;
   std::function<std::optional<core::DoorSpec>(const FeatureContext&)> door;
   std::function<std::vector<core::AdminRoute>(const FeatureContext&)> admin_routes;
+  // Stops what the feature runs on threads of its own, after the server drained and before
+  // the store's jobs close (may be empty).
+  std::function<void()> stop;
 };
 
 using Features = std::vector<Feature>;

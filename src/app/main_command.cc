@@ -10,12 +10,18 @@
 #include "app/serve_command.h"
 #include "doors/agents/agent_door.h"
 #include "doors/agents/redis/redis_fleet.h"
+#include "doors/webhooks/feature.h"
 #include "loadgen/bench_command.h"
 #include "mock/mock_command.h"
 
 namespace turnpike::app {
 
-Features ProductFeatures() { return {agents::AgentsFeature(agents::MakeRedisFleet)}; }
+Features ProductFeatures() {
+  // The webhook outbox subscribes to the agents' turn events (doors/webhooks/feature.h).
+  auto webhooks = std::make_shared<webhooks::WebhooksShared>();
+  return {agents::AgentsFeature(agents::MakeRedisFleet, {webhooks::TurnWebhooks(webhooks)}),
+          webhooks::WebhooksFeature(webhooks)};
+}
 
 int Main(int argc, char** argv, Features features) {
   // Sockets use MSG_NOSIGNAL; this covers the access log writing to a closed stdout pipe.

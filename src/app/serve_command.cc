@@ -278,6 +278,8 @@ struct Gateway {
   FleetCounters fleet;
   Store store;  // empty when no role needs it
   std::unique_ptr<control::GovernanceService> governance;
+  // With governance: webhooks.budget_alerts, checked by every governance filter.
+  std::unique_ptr<governance::BudgetAlerts> budget_alerts;
   std::string admin_token;
   // The search door's backend, one per worker: the embedded engine (its own thread; destroyed
   // after the server stops) or Qdrant (over each worker's upstream pool); the response caches
@@ -438,6 +440,10 @@ void MakeCore(Gateway& g) {
   context.agent_scripts = kAgentScriptsFirst;
   context.replica_id = g.fleet.replica_id;
   context.metrics = &g.probes.feature_metrics;
+  if (g.governance) {
+    g.budget_alerts = std::make_unique<governance::BudgetAlerts>(g.config.webhooks.budget_alerts);
+    context.budget_alerts = g.budget_alerts.get();
+  }
   g.doors = MakeDoors(*g.llm, g.probes, g.governance.get(), g.admin_token, &g.search_options,
                       &g.search_backends, g.features, context);
   g.router = std::make_unique<core::Router>(/*fallback_door=*/0);
@@ -464,6 +470,7 @@ void MakeCore(Gateway& g) {
     core.call_log_options = g.governance->buffer_options();
     core.call_log_flush = g.config.call_log.flush_interval;
     if (g.fleet.counters) core.refill_wait = g.config.redis.refill_wait;
+    core.budget_alerts = g.budget_alerts.get();
     if (g.config.governance.snapshot_ttl.count() == 0) {
       // Read-through (debugging): every governed request waits for a fresh snapshot.
       core.refresh = [s = g.governance.get()] { return s->Reload(); };
@@ -515,6 +522,9 @@ Status ServeUntilSignalled(Gateway& g, InheritedListeners& inherited) {
     server.Run();
   }
   if (g.fleet.subscriber) g.fleet.subscriber->Stop();
+  for (const Feature& feature : g.features) {
+    if (feature.stop) feature.stop();
+  }
   if (g.store.thread) g.store.thread->CloseJobs();
   if (g.search_engine) g.search_engine->Drain();
   g.probes.in_flight = nullptr;

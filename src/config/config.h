@@ -127,6 +127,22 @@
 //                                      # owner is gone (failed after 2 owner TTLs at most plus
 //                                      # 2 intervals: docs/adr/0002); at least 100ms
 //
+//   webhooks:                          # the webhook outbox and budget alerts (doors/webhooks/):
+//     enabled: true                    # on whenever governance is; tenants register endpoints
+//                                      # under /admin/v1/tenants/{id}/webhooks
+//     budget_alerts: [50, 80, 100]     # percents of a plan's monthly budget announced once a
+//                                      # month per tenant (budget.threshold_crossed; at 100 and
+//                                      # above also budget.exceeded); [] = none
+//     poll_interval: 1s                # how often the delivery loop looks for due deliveries
+//                                      # (at once when this replica queued one)
+//     timeout: 10s                     # one attempt: connect, send, read the status
+//     retry_base: 5s                   # the first retry's delay, doubled per attempt, plus up
+//     retry_max: 1h                    # to 25% jitter, at most retry_max
+//     max_attempts: 12                 # then the delivery is failed (replayable by the API)
+//     max_age: 24h                     # or once the event is this old
+//     batch: 16                        # deliveries claimed at once (a claim lasts
+//                                      # timeout x batch + 30s)
+//
 //   llm_cache:                         # the LLM response cache (doors/llm/response_cache.h)
 //     enabled: false                   # the gateway's default; a plan turns it on or off
 //     ttl: 300s                        # an entry's life; 0s = off; x-turnpike-cache-ttl lowers
@@ -339,6 +355,19 @@ struct LlmCacheConfig {
   LlmCacheSemanticConfig semantic;
 };
 
+// webhooks: see the YAML shape above.
+struct WebhooksConfig {
+  bool enabled = true;
+  std::vector<int> budget_alerts{50, 80, 100};  // percents of a plan's monthly budget, ascending
+  Millis poll_interval{1'000};
+  Millis timeout{10'000};
+  Millis retry_base{5'000};
+  Millis retry_max{3'600'000};
+  int max_attempts = 12;
+  Millis max_age{24LL * 3'600'000};
+  int64_t batch = 16;
+};
+
 // agents: see the YAML shape above.
 struct AgentsConfig {
   bool enabled = true;
@@ -363,6 +392,7 @@ struct Config {
   SearchConfig search;
   LlmCacheConfig llm_cache;
   AgentsConfig agents;
+  WebhooksConfig webhooks;
 };
 
 // The dialect (provider registry entry) a deployment is called in: its `provider`, or

@@ -173,6 +173,7 @@ void GovernanceFilter::OnComplete(RequestContext& context) {
         admission.Complete(governance::TokenUsage{admission.estimate().prompt_tokens, 0, 0, 0});
     context.cost_micros = cost.micros;
     context.unpriced = false;
+    CheckAlerts(admission);
     return;
   }
   const Usage& u = context.usage;
@@ -195,6 +196,12 @@ void GovernanceFilter::OnComplete(RequestContext& context) {
   const governance::CostResult cost = admission.Complete(usage);
   context.cost_micros = cost.micros;
   context.unpriced = cost.unpriced;
+  if (cost.micros > 0) CheckAlerts(admission);
+}
+
+void GovernanceFilter::CheckAlerts(const governance::Admission& admission) const {
+  const governance::TenantEntry* tenant = admission.principal().tenant;
+  if (alerts_ != nullptr && tenant != nullptr) alerts_->Check(*tenant);
 }
 
 }  // namespace turnpike::core

@@ -33,6 +33,8 @@
 //                        deliberately high bytes-per-token ratio as the prompt estimate), so a
 //                        stream whose provider sent no usage is never priced at $0
 //   no usage, no output  Release: a failed or cancelled request costs nothing
+// After a settle that cost something, the tenant's spend is compared against its next budget
+// alert threshold (governance/budget_alerts.h; a comparison unless one is crossed).
 // Errors (context.refusal, rendered in the door's shape; OpenAI's shown): 401 without a credential
 // or with a bad key, 403 revoked/expired/suspended, 404 model not allowed, 400 per-request cap
 // (param max_tokens), 429 insufficient_quota (budget) or rate_limit_exceeded (RPM/TPM, with
@@ -48,6 +50,7 @@
 
 #include "common/result.h"
 #include "core/filter.h"
+#include "governance/budget_alerts.h"
 #include "governance/keys.h"
 #include "governance/snapshot_cell.h"
 
@@ -60,11 +63,13 @@ class GovernanceFilter : public Filter {
  public:
   GovernanceFilter(const governance::SnapshotCell& cell, governance::SecretVerifier verifier,
                    SnapshotRefresh refresh = {},
-                   std::chrono::milliseconds refill_wait = std::chrono::milliseconds(0))
+                   std::chrono::milliseconds refill_wait = std::chrono::milliseconds(0),
+                   const governance::BudgetAlerts* alerts = nullptr)
       : reader_(cell),
         verifier_(std::move(verifier)),
         refresh_(std::move(refresh)),
-        refill_wait_(refill_wait) {}
+        refill_wait_(refill_wait),
+        alerts_(alerts) {}
 
   FilterStatus OnRequest(RequestContext& context) override;
   boost::asio::awaitable<FilterStatus> Resume(RequestContext& context) override;
@@ -77,11 +82,13 @@ class GovernanceFilter : public Filter {
   };
   // kSuspend only when the counters answered pending and a wait is allowed.
   Admitted Admit(RequestContext& context, bool may_wait);
+  void CheckAlerts(const governance::Admission& admission) const;
 
   governance::SnapshotReader reader_;
   governance::SecretVerifier verifier_;
   const SnapshotRefresh refresh_;
   const std::chrono::milliseconds refill_wait_;
+  const governance::BudgetAlerts* const alerts_;  // null: no budget alerts
 };
 
 }  // namespace turnpike::core

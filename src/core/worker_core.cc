@@ -88,7 +88,8 @@ std::unique_ptr<Filter> WorkerCore::MakeGovernanceFilter() const {
   Result<governance::SecretVerifier> verifier = governance::SecretVerifier::Create();
   if (!verifier.ok()) throw std::runtime_error(verifier.error().message);
   return std::make_unique<GovernanceFilter>(*shared_.governance, std::move(verifier.value()),
-                                            shared_.refresh, shared_.refill_wait);
+                                            shared_.refresh, shared_.refill_wait,
+                                            shared_.budget_alerts);
 }
 
 Result<governance::Principal> WorkerCore::Authenticate(RequestContext& ctx) {

@@ -54,6 +54,8 @@ struct CoreShared {
   // Leased counters (fleet mode): how long a request may wait for its budget slice's refill
   // (governance_filter.h); 0 = answer at once.
   std::chrono::milliseconds refill_wait{0};
+  // Budget alerts checked after each settle (governance/budget_alerts.h); null: none.
+  const governance::BudgetAlerts* budget_alerts = nullptr;
   // The worker's upstream pool (every door's model calls and backend legs share it): its TLS
   // settings and options. Without TLS settings a worker has no pool (a core without upstream
   // calls, as in some tests): pool() must not be called then.

@@ -272,9 +272,10 @@ Fleet::Inbox MakeInbox(const std::shared_ptr<AgentsShared>& shared) {
 
 }  // namespace
 
-app::Feature AgentsFeature(FleetFactory make_fleet) {
+app::Feature AgentsFeature(FleetFactory make_fleet, std::vector<TurnSubscriber> subscribers) {
   // One per feature: every worker's door and the admin routes share it.
   auto shared = std::make_shared<AgentsShared>();
+  for (TurnSubscriber& subscriber : subscribers) shared->events.Subscribe(std::move(subscriber));
   const auto on = [](const config::Config& config) {
     return config.governance.enabled && config.agents.enabled;
   };

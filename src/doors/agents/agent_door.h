@@ -146,7 +146,9 @@ using FleetFactory = std::function<std::unique_ptr<Fleet>(const app::FeatureCont
 // start-up (budgets.h) and the retention loop (retention.h). On when governance is and
 // agents.enabled. With a
 // fleet, worker 0 also runs the fleet loop (fleet_loop.cc).
-app::Feature AgentsFeature(FleetFactory make_fleet = {});
+// `subscribers`: other features' turn-event subscribers (turn_events.h), registered at once.
+app::Feature AgentsFeature(FleetFactory make_fleet = {},
+                           std::vector<TurnSubscriber> subscribers = {});
 
 struct FleetLoopOptions {
   std::chrono::milliseconds owner_ttl{15'000};

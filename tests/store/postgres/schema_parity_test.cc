@@ -16,6 +16,7 @@
 
 #include "cluster.h"
 #include "doors/agents/agent_store.h"
+#include "doors/webhooks/webhook_store.h"
 #include "store/postgres/engine.h"
 #include "store/postgres/migrations.h"
 #include "store/sqlite/engine.h"
@@ -205,9 +206,14 @@ TEST_F(SchemaParityTest, TheCoreRoleAgreesOnBothEngines) {
   EXPECT_EQ(pg_core.at("call_log").at("flags"), "integer");
 }
 
-// The product's feature roles: the agent door's.
+// The product's feature roles: the agent door's, the webhook outbox's.
 TEST_F(SchemaParityTest, TheAgentsRoleAgreesOnBothEngines) {
   const std::vector<std::string> differences = Compare(agents::AgentsRole().schema, {});
+  for (const std::string& d : differences) ADD_FAILURE() << d;
+}
+
+TEST_F(SchemaParityTest, TheWebhooksRoleAgreesOnBothEngines) {
+  const std::vector<std::string> differences = Compare(webhooks::WebhooksRole().schema, {});
   for (const std::string& d : differences) ADD_FAILURE() << d;
 }
 
