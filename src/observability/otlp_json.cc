@@ -211,7 +211,10 @@ void ServerSpan(std::string& out, const SpanRecord& r, const Ids& ids) {
       a.Int("turnpike.attempts", r.attempts_made);
     } else if (r.kind == TraceKind::kSearch) {
       a.String("db.system.name", "elasticsearch");
-      a.String("db.operation.name", r.model);
+      // The search door's operation label without its metrics prefix ("es_search" -> search).
+      std::string_view op = r.model;
+      if (op.rfind("es_", 0) == 0) op.remove_prefix(3);
+      a.String("db.operation.name", op);
       a.String("db.namespace", r.search_index);
       a.String("turnpike.search.index", r.search_index);
     }

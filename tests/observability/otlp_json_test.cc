@@ -141,7 +141,7 @@ TEST(OtlpJson, SearchRequestsAreTheirOwnKind) {
   r.trace_lo = 2;
   r.span_id = 3;
   r.kind = TraceKind::kSearch;
-  r.model = "search";
+  r.model = "es_search";
   r.search_index = "docs";
   r.method = "POST";
   r.path = "/es/docs/_search";
@@ -156,6 +156,7 @@ TEST(OtlpJson, SearchRequestsAreTheirOwnKind) {
   auto a = Attributes(s);
   EXPECT_EQ(a["db.system.name"].at("stringValue"), "elasticsearch");
   EXPECT_EQ(a["db.namespace"].at("stringValue"), "docs");
+  EXPECT_EQ(a["db.operation.name"].at("stringValue"), "search");
   EXPECT_EQ(a["error.type"].at("stringValue"), "internal");
   EXPECT_EQ(s.at("status").at("code"), 2);
 }
