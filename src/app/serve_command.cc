@@ -35,6 +35,7 @@
 #include "http/tls_context.h"
 #include "model_call/route_table.h"
 #include "observability/access_log.h"
+#include "observability/otlp_exporter.h"
 #include "providers/anthropic/anthropic_provider.h"
 #include "providers/cohere/cohere_provider.h"
 #include "providers/gemini/gemini_provider.h"
@@ -267,6 +268,7 @@ struct Gateway {
   std::shared_ptr<const model_call::RouteTable> routes;
   std::unique_ptr<upstream::TlsContexts> tls;
   std::unique_ptr<observability::AccessLogSink> access_log;
+  std::unique_ptr<observability::OtlpExporter> tracer;  // telemetry.otlp; null: tracing off
   core::ProbeRegistry probes;
   std::unique_ptr<doors::llm::LlmShared> llm;
   // The counters role: in-process atomics (governance/local_counters.h), or leases from Redis
@@ -295,6 +297,32 @@ struct Gateway {
   std::unique_ptr<core::CoreShared> core;
 };
 
+// OpenTelemetry traces (telemetry.otlp): the exporter's thread and its counters in /metrics.
+void StartTracer(Gateway& g) {
+  const config::OtlpConfig& o = g.config.telemetry.otlp;
+  if (o.endpoint.empty()) return;
+  g.tracer = std::make_unique<observability::OtlpExporter>(
+      observability::OtlpExporterOptions{o.endpoint, o.sampling_ratio, o.headers, o.queue_size,
+                                         o.batch_size, o.export_interval, o.timeout, "turnpike"});
+  g.probes.feature_metrics.push_back([t = g.tracer.get()](observability::PrometheusWriter& w) {
+    using observability::MetricType;
+    w.Family("turnpike_otel_spans_exported_total",
+             "Requests whose spans (server, phases, attempts) a collector accepted.",
+             MetricType::kCounter);
+    w.Sample("turnpike_otel_spans_exported_total", {}, static_cast<double>(t->exported_requests()));
+    w.Family("turnpike_otel_spans_dropped_total",
+             "Requests whose spans were dropped at the exporter's full queue.",
+             MetricType::kCounter);
+    w.Sample("turnpike_otel_spans_dropped_total", {}, static_cast<double>(t->dropped_requests()));
+    w.Family("turnpike_otel_exports_total", "OTLP export requests made.", MetricType::kCounter);
+    w.Sample("turnpike_otel_exports_total", {}, static_cast<double>(t->exports()));
+    w.Family("turnpike_otel_exports_failed_total",
+             "OTLP export requests that failed (connect, timeout, non-2xx); their spans are lost.",
+             MetricType::kCounter);
+    w.Sample("turnpike_otel_exports_failed_total", {}, static_cast<double>(t->failed_exports()));
+  });
+}
+
 // The dialects, the model routes, TLS, the access log and the LLM door's shared state.
 void PrepareLlm(Gateway& g) {
   g.registry = MakeRegistry();
@@ -317,6 +345,7 @@ void PrepareLlm(Gateway& g) {
   }
   g.llm = std::make_unique<doors::llm::LlmShared>(
       doors::llm::LlmShared{g.config, g.routes, g.probes, *g.registry});
+  StartTracer(g);
 }
 
 // Fleet mode's leased counters, with governance and `redis.url`; else the in-process counters'
@@ -461,6 +490,7 @@ void MakeCore(Gateway& g) {
   core.model_count = g.routes->models().size();
   core.server_timing = g.config.server.server_timing;
   core.access_log = g.access_log.get();
+  core.tracer = g.tracer.get();
   core.tls = g.tls.get();
   core.pool_options = upstream::PoolOptions{g.config.upstream.pool_max_idle_per_origin,
                                             g.config.upstream.pool_idle_ttl};
@@ -542,6 +572,7 @@ void ShutDown(Gateway& g) {
   g.probes.feature_metrics.clear();
   if (g.store.thread) g.store.thread->Stop();
   if (g.access_log) g.access_log->Flush();
+  if (g.tracer) g.tracer->Stop();
 }
 
 int Serve(const std::string& config_path, const ServeOptions& options, const Features& features) {

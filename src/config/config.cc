@@ -429,9 +429,10 @@ std::string DialectOf(const Deployment& deployment) {
 Config ParseConfig(const std::string& yaml_text) {
   try {
     const YAML::Node root = YAML::Load(yaml_text);
-    YamlMap top(root, "",
-                {"server", "upstream", "routing", "models", "governance", "hotpath", "store",
-                 "call_log", "prices", "redis", "search", "llm_cache", "agents", "webhooks"});
+    YamlMap top(
+        root, "",
+        {"server", "upstream", "routing", "models", "governance", "hotpath", "store", "call_log",
+         "prices", "redis", "search", "llm_cache", "agents", "webhooks", "telemetry"});
     Config config;
     config.server = ParseServer(top);
     config.upstream = ParseUpstream(top);
@@ -447,6 +448,7 @@ Config ParseConfig(const std::string& yaml_text) {
     CheckSemanticModel(config);
     config.agents = ParseAgents(top);
     config.webhooks = ParseWebhooks(top);
+    config.telemetry = ParseTelemetry(top);
     if (config.search.enabled && !config.governance.enabled) {
       FailAt("search.enabled", "the search door needs governance (an index belongs to a tenant)");
     }

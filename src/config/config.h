@@ -169,6 +169,19 @@
 //                                      # dims, ~7 ms at 10000 (that long, the worker serves no
 //                                      # other connection: raise it with care)
 //
+//   telemetry:                         # OpenTelemetry traces (observability/otlp_exporter.h)
+//     otlp:
+//       endpoint: http://127.0.0.1:4318/v1/traces  # OTLP/HTTP JSON; http:// only; "" or
+//                                      # absent = tracing off (no traceparent read or sent)
+//       sampling_ratio: 1.0            # 0..1 of new traces recorded; below 1 a client's
+//                                      # traceparent decides (parent-based sampling)
+//       headers: {authorization: "Bearer ${OTLP_TOKEN}"}  # sent with every export
+//       queue_size: 2048               # finished requests waiting for export; full: dropped
+//                                      # and counted (turnpike_otel_spans_dropped_total)
+//       batch_size: 512                # requests per export request at most
+//       export_interval: 1s            # a partial batch is sent at least this often
+//       timeout: 5s                    # one export request (connect, send, answer)
+//
 // A client of one API reaches a deployment of the other through translation (providers/):
 // OpenAI /v1/chat/completions -> anthropic, Anthropic /v1/messages -> openai.
 #pragma once
@@ -178,6 +191,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace turnpike::config {
@@ -379,6 +393,21 @@ struct AgentsConfig {
   Millis fleet_sweep_interval{10'000};
 };
 
+// telemetry.otlp: see the YAML shape above. An empty endpoint = tracing off.
+struct OtlpConfig {
+  std::string endpoint;
+  double sampling_ratio = 1.0;
+  std::vector<std::pair<std::string, std::string>> headers;  // name, value
+  size_t queue_size = 2'048;
+  size_t batch_size = 512;
+  Millis export_interval{1'000};
+  Millis timeout{5'000};
+};
+
+struct TelemetryConfig {
+  OtlpConfig otlp;
+};
+
 struct Config {
   ServerConfig server;
   UpstreamConfig upstream;
@@ -393,6 +422,7 @@ struct Config {
   LlmCacheConfig llm_cache;
   AgentsConfig agents;
   WebhooksConfig webhooks;
+  TelemetryConfig telemetry;
 };
 
 // The dialect (provider registry entry) a deployment is called in: its `provider`, or

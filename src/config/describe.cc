@@ -77,6 +77,13 @@ std::string DescribeConfig(const Config& config) {
         << config.redis.lease_ttl.count() << "ms, refill wait " << config.redis.refill_wait.count()
         << "ms)\n";
   }
+  const OtlpConfig& otlp = config.telemetry.otlp;
+  if (!otlp.endpoint.empty()) {
+    out << "telemetry: OpenTelemetry traces to " << MaskUserInfo(otlp.endpoint) << " (sampling "
+        << otlp.sampling_ratio << ", queue " << otlp.queue_size << ", batch " << otlp.batch_size
+        << ", every " << otlp.export_interval.count() << "ms, " << otlp.headers.size()
+        << " header(s))\n";
+  }
   out << "routing: up to " << config.routing.max_attempts << " attempt(s) per request\n";
   out << "models: " << config.models.size() << "\n";
   for (const ModelRoute& model : config.models) {

@@ -19,6 +19,7 @@
 #include "core/answer.h"
 #include "governance/admission.h"
 #include "governance/snapshot.h"
+#include "observability/trace_context.h"
 #include "store/call_record.h"
 
 namespace turnpike::http {
@@ -139,6 +140,9 @@ struct RequestContext {
   // filter releases their reservation; the call that answered them bills its own key once).
   store::CacheStatus cache_status = store::CacheStatus::kNone;
   TurnFacts turn;
+  // OpenTelemetry (observability/trace_context.h): set by WorkerCore::Start when tracing is
+  // on (trace.on), the upstream attempts by the model call; untouched when it is off.
+  observability::TraceState trace;
 };
 
 }  // namespace turnpike::core

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "common/clock.h"
+#include "core/request_trace.h"
 #include "core/server_timing.h"
 #include "governance/authenticate.h"
 
@@ -121,6 +122,7 @@ void WorkerCore::Start(http::Exchange& exchange, const RouteMatch& match,
   ctx.phases.received = exchange.started();
   ctx.bytes_in = exchange.request().body().size();
   ctx.route_slot = match.slot;
+  if (shared_.tracer != nullptr) BeginTrace(*shared_.tracer, exchange, ctx);
 }
 
 void WorkerCore::ReadCredentials(const http::Exchange& exchange, RequestContext& ctx) {
@@ -235,6 +237,7 @@ void WorkerCore::Finish(const ExchangeRecord& exchange, RequestContext& ctx) {
   }
   if (ctx.status == 499) probe_.client_cancels.Add();
   if (call_log_ && ctx.principal.tenant != nullptr) LogCall(exchange, ctx, overhead_us);
+  if (shared_.tracer != nullptr) RecordTrace(*shared_.tracer, exchange, ctx);
 
   if (!access_log_) return;
   observability::AccessRecord r;

@@ -30,6 +30,7 @@
 #include "governance/snapshot_cell.h"
 #include "http/exchange.h"
 #include "observability/access_log.h"
+#include "observability/otlp_exporter.h"
 #include "store/call_log_buffer.h"
 #include "store/store_thread.h"
 #include "upstream/pool.h"
@@ -44,6 +45,8 @@ struct CoreShared {
   size_t model_count = 0;                              // the request probe's model slots
   bool server_timing = false;                          // server.server_timing
   observability::AccessLogSink* access_log = nullptr;  // nullptr: access log off
+  // OpenTelemetry traces (request_trace.h); nullptr: tracing off, nothing read or recorded.
+  observability::OtlpExporter* tracer = nullptr;
   // Governance on: the published snapshot, the store thread the call log goes to, and the
   // read-through reload (empty unless snapshot_ttl is 0). Governance off: all null/empty.
   const governance::SnapshotCell* governance = nullptr;

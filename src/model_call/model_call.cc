@@ -141,6 +141,8 @@ net::awaitable<CallEnd> ModelCall::Run(const CallRequest& request) {
     out.request_id = ctx_.request_id;
     out.extra_headers = target.extra_headers;
 
+    if (ctx_.trace.on) TraceAttempt(target, out);
+
     upstream::Call& call = attempt_.emplace(deps_.pool, target.origin, deps_.call_options);
     if (abandoned_) co_return Abandoned();
     Status started = co_await call.Start(out);
@@ -150,6 +152,7 @@ net::awaitable<CallEnd> ModelCall::Run(const CallRequest& request) {
     ctx_.phases.upstream_head = call.head_received_at();
     if (abandoned_) co_return Abandoned();
     if (!started.ok()) {
+      if (ctx_.trace.on) ctx_.trace.EndAttempt(core::Clock::now(), -1);
       failure_.error = started.error();
       failure_.answer.reset();
       attempt_.reset();
@@ -157,6 +160,9 @@ net::awaitable<CallEnd> ModelCall::Run(const CallRequest& request) {
     }
     const unsigned status = call.status();
     ctx_.upstream_status = static_cast<int>(status);
+    if (observability::AttemptSpan* span = ctx_.trace.recording()) {
+      span->status = static_cast<int>(status);
+    }
     if (IsRetryable(status)) {
       Result<std::string> answer_body = co_await call.ReadAll(kMaxRetryableBody);
       if (abandoned_) co_return Abandoned();
@@ -168,6 +174,7 @@ net::awaitable<CallEnd> ModelCall::Run(const CallRequest& request) {
                                             identity ? nullptr : dialect};
       failure_.error.reset();
       attempt_.reset();
+      if (ctx_.trace.on) ctx_.trace.EndAttempt(core::Clock::now(), static_cast<int>(status));
       continue;
     }
     const bool stream =
@@ -195,6 +202,17 @@ net::awaitable<CallEnd> ModelCall::Run(const CallRequest& request) {
     failure_.error = Error{ErrorCode::kUpstreamUnavailable, "No upstream attempt was made.", ""};
   }
   co_return CallEnd::kFailed;
+}
+
+void ModelCall::TraceAttempt(const DeploymentTarget& target, upstream::OutgoingRequest& out) {
+  out.traceparent = ctx_.trace.BeginAttempt(core::Clock::now());
+  observability::AttemptSpan* span = ctx_.trace.recording();
+  if (span == nullptr) return;
+  span->deployment = target.name;
+  span->provider = target.provider;
+  span->upstream_model = target.upstream_model;
+  span->server_address = target.origin.host;
+  span->server_port = target.origin.port;
 }
 
 Status ModelCall::ReadWhole(const CallRequest& request, const upstream::Call& call,

@@ -167,6 +167,8 @@ class ModelCall {
   boost::asio::awaitable<bool> Sleep(std::chrono::milliseconds delay);
   // A whole answer read into whole_body_: its head and answer (whole_start_, whole_), parsed
   // when translated, and what the context learns from it; an error is the call's failure.
+  // Tracing on: starts the attempt's client span and puts its traceparent on `out`.
+  void TraceAttempt(const DeploymentTarget& target, upstream::OutgoingRequest& out);
   Status ReadWhole(const CallRequest& request, const upstream::Call& call,
                    const providers::Provider& dialect, bool identity);
   // Awaits every live sink's Flush, dropping those that say their consumer has gone.

@@ -165,6 +165,7 @@ asio::awaitable<Status> Call::Start(const OutgoingRequest& request) {
   add("Accept", request.accept);
   add("Authorization", request.authorization);
   add("x-request-id", request.request_id);
+  add("traceparent", request.traceparent);
   if (!request.extra_headers.empty()) head.append("\r\n").append(request.extra_headers);
   head.append("\r\n\r\n");
 

@@ -44,6 +44,7 @@ struct OutgoingRequest {
   std::string_view accept;         // omitted when empty
   std::string_view authorization;  // the whole header value ("Bearer ..."); omitted when empty
   std::string_view request_id;     // sent as x-request-id; omitted when empty
+  std::string_view traceparent;    // W3C Trace Context (tracing on only); omitted when empty
   // More header lines, pre-rendered once per deployment ("x-api-key: ...\r\nanthropic-version:
   // 2023-06-01", no trailing CRLF); omitted when empty.
   std::string_view extra_headers;

@@ -97,6 +97,10 @@ boost::asio::awaitable<void> SearchDoor::Handle(http::Exchange& exchange, core::
                      "Accept/Content-Type: only compatible-with=8 or 9 is supported");
   }
   ctx.model = parsed.ok() ? std::string(OpLabel(parsed->op)) : "es";
+  if (ctx.trace.on) {
+    ctx.trace.kind = observability::TraceKind::kSearch;
+    if (parsed.ok()) ctx.trace.search_index = parsed->index;
+  }
   ctx.phases.parsed = core::Clock::now();
 
   Reply reply;

@@ -1,0 +1,105 @@
+// W3C Trace Context for OpenTelemetry traces: a request's trace state (ids, sampling, the
+// upstream attempts' spans), traceparent parsing and rendering, the sampling decision and span
+// ids. What a finished request hands the exporter is span_record.h; the exporter is
+// otlp_exporter.h.
+//
+// Ownership: a TraceState lives in the request's context (core/request_context.h) and is
+// filled on the request's worker: when tracing is off its `on` stays false and nothing else is
+// touched (no allocation, no header read or written). Thread safety: a TraceState belongs to
+// its request's worker; the free functions are pure except NewSpanId (a per-thread generator).
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace turnpike::observability {
+
+// "00-" + 32 hex trace id + "-" + 16 hex span id + "-" + 2 hex flags.
+inline constexpr size_t kTraceParentSize = 55;
+// Upstream attempts recorded as spans per request; later attempts are counted, not recorded.
+inline constexpr size_t kMaxAttemptSpans = 4;
+
+struct TraceParent {
+  uint64_t trace_hi = 0;  // the trace id's first 8 bytes (big-endian as hex)
+  uint64_t trace_lo = 0;
+  uint64_t span_id = 0;  // the parent's span id
+  bool sampled = false;  // flags bit 0
+};
+
+// Parses a traceparent header value. nullopt for anything the W3C spec says to ignore: bad
+// length or hex (uppercase too), version "ff", an all-zero trace or span id, version 00 with
+// trailing data. A higher version's value is read by its first 55 characters when what
+// follows is "-..." (the spec's forward compatibility).
+std::optional<TraceParent> ParseTraceParent(std::string_view value);
+
+// Writes exactly kTraceParentSize characters (version 00) to `out`.
+void RenderTraceParent(uint64_t trace_hi, uint64_t trace_lo, uint64_t span_id, bool sampled,
+                       char* out);
+
+// Lowercase hex of `v`, 16 characters, to `out`.
+void WriteHex16(uint64_t v, char* out);
+
+// Whether a request is recorded. A parent (the client's traceparent) decides when the ratio is
+// below 1 (parent-based sampling); at ratio 1 every trace is recorded, at 0 none; otherwise a
+// new trace is recorded when its trace id's low 64 bits fall below ratio * 2^64 (the
+// TraceIdRatioBased rule, so every hop that sees the id decides alike).
+bool ShouldSample(double ratio, const std::optional<TraceParent>& parent, uint64_t trace_lo);
+
+// A random non-zero 64-bit id from this thread's generator (seeded once per thread).
+uint64_t NewSpanId();
+
+// Mixes `seed` into a well-spread non-zero id (the exporter's child span ids).
+uint64_t DeriveSpanId(uint64_t seed, uint64_t n);
+
+enum class TraceKind : uint8_t {
+  kModel,   // a model call (LLM door): "chat {model}"
+  kSearch,  // a search door request: "search {index}"
+  kOther,   // anything else: "{method} {path}"
+};
+
+// One upstream attempt, as the model call saw it; views point into the route table, which
+// outlives the request.
+struct AttemptSpan {
+  uint64_t span_id = 0;
+  std::chrono::steady_clock::time_point start{};
+  std::chrono::steady_clock::time_point end{};  // unset: the answering attempt (ends with it)
+  int status = -1;                              // the upstream's status; -1: none (an error)
+  std::string_view deployment;
+  std::string_view provider;  // the dialect's name (route_table.h DeploymentTarget::provider)
+  std::string_view upstream_model;
+  std::string_view server_address;  // the origin's host
+  uint16_t server_port = 0;
+};
+
+struct TraceState {
+  bool on = false;       // tracing is on: ids below are set and attempts are recorded
+  bool sampled = false;  // the request's spans are exported
+  TraceKind kind = TraceKind::kOther;
+  uint8_t attempt_count = 0;  // recorded in `attempts` (at most kMaxAttemptSpans)
+  uint64_t trace_hi = 0;
+  uint64_t trace_lo = 0;
+  uint64_t span_id = 0;         // the server span's
+  uint64_t parent_span_id = 0;  // the client's span (0: a new trace)
+  std::string tracestate;       // the client's, passed on as received (empty: none)
+  std::string search_index;     // kSearch: the index (or pattern) searched
+  std::array<AttemptSpan, kMaxAttemptSpans> attempts{};
+  // The traceparent the upstream attempt in flight is sent (RenderTraceParent).
+  std::array<char, kTraceParentSize> traceparent{};
+
+  // Starts an attempt's span (a new span id, the traceparent for its request), returns the
+  // header value to send; the span is recorded while fewer than kMaxAttemptSpans are.
+  std::string_view BeginAttempt(std::chrono::steady_clock::time_point now);
+  // The attempt in flight ended (failed or moved on) with the upstream's `status` (-1: none).
+  void EndAttempt(std::chrono::steady_clock::time_point now, int status);
+  // The attempt in flight's span; nullptr when it is not recorded (past kMaxAttemptSpans).
+  AttemptSpan* recording() { return recording_ ? &attempts[attempt_count - 1] : nullptr; }
+
+ private:
+  bool recording_ = false;  // the attempt in flight has a slot in `attempts`
+};
+
+}  // namespace turnpike::observability

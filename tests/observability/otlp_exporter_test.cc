@@ -1,0 +1,106 @@
+#include "observability/otlp_exporter.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/json.hpp>
+#include <string>
+#include <thread>
+
+namespace turnpike::observability {
+namespace {
+
+// A loopback listener on port 0.
+int Listen(uint16_t& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  EXPECT_EQ(::listen(fd, 4), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  port = ntohs(addr.sin_port);
+  return fd;
+}
+
+SpanRecord Record(uint64_t id) {
+  SpanRecord r;
+  r.trace_hi = 1;
+  r.trace_lo = id;
+  r.span_id = id;
+  r.method = "GET";
+  r.path = "/x";
+  return r;
+}
+
+OtlpExporterOptions Options(uint16_t port) {
+  OtlpExporterOptions o;
+  o.endpoint = "http://127.0.0.1:" + std::to_string(port) + "/v1/traces";
+  o.queue_size = 2;
+  o.batch_size = 100;
+  o.export_interval = std::chrono::hours(1);  // only Stop sends
+  o.timeout = std::chrono::seconds(5);
+  o.headers = {{"x-token", "abc"}};
+  return o;
+}
+
+TEST(OtlpExporter, DropsAndCountsWhenTheQueueIsFullAndCountsAFailedExport) {
+  uint16_t port = 0;
+  const int fd = Listen(port);
+  ::close(fd);  // nothing listens there now: the export is refused
+  OtlpExporter exporter(Options(port));
+  EXPECT_TRUE(exporter.Push(Record(1)));
+  EXPECT_TRUE(exporter.Push(Record(2)));
+  EXPECT_FALSE(exporter.Push(Record(3)));
+  EXPECT_EQ(exporter.dropped_requests(), 1u);
+  exporter.Stop();
+  EXPECT_EQ(exporter.exports(), 1u);
+  EXPECT_EQ(exporter.failed_exports(), 1u);
+  EXPECT_EQ(exporter.exported_requests(), 0u);
+  EXPECT_FALSE(exporter.Push(Record(4)));  // stopped
+  EXPECT_EQ(exporter.dropped_requests(), 2u);
+}
+
+TEST(OtlpExporter, PostsOneBatchToTheCollector) {
+  uint16_t port = 0;
+  const int listener = Listen(port);
+  std::string received;
+  std::thread collector([listener, &received] {
+    const int c = ::accept(listener, nullptr, nullptr);
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::recv(c, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      received.append(buf, static_cast<size_t>(n));
+      const size_t head_end = received.find("\r\n\r\n");
+      if (head_end == std::string::npos) continue;
+      const size_t cl = received.find("Content-Length: ");
+      const size_t length = std::stoul(received.substr(cl + 16));
+      if (received.size() >= head_end + 4 + length) break;
+    }
+    const std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+    ::send(c, answer.data(), answer.size(), 0);
+    ::close(c);
+  });
+  OtlpExporter exporter(Options(port));
+  EXPECT_TRUE(exporter.Push(Record(1)));
+  EXPECT_TRUE(exporter.Push(Record(2)));
+  exporter.Stop();
+  collector.join();
+  ::close(listener);
+  EXPECT_EQ(exporter.exports(), 1u);
+  EXPECT_EQ(exporter.failed_exports(), 0u);
+  EXPECT_EQ(exporter.exported_requests(), 2u);
+  EXPECT_EQ(received.rfind("POST /v1/traces HTTP/1.1\r\n", 0), 0u);
+  EXPECT_NE(received.find("\r\nx-token: abc\r\n"), std::string::npos);
+  EXPECT_NE(received.find("\r\nContent-Type: application/json\r\n"), std::string::npos);
+  const boost::json::value doc = boost::json::parse(received.substr(received.find("\r\n\r\n") + 4));
+  EXPECT_EQ(doc.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").as_array().size(), 2u);
+}
+
+}  // namespace
+}  // namespace turnpike::observability

@@ -1,0 +1,176 @@
+#include "observability/otlp_json.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <map>
+#include <string>
+
+namespace turnpike::observability {
+namespace {
+namespace json = boost::json;
+
+SpanRecord ChatRecord() {
+  SpanRecord r;
+  r.trace_hi = 0x4bf92f3577b34da6ULL;
+  r.trace_lo = 0xa3ce929d0e0e4736ULL;
+  r.span_id = 0x1111111111111111ULL;
+  r.parent_span_id = 0x00f067aa0ba902b7ULL;
+  r.kind = TraceKind::kModel;
+  r.phases = {1000, 1100, 1200, 1300, 1400, 1500, 1600, 1700, 2000};
+  r.tracestate = "vendor=1";
+  r.method = "POST";
+  r.path = "/v1/chat/completions";
+  r.model = "gpt-4o-mini";
+  r.finish_reason = "stop";
+  r.tenant_id = "t1";
+  r.key_id = "k1";
+  r.status = 200;
+  r.input_tokens = 12;
+  r.output_tokens = 5;
+  r.cost_micros = 1500;
+  r.stream = true;
+  r.attempts_made = 2;
+  r.attempt_count = 2;
+  r.attempts[0] = {0x2222222222222222ULL, 1250,       1290,        503, "d1",
+                   "anthropic",           "claude-x", "127.0.0.1", 9000};
+  r.attempts[1] = {0x3333333333333333ULL, 1300, 0, 200, "d2", "gemini", "gemini-2", "host", 0};
+  return r;
+}
+
+std::map<std::string, json::value> Attributes(const json::object& span) {
+  std::map<std::string, json::value> out;
+  for (const json::value& a : span.at("attributes").as_array()) {
+    out[std::string(a.at("key").as_string())] = a.at("value");
+  }
+  return out;
+}
+
+TEST(OtlpJson, EncodesTheEnvelope) {
+  std::string out;
+  EncodeOtlpJson({}, "turnpike", out);
+  EXPECT_EQ(out, R"({"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":)"
+                 R"({"stringValue":"turnpike"}}]},"scopeSpans":[{"scope":{"name":"turnpike"},)"
+                 R"("spans":[]}]}]})");
+}
+
+TEST(OtlpJson, EncodesAnOtherRequestExactly) {
+  SpanRecord r;
+  r.trace_hi = 1;
+  r.trace_lo = 2;
+  r.span_id = 3;
+  r.method = "GET";
+  r.path = "/healthz";
+  r.status = 200;
+  r.phases.received = 10;
+  r.phases.done = 20;
+  std::string out;
+  EncodeOtlpJson(std::span<const SpanRecord>(&r, 1), "gw", out);
+  EXPECT_EQ(out,
+            R"({"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":)"
+            R"({"stringValue":"gw"}}]},"scopeSpans":[{"scope":{"name":"turnpike"},"spans":[)"
+            R"({"traceId":"00000000000000010000000000000002","spanId":"0000000000000003",)"
+            R"("name":"GET /healthz","kind":2,"startTimeUnixNano":"10","endTimeUnixNano":"20",)"
+            R"("attributes":[{"key":"http.request.method","value":{"stringValue":"GET"}},)"
+            R"({"key":"http.response.status_code","value":{"intValue":"200"}},)"
+            R"({"key":"url.path","value":{"stringValue":"/healthz"}}]}]}]}]})");
+}
+
+TEST(OtlpJson, EncodesAChatCallWithPhasesAndAttempts) {
+  const SpanRecord r = ChatRecord();
+  std::string out;
+  EncodeOtlpJson(std::span<const SpanRecord>(&r, 1), "turnpike", out);
+  const json::value doc = json::parse(out);
+  const json::array& spans =
+      doc.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").as_array();
+  // server + parse, governance, connect, first byte, stream + 2 attempts
+  ASSERT_EQ(spans.size(), 8u);
+  const json::object& server = spans[0].as_object();
+  EXPECT_EQ(server.at("traceId"), "4bf92f3577b34da6a3ce929d0e0e4736");
+  EXPECT_EQ(server.at("spanId"), "1111111111111111");
+  EXPECT_EQ(server.at("parentSpanId"), "00f067aa0ba902b7");
+  EXPECT_EQ(server.at("traceState"), "vendor=1");
+  EXPECT_EQ(server.at("name"), "chat gpt-4o-mini");
+  EXPECT_EQ(server.at("kind"), 2);
+  EXPECT_EQ(server.at("startTimeUnixNano"), "1000");
+  EXPECT_EQ(server.at("endTimeUnixNano"), "2000");
+  EXPECT_EQ(server.at("events").at(0).at("name"), "gen_ai.first_token");
+  EXPECT_FALSE(server.contains("status"));
+  auto a = Attributes(server);
+  EXPECT_EQ(a["gen_ai.operation.name"].at("stringValue"), "chat");
+  EXPECT_EQ(a["gen_ai.provider.name"].at("stringValue"), "gcp.gemini");
+  EXPECT_EQ(a["gen_ai.request.model"].at("stringValue"), "gpt-4o-mini");
+  EXPECT_EQ(a["gen_ai.response.model"].at("stringValue"), "gemini-2");
+  EXPECT_EQ(a["gen_ai.usage.input_tokens"].at("intValue"), "12");
+  EXPECT_EQ(a["gen_ai.usage.output_tokens"].at("intValue"), "5");
+  EXPECT_EQ(
+      a["gen_ai.response.finish_reasons"].at("arrayValue").at("values").at(0).at("stringValue"),
+      "stop");
+  EXPECT_EQ(a["http.response.status_code"].at("intValue"), "200");
+  EXPECT_EQ(a["turnpike.tenant.id"].at("stringValue"), "t1");
+  EXPECT_EQ(a["turnpike.cost_usd"].at("doubleValue"), 0.0015);
+  EXPECT_EQ(a["turnpike.cache.hit"].at("boolValue"), false);
+
+  const char* phases[] = {"gateway.parse", "gateway.governance", "upstream.connect",
+                          "upstream.first_byte", "response.stream"};
+  for (size_t i = 0; i < 5; ++i) {
+    const json::object& s = spans[1 + i].as_object();
+    EXPECT_EQ(s.at("name"), phases[i]);
+    EXPECT_EQ(s.at("kind"), 1);
+    EXPECT_EQ(s.at("parentSpanId"), "1111111111111111");
+    EXPECT_NE(s.at("spanId"), server.at("spanId"));
+  }
+  const json::object& failed = spans[6].as_object();
+  EXPECT_EQ(failed.at("name"), "chat claude-x");
+  EXPECT_EQ(failed.at("kind"), 3);
+  EXPECT_EQ(failed.at("spanId"), "2222222222222222");
+  EXPECT_EQ(failed.at("status").at("code"), 2);
+  auto fa = Attributes(failed);
+  EXPECT_EQ(fa["gen_ai.provider.name"].at("stringValue"), "anthropic");
+  EXPECT_EQ(fa["server.address"].at("stringValue"), "127.0.0.1");
+  EXPECT_EQ(fa["server.port"].at("intValue"), "9000");
+  EXPECT_EQ(fa["http.response.status_code"].at("intValue"), "503");
+  const json::object& answered = spans[7].as_object();
+  EXPECT_EQ(answered.at("endTimeUnixNano"), "2000");  // ends with the request
+  EXPECT_FALSE(answered.contains("status"));
+}
+
+TEST(OtlpJson, SearchRequestsAreTheirOwnKind) {
+  SpanRecord r;
+  r.trace_hi = 1;
+  r.trace_lo = 2;
+  r.span_id = 3;
+  r.kind = TraceKind::kSearch;
+  r.model = "es_search";
+  r.search_index = "docs";
+  r.method = "POST";
+  r.path = "/es/docs/_search";
+  r.status = 500;
+  r.error = "internal";
+  std::string out;
+  EncodeOtlpJson(std::span<const SpanRecord>(&r, 1), "turnpike", out);
+  const json::value doc = json::parse(out);
+  const json::object& s =
+      doc.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").at(0).as_object();
+  EXPECT_EQ(s.at("name"), "search docs");
+  auto a = Attributes(s);
+  EXPECT_EQ(a["db.system.name"].at("stringValue"), "elasticsearch");
+  EXPECT_EQ(a["db.namespace"].at("stringValue"), "docs");
+  EXPECT_EQ(a["db.operation.name"].at("stringValue"), "search");
+  EXPECT_EQ(a["error.type"].at("stringValue"), "internal");
+  EXPECT_EQ(s.at("status").at("code"), 2);
+}
+
+TEST(OtlpJson, NamesOperationsAndProviders) {
+  EXPECT_EQ(GenAiOperationName("/v1/embeddings"), "embeddings");
+  EXPECT_EQ(GenAiOperationName("/v1beta/models/m:embedContent"), "embeddings");
+  EXPECT_EQ(GenAiOperationName("/v1/completions"), "text_completion");
+  EXPECT_EQ(GenAiOperationName("/v1/chat/completions"), "chat");
+  EXPECT_EQ(GenAiOperationName("/v1/messages"), "chat");
+  EXPECT_EQ(GenAiProviderName("openai_responses"), "openai");
+  EXPECT_EQ(GenAiProviderName("gemini"), "gcp.gemini");
+  EXPECT_EQ(GenAiProviderName("cohere"), "cohere");
+}
+
+}  // namespace
+}  // namespace turnpike::observability
