@@ -114,8 +114,7 @@ TEST_F(ConsoleCookieTest, ATenantSessionIsScopedAndEndsWithItsTokensRevocation) 
       << "a tenant's session is its token: the operator's routes are refused";
   const std::string forged = Cookie({"other", token_id, UnixSeconds() + kHour});
   EXPECT_EQ(CallWith(Verb::get, "/admin/v1/keys", "", {{"cookie", forged}}).status, 401u);
-  Answered revoked =
-      Call(Verb::delete_, "/admin/v1/tenants/acme/admin-tokens/" + token_id);
+  Answered revoked = Call(Verb::delete_, "/admin/v1/tenants/acme/admin-tokens/" + token_id);
   ASSERT_EQ(revoked.status, 200u) << boost::json::serialize(revoked.body);
   EXPECT_EQ(CallWith(Verb::get, "/admin/v1/keys", "", {{"cookie", cookie}}).status, 401u);
 }
