@@ -133,9 +133,6 @@ std::unique_ptr<providers::Registry> MakeRegistry() {
   return registry;
 }
 
-// How long a console sign-in lasts (its session cookie's expiry).
-constexpr int64_t kConsoleSessionSeconds = 12 * 3600;
-
 // Every front door, one line each (core/door.h). The first is the router's fallback: it answers
 // paths no door declares. Then each feature's door (feature.h), and the admin door with every
 // feature's admin resources.
@@ -180,15 +177,15 @@ std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
     }
     auto failures = std::make_shared<doors::admin::AuthFailures>();  // one for every worker
     const config::Config& settings = context.config;
-    auto sessions =
-        std::make_shared<doors::admin::ConsoleSessions>(admin_token, kConsoleSessionSeconds);
+    const auto ttl = std::chrono::duration_cast<std::chrono::seconds>(settings.ui.session_ttl);
+    auto sessions = std::make_shared<doors::admin::ConsoleSessions>(admin_token, ttl.count());
     doors.push_back({admin->Routes(), [admin, &admin_token, governance, failures, sessions](
                                           int, Context&, WorkerCore& core) {
                        return std::make_unique<doors::admin::AdminApi>(
                            *admin, admin_token, *sessions, governance->cell(), *failures, core);
                      }});
-    // The console (doors/ui/): with the admin token.
-    if (!admin_token.empty()) {
+    // The console (doors/ui/): with the admin token, unless `ui.enabled: false`.
+    if (settings.ui.enabled && !admin_token.empty()) {
       std::vector<std::string> patterns;
       for (const core::AdminRoute& route : admin->routes()) patterns.push_back(route.pattern);
       auto ui = std::make_shared<doors::ui::UiShared>(admin_token, *sessions, governance->cell(),

@@ -431,7 +431,7 @@ Config ParseConfig(const std::string& yaml_text) {
     const YAML::Node root = YAML::Load(yaml_text);
     YamlMap top(root, "",
                 {"server", "upstream", "routing", "models", "governance", "hotpath", "store",
-                 "call_log", "prices", "redis", "search", "llm_cache", "agents"});
+                 "call_log", "prices", "redis", "search", "llm_cache", "agents", "ui"});
     Config config;
     config.server = ParseServer(top);
     config.upstream = ParseUpstream(top);
@@ -446,6 +446,7 @@ Config ParseConfig(const std::string& yaml_text) {
     config.llm_cache = ParseLlmCache(top);
     CheckSemanticModel(config);
     config.agents = ParseAgents(top);
+    config.ui = ParseUi(top);
     if (config.search.enabled && !config.governance.enabled) {
       FailAt("search.enabled", "the search door needs governance (an index belongs to a tenant)");
     }

@@ -153,6 +153,10 @@
 //                                      # dims, ~7 ms at 10000 (that long, the worker serves no
 //                                      # other connection: raise it with care)
 //
+//   ui:                                # the web console at /ui (doors/ui/): on whenever governance
+//     enabled: true                    # is on and TURNPIKE_ADMIN_TOKEN is set; false: /ui is 404
+//     session_ttl: 12h                 # a console sign-in's life (its signed cookie's expiry)
+//
 // A client of one API reaches a deployment of the other through translation (providers/):
 // OpenAI /v1/chat/completions -> anthropic, Anthropic /v1/messages -> openai.
 #pragma once
@@ -350,6 +354,12 @@ struct AgentsConfig {
   Millis fleet_sweep_interval{10'000};
 };
 
+// ui: see the YAML shape above.
+struct UiConfig {
+  bool enabled = true;
+  Millis session_ttl{12LL * 3'600'000};
+};
+
 struct Config {
   ServerConfig server;
   UpstreamConfig upstream;
@@ -363,6 +373,7 @@ struct Config {
   SearchConfig search;
   LlmCacheConfig llm_cache;
   AgentsConfig agents;
+  UiConfig ui;
 };
 
 // The dialect (provider registry entry) a deployment is called in: its `provider`, or

@@ -66,6 +66,7 @@ TlsConfig ParseTls(const YamlMap& server);
 // The `llm_cache` section (llm_cache.cc), from the top-level mapping.
 LlmCacheConfig ParseLlmCache(const YamlMap& root);
 AgentsConfig ParseAgents(const YamlMap& root);
+UiConfig ParseUi(const YamlMap& root);
 // Throws unless llm_cache.semantic.model (when set) names a model in `models:` with a deployment
 // of a dialect that has an embeddings API.
 void CheckSemanticModel(const Config& config);

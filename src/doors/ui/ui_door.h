@@ -20,8 +20,9 @@
 // a Path=/ui cookie alone would never reach /admin/v1, and a Path=/ cookie would go with every
 // LLM request too. The pages call only the public admin API (/admin/v1/...) and /metrics.
 //
-// The door exists only when governance is on and TURNPIKE_ADMIN_TOKEN is set
-// (app/serve_command.cc); otherwise /ui is the fallback's 404. Errors are in the admin
+// The door exists only when governance is on, TURNPIKE_ADMIN_TOKEN is set and `ui.enabled` is
+// not false (app/serve_command.cc); otherwise /ui is the fallback's 404. The cookie's life is
+// `ui.session_ttl`. Errors are in the admin
 // API's envelope. Every answer carries a Content-Security-Policy that allows only this origin.
 //
 // Ownership and threads: one UiDoor per worker; the UiShared (built once in app/), the
