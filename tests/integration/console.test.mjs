@@ -3,8 +3,9 @@
 // else; signed in (token typed, Enter), every page opened directly by its URL loads with no
 // console error and no response >= 400; a call made through the gateway is in the call log; a
 // key made in the console works until it is revoked in the console; the spend chart has bars
-// and a budget line; a cookie write without the CSRF token is refused (403). Screenshots go to
-// artifacts/console/ (gitignored).
+// and a budget line; a cookie write without the CSRF token is refused (403). Without an admin
+// token, or with `ui: {enabled: false}`, /ui is 404. Screenshots go to artifacts/console/
+// (gitignored).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync } from 'node:fs';
@@ -169,7 +170,7 @@ test('the console: sign in, every page, call log, keys, spend, CSRF, sign out', 
   await page.close();
 });
 
-test('without an admin token /ui is 404; with it, the shell for every page path', async () => {
+test('without an admin token, or with ui.enabled false, /ui is 404; else the shell for every page path', async () => {
   const mock = await startMock();
   const models = { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-console-'));
@@ -177,6 +178,12 @@ test('without an admin token /ui is 404; with it, the shell for every page path'
     { env: { TURNPIKE_ADMIN_TOKEN: '' } });
   assert.equal((await fetch(`${noToken.url}/ui`)).status, 404);
   assert.equal((await fetch(`${noToken.url}/ui/overview`)).status, 404);
+  const off = await startGateway(gatewayConfig({
+    models, governance: { enabled: true }, store: { path: path.join(dir, 'off.db') }, sections: { ui: { enabled: false } },
+  }), { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
+  assert.equal((await fetch(`${off.url}/ui`)).status, 404);
+  assert.equal((await fetch(`${off.url}/ui/session`)).status, 404);
+  assert.equal((await fetch(`${off.url}/admin/v1/tenants`, { headers: { authorization: `Bearer ${TOKEN}` } })).status, 200);
   // With the token: the shell for every page path, assets cached for a year.
   const shell = await fetch(`${gw.url}/ui/calls/123`);
   assert.equal(shell.status, 200);
