@@ -30,6 +30,7 @@
 #include "doors/search/embedded/engine.h"
 #include "doors/search/qdrant/qdrant_backend.h"
 #include "doors/search/search_door.h"
+#include "doors/ui/ui_door.h"
 #include "governance/local_counters.h"
 #include "http/server.h"
 #include "http/tls_context.h"
@@ -177,11 +178,26 @@ std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
       if (feature.admin_routes) admin->Add(feature.admin_routes(context));
     }
     auto failures = std::make_shared<doors::admin::AuthFailures>();  // one for every worker
-    doors.push_back({admin->Routes(),
-                     [admin, &admin_token, governance, failures](int, Context&, WorkerCore& core) {
+    const config::Config& settings = context.config;
+    const auto ttl = std::chrono::duration_cast<std::chrono::seconds>(settings.ui.session_ttl);
+    auto sessions = std::make_shared<doors::admin::ConsoleSessions>(admin_token, ttl.count());
+    doors.push_back({admin->Routes(), [admin, &admin_token, governance, failures, sessions](
+                                          int, Context&, WorkerCore& core) {
                        return std::make_unique<doors::admin::AdminApi>(
-                           *admin, admin_token, governance->cell(), *failures, core);
+                           *admin, admin_token, *sessions, governance->cell(), *failures, core);
                      }});
+    // The console (doors/ui/): with the admin token, unless `ui.enabled: false`.
+    if (settings.ui.enabled && !admin_token.empty()) {
+      std::vector<std::string> patterns;
+      for (const core::AdminRoute& route : admin->routes()) patterns.push_back(route.pattern);
+      auto ui = std::make_shared<doors::ui::UiShared>(admin_token, *sessions, governance->cell(),
+                                                      *failures, settings.server.tls.enabled(),
+                                                      std::move(patterns));
+      doors.push_back(
+          {doors::ui::UiDoor::Routes(), [ui, sessions, failures](int, Context&, WorkerCore& core) {
+             return std::make_unique<doors::ui::UiDoor>(*ui, core);
+           }});
+    }
   }
   return doors;
 }

@@ -432,7 +432,7 @@ Config ParseConfig(const std::string& yaml_text) {
     YamlMap top(
         root, "",
         {"server", "upstream", "routing", "models", "governance", "hotpath", "store", "call_log",
-         "prices", "redis", "search", "llm_cache", "agents", "webhooks", "telemetry"});
+         "prices", "redis", "search", "llm_cache", "agents", "webhooks", "telemetry", "ui"});
     Config config;
     config.server = ParseServer(top);
     config.upstream = ParseUpstream(top);
@@ -449,6 +449,7 @@ Config ParseConfig(const std::string& yaml_text) {
     config.agents = ParseAgents(top);
     config.webhooks = ParseWebhooks(top);
     config.telemetry = ParseTelemetry(top);
+    config.ui = ParseUi(top);
     if (config.search.enabled && !config.governance.enabled) {
       FailAt("search.enabled", "the search door needs governance (an index belongs to a tenant)");
     }

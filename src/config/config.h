@@ -181,6 +181,9 @@
 //       batch_size: 512                # requests per export request at most
 //       export_interval: 1s            # a partial batch is sent at least this often
 //       timeout: 5s                    # one export request (connect, send, answer)
+//   ui:                                # the web console at /ui (doors/ui/): on whenever governance
+//     enabled: true                    # is on and TURNPIKE_ADMIN_TOKEN is set; false: /ui is 404
+//     session_ttl: 12h                 # a console sign-in's life (its signed cookie's expiry)
 //
 // A client of one API reaches a deployment of the other through translation (providers/):
 // OpenAI /v1/chat/completions -> anthropic, Anthropic /v1/messages -> openai.
@@ -406,43 +409,48 @@ struct OtlpConfig {
 
 struct TelemetryConfig {
   OtlpConfig otlp;
-};
+  // ui: see the YAML shape above.
+  struct UiConfig {
+    bool enabled = true;
+    Millis session_ttl{12LL * 3'600'000};
+  };
 
-struct Config {
-  ServerConfig server;
-  UpstreamConfig upstream;
-  RoutingConfig routing;
-  std::vector<ModelRoute> models;
-  GovernanceConfig governance;
-  StoreConfig store;
-  CallLogConfig call_log;
-  std::vector<PriceConfig> prices;
-  RedisConfig redis;
-  SearchConfig search;
-  LlmCacheConfig llm_cache;
-  AgentsConfig agents;
-  WebhooksConfig webhooks;
-  TelemetryConfig telemetry;
-};
+  struct Config {
+    ServerConfig server;
+    UpstreamConfig upstream;
+    RoutingConfig routing;
+    std::vector<ModelRoute> models;
+    GovernanceConfig governance;
+    StoreConfig store;
+    CallLogConfig call_log;
+    std::vector<PriceConfig> prices;
+    RedisConfig redis;
+    SearchConfig search;
+    LlmCacheConfig llm_cache;
+    AgentsConfig agents;
+    WebhooksConfig webhooks;
+    TelemetryConfig telemetry;
+    UiConfig ui;
+  };
 
-// The dialect (provider registry entry) a deployment is called in: its `provider`, or
-// "openai_responses" for `provider: openai` with `api: responses` (the Responses API).
-std::string DialectOf(const Deployment& deployment);
+  // The dialect (provider registry entry) a deployment is called in: its `provider`, or
+  // "openai_responses" for `provider: openai` with `api: responses` (the Responses API).
+  std::string DialectOf(const Deployment& deployment);
 
-// Parses and validates YAML text. Throws ConfigError naming the key and the problem.
-Config ParseConfig(const std::string& yaml_text);
+  // Parses and validates YAML text. Throws ConfigError naming the key and the problem.
+  Config ParseConfig(const std::string& yaml_text);
 
-// Reads the file and calls ParseConfig. Throws ConfigError (also for an unreadable file).
-Config LoadConfig(const std::string& path);
+  // Reads the file and calls ParseConfig. Throws ConfigError (also for an unreadable file).
+  Config LoadConfig(const std::string& path);
 
-// Parses "250ms", "10s", "2m", "1h" (and "0"). Throws ConfigError mentioning `key`.
-Millis ParseDuration(const std::string& key, const std::string& text);
+  // Parses "250ms", "10s", "2m", "1h" (and "0"). Throws ConfigError mentioning `key`.
+  Millis ParseDuration(const std::string& key, const std::string& text);
 
-// Parses "1024", "16KiB", "4MiB", "1GiB". Throws ConfigError mentioning `key`.
-size_t ParseSize(const std::string& key, const std::string& text);
+  // Parses "1024", "16KiB", "4MiB", "1GiB". Throws ConfigError mentioning `key`.
+  size_t ParseSize(const std::string& key, const std::string& text);
 
-// Replaces ${VAR} and ${VAR:-default} from the environment. Throws ConfigError mentioning
-// `key` for an unset variable with no default, or an unterminated "${".
-std::string SubstituteEnv(const std::string& key, const std::string& text);
+  // Replaces ${VAR} and ${VAR:-default} from the environment. Throws ConfigError mentioning
+  // `key` for an unset variable with no default, or an unterminated "${".
+  std::string SubstituteEnv(const std::string& key, const std::string& text);
 
 }  // namespace turnpike::config

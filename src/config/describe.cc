@@ -68,6 +68,7 @@ std::string DescribeConfig(const Config& config) {
   if (g.enabled) {
     out << "governance: on (keys, budgets, rate limits), store " << DescribeStore(config.store)
         << ", call log " << (config.call_log.log_store ? "on" : "off") << "\n";
+    out << "console: " << (config.ui.enabled ? "/ui (with TURNPIKE_ADMIN_TOKEN)" : "off") << "\n";
   } else {
     out << "governance: OFF (no API keys are checked: an open gateway)\n";
   }

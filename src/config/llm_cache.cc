@@ -1,6 +1,6 @@
 // ParseLlmCache: the `llm_cache` section (config.h), read like every other section through a
 // strict YamlMap; CheckSemanticModel: its embeddings model against `models:`. ParseAgents: the
-// `agents` section, the other feature section of the same size.
+// `agents` section, the other feature section of the same size; ParseUi: the `ui` section.
 #include "config/config.h"
 #include "config/yaml_map.h"
 
@@ -75,6 +75,7 @@ LlmCacheConfig ParseLlmCache(const YamlMap& root) {
 
 // Below these, renewals and sweeps would run every few milliseconds.
 constexpr Millis kMinFleetOwnerTtl{300};
+constexpr Millis kMinSessionTtl{60'000};
 constexpr Millis kMinFleetSweepInterval{100};
 
 AgentsConfig ParseAgents(const YamlMap& root) {
@@ -102,6 +103,17 @@ AgentsConfig ParseAgents(const YamlMap& root) {
   if (c.fleet_sweep_interval < kMinFleetSweepInterval) {
     FailAt(m.KeyPath("fleet_sweep_interval"), "must be at least 100ms");
   }
+  return c;
+}
+
+UiConfig ParseUi(const YamlMap& root) {
+  UiConfig c;
+  const YAML::Node node = root.Child("ui");
+  if (!node.IsDefined() || node.IsNull()) return c;
+  YamlMap m(node, root.KeyPath("ui"), {"enabled", "session_ttl"});
+  c.enabled = m.Bool("enabled", c.enabled);
+  c.session_ttl = m.Duration("session_ttl", c.session_ttl);
+  if (c.session_ttl < kMinSessionTtl) FailAt(m.KeyPath("session_ttl"), "must be at least 1m");
   return c;
 }
 

@@ -69,6 +69,7 @@ AgentsConfig ParseAgents(const YamlMap& root);
 WebhooksConfig ParseWebhooks(const YamlMap& root);  // webhooks.cc
 // The `telemetry` section (telemetry.cc), from the top-level mapping.
 TelemetryConfig ParseTelemetry(const YamlMap& root);
+UiConfig ParseUi(const YamlMap& root);
 // Throws unless llm_cache.semantic.model (when set) names a model in `models:` with a deployment
 // of a dialect that has an embeddings API.
 void CheckSemanticModel(const Config& config);

@@ -383,6 +383,20 @@ models:
   EXPECT_EQ(off.llm_cache.semantic.max_entries, 1'000u);
 }
 
+TEST(ParseConfigTest, UiIsOnByDefaultAndCanBeTurnedOff) {
+  constexpr const char* kModel = R"(
+models:
+  - name: m
+    deployments: [{provider: openai, base_url: "http://h"}]
+)";
+  const Config on = ParseConfig(kModel);
+  EXPECT_TRUE(on.ui.enabled);
+  EXPECT_EQ(on.ui.session_ttl, Millis(12LL * 3'600'000));
+  const Config off = ParseConfig(std::string("ui: {enabled: false, session_ttl: 30m}") + kModel);
+  EXPECT_FALSE(off.ui.enabled);
+  EXPECT_EQ(off.ui.session_ttl, Millis(1'800'000));
+}
+
 TEST(ParseConfigTest, RedisAbsentMeansSingleNode) {
   const Config c = ParseConfig(R"(
 models:

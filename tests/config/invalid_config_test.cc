@@ -27,6 +27,9 @@ std::vector<InvalidCase> Cases() {
   return {
       {"UnknownServerKey", WithModels("server: {listn: 1.2.3.4:80}"), "server.listn: unknown key"},
       {"UnknownTopKey", WithModels("sever: {}"), "sever: unknown key"},
+      {"UiSessionTooShort", WithModels("ui: {session_ttl: 1s}"),
+       "ui.session_ttl: must be at least 1m"},
+      {"UiUnknownKey", WithModels("ui: {enable: false}"), "ui.enable: unknown key"},
       {"SemanticUnknownModel", WithModels("llm_cache: {semantic: {model: emb}}"),
        "llm_cache.semantic.model: no model named `emb` in models:"},
       {"SemanticNoEmbeddingsApi",

@@ -1,16 +1,14 @@
 #include "doors/admin/admin_api.h"
 
-#include <openssl/crypto.h>
-
 #include <boost/json/serialize.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/pct_string_view.hpp>
 #include <cctype>
 
 #include "common/clock.h"
+#include "doors/admin/admin_auth.h"
 #include "doors/admin/routes.h"
 #include "doors/admin/tenant_scope.h"
-#include "governance/authenticate.h"
 #include "http/exchange.h"
 
 namespace turnpike::doors::admin {
@@ -38,33 +36,41 @@ std::string_view BearerToken(std::string_view authorization) {
   return presented;
 }
 
-// The operator's token (TURNPIKE_ADMIN_TOKEN), compared in constant time, or a tenant's admin
-// token ("tpa-...") checked against the published snapshot as a virtual key would be (its
-// errors: 401 unknown or wrong, 403 revoked or its tenant suspended). A virtual key is neither.
-Result<AdminPrincipal> Authenticate(const std::string& token,
+bool IsWrite(bhttp::verb method) {
+  return method == bhttp::verb::post || method == bhttp::verb::put ||
+         method == bhttp::verb::patch || method == bhttp::verb::delete_;
+}
+
+// The bearer token (admin_auth.h) when the request sends an Authorization header, else the
+// console's session cookie when it sends one; without either, the bearer token's 401.
+Result<AdminPrincipal> Authenticate(const std::string& token, const ConsoleSessions& sessions,
                                     const governance::SnapshotCell& snapshots,
                                     const http::Request& request) {
-  if (token.empty()) {
-    return Error{ErrorCode::kForbidden,
-                 "The admin API is off: start turnpike with TURNPIKE_ADMIN_TOKEN set.", ""};
-  }
+  const int64_t now = UnixSeconds();
   auto auth = request.find(bhttp::field::authorization);
+  auto cookie = request.find(bhttp::field::cookie);
+  if (auth == request.end() && cookie != request.end() && sessions.enabled() && !token.empty()) {
+    const std::string_view session = CookieValue(cookie->value(), kSessionCookie);
+    if (!session.empty()) return CheckSession(sessions, snapshots, session, now);
+  }
   const std::string_view presented =
       BearerToken(auth == request.end() ? std::string_view{} : std::string_view(auth->value()));
-  if (presented.size() == token.size() &&
-      CRYPTO_memcmp(presented.data(), token.data(), token.size()) == 0) {
-    return AdminPrincipal{};
+  return CheckAdminToken(token, snapshots, presented, now);
+}
+
+// A write authenticated by the console's cookie must carry the session's CSRF token.
+Status CheckCsrf(const ConsoleSessions& sessions, const http::Request& request) {
+  if (!IsWrite(request.method()) || request.find(bhttp::field::authorization) != request.end()) {
+    return Ok{};
   }
-  if (presented.starts_with(governance::kAdminTokenPrefix)) {
-    const governance::SnapshotPtr snapshot = snapshots.Load();
-    Result<governance::Principal> tenant =
-        governance::AuthenticateAdminToken(*snapshot, presented, UnixSeconds());
-    if (tenant.ok()) return AdminPrincipal{tenant->tenant->tenant.id};
-    if (tenant.error().code != ErrorCode::kUnauthorized) return tenant.error();
-  }
-  return Error{ErrorCode::kUnauthorized,
-               "Send the operator's admin token, or a tenant's admin token, as "
-               "'Authorization: Bearer <token>'.",
+  auto cookie = request.find(bhttp::field::cookie);
+  const std::string_view session =
+      cookie == request.end() ? std::string_view{} : CookieValue(cookie->value(), kSessionCookie);
+  auto presented = request.find(kCsrfHeader);
+  if (presented != request.end() && sessions.CsrfMatches(session, presented->value())) return Ok{};
+  return Error{ErrorCode::kForbidden,
+               "A write made with the console's session cookie needs its CSRF token in the " +
+                   std::string(kCsrfHeader) + " header.",
                ""};
 }
 
@@ -112,11 +118,14 @@ net::awaitable<Result<AdminAnswer>> AdminApi::Answer(const http::Exchange& excha
                         std::to_string(*wait) + " s.",
                     ""};
   }
-  Result<AdminPrincipal> principal = Authenticate(token_, snapshots_, exchange.request());
+  Result<AdminPrincipal> principal =
+      Authenticate(token_, sessions_, snapshots_, exchange.request());
   if (!principal.ok()) {
     if (!token_.empty()) failures_.Failed(client, now);  // "the API is off" is nobody's failure
     co_return principal.error();
   }
+  const Status csrf = CheckCsrf(sessions_, exchange.request());
+  if (!csrf.ok()) co_return csrf.error();
   Result<AdminCall> call = ReadCall(exchange, match);
   if (!call.ok()) co_return call.error();
   phases.parsed = core::Clock::now();

@@ -45,6 +45,7 @@
 #include "core/door.h"
 #include "core/worker_core.h"
 #include "doors/admin/auth_failures.h"
+#include "doors/admin/console_session.h"
 #include "doors/admin/resources.h"
 #include "governance/snapshot_cell.h"
 
@@ -56,11 +57,13 @@ class AdminApi : public core::Door {
   // are found (keys of KeyKind::kAdmin).
   // `failures`: the process's count of failed authentications (auth_failures.h), shared by
   // every worker's door.
+  // `sessions`: the console's session cookies (disabled: only bearer tokens are read).
   AdminApi(const AdminResources& resources, const std::string& token,
-           const governance::SnapshotCell& snapshots, AuthFailures& failures,
-           core::WorkerCore& core)
+           const ConsoleSessions& sessions, const governance::SnapshotCell& snapshots,
+           AuthFailures& failures, core::WorkerCore& core)
       : resources_(resources),
         token_(token),
+        sessions_(sessions),
         snapshots_(snapshots),
         failures_(failures),
         core_(core) {}
@@ -77,6 +80,7 @@ class AdminApi : public core::Door {
 
   const AdminResources& resources_;
   const std::string& token_;
+  const ConsoleSessions& sessions_;
   const governance::SnapshotCell& snapshots_;
   AuthFailures& failures_;
   core::WorkerCore& core_;

@@ -31,7 +31,8 @@ namespace turnpike::doors::admin {
 
 // Who an admin request acts as.
 struct AdminPrincipal {
-  std::string tenant;  // "" = the operator (every tenant)
+  std::string tenant;    // "" = the operator (every tenant)
+  std::string token_id;  // a tenant's admin token's public id ("" for the operator)
   bool is_operator() const { return tenant.empty(); }
 };
 

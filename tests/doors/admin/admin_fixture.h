@@ -96,8 +96,8 @@ class AdminDoorTest : public ::testing::Test {
                       WidgetHandler}});
     doors_.push_back(
         {resources_->Routes(), [this](int, boost::asio::io_context&, core::WorkerCore& core) {
-           return std::make_unique<AdminApi>(*resources_, token_, service_->cell(), failures_,
-                                             core);
+           return std::make_unique<AdminApi>(*resources_, token_, sessions_, service_->cell(),
+                                             failures_, core);
          }});
     router_.Add(0, doors_[0].routes);
     shared_ = std::make_unique<core::CoreShared>(router_, probes_);
@@ -111,8 +111,13 @@ class AdminDoorTest : public ::testing::Test {
     const std::string authorization = std::string("Bearer ") + kToken;
     const std::initializer_list<std::pair<std::string_view, std::string_view>> token = {
         {"authorization", authorization}};
-    http::testing::FakeExchange exchange(method, target, std::move(body),
-                                         with_token ? token : decltype(token){});
+    return CallWith(method, target, std::move(body), with_token ? token : decltype(token){});
+  }
+
+  // A call with exactly `headers` (no token unless among them).
+  Answered CallWith(core::Verb method, std::string_view target, std::string body,
+                    std::initializer_list<std::pair<std::string_view, std::string_view>> headers) {
+    http::testing::FakeExchange exchange(method, target, std::move(body), headers);
     core::testing::RunOnLoop(dispatcher_->Handle(exchange));
     Answered out;
     out.status = exchange.response_status();
@@ -142,6 +147,7 @@ class AdminDoorTest : public ::testing::Test {
     return c;
   }();
   std::string token_ = kToken;
+  ConsoleSessions sessions_{kToken, 3600};
   AuthFailures failures_;
   control::FakeEngine* engine_ = nullptr;  // owned_engine_
   // Borrowed by service_, which stops the thread when it goes (declared first: outlive it).
