@@ -99,10 +99,12 @@ std::shared_ptr<UpstreamConnection> Pool::Acquire(const Origin& origin) {
 
 void Pool::Release(const Origin& origin, std::shared_ptr<UpstreamConnection> connection) {
   OriginState& state = origins_[origin.key];
-  // `active` still counts this exchange, so keeping it makes idle + active connections: at
-  // most what the recent peak had in flight.
+  // Idle is bounded by the recent peak, not by the peak minus the exchanges in flight: an
+  // exchange handed a slot by Leave() holds it before it takes its connection, and counting it
+  // would close the very connection it is about to take. Connections are only opened when no
+  // idle one is left, so idle + in flight still stays near the peak.
   if (shut_down_ || state.idle.size() >= options_.max_idle_per_origin ||
-      state.idle.size() + state.active > state.Peak()) {
+      state.idle.size() >= state.Peak()) {
     connection->Close();
     return;
   }
@@ -134,8 +136,7 @@ void Pool::ReapOrigin(OriginState& state, Clock::time_point now) {
   }
   const int ready = ::poll(poll_scratch_.data(), poll_scratch_.size(), 0);
   // Above the recent peak, the oldest idle connections go first.
-  const size_t peak = state.Peak();
-  const size_t keep = peak > state.active ? peak - state.active : 0;
+  const size_t keep = state.Peak();
   size_t excess = state.idle.size() > keep ? state.idle.size() - keep : 0;
   size_t kept = 0;
   for (size_t i = 0; i < state.idle.size(); ++i) {

@@ -8,8 +8,8 @@
 // (only after a complete response on a keep-alive connection) or dropped (closed).
 //
 // The pool follows the load: per origin it remembers the peak number of exchanges in flight
-// over the last one to two `peak_window`s, and keeps idle only as many connections as that
-// peak needs (idle + in flight <= peak), never more than `max_idle_per_origin`. So a burst of
+// over the last one to two `peak_window`s, and keeps idle at most that many connections, never
+// more than `max_idle_per_origin`. So a burst of
 // 1,000 exchanges that ends and comes back finds its 1,000 connections, and a load that fell
 // gives its connections back within two windows.
 //
@@ -144,8 +144,8 @@ class Pool {
 
   // A pooled connection to `origin`, or nullptr if none is idle (the caller connects).
   std::shared_ptr<UpstreamConnection> Acquire(const Origin& origin);
-  // Keeps `connection` for reuse (or closes it when the recent peak needs no more idle, the
-  // hard cap is reached or the pool is shut down). Called before the exchange's Leave().
+  // Keeps `connection` for reuse (or closes it when the recent peak's worth is idle already,
+  // the hard cap is reached or the pool is shut down). Called before the exchange's Leave().
   void Release(const Origin& origin, std::shared_ptr<UpstreamConnection> connection);
   // One reaper pass as of `now` (the timer calls it with Clock::now()).
   void Reap(Clock::time_point now);
