@@ -18,7 +18,8 @@
 #      warm client connections on a warm pool.
 # Around process 2: CPU of the target (nginx: master + workers) and of the mock from /proc,
 # per request over warm-up + run (the warm-up's requests estimated at the measured rate, as
-# bench/governance-cell.sh does), Turnpike's turnpike_upstream_connects_total, and the
+# bench/governance-cell.sh does); inside it (from 1 s after its warm-up to 1 s before its
+# end) Turnpike's turnpike_upstream_connects_total per request; around it the
 # kernel's TCP counters (nstat: listen drops, retransmitted SYNs, timeouts). One Markdown row
 # per run. KEEP_DIR=1 keeps the logs.
 # Needs: the turnpike binary ($TURNPIKE), nginx, jq, nstat (iproute2).
@@ -116,11 +117,20 @@ for ((r = 1; r <= runs; r++)); do
       "$TURNPIKE" bench --url "$url" -c "$connections" -d "$warmup" -q "${hdr[@]}" "${extra[@]}" \
         --json "$dir/warm.json" >/dev/null 2>&1 || true
       sleep 0.2
-      c0=$(connects "$t") t0=$(cpu_ticks "${pid[$t]}") m0=$(cpu_ticks "$mock_pid")
+      t0=$(cpu_ticks "${pid[$t]}") m0=$(cpu_ticks "$mock_pid")
       nstat -n >/dev/null
       "$TURNPIKE" bench --url "$url" -c "$connections" --warmup "$warmup" -d "$duration" -q \
-        "${hdr[@]}" "${extra[@]}" --json "$dir/run.json" >/dev/null 2>&1 || true
-      t1=$(cpu_ticks "${pid[$t]}") m1=$(cpu_ticks "$mock_pid") c1=$(connects "$t")
+        "${hdr[@]}" "${extra[@]}" --json "$dir/run.json" >/dev/null 2>&1 &
+      load=$!
+      # Connects counted inside the measured run, 1 s from either end: a client's exit cancels
+      # the requests it had in flight (up to one per connection), and the gateway replaces
+      # those upstream connections at the next run's start.
+      sleep $(jq -n "$warmup + 1")
+      c0=$(connects "$t")
+      sleep $(jq -n "$duration - 2")
+      c1=$(connects "$t")
+      wait "$load" || true
+      t1=$(cpu_ticks "${pid[$t]}") m1=$(cpu_ticks "$mock_pid")
       tcp=$(tcp_counters)
       get() { awk -v k="$1" '$1 == k {print $2}' <<<"$tcp"; }
       drops=$(($(get TcpExtListenDrops) + 0)) synr=$(($(get TcpExtTCPSynRetrans) + 0))
@@ -128,7 +138,7 @@ for ((r = 1; r <= runs; r++)); do
       reqs=$(jq '.requests_per_second * (.duration_s + .warmup_s) | round' "$dir/run.json")
       per_req() { jq -n "if $reqs > 0 then $1 / $hz * 1e6 / $reqs else 0 end | . * 10 | round / 10"; }
       cpr="-"
-      [[ $c0 != - ]] && cpr=$(jq -n "($c1 - $c0) / $reqs | . * 10000 | round / 10000")
+      [[ $c0 != - ]] && cpr=$(jq -n "($c1 - $c0) / ($(jq .requests_per_second "$dir/run.json") * ($duration - 2)) | . * 10000 | round / 10000")
       cold=$(jq -r '"\(.ttft_ms.p50 | . * 10 | round / 10) / \(.ttft_ms.p99 | round) / \(.ttft_ms.max | round)"' "$dir/warm.json")
       jq -r --arg cell "$cell" --arg r "$r" --arg t "$t" --arg cpu "$(per_req $((t1 - t0))) / $(per_req $((m1 - m0)))" \
         --arg cpr "$cpr" --arg tcp "$drops, $synr, $tmo" --arg cold "$cold" \
