@@ -508,8 +508,9 @@ void MakeCore(Gateway& g) {
   core.access_log = g.access_log.get();
   core.tracer = g.tracer.get();
   core.tls = g.tls.get();
-  core.pool_options = upstream::PoolOptions{g.config.upstream.pool_max_idle_per_origin,
-                                            g.config.upstream.pool_idle_ttl};
+  core.pool_options.max_idle_per_origin = g.config.upstream.pool_max_idle_per_origin;
+  core.pool_options.idle_ttl = g.config.upstream.pool_idle_ttl;
+  core.pool_options.max_active_per_origin = g.config.upstream.pool_max_active_per_origin;
   if (g.governance) {
     core.governance = &g.governance->cell();
     core.call_log = &g.governance->thread();

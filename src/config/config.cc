@@ -79,12 +79,16 @@ UpstreamConfig ParseUpstream(const YamlMap& root) {
   u.idle_timeout = t.Duration("idle", u.idle_timeout);
   RequirePositive(t, "idle", u.idle_timeout);
 
-  YamlMap p(m.Child("pool"), m.KeyPath("pool"), {"max_idle_per_origin", "idle_ttl"});
+  YamlMap p(m.Child("pool"), m.KeyPath("pool"),
+            {"max_idle_per_origin", "idle_ttl", "max_active_per_origin"});
   u.pool_max_idle_per_origin = static_cast<size_t>(
       p.Int("max_idle_per_origin", static_cast<int64_t>(u.pool_max_idle_per_origin), 0,
             kMaxIdlePerOrigin));
   u.pool_idle_ttl = p.Duration("idle_ttl", u.pool_idle_ttl);
   RequirePositive(p, "idle_ttl", u.pool_idle_ttl);
+  u.pool_max_active_per_origin = static_cast<size_t>(
+      p.Int("max_active_per_origin", static_cast<int64_t>(u.pool_max_active_per_origin), 0,
+            kMaxIdlePerOrigin));
 
   u.max_response_bytes = m.Size("max_response_bytes", u.max_response_bytes);
   RequireAtLeast(m, "max_response_bytes", u.max_response_bytes, kMinBufferBytes, "1KiB");

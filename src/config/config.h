@@ -38,7 +38,13 @@
 //                                      # the certificates they started with
 //   upstream:
 //     timeouts: {connect: 5s, first_byte: 60s, idle: 60s}
-//     pool: {max_idle_per_origin: 64, idle_ttl: 60s}
+//     pool:                            # per worker and origin
+//       max_idle_per_origin: 1024      # hard cap on idle connections; below it the pool keeps
+//                                      # as many as were in flight at the recent peak (last ~10 s)
+//       idle_ttl: 60s                  # idle longer than this: closed (a reaper checks each
+//                                      # second, and also closes the ones the origin closed)
+//       max_active_per_origin: 0       # 0 = no cap; else exchanges beyond it wait (at most the
+//                                      # connect timeout) for a connection to be released
 //     max_response_bytes: 16MiB        # non-stream upstream bodies
 //     stream_buffer_bytes: 16KiB       # per-stream read buffer (the backpressure bound)
 //     ca_file: ""                      # extra CA bundle for TLS upstreams
@@ -244,8 +250,9 @@ struct UpstreamConfig {
   Millis connect_timeout{5'000};
   Millis first_byte_timeout{60'000};
   Millis idle_timeout{60'000};  // between chunks of a response; no total deadline
-  size_t pool_max_idle_per_origin = 64;
+  size_t pool_max_idle_per_origin = 1024;
   Millis pool_idle_ttl{60'000};
+  size_t pool_max_active_per_origin = 0;  // 0 = no cap
   size_t max_response_bytes = 16 * 1024 * 1024;
   size_t stream_buffer_bytes = 16 * 1024;
   std::string ca_file;

@@ -85,6 +85,13 @@ std::string DescribeConfig(const Config& config) {
         << ", every " << otlp.export_interval.count() << "ms, " << otlp.headers.size()
         << " header(s))\n";
   }
+  const UpstreamConfig& u = config.upstream;
+  out << "upstream pool: idle up to the recent peak, at most " << u.pool_max_idle_per_origin
+      << " per origin and worker, idle ttl " << u.pool_idle_ttl.count() << "ms, active "
+      << (u.pool_max_active_per_origin == 0
+              ? std::string("uncapped")
+              : "capped at " + std::to_string(u.pool_max_active_per_origin))
+      << "\n";
   out << "routing: up to " << config.routing.max_attempts << " attempt(s) per request\n";
   out << "models: " << config.models.size() << "\n";
   for (const ModelRoute& model : config.models) {

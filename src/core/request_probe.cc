@@ -133,6 +133,17 @@ std::string RenderMetrics(const ProbeRegistry& registry) {
   WriteSum(w, "turnpike_upstream_stale_retries_total",
            "Pooled connections found closed and retried on a new one.", obs::MetricType::kCounter,
            [&] { return sum_pool(&upstream::PoolProbe::stale_retries); });
+  WriteSum(w, "turnpike_upstream_reaped_total",
+           "Idle upstream connections the reaper closed (expired, closed by the origin, or above "
+           "the recent peak).",
+           obs::MetricType::kCounter, [&] { return sum_pool(&upstream::PoolProbe::reaped); });
+  WriteSum(w, "turnpike_upstream_queued_total",
+           "Upstream exchanges that waited for a slot (upstream.pool.max_active_per_origin).",
+           obs::MetricType::kCounter, [&] { return sum_pool(&upstream::PoolProbe::queued); });
+  WriteSum(w, "turnpike_upstream_queue_timeouts_total",
+           "Upstream exchanges that found no slot within the connect timeout.",
+           obs::MetricType::kCounter,
+           [&] { return sum_pool(&upstream::PoolProbe::queue_timeouts); });
   WriteSum(w, "turnpike_upstream_idle_connections", "Upstream connections idle in the pools.",
            obs::MetricType::kGauge, [&] {
              int64_t total = 0;

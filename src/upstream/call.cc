@@ -56,6 +56,34 @@ Call::Call(Pool& pool, const Origin& origin, const CallOptions& options)
 
 Call::~Call() {
   if (connection_) connection_->Close();
+  LeaveSlot();
+}
+
+asio::awaitable<Status> Call::Enter() {
+  if (entered_) co_return Ok{};
+  if (pool_.TryEnter(origin_)) {
+    entered_ = true;
+    co_return Ok{};
+  }
+  SlotWaiter waiter(pool_, origin_);
+  waiting_ = &waiter;
+  const bool granted = co_await waiter.Wait(options_.connect_timeout);
+  waiting_ = nullptr;
+  entered_ = granted;
+  if (cancelled_) co_return Failure(asio::error::operation_aborted, "waiting for a connection");
+  if (!granted) {
+    co_return Error{ErrorCode::kUpstreamTimeout,
+                    "no upstream connection free within the connect timeout (" + origin_.key +
+                        ", upstream.pool.max_active_per_origin)",
+                    ""};
+  }
+  co_return Ok{};
+}
+
+void Call::LeaveSlot() {
+  if (!entered_) return;
+  entered_ = false;
+  pool_.Leave(origin_);
 }
 
 boost::system::error_code Call::Classify(boost::system::error_code ec) const {
@@ -169,6 +197,8 @@ asio::awaitable<Status> Call::Start(const OutgoingRequest& request) {
   if (!request.extra_headers.empty()) head.append("\r\n").append(request.extra_headers);
   head.append("\r\n\r\n");
 
+  const Status entered = co_await Enter();
+  if (!entered.ok()) co_return entered;
   connection_ = pool_.Acquire(origin_);
   reused_ = connection_ != nullptr;
   if (reused_) {
@@ -317,15 +347,23 @@ asio::awaitable<Result<std::string>> Call::ReadAll(size_t max_bytes) {
 void Call::Finish() {
   if (done_) return;
   done_ = true;
-  if (!connection_) return;
+  if (!connection_) {
+    LeaveSlot();
+    return;
+  }
   net::DisarmDeadline(connection_->deadline);
   if (parser_->is_done() && parser_->get().keep_alive() && !cancelled_) {
     pool_.Release(origin_, std::move(connection_));
+  } else {
+    connection_->Close();
+    connection_.reset();
   }
+  LeaveSlot();  // after the release, so that a waiter handed the slot finds the connection
 }
 
 void Call::Cancel() {
   cancelled_ = true;
+  if (waiting_ != nullptr) waiting_->Cancel();
   if (connection_) connection_->Close();
 }
 

@@ -11,6 +11,10 @@
 //
 // Cancel() may be called at any time (e.g. when the client disconnects): it closes the socket,
 // so a pending operation completes at once with an error and nothing more is read.
+//
+// A Call holds one of its origin's pool slots from Start() until the body is complete or the
+// Call is destroyed. At the origin's active cap (upstream.pool.max_active_per_origin) Start()
+// first waits for a slot, at most the connect timeout (kUpstreamTimeout after that).
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -58,7 +62,8 @@ class Call {
   Call& operator=(const Call&) = delete;
 
   // Sends the request and reads the response head. Errors: kUpstreamUnavailable (connect,
-  // reset, cancelled), kUpstreamTimeout, kUpstreamBadResponse (unparseable head).
+  // reset, cancelled), kUpstreamTimeout (incl. no slot within the connect timeout),
+  // kUpstreamBadResponse (unparseable head).
   boost::asio::awaitable<Status> Start(const OutgoingRequest& request);
 
   unsigned status() const;
@@ -103,6 +108,9 @@ class Call {
   boost::asio::awaitable<Result<size_t>> ReadInto(char* out, size_t size,
                                                   std::chrono::milliseconds wait);
   void Finish();
+  // Takes the origin's slot, waiting in its queue at the active cap.
+  boost::asio::awaitable<Status> Enter();
+  void LeaveSlot();
   // The head has been read: its time and Content-Type.
   void HeadReceived();
 
@@ -113,6 +121,8 @@ class Call {
   net::HeaderArena arena_;  // the response header's fields; outlives parser_ (declared first)
   std::optional<Parser> parser_;
   std::unique_ptr<char[]> read_buffer_;  // for ReadSome, allocated on first use
+  SlotWaiter* waiting_ = nullptr;        // while Enter() waits, so that Cancel() reaches it
+  bool entered_ = false;                 // holds a slot of the origin
   bool cancelled_ = false;
   bool reused_ = false;
   bool done_ = false;

@@ -27,7 +27,7 @@ server:
   access_log: /var/log/turnpike/access.log
 upstream:
   timeouts: {connect: 250ms, first_byte: 90s, idle: 1h}
-  pool: {max_idle_per_origin: 8, idle_ttl: 30s}
+  pool: {max_idle_per_origin: 8, idle_ttl: 30s, max_active_per_origin: 16}
   max_response_bytes: 1GiB
   stream_buffer_bytes: 4096
   ca_file: /etc/ssl/extra.pem
@@ -73,6 +73,7 @@ TEST(ParseConfigTest, FullFileReadsEveryKey) {
   EXPECT_EQ(c.upstream.idle_timeout, milliseconds(3'600'000));
   EXPECT_EQ(c.upstream.pool_max_idle_per_origin, 8u);
   EXPECT_EQ(c.upstream.pool_idle_ttl, milliseconds(30'000));
+  EXPECT_EQ(c.upstream.pool_max_active_per_origin, 16u);
   EXPECT_EQ(c.upstream.max_response_bytes, size_t{1} << 30);
   EXPECT_EQ(c.upstream.stream_buffer_bytes, 4096u);
   EXPECT_EQ(c.upstream.ca_file, "/etc/ssl/extra.pem");

@@ -102,6 +102,8 @@ std::vector<InvalidCase> Cases() {
        "upstream.timeouts.connect: must be greater than 0"},
       {"PoolIdleNegative", WithModels("upstream: {pool: {max_idle_per_origin: -3}}"),
        "upstream.pool.max_idle_per_origin: must be between 0 and"},
+      {"PoolActiveNegative", WithModels("upstream: {pool: {max_active_per_origin: -1}}"),
+       "upstream.pool.max_active_per_origin: must be between 0 and"},
       {"HeaderFieldsZero", WithModels("server: {max_header_fields: 0}"),
        "server.max_header_fields: must be between 1 and 10000"},
       {"MaxAttemptsZero", WithModels("routing: {max_attempts: 0}"),
