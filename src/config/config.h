@@ -416,48 +416,50 @@ struct OtlpConfig {
 
 struct TelemetryConfig {
   OtlpConfig otlp;
-  // ui: see the YAML shape above.
-  struct UiConfig {
-    bool enabled = true;
-    Millis session_ttl{12LL * 3'600'000};
-  };
+};
 
-  struct Config {
-    ServerConfig server;
-    UpstreamConfig upstream;
-    RoutingConfig routing;
-    std::vector<ModelRoute> models;
-    GovernanceConfig governance;
-    StoreConfig store;
-    CallLogConfig call_log;
-    std::vector<PriceConfig> prices;
-    RedisConfig redis;
-    SearchConfig search;
-    LlmCacheConfig llm_cache;
-    AgentsConfig agents;
-    WebhooksConfig webhooks;
-    TelemetryConfig telemetry;
-    UiConfig ui;
-  };
+// ui: see the YAML shape above.
+struct UiConfig {
+  bool enabled = true;
+  Millis session_ttl{12LL * 3'600'000};
+};
 
-  // The dialect (provider registry entry) a deployment is called in: its `provider`, or
-  // "openai_responses" for `provider: openai` with `api: responses` (the Responses API).
-  std::string DialectOf(const Deployment& deployment);
+struct Config {
+  ServerConfig server;
+  UpstreamConfig upstream;
+  RoutingConfig routing;
+  std::vector<ModelRoute> models;
+  GovernanceConfig governance;
+  StoreConfig store;
+  CallLogConfig call_log;
+  std::vector<PriceConfig> prices;
+  RedisConfig redis;
+  SearchConfig search;
+  LlmCacheConfig llm_cache;
+  AgentsConfig agents;
+  WebhooksConfig webhooks;
+  TelemetryConfig telemetry;
+  UiConfig ui;
+};
 
-  // Parses and validates YAML text. Throws ConfigError naming the key and the problem.
-  Config ParseConfig(const std::string& yaml_text);
+// The dialect (provider registry entry) a deployment is called in: its `provider`, or
+// "openai_responses" for `provider: openai` with `api: responses` (the Responses API).
+std::string DialectOf(const Deployment& deployment);
 
-  // Reads the file and calls ParseConfig. Throws ConfigError (also for an unreadable file).
-  Config LoadConfig(const std::string& path);
+// Parses and validates YAML text. Throws ConfigError naming the key and the problem.
+Config ParseConfig(const std::string& yaml_text);
 
-  // Parses "250ms", "10s", "2m", "1h" (and "0"). Throws ConfigError mentioning `key`.
-  Millis ParseDuration(const std::string& key, const std::string& text);
+// Reads the file and calls ParseConfig. Throws ConfigError (also for an unreadable file).
+Config LoadConfig(const std::string& path);
 
-  // Parses "1024", "16KiB", "4MiB", "1GiB". Throws ConfigError mentioning `key`.
-  size_t ParseSize(const std::string& key, const std::string& text);
+// Parses "250ms", "10s", "2m", "1h" (and "0"). Throws ConfigError mentioning `key`.
+Millis ParseDuration(const std::string& key, const std::string& text);
 
-  // Replaces ${VAR} and ${VAR:-default} from the environment. Throws ConfigError mentioning
-  // `key` for an unset variable with no default, or an unterminated "${".
-  std::string SubstituteEnv(const std::string& key, const std::string& text);
+// Parses "1024", "16KiB", "4MiB", "1GiB". Throws ConfigError mentioning `key`.
+size_t ParseSize(const std::string& key, const std::string& text);
+
+// Replaces ${VAR} and ${VAR:-default} from the environment. Throws ConfigError mentioning
+// `key` for an unset variable with no default, or an unterminated "${".
+std::string SubstituteEnv(const std::string& key, const std::string& text);
 
 }  // namespace turnpike::config
