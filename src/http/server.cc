@@ -95,6 +95,18 @@ uint64_t Server::tls_handshake_failures() const {
   return sum;
 }
 
+Http2Totals Server::http2_totals() const {
+  Http2Totals t;
+  for (const auto& worker : workers_) {
+    const Http2Counters& c = worker->http2();
+    t.connections += c.connections.load(std::memory_order_relaxed);
+    t.streams += c.streams_opened.load(std::memory_order_relaxed);
+    t.client_resets += c.client_resets.load(std::memory_order_relaxed);
+    t.goaways_sent += c.goaways_sent.load(std::memory_order_relaxed);
+  }
+  return t;
+}
+
 void Server::ReloadTls(std::shared_ptr<const TlsContext> tls) {
   if (!options_.tls || !tls) return;
   for (auto& worker : workers_) worker->SetTls(tls);

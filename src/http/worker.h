@@ -11,6 +11,7 @@
 
 #include "common/result.h"
 #include "http/handler.h"
+#include "http/http2_connection.h"
 #include "http/server.h"
 
 namespace turnpike::http {
@@ -41,6 +42,7 @@ class Worker {
   uint64_t tls_handshake_failures() const {
     return tls_handshake_failures_.load(std::memory_order_relaxed);
   }
+  const Http2Counters& http2() const { return http2_; }
   // Thread-safe: later accepted connections use `tls` (posted to this worker's thread).
   void SetTls(std::shared_ptr<const TlsContext> tls);
 
@@ -56,6 +58,7 @@ class Worker {
   std::atomic<int64_t> in_flight_{0};                // written by this worker only
   std::atomic<uint64_t> accept_errors_{0};           // written by this worker only
   std::atomic<uint64_t> tls_handshake_failures_{0};  // written by this worker only
+  Http2Counters http2_;                              // written by this worker only
   std::shared_ptr<const TlsContext> tls_;            // this worker's thread only
   std::unique_ptr<Handler> handler_;
   // Destroyed first (see ~Worker): coroutine frames it holds may still use handler_.
