@@ -47,6 +47,7 @@ Http2Connection::Http2Connection(boost::asio::any_io_executor executor, const Ht
       work_(executor_) {
   work_.expires_at(boost::asio::steady_timer::time_point::max());
   Bump(counters_.connections);
+  counters_.live.insert(this);
   nghttp2_session_callbacks* callbacks = nullptr;
   nghttp2_session_callbacks_new(&callbacks);
   nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, &OnBeginHeaders);
@@ -71,7 +72,10 @@ Http2Connection::Http2Connection(boost::asio::any_io_executor executor, const Ht
   nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings.data(), settings.size());
 }
 
-Http2Connection::~Http2Connection() { nghttp2_session_del(session_); }
+Http2Connection::~Http2Connection() {
+  counters_.live.erase(this);
+  nghttp2_session_del(session_);
+}
 
 bool Http2Connection::Receive(std::string_view bytes) {
   if (lost_) return false;

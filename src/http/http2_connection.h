@@ -42,18 +42,23 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "http/exchange.h"
 
 namespace turnpike::http {
 
-// Per worker, written by that worker only; read (relaxed) by the metrics.
+class Http2Connection;
+
+// Per worker, written by that worker only; the counters are read (relaxed) by the metrics.
 struct Http2Counters {
   std::atomic<uint64_t> connections{0};
   std::atomic<uint64_t> streams_opened{0};
   std::atomic<uint64_t> client_resets{0};  // RST_STREAM frames received
   std::atomic<uint64_t> goaways_sent{0};
+  // The worker's live connections (its thread only), so that a drain can send each a GOAWAY.
+  std::unordered_set<Http2Connection*> live;
 };
 
 struct Http2Limits {

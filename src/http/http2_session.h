@@ -15,9 +15,9 @@
 //
 // End: when the client closes, a write fails, or the session is finished (GOAWAY both ways),
 // every open stream is gone (its on_gone fires, so upstream calls are cancelled) and the
-// socket is closed (over TLS without close_notify: GOAWAY is HTTP/2's orderly close). While
-// the server drains, GOAWAY (NO_ERROR) is sent once a stream ends or a new one arrives; open
-// streams finish.
+// socket is closed (over TLS without close_notify: GOAWAY is HTTP/2's orderly close). When the
+// server drains, every HTTP/2 connection gets a GOAWAY (NO_ERROR: Worker::GoAway, and again
+// checked as streams end or frames arrive); open streams finish, then the connection closes.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>

@@ -120,17 +120,22 @@ namespace {
 net::awaitable<void> DrainWatch(Server* server, std::chrono::milliseconds timeout) {
   net::steady_timer timer(co_await net::this_coro::executor);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (server->in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
+  // One poll at least, so that the GOAWAYs posted to the workers (Worker::GoAway) are written
+  // before an idle server stops.
+  do {
     timer.expires_after(kDrainPoll);
     co_await timer.async_wait(net::use_awaitable);
-  }
+  } while (server->in_flight() > 0 && std::chrono::steady_clock::now() < deadline);
   server->Stop();
 }
 }  // namespace
 
 void Server::Drain() {
   if (draining_.exchange(true)) return;
-  for (auto& worker : workers_) worker->StopAccepting();
+  for (auto& worker : workers_) {
+    worker->StopAccepting();
+    worker->GoAway();
+  }
   net::co_spawn(workers_[0]->context(), DrainWatch(this, options_.drain_timeout), net::detached);
 }
 

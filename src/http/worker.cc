@@ -9,6 +9,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "http/connection.h"
 #include "http/session.h"
@@ -71,6 +72,13 @@ void Worker::StopAccepting() {
   net::post(*context_, [this] {
     boost::system::error_code ec;
     if (acceptor_) acceptor_->close(ec);
+  });
+}
+
+void Worker::GoAway() {
+  net::post(*context_, [this] {
+    const std::vector<Http2Connection*> live(http2_.live.begin(), http2_.live.end());
+    for (Http2Connection* connection : live) connection->Shutdown();
   });
 }
 

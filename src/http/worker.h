@@ -32,6 +32,9 @@ class Worker {
   void Start(const HandlerFactory& factory);
   // Thread-safe: stop accepting new connections.
   void StopAccepting();
+  // Thread-safe: every HTTP/2 connection of this worker gets a GOAWAY (NO_ERROR); open streams
+  // finish, an idle connection closes once it is sent.
+  void GoAway();
   // Thread-safe: stops the event loop.
   void Stop();
   void Run();

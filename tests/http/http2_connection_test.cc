@@ -433,5 +433,18 @@ TEST(Http2ConnectionTest, DrainingSendsGoawayAfterTheStream) {
   EXPECT_FALSE(h.server_->Alive());
 }
 
+TEST(Http2ConnectionTest, ShutdownWhenIdleSendsGoawayAndEnds) {
+  Http2Harness h;
+  const int32_t id = h.Request("GET", "/get", "");
+  h.Pump();
+  EXPECT_EQ(h.responses_[id].status, 200);
+  EXPECT_EQ(h.counters_.live.size(), 1u);
+  h.server_->Shutdown();  // what a drain does to every live connection (Worker::GoAway)
+  h.Pump();
+  ASSERT_EQ(h.client_goaways_.size(), 1u);
+  EXPECT_EQ(h.client_goaways_.back(), static_cast<uint32_t>(NGHTTP2_NO_ERROR));
+  EXPECT_FALSE(h.server_->Alive());
+}
+
 }  // namespace
 }  // namespace turnpike::http
