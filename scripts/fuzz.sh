@@ -41,6 +41,7 @@ seeds_for() {
     fuzz_search_dsl) ls fuzz/corpus/search_dsl/* ;;
     fuzz_search_bulk) ls fuzz/corpus/search_bulk/* ;;
     fuzz_http_read) ls fuzz/corpus/http_read/* ;;
+    fuzz_http2_frames) ls fuzz/corpus/http2_frames/* ;;
     fuzz_gemini_request) ls tests/testdata/providers/gemini_client/*/client_request.json \
       tests/testdata/providers/gemini/*/upstream_request.json ;;
     fuzz_cohere_request) ls tests/testdata/providers/cohere_client/*/client_request.json \

@@ -69,11 +69,15 @@ http::ServerOptions MakeServerOptions(const config::ServerConfig& s) {
   o.read_body_timeout = s.read_body_timeout;
   o.idle_timeout = s.idle_timeout;
   o.drain_timeout = s.drain_timeout;
+  o.http2 = s.http2;
+  o.http2_max_concurrent_streams = s.http2_max_concurrent_streams;
   return o;
 }
 
-http::TlsOptions MakeTlsOptions(const config::TlsConfig& t) {
+// With HTTP/2 on, ALPN offers "h2" first (preferred), then "http/1.1".
+http::TlsOptions MakeTlsOptions(const config::TlsConfig& t, bool http2) {
   http::TlsOptions o;
+  if (http2) o.alpn.insert(o.alpn.begin(), "h2");
   for (const config::TlsCertificateFiles& pair : t.certificates) {
     o.certificates.push_back({pair.cert_file, pair.key_file});
   }
@@ -86,10 +90,10 @@ http::TlsOptions MakeTlsOptions(const config::TlsConfig& t) {
 }
 
 // Reads server.tls's files: null when TLS is off, an error naming the file when one is bad.
-Result<std::shared_ptr<const http::TlsContext>> LoadTls(const config::TlsConfig& t) {
+Result<std::shared_ptr<const http::TlsContext>> LoadTls(const config::TlsConfig& t, bool http2) {
   if (!t.enabled()) return std::shared_ptr<const http::TlsContext>();
   Result<std::shared_ptr<const http::TlsContext>> loaded =
-      http::TlsContext::Load(MakeTlsOptions(t));
+      http::TlsContext::Load(MakeTlsOptions(t, http2));
   if (!loaded.ok()) {
     return Error{loaded.error().code, "server.tls: " + loaded.error().message, ""};
   }
@@ -98,12 +102,12 @@ Result<std::shared_ptr<const http::TlsContext>> LoadTls(const config::TlsConfig&
 
 // SIGHUP: the certificates are read again; new handshakes use them, open connections keep
 // theirs. A failed reload keeps the old ones and says why.
-void ReloadTls(const config::TlsConfig& t, http::Server& server) {
+void ReloadTls(const config::TlsConfig& t, bool http2, http::Server& server) {
   if (!t.enabled()) {
     std::fprintf(stderr, "turnpike: SIGHUP: nothing to reload (server.tls is off)\n");
     return;
   }
-  Result<std::shared_ptr<const http::TlsContext>> loaded = LoadTls(t);
+  Result<std::shared_ptr<const http::TlsContext>> loaded = LoadTls(t, http2);
   if (!loaded.ok()) {
     std::fprintf(stderr, "turnpike: TLS reload failed, keeping the current certificates: %s\n",
                  loaded.error().message.c_str());
@@ -111,6 +115,21 @@ void ReloadTls(const config::TlsConfig& t, http::Server& server) {
   }
   server.ReloadTls(std::move(loaded.value()));
   std::fprintf(stderr, "turnpike: TLS certificates reloaded (%zu)\n", t.certificates.size());
+}
+
+// turnpike_http2_* (with server.http2 on): the server's HTTP/2 totals, unlabelled.
+void WriteHttp2Metrics(const http::Server& server, observability::PrometheusWriter& w) {
+  const http::Http2Totals t = server.http2_totals();
+  const auto counter = [&w](std::string_view name, std::string_view help, uint64_t value) {
+    w.Family(name, help, observability::MetricType::kCounter);
+    w.Sample(name, {}, static_cast<double>(value));
+  };
+  counter("turnpike_http2_connections_total", "Client connections served as HTTP/2.",
+          t.connections);
+  counter("turnpike_http2_streams_total", "HTTP/2 request streams opened by clients.", t.streams);
+  counter("turnpike_http2_client_resets_total", "RST_STREAM frames received from clients.",
+          t.client_resets);
+  counter("turnpike_http2_goaways_total", "GOAWAY frames sent to clients.", t.goaways_sent);
 }
 
 std::unique_ptr<observability::AccessLogSink> OpenAccessLog(const std::string& where) {
@@ -532,7 +551,8 @@ void MakeCore(Gateway& g) {
 Status ServeUntilSignalled(Gateway& g, InheritedListeners& inherited) {
   http::ServerOptions options = MakeServerOptions(g.config.server);
   options.inherited_listeners = inherited.fds;
-  Result<std::shared_ptr<const http::TlsContext>> tls = LoadTls(g.config.server.tls);
+  Result<std::shared_ptr<const http::TlsContext>> tls =
+      LoadTls(g.config.server.tls, g.config.server.http2);
   if (!tls.ok()) return tls.error();
   options.tls = std::move(tls.value());
   http::Server server(std::move(options),
@@ -541,6 +561,11 @@ Status ServeUntilSignalled(Gateway& g, InheritedListeners& inherited) {
                       });
   g.probes.in_flight = [&server] { return server.in_flight(); };
   g.probes.accept_errors = [&server] { return server.accept_errors(); };
+  const bool http2 = g.config.server.http2;
+  if (http2) {
+    g.probes.feature_metrics.push_back(
+        [&server](observability::PrometheusWriter& w) { WriteHttp2Metrics(server, w); });
+  }
   Status bound = server.Bind();
   if (!bound.ok()) return bound;
   std::cerr << config::DescribeConfig(g.config);
@@ -557,7 +582,7 @@ Status ServeUntilSignalled(Gateway& g, InheritedListeners& inherited) {
     Restarter restarter([&server] { return server.listener_fds(); }, [&server] { server.Drain(); },
                         g.counter_table ? g.counter_table->fd() : -1);
     SignalWatcher signals([&server] { server.Drain(); },
-                          [&tls = g.config.server.tls, &server] { ReloadTls(tls, server); },
+                          [&s = g.config.server, &server] { ReloadTls(s.tls, s.http2, server); },
                           [&server, &restarter] {
                             if (server.draining()) {
                               std::fprintf(stderr, "turnpike: SIGUSR2 ignored: draining\n");
@@ -568,6 +593,7 @@ Status ServeUntilSignalled(Gateway& g, InheritedListeners& inherited) {
     AnnounceReady(inherited);
     server.Run();
   }
+  if (http2) g.probes.feature_metrics.pop_back();  // it reads `server`, which goes now
   if (g.fleet.subscriber) g.fleet.subscriber->Stop();
   for (const Feature& feature : g.features) {
     if (feature.stop) feature.stop();

@@ -15,6 +15,7 @@ namespace {
 
 constexpr int64_t kMaxWorkers = 1024;
 constexpr int64_t kMaxHeaderFields = 10000;
+constexpr int64_t kMaxHttp2Streams = 65536;
 constexpr int64_t kMinAttempts = 1;
 constexpr int64_t kMaxAttempts = 10;
 constexpr int64_t kMaxWeight = 1'000'000;
@@ -36,7 +37,8 @@ ServerConfig ParseServer(const YamlMap& root) {
   ServerConfig s;
   YamlMap m(root.Child("server"), root.KeyPath("server"),
             {"listen", "workers", "max_header_bytes", "max_header_fields", "max_body_bytes",
-             "timeouts", "sse_keepalive", "server_timing", "access_log", "tls"});
+             "timeouts", "sse_keepalive", "server_timing", "access_log", "tls", "http2",
+             "http2_max_concurrent_streams"});
   const std::string listen = m.String("listen", "");
   if (!listen.empty()) {
     ListenAddress address = ParseListen(m.KeyPath("listen"), listen);
@@ -54,6 +56,9 @@ ServerConfig ParseServer(const YamlMap& root) {
   s.server_timing = m.Bool("server_timing", s.server_timing);
   s.access_log = m.String("access_log", s.access_log);
   s.tls = ParseTls(m);
+  s.http2 = m.Bool("http2", s.http2);
+  s.http2_max_concurrent_streams = static_cast<uint32_t>(
+      m.Int("http2_max_concurrent_streams", s.http2_max_concurrent_streams, 1, kMaxHttp2Streams));
 
   YamlMap t(m.Child("timeouts"), m.KeyPath("timeouts"),
             {"read_headers", "read_body", "idle", "drain"});

@@ -21,6 +21,10 @@
 //     sse_keepalive: 15s               # 0s = off
 //     server_timing: false             # Server-Timing response header
 //     access_log: "-"                  # "-" = stdout, "" = off, else a file path
+//     http2: false                     # HTTP/2 too: by ALPN "h2" over TLS, by prior knowledge
+//                                      # (the connection preface) in cleartext; HTTP/1.1 is
+//                                      # still served on the same port (http/http2_session.h)
+//     http2_max_concurrent_streams: 128  # SETTINGS_MAX_CONCURRENT_STREAMS per connection
 //     tls:                             # absent = cleartext HTTP/1.1 (http/tls_context.h)
 //       cert_file: /etc/turnpike/cert.pem  # PEM chain, leaf first; with key_file: the default
 //       key_file: /etc/turnpike/key.pem    # certificate (served to clients whose SNI matches
@@ -244,6 +248,8 @@ struct ServerConfig {
   bool server_timing = false;
   std::string access_log = "-";  // "-" stdout, "" off, else path
   TlsConfig tls;
+  bool http2 = false;
+  uint32_t http2_max_concurrent_streams = 128;
 };
 
 struct UpstreamConfig {

@@ -64,6 +64,10 @@ std::string DescribeConfig(const Config& config) {
                                          : "optional")
         << " (SIGHUP reloads)\n";
   }
+  if (s.http2) {
+    out << "http2: on (" << (s.tls.enabled() ? "ALPN h2" : "cleartext prior knowledge") << ", max "
+        << s.http2_max_concurrent_streams << " streams per connection)\n";
+  }
   const GovernanceConfig& g = config.governance;
   if (g.enabled) {
     out << "governance: on (keys, budgets, rate limits), store " << DescribeStore(config.store)

@@ -1,6 +1,6 @@
 // One request and its response, as every door sees it: the request/response abstraction a
-// transport implements (http1_exchange.h: HTTP/1.1 over one connection; HTTP/2 will add a
-// stream-backed one), so that no door depends on a transport.
+// transport implements (http1_exchange.h: HTTP/1.1 over one connection; http2_exchange.h: one
+// HTTP/2 stream), so that no door depends on a transport.
 //
 // Ownership: made by the transport for each request and destroyed when the handler returns; the
 // handler borrows it. Thread safety: used only on the connection's worker thread. Several

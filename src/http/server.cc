@@ -146,6 +146,18 @@ uint64_t Server::tls_handshake_failures() const {
   return sum;
 }
 
+Http2Totals Server::http2_totals() const {
+  Http2Totals t;
+  for (const auto& worker : workers_) {
+    const Http2Counters& c = worker->http2();
+    t.connections += c.connections.load(std::memory_order_relaxed);
+    t.streams += c.streams_opened.load(std::memory_order_relaxed);
+    t.client_resets += c.client_resets.load(std::memory_order_relaxed);
+    t.goaways_sent += c.goaways_sent.load(std::memory_order_relaxed);
+  }
+  return t;
+}
+
 void Server::ReloadTls(std::shared_ptr<const TlsContext> tls) {
   if (!options_.tls || !tls) return;
   for (auto& worker : workers_) worker->SetTls(tls);
@@ -164,14 +176,15 @@ net::awaitable<void> DrainWatch(Server* server, std::chrono::milliseconds timeou
   // request just after it ends, and kept-alive connections idle when the drain began may carry
   // one already sent. Each is answered (with `Connection: close`) if it arrives within the
   // linger, which restarts whenever exchanges are seen in flight: the stop below resets only a
-  // connection that stayed quiet that long.
+  // connection that stayed quiet that long. One poll at least, so that the GOAWAYs posted to
+  // the workers (Worker::GoAway) are written before an idle server stops.
   auto quiet_since = start;
   for (;;) {
+    timer.expires_after(kDrainPoll);
+    co_await timer.async_wait(net::use_awaitable);
     const auto now = std::chrono::steady_clock::now();
     if (server->in_flight() > 0) quiet_since = now;
     if (now >= deadline || now - quiet_since >= kDrainLinger) break;
-    timer.expires_after(kDrainPoll);
-    co_await timer.async_wait(net::use_awaitable);
   }
   server->Stop();
 }
@@ -179,7 +192,10 @@ net::awaitable<void> DrainWatch(Server* server, std::chrono::milliseconds timeou
 
 void Server::Drain() {
   if (draining_.exchange(true)) return;
-  for (auto& worker : workers_) worker->StopAccepting();
+  for (auto& worker : workers_) {
+    worker->StopAccepting();
+    worker->GoAway();
+  }
   net::co_spawn(workers_[0]->context(), DrainWatch(this, options_.drain_timeout), net::detached);
 }
 

@@ -1,6 +1,7 @@
-// The HTTP/1.1 server: N worker threads, each with its own event loop, SO_REUSEPORT listener,
-// connections and handler. No lock is taken on the request path. With `ServerOptions::tls`
-// every connection is TLS (handshake first, then HTTP/1.1 by ALPN); without it, cleartext.
+// The HTTP/1.1 and HTTP/2 server: N worker threads, each with its own event loop, SO_REUSEPORT
+// listener, connections and handler. No lock is taken on the request path. With
+// `ServerOptions::tls` every connection is TLS (handshake first, then HTTP/2 or HTTP/1.1 by ALPN);
+// without it, cleartext (HTTP/2 by prior knowledge when `http2` is on).
 //
 // Life cycle (all calls from the thread that owns the Server):
 //   Server s(options, factory);
@@ -46,6 +47,18 @@ struct ServerOptions {
   // the workers (worker i takes every n-th); a worker left without one accepts from a
   // duplicate of one.
   std::vector<int> inherited_listeners;
+  // HTTP/2 as well as HTTP/1.1 (http2_session.h): by ALPN over TLS (the TlsContext must offer
+  // "h2"), by the connection preface in cleartext. Off: a preface is refused as HTTP/1.1.
+  bool http2 = false;
+  uint32_t http2_max_concurrent_streams = 128;
+};
+
+// HTTP/2 totals over all workers (relaxed sums of per-worker counters).
+struct Http2Totals {
+  uint64_t connections = 0;
+  uint64_t streams = 0;        // request streams opened
+  uint64_t client_resets = 0;  // RST_STREAM frames from clients
+  uint64_t goaways_sent = 0;
 };
 
 class Worker;
@@ -81,6 +94,8 @@ class Server {
   void ReloadTls(std::shared_ptr<const TlsContext> tls);
   // TLS handshakes that failed or timed out, over all workers (a relaxed sum).
   uint64_t tls_handshake_failures() const;
+
+  Http2Totals http2_totals() const;
 
   // Exchanges being handled right now, over all workers (a relaxed sum).
   int64_t in_flight() const;

@@ -11,6 +11,8 @@
 
 #include "http/connection.h"
 #include "http/http1_exchange.h"
+#include "http/http2_session.h"
+#include "http/tls_context.h"
 #include "net/http_read.h"
 
 namespace turnpike::http {
@@ -120,6 +122,23 @@ net::awaitable<void> LingeringClose(BasicConnection<Stream>& c) {
   }
 }
 
+enum class Preface { kHttp1, kHttp2, kClosed };
+
+// Reads until the buffer holds the HTTP/2 preface or bytes that cannot begin it. Bytes stay in
+// the buffer for whichever protocol serves them.
+net::awaitable<Preface> ReadPreface(Connection& c) {
+  for (;;) {
+    const auto data = c.buffer.data();
+    const std::string_view seen(static_cast<const char*>(data.data()), data.size());
+    const size_t n = std::min(seen.size(), kHttp2Preface.size());
+    if (seen.substr(0, n) != kHttp2Preface.substr(0, n)) co_return Preface::kHttp1;
+    if (n == kHttp2Preface.size()) co_return Preface::kHttp2;
+    auto [ec, got] = co_await c.stream.async_read_some(c.buffer.prepare(kFirstReadBytes), kTuple);
+    if (ec) co_return Preface::kClosed;
+    c.buffer.commit(got);
+  }
+}
+
 }  // namespace
 
 template <typename Stream>
@@ -135,6 +154,16 @@ net::awaitable<void> RunSession(SessionContext ctx,
       auto [ec, n] = co_await c.stream.async_read_some(c.buffer.prepare(kFirstReadBytes), kTuple);
       if (ec) break;
       c.buffer.commit(n);
+    }
+    if constexpr (!BasicConnection<Stream>::kTls) {
+      if (first && ctx.options.http2) {
+        const Preface preface = co_await ReadPreface(c);
+        if (preface == Preface::kClosed) break;
+        if (preface == Preface::kHttp2) {
+          co_await RunHttp2Session(ctx, std::move(connection));
+          co_return;
+        }
+      }
     }
     first = false;
     const Clock::time_point started = Clock::now();
@@ -219,8 +248,11 @@ net::awaitable<void> RunTlsSession(SessionContext ctx, std::shared_ptr<TlsConnec
     c.Close();
     co_return;
   }
-  // Every protocol offered by ALPN today is HTTP/1.1 (tls_context.h); a second one (h2) is
-  // dispatched here on TlsContext::Protocol(c.stream.native_handle()).
+  if (ctx.options.http2 && TlsContext::Protocol(c.stream.native_handle()) == "h2") {
+    c.Disarm();
+    co_await RunHttp2Session(ctx, std::move(connection));
+    co_return;
+  }
   co_await RunSession(ctx, std::move(connection));
 }
 

@@ -12,22 +12,28 @@
 
 namespace turnpike::http {
 
+struct Http2Counters;
+
 struct SessionContext {
   const ServerOptions& options;
   Handler& handler;
   const std::atomic<bool>& draining;
   std::atomic<int64_t>& in_flight;  // single writer: this worker
+  Http2Counters& http2;             // single writer: this worker
 };
 
 // Reads requests with the configured limits and timeouts, hands each to the handler, answers
 // protocol errors itself (in the handler's error shape), and closes the connection at the end
-// (over TLS with close_notify, waiting at most kTlsCloseTime for the client's).
+// (over TLS with close_notify, waiting at most kTlsCloseTime for the client's). In cleartext
+// with `options.http2`, a connection that opens with the HTTP/2 preface is served by
+// RunHttp2Session instead (the first bytes are read, then looked at).
 template <typename Stream>
 boost::asio::awaitable<void> RunSession(SessionContext ctx,
                                         std::shared_ptr<BasicConnection<Stream>> connection);
 
 // The TLS handshake under `handshake_timeout` (a client that stalls it is cut when it passes),
-// then the protocol ALPN agreed on: HTTP/1.1 (also when the client sent no ALPN). A failed
+// then the protocol ALPN agreed on: HTTP/2 for "h2" (offered only with `options.http2`),
+// else HTTP/1.1 (also when the client sent no ALPN). A failed
 // handshake closes the connection; it counts in `failed_handshakes` (single writer: this
 // worker).
 boost::asio::awaitable<void> RunTlsSession(SessionContext ctx,

@@ -11,10 +11,10 @@
 // against each certificate's DNS names (X509_check_host: SAN entries, wildcards included). A
 // client whose SNI matches no certificate, or that sends none, gets the default.
 //
-// ALPN: the server's protocols in order of preference (today "http/1.1"). A client that offers
-// ALPN with none of them still completes the handshake without a protocol (and is served
-// HTTP/1.1), as nginx does; a later protocol (h2) is added to `alpn` and dispatched on
-// Protocol() after the handshake.
+// ALPN: the server's protocols in order of preference ("http/1.1"; with server.http2, "h2"
+// first). A client that offers ALPN with none of them still completes the handshake without a
+// protocol (and is served HTTP/1.1), as nginx does; the session dispatches on Protocol() after
+// the handshake (session.cc).
 //
 // Errors (from Load only, as values): every problem names the file it came from: unreadable
 // or malformed certificate or key, a key that does not match its certificate, a certificate

@@ -12,6 +12,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "http/connection.h"
 #include "http/session.h"
@@ -111,6 +112,13 @@ void Worker::StopAccepting() {
   });
 }
 
+void Worker::GoAway() {
+  net::post(*context_, [this] {
+    const std::vector<Http2Connection*> live(http2_.live.begin(), http2_.live.end());
+    for (Http2Connection* connection : live) connection->Shutdown();
+  });
+}
+
 void Worker::SetTls(std::shared_ptr<const TlsContext> tls) {
   net::post(*context_, [this, tls = std::move(tls)]() mutable { tls_ = std::move(tls); });
 }
@@ -171,7 +179,7 @@ net::awaitable<void> Worker::AcceptLoop(tcp::acceptor* acceptor) {
 net::awaitable<void> Worker::Session(tcp::socket socket) {
   auto connection = std::make_shared<Connection>(std::move(socket));
   connection->write_timeout = options_.idle_timeout;
-  SessionContext ctx{options_, *handler_, draining_, in_flight_};
+  SessionContext ctx{options_, *handler_, draining_, in_flight_, http2_};
   co_await RunSession(ctx, std::move(connection));
 }
 
@@ -180,7 +188,7 @@ net::awaitable<void> Worker::TlsSession(tcp::socket socket, std::shared_ptr<cons
   connection->write_timeout = options_.idle_timeout;
   const std::chrono::milliseconds handshake_timeout = tls->handshake_timeout();
   connection->tls_context = std::move(tls);
-  SessionContext ctx{options_, *handler_, draining_, in_flight_};
+  SessionContext ctx{options_, *handler_, draining_, in_flight_, http2_};
   co_await RunTlsSession(ctx, std::move(connection), handshake_timeout, tls_handshake_failures_);
 }
 

@@ -12,6 +12,7 @@
 
 #include "common/result.h"
 #include "http/handler.h"
+#include "http/http2_connection.h"
 #include "http/server.h"
 
 namespace turnpike::http {
@@ -39,6 +40,9 @@ class Worker {
   // event loop before its descriptor closes, so a listener another process still holds (a
   // restart's successor) keeps its queue and is never reported here again.
   void StopAccepting();
+  // Thread-safe: every HTTP/2 connection of this worker gets a GOAWAY (NO_ERROR); open streams
+  // finish, an idle connection closes once it is sent.
+  void GoAway();
   // Thread-safe: stops the event loop.
   void Stop();
   void Run();
@@ -49,6 +53,7 @@ class Worker {
   uint64_t tls_handshake_failures() const {
     return tls_handshake_failures_.load(std::memory_order_relaxed);
   }
+  const Http2Counters& http2() const { return http2_; }
   // Thread-safe: later accepted connections use `tls` (posted to this worker's thread).
   void SetTls(std::shared_ptr<const TlsContext> tls);
 
@@ -65,6 +70,7 @@ class Worker {
   std::atomic<int64_t> in_flight_{0};                // written by this worker only
   std::atomic<uint64_t> accept_errors_{0};           // written by this worker only
   std::atomic<uint64_t> tls_handshake_failures_{0};  // written by this worker only
+  Http2Counters http2_;                              // written by this worker only
   std::shared_ptr<const TlsContext> tls_;            // this worker's thread only
   std::unique_ptr<Handler> handler_;
   // Destroyed first (see ~Worker): coroutine frames it holds may still use handler_.

@@ -106,5 +106,19 @@ TEST(TlsConfigTest, InvalidShapesNameTheKey) {
             std::string::npos);
 }
 
+// server.http2 sits beside tls: off by default, on with or without TLS, and a stream bound.
+TEST(TlsConfigTest, Http2DefaultsAndBounds) {
+  const Config off = Parse("server: {listen: '127.0.0.1:0'}");
+  EXPECT_FALSE(off.server.http2);
+  EXPECT_EQ(off.server.http2_max_concurrent_streams, 128u);
+  const Config on = Parse("server: {http2: true, http2_max_concurrent_streams: 16}");
+  EXPECT_TRUE(on.server.http2);
+  EXPECT_EQ(on.server.http2_max_concurrent_streams, 16u);
+  EXPECT_NE(ErrorOf("server: {http2_max_concurrent_streams: 0}")
+                .find("server.http2_max_concurrent_streams"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("server: {http2: maybe}").find("server.http2"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace turnpike::config

@@ -1,0 +1,170 @@
+#include "http/http2_session.h"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <string>
+
+#include "http/http2_exchange.h"
+
+namespace turnpike::http {
+namespace {
+
+namespace net = boost::asio;
+constexpr auto kTuple = net::as_tuple(net::use_awaitable);
+constexpr size_t kReadBytes = 16 * 1024;
+
+class InFlight {
+ public:
+  explicit InFlight(std::atomic<int64_t>& counter) : counter_(counter) {
+    counter_.store(counter_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  ~InFlight() {
+    counter_.store(counter_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  std::atomic<int64_t>& counter_;
+};
+
+template <typename Stream>
+std::string ClientAddress(BasicConnection<Stream>& c) {
+  boost::system::error_code ec;
+  auto ep = c.socket().remote_endpoint(ec);
+  if (ec) return {};
+  return ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+// After a write: the idle timeout when no stream is open, else no deadline.
+template <typename Stream>
+void ArmIdle(BasicConnection<Stream>& c, const Http2Connection& core,
+             std::chrono::milliseconds idle_timeout) {
+  if (core.open_streams() == 0) {
+    c.Arm(idle_timeout);
+  } else {
+    c.Disarm();
+  }
+}
+
+template <typename Stream>
+net::awaitable<void> WriteLoop(SessionContext ctx, std::shared_ptr<BasicConnection<Stream>> conn,
+                               std::shared_ptr<Http2Connection> core) {
+  BasicConnection<Stream>& c = *conn;
+  std::string out;
+  for (;;) {
+    out.clear();
+    const bool sound = core->TakeOutput(out);
+    if (!out.empty()) {
+      c.Arm(c.write_timeout);
+      core->writing = true;
+      auto [ec, n] = co_await net::async_write(c.stream, net::buffer(out), kTuple);
+      core->writing = false;
+      if (ec) break;
+      ArmIdle(c, *core, ctx.options.idle_timeout);
+      continue;
+    }
+    if (!sound || core->reader_done || !core->Alive()) break;
+    net::steady_timer& signal = core->work_signal();
+    signal.expires_at(net::steady_timer::time_point::max());
+    auto [ec] = co_await signal.async_wait(kTuple);
+    (void)ec;  // Wake() cancels the wait
+  }
+  core->ConnectionLost();
+  boost::system::error_code ignored;
+  c.socket().shutdown(net::ip::tcp::socket::shutdown_send, ignored);
+  c.Close();
+}
+
+}  // namespace
+
+net::awaitable<void> ServeHttp2Stream(SessionContext ctx,
+                                      std::shared_ptr<Http2Connection> connection,
+                                      std::shared_ptr<Http2Stream> stream) {
+  InFlight in_flight(ctx.in_flight);
+  const bool draining = ctx.draining.load(std::memory_order_relaxed);
+  {
+    Http2Exchange exchange(connection, stream, draining);
+    if (stream->headers_too_large || stream->body_too_large) {
+      const Error error =
+          stream->headers_too_large
+              ? Error{ErrorCode::kHeadersTooLarge, "request header fields too large", ""}
+              : Error{ErrorCode::kPayloadTooLarge, "request body too large", ""};
+      std::string body = ctx.handler.RenderError(stream->request.target(), error);
+      const bool sent = co_await exchange.Respond(static_cast<unsigned>(HttpStatus(error.code)),
+                                                  "application/json", std::move(body));
+      (void)sent;
+    } else {
+      co_await ctx.handler.Handle(exchange);
+      if (!exchange.answered()) {
+        const Error error{ErrorCode::kInternal, "the handler gave no answer", ""};
+        std::string body = ctx.handler.RenderError(stream->request.target(), error);
+        const bool sent = co_await exchange.Respond(500, "application/json", std::move(body));
+        (void)sent;
+      }
+    }
+  }
+  if (draining || ctx.draining.load(std::memory_order_relaxed)) connection->Shutdown();
+}
+
+std::shared_ptr<Http2Connection> MakeHttp2Connection(SessionContext ctx,
+                                                     net::any_io_executor executor,
+                                                     std::string client_address) {
+  Http2Limits limits;
+  limits.max_concurrent_streams = ctx.options.http2_max_concurrent_streams;
+  limits.max_header_bytes = ctx.options.max_header_bytes;
+  limits.max_header_fields = ctx.options.max_header_fields;
+  limits.max_body_bytes = ctx.options.max_body_bytes;
+  // The callback holds no reference to the connection (that would be a cycle); nghttp2 calls
+  // it from inside the connection, which is alive then.
+  auto connection = std::make_shared<Http2Connection>(executor, limits, ctx.http2,
+                                                      std::move(client_address), nullptr);
+  Http2Connection* raw = connection.get();
+  connection->set_on_request([ctx, raw, executor](std::shared_ptr<Http2Stream> stream) {
+    net::co_spawn(executor, ServeHttp2Stream(ctx, raw->shared_from_this(), std::move(stream)),
+                  net::detached);
+  });
+  return connection;
+}
+
+template <typename Stream>
+net::awaitable<void> RunHttp2Session(SessionContext ctx,
+                                     std::shared_ptr<BasicConnection<Stream>> connection) {
+  BasicConnection<Stream>& c = *connection;
+  std::shared_ptr<Http2Connection> core =
+      MakeHttp2Connection(ctx, c.stream.get_executor(), ClientAddress(c));
+  net::co_spawn(c.stream.get_executor(), WriteLoop(ctx, connection, core), net::detached);
+  bool sound = true;
+  if (c.buffer.size() > 0) {
+    const auto data = c.buffer.data();
+    sound = core->Receive(std::string_view(static_cast<const char*>(data.data()), data.size()));
+    c.buffer.consume(c.buffer.size());
+    core->Wake();
+  }
+  while (sound && core->WantsRead()) {
+    if (core->open_streams() == 0) {
+      c.Arm(ctx.options.idle_timeout);
+    } else if (!core->writing) {
+      c.Disarm();  // a stream waits on its handler: no deadline for the client
+    }
+    auto [ec, n] = co_await c.stream.async_read_some(c.buffer.prepare(kReadBytes), kTuple);
+    if (ec) break;
+    c.buffer.commit(n);
+    const auto data = c.buffer.data();
+    sound = core->Receive(std::string_view(static_cast<const char*>(data.data()), data.size()));
+    c.buffer.consume(c.buffer.size());
+    if (ctx.draining.load(std::memory_order_relaxed)) core->Shutdown();
+    core->Wake();
+  }
+  core->reader_done = true;
+  if (sound && core->WantsRead()) core->ConnectionLost();  // the client left
+  core->Wake();
+}
+
+template net::awaitable<void> RunHttp2Session(SessionContext, std::shared_ptr<Connection>);
+template net::awaitable<void> RunHttp2Session(SessionContext, std::shared_ptr<TlsConnection>);
+
+}  // namespace turnpike::http
