@@ -273,7 +273,8 @@ struct Gateway {
   // counters they make.
   governance::LocalCounters local_counters;
   FleetCounters fleet;
-  Store store;  // empty when no role needs it
+  Store store;                                      // empty when no role needs it
+  std::unique_ptr<governance::DataKeys> data_keys;  // null: tenants' provider keys are off
   std::unique_ptr<control::GovernanceService> governance;
   std::string admin_token;
   // The search door's backend, one per worker: the embedded engine (its own thread; destroyed
@@ -359,8 +360,11 @@ Status StartGovernance(Gateway& g) {
   if (!g.config.governance.enabled) return Ok{};
   governance::Counters& counters =
       g.fleet.counters ? static_cast<governance::Counters&>(*g.fleet.counters) : g.local_counters;
-  Result<std::unique_ptr<control::GovernanceService>> started =
-      control::GovernanceService::Start(g.config, *g.store.engine, *g.store.thread, counters);
+  Result<std::unique_ptr<governance::DataKeys>> data_keys = LoadDataKeys(g.config);
+  if (!data_keys.ok()) return data_keys.error();
+  g.data_keys = std::move(data_keys.value());
+  Result<std::unique_ptr<control::GovernanceService>> started = control::GovernanceService::Start(
+      g.config, *g.store.engine, *g.store.thread, counters, g.data_keys.get());
   if (!started.ok()) return started.error();
   g.governance = std::move(started.value());
   const char* token = std::getenv("TURNPIKE_ADMIN_TOKEN");

@@ -31,7 +31,8 @@ namespace turnpike::doors::admin {
 
 // Who an admin request acts as.
 struct AdminPrincipal {
-  std::string tenant;  // "" = the operator (every tenant)
+  std::string tenant;    // "" = the operator (every tenant)
+  std::string token_id;  // the tenant's admin token's public id; "operator" for the operator
   bool is_operator() const { return tenant.empty(); }
 };
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cluster.h"
+#include "control/security_store.h"
 #include "doors/agents/agent_store.h"
 #include "store/postgres/engine.h"
 #include "store/postgres/migrations.h"
@@ -208,6 +209,12 @@ TEST_F(SchemaParityTest, TheCoreRoleAgreesOnBothEngines) {
 // The product's feature roles: the agent door's.
 TEST_F(SchemaParityTest, TheAgentsRoleAgreesOnBothEngines) {
   const std::vector<std::string> differences = Compare(agents::AgentsRole().schema, {});
+  for (const std::string& d : differences) ADD_FAILURE() << d;
+}
+
+// Governance's own role: tenants' provider keys and the admin audit log.
+TEST_F(SchemaParityTest, TheSecurityRoleAgreesOnBothEngines) {
+  const std::vector<std::string> differences = Compare(control::SecurityRole().schema, {});
   for (const std::string& d : differences) ADD_FAILURE() << d;
 }
 
