@@ -84,8 +84,8 @@ async function chat(gw, key) {
     method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hello' }] }),
   });
-  assert.equal(r.status, 200, await r.text());
-  await r.text();
+  const text = await r.text();
+  assert.equal(r.status, 200, text);
 }
 
 // Every file under `dir`, recursively.

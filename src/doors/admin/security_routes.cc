@@ -105,8 +105,9 @@ Answer PutProviderKey(Service& service, const AdminCall& call) {
   if (!ValidApiKey(*api_key)) {
     co_return Bad("api_key must be 1-4096 visible ASCII characters (no spaces)", "api_key");
   }
-  Result<ProviderKey> stored =
-      co_await service.PutProviderKey(ProviderKey{tenant, deployment, std::move(*api_key), "", 0});
+  // Named before the co_await (GCC 12: no temporaries in an awaited call's arguments).
+  ProviderKey key{tenant, deployment, std::move(*api_key), "", 0};
+  Result<ProviderKey> stored = co_await service.PutProviderKey(std::move(key));
   if (!stored.ok()) {
     if (stored.error().code == ErrorCode::kNotFound) co_return NoSuch("tenant", tenant);
     co_return stored.error();
