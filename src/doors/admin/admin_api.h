@@ -23,9 +23,10 @@
 //
 // Audit: every write (any method but GET and HEAD) that authenticated and matched a route is
 // recorded once answered, refused ones too, with its status: the token's id ("operator" or the
-// tenant's admin token id), the tenant, the route's pattern, the object's id (the last path
-// parameter, or a created object's "id"), the time (resources.h `audit`; written off the
-// request path by the store thread, control/governance_service.h).
+// tenant's admin token id), the tenant (a tenant token's writes: always its own), the route's
+// pattern, the object's id (the answer's "id": what was made, changed or revoked; else the
+// last path parameter), the time (resources.h `audit`; written off the request path by the
+// store thread, control/governance_service.h).
 //
 // Money is USD as JSON numbers (stored as integer micro-USD: 6 decimals). Times are unix
 // seconds, call-log times unix milliseconds. Unknown fields, wrong types and out-of-range
