@@ -682,7 +682,8 @@ TEST_F(SqliteEngineTest, PurgeDeletesTheOldestRowsInBatchesAndKeepsTheNewest) {
     CallQuery q;
     q.limit = 100;
     std::vector<int64_t> out;
-    for (const CallRow& row : store_->call_log().QueryCalls(q).value()) out.push_back(row.id);
+    const Result<std::vector<CallRow>> page = store_->call_log().QueryCalls(q);
+    for (const CallRow& row : page.value()) out.push_back(row.id);
     return out;
   };
   const std::vector<int64_t> all = ids();  // newest first
@@ -697,9 +698,10 @@ TEST_F(SqliteEngineTest, PurgeDeletesTheOldestRowsInBatchesAndKeepsTheNewest) {
   EXPECT_EQ(ids(), std::vector<int64_t>{all.front()});
   // The spend rows stay.
   const std::string months[] = {governance::FormatMonth(month)};
-  for (const SpendRow& row : store_->call_log().LoadSpend(months).value()) {
-    EXPECT_EQ(row.spent_micros, 1000);
-  }
+  const Result<std::vector<SpendRow>> spend = store_->call_log().LoadSpend(months);
+  ASSERT_TRUE(spend.ok());
+  EXPECT_EQ(spend->size(), 2u);
+  for (const SpendRow& row : spend.value()) EXPECT_EQ(row.spent_micros, 1000);
   EXPECT_GE(counts().value(StoreOp::kCallLogPurge), 4u);
 }
 
