@@ -313,7 +313,8 @@ struct Gateway {
   std::unique_ptr<governance::CounterTable> counter_table;
   governance::LocalCounters local_counters;
   FleetCounters fleet;
-  Store store;  // empty when no role needs it
+  Store store;                                      // empty when no role needs it
+  std::unique_ptr<governance::DataKeys> data_keys;  // null: tenants' provider keys are off
   std::unique_ptr<control::GovernanceService> governance;
   // With governance: webhooks.budget_alerts, checked by every governance filter.
   std::unique_ptr<governance::BudgetAlerts> budget_alerts;
@@ -437,8 +438,11 @@ Status StartGovernance(Gateway& g) {
   if (!g.config.governance.enabled) return Ok{};
   governance::Counters& counters =
       g.fleet.counters ? static_cast<governance::Counters&>(*g.fleet.counters) : g.local_counters;
-  Result<std::unique_ptr<control::GovernanceService>> started =
-      control::GovernanceService::Start(g.config, *g.store.engine, *g.store.thread, counters);
+  Result<std::unique_ptr<governance::DataKeys>> data_keys = LoadDataKeys(g.config);
+  if (!data_keys.ok()) return data_keys.error();
+  g.data_keys = std::move(data_keys.value());
+  Result<std::unique_ptr<control::GovernanceService>> started = control::GovernanceService::Start(
+      g.config, *g.store.engine, *g.store.thread, counters, g.data_keys.get());
   if (!started.ok()) return started.error();
   g.governance = std::move(started.value());
   const char* token = std::getenv("TURNPIKE_ADMIN_TOKEN");

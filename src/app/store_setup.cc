@@ -1,9 +1,13 @@
 #include "app/store_setup.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <utility>
 
 #include "app/wait_for_deps.h"
+#include "control/security_store.h"
 #include "store/postgres/engine.h"
 #include "store/sqlite/engine.h"
 
@@ -42,9 +46,32 @@ Result<std::unique_ptr<store::Engine>> OpenStoreEngine(const config::Config& con
 // One line per role, e.g. `if (config.agents.enabled) roles.push_back(agents::StoreRole());`.
 // The core role (governance records, call log, spend) is the engines' own.
 std::vector<store::RoleSpec> StoreRoles(const config::Config& config) {
-  (void)config;  // a role of a feature that is off is not registered
+  // A role of a feature that is off is not registered.
   std::vector<store::RoleSpec> roles;
+  if (config.governance.enabled) roles.push_back(control::SecurityRole());
   return roles;
+}
+
+Result<std::unique_ptr<governance::DataKeys>> LoadDataKeys(const config::Config& config) {
+  std::string text;
+  std::string source = "TURNPIKE_DATA_KEY";
+  if (!config.security.data_key_file.empty()) {
+    source = config.security.data_key_file;
+    std::ifstream in(source, std::ios::binary);
+    std::ostringstream read;
+    read << in.rdbuf();
+    if (!in) return Error{ErrorCode::kInvalidRequest, source + ": cannot read the data keys", ""};
+    text = read.str();
+  } else if (const char* env = std::getenv("TURNPIKE_DATA_KEY"); env != nullptr) {
+    text = env;
+  } else {
+    return std::unique_ptr<governance::DataKeys>();
+  }
+  Result<governance::DataKeys> keys = governance::DataKeys::Parse(text);
+  if (!keys.ok()) {
+    return Error{keys.error().code, "security: " + source + ": " + keys.error().message, ""};
+  }
+  return std::make_unique<governance::DataKeys>(std::move(keys.value()));
 }
 
 Result<Store> OpenStore(const config::Config& config, const std::vector<store::RoleSpec>& roles,

@@ -13,6 +13,7 @@
 
 #include "common/result.h"
 #include "config/config.h"
+#include "governance/data_keys.h"
 #include "store/engine.h"
 #include "store/role.h"
 #include "store/store_thread.h"
@@ -22,6 +23,11 @@ namespace turnpike::app {
 // Every feature role with tables of its own (store/role.h), one line each, for the features
 // `config` turns on.
 std::vector<store::RoleSpec> StoreRoles(const config::Config& config);
+
+// The data keys that seal tenants' provider keys (governance/data_keys.h): the file
+// `security.data_key_file` names, else the environment's TURNPIKE_DATA_KEY; nullptr when
+// neither is set. Errors: an unreadable file, entries that do not parse (never the key bytes).
+Result<std::unique_ptr<governance::DataKeys>> LoadDataKeys(const config::Config& config);
 
 struct Store {
   std::unique_ptr<store::Engine> engine;

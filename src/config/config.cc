@@ -22,7 +22,8 @@ constexpr int64_t kMaxWeight = 1'000'000;
 constexpr int64_t kMaxIdlePerOrigin = 1'000'000;
 constexpr size_t kMinBufferBytes = 1024;
 constexpr size_t kMinCacheBytes = size_t{64} << 10;
-constexpr Millis kMaxMappingTtl{3'600'000};  // search.qdrant.mapping_ttl
+constexpr Millis kMaxMappingTtl{3'600'000};             // search.qdrant.mapping_ttl
+constexpr Millis kMinRetention{62LL * 24 * 3'600'000};  // call_log.retention: two months
 
 void RequireAtLeast(const YamlMap& map, std::string_view key, size_t value, size_t min,
                     std::string_view min_text) {
@@ -154,7 +155,7 @@ Deployment ParseDeployment(const YAML::Node& node, const std::string& path,
                            const std::string& public_name) {
   Deployment d;
   YamlMap m(node, path,
-            {"provider", "api", "base_url", "api_key", "model", "weight", "tls_verify"});
+            {"provider", "api", "base_url", "api_key", "model", "weight", "tls_verify", "name"});
   if (!node.IsMap()) FailAt(path, "expected a mapping with provider and base_url", node);
   m.Require("provider");
   d.provider = m.String("provider", "");
@@ -168,6 +169,8 @@ Deployment ParseDeployment(const YAML::Node& node, const std::string& path,
   if (d.model.empty()) FailAt(m.KeyPath("model"), "must not be empty");
   d.weight = static_cast<uint32_t>(m.Int("weight", d.weight, 1, kMaxWeight));
   d.tls_verify = m.Bool("tls_verify", d.tls_verify);
+  d.name = m.String("name", "");
+  if (node["name"].IsDefined() && d.name.empty()) FailAt(m.KeyPath("name"), "must not be empty");
   return d;
 }
 
@@ -189,8 +192,25 @@ ModelRoute ParseModel(const YAML::Node& node, const std::string& path) {
   for (size_t i = 0; i < deployments.size(); ++i) {
     route.deployments.push_back(ParseDeployment(
         deployments[i], deployments_path + "[" + std::to_string(i) + "]", route.name));
+    Deployment& added = route.deployments.back();
+    if (added.name.empty())
+      added.name = i == 0 ? route.name : route.name + "." + std::to_string(i + 1);
   }
   return route;
+}
+
+// Deployment names are the admin API's ids of deployments: unique across every model.
+void CheckDeploymentNames(const Config& config) {
+  std::set<std::string, std::less<>> names;
+  for (size_t m = 0; m < config.models.size(); ++m) {
+    const ModelRoute& route = config.models[m];
+    for (size_t d = 0; d < route.deployments.size(); ++d) {
+      if (!names.insert(route.deployments[d].name).second) {
+        FailAt("models[" + std::to_string(m) + "].deployments[" + std::to_string(d) + "].name",
+               "duplicate deployment name \"" + route.deployments[d].name + "\"");
+      }
+    }
+  }
 }
 
 std::vector<ModelRoute> ParseModels(const YamlMap& root) {
@@ -273,7 +293,8 @@ StoreConfig ParseStore(const YamlMap& root) {
 CallLogConfig ParseCallLog(const YamlMap& root) {
   CallLogConfig c;
   YamlMap m(root.Child("call_log"), root.KeyPath("call_log"),
-            {"log_store", "queue_rows", "batch_rows", "flush_interval", "when_full", "max_wait"});
+            {"log_store", "queue_rows", "batch_rows", "flush_interval", "when_full", "max_wait",
+             "retention", "purge_interval"});
   c.log_store = m.Bool("log_store", c.log_store);
   c.queue_rows =
       static_cast<size_t>(m.Int("queue_rows", static_cast<int64_t>(c.queue_rows), 1, 100'000'000));
@@ -287,6 +308,20 @@ CallLogConfig ParseCallLog(const YamlMap& root) {
   }
   c.drop_when_full = when_full == "drop";
   c.max_wait = m.Duration("max_wait", c.max_wait);
+  c.retention = m.Duration("retention", c.retention);
+  if (c.retention.count() > 0 && c.retention < kMinRetention) {
+    FailAt(m.KeyPath("retention"),
+           "must be 0s (off) or at least 62d: reconcile sums this month's and last month's rows");
+  }
+  c.purge_interval = m.Duration("purge_interval", c.purge_interval);
+  RequirePositive(m, "purge_interval", c.purge_interval);
+  return c;
+}
+
+SecurityConfig ParseSecurity(const YamlMap& root) {
+  SecurityConfig c;
+  YamlMap m(root.Child("security"), root.KeyPath("security"), {"data_key_file"});
+  c.data_key_file = m.String("data_key_file", "");
   return c;
 }
 
@@ -438,10 +473,10 @@ std::string DialectOf(const Deployment& deployment) {
 Config ParseConfig(const std::string& yaml_text) {
   try {
     const YAML::Node root = YAML::Load(yaml_text);
-    YamlMap top(
-        root, "",
-        {"server", "upstream", "routing", "models", "governance", "hotpath", "store", "call_log",
-         "prices", "redis", "search", "llm_cache", "agents", "webhooks", "telemetry", "ui"});
+    YamlMap top(root, "",
+                {"server", "upstream", "routing", "models", "governance", "hotpath", "store",
+                 "call_log", "prices", "redis", "search", "llm_cache", "agents", "webhooks",
+                 "telemetry", "ui", "security"});
     Config config;
     config.server = ParseServer(top);
     config.upstream = ParseUpstream(top);
@@ -459,6 +494,8 @@ Config ParseConfig(const std::string& yaml_text) {
     config.webhooks = ParseWebhooks(top);
     config.telemetry = ParseTelemetry(top);
     config.ui = ParseUi(top);
+    config.security = ParseSecurity(top);
+    CheckDeploymentNames(config);
     if (config.search.enabled && !config.governance.enabled) {
       FailAt("search.enabled", "the search door needs governance (an index belongs to a tenant)");
     }

@@ -75,6 +75,10 @@
 //           model: gpt-4o-mini         # upstream model name; default = public name
 //           weight: 1                  # >= 1
 //           tls_verify: true
+//           name: gpt-4o-mini          # the deployment's id in the admin API (a tenant's own
+//                                      # provider key: /admin/v1/tenants/{id}/provider-keys/
+//                                      # {name}); unique; default: the model's name, and
+//                                      # "<model>.<n>" for its n-th deployment from n = 2
 //   governance:
 //     enabled: true                    # false: no keys, budgets or limits (an open gateway)
 //     reconcile_interval: 1h           # recompute spend from the call log; 0s = off
@@ -107,6 +111,13 @@
 //     flush_interval: 100ms            # a worker hands its rows over at least this often
 //     when_full: wait                  # wait: keep rows in the worker up to max_wait; drop
 //     max_wait: 2s
+//     retention: 0s                    # call-log rows older than this are deleted by a job on
+//                                      # the store thread (e.g. 90d); 0s = kept forever; at
+//                                      # least 62d, so reconcile's two months stay whole
+//     purge_interval: 1h               # how often the retention job runs
+//   security:
+//     data_key_file: ""                # the data keys that seal tenants' provider keys
+//                                      # (governance/data_keys.h); unset: env TURNPIKE_DATA_KEY
 //   prices:                            # USD per million tokens; override the built-in table
 //     gpt-4o-mini: {input: 0.15, output: 0.60, cached_input: 0.075, max_output_tokens: 16384}
 //     claude-x: {input: 3, output: 15, cached_input: 0.3, cache_write: 3.75,
@@ -279,6 +290,7 @@ struct Deployment {
   std::string model;                // upstream model name
   uint32_t weight = 1;
   bool tls_verify = true;
+  std::string name;  // unique id (admin API: provider keys); default from the model's name
 };
 
 struct ModelRoute {
@@ -324,6 +336,12 @@ struct CallLogConfig {
   Millis flush_interval{100};
   bool drop_when_full = false;  // when_full: drop (else wait)
   Millis max_wait{2'000};
+  Millis retention{0};  // 0: rows are kept forever
+  Millis purge_interval{3'600'000};
+};
+
+struct SecurityConfig {
+  std::string data_key_file;  // "" = the environment's TURNPIKE_DATA_KEY, or none
 };
 
 // Money in integer micro-USD per million tokens (config says USD per million).
@@ -446,6 +464,7 @@ struct Config {
   WebhooksConfig webhooks;
   TelemetryConfig telemetry;
   UiConfig ui;
+  SecurityConfig security;
 };
 
 // The dialect (provider registry entry) a deployment is called in: its `provider`, or
@@ -458,7 +477,7 @@ Config ParseConfig(const std::string& yaml_text);
 // Reads the file and calls ParseConfig. Throws ConfigError (also for an unreadable file).
 Config LoadConfig(const std::string& path);
 
-// Parses "250ms", "10s", "2m", "1h" (and "0"). Throws ConfigError mentioning `key`.
+// Parses "250ms", "10s", "2m", "1h", "90d" (and "0"). Throws ConfigError mentioning `key`.
 Millis ParseDuration(const std::string& key, const std::string& text);
 
 // Parses "1024", "16KiB", "4MiB", "1GiB". Throws ConfigError mentioning `key`.

@@ -16,7 +16,8 @@ struct Unit {
 };
 
 // Longest suffixes first so that "ms" is not read as "m" followed by garbage.
-constexpr Unit kDurationUnits[] = {{"ms", 1}, {"s", 1'000}, {"m", 60'000}, {"h", 3'600'000}};
+constexpr Unit kDurationUnits[] = {
+    {"ms", 1}, {"s", 1'000}, {"m", 60'000}, {"h", 3'600'000}, {"d", 86'400'000}};
 constexpr Unit kSizeUnits[] = {
     {"KiB", uint64_t{1} << 10}, {"MiB", uint64_t{1} << 20}, {"GiB", uint64_t{1} << 30}, {"", 1}};
 

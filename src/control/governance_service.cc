@@ -8,6 +8,9 @@
 namespace turnpike::control {
 namespace {
 
+// Call-log rows one retention batch deletes at most (PostgreSQL: whole chunks, a little more).
+constexpr int64_t kPurgeBatch = 10'000;
+
 // The snapshot's own validation speaks of ids; the admin API answers 400.
 Error AsInvalid(const Error& error) {
   if (error.code != ErrorCode::kInvalidRequest) return error;
@@ -31,9 +34,10 @@ class FnJob final : public store::StoreJob {
 
 Result<std::unique_ptr<GovernanceService>> GovernanceService::Start(
     const config::Config& config, store::Engine& engine, store::StoreThread& thread,
-    governance::Counters& counters) {
+    governance::Counters& counters, const governance::DataKeys* data_keys) {
   std::unique_ptr<GovernanceService> service(
       new GovernanceService(config, engine, thread, counters));
+  service->data_keys_ = data_keys;
   store::Engine& store = service->engine_;
   // The change feed's mark lives in the session that polls it (the control lane's).
   store::GovernanceRecords& records =
@@ -44,6 +48,8 @@ Result<std::unique_ptr<GovernanceService>> GovernanceService::Start(
   if (config.governance.snapshot_ttl.count() > 0) (void)records.Notified();
   Result<store::GovernanceRows> rows = records.LoadAll();
   if (!rows.ok()) return rows.error();
+  Status opened = service->LoadProviderKeys(store, rows.value());
+  if (!opened.ok()) return opened.error();
   Result<governance::SnapshotPtr> snapshot = service->BuildFrom(rows.value());
   if (!snapshot.ok()) {
     return Error{ErrorCode::kInternal,
@@ -60,6 +66,7 @@ Result<std::unique_ptr<GovernanceService>> GovernanceService::Start(
   const auto now = std::chrono::steady_clock::now();
   service->next_change_poll_ = now + config.governance.snapshot_ttl;
   service->next_reconcile_ = now + config.governance.reconcile_interval;
+  service->next_purge_ = now;  // the first tick purges what is already past the retention
   service->thread_.Start([self](store::CallLogStore& log,
                                 store::CallBatchParts parts) { self->WriteBatch(log, parts); },
                          [self](store::Engine& e) { self->LogTick(e); },
@@ -87,6 +94,7 @@ store::CallLogBufferOptions GovernanceService::buffer_options() const {
 Result<governance::SnapshotPtr> GovernanceService::BuildFrom(
     const store::GovernanceRows& rows) const {
   governance::SnapshotData data;
+  data.provider_keys = rows.provider_keys;
   data.plans = rows.plans;
   data.tenants = rows.tenants;
   data.keys = rows.keys;
@@ -110,9 +118,11 @@ Status GovernanceService::Commit(store::GovernanceRows rows, const std::function
   return Ok{};
 }
 
-Status GovernanceService::ReloadOnThread(store::GovernanceRecords& records) {
-  Result<store::GovernanceRows> rows = records.LoadAll();
+Status GovernanceService::ReloadOnThread(store::Engine& engine) {
+  Result<store::GovernanceRows> rows = engine.records().LoadAll();
   if (!rows.ok()) return rows.error();
+  Status opened = LoadProviderKeys(engine, rows.value());
+  if (!opened.ok()) return opened.error();
   Result<governance::SnapshotPtr> built = BuildFrom(rows.value());
   if (!built.ok()) return built.error();
   rows_ = std::move(rows.value());
@@ -122,16 +132,34 @@ Status GovernanceService::ReloadOnThread(store::GovernanceRecords& records) {
 }
 
 boost::asio::awaitable<Status> GovernanceService::Reload() {
-  auto job = [this](store::Engine& engine) -> Result<Ok> {
-    return ReloadOnThread(engine.records());
-  };
+  auto job = [this](store::Engine& engine) -> Result<Ok> { return ReloadOnThread(engine); };
   Status done = co_await thread_.Call<Ok>(std::move(job));
   co_return done;
+}
+
+void GovernanceService::PurgeTick(store::CallLogStore& log,
+                                  std::chrono::steady_clock::time_point now) {
+  if (config_.call_log.retention.count() <= 0 || !config_.call_log.log_store) return;
+  if (!purging_ && now < next_purge_) return;
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  Result<int64_t> deleted =
+      log.PurgeBefore(now_ms - config_.call_log.retention.count(), kPurgeBatch);
+  if (!deleted.ok()) {
+    std::fprintf(stderr, "turnpike: call-log retention failed: %s\n",
+                 deleted.error().message.c_str());
+  } else {
+    purged_rows_.Add(static_cast<uint64_t>(deleted.value()));
+  }
+  purging_ = deleted.ok() && deleted.value() >= kPurgeBatch;
+  if (!purging_) next_purge_ = now + config_.call_log.purge_interval;
 }
 
 void GovernanceService::LogTick(store::Engine& engine) {
   engine.Tick();
   const auto now = std::chrono::steady_clock::now();
+  PurgeTick(engine.call_log(), now);
   if (config_.governance.reconcile_interval.count() > 0 && config_.call_log.log_store &&
       now >= next_reconcile_) {
     next_reconcile_ = now + config_.governance.reconcile_interval;
@@ -170,7 +198,7 @@ void GovernanceService::ControlTick(store::Engine& engine) {
     reload |= changed.ok() && changed.value();
   }
   if (reload) {
-    Status reloaded = ReloadOnThread(engine.records());
+    Status reloaded = ReloadOnThread(engine);
     if (!reloaded.ok()) {
       std::fprintf(stderr, "turnpike: snapshot reload failed: %s\n",
                    reloaded.error().message.c_str());
@@ -201,6 +229,13 @@ void GovernanceService::RenderMetrics(observability::PrometheusWriter& w) const 
            "Spend the last reconcile found between the call log and the counters (absolute).",
            MetricType::kGauge);
   w.Sample("turnpike_spend_drift_usd", {}, static_cast<double>(drift_micros_.value()) / 1e6);
+  w.Family("turnpike_call_log_purged_rows_total",
+           "Call-log rows deleted by the retention job (call_log.retention).",
+           MetricType::kCounter);
+  w.Sample("turnpike_call_log_purged_rows_total", {}, static_cast<double>(purged_rows_.value()));
+  w.Family("turnpike_admin_audit_dropped_total",
+           "Admin audit rows not written: the store's job queue was full.", MetricType::kCounter);
+  w.Sample("turnpike_admin_audit_dropped_total", {}, static_cast<double>(audit_dropped_.load()));
 }
 
 }  // namespace turnpike::control

@@ -17,6 +17,27 @@
 //   - by Reload() on every request when snapshot_ttl is 0 (read-through, for debugging).
 // Budget and rate counters carry over from snapshot to snapshot (snapshot.h).
 //
+// Tenants' provider keys (BYOK): rows of the "security" store role (security_store.h), sealed
+// with the current data key (governance/data_keys.h, given to Start; none: the keys cannot be
+// stored, and stored ones are not used), opened on the store thread whenever the records are
+// loaded (start, change feed, Reload) and published in the snapshot with the tenants
+// (governance::TenantEntry::provider_keys): a call never reads the store for them. A row that
+// does not open (altered, moved to another tenant, its data key not configured) is left out
+// with a line on stderr naming the tenant and deployment; the tenant's calls then use the
+// deployment's configured key. RotateProviderKeys re-seals every row under the current key.
+// Another replica's write reaches this one through the records' change feed (SQLite's
+// data_version; PostgreSQL: the role's trigger bumps the records' version and notifies).
+//
+// Retention (call_log.retention > 0, log_store on): every purge_interval the log lane starts
+// deleting call-log rows older than the retention (CallLogStore::PurgeBefore), one batch of
+// kPurgeBatch rows per log-lane tick (between call-log batches, never beside one), until a
+// batch comes back short; turnpike_call_log_purged_rows_total counts them. Spend rows stay.
+// Every replica of a fleet runs it over the shared store: the same deletes, idempotent.
+//
+// The admin audit log: RecordAudit queues one row (admin_api.cc, after each admin write's
+// answer) as a control-lane job and returns; a refused job (queue full) is counted, not
+// waited for (turnpike_admin_audit_dropped_total). Audit pages the rows, newest first.
+//
 // Spend and the call log: see store/call_log.h and store/call_log_buffer.h. Reconcile (every
 // reconcile_interval, and on demand) compares, for this month and the last, each scope's
 // persisted spend with the call log's sum; a difference is written over the spend row,
@@ -50,7 +71,9 @@
 
 #include "config/config.h"
 #include "control/admin_types.h"
+#include "control/security_store.h"
 #include "governance/counters.h"
+#include "governance/data_keys.h"
 #include "governance/snapshot.h"
 #include "governance/snapshot_cell.h"
 #include "observability/metrics.h"
@@ -69,10 +92,9 @@ class GovernanceService {
   // engine's; kInternal when the records are inconsistent. `counters` (the counters role:
   // governance/counters.h) makes the live state of every tenant and key the snapshots name;
   // it must outlive the service and every snapshot.
-  static Result<std::unique_ptr<GovernanceService>> Start(const config::Config& config,
-                                                          store::Engine& engine,
-                                                          store::StoreThread& thread,
-                                                          governance::Counters& counters);
+  static Result<std::unique_ptr<GovernanceService>> Start(
+      const config::Config& config, store::Engine& engine, store::StoreThread& thread,
+      governance::Counters& counters, const governance::DataKeys* data_keys = nullptr);
   ~GovernanceService();
 
   const governance::SnapshotCell& cell() const { return *cell_; }
@@ -97,6 +119,21 @@ class GovernanceService {
   boost::asio::awaitable<Result<std::vector<store::CallRow>>> Calls(store::CallQuery query);
   boost::asio::awaitable<Result<ReconcileReport>> ReconcileNow();
 
+  // BYOK (see above). kForbidden without a data key; kNotFound for an unknown tenant or a
+  // missing key; `deployment` is checked by the caller (the route table's names).
+  boost::asio::awaitable<Result<governance::ProviderKey>> PutProviderKey(
+      governance::ProviderKey key);
+  boost::asio::awaitable<Result<governance::ProviderKey>> DeleteProviderKey(std::string tenant,
+                                                                            std::string deployment);
+  // Re-seals every row under the current data key; the number of rows re-sealed.
+  boost::asio::awaitable<Result<int64_t>> RotateProviderKeys();
+  bool has_data_keys() const { return data_keys_ != nullptr && !data_keys_->empty(); }
+  const std::string& data_key_id() const { return data_keys_->current_id(); }  // has_data_keys
+
+  // The admin audit log (see above). RecordAudit: any thread.
+  void RecordAudit(AuditRow row);
+  boost::asio::awaitable<Result<std::vector<AuditRow>>> Audit(AuditQuery query);
+
   // Shutdown (store/store_thread.h): CloseJobs before the workers go, Stop after their last
   // flush. The destructor stops too: the thread runs the service's functions.
   void CloseJobs() { thread_.CloseJobs(); }
@@ -113,13 +150,17 @@ class GovernanceService {
   Result<governance::SnapshotPtr> BuildFrom(const store::GovernanceRows& rows) const;
   // Validates `rows` by building, runs `write`, then adopts and publishes.
   Status Commit(store::GovernanceRows rows, const std::function<Status()>& write);
-  Status ReloadOnThread(store::GovernanceRecords& records);
+  Status ReloadOnThread(store::Engine& engine);
+  // The "security" role's provider keys of `engine`, opened, into `rows` (none without the role).
+  Status LoadProviderKeys(store::Engine& engine, store::GovernanceRows& rows) const;
   // This month's persisted spend into the counters of `snapshot` (start).
   Status RestoreSpend(store::CallLogStore& log, const governance::GovernanceSnapshot& snapshot);
   void WriteBatch(store::CallLogStore& log, store::CallBatchParts parts);
   // The log lane's tick (engine upkeep, the reconcile schedule) and the control lane's (the
   // change feed); one thread runs both when the engine has one session.
   void LogTick(store::Engine& engine);
+  // One retention batch when one is due (the log lane's tick).
+  void PurgeTick(store::CallLogStore& log, std::chrono::steady_clock::time_point now);
   void ControlTick(store::Engine& engine);
   Result<ReconcileReport> Reconcile(store::CallLogStore& log);
   // Built-in, then config, then `overrides` (the admin's), each replacing the one before.
@@ -127,6 +168,7 @@ class GovernanceService {
   Result<PriceInfo> PriceOf(const std::string& model) const;
 
   const config::Config& config_;
+  const governance::DataKeys* data_keys_ = nullptr;  // may be null: no BYOK
   governance::Counters& counters_;
   store::Engine& engine_;
   store::StoreThread& thread_;  // over engine_
@@ -137,6 +179,8 @@ class GovernanceService {
   std::chrono::steady_clock::time_point next_change_poll_{};
   // The log lane only (and Start).
   std::chrono::steady_clock::time_point next_reconcile_{};
+  std::chrono::steady_clock::time_point next_purge_{};
+  bool purging_ = false;  // a purge is under way: one batch per tick until a short one
   // A scheduled reconcile is queued or running on a read lane.
   std::atomic<bool> reconcile_queued_{false};
 
@@ -147,6 +191,9 @@ class GovernanceService {
   observability::Counter reconcile_runs_;
   observability::Gauge drift_micros_;  // the last reconcile's drift
   observability::Gauge last_batch_rows_;
+  std::atomic<uint64_t> audit_dropped_{0};
+  observability::Counter
+      purged_rows_;  // the log lane's  // any thread (a refusal runs on the poster's)
 };
 
 }  // namespace turnpike::control

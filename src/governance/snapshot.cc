@@ -72,7 +72,15 @@ Result<SnapshotPtr> GovernanceSnapshot::Build(SnapshotData data, const Governanc
   snapshot->prices_ = std::move(data.prices);
   snapshot->tenants_.reserve(data.tenants.size());
   for (Tenant& tenant : data.tenants)
-    snapshot->tenants_.push_back({std::move(tenant), nullptr, {}});
+    snapshot->tenants_.push_back({std::move(tenant), nullptr, {}, {}});
+  if (!data.provider_keys.empty()) {
+    std::unordered_map<std::string_view, TenantEntry*> by_id;
+    for (TenantEntry& entry : snapshot->tenants_) by_id.emplace(entry.tenant.id, &entry);
+    for (ProviderKey& key : data.provider_keys) {
+      auto it = by_id.find(key.tenant_id);
+      if (it != by_id.end()) it->second->provider_keys.push_back(std::move(key));
+    }
+  }
   snapshot->keys_.reserve(data.keys.size());
   for (Key& key : data.keys) snapshot->keys_.push_back({std::move(key), nullptr, {}});
   Status indexed = snapshot->Index(previous, counters);

@@ -104,7 +104,18 @@ struct Key {
 };
 
 // Everything a snapshot is built from (the store's rows, or a test's literals).
+// A tenant's own API key for one deployment (BYOK: control/security_store.h), as the store
+// opened it. The plaintext lives in memory only: in snapshots, never in a log or an answer.
+struct ProviderKey {
+  std::string tenant_id;
+  std::string deployment;  // config `models[].deployments[].name`
+  std::string api_key;
+  std::string data_key_id;  // the data key it is sealed under (governance/data_keys.h)
+  int64_t updated_at = 0;   // unix seconds
+};
+
 struct SnapshotData {
+  std::vector<ProviderKey> provider_keys;  // of tenants not in `tenants`: ignored
   std::vector<Plan> plans;
   std::vector<Tenant> tenants;
   std::vector<Key> keys;
@@ -115,6 +126,15 @@ struct TenantEntry {
   Tenant tenant;
   const Plan* plan = nullptr;
   std::shared_ptr<ScopeCounters> counters;
+  std::vector<ProviderKey> provider_keys;  // its own provider keys, few: searched in order
+
+  // The tenant's own key for `deployment`, or nullptr (the deployment's configured key).
+  const ProviderKey* FindProviderKey(std::string_view deployment) const {
+    for (const ProviderKey& key : provider_keys) {
+      if (key.deployment == deployment) return &key;
+    }
+    return nullptr;
+  }
 };
 
 struct KeyEntry {

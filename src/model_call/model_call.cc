@@ -140,6 +140,15 @@ net::awaitable<CallEnd> ModelCall::Run(const CallRequest& request) {
     out.authorization = target.authorization;
     out.request_id = ctx_.request_id;
     out.extra_headers = target.extra_headers;
+    const governance::TenantEntry* tenant = ctx_.principal.tenant;
+    const governance::ProviderKey* own =
+        tenant == nullptr ? nullptr : tenant->FindProviderKey(target.id);
+    if (own != nullptr) {
+      own_endpoint_ = std::make_unique<providers::UpstreamEndpoint>(
+          target.dialect->Endpoint({target.origin.base_path, target.upstream_model, own->api_key}));
+      out.authorization = own_endpoint_->authorization;
+      out.extra_headers = own_endpoint_->extra_headers;
+    }
 
     if (ctx_.trace.on) TraceAttempt(target, out);
 

@@ -10,6 +10,10 @@
 //   CallEnd end = co_await call.Run(request);
 //   if (end == CallEnd::kFailed) ...render call.failure() in the door's dialect...
 //
+// Provider keys: an attempt sends the deployment's configured key, or the tenant's own key for
+// that deployment when the snapshot holds one (governance::TenantEntry::FindProviderKey: the
+// context's principal; no store access).
+//
 // Attempts: the plan's deployments in order (a source may skip some: Accepts). A connect error,
 // a timeout before the response head, a 5xx or a 429 moves on to the next attempt after the
 // backoff (routing.backoff_base/max, jittered), or the upstream's Retry-After when it is longer
@@ -193,6 +197,9 @@ class ModelCall {
   std::optional<StreamPump> pump_;              // its stream's delivery
   boost::asio::steady_timer* timer_ = nullptr;  // the backoff in progress, for Abandon
   bool abandoned_ = false;
+  // The current attempt's headers made with the tenant's own provider key (BYOK), when it has
+  // one for the deployment: made per attempt (a few small strings), only for such tenants.
+  std::unique_ptr<providers::UpstreamEndpoint> own_endpoint_;
   // A whole answer, alive until Run returns.
   std::string whole_body_;                     // its bytes (WholeAnswer::storage)
   std::optional<providers::Response> parsed_;  // translated

@@ -50,6 +50,7 @@ std::shared_ptr<const RouteTable> RouteTable::Build(const config::Config& config
       }
       target.origin = std::move(origin.value());
       target.name = target.origin.key + target.origin.base_path;
+      target.id = dep.name;
       target.upstream_model = dep.model.empty() ? route.name : dep.model;
       providers::UpstreamEndpoint endpoint =
           target.dialect->Endpoint({target.origin.base_path, target.upstream_model, dep.api_key});

@@ -29,7 +29,8 @@ struct DeploymentTarget {
   std::string provider;
   const providers::Provider* dialect = nullptr;  // that dialect, owned by the registry
   std::string name;                              // for logs and metrics: "<origin key><base path>"
-  std::string upstream_model;                    // the model name sent upstream
+  std::string id;              // config `name`: a tenant's own provider key names it (ProviderKey)
+  std::string upstream_model;  // the model name sent upstream
   upstream::Origin origin;
   // Request targets and headers, from the dialect's Endpoint (providers/provider.h).
   std::string chat_path;          // a whole answer

@@ -75,6 +75,18 @@ class CallLogStore {
   // reconcile of a store at a time: kConflict while another replica's runs. Returns the
   // differences added, one row per scope that drifted (spent_micros: log sum - spend row).
   virtual Result<std::vector<SpendRow>> ReconcileSpend(const std::string& month) = 0;
+
+  // Retention: deletes call-log rows older than `cutoff_ms` (unix milliseconds), oldest first,
+  // about `limit` rows per call at most (whole chunks where the engine keeps rows in chunks),
+  // in one transaction; returns how many rows went. Rows are taken in id order up to the first
+  // one at or after the cutoff (ids follow time within a group commit's window), so a call
+  // costs about what it deletes, not a scan of the log. The newest row always stays, so ids
+  // are never reused. Spend rows are untouched. An engine without it deletes nothing.
+  virtual Result<int64_t> PurgeBefore(int64_t cutoff_ms, int64_t limit) {
+    (void)cutoff_ms;
+    (void)limit;
+    return int64_t{0};
+  }
 };
 
 }  // namespace turnpike::store

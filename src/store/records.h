@@ -46,7 +46,10 @@ struct PriceOverride {
 };
 
 // Everything the governance snapshot is built from, as the engine has it.
+// provider_keys are not the records' (LoadAll leaves them empty): the governance service
+// reads them from the "security" role and opens them (control/security_store.h).
 struct GovernanceRows {
+  std::vector<governance::ProviderKey> provider_keys;
   std::vector<governance::Plan> plans;
   std::vector<governance::Tenant> tenants;
   std::vector<governance::Key> keys;

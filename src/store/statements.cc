@@ -26,6 +26,8 @@ std::string_view StoreOpName(StoreOp op) {
       return "transaction";
     case StoreOp::kReconcile:
       return "reconcile";
+    case StoreOp::kCallLogPurge:
+      return "call_log_purge";
     case StoreOp::kCount:
       break;
   }

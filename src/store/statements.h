@@ -36,6 +36,7 @@ enum class StoreOp : uint8_t {
   kSpendWrite,     // one spend row upserted (write-behind of the budget counters)
   kTransaction,    // BEGIN / COMMIT / ROLLBACK
   kReconcile,      // the reconcile job's sums and corrections
+  kCallLogPurge,   // the retention job's deletes of old call-log rows
   kCount,
 };
 std::string_view StoreOpName(StoreOp op);

@@ -1,9 +1,11 @@
 #include "doors/admin/admin_api.h"
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/pct_string_view.hpp>
 #include <cctype>
+#include <chrono>
 
 #include "common/clock.h"
 #include "doors/admin/admin_auth.h"
@@ -18,6 +20,7 @@ namespace bhttp = boost::beast::http;
 
 namespace {
 constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kOperatorTokenId = "operator";
 
 // The token of "Bearer <token>" (scheme case-insensitive, blanks around the token trimmed); ""
 // for any other header.
@@ -91,6 +94,18 @@ Result<AdminCall> ReadCall(const http::Exchange& exchange, const core::RouteMatc
   return call;
 }
 
+// The id of the object a write acted on: the answer's "id" (what was made, changed or
+// revoked), else the route's last path parameter (a refused write, a provider key's deployment).
+std::string ObjectOf(const AdminCall& call, const Result<AdminAnswer>& answer) {
+  if (answer.ok()) {
+    boost::system::error_code ec;
+    const json::value body = json::parse(answer->body, ec);
+    const json::value* id = !ec && body.is_object() ? body.as_object().if_contains("id") : nullptr;
+    if (id != nullptr && id->is_string()) return std::string(id->as_string());
+  }
+  return call.params.empty() ? std::string() : call.params.back().second;
+}
+
 Error NotAllowed(std::string_view allow) {
   return Error{ErrorCode::kMethodNotAllowed, "Use " + std::string(allow) + " on this path.", ""};
 }
@@ -137,10 +152,32 @@ net::awaitable<Result<AdminAnswer>> AdminApi::Answer(const http::Exchange& excha
   }
   call->tenant = ResolveTenant(route->tenant, call.value());
   const Status permitted = Permit(principal.value(), route->tenant, call.value());
-  if (!permitted.ok()) co_return permitted.error();
-  phases.admitted = core::Clock::now();
-  net::awaitable<Result<AdminAnswer>> handled = route->handler(call.value());
-  Result<AdminAnswer> answer = co_await std::move(handled);
+  Result<AdminAnswer> answer = AdminAnswer{};
+  if (!permitted.ok()) {
+    answer = permitted.error();
+  } else {
+    phases.admitted = core::Clock::now();
+    net::awaitable<Result<AdminAnswer>> handled = route->handler(call.value());
+    Result<AdminAnswer> handled_answer = co_await std::move(handled);
+    answer = std::move(handled_answer);
+  }
+  const bhttp::verb method = exchange.request().method();
+  if (resources_.audit && method != bhttp::verb::get && method != bhttp::verb::head) {
+    // Every write the token reached a route with, refused ones too (their status says so).
+    control::AuditRow row;
+    row.at_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+    row.token_id = principal->is_operator() ? std::string(kOperatorTokenId) : principal->token_id;
+    // A tenant's admin token's writes are filed under its own tenant, even one refused for
+    // naming another: that other tenant's admin never learns of the attempt.
+    row.tenant_id = principal->is_operator() ? call->tenant : principal->tenant;
+    row.method = std::string(bhttp::to_string(method));
+    row.route = route->pattern;
+    row.object = ObjectOf(call.value(), answer);
+    row.status = answer.ok() ? static_cast<int>(answer->status) : HttpStatus(answer.error().code);
+    resources_.audit(std::move(row));
+  }
   co_return answer;
 }
 

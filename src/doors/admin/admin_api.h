@@ -16,6 +16,17 @@
 //   GET    /admin/v1/calls?tenant=&key=&model=&status=&since=&until=&limit=&cursor=
 //   POST   /admin/v1/reconcile
 //   GET    /admin/v1/routes                    every admin route, its methods and its tenant
+//   GET    /admin/v1/tenants/{id}/provider-keys      PUT/DELETE .../provider-keys/{deployment}
+//                                              (a tenant's own provider key, BYOK; never shown)
+//   POST   /admin/v1/provider-keys/rotate      re-seal every provider key under the current key
+//   GET    /admin/v1/audit?tenant=&token=&cursor=&limit=   the admin audit log, newest first
+//
+// Audit: every write (any method but GET and HEAD) that authenticated and matched a route is
+// recorded once answered, refused ones too, with its status: the token's id ("operator" or the
+// tenant's admin token id), the tenant (a tenant token's writes: always its own), the route's
+// pattern, the object's id (the answer's "id": what was made, changed or revoked; else the
+// last path parameter), the time (resources.h `audit`; written off the request path by the
+// store thread, control/governance_service.h).
 //
 // Money is USD as JSON numbers (stored as integer micro-USD: 6 decimals). Times are unix
 // seconds, call-log times unix milliseconds. Unknown fields, wrong types and out-of-range

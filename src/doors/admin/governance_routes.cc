@@ -56,6 +56,17 @@ std::vector<core::AdminRoute> GovernanceRoutes(Service& service) {
   routes.push_back(Route(at("spend"), Verb::get, TenantFrom::Query("tenant"), service, Spend));
   routes.push_back(Route(at("calls"), Verb::get, TenantFrom::Query("tenant"), service, Calls));
   routes.push_back(Route(at("reconcile"), Verb::post, kOperator, service, Reconcile));
+  // A tenant's own provider keys are its admin's to manage; rotation is the operator's.
+  const TenantFrom tenant_path = TenantFrom::Path("id");
+  routes.push_back(
+      Route(at("tenants/{id}/provider-keys"), Verb::get, tenant_path, service, ListProviderKeys));
+  routes.push_back(Route(at("tenants/{id}/provider-keys/{deployment}"), Verb::put, tenant_path,
+                         service, PutProviderKey));
+  routes.push_back(Route(at("tenants/{id}/provider-keys/{deployment}"), Verb::delete_, tenant_path,
+                         service, DeleteProviderKey));
+  routes.push_back(
+      Route(at("provider-keys/rotate"), Verb::post, kOperator, service, RotateProviderKeys));
+  routes.push_back(Route(at("audit"), Verb::get, TenantFrom::Query("tenant"), service, ListAudit));
   return routes;
 }
 

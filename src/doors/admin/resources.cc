@@ -77,6 +77,7 @@ Answer ListRoutes(const AdminResources& resources) {
 std::shared_ptr<AdminResources> GovernanceResources(control::GovernanceService& service) {
   auto resources = std::make_shared<AdminResources>();
   resources->Add(GovernanceRoutes(service));
+  resources->audit = [&service](control::AuditRow row) { service.RecordAudit(std::move(row)); };
   // Every admin route, as the door serves it (those other doors add later included): what a
   // tenant-isolation check walks. The resources own this route, so the reference outlives it.
   const AdminResources& all = *resources;

@@ -15,6 +15,7 @@
 // shared by the door factory and outlives every door.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -34,6 +35,10 @@ class AdminResources {
   const core::AdminRoute* Find(int route) const;
 
   const std::vector<core::AdminRoute>& routes() const { return routes_; }
+
+  // Where the door records each admin write (admin_api.cc): set once before serving; empty
+  // records nothing. Called on any worker's thread: it must only queue.
+  std::function<void(control::AuditRow)> audit;
 
  private:
   std::vector<core::AdminRoute> routes_;

@@ -6,6 +6,7 @@
 //   tenant_routes.cc  plans, tenants        key_routes.cc    keys, prices
 //   usage_routes.cc   spend, calls, reconcile
 //   token_routes.cc   tenants' admin tokens
+//   security_routes.cc  tenants' provider keys (BYOK), the audit log
 //   governance_routes.cc   the table: every pattern, its methods, its tenant and its handler
 //
 // Errors: an Error value, which the door renders in the admin envelope with the field named.
@@ -79,5 +80,10 @@ Answer DeletePrice(Service& service, const AdminCall& call);
 Answer Spend(Service& service, const AdminCall& call);
 Answer Calls(Service& service, const AdminCall& call);
 Answer Reconcile(Service& service, const AdminCall& call);
+Answer ListProviderKeys(Service& service, const AdminCall& call);
+Answer PutProviderKey(Service& service, const AdminCall& call);
+Answer DeleteProviderKey(Service& service, const AdminCall& call);
+Answer RotateProviderKeys(Service& service, const AdminCall& call);
+Answer ListAudit(Service& service, const AdminCall& call);
 
 }  // namespace turnpike::doors::admin

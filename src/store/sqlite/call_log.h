@@ -31,6 +31,7 @@ class CallLog : public CallLogStore {
   Result<std::vector<SpendRow>> LoadSpend(std::span<const std::string> months) override;
   Result<std::vector<SpendRow>> SumCallLog(const std::string& month) override;
   Result<std::vector<SpendRow>> ReconcileSpend(const std::string& month) override;
+  Result<int64_t> PurgeBefore(int64_t cutoff_ms, int64_t limit) override;  // call_log_purge.cc
 
  private:
   // A record WriteCalls is inserting, with its position in the transaction's TxRoutes.

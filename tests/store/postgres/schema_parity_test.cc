@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cluster.h"
+#include "control/security_store.h"
 #include "doors/agents/agent_store.h"
 #include "doors/webhooks/webhook_store.h"
 #include "store/postgres/engine.h"
@@ -214,6 +215,12 @@ TEST_F(SchemaParityTest, TheAgentsRoleAgreesOnBothEngines) {
 
 TEST_F(SchemaParityTest, TheWebhooksRoleAgreesOnBothEngines) {
   const std::vector<std::string> differences = Compare(webhooks::WebhooksRole().schema, {});
+  for (const std::string& d : differences) ADD_FAILURE() << d;
+}
+
+// Governance's own role: tenants' provider keys and the admin audit log.
+TEST_F(SchemaParityTest, TheSecurityRoleAgreesOnBothEngines) {
+  const std::vector<std::string> differences = Compare(control::SecurityRole().schema, {});
   for (const std::string& d : differences) ADD_FAILURE() << d;
 }
 

@@ -666,5 +666,44 @@ TEST(StatementTest, BindIfChangedForgetsAfterPlainBindsAndClears) {
   std::filesystem::remove_all(dir);
 }
 
+// Retention: the oldest rows go first, in batches of at most `limit`, up to the first row at or
+// after the cutoff; the newest row always stays (its id would be handed out again).
+TEST_F(SqliteEngineTest, PurgeDeletesTheOldestRowsInBatchesAndKeepsTheNewest) {
+  Seed();
+  const governance::MonthId month = governance::MonthOf(1'790'000'000);
+  std::vector<CallRecord> rows;
+  for (int i = 1; i <= 10; ++i) {
+    rows.push_back(Row(100, month));
+    rows.back().time_ms = i * 1000;
+  }
+  const Batches batch{rows};
+  ASSERT_TRUE(store_->call_log().WriteCalls(batch, true, {}).ok());
+  auto ids = [&] {
+    CallQuery q;
+    q.limit = 100;
+    std::vector<int64_t> out;
+    const Result<std::vector<CallRow>> page = store_->call_log().QueryCalls(q);
+    for (const CallRow& row : page.value()) out.push_back(row.id);
+    return out;
+  };
+  const std::vector<int64_t> all = ids();  // newest first
+  ASSERT_EQ(all.size(), 10u);
+  // Rows 1..5 are older than 5,500 ms: 3, then 2, then none.
+  EXPECT_EQ(store_->call_log().PurgeBefore(5'500, 3).value(), 3);
+  EXPECT_EQ(store_->call_log().PurgeBefore(5'500, 3).value(), 2);
+  EXPECT_EQ(store_->call_log().PurgeBefore(5'500, 3).value(), 0);
+  EXPECT_EQ(ids(), std::vector<int64_t>(all.begin(), all.begin() + 5));
+  // Everything older: every row but the newest.
+  EXPECT_EQ(store_->call_log().PurgeBefore(1'000'000, 100).value(), 4);
+  EXPECT_EQ(ids(), std::vector<int64_t>{all.front()});
+  // The spend rows stay.
+  const std::string months[] = {governance::FormatMonth(month)};
+  const Result<std::vector<SpendRow>> spend = store_->call_log().LoadSpend(months);
+  ASSERT_TRUE(spend.ok());
+  EXPECT_EQ(spend->size(), 2u);
+  for (const SpendRow& row : spend.value()) EXPECT_EQ(row.spent_micros, 1000);
+  EXPECT_GE(counts().value(StoreOp::kCallLogPurge), 4u);
+}
+
 }  // namespace
 }  // namespace turnpike::store::sqlite
