@@ -19,12 +19,19 @@ bool ListAdmits(const std::vector<std::string>& allowed, std::string_view model)
   return allowed.empty() || std::find(allowed.begin(), allowed.end(), model) != allowed.end();
 }
 
-// Everything after the secret check; shared by both overloads.
+Error Unauthorized(std::string_view message) {
+  return Error{ErrorCode::kUnauthorized, std::string(message), ""};
+}
+
+// Everything after the secret check; shared by both overloads. A revoked or expired key is no
+// longer a credential: 401, as an unknown key is (OpenAI answers a deleted key so), with its own
+// message, which only the holder of the right secret gets to read. A suspended tenant's key is
+// still a credential that is not allowed now: 403.
 Result<Principal> Admit(const KeyEntry& entry, int64_t now_unix) {
   const Key& key = entry.key;
-  if (key.status == KeyStatus::kRevoked) return Forbidden("This API key has been revoked.");
+  if (key.status == KeyStatus::kRevoked) return Unauthorized("This API key has been revoked.");
   if (key.expires_at != kNeverExpires && now_unix >= key.expires_at) {
-    return Forbidden("This API key has expired.");
+    return Unauthorized("This API key has expired.");
   }
   if (entry.tenant->tenant.status == TenantStatus::kSuspended) {
     return Forbidden("The organization of this API key is suspended.");

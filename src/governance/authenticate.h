@@ -2,13 +2,16 @@
 //
 // Order of checks: shape (ParseKey), public id lookup, secret (SHA-256, constant-time compare),
 // then the key's status and expiry, then the tenant's status. Status is checked only after the
-// secret matched, so a 403 proves possession of the key; every failure before that is the
-// same 401 with the same message, so an answer never says which part was wrong. (An unknown
+// secret matched, so only the key's holder learns its status (a revoked or expired key's own
+// message, a suspended tenant's 403); every failure before that is the same 401 with the same
+// message, so an answer never says which part was wrong. (An unknown
 // id answers faster than a wrong secret; public ids are not secret, so that leaks nothing.)
 //
 // Errors (turnpike::Error):
-//   kUnauthorized (401)  malformed key, unknown public id, wrong secret
-//   kForbidden (403)     key revoked, key expired (now >= expires_at), tenant suspended
+//   kUnauthorized (401)  malformed key, unknown public id, wrong secret (one message for all);
+//                        after the secret matched: key revoked, key expired (now >=
+//                        expires_at), each with its own message
+//   kForbidden (403)     tenant suspended
 //   kNotFound (404)      CheckModel: the model is not allowed (OpenAI's "model_not_found":
 //                        "does not exist or you do not have access to it")
 // Messages never contain the secret.

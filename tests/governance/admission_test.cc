@@ -82,7 +82,7 @@ TEST_F(AdmissionTest, AuthenticationFailuresAreRefusals) {
   AdmissionRequest request{fixture_.revoked_key, testing::kModel, 0, std::nullopt, kNow, kT0, {}};
   AdmitResult result = Admit(*snapshot_, *verifier_, request);
   ASSERT_TRUE(result.refusal);
-  EXPECT_EQ(result.refusal->code, ErrorCode::kForbidden);
+  EXPECT_EQ(result.refusal->code, ErrorCode::kUnauthorized);
   EXPECT_FALSE(result.admission.active());
 }
 

@@ -100,22 +100,29 @@ TEST_F(AuthenticateTest, MalformedUnknownAndWrongSecretAre401WithOneMessage) {
   }
 }
 
-TEST_F(AuthenticateTest, RevokedExpiredAndSuspendedAre403) {
-  EXPECT_EQ(FailureOf(fixture_.revoked_key), ErrorCode::kForbidden);
-  EXPECT_EQ(FailureOf(fixture_.expired_key), ErrorCode::kForbidden);
+TEST_F(AuthenticateTest, RevokedAndExpiredAre401SuspendedIs403) {
+  EXPECT_EQ(FailureOf(fixture_.revoked_key), ErrorCode::kUnauthorized);
+  EXPECT_EQ(FailureOf(fixture_.expired_key), ErrorCode::kUnauthorized);
   EXPECT_EQ(FailureOf(fixture_.suspended_key), ErrorCode::kForbidden);
+  EXPECT_EQ(HttpStatus(ErrorCode::kUnauthorized), 401);
   EXPECT_EQ(HttpStatus(ErrorCode::kForbidden), 403);
 }
 
 TEST_F(AuthenticateTest, ExpiryIsExclusiveOfTheExpirySecond) {
   EXPECT_TRUE(Authenticate(*snapshot_, fixture_.expired_key, kNow - 1).ok());
-  EXPECT_EQ(FailureOf(fixture_.expired_key, kNow), ErrorCode::kForbidden);
+  EXPECT_EQ(FailureOf(fixture_.expired_key, kNow), ErrorCode::kUnauthorized);
 }
 
 TEST_F(AuthenticateTest, StatusIsCheckedOnlyAfterTheSecret) {
   std::string wrong = fixture_.revoked_key;
   wrong.back() = wrong.back() == 'A' ? 'B' : 'A';
-  EXPECT_EQ(FailureOf(wrong), ErrorCode::kUnauthorized);
+  // Both are 401s; only the right secret learns that the key was revoked.
+  Result<Principal> guessed = Authenticate(*snapshot_, wrong, kNow);
+  Result<Principal> revoked = Authenticate(*snapshot_, fixture_.revoked_key, kNow);
+  ASSERT_FALSE(guessed.ok());
+  ASSERT_FALSE(revoked.ok());
+  EXPECT_EQ(guessed.error().message.find("revoked"), std::string::npos);
+  EXPECT_NE(revoked.error().message.find("revoked"), std::string::npos);
 }
 
 TEST_F(AuthenticateTest, ModelMustBeAllowedByPlanAndKey) {

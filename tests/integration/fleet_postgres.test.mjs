@@ -95,7 +95,7 @@ async function revocationDelays(a, b, n) {
     assert.ok(await eventually(async () => (await chatStatus(b, secret)) === 200, 5000, 5), 'B knows the new key');
     const start = performance.now();
     assert.equal((await admin(a, 'POST', `keys/${created.body.id}/revoke`)).status, 200);
-    const refused = await eventually(async () => (await chatStatus(b, secret)) === 403, 5000, 2);
+    const refused = await eventually(async () => (await chatStatus(b, secret)) === 401, 5000, 2);
     assert.ok(refused, `key ${i} refused on B`);
     delays.push(performance.now() - start);
   }
@@ -163,7 +163,7 @@ test('a lost notification: the snapshot_ttl poll still finds the change (one sta
     UPDATE api_keys SET status = 'revoked' WHERE public_id = '${key.id}';
     UPDATE records_version SET version = version + 1; COMMIT;`, db);
   const before = stmt(await metrics(gw), 'change_check');
-  assert.ok(await eventually(async () => (await chatStatus(gw, key.key)) === 403, 5000, 20), 'refused after the poll');
+  assert.ok(await eventually(async () => (await chatStatus(gw, key.key)) === 401, 5000, 20), 'refused after the poll');
   assert.ok(stmt(await metrics(gw), 'change_check') > before, 'a version poll found it');
 });
 

@@ -257,7 +257,7 @@ test('a key revoked through replica A is refused by B and C (LISTEN/NOTIFY; dela
     assert.equal((await admin(a, 'POST', `keys/${created.body.id}/revoke`)).status, 200);
     // Both polled at once: each delay is when that replica first refused.
     await Promise.all([b, c].map(async (gw) => {
-      const refused = await eventually(async () => (await chatStatus(gw, secret)) === 403, 5000, 2);
+      const refused = await eventually(async () => (await chatStatus(gw, secret)) === 401, 5000, 2);
       assert.ok(refused, `key ${i} refused`);
       delays.push(performance.now() - start);
     }));
