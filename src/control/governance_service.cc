@@ -137,10 +137,11 @@ boost::asio::awaitable<Status> GovernanceService::Reload() {
   co_return done;
 }
 
-void GovernanceService::PurgeTick(store::CallLogStore& log,
+void GovernanceService::PurgeTick(store::Engine& engine,
                                   std::chrono::steady_clock::time_point now) {
   if (config_.call_log.retention.count() <= 0 || !config_.call_log.log_store) return;
   if (!purging_ && now < next_purge_) return;
+  store::CallLogStore& log = engine.call_log();  // only now: taking it uses the lane's session
   const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();
@@ -159,7 +160,7 @@ void GovernanceService::PurgeTick(store::CallLogStore& log,
 void GovernanceService::LogTick(store::Engine& engine) {
   engine.Tick();
   const auto now = std::chrono::steady_clock::now();
-  PurgeTick(engine.call_log(), now);
+  PurgeTick(engine, now);
   if (config_.governance.reconcile_interval.count() > 0 && config_.call_log.log_store &&
       now >= next_reconcile_) {
     next_reconcile_ = now + config_.governance.reconcile_interval;

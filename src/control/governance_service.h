@@ -160,7 +160,7 @@ class GovernanceService {
   // change feed); one thread runs both when the engine has one session.
   void LogTick(store::Engine& engine);
   // One retention batch when one is due (the log lane's tick).
-  void PurgeTick(store::CallLogStore& log, std::chrono::steady_clock::time_point now);
+  void PurgeTick(store::Engine& engine, std::chrono::steady_clock::time_point now);
   void ControlTick(store::Engine& engine);
   Result<ReconcileReport> Reconcile(store::CallLogStore& log);
   // Built-in, then config, then `overrides` (the admin's), each replacing the one before.

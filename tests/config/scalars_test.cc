@@ -14,12 +14,13 @@ TEST(ParseDurationTest, Units) {
   EXPECT_EQ(ParseDuration("k", "10s"), milliseconds(10'000));
   EXPECT_EQ(ParseDuration("k", "2m"), milliseconds(120'000));
   EXPECT_EQ(ParseDuration("k", "1h"), milliseconds(3'600'000));
+  EXPECT_EQ(ParseDuration("k", "2d"), milliseconds(2LL * 86'400'000));
   EXPECT_EQ(ParseDuration("k", "0s"), milliseconds(0));
 }
 
 TEST(ParseDurationTest, RejectsAndNamesTheKey) {
   for (const char* bad :
-       {"", "10", "-1s", "1.5s", "10 s", "s", "5d", "10ms ", "99999999999999999h"}) {
+       {"", "10", "-1s", "1.5s", "10 s", "s", "5w", "1.5d", "10ms ", "99999999999999999h"}) {
     try {
       ParseDuration("upstream.timeouts.idle", bad);
       ADD_FAILURE() << "accepted \"" << bad << "\"";

@@ -105,7 +105,7 @@ TEST_F(GovernanceFilterTest, ARevokedKeyIsRefusedWithoutAReservation) {
   const std::string bearer = "Bearer " + fixture_.revoked_key;
   ctx.authorization = bearer;
   EXPECT_EQ(filter.OnRequest(ctx), FilterStatus::kRespond);
-  EXPECT_EQ(ctx.refusal->code, ErrorCode::kForbidden);
+  EXPECT_EQ(ctx.refusal->code, ErrorCode::kUnauthorized);
   EXPECT_FALSE(ctx.admission.active());
 }
 

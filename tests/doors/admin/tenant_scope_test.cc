@@ -171,6 +171,11 @@ TEST_F(AdminDoorTest, EveryGovernanceRouteDeclaresWhereItsTenantIs) {
       {"GET /admin/v1/spend", {Where::kQuery, "tenant"}},
       {"GET /admin/v1/calls", {Where::kQuery, "tenant"}},
       {"POST /admin/v1/reconcile", {Where::kNone, ""}},
+      {"GET /admin/v1/tenants/{id}/provider-keys", {Where::kPath, "id"}},
+      {"PUT /admin/v1/tenants/{id}/provider-keys/{deployment}", {Where::kPath, "id"}},
+      {"DELETE /admin/v1/tenants/{id}/provider-keys/{deployment}", {Where::kPath, "id"}},
+      {"POST /admin/v1/provider-keys/rotate", {Where::kNone, ""}},
+      {"GET /admin/v1/audit", {Where::kQuery, "tenant"}},
   };
   EXPECT_EQ(declared, expected);
   EXPECT_EQ(routes.size(), expected.size()) << "one method per route";
