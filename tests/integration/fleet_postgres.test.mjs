@@ -111,7 +111,7 @@ test('two replicas over one PostgreSQL: a key revoked on A is refused on B (LIST
   const delays = await revocationDelays(a, b, 50);
   console.log(`# revocation A -> B over LISTEN/NOTIFY, 50 keys: p50 ${percentile(delays, 50).toFixed(1)} ms, p99 ${percentile(delays, 99).toFixed(1)} ms, max ${delays.at(-1).toFixed(1)} ms`);
   // Both replicas log into the one database: 50 answered requests on B at least (one 200 per
-  // key, plus the polls answered before the revocation arrived; a refused key's 403 writes no
+  // key, plus the polls answered before the revocation arrived; a refused key's 401 writes no
   // row), every row once.
   await sleep(300);
   const [rows, distinct] = pg.psql('SELECT count(*), count(DISTINCT request_id) FROM call_log', db).split('|').map(Number);
