@@ -1,8 +1,8 @@
 #include "observability/otlp_json.h"
 
-#include <array>
 #include <charconv>
-#include <cstdio>
+
+#include "common/json_escape.h"
 
 namespace turnpike::observability {
 namespace {
@@ -13,57 +13,7 @@ constexpr int kKindClient = 3;
 constexpr int kStatusError = 2;
 constexpr double kMicrosPerUsd = 1e6;
 
-// Which bytes a JSON string must escape: '"', '\\' and the control characters.
-constexpr std::array<bool, 256> kEscapes = [] {
-  std::array<bool, 256> t{};
-  for (int c = 0; c < 0x20; ++c) t[c] = true;
-  t['"'] = true;
-  t['\\'] = true;
-  return t;
-}();
-
-bool NeedsEscape(char c) { return kEscapes[static_cast<unsigned char>(c)]; }
-
-// `s` escaped for a JSON string, without the quotes.
-void AppendEscapedText(std::string& out, std::string_view s) {
-  size_t start = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    if (!NeedsEscape(c)) [[likely]]
-      continue;
-    out.append(s.data() + start, i - start);
-    start = i + 1;
-    switch (c) {
-      case '"':
-        out.append("\\\"");
-        break;
-      case '\\':
-        out.append("\\\\");
-        break;
-      case '\n':
-        out.append("\\n");
-        break;
-      case '\r':
-        out.append("\\r");
-        break;
-      case '\t':
-        out.append("\\t");
-        break;
-      default: {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(c));
-        out.append(buf);
-      }
-    }
-  }
-  out.append(s.data() + start, s.size() - start);
-}
-
-void AppendEscaped(std::string& out, std::string_view s) {
-  out.push_back('"');
-  AppendEscapedText(out, s);
-  out.push_back('"');
-}
+void AppendEscaped(std::string& out, std::string_view s) { AppendJsonQuoted(out, s); }
 
 // Two digits at a time, from the end (the times are 19-digit nanoseconds).
 constexpr char kDigitPairs[] =
@@ -183,10 +133,10 @@ void OpenSpan(std::string& out, const SpanRecord& r, const Ids& ids, std::string
   }
   out.append(",\"name\":");
   out.push_back('"');
-  AppendEscapedText(out, name.first);
+  AppendJsonEscaped(out, name.first);
   if (!name.second.empty()) {
     out.push_back(' ');
-    AppendEscapedText(out, name.second);
+    AppendJsonEscaped(out, name.second);
   }
   out.push_back('"');
   out.append(",\"kind\":");
