@@ -5,6 +5,7 @@
 #
 #   bench/pool-cell.sh [--runs 3] [--duration 5] [--warmup 2] [--connections 1000]
 #                      [--workers 2] [--cells "plain stream"] [--mock-flags "--tokens 20"]
+#                      [--targets "nginx turnpike before"]
 #
 # One mock provider (1 worker) behind every target; nginx from bench/nginx.conf.in with
 # `worker_processes $workers`; each Turnpike with $workers workers, governance on (a key, plan
@@ -21,13 +22,15 @@
 # bench/governance-cell.sh does); inside it (from 1 s after its warm-up to 1 s before its
 # end) Turnpike's turnpike_upstream_connects_total per request; around it the
 # kernel's TCP counters (nstat: listen drops, retransmitted SYNs, timeouts). One Markdown row
-# per run. KEEP_DIR=1 keeps the logs.
+# per run. KEEP_DIR=1 keeps the logs. --targets picks among nginx, turnpike and before (with
+# BASELINE): bench/nginx.conf.in allows 4,096 connections per nginx worker, too few for a run at
+# 5,000 connections with 2 workers.
 # Needs: the turnpike binary ($TURNPIKE), nginx, jq, nstat (iproute2).
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
 BASELINE=${BASELINE:-}
 NGINX=${NGINX:-nginx}
-runs=3 duration=5 warmup=2 connections=1000 workers=2 cells="plain stream"
+runs=3 duration=5 warmup=2 connections=1000 workers=2 cells="plain stream" only_targets=""
 mock_flags="--tokens 20"
 while (($#)); do
   case $1 in
@@ -38,6 +41,7 @@ while (($#)); do
     --workers) workers=$2; shift 2 ;;
     --cells) cells=$2; shift 2 ;;
     --mock-flags) mock_flags=$2; shift 2 ;;
+    --targets) only_targets=$2; shift 2 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -89,6 +93,8 @@ if [[ -n $BASELINE ]]; then
   gateway before "$BASELINE"
   targets+=(before)
 fi
+# shellcheck disable=SC2206
+[[ -n $only_targets ]] && targets=($only_targets)
 
 connects() {  # connects TARGET: turnpike_upstream_connects_total, or "-" for nginx
   [[ $1 == nginx ]] && { echo -; return; }

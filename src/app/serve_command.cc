@@ -117,6 +117,20 @@ void ReloadTls(const config::TlsConfig& t, bool http2, http::Server& server) {
   std::fprintf(stderr, "turnpike: TLS certificates reloaded (%zu)\n", t.certificates.size());
 }
 
+// turnpike_accept_errors_total{reason}: the listeners' failed accepts by cause (a bounded set,
+// http::AcceptError), every cause written so that a rate() starts from 0.
+void WriteAcceptErrors(const http::Server& server, observability::PrometheusWriter& w) {
+  constexpr std::string_view kName = "turnpike_accept_errors_total";
+  w.Family(kName,
+           "Connections the listeners failed to accept, by cause (emfile: out of file "
+           "descriptors).",
+           observability::MetricType::kCounter);
+  for (size_t cause = 0; cause < http::kAcceptErrorCauses; ++cause) {
+    const uint64_t n = server.accept_errors(static_cast<http::AcceptError>(cause));
+    w.Sample(kName, {{"reason", http::kAcceptErrorLabels[cause]}}, static_cast<double>(n));
+  }
+}
+
 // turnpike_http2_* (with server.http2 on): the server's HTTP/2 totals, unlabelled.
 void WriteHttp2Metrics(const http::Server& server, observability::PrometheusWriter& w) {
   const http::Http2Totals t = server.http2_totals();
@@ -564,7 +578,8 @@ Status ServeUntilSignalled(Gateway& g, InheritedListeners& inherited) {
                         return std::make_unique<core::Dispatcher>(core, doors, index, c);
                       });
   g.probes.in_flight = [&server] { return server.in_flight(); };
-  g.probes.accept_errors = [&server] { return server.accept_errors(); };
+  g.probes.feature_metrics.push_back(
+      [&server](observability::PrometheusWriter& w) { WriteAcceptErrors(server, w); });
   const bool http2 = g.config.server.http2;
   if (http2) {
     g.probes.feature_metrics.push_back(

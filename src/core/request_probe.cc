@@ -79,11 +79,7 @@ std::string RenderMetrics(const ProbeRegistry& registry) {
   }
   WriteSum(w, "turnpike_requests_in_flight", "Requests being handled now.", obs::MetricType::kGauge,
            [&] { return static_cast<double>(registry.in_flight ? registry.in_flight() : 0); });
-  WriteSum(w, "turnpike_accept_errors_total",
-           "Connections the listeners failed to accept (out of file descriptors, most often).",
-           obs::MetricType::kCounter, [&] {
-             return static_cast<double>(registry.accept_errors ? registry.accept_errors() : 0);
-           });
+  // turnpike_accept_errors_total{reason} is written by app/ (serve_command.cc), by cause.
   WriteHistogramFamily(w, registry, "turnpike_gateway_overhead_seconds",
                        "Time the gateway itself spent on a request, excluding upstream time.",
                        &RequestProbe::overhead);

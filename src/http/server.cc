@@ -134,9 +134,9 @@ int64_t Server::in_flight() const {
   return sum;
 }
 
-uint64_t Server::accept_errors() const {
+uint64_t Server::accept_errors(AcceptError cause) const {
   uint64_t sum = 0;
-  for (const auto& worker : workers_) sum += worker->accept_errors();
+  for (const auto& worker : workers_) sum += worker->accept_errors(cause);
   return sum;
 }
 

@@ -61,6 +61,18 @@ struct Http2Totals {
   uint64_t goaways_sent = 0;
 };
 
+// Why an accept failed: a bounded set, the label of turnpike_accept_errors_total{reason}.
+enum class AcceptError : uint8_t {
+  kProcessDescriptors,  // EMFILE: this process's RLIMIT_NOFILE   reason="emfile"
+  kSystemDescriptors,   // ENFILE: the system's file table         reason="enfile"
+  kMemory,              // ENOBUFS, ENOMEM                          reason="nomem"
+  kOther,               // anything else                            reason="other"
+};
+inline constexpr size_t kAcceptErrorCauses = 4;
+// The metric label of each cause, indexed by AcceptError.
+inline constexpr const char* kAcceptErrorLabels[kAcceptErrorCauses] = {"emfile", "enfile", "nomem",
+                                                                       "other"};
+
 class Worker;
 
 class Server {
@@ -99,9 +111,10 @@ class Server {
 
   // Exchanges being handled right now, over all workers (a relaxed sum).
   int64_t in_flight() const;
-  // Failed accepts since start, over all workers (a relaxed sum). An accept that fails (out of
-  // file descriptors) is retried after a pause, never in a spin.
-  uint64_t accept_errors() const;
+  // Failed accepts with `cause` since start, over all workers (a relaxed sum). An accept that
+  // fails (out of file descriptors) is retried after a pause that doubles from 10 ms up to 1 s
+  // while the failures go on, never in a spin; one log line says so (at most one per 10 s).
+  uint64_t accept_errors(AcceptError cause) const;
 
  private:
   Status BindInherited();

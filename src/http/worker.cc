@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -10,6 +11,8 @@
 #include <boost/asio/socket_base.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -25,7 +28,13 @@ using tcp = net::ip::tcp;
 namespace {
 constexpr auto kTuple = net::as_tuple(net::use_awaitable);
 constexpr int kListenBacklog = 4096;
-constexpr std::chrono::milliseconds kAcceptErrorPause{50};
+// A failed accept is retried after kAcceptPauseMin, doubling up to kAcceptPauseMax while the
+// failures go on.
+constexpr std::chrono::milliseconds kAcceptPauseMin{10};
+constexpr std::chrono::milliseconds kAcceptPauseMax{1'000};
+constexpr std::chrono::seconds kAcceptLogEvery{10};
+// Connections accepted per wake-up of a listener before the loop yields to other work.
+constexpr int kAcceptBatch = 64;
 using ReusePort = net::detail::socket_option::boolean<SOL_SOCKET, SO_REUSEPORT>;
 }  // namespace
 
@@ -134,45 +143,104 @@ net::awaitable<void> Worker::AcceptAll() {
   co_return;
 }
 
+namespace {
+AcceptError ClassifyAcceptError(const boost::system::error_code& ec) {
+  switch (ec.value()) {
+    case EMFILE:
+      return AcceptError::kProcessDescriptors;
+    case ENFILE:
+      return AcceptError::kSystemDescriptors;
+    case ENOBUFS:
+    case ENOMEM:
+      return AcceptError::kMemory;
+    default:
+      return AcceptError::kOther;
+  }
+}
+}  // namespace
+
+// Accepts in batches: each wake-up of the listener takes every connection waiting in its queue
+// (up to kAcceptBatch before letting the sessions just spawned run), then waits for readiness
+// again. The first pass runs before any wait, so a queue filled before Run is served.
 net::awaitable<void> Worker::AcceptLoop(tcp::acceptor* acceptor) {
+  boost::system::error_code nb_ec;
+  acceptor->non_blocking(true, nb_ec);
+  std::chrono::milliseconds pause = kAcceptPauseMin;
   uint64_t streak = 0;  // failed accepts in a row
+  bool streak_logged = false;
+  auto last_log = std::chrono::steady_clock::now() - kAcceptLogEvery;  // the first may log
   for (;;) {
-    auto [ec, socket] = co_await acceptor->async_accept(kTuple);
-    // A connection accepted just before StopAccepting released the listener is served (its
-    // client may have sent its request already); the next accept then ends the loop.
-    if (ec && (ec == net::error::operation_aborted || !acceptor->is_open())) co_return;
-    if (ec) {
-      // EMFILE and friends: keep serving the connections we have, and retry accepting after a
-      // pause instead of spinning on an error the next accept would repeat at once. Counted
-      // (turnpike_accept_errors_total); said once when a streak begins and once when it ends.
-      accept_errors_.store(accept_errors_.load(std::memory_order_relaxed) + 1,
-                           std::memory_order_relaxed);
-      if (streak++ == 0) {
-        // The errno's text (strerrordesc_np: thread-safe, and allocates nothing).
-        const char* what = strerrordesc_np(ec.value());
-        std::fprintf(stderr,
-                     "turnpike: worker %d cannot accept connections: %s (errno %d); retrying "
-                     "every %lld ms\n",
-                     index_, what != nullptr ? what : "unknown error", ec.value(),
-                     static_cast<long long>(kAcceptErrorPause.count()));
+    bool wait_for_readiness = false;
+    bool failed = false;
+    for (int i = 0; i < kAcceptBatch; ++i) {
+      boost::system::error_code ec;
+      tcp::socket socket(*context_);
+      acceptor->accept(socket, ec);
+      if (ec == net::error::would_block || ec == net::error::try_again) {
+        wait_for_readiness = true;
+        break;
       }
-      net::steady_timer pause(*context_);
-      pause.expires_after(kAcceptErrorPause);
-      co_await pause.async_wait(kTuple);
+      // A connection accepted just before StopAccepting released the listener is served (its
+      // client may have sent its request already); the next accept then ends the loop.
+      if (ec && (ec == net::error::operation_aborted || !acceptor->is_open())) co_return;
+      if (ec) {
+        // EMFILE and friends: keep serving the connections we have, and retry accepting after
+        // a pause that doubles up to a second, instead of spinning on an error the next accept
+        // would repeat at once. Counted by cause (turnpike_accept_errors_total{reason}).
+        std::atomic<uint64_t>& counter =
+            accept_errors_[static_cast<size_t>(ClassifyAcceptError(ec))];
+        counter.store(counter.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        if (streak++ == 0) {
+          const auto now = std::chrono::steady_clock::now();
+          // One line per streak, and at most one every kAcceptLogEvery however often the
+          // streaks come and go under descriptor pressure.
+          streak_logged = now - last_log >= kAcceptLogEvery;
+          if (streak_logged) {
+            last_log = now;
+            // The errno's text (strerrordesc_np: thread-safe, and allocates nothing).
+            const char* what = strerrordesc_np(ec.value());
+            std::fprintf(stderr,
+                         "turnpike: worker %d cannot accept connections: %s (errno %d); retrying "
+                         "after %lld ms, backing off up to %lld ms\n",
+                         index_, what != nullptr ? what : "unknown error", ec.value(),
+                         static_cast<long long>(pause.count()),
+                         static_cast<long long>(kAcceptPauseMax.count()));
+          }
+        }
+        failed = true;
+        break;
+      }
+      if (streak > 0) {
+        if (streak_logged) {
+          std::fprintf(stderr, "turnpike: worker %d accepts connections again, after %llu failed\n",
+                       index_, static_cast<unsigned long long>(streak));
+        }
+        streak = 0;
+        pause = kAcceptPauseMin;
+      }
+      boost::system::error_code opt_ec;
+      socket.set_option(tcp::no_delay(true), opt_ec);
+      if (tls_) {
+        net::co_spawn(*context_, TlsSession(std::move(socket), tls_), net::detached);
+      } else {
+        net::co_spawn(*context_, Session(std::move(socket)), net::detached);
+      }
+    }
+    if (failed) {
+      net::steady_timer timer(*context_);
+      timer.expires_after(pause);
+      const auto [timer_ec] = co_await timer.async_wait(kTuple);
+      (void)timer_ec;  // cancelled only when the loop stops; the accept below then says so
+      pause = std::min(pause * 2, kAcceptPauseMax);
       continue;
     }
-    if (streak > 0) {
-      std::fprintf(stderr, "turnpike: worker %d accepts connections again, after %llu failed\n",
-                   index_, static_cast<unsigned long long>(streak));
-      streak = 0;
+    if (!wait_for_readiness) {
+      // A full batch: let the sessions just spawned (and other work) run, then accept more.
+      co_await net::post(*context_, net::use_awaitable);
+      continue;
     }
-    boost::system::error_code opt_ec;
-    socket.set_option(tcp::no_delay(true), opt_ec);
-    if (tls_) {
-      net::co_spawn(*context_, TlsSession(std::move(socket), tls_), net::detached);
-    } else {
-      net::co_spawn(*context_, Session(std::move(socket)), net::detached);
-    }
+    const auto [wait_ec] = co_await acceptor->async_wait(tcp::acceptor::wait_read, kTuple);
+    if (wait_ec == net::error::operation_aborted || !acceptor->is_open()) co_return;
   }
 }
 

@@ -1,6 +1,7 @@
 // Internal to http/: one worker thread's event loop, listener, handler and connections.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -48,8 +49,10 @@ class Worker {
   void Run();
 
   int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
-  // Accepts that failed (out of descriptors, most often), since start.
-  uint64_t accept_errors() const { return accept_errors_.load(std::memory_order_relaxed); }
+  // Accepts that failed with `cause` (out of descriptors, most often), since start.
+  uint64_t accept_errors(AcceptError cause) const {
+    return accept_errors_[static_cast<size_t>(cause)].load(std::memory_order_relaxed);
+  }
   uint64_t tls_handshake_failures() const {
     return tls_handshake_failures_.load(std::memory_order_relaxed);
   }
@@ -67,8 +70,9 @@ class Worker {
   const int index_;
   const ServerOptions& options_;
   const std::atomic<bool>& draining_;
-  std::atomic<int64_t> in_flight_{0};                // written by this worker only
-  std::atomic<uint64_t> accept_errors_{0};           // written by this worker only
+  std::atomic<int64_t> in_flight_{0};  // written by this worker only
+  // By AcceptError; written by this worker only.
+  std::array<std::atomic<uint64_t>, kAcceptErrorCauses> accept_errors_{};
   std::atomic<uint64_t> tls_handshake_failures_{0};  // written by this worker only
   Http2Counters http2_;                              // written by this worker only
   std::shared_ptr<const TlsContext> tls_;            // this worker's thread only
