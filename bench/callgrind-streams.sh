@@ -83,6 +83,7 @@ server:
   workers: 1
   access_log: ""
   sse_keepalive: $keepalive
+governance: {enabled: false}
 models:
   - name: bench-model
     deployments:
