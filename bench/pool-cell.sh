@@ -45,6 +45,14 @@ while (($#)); do
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
+# Open files: a gateway holds two sockets per connection (client and upstream), the mock and
+# the load generator one. Raised as far as allowed (the hard limit needs CAP_SYS_RESOURCE).
+want_fds=$((2 * connections + 4096))
+if (($(ulimit -Hn) < want_fds)); then
+  ulimit -Hn "$want_fds" 2>/dev/null ||
+    echo "note: cannot raise the hard open-files limit above $(ulimit -Hn) (no CAP_SYS_RESOURCE?)" >&2
+fi
+if (($(ulimit -Sn) < want_fds)); then ulimit -Sn "$(ulimit -Hn)"; fi
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$SCRIPT_DIR/lib.sh"
 bench_workdir
@@ -101,7 +109,7 @@ connects() {  # connects TARGET: turnpike_upstream_connects_total, or "-" for ng
   curl -s "http://127.0.0.1:${port[$1]}/metrics" | awk '/^turnpike_upstream_connects_total /{print $2}'
 }
 tcp_counters() {  # the kernel's counters that a connect or accept storm moves, as "name value"
-  nstat -az TcpExtListenOverflows TcpExtListenDrops TcpExtTCPTimeouts TcpRetransSegs \
+  nstat -z TcpExtListenOverflows TcpExtListenDrops TcpExtTCPTimeouts TcpRetransSegs \
     TcpExtTCPSynRetrans TcpExtTCPReqQFullDrop TcpExtTCPReqQFullDoCookies | awk 'NR > 1 {print $1, $2}'
 }
 
