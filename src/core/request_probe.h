@@ -5,7 +5,7 @@
 // Series (Prometheus names):
 //   turnpike_requests_total{route,model,status}        counter
 //   turnpike_requests_in_flight                         gauge (the autoscaling signal)
-//   turnpike_accept_errors_total                        counter: failed accepts (out of fds)
+//   turnpike_accept_errors_total{reason}                counter: failed accepts (written by app/)
 //   turnpike_gateway_overhead_seconds                   histogram: time the gateway itself spent
 //       (request read -> upstream request written, minus a new connection's connect time,
 //        plus upstream head -> client head)
@@ -86,7 +86,6 @@ struct ProbeRegistry {
   // Each feature's own series (app/feature.h FeatureContext::metrics).
   std::vector<std::function<void(observability::PrometheusWriter&)>> feature_metrics;
   std::function<int64_t()> in_flight;
-  std::function<uint64_t()> accept_errors;
   std::function<uint64_t()> access_log_dropped;
   std::vector<const store::CallLogBuffer*> call_logs;  // governance on: every worker's
   std::function<void(observability::PrometheusWriter&)> store_metrics;
