@@ -34,7 +34,7 @@
 // load and its reference-count increment, so nothing a writer unlinks is released until every
 // reader that could have loaded it has left. The L1 has a global epoch E and a few
 // cache-line-sized reader slots, each with two counters (by the epoch's parity); a thread uses
-// slot (its number mod the count), shared counts being fine. A reader: loads E = e,
+// the slot of its number mod their count (threads may share one). A reader: loads E = e,
 // increments its slot's counter [e & 1], loads E again and retries if it moved (so a reader
 // that counts itself in e saw E == e after counting); then probes; then decrements. A writer
 // unlinks (a store into the index cell or table pointer), then loads E = t and tags the
@@ -42,7 +42,7 @@
 // when it has something waiting) requires every slot's counter [(k - 1) & 1] to read zero.
 // Claims, with every operation on E, the counters, the cells and the table pointers
 // sequentially consistent (on x86 the loads are plain loads; the stores and read-modify-writes
-// are locked instructions, which the stores only the writers make):
+// are locked instructions; only writers store, a reader's own are its slot's add and sub):
 //   1. When E becomes k + 1, every reader counted is in k or k + 1. (One in k - 1, or in
 //      k - 3, ... sharing its parity, would have made the check fail; one in k - 2 was excluded
 //      by the step to k; one that loads E = k - 1 later fails its second load and retries.)
