@@ -112,10 +112,14 @@ YAML
   callgrind_control -d "$pid" >/dev/null 2>&1
   local ok; ok=$(jq .requests_ok "$dir/$which.json")
   [[ $ok == "$requests" ]] || echo "warning: $which: $ok of $requests requests ok" >&2
-  local f worker_file='' store_file=''
+  # The worker: of the threads that run an io_context, the busiest (others run one too).
+  local f worker_file='' store_file='' worker_ir=0 ir
   for f in "$dir"/cg."$which".1-*; do
     if grep -q "StoreThread::Loop" "$f"; then store_file=$f
-    elif grep -q "scheduler::run" "$f"; then worker_file=$f; fi
+    elif grep -q "scheduler::run" "$f"; then
+      ir=$(total_in "$f" Ir)
+      if ((ir > worker_ir)); then worker_file=$f worker_ir=$ir; fi
+    fi
   done
   per_request() {  # per_request FILE EVENT...: the events per measured request (0: no file)
     [[ -n $1 ]] || { echo 0; return; }

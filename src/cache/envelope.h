@@ -17,9 +17,10 @@
 // charges them, the L2 never sees them (Encode leaves them out).
 //
 // Threads: values; an entry in L1 is shared as shared_ptr<const Envelope> and never mutated,
-// but for its L1 slot, which only the L1 that holds it touches, under that shard's lock.
+// but for its L1 slot, which only the L1 that holds it touches (L1Slot says how).
 #pragma once
 
+#include <atomic>
 #include <boost/intrusive/list_hook.hpp>
 #include <cstdint>
 #include <memory>
@@ -33,9 +34,12 @@ inline constexpr uint32_t kNoTook = UINT32_MAX;
 
 // What an L1 (l1_cache.h) keeps of an entry it holds, in the entry itself, so that storing one
 // allocates nothing beside it: the key's string (moved in) and hash, the tenant in it, the bytes
-// charged and the entry's places in the L1's lists. Only that L1 reads or writes it, under the
-// shard's lock. An envelope is in at most one L1 at a time; a copy of an envelope starts with an
-// empty slot.
+// charged, the entry's places in the L1's lists, the L1's own reference to it (`owner`) and the
+// CLOCK bit a hit sets. The L1 writes it under the shard's lock only; a lock-free reader of the
+// L1 reads `id`, `hash` and `owner` (written before the entry is published, left alone until
+// it is reclaimed) and sets `referenced`. An envelope is in at most one L1 at a time; a copy of
+// an envelope starts with an empty slot.
+struct Envelope;
 struct L1Slot {
   using Hook =
       boost::intrusive::list_member_hook<boost::intrusive::link_mode<boost::intrusive::safe_link>>;
@@ -47,8 +51,12 @@ struct L1Slot {
   uint64_t hash = 0;        // IdHash(id), carried from the key (key.h)
   std::string_view tenant;  // in id
   size_t charge = 0;
-  Hook lru;         // the shard's LRU, most recent first
-  Hook tenant_lru;  // the tenant's LRU within the shard
+  Hook lru;         // the shard's list, most recently inserted or given a second chance first
+  Hook tenant_lru;  // the tenant's list within the shard
+  // The L1's reference, from Insert until the entry is reclaimed (after its removal, once no
+  // reader can still see it): a hit copies it. Non-null also while a removed entry waits.
+  std::shared_ptr<const Envelope> owner;
+  std::atomic<bool> referenced{false};  // set by a hit (relaxed), cleared by the eviction scan
 };
 
 struct Envelope {
