@@ -154,9 +154,9 @@ std::string ParseApi(const YamlMap& m, const std::string& provider) {
 Deployment ParseDeployment(const YAML::Node& node, const std::string& path,
                            const std::string& public_name) {
   Deployment d;
-  YamlMap m(node, path,
-            {"provider", "api", "base_url", "api_key", "model", "weight", "tls_verify", "http2",
-             "name"});
+  YamlMap m(
+      node, path,
+      {"provider", "api", "base_url", "api_key", "model", "weight", "tls_verify", "http2", "name"});
   if (!node.IsMap()) FailAt(path, "expected a mapping with provider and base_url", node);
   m.Require("provider");
   d.provider = m.String("provider", "");

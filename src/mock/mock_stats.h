@@ -83,7 +83,7 @@ class StatsBoard {
   StatsValues Sum() const;
 
   std::vector<std::unique_ptr<WorkerStats>> workers_;  // constant after construction
-  std::function<Http2Seen()> http2_source_;             // constant once the server runs
+  std::function<Http2Seen()> http2_source_;            // constant once the server runs
   mutable std::mutex mu_;
   StatsValues baseline_{};  // guarded by mu_
 };

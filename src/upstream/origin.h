@@ -14,7 +14,8 @@ namespace turnpike::upstream {
 struct Origin {
   bool tls = false;
   bool tls_verify = true;
-  bool http2 = false;  // HTTP/2: ALPN "h2" over TLS (HTTP/1.1 if not selected), else prior knowledge
+  // HTTP/2: ALPN "h2" over TLS (HTTP/1.1 if not selected), else by prior knowledge.
+  bool http2 = false;
   std::string host;  // as written (name or address), also the TLS SNI and Host header
   uint16_t port = 0;
   std::string base_path;    // "" or "/v1" (no trailing slash)

@@ -23,8 +23,9 @@
 // Origins spoken to over HTTP/2 (`Origin::http2`) take slots the same way, but their streams
 // share a few connections: h2() (h2_connection.h).
 //
-// Shutdown() closes every idle connection (and every HTTP/2 one), stops the reaper, wakes every waiter (ungranted)
-// and refuses later releases; the worker calls it before its event loop is destroyed.
+// Shutdown() closes every idle connection (and every HTTP/2 one), stops the reaper, wakes every
+// waiter (ungranted) and refuses later releases; the worker calls it before its event loop is
+// destroyed.
 #pragma once
 
 #include <poll.h>
