@@ -154,8 +154,9 @@ std::string ParseApi(const YamlMap& m, const std::string& provider) {
 Deployment ParseDeployment(const YAML::Node& node, const std::string& path,
                            const std::string& public_name) {
   Deployment d;
-  YamlMap m(node, path,
-            {"provider", "api", "base_url", "api_key", "model", "weight", "tls_verify", "name"});
+  YamlMap m(
+      node, path,
+      {"provider", "api", "base_url", "api_key", "model", "weight", "tls_verify", "http2", "name"});
   if (!node.IsMap()) FailAt(path, "expected a mapping with provider and base_url", node);
   m.Require("provider");
   d.provider = m.String("provider", "");
@@ -169,6 +170,7 @@ Deployment ParseDeployment(const YAML::Node& node, const std::string& path,
   if (d.model.empty()) FailAt(m.KeyPath("model"), "must not be empty");
   d.weight = static_cast<uint32_t>(m.Int("weight", d.weight, 1, kMaxWeight));
   d.tls_verify = m.Bool("tls_verify", d.tls_verify);
+  d.http2 = m.Bool("http2", d.http2);
   d.name = m.String("name", "");
   if (node["name"].IsDefined() && d.name.empty()) FailAt(m.KeyPath("name"), "must not be empty");
   return d;

@@ -75,6 +75,10 @@
 //           model: gpt-4o-mini         # upstream model name; default = public name
 //           weight: 1                  # >= 1
 //           tls_verify: true
+//           http2: false               # HTTP/2 to this deployment: ALPN "h2" over https (HTTP/1.1
+//                                      # when the server does not select it), prior knowledge
+//                                      # over http; streams share a few connections per worker
+//                                      # (upstream/h2_connection.h)
 //           name: gpt-4o-mini          # the deployment's id in the admin API (a tenant's own
 //                                      # provider key: /admin/v1/tenants/{id}/provider-keys/
 //                                      # {name}); unique; default: the model's name, and
@@ -290,6 +294,7 @@ struct Deployment {
   std::string model;                // upstream model name
   uint32_t weight = 1;
   bool tls_verify = true;
+  bool http2 = false;  // HTTP/2 upstream (ALPN h2 over TLS, prior knowledge in cleartext)
   std::string name;  // unique id (admin API: provider keys); default from the model's name
 };
 

@@ -106,6 +106,7 @@ std::string DescribeConfig(const Config& config) {
       out << " " << MaskUserInfo(d.base_url) << " model=" << d.model << " weight=" << d.weight
           << " api_key=" << (d.api_key.empty() ? "none" : "set");
       if (!d.tls_verify) out << " tls_verify=false";
+      if (d.http2) out << " http2";
       out << "\n";
     }
   }

@@ -86,6 +86,14 @@ void AddBenchOptions(CLI::App& app, BenchOptions& options, std::string& body_fil
       ->capture_default_str()
       ->check(CLI::Range(1, 1'000'000));
   bench->add_option("--input", options.input, "With --agent: each turn's input text");
+  bench->add_flag("--http2", options.http2,
+                  "HTTP/2 (cleartext, prior knowledge): --streams-per-conn streams on each of "
+                  "the -c connections");
+  bench
+      ->add_option("--streams-per-conn", options.streams_per_connection,
+                   "With --http2: concurrent streams per connection")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000'000));
 }
 
 void RegisterBenchCommand(CLI::App& root) {

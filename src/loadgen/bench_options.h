@@ -26,6 +26,10 @@ struct BenchOptions {
   std::string agent;  // --agent ID
   int turns = 10;     // --turns N
   std::string input;  // --input TEXT (default kDefaultTurnInput)
+  // --http2: cleartext HTTP/2 by prior knowledge, --streams-per-conn concurrent streams on each
+  // of the -c connections (h2_stream_loop.h).
+  bool http2 = false;
+  int streams_per_connection = 10;  // --streams-per-conn
 };
 
 }  // namespace turnpike::loadgen

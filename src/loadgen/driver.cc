@@ -57,6 +57,37 @@ AgentPlan MakeAgentPlan(const BenchOptions& options, const Target& target) {
   return agent;
 }
 
+// An --http2 run's bodies and headers, apart (h2_stream_loop.h).
+Http2Plan MakeHttp2Plan(const BenchOptions& options, const Target& target) {
+  Http2Plan h2;
+  Result<upstream::Origin> origin =
+      upstream::ParseOrigin("http://" + target.host + ":" + target.port, false);
+  if (!origin.ok()) throw std::invalid_argument(origin.error().message);
+  h2.origin = std::move(origin.value());
+  h2.origin.http2 = true;
+  h2.path = target.path;
+  for (int i = 0; i < std::max(options.distinct, 1); ++i) {
+    const std::string body = options.distinct > 1 ? DistinctBody(options.body, i) : options.body;
+    h2.plain_bodies.push_back(body);
+    if (options.stream_every > 0) h2.stream_bodies.push_back(StreamingBody(body));
+  }
+  for (const std::string& header : options.headers) {
+    const size_t colon = header.find(':');
+    if (colon == std::string::npos) throw std::invalid_argument("bad header: " + header);
+    std::string_view value = std::string_view(header).substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    if (header.compare(0, colon, "Content-Type") == 0 ||
+        header.compare(0, colon, "content-type") == 0) {
+      h2.content_type = std::string(value);
+      continue;
+    }
+    if (!h2.extra_headers.empty()) h2.extra_headers += "\r\n";
+    h2.extra_headers += header;
+  }
+  h2.streams_per_connection = options.streams_per_connection;
+  return h2;
+}
+
 }  // namespace
 
 void ValidateOptions(const BenchOptions& o) {
@@ -67,6 +98,12 @@ void ValidateOptions(const BenchOptions& o) {
   if (o.timeout_s <= 0) throw std::invalid_argument("--timeout must be positive");
   if (o.stream_every < 0) throw std::invalid_argument("--stream-every cannot be negative");
   if (o.turns < 1) throw std::invalid_argument("--turns must be at least 1");
+  if (o.http2 && !o.agent.empty()) {
+    throw std::invalid_argument("--http2 does not apply to --agent runs");
+  }
+  if (o.streams_per_connection < 1) {
+    throw std::invalid_argument("--streams-per-conn must be at least 1");
+  }
   if (!o.agent.empty() && o.distinct > 1) {
     throw std::invalid_argument("--distinct does not apply to --agent (each turn is new)");
   }
@@ -97,6 +134,7 @@ Plan MakePlan(const BenchOptions& options) {
       plan.stream_requests.push_back(BuildRequest(target, StreamingBody(body), options.headers));
     }
   }
+  if (options.http2) plan.http2 = MakeHttp2Plan(options, target);
   plan.stream_every = options.stream_every;
   plan.timeout = Seconds(options.timeout_s);
   plan.max_requests = options.max_requests;

@@ -6,6 +6,8 @@
 
 #include "loadgen/agent_connection.h"
 #include "loadgen/connection.h"
+#include "loadgen/h2_stream_loop.h"
+#include "upstream/pool.h"
 
 namespace turnpike::loadgen {
 namespace {
@@ -27,9 +29,14 @@ Worker::Worker(const Plan& plan, std::atomic<uint64_t>& tickets, int connections
 Worker::~Worker() {
   // Sockets and timers belong to io_; drop them first.
   slots_.clear();
+  pool_.reset();
 }
 
 void Worker::Run() {
+  if (plan_.http2) {
+    RunHttp2();
+    return;
+  }
   live_connections_ = static_cast<int>(slots_.size());
   for (auto& slot : slots_) {
     if (plan_.agent) {
@@ -44,6 +51,26 @@ void Worker::Run() {
     if (!ec) Stop();
   });
   ArmWatchdog();
+  io_.run();
+}
+
+void Worker::RunHttp2() {
+  if (slots_.empty()) return;
+  tls_ = std::make_unique<upstream::TlsContexts>("", false);
+  upstream::PoolOptions options;
+  options.reap_interval = std::chrono::milliseconds(0);
+  options.h2_max_streams_per_connection =
+      static_cast<uint32_t>(plan_.http2->streams_per_connection);
+  pool_ = std::make_unique<upstream::Pool>(io_, *tls_, options);
+  const int streams = static_cast<int>(slots_.size()) * plan_.http2->streams_per_connection;
+  live_connections_ = streams;
+  for (int i = 0; i < streams; ++i) {
+    boost::asio::co_spawn(io_, RunHttp2Slot(*this, *pool_), boost::asio::detached);
+  }
+  end_timer_.expires_at(plan_.end);
+  end_timer_.async_wait([this](boost::system::error_code ec) {
+    if (!ec) Stop();
+  });
   io_.run();
 }
 
@@ -126,6 +153,7 @@ void Worker::Stop() {
     slot->socket.close(ignored);
     slot->retry_timer.cancel();
   }
+  if (pool_) pool_->Shutdown();  // open streams end at once (not recorded: stopping)
 }
 
 }  // namespace turnpike::loadgen

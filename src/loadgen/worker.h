@@ -6,6 +6,9 @@
 // are closed loops (see connection.h): each sends its next request when the previous
 // response has been fully read.
 //
+// An --http2 plan runs connections × streams_per_connection stream slots (h2_stream_loop.h)
+// over the worker's own upstream::Pool instead of its socket slots.
+//
 // A worker stops when the plan's end time comes (requests in flight are dropped, not counted)
 // or when all of its connections have run out of requests (--requests); then Run() returns.
 // Timeouts are enforced by one watchdog timer per worker rather than a timer per request.
@@ -24,6 +27,12 @@
 
 #include "loadgen/request_template.h"
 #include "loadgen/run_stats.h"
+#include "upstream/origin.h"
+
+namespace turnpike::upstream {
+class Pool;
+class TlsContexts;
+}  // namespace turnpike::upstream
 
 namespace turnpike::loadgen {
 
@@ -40,6 +49,17 @@ struct AgentPlan {
   int turns = 0;
 };
 
+// An --http2 run's requests (h2_stream_loop.h): bodies and headers apart, for HTTP/2 streams.
+struct Http2Plan {
+  upstream::Origin origin;  // the URL's, with http2 set
+  std::string path;
+  std::vector<std::string> plain_bodies;   // one per --distinct variant
+  std::vector<std::string> stream_bodies;  // ... if stream_every > 0
+  std::string content_type = "application/json";
+  std::string extra_headers;  // -H lines joined by CRLF (no trailing CRLF)
+  int streams_per_connection = 1;
+};
+
 // Everything a worker needs to know about the run; immutable once the workers start.
 struct Plan {
   std::vector<boost::asio::ip::tcp::endpoint> endpoints;  // tried in order on connect
@@ -53,6 +73,7 @@ struct Plan {
   Clock::duration timeout{};        // connect or send-to-complete limit
   uint64_t max_requests = 0;        // measured requests; 0 = no limit
   std::optional<AgentPlan> agent;   // an agent-turn run; plain_requests are unused then
+  std::optional<Http2Plan> http2;   // an --http2 run: streams instead of connections
 };
 
 // Whether a connection may send another request, and whether that one will be measured.
@@ -118,6 +139,7 @@ class Worker {
   void ConnectionExited();
 
  private:
+  void RunHttp2();
   void ArmWatchdog();
   void OnWatchdog();
   void Stop();
@@ -135,6 +157,9 @@ class Worker {
   uint64_t next_variant_ = 0;
   Clock::time_point last_done_at_{};
   RunStats stats_;
+  // An --http2 run's connections (after io_: they hold its sockets).
+  std::unique_ptr<upstream::TlsContexts> tls_;
+  std::unique_ptr<upstream::Pool> pool_;
   std::atomic<uint64_t> ok_progress_{0};
   std::atomic<uint64_t> failed_progress_{0};
 };

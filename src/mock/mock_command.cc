@@ -91,6 +91,10 @@ void ServeMockProvider(const MockOptions& options, std::ostream& out) {
 
   MockService service(options);
   http::Server server(service.server_options(), service.MakeHandlerFactory());
+  service.stats().set_http2_source([&server] {
+    const http::Http2Totals totals = server.http2_totals();
+    return Http2Seen{totals.connections, totals.streams, totals.client_resets};
+  });
   Status bound = server.Bind();
   if (!bound.ok()) {
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);

@@ -133,7 +133,9 @@ net::awaitable<void> MockHandler::Handle(http::Exchange& exchange) {
     std::string body = RenderModelList();
     co_await RespondJson(exchange, kOk, std::move(body));
   } else if (path == kStatsPath) {
-    std::string body = StatsBoard::RenderJson(board_.Read());
+    std::optional<Http2Seen> http2;
+    if (board_.http2_source()) http2 = board_.http2_source()();
+    std::string body = StatsBoard::RenderJson(board_.Read(), http2 ? &*http2 : nullptr);
     co_await RespondJson(exchange, kOk, std::move(body));
   } else if (path == kStatsResetPath) {
     board_.Reset();

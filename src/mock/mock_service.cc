@@ -12,6 +12,8 @@ http::ServerOptions MockService::server_options() const {
   server.host = options_.host;
   server.port = options_.port;
   server.workers = options_.workers;
+  // HTTP/2 by prior knowledge beside HTTP/1.1, for gateways that speak h2 upstream.
+  server.http2 = true;
   return server;
 }
 

@@ -13,6 +13,8 @@
 // API, stateless: a body without `store: false` is a 400; see responses_render.h), each stream or
 // not, with tool calls and faults, in that API's wire shapes and error envelope; GET /v1/models,
 // GET /mock/stats, POST /mock/stats/reset, GET /healthz. Anything else: OpenAI's 404 envelope.
+// Every route is served over HTTP/1.1 and over cleartext HTTP/2 by prior knowledge (same port);
+// /mock/stats of the mock command also counts HTTP/2 connections, streams and client resets.
 // POST /v1/embeddings (OpenAI, float or base64) and POST /api/embed (Ollama) answer
 // deterministic unit vectors seeded by each input (embeddings.h; `--embeddings words`: bag-of-
 // words vectors, close for texts sharing most words), `dimensions` honoured, with the same

@@ -49,7 +49,7 @@ void StatsBoard::Reset() {
   baseline_ = sum;
 }
 
-std::string StatsBoard::RenderJson(const StatsValues& values) {
+std::string StatsBoard::RenderJson(const StatsValues& values, const Http2Seen* http2) {
   boost::json::object doc;
   for (size_t i = 0; i < kCounterCount; ++i) doc[kCounterNames[i]] = values[i];
   boost::json::object faults;
@@ -57,6 +57,11 @@ std::string StatsBoard::RenderJson(const StatsValues& values) {
     faults[FaultName(static_cast<FaultKind>(k))] = values[kCounterCount + k];
   }
   doc["faults_injected"] = std::move(faults);
+  if (http2 != nullptr) {
+    doc["http2"] = boost::json::object{{"connections", http2->connections},
+                                       {"streams", http2->streams},
+                                       {"resets", http2->resets}};
+  }
   return boost::json::serialize(doc);
 }
 

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,6 +36,14 @@ inline constexpr size_t kCounterCount = 5;
 inline constexpr size_t kStatSlots = kCounterCount + kFaultKindCount;
 
 using StatsValues = std::array<uint64_t, kStatSlots>;
+
+// What the server saw of HTTP/2 since start (not reset by Reset()): connections, request
+// streams, and streams the client reset (RST_STREAM).
+struct Http2Seen {
+  uint64_t connections = 0;
+  uint64_t streams = 0;
+  uint64_t resets = 0;
+};
 
 // One worker's counters, on its own cache line.
 class alignas(64) WorkerStats {
@@ -61,13 +70,20 @@ class StatsBoard {
   StatsValues Read() const;
   void Reset();
 
-  // {"requests":..,"streams_started":..,...,"faults_injected":{"500":..,...}}
-  static std::string RenderJson(const StatsValues& values);
+  // Where Http2() reads from; set once before the server runs (the mock command does; a
+  // board without it reports no "http2" member).
+  void set_http2_source(std::function<Http2Seen()> source) { http2_source_ = std::move(source); }
+  const std::function<Http2Seen()>& http2_source() const { return http2_source_; }
+
+  // {"requests":..,"streams_started":..,...,"faults_injected":{"500":..,...}} and, with a
+  // source, "http2":{"connections":..,"streams":..,"resets":..}.
+  static std::string RenderJson(const StatsValues& values, const Http2Seen* http2 = nullptr);
 
  private:
   StatsValues Sum() const;
 
   std::vector<std::unique_ptr<WorkerStats>> workers_;  // constant after construction
+  std::function<Http2Seen()> http2_source_;            // constant once the server runs
   mutable std::mutex mu_;
   StatsValues baseline_{};  // guarded by mu_
 };

@@ -36,6 +36,7 @@ std::shared_ptr<const RouteTable> RouteTable::Build(const config::Config& config
           "models[" + std::to_string(m) + "].deployments[" + std::to_string(d) + "].";
       Result<upstream::Origin> origin = upstream::ParseOrigin(dep.base_url, dep.tls_verify);
       if (!origin.ok()) throw config::ConfigError(where + "base_url: " + origin.error().message);
+      origin->http2 = dep.http2;
       DeploymentTarget target;
       // `provider` (and `api`) name the registry's dialect that calls the deployment.
       target.provider = config::DialectOf(dep);

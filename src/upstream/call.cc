@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "net/http_read.h"
+#include "upstream/h2_call.h"
 
 namespace turnpike::upstream {
 namespace asio = boost::asio;
@@ -55,6 +56,7 @@ Call::Call(Pool& pool, const Origin& origin, const CallOptions& options)
     : pool_(pool), origin_(origin), options_(options) {}
 
 Call::~Call() {
+  h2_.reset();  // resets its stream if unfinished
   if (connection_) connection_->Close();
   LeaveSlot();
 }
@@ -199,6 +201,11 @@ asio::awaitable<Status> Call::Start(const OutgoingRequest& request) {
 
   const Status entered = co_await Enter();
   if (!entered.ok()) co_return entered;
+  if (origin_.http2 && pool_.h2().SpeaksHttp2(origin_)) {
+    bool fell_back = false;
+    const Status started = co_await StartHttp2(request, fell_back);
+    if (!fell_back) co_return started;
+  }
   connection_ = pool_.Acquire(origin_);
   reused_ = connection_ != nullptr;
   if (reused_) {
@@ -222,6 +229,23 @@ asio::awaitable<Status> Call::Start(const OutgoingRequest& request) {
   co_return Ok{};
 }
 
+asio::awaitable<Status> Call::StartHttp2(const OutgoingRequest& request, bool& fell_back) {
+  h2_ = std::make_unique<H2Call>(pool_, origin_, options_);
+  if (cancelled_) h2_->Cancel();
+  const Status started = co_await h2_->Start(request);
+  fell_back = !started.ok() && h2_->fell_back() && !cancelled_;
+  if (fell_back) {
+    h2_.reset();
+    co_return started;
+  }
+  reused_ = h2_->reused();
+  connected_at_ = h2_->connected_at();
+  request_sent_at_ = h2_->request_sent_at();
+  head_received_at_ = h2_->head_received_at();
+  content_type_ = h2_->content_type();
+  co_return started;
+}
+
 void Call::HeadReceived() {
   head_received_at_ = Clock::now();
   // The fields in arrival order, matched by the name the parser already classified: a few
@@ -234,9 +258,13 @@ void Call::HeadReceived() {
   }
 }
 
-unsigned Call::status() const { return parser_ ? parser_->get().result_int() : 0; }
+unsigned Call::status() const {
+  if (h2_) return h2_->status();
+  return parser_ ? parser_->get().result_int() : 0;
+}
 
 std::string_view Call::header(std::string_view name) const {
+  if (h2_) return h2_->header(name);
   if (!parser_) return {};
   auto it = parser_->get().find(name);
   if (it == parser_->get().end()) return {};
@@ -259,6 +287,11 @@ asio::awaitable<Result<size_t>> Call::ReadInto(char* out, size_t size,
 asio::awaitable<Result<std::optional<std::string_view>>> Call::ReadSomeWithin(
     std::chrono::milliseconds wait) {
   using Piece = std::optional<std::string_view>;
+  if (h2_) {
+    Result<Piece> piece = co_await h2_->ReadSomeWithin(wait);
+    if (h2_->done()) LeaveSlot();
+    co_return piece;
+  }
   if (!read_buffer_) {
     // Not zero-filled: only the bytes a read wrote are ever looked at.
     read_buffer_ = std::make_unique_for_overwrite<char[]>(options_.read_buffer_bytes);
@@ -320,6 +353,11 @@ asio::awaitable<Result<std::string_view>> Call::ReadSome() {
 }
 
 asio::awaitable<Result<std::string>> Call::ReadAll(size_t max_bytes) {
+  if (h2_) {
+    Result<std::string> all = co_await h2_->ReadAll(max_bytes);
+    if (h2_->done()) LeaveSlot();
+    co_return all;
+  }
   std::string body;
   // With a Content-Length the body is read straight into its final string.
   const auto length = parser_->content_length();
@@ -363,6 +401,7 @@ void Call::Finish() {
 
 void Call::Cancel() {
   cancelled_ = true;
+  if (h2_) h2_->Cancel();
   if (waiting_ != nullptr) waiting_->Cancel();
   if (connection_) connection_->Close();
 }

@@ -15,6 +15,9 @@
 // A Call holds one of its origin's pool slots from Start() until the body is complete or the
 // Call is destroyed. At the origin's active cap (upstream.pool.max_active_per_origin) Start()
 // first waits for a slot, at most the connect timeout (kUpstreamTimeout after that).
+//
+// An origin with `http2` is spoken to over HTTP/2 (h2_call.h): the same calls, a stream on a
+// shared connection instead of a connection of its own; Cancel() resets the stream.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -53,6 +56,8 @@ struct OutgoingRequest {
   // 2023-06-01", no trailing CRLF); omitted when empty.
   std::string_view extra_headers;
 };
+
+class H2Call;
 
 class Call {
  public:
@@ -95,6 +100,8 @@ class Call {
   Clock::time_point connected_at() const { return connected_at_; }
   Clock::time_point request_sent_at() const { return request_sent_at_; }
   Clock::time_point head_received_at() const { return head_received_at_; }
+  // Whether the exchange runs over HTTP/2 (after Start()).
+  bool http2() const { return h2_ != nullptr; }
 
  private:
   using Parser = net::BodyParser;
@@ -113,6 +120,8 @@ class Call {
   void LeaveSlot();
   // The head has been read: its time and Content-Type.
   void HeadReceived();
+  // Start() over HTTP/2; false in `fell_back` when the origin selected HTTP/1.1 (ALPN).
+  boost::asio::awaitable<Status> StartHttp2(const OutgoingRequest& request, bool& fell_back);
 
   Pool& pool_;
   const Origin& origin_;
@@ -120,6 +129,7 @@ class Call {
   std::shared_ptr<UpstreamConnection> connection_;
   net::HeaderArena arena_;  // the response header's fields; outlives parser_ (declared first)
   std::optional<Parser> parser_;
+  std::unique_ptr<H2Call> h2_;           // set while the exchange runs over HTTP/2
   std::unique_ptr<char[]> read_buffer_;  // for ReadSome, allocated on first use
   SlotWaiter* waiting_ = nullptr;        // while Enter() waits, so that Cancel() reaches it
   bool entered_ = false;                 // holds a slot of the origin

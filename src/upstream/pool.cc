@@ -5,6 +5,8 @@
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "upstream/h2_connection.h"
+
 namespace turnpike::upstream {
 namespace net = boost::asio;
 
@@ -44,6 +46,12 @@ Pool::Pool(net::io_context& context, const TlsContexts& tls, PoolOptions options
 }
 
 Pool::~Pool() { Shutdown(); }
+
+H2Pool& Pool::h2() {
+  if (!h2_) h2_ = std::make_unique<H2Pool>(*this);
+  if (shut_down_) h2_->Shutdown();
+  return *h2_;
+}
 
 void Pool::ScheduleReap(const std::shared_ptr<Reaper>& reaper, std::chrono::milliseconds every) {
   reaper->timer.expires_after(every);
@@ -197,6 +205,7 @@ void Pool::Shutdown() {
     }
     state.waiters.clear();
   }
+  if (h2_) h2_->Shutdown();
   resolver_.reset();
 }
 

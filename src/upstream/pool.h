@@ -20,8 +20,12 @@
 // With `max_active_per_origin` > 0 an origin has at most that many slots; an exchange that
 // finds none waits in a FIFO queue (SlotWaiter) and Leave() hands its slot to the first waiter.
 //
-// Shutdown() closes every idle connection, stops the reaper, wakes every waiter (ungranted)
-// and refuses later releases; the worker calls it before its event loop is destroyed.
+// Origins spoken to over HTTP/2 (`Origin::http2`) take slots the same way, but their streams
+// share a few connections: h2() (h2_connection.h).
+//
+// Shutdown() closes every idle connection (and every HTTP/2 one), stops the reaper, wakes every
+// waiter (ungranted) and refuses later releases; the worker calls it before its event loop is
+// destroyed.
 #pragma once
 
 #include <poll.h>
@@ -55,6 +59,8 @@ struct PoolOptions {
   size_t max_active_per_origin = 0;  // slots per origin; 0 = no cap
   std::chrono::milliseconds peak_window{10'000};
   std::chrono::milliseconds reap_interval{1'000};  // 0 = no reaper (tests call Reap())
+  // HTTP/2 origins: streams per connection, below the server's own limit; 0 = the server's.
+  uint32_t h2_max_streams_per_connection = 0;
 };
 
 // TLS settings shared by every worker (an SSL_CTX is safe to share once configured).
@@ -105,6 +111,7 @@ struct PoolProbe {
 };
 
 class Pool;
+class H2Pool;
 
 // An exchange waiting for a slot of an origin at its active cap. Lives in the waiting
 // coroutine's frame; queued by the constructor, dequeued by the destructor if still queued.
@@ -158,6 +165,9 @@ class Pool {
 
   boost::asio::io_context& context() { return context_; }
   const TlsContexts& tls() const { return tls_; }
+  const PoolOptions& options() const { return options_; }
+  // The worker's HTTP/2 connections (created on first use).
+  H2Pool& h2();
   PoolProbe& probe() { return probe_; }
   const PoolProbe& probe() const { return probe_; }
 
@@ -201,6 +211,7 @@ class Pool {
   std::vector<pollfd> poll_scratch_;  // the reaper's poll() set, reused
   std::unordered_map<std::string, Resolved> resolved_;
   PoolProbe probe_;
+  std::unique_ptr<H2Pool> h2_;
   bool shut_down_ = false;
 };
 

@@ -45,6 +45,7 @@ models:
         model: gpt-4o-mini-2024-07-18
         weight: 3
         tls_verify: false
+        http2: true
       - provider: openai
         base_url: http://127.0.0.1:9000
   - name: local
@@ -93,11 +94,13 @@ TEST(ParseConfigTest, FullFileReadsEveryKey) {
   EXPECT_EQ(d0.model, "gpt-4o-mini-2024-07-18");
   EXPECT_EQ(d0.weight, 3u);
   EXPECT_FALSE(d0.tls_verify);
+  EXPECT_TRUE(d0.http2);
   const Deployment& d1 = c.models[0].deployments[1];
   EXPECT_EQ(d1.base_url, "http://127.0.0.1:9000");
   EXPECT_EQ(d1.model, "gpt-4o-mini");  // defaults to the public name
   EXPECT_EQ(d1.weight, 1u);
   EXPECT_TRUE(d1.tls_verify);
+  EXPECT_FALSE(d1.http2);  // HTTP/1.1 unless asked
   EXPECT_EQ(c.models[1].deployments[0].model, "local");
 }
 

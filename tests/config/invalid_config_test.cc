@@ -156,6 +156,10 @@ std::vector<InvalidCase> Cases() {
        "models: [{name: m, deployments: [{provider: openai, base_url: 'http://h', "
        "tls_verify: maybe}]}]",
        "models[0].deployments[0].tls_verify: expected true or false"},
+      {"Http2NotBool",
+       "models: [{name: m, deployments: [{provider: openai, base_url: 'http://h', "
+       "http2: maybe}]}]",
+       "models[0].deployments[0].http2: expected true or false"},
       {"DeploymentNotMapping", "models: [{name: m, deployments: [openai]}]",
        "models[0].deployments[0]: expected a mapping"},
       {"RootNotMapping", "- a\n- b\n", "(root): expected a mapping, got a list"},

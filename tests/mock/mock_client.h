@@ -26,6 +26,7 @@ class RunningMock {
   ~RunningMock();
   uint16_t port() const { return server_->port(); }
   MockService& service() { return service_; }
+  http::Server& server() { return *server_; }
 
  private:
   MockService service_;
