@@ -54,6 +54,29 @@ void WriteDigitsBackward(uint64_t v, char* end) {
   }
 }
 
+// Copies n bytes with at most two (overlapping) fixed-size moves when n <= 32: no call into
+// libc for the short texts, ids and times that make up most of a span.
+inline void CopySmall(char* d, const char* s, size_t n) {
+  if (n >= 16) {
+    if (n > 32) {
+      std::memcpy(d, s, n);
+      return;
+    }
+    std::memcpy(d, s, 16);
+    std::memcpy(d + n - 16, s + n - 16, 16);
+  } else if (n >= 8) {
+    std::memcpy(d, s, 8);
+    std::memcpy(d + n - 8, s + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(d, s, 4);
+    std::memcpy(d + n - 4, s + n - 4, 4);
+  } else if (n > 0) {
+    d[0] = s[0];
+    d[n / 2] = s[n / 2];
+    d[n - 1] = s[n - 1];
+  }
+}
+
 // Whether `s` holds a quote, a backslash or a control byte, tested eight bytes at a time (the
 // classic "has a zero byte" / "has a byte below n" word tricks, exact for existence).
 bool NeedsEscape(std::string_view s) {
@@ -74,9 +97,17 @@ bool NeedsEscape(std::string_view s) {
     found |= test(w);
   }
   if (n > 0) {
-    uint64_t w = kOnes * 'a';  // padding that needs no escape
-    std::memcpy(&w, p, n);
-    found |= test(w);
+    if (s.size() >= 8) {
+      // The last eight bytes, overlapping the ones already tested.
+      uint64_t w;
+      std::memcpy(&w, s.data() + s.size() - 8, 8);
+      found |= test(w);
+    } else {
+      for (; n > 0; ++p, --n) {
+        const auto c = static_cast<unsigned char>(*p);
+        if (c < 0x20 || c == '"' || c == '\\') return true;
+      }
+    }
   }
   return (found & kHigh) != 0;
 }
@@ -93,7 +124,7 @@ class Writer {
     p_ += N - 1;
   }
   void Raw(const char* s, size_t n) {
-    std::memcpy(p_, s, n);
+    CopySmall(p_, s, n);
     p_ += n;
   }
   void Char(char c) { *p_++ = c; }
@@ -177,7 +208,7 @@ class TimeFormatter {
       seconds_size_ = DigitCount(seconds);
       WriteDigitsBackward(seconds, seconds_text_ + seconds_size_);
     }
-    std::memcpy(out.text, seconds_text_, seconds_size_);
+    CopySmall(out.text, seconds_text_, seconds_size_);
     char* end = out.text + seconds_size_ + 9;
     for (int i = 0; i < 4; ++i) {
       end -= 2;
@@ -200,7 +231,7 @@ struct RequestText {
   char trace[32];
   char server[16];
   TimeText received, parsed, admitted, connected, sent, head, client_head, first_token, done;
-  std::string_view operation;  // kModel: gen_ai.operation.name
+  std::string_view operation;  // gen_ai.operation.name (the path's)
 };
 
 // Writes the attribute list of one span: each call appends one {"key","value"} object. Keys
@@ -405,7 +436,7 @@ void PhaseSpan(Writer& w, const SpanRecord& r, const RequestText& t, uint64_t n,
 }
 
 void AttemptSpans(Writer& w, const SpanRecord& r, const RequestText& t, TimeFormatter& times) {
-  const std::string_view operation = GenAiOperationName(r.path);
+  const std::string_view operation = t.operation;
   for (size_t i = 0; i < r.attempt_count; ++i) {
     const AttemptRecord& at = r.attempts[i];
     w.Char(',');
@@ -456,7 +487,7 @@ void RequestSpans(Writer& w, const SpanRecord& r, TimeFormatter& times) {
   WriteHex16(r.trace_hi, t.trace);
   WriteHex16(r.trace_lo, t.trace + 16);
   WriteHex16(r.span_id, t.server);
-  if (r.kind == TraceKind::kModel) t.operation = GenAiOperationName(r.path);
+  t.operation = GenAiOperationName(r.path);
   const PhaseTimes& p = r.phases;
   const int64_t received = times.Unix(p.received);
   const int64_t parsed = times.Unix(p.parsed);
