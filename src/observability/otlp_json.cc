@@ -103,10 +103,9 @@ bool NeedsEscape(std::string_view s) {
       std::memcpy(&w, s.data() + s.size() - 8, 8);
       found |= test(w);
     } else {
-      for (; n > 0; ++p, --n) {
-        const auto c = static_cast<unsigned char>(*p);
-        if (c < 0x20 || c == '"' || c == '\\') return true;
-      }
+      uint64_t w = kOnes * 'a';  // padding that needs no escape
+      CopySmall(reinterpret_cast<char*>(&w), p, n);
+      found |= test(w);
     }
   }
   return (found & kHigh) != 0;
@@ -202,7 +201,7 @@ class TimeFormatter {
       return;
     }
     const uint64_t seconds = v / kBillion;
-    uint64_t below = v % kBillion;
+    auto below = static_cast<uint32_t>(v % kBillion);  // 32-bit divisions below
     if (seconds != seconds_) {
       seconds_ = seconds;
       seconds_size_ = DigitCount(seconds);
@@ -249,6 +248,16 @@ class Attributes {
     Key(key);
     w_.Lit("{\"stringValue\":\"");
     w_.Escaped(value);
+    w_.Lit("\"}}");
+  }
+  // A value from this code's own constants (operation names, error code names, digits):
+  // nothing to escape.
+  template <size_t N>
+  void Constant(const char (&key)[N], std::string_view value) {
+    if (value.empty()) return;
+    Key(key);
+    w_.Lit("{\"stringValue\":\"");
+    w_.Raw(value.data(), value.size());
     w_.Lit("\"}}");
   }
   template <size_t N>
@@ -384,7 +393,7 @@ void ServerSpan(Writer& w, const SpanRecord& r, const RequestText& t) {
   {
     Attributes a(w);
     if (r.kind == TraceKind::kModel) {
-      a.String("gen_ai.operation.name", t.operation);
+      a.Constant("gen_ai.operation.name", t.operation);
       a.String("gen_ai.request.model", r.model);
       if (const AttemptRecord* answer = Answering(r)) {
         a.String("gen_ai.provider.name", GenAiProviderName(answer->provider));
@@ -411,7 +420,7 @@ void ServerSpan(Writer& w, const SpanRecord& r, const RequestText& t) {
     a.String("turnpike.key.id", r.key_id);
     if (!r.tenant_id.empty()) a.Micros("turnpike.cost_usd", r.cost_micros);
     if (r.kind != TraceKind::kOther) a.Bool("turnpike.cache.hit", r.cache_hit);
-    a.String("error.type", r.error);
+    a.Constant("error.type", r.error);
   }
   if (r.phases.first_token != 0) {
     w.Lit(",\"events\":[{\"timeUnixNano\":\"");
@@ -449,7 +458,7 @@ void AttemptSpans(Writer& w, const SpanRecord& r, const RequestText& t, TimeForm
     times.Format(start_ns, start);
     times.Format(std::max(start_ns, end_ns), end);
     const auto name = [&operation, &at](Writer& out) {
-      out.Escaped(operation);
+      out.Raw(operation.data(), operation.size());  // a constant
       if (!at.upstream_model.empty()) {
         out.Char(' ');
         out.Escaped(at.upstream_model);
@@ -459,7 +468,7 @@ void AttemptSpans(Writer& w, const SpanRecord& r, const RequestText& t, TimeForm
     const bool failed = at.status < 0 || at.status >= 400;
     {
       Attributes a(w);
-      a.String("gen_ai.operation.name", operation);
+      a.Constant("gen_ai.operation.name", operation);
       a.String("gen_ai.provider.name", GenAiProviderName(at.provider));
       a.String("gen_ai.request.model", at.upstream_model);
       a.String("server.address", at.server_address);
@@ -468,13 +477,13 @@ void AttemptSpans(Writer& w, const SpanRecord& r, const RequestText& t, TimeForm
       a.String("turnpike.deployment", at.deployment);
       if (failed) {
         if (at.status < 0) {
-          a.String("error.type", "connection");
+          a.Constant("error.type", "connection");
         } else {
           char digits[12];
           const auto v = static_cast<uint64_t>(at.status);
           const size_t n = DigitCount(v);
           WriteDigitsBackward(v, digits + n);
-          a.String("error.type", {digits, n});
+          a.Constant("error.type", {digits, n});
         }
       }
     }
