@@ -14,9 +14,12 @@
 //
 // The HTTP client is a blocking socket on the exporter's thread with `timeout` for connect,
 // send and the answer; http:// only. One keep-alive connection is reused across exports (the
-// address resolved once); it is reopened when the collector closed it, answered without a
-// length, or an exchange on it failed (a reused connection found closed before any answer is
-// retried once on a new one).
+// address is resolved only when a connection is opened); it is reopened when the collector
+// closed it, answered without a length, or an exchange on it failed (a reused connection found
+// closed before any answer is retried once on a new one).
+//
+// Push takes a filler or a const SpanRecord& (copied); an rvalue SpanRecord does not compile
+// (it would be taken for a filler): write the record in place instead.
 //
 // Ownership: built by app/ when telemetry.otlp.endpoint is set, outlives the workers.
 // Thread safety: Push and the counters from any thread (the queue's mutex is held while one
