@@ -10,7 +10,9 @@
 # 1.0 exporting to a collector in node (answers 200 to every POST) every 1 s. --stream makes
 # every request a stream; --traceparent sends a client traceparent with every request (both
 # instances; the off one ignores it). Instrumentation is on only for the measured requests
-# (after 2,000 warm-up requests). Prints instructions per request per thread.
+# (after 2,000 warm-up requests). Prints instructions per request per thread. The callgrind
+# files stay in $OTEL_CG_DIR when it is set (for callgrind_annotate), else in a temporary
+# directory.
 #
 # Needs: the turnpike binary ($TURNPIKE, default build/src/app/turnpike), valgrind, jq, node.
 set -euo pipefail
@@ -26,7 +28,7 @@ while (($#)); do
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
-dir=$(mktemp -d)
+dir=${OTEL_CG_DIR:-$(mktemp -d)}; mkdir -p "$dir"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; }
 trap cleanup EXIT

@@ -11,25 +11,61 @@ std::string_view Header(const Request& request, std::string_view name) {
   return it == request.end() ? std::string_view{} : std::string_view(it->value());
 }
 
-// Steady-clock times as unix nanoseconds, by the offset between the clocks now.
-class UnixNanos {
- public:
-  UnixNanos()
-      : offset_(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(
-                std::chrono::system_clock::now().time_since_epoch())
-                .count() -
-            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
-                .count()) {}
-  int64_t operator()(Clock::time_point t) const {
-    if (t == Clock::time_point{}) return 0;
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count() +
-           offset_;
-  }
+// A phase's time as the record carries it: steady-clock nanoseconds (the exporter adds the
+// clocks' offset); 0 = not reached.
+int64_t Nanos(Clock::time_point t) {
+  if (t == Clock::time_point{}) return 0;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
 
- private:
-  int64_t offset_;
-};
+// Writes the request's spans into `r`, a fresh queue slot (its texts unset, the rest at the
+// defaults): every text is assigned here.
+void Fill(observability::SpanRecord& r, const ExchangeRecord& exchange, const RequestContext& ctx) {
+  const observability::TraceState& t = ctx.trace;
+  r.trace_hi = t.trace_hi;
+  r.trace_lo = t.trace_lo;
+  r.span_id = t.span_id;
+  r.parent_span_id = t.parent_span_id;
+  r.kind = t.kind != observability::TraceKind::kOther ? t.kind
+           : ctx.model.empty()                        ? observability::TraceKind::kOther
+                                                      : observability::TraceKind::kModel;
+  const Phases& p = ctx.phases;
+  r.phases = {Nanos(p.received),           Nanos(p.parsed),        Nanos(p.admitted),
+              Nanos(p.upstream_connected), Nanos(p.upstream_sent), Nanos(p.upstream_head),
+              Nanos(p.client_head),        Nanos(p.first_token),   Nanos(p.done)};
+  observability::AssignTraceState(r.tracestate, t.tracestate);
+  r.method = exchange.method;
+  r.path = exchange.path;
+  r.model = ctx.model;
+  r.search_index = t.search_index;
+  r.finish_reason = ctx.finish_reason;
+  r.error = ctx.error ? ErrorCodeName(*ctx.error) : std::string_view{};
+  r.tenant_id = ctx.principal.tenant != nullptr ? std::string_view(ctx.principal.tenant->tenant.id)
+                                                : std::string_view{};
+  r.key_id = ctx.principal.key != nullptr ? std::string_view(ctx.principal.key->key.public_id)
+                                          : std::string_view{};
+  r.status = ctx.status;
+  r.input_tokens = ctx.usage.prompt_tokens;
+  r.output_tokens = ctx.usage.completion_tokens;
+  r.cost_micros = ctx.cost_micros;
+  r.stream = ctx.stream;
+  r.cache_hit = ctx.cache_status == store::CacheStatus::kHit;
+  r.attempts_made = ctx.attempts_made;
+  r.attempt_count = t.attempt_count;
+  for (size_t i = 0; i < t.attempt_count; ++i) {
+    const observability::AttemptSpan& a = t.attempts[i];
+    observability::AttemptRecord& out = r.attempts[i];
+    out.span_id = a.span_id;
+    out.start_ns = Nanos(a.start);
+    out.end_ns = Nanos(a.end);
+    out.status = a.status;
+    out.deployment = a.deployment;
+    out.provider = a.provider;
+    out.upstream_model = a.upstream_model;
+    out.server_address = a.server_address;
+    out.server_port = a.server_port;
+  }
+}
 
 }  // namespace
 
@@ -56,52 +92,8 @@ void BeginTrace(const observability::OtlpExporter& exporter, const http::Exchang
 
 void RecordTrace(observability::OtlpExporter& exporter, const ExchangeRecord& exchange,
                  const RequestContext& ctx) {
-  const observability::TraceState& t = ctx.trace;
-  if (!t.sampled) return;
-  const UnixNanos unix_ns;
-  observability::SpanRecord r;
-  r.trace_hi = t.trace_hi;
-  r.trace_lo = t.trace_lo;
-  r.span_id = t.span_id;
-  r.parent_span_id = t.parent_span_id;
-  r.kind = t.kind != observability::TraceKind::kOther ? t.kind
-           : ctx.model.empty()                        ? observability::TraceKind::kOther
-                                                      : observability::TraceKind::kModel;
-  const Phases& p = ctx.phases;
-  r.phases = {unix_ns(p.received),           unix_ns(p.parsed),        unix_ns(p.admitted),
-              unix_ns(p.upstream_connected), unix_ns(p.upstream_sent), unix_ns(p.upstream_head),
-              unix_ns(p.client_head),        unix_ns(p.first_token),   unix_ns(p.done)};
-  r.tracestate = t.tracestate;
-  r.method = exchange.method;
-  r.path = exchange.path;
-  r.model = ctx.model;
-  r.search_index = t.search_index;
-  r.finish_reason = ctx.finish_reason;
-  if (ctx.error) r.error = ErrorCodeName(*ctx.error);
-  if (ctx.principal.tenant != nullptr) r.tenant_id = ctx.principal.tenant->tenant.id;
-  if (ctx.principal.key != nullptr) r.key_id = ctx.principal.key->key.public_id;
-  r.status = ctx.status;
-  r.input_tokens = ctx.usage.prompt_tokens;
-  r.output_tokens = ctx.usage.completion_tokens;
-  r.cost_micros = ctx.cost_micros;
-  r.stream = ctx.stream;
-  r.cache_hit = ctx.cache_status == store::CacheStatus::kHit;
-  r.attempts_made = ctx.attempts_made;
-  r.attempt_count = t.attempt_count;
-  for (size_t i = 0; i < t.attempt_count; ++i) {
-    const observability::AttemptSpan& a = t.attempts[i];
-    observability::AttemptRecord& out = r.attempts[i];
-    out.span_id = a.span_id;
-    out.start_ns = unix_ns(a.start);
-    out.end_ns = unix_ns(a.end);
-    out.status = a.status;
-    out.deployment = a.deployment;
-    out.provider = a.provider;
-    out.upstream_model = a.upstream_model;
-    out.server_address = a.server_address;
-    out.server_port = a.server_port;
-  }
-  exporter.Push(std::move(r));
+  if (!ctx.trace.sampled) return;
+  exporter.Push([&exchange, &ctx](observability::SpanRecord& slot) { Fill(slot, exchange, ctx); });
 }
 
 }  // namespace turnpike::core

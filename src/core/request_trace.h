@@ -1,7 +1,8 @@
 // A request's OpenTelemetry trace at its two ends: BeginTrace (WorkerCore::Start) reads the
 // client's W3C traceparent/tracestate, decides sampling and gives the request its ids;
-// RecordTrace (WorkerCore::Finish) copies what the spans need into a SpanRecord and queues it
-// on the exporter (observability/otlp_exporter.h). Only called when tracing is on.
+// RecordTrace (WorkerCore::Finish) writes what the spans need straight into a flat SpanRecord
+// slot of the exporter's queue (observability/otlp_exporter.h): no allocation, no clock read.
+// Only called when tracing is on.
 //
 // Threads: the request's worker.
 #pragma once

@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <stdexcept>
 
@@ -16,21 +18,6 @@ namespace turnpike::observability {
 namespace {
 constexpr std::string_view kScheme = "http://";
 constexpr size_t kMaxAnswerBytes = 64 * 1024;  // a collector's answer is read up to this
-
-// A socket closed when it goes out of scope.
-class Socket {
- public:
-  explicit Socket(int fd) : fd_(fd) {}
-  ~Socket() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
-  int fd() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Waits until `fd` is ready for `events` or `deadline` passes.
 bool WaitFor(int fd, short events, std::chrono::steady_clock::time_point deadline) {
@@ -88,36 +75,52 @@ bool SendAll(int fd, std::string_view data, std::chrono::steady_clock::time_poin
   return true;
 }
 
-// Reads the answer's status line: the status code, or -1.
-int ReadStatus(int fd, std::chrono::steady_clock::time_point deadline) {
-  std::string answer;
-  char buf[4096];
-  while (answer.find("\r\n") == std::string::npos && answer.size() < kMaxAnswerBytes) {
-    if (!WaitFor(fd, POLLIN, deadline)) return -1;
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EINTR) continue;
-      return -1;
+// Whether the peer closed (or wrote unasked to) an idle kept connection.
+bool PeerClosed(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) != 0;
+}
+
+// The value of header `name` (lowercase) in an answer's head, or empty.
+std::string_view HeaderValue(std::string_view head, std::string_view name) {
+  size_t at = head.find("\r\n");
+  while (at != std::string_view::npos && at + 2 < head.size()) {
+    const size_t start = at + 2;
+    const size_t end = head.find("\r\n", start);
+    const std::string_view line =
+        head.substr(start, (end == std::string_view::npos ? head.size() : end) - start);
+    if (line.size() > name.size() && line[name.size()] == ':') {
+      bool same = true;
+      for (size_t i = 0; i < name.size() && same; ++i) {
+        same = (line[i] | 0x20) == name[i];
+      }
+      if (same) {
+        std::string_view value = line.substr(name.size() + 1);
+        while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) {
+          value.remove_prefix(1);
+        }
+        return value;
+      }
     }
-    answer.append(buf, static_cast<size_t>(n));
+    at = end;
   }
-  // "HTTP/1.1 200 OK"
-  const size_t space = answer.find(' ');
-  if (answer.rfind("HTTP/1.", 0) != 0 || space == std::string::npos || answer.size() < space + 4) {
-    return -1;
+  return {};
+}
+
+bool EqualsLower(std::string_view value, std::string_view lower) {
+  if (value.size() != lower.size()) return false;
+  for (size_t i = 0; i < value.size(); ++i) {
+    if ((value[i] | 0x20) != lower[i]) return false;
   }
-  int status = 0;
-  for (size_t i = space + 1; i < space + 4; ++i) {
-    if (answer[i] < '0' || answer[i] > '9') return -1;
-    status = status * 10 + (answer[i] - '0');
-  }
-  // Let the collector finish its answer before the close, so it sees no reset.
-  while (WaitFor(fd, POLLIN, deadline)) {
-    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0 && !(n < 0 && (errno == EAGAIN || errno == EINTR))) break;
-  }
-  return status;
+  return true;
+}
+
+// The clocks' offset: steady-clock nanoseconds + this = unix nanoseconds.
+int64_t UnixOffsetNs() {
+  const auto unix_now = std::chrono::system_clock::now().time_since_epoch();
+  const auto steady_now = std::chrono::steady_clock::now().time_since_epoch();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(unix_now).count() -
+         std::chrono::duration_cast<std::chrono::nanoseconds>(steady_now).count();
 }
 }  // namespace
 
@@ -140,7 +143,7 @@ OtlpExporter::OtlpExporter(OtlpExporterOptions options) : options_(std::move(opt
     host_ = host_.substr(1, host_.size() - 2);
   }
   head_ = "POST " + path_ + " HTTP/1.1\r\nHost: " + authority +
-          "\r\nContent-Type: application/json\r\nConnection: close\r\n";
+          "\r\nContent-Type: application/json\r\n";
   for (const auto& [name, value] : options_.headers) head_ += name + ": " + value + "\r\n";
   head_ += "Content-Length: ";
   queue_.reserve(options_.queue_size);
@@ -148,21 +151,6 @@ OtlpExporter::OtlpExporter(OtlpExporterOptions options) : options_(std::move(opt
 }
 
 OtlpExporter::~OtlpExporter() { Stop(); }
-
-bool OtlpExporter::Push(SpanRecord&& record) {
-  bool wake = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ || queue_.size() >= options_.queue_size) {
-      dropped_.fetch_add(1, std::memory_order_relaxed);
-      return false;
-    }
-    queue_.push_back(std::move(record));
-    wake = queue_.size() == options_.batch_size;
-  }
-  if (wake) wake_.notify_one();
-  return true;
-}
 
 void OtlpExporter::Stop() {
   {
@@ -177,7 +165,7 @@ void OtlpExporter::Stop() {
 void OtlpExporter::Run() {
   std::vector<SpanRecord> batch;
   batch.reserve(options_.queue_size);
-  std::string body;
+  JsonBuffer body;
   for (;;) {
     bool stop = false;
     {
@@ -187,34 +175,134 @@ void OtlpExporter::Run() {
       stop = stopping_;
       batch.swap(queue_);
     }
-    // Sent in batch_size pieces; the records are destroyed here, on this thread.
+    const int64_t unix_offset = UnixOffsetNs();
+    // Sent in batch_size pieces; the records hold nothing to free.
     for (size_t at = 0; at < batch.size(); at += options_.batch_size) {
       const size_t n = std::min(options_.batch_size, batch.size() - at);
       body.clear();
       EncodeOtlpJson(std::span<const SpanRecord>(batch.data() + at, n), options_.service_name,
-                     body);
+                     unix_offset, body);
       exports_.fetch_add(1, std::memory_order_relaxed);
-      if (Send(body)) {
+      if (Send(body.view())) {
         exported_.fetch_add(n, std::memory_order_relaxed);
       } else {
         failed_.fetch_add(1, std::memory_order_relaxed);
       }
     }
     batch.clear();
-    if (stop) return;
+    if (stop) {
+      CloseConnection();
+      return;
+    }
   }
 }
 
-bool OtlpExporter::Send(const std::string& body) {
+void OtlpExporter::CloseConnection() {
+  if (connection_ >= 0) ::close(connection_);
+  connection_ = -1;
+}
+
+bool OtlpExporter::Send(std::string_view body) {
   const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
-  Socket socket(Connect(host_, port_, deadline));
-  if (socket.fd() < 0) return false;
-  std::string head = head_;
-  head += std::to_string(body.size());
-  head += "\r\n\r\n";
-  if (!SendAll(socket.fd(), head, deadline) || !SendAll(socket.fd(), body, deadline)) return false;
-  const int status = ReadStatus(socket.fd(), deadline);
+  if (connection_ >= 0 && PeerClosed(connection_)) CloseConnection();
+  const bool reused = connection_ >= 0;
+  if (!reused) {
+    connection_ = Connect(host_, port_, deadline);
+    if (connection_ < 0) return false;
+  }
+  bool answered = false;
+  int status = Exchange(body, deadline, answered);
+  if (status < 0 && reused && !answered) {
+    // The collector closed the kept connection under us: once more on a new one.
+    CloseConnection();
+    connection_ = Connect(host_, port_, deadline);
+    if (connection_ < 0) return false;
+    status = Exchange(body, deadline, answered);
+  }
   return status >= 200 && status < 300;
+}
+
+int OtlpExporter::Exchange(std::string_view body, std::chrono::steady_clock::time_point deadline,
+                           bool& answered) {
+  const int fd = connection_;
+  char length[24];
+  const auto length_end = std::to_chars(length, length + sizeof length, body.size()).ptr;
+  request_head_.assign(head_);
+  request_head_.append(length, length_end);
+  request_head_.append("\r\n\r\n");
+  if (!SendAll(fd, request_head_, deadline) || !SendAll(fd, body, deadline)) {
+    CloseConnection();
+    return -1;
+  }
+  // The answer's head, then its body by Content-Length or chunks (else up to the close).
+  answer_.clear();
+  char buf[4096];
+  size_t head_end = std::string::npos;
+  size_t body_end = std::string::npos;  // npos: read until the collector closes
+  bool keep = true;
+  bool closed = false;
+  for (;;) {
+    if (head_end == std::string::npos) {
+      head_end = answer_.find("\r\n\r\n");
+      if (head_end != std::string::npos) {
+        const std::string_view head(answer_.data(), head_end);
+        const std::string_view content_length = HeaderValue(head, "content-length");
+        if (!content_length.empty()) {
+          size_t n = 0;
+          const auto r = std::from_chars(content_length.data(),
+                                         content_length.data() + content_length.size(), n);
+          if (r.ec == std::errc{}) body_end = head_end + 4 + n;
+        } else if (!EqualsLower(HeaderValue(head, "transfer-encoding"), "chunked")) {
+          keep = false;
+        }
+        if (EqualsLower(HeaderValue(head, "connection"), "close")) keep = false;
+      }
+    }
+    if (head_end != std::string::npos) {
+      if (body_end != std::string::npos && answer_.size() >= body_end) break;
+      if (body_end == std::string::npos && keep && answer_.size() >= head_end + 9 &&
+          answer_.compare(answer_.size() - 5, 5, "0\r\n\r\n") == 0) {
+        break;  // the last chunk
+      }
+    }
+    if (closed || answer_.size() > kMaxAnswerBytes) {
+      keep = false;
+      break;
+    }
+    if (!WaitFor(fd, POLLIN, deadline)) {
+      CloseConnection();
+      return -1;
+    }
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n == 0) {
+      closed = true;
+      continue;
+    }
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EINTR) continue;
+      CloseConnection();
+      return -1;
+    }
+    answered = true;
+    answer_.append(buf, static_cast<size_t>(n));
+  }
+  if (!keep) CloseConnection();
+  // "HTTP/1.1 200 OK"
+  const size_t space = answer_.find(' ');
+  if (head_end == std::string::npos || answer_.rfind("HTTP/1.", 0) != 0 ||
+      space == std::string::npos || answer_.size() < space + 4) {
+    CloseConnection();
+    return -1;
+  }
+  int status = 0;
+  for (size_t i = space + 1; i < space + 4; ++i) {
+    if (answer_[i] < '0' || answer_[i] > '9') {
+      CloseConnection();
+      return -1;
+    }
+    status = status * 10 + (answer_[i] - '0');
+  }
+  return status;
 }
 
 }  // namespace turnpike::observability

@@ -2,18 +2,28 @@
 // worker and are sent in batches, as OTLP/HTTP JSON (otlp_json.h), by the exporter's own
 // thread to the collector's endpoint (telemetry.otlp in config.h).
 //
-// Queue: bounded (queue_size records). Push never waits: when the queue is full the record is
-// dropped and counted. The thread sends when batch_size records are queued or export_interval
-// passed since its last send, whichever comes first; an export that fails (connect, timeout,
-// non-2xx) is counted and its batch dropped (no retry: the gateway never holds spans for a
-// collector that is down). Stop() sends what is queued, once, and joins the thread.
+// Queue: bounded (queue_size records), two preallocated vectors of flat records swapped by the
+// thread. Push never waits and never allocates: the worker writes the record straight into its
+// slot (a few hundred instructions under the queue's mutex, no I/O); when the queue is full the
+// record is dropped and counted. The thread sends when batch_size records are queued or
+// export_interval passed since its last send, whichever comes first; an export that fails
+// (connect, timeout, non-2xx) is counted and its batch dropped (no retry: the gateway never
+// holds spans for a collector that is down). Stop() sends what is queued, once, and joins the
+// thread. Records carry steady-clock nanoseconds: the thread turns them into unix time with
+// the clocks' offset read once per batch (no clock read on the worker).
 //
 // The HTTP client is a blocking socket on the exporter's thread with `timeout` for connect,
-// send and the answer; one connection per export ("Connection: close"); http:// only.
+// send and the answer; http:// only. One keep-alive connection is reused across exports (the
+// address is resolved only when a connection is opened); it is reopened when the collector
+// closed it, answered without a length, or an exchange on it failed (a reused connection found
+// closed before any answer is retried once on a new one).
+//
+// Push takes a filler or a const SpanRecord& (copied); an rvalue SpanRecord does not compile
+// (it would be taken for a filler): write the record in place instead.
 //
 // Ownership: built by app/ when telemetry.otlp.endpoint is set, outlives the workers.
-// Thread safety: Push and the counters from any thread (the queue's mutex is held for a move,
-// never across I/O); the rest from the owner.
+// Thread safety: Push and the counters from any thread (the queue's mutex is held while one
+// record is written, never across I/O); the rest from the owner.
 #pragma once
 
 #include <atomic>
@@ -22,13 +32,18 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "observability/span_record.h"
 
 namespace turnpike::observability {
+
+// Queue slots are written in place and copied as bytes; nothing in them is freed.
+static_assert(std::is_trivially_copyable_v<SpanRecord>);
 
 struct OtlpExporterOptions {
   std::string endpoint;  // http://host[:port]/path
@@ -52,9 +67,27 @@ class OtlpExporter {
 
   double sampling_ratio() const { return options_.sampling_ratio; }
 
-  // Queues one request's spans; false (and counted as dropped) when the queue is full or the
-  // exporter stopped.
-  bool Push(SpanRecord&& record);
+  // Queues one request's spans: `fill(SpanRecord&)` writes them into a default-constructed
+  // slot, under the queue's mutex (it must not block). False (and counted as dropped) when the
+  // queue is full or the exporter stopped; `fill` is then not called.
+  template <typename Fill>
+  bool Push(Fill&& fill) {
+    bool wake = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_ || queue_.size() >= options_.queue_size) {
+        dropped_.fetch_add(1, std::memory_order_relaxed);
+        return false;
+      }
+      fill(queue_.emplace_back());
+      wake = queue_.size() == options_.batch_size;
+    }
+    if (wake) wake_.notify_one();
+    return true;
+  }
+  bool Push(const SpanRecord& record) {
+    return Push([&record](SpanRecord& slot) { slot = record; });
+  }
 
   // Sends what is queued and joins the thread; later Pushes are dropped. Idempotent.
   void Stop();
@@ -66,8 +99,14 @@ class OtlpExporter {
 
  private:
   void Run();
-  // POSTs one encoded batch; true on a 2xx answer.
-  bool Send(const std::string& body);
+  // POSTs one encoded batch on the kept connection (opened when there is none); true on a
+  // 2xx answer.
+  bool Send(std::string_view body);
+  // One request and its answer on connection_; the status (-1: failed) and whether any answer
+  // byte came back.
+  int Exchange(std::string_view body, std::chrono::steady_clock::time_point deadline,
+               bool& answered);
+  void CloseConnection();
 
   const OtlpExporterOptions options_;
   std::string host_;
@@ -75,9 +114,14 @@ class OtlpExporter {
   std::string path_;
   std::string head_;  // the request head up to Content-Length's value
 
+  // The exporter thread's: the kept connection (-1: none), the answer being read.
+  int connection_ = -1;
+  std::string request_head_;
+  std::string answer_;
+
   std::mutex mu_;
   std::condition_variable wake_;
-  std::vector<SpanRecord> queue_;  // guarded by mu_
+  std::vector<SpanRecord> queue_;  // guarded by mu_; reserved queue_size, never grown
   bool stopping_ = false;          // guarded by mu_
   std::thread thread_;
 

@@ -4,7 +4,6 @@
 
 namespace turnpike::observability {
 namespace {
-constexpr char kHex[] = "0123456789abcdef";
 constexpr size_t kTraceIdStart = 3;
 constexpr size_t kSpanIdStart = 36;
 constexpr size_t kFlagsStart = 53;
@@ -57,13 +56,6 @@ std::optional<TraceParent> ParseTraceParent(std::string_view value) {
   return p;
 }
 
-void WriteHex16(uint64_t v, char* out) {
-  for (int i = 15; i >= 0; --i) {
-    out[i] = kHex[v & 0xf];
-    v >>= 4;
-  }
-}
-
 void RenderTraceParent(uint64_t trace_hi, uint64_t trace_lo, uint64_t span_id, bool sampled,
                        char* out) {
   out[0] = '0';
@@ -88,8 +80,11 @@ bool ShouldSample(double ratio, const std::optional<TraceParent>& parent, uint64
 }
 
 uint64_t NewSpanId() {
-  thread_local uint64_t state =
-      (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+  // Constant-initialised (no TLS init guard on every call); seeded on first use.
+  thread_local uint64_t state = 0;
+  if (state == 0) {
+    state = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}() ^ 1;
+  }
   uint64_t id = 0;
   while (id == 0) id = SplitMix64(state);
   return id;

@@ -10,8 +10,10 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,8 +42,21 @@ std::optional<TraceParent> ParseTraceParent(std::string_view value);
 void RenderTraceParent(uint64_t trace_hi, uint64_t trace_lo, uint64_t span_id, bool sampled,
                        char* out);
 
-// Lowercase hex of `v`, 16 characters, to `out`.
-void WriteHex16(uint64_t v, char* out);
+// Lowercase hex of `v`, 16 characters, to `out`: each half's nibbles spread to one byte
+// each, then turned into digits eight at a time (no table, no branch).
+inline void WriteHex16(uint64_t v, char* out) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  for (int half = 0; half < 2; ++half) {
+    uint64_t s = half == 0 ? v >> 32 : v & 0xffffffffULL;
+    s = ((s & 0xffff0000ULL) << 16) | (s & 0x0000ffffULL);
+    s = ((s & 0x0000ff000000ff00ULL) << 8) | (s & 0x000000ff000000ffULL);
+    s = ((s & 0x00f000f000f000f0ULL) << 4) | (s & 0x000f000f000f000fULL);
+    // Byte 7 holds the first digit: it goes first in memory.
+    if constexpr (std::endian::native == std::endian::little) s = __builtin_bswap64(s);
+    s += kOnes * '0' + (((s + kOnes * 6) >> 4) & kOnes) * ('a' - '0' - 10);
+    std::memcpy(out + half * 8, &s, 8);
+  }
+}
 
 // Whether a request is recorded. A parent (the client's traceparent) decides when the ratio is
 // below 1 (parent-based sampling); at ratio 1 every trace is recorded, at 0 none; otherwise a

@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/json.hpp>
+#include <chrono>
 #include <string>
 #include <thread>
 
@@ -27,7 +29,7 @@ int Listen(uint16_t& port) {
   return fd;
 }
 
-SpanRecord Record(uint64_t id) {
+SpanRecord MakeRecord(uint64_t id) {
   SpanRecord r;
   r.trace_hi = 1;
   r.trace_lo = id;
@@ -35,6 +37,12 @@ SpanRecord Record(uint64_t id) {
   r.method = "GET";
   r.path = "/x";
   return r;
+}
+
+// Queues a copy of the record MakeRecord(id) (Push of a const record copies it into its slot).
+bool PushRecord(OtlpExporter& exporter, uint64_t id) {
+  const SpanRecord r = MakeRecord(id);
+  return exporter.Push(r);
 }
 
 OtlpExporterOptions Options(uint16_t port) {
@@ -53,15 +61,15 @@ TEST(OtlpExporter, DropsAndCountsWhenTheQueueIsFullAndCountsAFailedExport) {
   const int fd = Listen(port);
   ::close(fd);  // nothing listens there now: the export is refused
   OtlpExporter exporter(Options(port));
-  EXPECT_TRUE(exporter.Push(Record(1)));
-  EXPECT_TRUE(exporter.Push(Record(2)));
-  EXPECT_FALSE(exporter.Push(Record(3)));
+  EXPECT_TRUE(PushRecord(exporter, 1));
+  EXPECT_TRUE(PushRecord(exporter, 2));
+  EXPECT_FALSE(PushRecord(exporter, 3));
   EXPECT_EQ(exporter.dropped_requests(), 1u);
   exporter.Stop();
   EXPECT_EQ(exporter.exports(), 1u);
   EXPECT_EQ(exporter.failed_exports(), 1u);
   EXPECT_EQ(exporter.exported_requests(), 0u);
-  EXPECT_FALSE(exporter.Push(Record(4)));  // stopped
+  EXPECT_FALSE(PushRecord(exporter, 4));  // stopped
   EXPECT_EQ(exporter.dropped_requests(), 2u);
 }
 
@@ -87,8 +95,8 @@ TEST(OtlpExporter, PostsOneBatchToTheCollector) {
     ::close(c);
   });
   OtlpExporter exporter(Options(port));
-  EXPECT_TRUE(exporter.Push(Record(1)));
-  EXPECT_TRUE(exporter.Push(Record(2)));
+  EXPECT_TRUE(PushRecord(exporter, 1));
+  EXPECT_TRUE(PushRecord(exporter, 2));
   exporter.Stop();
   collector.join();
   ::close(listener);
@@ -100,6 +108,92 @@ TEST(OtlpExporter, PostsOneBatchToTheCollector) {
   EXPECT_NE(received.find("\r\nContent-Type: application/json\r\n"), std::string::npos);
   const boost::json::value doc = boost::json::parse(received.substr(received.find("\r\n\r\n") + 4));
   EXPECT_EQ(doc.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").as_array().size(), 2u);
+}
+
+// Reads one HTTP request from `c` into `received` (appending); false when the peer closed.
+bool ReadRequest(int c, std::string& received) {
+  const size_t start = received.size();
+  char buf[4096];
+  for (;;) {
+    const size_t head_end = received.find("\r\n\r\n", start);
+    if (head_end != std::string::npos) {
+      const size_t cl = received.find("Content-Length: ", start);
+      const size_t length = std::stoul(received.substr(cl + 16));
+      if (received.size() >= head_end + 4 + length) return true;
+    }
+    const ssize_t n = ::recv(c, buf, sizeof buf, 0);
+    if (n <= 0) return false;
+    received.append(buf, static_cast<size_t>(n));
+  }
+}
+
+OtlpExporterOptions OneRecordBatches(uint16_t port) {
+  OtlpExporterOptions o = Options(port);
+  o.batch_size = 1;  // every record is its own export
+  return o;
+}
+
+TEST(OtlpExporter, KeepsOneConnectionAcrossExports) {
+  uint16_t port = 0;
+  const int listener = Listen(port);
+  std::string received;
+  std::thread collector([listener, &received] {
+    const int c = ::accept(listener, nullptr, nullptr);
+    for (int i = 0; i < 3 && ReadRequest(c, received); ++i) {
+      const std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+      ::send(c, answer.data(), answer.size(), 0);
+    }
+    ::close(c);
+  });
+  OtlpExporter exporter(OneRecordBatches(port));
+  EXPECT_TRUE(PushRecord(exporter, 1));
+  EXPECT_TRUE(PushRecord(exporter, 2));
+  exporter.Stop();
+  EXPECT_FALSE(PushRecord(exporter, 3));
+  collector.join();
+  EXPECT_EQ(exporter.exports(), 2u);
+  EXPECT_EQ(exporter.failed_exports(), 0u);
+  EXPECT_EQ(exporter.exported_requests(), 2u);
+  // Both posts came on the one accepted connection, none asked to close it.
+  size_t posts = 0;
+  for (size_t at = received.find("POST "); at != std::string::npos;
+       at = received.find("POST ", at + 1)) {
+    ++posts;
+  }
+  EXPECT_EQ(posts, 2u);
+  EXPECT_EQ(received.find("Connection: close"), std::string::npos);
+  ::close(listener);
+}
+
+TEST(OtlpExporter, ReconnectsWhenTheCollectorClosedTheKeptConnection) {
+  uint16_t port = 0;
+  const int listener = Listen(port);
+  std::atomic<int> served{0};
+  std::thread collector([listener, &served] {
+    // Each connection answers one export (with a length, no "Connection: close") and is then
+    // closed by the collector, as an idle timeout would.
+    for (int i = 0; i < 2; ++i) {
+      const int c = ::accept(listener, nullptr, nullptr);
+      std::string received;
+      if (ReadRequest(c, received)) {
+        const std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+        ::send(c, answer.data(), answer.size(), 0);
+      }
+      ::close(c);
+      served.fetch_add(1);
+    }
+  });
+  OtlpExporter exporter(OneRecordBatches(port));
+  EXPECT_TRUE(PushRecord(exporter, 1));
+  while (served.load() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(PushRecord(exporter, 2));
+  exporter.Stop();
+  collector.join();
+  ::close(listener);
+  EXPECT_EQ(exporter.exports(), 2u);
+  EXPECT_EQ(exporter.failed_exports(), 0u);
+  EXPECT_EQ(exporter.exported_requests(), 2u);
+  EXPECT_EQ(served.load(), 2);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace turnpike::observability {
 namespace {
@@ -159,6 +160,82 @@ TEST(OtlpJson, SearchRequestsAreTheirOwnKind) {
   EXPECT_EQ(a["db.operation.name"].at("stringValue"), "search");
   EXPECT_EQ(a["error.type"].at("stringValue"), "internal");
   EXPECT_EQ(s.at("status").at("code"), 2);
+}
+
+TEST(OtlpJson, EscapesTextsAndAddsTheClockOffsetToTimes) {
+  SpanRecord r;
+  r.trace_hi = 1;
+  r.trace_lo = 2;
+  r.span_id = 3;
+  r.method = "GET";
+  r.path = "/a\"b\\c\n\x01/\xc3\xa9t\xc3\xa9-long-enough-for-a-word";
+  r.status = 200;
+  r.phases.received = 5;
+  r.phases.done = 1'000'000'007;
+  JsonBuffer buffer;
+  // Unix seconds 1764000000 and 1764000001: the second one's prefix is not the first one's.
+  EncodeOtlpJson(std::span<const SpanRecord>(&r, 1), "gw", 1'764'000'000'000'000'000, buffer);
+  const std::string_view text = buffer.view();
+  EXPECT_NE(text.find(R"("startTimeUnixNano":"1764000000000000005")"), std::string_view::npos);
+  EXPECT_NE(text.find(R"("endTimeUnixNano":"1764000001000000007")"), std::string_view::npos);
+  EXPECT_NE(text.find(R"("name":"GET /a\"b\\c\n\u0001/)"
+                      "\xc3\xa9t\xc3\xa9-long-enough-for-a-word\""),
+            std::string_view::npos);
+  const json::value doc = json::parse(text);
+  const json::object& s =
+      doc.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").at(0).as_object();
+  EXPECT_EQ(std::string(Attributes(s)["url.path"].at("stringValue").as_string()),
+            std::string(r.path.view()));
+}
+
+TEST(OtlpJson, WritesTheCostAsTheSameDoubleAndManyRecordsIntoOneBuffer) {
+  std::vector<SpanRecord> records(300);
+  const int64_t micros[] = {0, 1, 1500, 1'000'000, 1'234'567, 987'654'321'000, 100'000};
+  for (size_t i = 0; i < records.size(); ++i) {
+    SpanRecord& r = records[i];
+    r.trace_hi = i + 1;
+    r.trace_lo = i;
+    r.span_id = i + 7;
+    r.method = "POST";
+    r.path = "/v1/chat/completions";
+    r.tenant_id = "t";
+    r.cost_micros = micros[i % std::size(micros)];
+    // Across three unix seconds, so the formatter's cached second changes.
+    r.phases.received = 1'764'000'000'000'000'000 + static_cast<int64_t>(i) * 9'000'000;
+    r.phases.done = r.phases.received + 1;
+  }
+  std::string out;
+  EncodeOtlpJson(records, "turnpike", out);
+  const json::value doc = json::parse(out);
+  const json::array& spans =
+      doc.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").as_array();
+  ASSERT_EQ(spans.size(), records.size());
+  for (size_t i = 0; i < records.size(); ++i) {
+    const json::object& s = spans[i].as_object();
+    EXPECT_EQ(Attributes(s)["turnpike.cost_usd"].at("doubleValue").to_number<double>(),
+              static_cast<double>(micros[i % std::size(micros)]) / 1e6)
+        << i;
+    EXPECT_EQ(std::string(s.at("startTimeUnixNano").as_string()),
+              std::to_string(records[i].phases.received))
+        << i;
+    EXPECT_EQ(std::string(s.at("endTimeUnixNano").as_string()),
+              std::to_string(records[i].phases.done))
+        << i;
+  }
+}
+
+TEST(SpanRecord, CutsLongTextsAtACharacterAndTraceStatesAtAMember) {
+  InlineText<4> text("abc\xc3\xa9");  // "abcé": the é does not fit whole
+  EXPECT_EQ(text.view(), "abc");
+  text = "ab";
+  EXPECT_EQ(text.view(), "ab");
+  InlineText<12> state;
+  AssignTraceState(state, "a=1,bb=22,ccc=333");
+  EXPECT_EQ(state.view(), "a=1,bb=22");
+  AssignTraceState(state, "a=1,bb=22,cc");  // exactly 12 bytes
+  EXPECT_EQ(state.view(), "a=1,bb=22,cc");
+  AssignTraceState(state, "averyverylongmember=1");
+  EXPECT_TRUE(state.empty());
 }
 
 TEST(OtlpJson, NamesOperationsAndProviders) {
