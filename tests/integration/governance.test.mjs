@@ -251,8 +251,10 @@ test('statement budget: 1,000 warm requests execute no store statement on the re
   if (engine === 'sqlite') {
     // Background, per 1,000 requests: the rows go in INSERTs of 32 rows, the rest of a batch one
     // per row (so at most one statement per row, at least one per 32); per batch BEGIN/COMMIT,
-    // one spend upsert per scope (tenant, key) and the tenant's id range (call_log_index; the
-    // month was noted before). Budget recorded in docs/BENCHMARKS.md.
+    // one spend upsert per scope (tenant, key) and one per daily counter (tenant, key, model,
+    // day: one here), and the tenant's id range (call_log_index; the month was noted before).
+    // Budget recorded in docs/BENCHMARKS.md: 5 of these per batch (it was 4, 400, before the
+    // daily counters).
     assert.ok(delta('call_log_insert') <= 1000 && delta('call_log_insert') >= Math.ceil(1000 / 32),
       `call_log_insert = ${delta('call_log_insert')}`);
     assert.equal(delta('call_log_index'), delta('transaction') / 2, 'one tenant range per batch');
@@ -261,7 +263,7 @@ test('statement budget: 1,000 warm requests execute no store statement on the re
     assert.equal(delta('call_log_route'), 0, 'call_log_route');
     const perBatch = delta('transaction') + delta('spend_write');
     console.log(`# statements per 1,000 requests: ${delta('call_log_insert')} inserts, ${delta('call_log_index')} index notes, ${delta('transaction')} transaction, ${delta('spend_write')} spend upserts, ${delta('change_check')} change checks`);
-    assert.ok(perBatch <= 400, `transaction + spend_write = ${perBatch}`);
+    assert.ok(perBatch <= 500, `transaction + spend_write = ${perBatch}`);
   } else {
     // PostgreSQL: a batch is one transaction (key, COPY of the rows, spend) in two round trips
     // (the server asks for COPY's data) and nothing else; a batch leaves a worker at least
