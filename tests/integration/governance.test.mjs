@@ -263,6 +263,8 @@ test('statement budget: 1,000 warm requests execute no store statement on the re
     assert.equal(delta('call_log_route'), 0, 'call_log_route');
     const perBatch = delta('transaction') + delta('spend_write');
     console.log(`# statements per 1,000 requests: ${delta('call_log_insert')} inserts, ${delta('call_log_index')} index notes, ${delta('transaction')} transaction, ${delta('spend_write')} spend upserts, ${delta('change_check')} change checks`);
+    // Per batch exactly: one tenant, one key, one model, one day under this load.
+    assert.equal(delta('spend_write'), 3 * delta('transaction') / 2, 'spend upserts per batch');
     assert.ok(perBatch <= 500, `transaction + spend_write = ${perBatch}`);
   } else {
     // PostgreSQL: a batch is one transaction (key, COPY of the rows, spend) in two round trips
@@ -448,6 +450,15 @@ test('admin API: token required, clear errors naming the field, 409 on a duplica
   assert.match(set, /source: admin/);
   assert.match(set, /cache_write: 0\.625/);
   assert.match(set, /reasoning: 4\.5/);
+  // A tenant's webhooks and the daily spend from the CLI (replay needs a delivery: webhooks.test.mjs).
+  const hook = JSON.parse(run('--json', 'webhooks', 'create', '--tenant', 'x', '--url', 'http://127.0.0.1:9/h', '--events', 'budget.threshold_crossed'));
+  assert.ok(hook.secret && hook.id, JSON.stringify(hook));
+  assert.deepEqual(hook.event_types, ['budget.threshold_crossed']);
+  assert.match(run('webhooks', 'list', '--tenant', 'x'), new RegExp(hook.id));
+  assert.match(run('webhooks', 'deliveries', '--tenant', 'x', hook.id), /\(none\)/);
+  run('webhooks', 'delete', '--tenant', 'x', hook.id);
+  assert.doesNotMatch(run('webhooks', 'list', '--tenant', 'x'), new RegExp(hook.id));
+  assert.deepEqual(JSON.parse(run('--json', 'spend', '--daily', '--tenant', 'x', '--group-by', 'key,model')).group_by, ['key', 'model']);
   // Without --reasoning, reasoning is priced as output.
   assert.match(run('prices', 'set', 'other-model', '--input', '0.5', '--output', '1.5', '--max-output-tokens', '4096'), /reasoning: 1\.5/);
   assert.match(run('prices', 'list'), /mock-model\s+0\.5\s+1\.5/);
