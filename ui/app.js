@@ -13,8 +13,9 @@ import * as keys from './pages/keys.js';
 import * as prices from './pages/prices.js';
 import * as search from './pages/search.js';
 import * as agents from './pages/agents.js';
+import * as webhooks from './pages/webhooks.js';
 
-const PAGES = { overview, calls, spend, tenants, keys, prices, search, agents };
+const PAGES = { overview, calls, spend, tenants, keys, prices, search, agents, webhooks };
 
 async function session(method, body) {
   const init = { method, headers: { accept: 'application/json' }, credentials: 'same-origin' };

@@ -40,7 +40,7 @@ function axis(root, y, max, format) {
   }
 }
 
-// bars: [{label, value}], budget: a number or null (drawn as a dashed line), format: v => text.
+// bars: [{label, value, tick?}] (tick: the axis text, the label when absent; '' for none), budget: a number or null (drawn as a dashed line), format: v => text.
 export function barChart(label, bars, budget, format) {
   const root = frame(label);
   const max = Math.max(budget || 0, ...bars.map((b) => b.value), 0);
@@ -56,7 +56,8 @@ export function barChart(label, bars, budget, format) {
     });
     rect.append(svg('title', {}, `${bar.label}: ${format(bar.value)}`));
     root.append(rect);
-    root.append(svg('text', { x: x + step * 0.35, y: HEIGHT - PAD.bottom + 16, 'text-anchor': 'middle', class: 'tick' }, bar.label));
+    const tick = bar.tick === undefined ? bar.label : bar.tick;
+    if (tick) root.append(svg('text', { x: x + step * 0.35, y: HEIGHT - PAD.bottom + 16, 'text-anchor': 'middle', class: 'tick' }, tick));
   });
   if (budget !== null && budget !== undefined) {
     const at = y(budget);

@@ -185,6 +185,9 @@ struct Args {
   std::string instructions, tools, metadata;  // agents: text, a JSON array, a JSON object
   std::string guard_marker;
   std::vector<std::string> allow_hosts;
+  std::string url, after, from, to, group_by;  // webhooks; daily spend
+  std::vector<std::string> event_types;
+  bool daily = false;
   std::optional<bool> guard_urls;
   std::optional<double> budget, max_request_cost, search_query_price, input, output, cached_input,
       cache_write, reasoning, cache_semantic;
@@ -252,8 +255,8 @@ using ArgsPtr = std::shared_ptr<Args>;
 // `turnpike admin` itself: where the gateway is, the token, the output form.
 CLI::App* AddAdminRoot(CLI::App& root, Args& a) {
   CLI::App* admin = root.add_subcommand("admin",
-                                        "Manage tenants, plans, keys, prices, agents; read "
-                                        "spend and the call log (the admin API)");
+                                        "Manage tenants, plans, keys, prices, agents, "
+                                        "webhooks; read spend and the call log (the admin API)");
   admin->require_subcommand(1);
   admin->add_option("--url", a.connection.url,
                     "Gateway URL (default $TURNPIKE_URL or "
@@ -434,11 +437,27 @@ void AddPriceCommands(CLI::App* admin, const ArgsPtr& args) {
 // `admin spend`.
 void AddSpendCommand(CLI::App* admin, const ArgsPtr& args) {
   Args& a = *args;
-  CLI::App* spend = admin->add_subcommand("spend", "Spend by tenant and key for a month");
+  CLI::App* spend = admin->add_subcommand(
+      "spend", "Spend by tenant and key for a month, or (--daily) per day from the daily counters");
   spend->add_option("--month", a.month, "YYYY-MM (default: this month)");
   spend->add_option("--tenant", a.tenant, "Only this tenant's");
   spend->add_option("--key", a.key, "Only this key");
+  spend->add_flag("--daily", a.daily, "Per day (and per --group-by) instead of per month");
+  spend->add_option("--from", a.from,
+                    "--daily: first day, YYYY-MM-DD (default: 29 days before --to)");
+  spend->add_option("--to", a.to, "--daily: last day, YYYY-MM-DD (default: today, UTC)");
+  spend->add_option("--group-by", a.group_by,
+                    "--daily: a list of model, key, tenant (default: model)");
   spend->callback([args] {
+    if (args->daily) {
+      Run(*args, bhttp::verb::get,
+          "spend/daily" + Query({{"from", args->from},
+                                 {"to", args->to},
+                                 {"tenant", args->tenant},
+                                 {"key", args->key},
+                                 {"group_by", args->group_by}}));
+      return;  // Run exits
+    }
     Run(*args, bhttp::verb::get,
         "spend" + Query({{"month", args->month}, {"tenant", args->tenant}, {"key", args->key}}));
   });
@@ -561,6 +580,58 @@ void AddAgentCommands(CLI::App* admin, const ArgsPtr& args) {
   del->callback([args] { Run(*args, bhttp::verb::delete_, "agents/" + Encode(args->id)); });
 }
 
+// `admin webhooks create|list|delete|deliveries|replay --tenant T`: a tenant's webhook
+// endpoints and their deliveries (doors/webhooks/admin_routes.cc).
+void AddWebhookCommands(CLI::App* admin, const ArgsPtr& args) {
+  Args& a = *args;
+  CLI::App* hooks =
+      admin->add_subcommand("webhooks", "A tenant's webhook endpoints and deliveries");
+  hooks->require_subcommand(1);
+  auto path = [args] { return "tenants/" + Encode(args->tenant) + "/webhooks"; };
+  CLI::App* create =
+      hooks->add_subcommand("create", "Register an endpoint (its signing secret is shown once)");
+  CLI::App* list = hooks->add_subcommand("list", "List the tenant's endpoints");
+  CLI::App* del = hooks->add_subcommand("delete", "Delete an endpoint and its deliveries");
+  CLI::App* deliveries =
+      hooks->add_subcommand("deliveries", "An endpoint's deliveries, newest first");
+  CLI::App* replay =
+      hooks->add_subcommand("replay", "Send a delivery again (pending, due now, the same id)");
+  for (CLI::App* command : {create, list, del, deliveries, replay}) {
+    command->add_option("--tenant", a.tenant, "Tenant id")->required();
+  }
+  create->add_option("--url", a.url, "Where deliveries are POSTed (http or https)")->required();
+  create->add_option("--events", a.event_types, "Event types it receives (default: every one)")
+      ->delimiter(',');
+  create->callback([args, path] {
+    json::object body{{"url", args->url}};
+    if (!args->event_types.empty()) {
+      json::array types;
+      for (const std::string& t : args->event_types) types.emplace_back(t);
+      body["event_types"] = std::move(types);
+    }
+    Run(*args, bhttp::verb::post, path(), body);
+  });
+  list->callback([args, path] { Run(*args, bhttp::verb::get, path()); });
+  del->add_option("id", a.id, "Webhook id (wh_...)")->required();
+  del->callback(
+      [args, path] { Run(*args, bhttp::verb::delete_, path() + "/" + Encode(args->id)); });
+  deliveries->add_option("id", a.id, "Webhook id (wh_...)")->required();
+  deliveries->add_option("--limit", a.limit, "Deliveries (1-100, default 20)");
+  deliveries->add_option("--after", a.after, "Continue after this delivery id");
+  deliveries->callback([args, path] {
+    Run(*args, bhttp::verb::get,
+        path() + "/" + Encode(args->id) + "/deliveries" +
+            Query({{"limit", args->limit ? std::to_string(*args->limit) : ""},
+                   {"after", args->after}}));
+  });
+  replay->add_option("id", a.id, "Delivery id")->required();
+  replay->callback([args] {
+    Run(*args, bhttp::verb::post,
+        "tenants/" + Encode(args->tenant) + "/webhook-deliveries/" + Encode(args->id) + "/replay",
+        json::object{});
+  });
+}
+
 }  // namespace
 
 void RegisterAdminCommand(CLI::App& root) {
@@ -575,6 +646,7 @@ void RegisterAdminCommand(CLI::App& root) {
   AddCallsCommand(admin, args);
   AddReconcileCommand(admin, args);
   AddAgentCommands(admin, args);
+  AddWebhookCommands(admin, args);
 }
 
 }  // namespace turnpike::app

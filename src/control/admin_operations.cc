@@ -181,4 +181,19 @@ boost::asio::awaitable<Result<std::vector<store::CallRow>>> GovernanceService::C
   co_return result;
 }
 
+boost::asio::awaitable<Result<std::vector<store::DailySpendRow>>> GovernanceService::DailySpend(
+    store::DailySpendQuery query) {
+  auto job = [query = std::move(query)](
+                 store::Engine& engine) -> Result<std::vector<store::DailySpendRow>> {
+    // The engine's call log keeps the counters when it implements their reader (daily_spend.h).
+    auto* reader = dynamic_cast<store::DailySpendReader*>(&engine.call_log());
+    if (reader == nullptr) return std::vector<store::DailySpendRow>{};
+    return reader->QueryDailySpend(query);
+  };
+  Result<std::vector<store::DailySpendRow>> result =
+      co_await thread_.Call<std::vector<store::DailySpendRow>>(std::move(job),
+                                                               store::JobLane::kRead);
+  co_return result;
+}
+
 }  // namespace turnpike::control

@@ -78,6 +78,7 @@
 #include "governance/snapshot_cell.h"
 #include "observability/metrics.h"
 #include "store/call_log_buffer.h"
+#include "store/daily_spend.h"
 #include "store/engine.h"
 #include "store/store_thread.h"
 
@@ -117,6 +118,9 @@ class GovernanceService {
   // "YYYY-MM"; this month's figures come from the live counters.
   boost::asio::awaitable<Result<std::vector<SpendInfo>>> Spend(std::string month);
   boost::asio::awaitable<Result<std::vector<store::CallRow>>> Calls(store::CallQuery query);
+  // The daily spend counters (store/daily_spend.h), on the read lane.
+  boost::asio::awaitable<Result<std::vector<store::DailySpendRow>>> DailySpend(
+      store::DailySpendQuery query);
   boost::asio::awaitable<Result<ReconcileReport>> ReconcileNow();
 
   // BYOK (see above). kForbidden without a data key; kNotFound for an unknown tenant or a

@@ -147,6 +147,13 @@ for (const engine of ENGINES) describe(`tenant-scoped admin tokens (${engine.nam
     assert.ok(calls.body.data.every((c) => c.tenant === 'a'), calls.text);
     const all = await op('GET', 'calls');
     assert.ok(all.body.data.some((c) => c.tenant === 'b'), 'the operator sees every tenant');
+    // The daily counters (written with the calls' batch): its own tenant's only, on either engine.
+    const daily = await call(gw, tok, 'GET', '/admin/v1/spend/daily?group_by=tenant,model');
+    assert.equal(daily.status, 200, daily.text);
+    assert.ok(daily.body.data.length >= 1, daily.text);
+    assert.ok(daily.body.data.every((d) => d.tenant === 'a' && d.model === 'mock-model' && d.requests >= 1), daily.text);
+    const everyDay = await op('GET', 'spend/daily?group_by=tenant');
+    assert.deepEqual([...new Set(everyDay.body.data.map((d) => d.tenant))].sort(), ['a', 'b'], everyDay.text);
 
     // What only the operator may do.
     assert.equal((await call(gw, tok, 'PATCH', '/admin/v1/tenants/a', { plan: 'basic' })).status, 403);

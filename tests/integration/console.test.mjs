@@ -3,7 +3,8 @@
 // else; signed in (token typed, Enter), every page opened directly by its URL loads with no
 // console error and no response >= 400; a call made through the gateway is in the call log; a
 // key made in the console works until it is revoked in the console; the spend chart has bars
-// and a budget line; a cookie write without the CSRF token is refused (403). Without an admin
+// and a budget line, and the per-day chart and per-model table (the daily counters) the calls'
+// spend; an agent's page lists its versions; a webhook's page its deliveries; a cookie write without the CSRF token is refused (403). Without an admin
 // token, or with `ui: {enabled: false}`, /ui is 404. Screenshots go to artifacts/console/
 // (gitignored).
 import { test, before, after } from 'node:test';
@@ -18,7 +19,7 @@ import { startMock, startGovernedGateway, startGateway, gatewayConfig, stopAll, 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ARTIFACTS = path.join(here, 'artifacts', 'console');
 const TOKEN = 'test-admin-token';
-const PAGES = ['overview', 'calls', 'spend', 'tenants', 'keys', 'prices', 'search', 'agents'];
+const PAGES = ['overview', 'calls', 'spend', 'tenants', 'keys', 'prices', 'search', 'agents', 'webhooks'];
 // 16 completion tokens at 1000 USD per million: 0.016 USD a call, against a 1 USD budget.
 const PRICES = { 'mock-model': { input: 0, output: 1000, max_output_tokens: 1000 } };
 
@@ -120,6 +121,33 @@ test('the console: sign in, every page, call log, keys, spend, CSRF, sign out', 
   }));
   assert.ok(chart.bars >= 1, JSON.stringify(chart));
   assert.equal(chart.budget, 1);
+  // Per day (the daily counters): 30 days, today's bar with the calls' spend, the budget per
+  // day as a line; per model: the model's row.
+  const daily = await page.$eval('#spend-per-day svg', (svg) => ({
+    days: svg.querySelectorAll('rect.bar').length,
+    spent: [...svg.querySelectorAll('rect.bar')].filter((r) => Number(r.getAttribute('height')) > 0).length,
+    budget: svg.querySelectorAll('line.budget').length,
+  }));
+  assert.ok(daily.days === 30 && daily.spent >= 1 && daily.budget === 1, JSON.stringify(daily));
+  assert.match(await page.$eval('main', (m) => m.textContent), /Per model[\s\S]*mock-model/);
+  const perDay = await admin('GET', 'spend/daily?tenant=t1');
+  assert.equal(perDay.status, 200);
+  assert.equal(perDay.body.data.length, 1, JSON.stringify(perDay.body));
+  assert.equal(perDay.body.data[0].model, 'mock-model');
+  assert.ok(perDay.body.data[0].requests >= 1 && perDay.body.data[0].cost_usd > 0, JSON.stringify(perDay.body));
+
+  // An agent's page lists its versions; a webhook's page its (no) deliveries.
+  const agent = await admin('POST', 'agents', { tenant: 't1', model: 'mock-model', instructions: 'Be brief.' });
+  assert.equal(agent.status, 201, JSON.stringify(agent.body));
+  assert.equal((await admin('POST', `agents/${agent.body.id}`, { instructions: 'Be briefer.' })).status, 200);
+  await open(page, `agents/${agent.body.id}`);
+  assert.equal(await page.$$eval('main table tbody tr', (rows) => rows.length), 2, 'two versions');
+  const hook = await admin('POST', 'tenants/t1/webhooks', { url: 'http://127.0.0.1:9/hooks' });
+  assert.equal(hook.status, 201, JSON.stringify(hook.body));
+  await open(page, 'webhooks?tenant=t1');
+  assert.match(await page.$eval('main table', (t) => t.textContent), new RegExp(hook.body.id));
+  await open(page, `webhooks/${hook.body.id}?tenant=t1`);
+  assert.match(await page.$eval('main', (m) => m.textContent), /Deliveries/);
 
   // A key made in the console works until it is revoked in the console.
   await open(page, 'keys?tenant=t1');

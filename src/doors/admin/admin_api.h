@@ -13,6 +13,8 @@
 //   DELETE /admin/v1/tenants/{id}/admin-tokens/{token_id}                  (revokes)
 //   GET    /admin/v1/prices                    PUT/DELETE /admin/v1/prices/{model}
 //   GET    /admin/v1/spend?month=YYYY-MM[&tenant=][&key=]
+//   GET    /admin/v1/spend/daily?from=&to=[&tenant=][&key=][&group_by=]   daily counters:
+//          days YYYY-MM-DD (default the last 30), grouped by any of model (default), key, tenant
 //   GET    /admin/v1/calls?tenant=&key=&model=&status=&since=&until=&limit=&cursor=
 //   POST   /admin/v1/reconcile
 //   GET    /admin/v1/routes                    every admin route, its methods and its tenant

@@ -54,6 +54,8 @@ std::vector<core::AdminRoute> GovernanceRoutes(Service& service) {
   routes.push_back(Route(at("prices/{model}"), Verb::put, kOperator, service, PutPrice));
   routes.push_back(Route(at("prices/{model}"), Verb::delete_, kOperator, service, DeletePrice));
   routes.push_back(Route(at("spend"), Verb::get, TenantFrom::Query("tenant"), service, Spend));
+  routes.push_back(
+      Route(at("spend/daily"), Verb::get, TenantFrom::Query("tenant"), service, DailySpend));
   routes.push_back(Route(at("calls"), Verb::get, TenantFrom::Query("tenant"), service, Calls));
   routes.push_back(Route(at("reconcile"), Verb::post, kOperator, service, Reconcile));
   // A tenant's own provider keys are its admin's to manage; rotation is the operator's.

@@ -4,7 +4,7 @@
 // (admin_api.h) has authenticated the request and taken the method before.
 //
 //   tenant_routes.cc  plans, tenants        key_routes.cc    keys, prices
-//   usage_routes.cc   spend, calls, reconcile
+//   usage_routes.cc   spend (monthly, daily), calls, reconcile
 //   token_routes.cc   tenants' admin tokens
 //   security_routes.cc  tenants' provider keys (BYOK), the audit log
 //   governance_routes.cc   the table: every pattern, its methods, its tenant and its handler
@@ -78,6 +78,7 @@ Answer ListPrices(Service& service, const AdminCall& call);
 Answer PutPrice(Service& service, const AdminCall& call);
 Answer DeletePrice(Service& service, const AdminCall& call);
 Answer Spend(Service& service, const AdminCall& call);
+Answer DailySpend(Service& service, const AdminCall& call);
 Answer Calls(Service& service, const AdminCall& call);
 Answer Reconcile(Service& service, const AdminCall& call);
 Answer ListProviderKeys(Service& service, const AdminCall& call);

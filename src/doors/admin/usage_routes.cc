@@ -6,6 +6,7 @@
 #include "doors/admin/routes.h"
 #include "governance/budget.h"
 #include "store/call_log.h"
+#include "store/daily_spend.h"
 
 namespace turnpike::doors::admin {
 namespace json = boost::json;
@@ -14,6 +15,10 @@ namespace {
 
 constexpr int kMaxPage = 1000;
 constexpr int kDefaultPage = 100;
+// The daily spend read: 30 days unless asked; at most a year and kMaxDailyRows rows.
+constexpr int64_t kDefaultDays = 30;
+constexpr int64_t kMaxDays = 366;
+constexpr int kMaxDailyRows = 10'000;
 
 json::object CallJson(const store::CallRow& row) {
   const store::CallRecord& c = row.record;
@@ -90,6 +95,68 @@ Answer Spend(Service& service, const AdminCall& call) {
                                 {"budget_usd", OptionalUsd(s.budget_micros)}});
   }
   co_return JsonAnswer(200, json::object{{"month", month}, {"data", std::move(data)}});
+}
+
+Answer DailySpend(Service& service, const AdminCall& call) {
+  const int64_t today = store::DayOf(UnixSeconds() * 1000);
+  const std::string_view from_text = call.Query("from");
+  const std::string_view to_text = call.Query("to");
+  const int64_t to = to_text.empty() ? today : store::ParseDay(to_text);
+  if (to < 0) co_return Bad("to must be a date YYYY-MM-DD", "to");
+  const int64_t from = from_text.empty() ? to - (kDefaultDays - 1) : store::ParseDay(from_text);
+  if (from < 0) co_return Bad("from must be a date YYYY-MM-DD", "from");
+  if (from > to) co_return Bad("from must not be after to", "from");
+  if (to - from >= kMaxDays) {
+    co_return Bad("at most " + std::to_string(kMaxDays) + " days at a time", "from");
+  }
+  store::DailySpendQuery q;
+  q.from_day = store::FormatDay(from);
+  q.to_day = store::FormatDay(to);
+  q.tenant_id = call.Query("tenant");
+  q.key_id = call.Query("key");
+  q.limit = kMaxDailyRows;
+  q.by_model = false;
+  json::array group_by;
+  std::string_view groups = call.Query("group_by");
+  if (groups.empty()) groups = "model";
+  while (!groups.empty()) {
+    const size_t comma = groups.find(',');
+    const std::string_view g = groups.substr(0, comma);
+    groups.remove_prefix(comma == std::string_view::npos ? groups.size() : comma + 1);
+    if (g == "model") {
+      q.by_model = true;
+    } else if (g == "key") {
+      q.by_key = true;
+    } else if (g == "tenant") {
+      q.by_tenant = true;
+    } else if (g != "day") {
+      co_return Bad("group_by is a list of day, model, key, tenant", "group_by");
+    }
+  }
+  if (q.by_tenant) group_by.push_back("tenant");
+  if (q.by_key) group_by.push_back("key");
+  if (q.by_model) group_by.push_back("model");
+  std::string from_day = q.from_day;
+  std::string to_day = q.to_day;
+  Result<std::vector<store::DailySpendRow>> rows = co_await service.DailySpend(std::move(q));
+  if (!rows.ok()) co_return rows.error();
+  json::array data;
+  for (const store::DailySpendRow& r : rows.value()) {
+    json::object o{{"day", r.day},
+                   {"cost_usd", Usd(r.cost_micros)},
+                   {"prompt_tokens", r.prompt_tokens},
+                   {"completion_tokens", r.completion_tokens},
+                   {"requests", r.requests}};
+    for (const json::value& g : group_by) {
+      const json::string& name = g.as_string();
+      o[name] = name == "tenant" ? r.tenant_id : name == "key" ? r.key_id : r.model;
+    }
+    data.push_back(std::move(o));
+  }
+  co_return JsonAnswer(200, json::object{{"from", std::move(from_day)},
+                                         {"to", std::move(to_day)},
+                                         {"group_by", std::move(group_by)},
+                                         {"data", std::move(data)}});
 }
 
 Answer Calls(Service& service, const AdminCall& call) {

@@ -3,9 +3,11 @@
 // otherwise, which the admin door fills in for a tenant's token); another tenant's agent is a
 // 404 like a missing one. Every answer adds the agent's `spend` this month (agent.h). Every write
 // is a new version and bumps the agents' generation, so this replica's workers read the new config
-// on their next turn.
+// on their next turn. Read-only: /admin/v1/agents/{id}/versions (every version, newest first)
+// and /admin/v1/conversations?tenant=&limit= (the newest conversations, for the console).
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <cstdlib>
 
 #include "common/clock.h"
 #include "doors/agents/agent_door.h"
@@ -137,6 +139,53 @@ net::awaitable<Answer> One(store::StoreThread* store, AgentsShared* shared,
   co_return core::AdminAnswer{200, Render(**agent, shared->budgets)};
 }
 
+constexpr int64_t kDefaultConversations = 50;
+constexpr int64_t kMaxConversations = 500;
+
+net::awaitable<Answer> Versions(store::StoreThread* store, std::string id, std::string tenant) {
+  auto list = [id](AgentStore& s) { return s.ListVersions(id); };
+  Result<std::vector<Agent>> versions =
+      co_await WithAgentStore<std::vector<Agent>>(store, std::move(list), store::JobLane::kRead);
+  if (!versions.ok()) co_return versions.error();
+  if (versions->empty() || (!tenant.empty() && versions->front().tenant != tenant)) {
+    co_return NoAgent(id);
+  }
+  json::array data;
+  for (const Agent& a : versions.value()) data.push_back(AgentObject(a));
+  co_return core::AdminAnswer{
+      200, json::serialize(json::object{{"object", "list"}, {"data", std::move(data)}})};
+}
+
+net::awaitable<Answer> Conversations(store::StoreThread* store, std::string tenant,
+                                     std::string limit_text) {
+  int64_t limit = kDefaultConversations;
+  if (!limit_text.empty()) {
+    char* end = nullptr;
+    const long long v = std::strtoll(limit_text.c_str(), &end, 10);
+    if (*end != '\0' || v < 1 || v > kMaxConversations) {
+      co_return Error{ErrorCode::kInvalidRequest,
+                      "limit must be from 1 to " + std::to_string(kMaxConversations), "limit"};
+    }
+    limit = v;
+  }
+  auto list = [tenant, limit](AgentStore& s) { return s.ListConversations(tenant, limit); };
+  Result<std::vector<ConversationRow>> rows = co_await WithAgentStore<std::vector<ConversationRow>>(
+      store, std::move(list), store::JobLane::kRead);
+  if (!rows.ok()) co_return rows.error();
+  json::array data;
+  for (const ConversationRow& c : rows.value()) {
+    boost::system::error_code ec;
+    json::value metadata = json::parse(c.metadata, ec);
+    data.push_back(json::object{{"id", c.id},
+                                {"object", "conversation"},
+                                {"tenant", c.tenant},
+                                {"metadata", ec ? json::value(json::object{}) : metadata},
+                                {"created_at", c.created_at}});
+  }
+  co_return core::AdminAnswer{
+      200, json::serialize(json::object{{"object", "list"}, {"data", std::move(data)}})};
+}
+
 }  // namespace
 
 std::vector<core::AdminRoute> AgentAdminRoutes(store::StoreThread* store, AgentsShared& shared,
@@ -164,6 +213,18 @@ std::vector<core::AdminRoute> AgentAdminRoutes(store::StoreThread* store, Agents
                                 call.tenant, std::string(call.body));
                    }});
   }
+  out.push_back({"/admin/v1/agents/{id}/versions",
+                 {Verb::get},
+                 core::TenantFrom::Query("tenant"),
+                 [store](const core::AdminCall& call) {
+                   return Versions(store, std::string(call.Param("id")), call.tenant);
+                 }});
+  out.push_back({"/admin/v1/conversations",
+                 {Verb::get},
+                 core::TenantFrom::Query("tenant"),
+                 [store](const core::AdminCall& call) {
+                   return Conversations(store, call.tenant, std::string(call.Query("limit")));
+                 }});
   return out;
 }
 

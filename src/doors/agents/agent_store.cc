@@ -64,6 +64,9 @@ constexpr std::string_view kAgentVersion =
 constexpr std::string_view kListAgents =
     "SELECT a.spec FROM agents a WHERE a.deleted_at IS NULL AND (? = '' OR a.tenant_id = ?) AND "
     "a.version = (SELECT MAX(b.version) FROM agents b WHERE b.id = a.id) ORDER BY a.id";
+// id -> spec, newest first.
+constexpr std::string_view kAgentVersions =
+    "SELECT spec FROM agents WHERE id = ? AND deleted_at IS NULL ORDER BY version DESC";
 // now, id -> id.
 constexpr std::string_view kDeleteAgent =
     "UPDATE agents SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL RETURNING id";
@@ -74,6 +77,10 @@ constexpr std::string_view kInsertConversation =
 // id -> id, tenant_id, metadata, created_at.
 constexpr std::string_view kSelectConversation =
     "SELECT id, tenant_id, metadata, created_at FROM conversations WHERE id = ?";
+// tenant, tenant, limit -> id, tenant_id, metadata, created_at.
+constexpr std::string_view kListConversations =
+    "SELECT id, tenant_id, metadata, created_at FROM conversations WHERE (? = '' OR tenant_id = "
+    "?) ORDER BY created_at DESC, id LIMIT ?";
 // metadata, id -> id.
 constexpr std::string_view kUpdateConversation =
     "UPDATE conversations SET metadata = ? WHERE id = ? RETURNING id";
@@ -217,6 +224,12 @@ Result<std::vector<Agent>> AgentStore::ListAgents(std::string_view tenant) {
   return AgentsOf(*rows);
 }
 
+Result<std::vector<Agent>> AgentStore::ListVersions(std::string_view id) {
+  Result<store::SqlRows> rows = sql_->Run(kAgentVersions, {id}, read_);
+  if (!rows.ok()) return rows.error();
+  return AgentsOf(*rows);
+}
+
 Result<bool> AgentStore::DeleteAgent(std::string_view id, int64_t now) {
   return Changed(sql_->Run(kDeleteAgent, {now, id}, write_));
 }
@@ -244,6 +257,18 @@ Result<std::optional<ConversationRow>> AgentStore::GetConversation(std::string_v
   if (rows->size() == 0) return std::optional<ConversationRow>();
   return std::optional<ConversationRow>(
       ConversationRow{rows->Text(0, 0), rows->Text(0, 1), rows->Text(0, 2), rows->Int(0, 3)});
+}
+
+Result<std::vector<ConversationRow>> AgentStore::ListConversations(std::string_view tenant,
+                                                                   int64_t limit) {
+  Result<store::SqlRows> rows = sql_->Run(kListConversations, {tenant, tenant, limit}, read_);
+  if (!rows.ok()) return rows.error();
+  std::vector<ConversationRow> out;
+  for (size_t r = 0; r < rows->size(); ++r) {
+    out.push_back(
+        ConversationRow{rows->Text(r, 0), rows->Text(r, 1), rows->Text(r, 2), rows->Int(r, 3)});
+  }
+  return out;
 }
 
 Result<bool> AgentStore::UpdateConversation(std::string_view id, std::string_view metadata) {

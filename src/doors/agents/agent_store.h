@@ -125,10 +125,15 @@ class AgentStore final : public store::Role {
   Result<std::optional<Agent>> GetAgent(std::string_view id, int64_t version);
   // The latest version of each agent, by id; tenant "" lists every tenant's.
   Result<std::vector<Agent>> ListAgents(std::string_view tenant);
+  // Every version of an agent not deleted, newest first (the admin API's history).
+  Result<std::vector<Agent>> ListVersions(std::string_view id);
   Result<bool> DeleteAgent(std::string_view id, int64_t now);
 
   Status CreateConversation(const ConversationRow& row, const std::vector<NewItem>& items);
   Result<std::optional<ConversationRow>> GetConversation(std::string_view id);
+  // The newest `limit` conversations (by creation), of `tenant` ("" every tenant's): the admin
+  // API's read-only list; a scan of the table (no tenant index), on a read lane.
+  Result<std::vector<ConversationRow>> ListConversations(std::string_view tenant, int64_t limit);
   Result<bool> UpdateConversation(std::string_view id, std::string_view metadata);
   Result<bool> DeleteConversation(std::string_view id);
 

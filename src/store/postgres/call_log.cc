@@ -57,8 +57,30 @@ struct RouteKeyHash {
   }
 };
 
+// A daily counter's key as the batch's records spell it (views into them), and its sums.
+struct DayKey {
+  std::string_view tenant, key, model;
+  int64_t day = 0;
+  bool operator==(const DayKey&) const = default;
+};
+struct DayKeyHash {
+  size_t operator()(const DayKey& k) const {
+    const std::hash<std::string_view> h;
+    return ((h(k.tenant) * 1'000'003 ^ h(k.key)) * 1'000'003 ^ h(k.model)) * 1'000'003 ^
+           static_cast<size_t>(k.day);
+  }
+};
+struct DayCounts {
+  int64_t cost_micros = 0;
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t requests = 0;
+};
+
 // The spooled parameters' layout (WriteCalls); a spool of another layout is refused whole.
-constexpr std::string_view kFormat = "call-log-batch-8";
+constexpr std::string_view kFormat = "call-log-batch-9";
+// What a binary before the daily counters spooled: this layout without their arrays.
+constexpr std::string_view kFormat8 = "call-log-batch-8";
 // What a binary of schema 7 spooled: this layout with the chunks of kColumnsOfSchema7
 // columns, copied in as they are (migration 8's arrays stay NULL: their defaults).
 constexpr std::string_view kFormat7 = "call-log-batch-7";
@@ -106,9 +128,22 @@ Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
   std::string_view last_tenant;
   std::string_view last_key;
   governance::MonthId last_month = 0;
+  // The daily counters: found again without a lookup while the key and day stay the same.
+  std::unordered_map<DayKey, DayCounts, DayKeyHash> days;
+  DayKey last_day_key;
+  DayCounts* day_counts = nullptr;
   for (const CallBatchPart& part : parts) {
     for (size_t i = part.begin; i < part.end; ++i) {
       const CallRecordView r = part.batch->record(i);
+      const DayKey day_key{r.tenant_id, r.key_id, r.model, DayOf(r.time_ms)};
+      if (day_counts == nullptr || !(day_key == last_day_key)) {
+        day_counts = &days[day_key];
+        last_day_key = day_key;
+      }
+      day_counts->cost_micros += r.cost_micros;
+      day_counts->prompt_tokens += r.prompt_tokens;
+      day_counts->completion_tokens += r.completion_tokens;
+      day_counts->requests += r.dropped_rows > 0 ? r.dropped_rows : 1;
       if (r.cost_micros != 0) {
         if (key_sum == nullptr || r.key_id != last_key || r.tenant_id != last_tenant ||
             r.month != last_month) {
@@ -146,16 +181,30 @@ Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
     spend[2].Text(std::get<2>(key));
     spend[3].Int(micros);
   }
-  if (row_count == 0 && sums.empty()) return Ok{};
+  if (row_count == 0 && sums.empty() && days.empty()) return Ok{};
+  std::array<ArrayText, columns::kDailyArrays> daily;
+  for (const auto& [k, counts] : days) {
+    daily[0].Text(FormatDay(k.day));
+    daily[1].Text(k.tenant);
+    daily[2].Text(k.key);
+    daily[3].Text(k.model);
+    daily[4].Int(counts.cost_micros);
+    daily[5].Int(counts.prompt_tokens);
+    daily[6].Int(counts.completion_tokens);
+    daily[7].Int(counts.requests);
+  }
   const std::string key = nonce_ + "-" + std::to_string(next_batch_++);
   std::array<std::string, kSpendArrays> spend_texts;
   for (size_t i = 0; i < kSpendArrays; ++i) spend_texts[i] = spend[i].Done();
+  std::array<std::string, columns::kDailyArrays> daily_texts;
+  for (size_t i = 0; i < columns::kDailyArrays; ++i) daily_texts[i] = daily[i].Done();
   BatchParts batch = {kFormat, key};
   if (row_count > 0) {
     batch[2] = routes.view();
     batch[3] = chunks_.Finish();
   }
   for (size_t i = 0; i < kSpendArrays; ++i) batch[4 + i] = spend_texts[i];
+  for (size_t i = 0; i < columns::kDailyArrays; ++i) batch[kDailyAt + i] = daily_texts[i];
 
   Status replayed = ReplaySpool();
   Status sent = replayed.ok() ? Send(batch) : replayed;
@@ -172,11 +221,12 @@ Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
 Status CallLog::Send(const Params& params) {
   if (!params.values().empty() && params.values()[0] == kFormat6) return SendFormat6(params);
   BatchParts batch;
-  if (params.size() != batch.size()) {
+  // A batch spooled before the daily counters has no arrays for them.
+  if (params.size() != batch.size() && params.size() != kDailyAt) {
     return Error{ErrorCode::kInternal,
                  "a call-log batch of another format (spooled by another version)", ""};
   }
-  for (size_t i = 0; i < batch.size(); ++i) {
+  for (size_t i = 0; i < params.size(); ++i) {
     if (params.values()[i]) batch[i] = *params.values()[i];
   }
   return Send(batch);
@@ -188,7 +238,7 @@ Status CallLog::SendFormat6(const Params& params) {
   };
   const Params::Values& v = params.values();
   if (v.size() != 3 + kSpendArrays || !v[1]) return malformed();
-  BatchParts batch = {kFormat, *v[1]};
+  BatchParts batch = {kFormat8, *v[1]};
   for (size_t i = 0; i < kSpendArrays; ++i) {
     if (v[3 + i]) batch[4 + i] = *v[3 + i];
   }
@@ -247,14 +297,22 @@ Status CallLog::SendFormat6(const Params& params) {
 
 Status CallLog::Send(const BatchParts& v) {
   const bool schema7 = v[0] && *v[0] == kFormat7;
-  if (!v[0] || (*v[0] != kFormat && !schema7) || !v[1] || v[2].has_value() != v[3].has_value()) {
+  const bool with_daily = v[0] && *v[0] == kFormat;
+  if (!v[0] || (!with_daily && *v[0] != kFormat8 && !schema7) || !v[1] ||
+      v[2].has_value() != v[3].has_value()) {
     return Error{ErrorCode::kInternal,
                  "a call-log batch of another format (spooled by another version)", ""};
   }
-  for (size_t i = 4; i < v.size(); ++i) {
+  for (size_t i = 4; i < (with_daily ? v.size() : kDailyAt); ++i) {
     if (!v[i]) return Error{ErrorCode::kInternal, "a call-log batch without its spend", ""};
   }
   const std::array<std::string_view, kSpendArrays> spend = {*v[4], *v[5], *v[6], *v[7]};
+  std::array<std::string_view, columns::kDailyArrays> daily_arrays;
+  if (with_daily) {
+    for (size_t i = 0; i < columns::kDailyArrays; ++i) daily_arrays[i] = *v[kDailyAt + i];
+  }
+  const std::array<std::string_view, columns::kDailyArrays>* daily =
+      with_daily ? &daily_arrays : nullptr;
   auto literal = [this](std::string& out, std::string_view text) {
     return db_.AppendLiteral(out, text);
   };
@@ -262,7 +320,7 @@ Status CallLog::Send(const BatchParts& v) {
   sql_.clear();
   Status done = Ok{};
   if (!v[2]) {
-    Status built = columns::AppendBatchSql(sql_, literal, *v[1], nullptr, spend);
+    Status built = columns::AppendBatchSql(sql_, literal, *v[1], nullptr, spend, daily);
     if (!built.ok()) return built;
     done = db_.Script(sql_, StoreOp::kCallLogInsert);
   } else {
@@ -272,7 +330,8 @@ Status CallLog::Send(const BatchParts& v) {
     if (!resolved.ok()) return resolved;
     std::array<std::string, 5> texts;
     const columns::BatchIndexes indexes = Indexes(batch_, texts);
-    Status built = columns::AppendBatchSql(sql_, literal, *v[1], &indexes, spend, chunk_columns);
+    Status built =
+        columns::AppendBatchSql(sql_, literal, *v[1], &indexes, spend, daily, chunk_columns);
     if (!built.ok()) return built;
     // The rows' ids come from the block the batch's first statement took.
     const std::string_view chunks = *v[3];

@@ -6,11 +6,11 @@
 // the rows through COPY ... FROM STDIN (binary format) into call_log_chunks: a tuple per chunk
 // of up to 4,096 rows, an array per column (ids are the block's, in order: a batch's rows are
 // contiguous and no id is drawn per row), then each tenant's id range in the batch
-// (call_log_blocks) and each month's first id (call_log_months), then the spend per scope,
-// summed here, upserted from arrays. Without BEGIN/COMMIT the statements of one query are one
-// transaction: all or nothing. Two round trips (libpq sends COPY's data only once the server
-// has asked for it, after the block came back); a third, before, only when the batch has a
-// route this process has not seen (call_routes.h).
+// (call_log_blocks) and each month's first id (call_log_months), then the spend per scope and
+// the daily counters (store/daily_spend.h), summed here, upserted from arrays. Without
+// BEGIN/COMMIT the statements of one query are one transaction: all or nothing. Two round trips
+// (libpq sends COPY's data only once the server has asked for it, after the block came back); a
+// third, before, only when the batch has a route this process has not seen (call_routes.h).
 // The layout (migrations 6 and 7): no per-row index entry and no per-row tuple; PostgreSQL's
 // per-row costs (a heap tuple, its primary-key entry, COPY's parsing) were most of what a
 // request cost the cluster (docs/BENCHMARKS.md). A batch is only ever sent again whole and byte
@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "store/call_log.h"
+#include "store/daily_spend.h"
 #include "store/postgres/call_log_columns.h"
 #include "store/postgres/call_routes.h"
 #include "store/postgres/pg.h"
@@ -46,7 +47,7 @@
 
 namespace turnpike::store::postgres {
 
-class CallLog : public CallLogStore {
+class CallLog : public CallLogStore, public DailySpendReader {
  public:
   CallLog(Connection& db, Spool& spool);
 
@@ -54,6 +55,7 @@ class CallLog : public CallLogStore {
                     std::span<const SpendRow> extra_spend) override;
   Result<std::vector<CallRow>> QueryCalls(const CallQuery& query) override;
   Result<std::vector<SpendRow>> LoadSpend(std::span<const std::string> months) override;
+  Result<std::vector<DailySpendRow>> QueryDailySpend(const DailySpendQuery& query) override;
   Result<std::vector<SpendRow>> SumCallLog(const std::string& month) override;
   Result<std::vector<SpendRow>> ReconcileSpend(const std::string& month) override;
   Result<int64_t> PurgeBefore(int64_t cutoff_ms, int64_t limit) override;  // call_log_purge.cc
@@ -63,8 +65,10 @@ class CallLog : public CallLogStore {
 
  private:
   // One batch as sent and spooled (WriteCalls): the format, the batch key, the rows' routes
-  // and chunks (both absent for no rows), the spend arrays.
-  using BatchParts = std::array<std::optional<std::string_view>, 4 + columns::kSpendArrays>;
+  // and chunks (both absent for no rows), the spend arrays, the daily counters' arrays (absent
+  // in a batch spooled before them: format 8 and earlier).
+  static constexpr size_t kDailyAt = 4 + columns::kSpendArrays;
+  using BatchParts = std::array<std::optional<std::string_view>, kDailyAt + columns::kDailyArrays>;
   Status Send(const BatchParts& batch);
   Status Send(const Params& params);         // a spooled batch
   Status SendFormat6(const Params& params);  // one a binary of schema 6 spooled

@@ -392,6 +392,9 @@ class ChunkWriter {
 
 // The spend a batch adds, as four arrays (scope, scope id, month, micros), one entry per scope.
 constexpr size_t kSpendArrays = 4;
+// The daily counters a batch adds (store/daily_spend.h), as eight arrays (day, tenant, key,
+// model, cost, prompt tokens, completion tokens, requests), one entry per counter.
+constexpr size_t kDailyArrays = 8;
 
 // A batch's ids: its block (call_log_batches.block) times kBlockIds, plus the row's place in
 // the batch. A batch has at most 1,000,000 rows (call_log.batch_rows' bound).
@@ -408,13 +411,15 @@ struct BatchIndexes {
 // inserted first with a new block (a key seen before fails the batch there, before any row;
 // the block is the one result before the COPY), the rows copied in (`indexes` when there are
 // rows), their tenants' id ranges and months' first ids, and the spend added per scope from
-// the arrays. Appended to `sql`; `literal(sql, text)` appends `text` as an SQL literal
+// the arrays, and the daily counters from theirs (`daily`: absent in a batch spooled by a
+// binary before them). Appended to `sql`; `literal(sql, text)` appends `text` as an SQL literal
 // (Connection::AppendLiteral), so the batch's texts are escaped in place, not copied.
 // `columns`: the batch's chunks hold the first `columns` of kColumns (ChunkColumnNames).
 template <typename Literal>
 Status AppendBatchSql(std::string& sql, Literal&& literal, std::string_view key,
                       const BatchIndexes* indexes,
                       const std::array<std::string_view, kSpendArrays>& spend,
+                      const std::array<std::string_view, kDailyArrays>* daily,
                       size_t columns = kColumns.size()) {
   Status ok = Ok{};
   auto lit = [&](std::string_view text) {
@@ -466,6 +471,20 @@ Status AppendBatchSql(std::string& sql, Literal&& literal, std::string_view key,
   sql +=
       "::bigint[]) ON CONFLICT (scope, scope_id, month) "
       "DO UPDATE SET spent_micros = spend.spent_micros + excluded.spent_micros";
+  if (daily == nullptr) return ok;
+  sql +=
+      "; INSERT INTO daily_spend (day, tenant_id, key_id, model, cost_micros, prompt_tokens, "
+      "completion_tokens, requests) SELECT * FROM unnest(";
+  for (size_t i = 0; i < kDailyArrays; ++i) {
+    lit((*daily)[i]);
+    sql += i < 4 ? "::text[], " : (i + 1 < kDailyArrays ? "::bigint[], " : "::bigint[])");
+  }
+  sql +=
+      " ON CONFLICT (day, tenant_id, key_id, model) DO UPDATE SET "
+      "cost_micros = daily_spend.cost_micros + excluded.cost_micros, "
+      "prompt_tokens = daily_spend.prompt_tokens + excluded.prompt_tokens, "
+      "completion_tokens = daily_spend.completion_tokens + excluded.completion_tokens, "
+      "requests = daily_spend.requests + excluded.requests";
   return ok;
 }
 

@@ -1,5 +1,6 @@
-// The call log's readers over PostgreSQL (call_log.h): the admin API's pages, spend, and the
-// reconcile job's sums, driven by the same table of columns as the writer (kColumns).
+// The call log's readers over PostgreSQL (call_log.h): the admin API's pages, spend (monthly
+// and daily), and the reconcile job's sums, driven by the same table of columns as the writer
+// (kColumns).
 #include <chrono>
 #include <limits>
 #include <map>
@@ -153,6 +154,22 @@ Result<std::vector<SpendRow>> CallLog::LoadSpend(std::span<const std::string> mo
       out.push_back({rows->Text(i, 0) == "key" ? SpendScope::kKey : SpendScope::kTenant,
                      rows->Text(i, 1), rows->Text(i, 2), rows->Int(i, 3)});
     }
+  }
+  return out;
+}
+
+Result<std::vector<DailySpendRow>> CallLog::QueryDailySpend(const DailySpendQuery& query) {
+  Params p;
+  p.Add(query.from_day).Add(query.to_day);
+  if (!query.tenant_id.empty()) p.Add(query.tenant_id);
+  if (!query.key_id.empty()) p.Add(query.key_id);
+  p.Add(int64_t{query.limit});
+  Result<Rows> rows = db_.Run(Numbered(DailySpendSelect(query)), p, StoreOp::kAdminRead);
+  if (!rows.ok()) return rows.error();
+  std::vector<DailySpendRow> out;
+  for (int i = 0; i < rows->size(); ++i) {
+    out.push_back({rows->Text(i, 0), rows->Text(i, 1), rows->Text(i, 2), rows->Text(i, 3),
+                   rows->Int(i, 4), rows->Int(i, 5), rows->Int(i, 6), rows->Int(i, 7)});
   }
   return out;
 }

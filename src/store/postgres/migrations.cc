@@ -12,7 +12,7 @@ namespace {
 // one, append a new one (adding a call-log column is one entry: a nullable array, ALTER TABLE
 // call_log_chunks ADD COLUMN ... T[], and the `call_log` view recreated with its default, as
 // migration 8; plus its line in call_log_columns.h, kColumns).
-constexpr std::array<std::string_view, 10> kMigrations = {
+constexpr std::array<std::string_view, 11> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -353,6 +353,21 @@ ALTER TABLE plans ADD COLUMN cache_scope TEXT NOT NULL DEFAULT 'tenant'
 ALTER TABLE plans ADD COLUMN cache_tool_calls BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE plans ADD COLUMN cache_semantic_bp BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE api_keys ADD COLUMN cache_off BIGINT NOT NULL DEFAULT 0;
+)sql",
+    // 11: daily spend counters, as the embedded engine's migration 11 (store/daily_spend.h),
+    // added to by a batch's script (call_log_columns.h).
+    R"sql(
+CREATE TABLE daily_spend (
+  day TEXT NOT NULL,
+  tenant_id TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  cost_micros BIGINT NOT NULL,
+  prompt_tokens BIGINT NOT NULL,
+  completion_tokens BIGINT NOT NULL,
+  requests BIGINT NOT NULL,
+  PRIMARY KEY (day, tenant_id, key_id, model)
+);
 )sql"};
 
 // Tables of this engine only, which the logical-schema test skips: the call log's rows in

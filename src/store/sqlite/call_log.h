@@ -2,8 +2,8 @@
 // (call_log_write.cc) is the store thread's per-request cost and is built to be cheap per row:
 // multi-row INSERTs, parameters rebound only when they change, a row's repeating names as the
 // id of its route (call_routes.h), no secondary index on the rows but two coarse ones written
-// once per batch or month. Paging is in call_log_query.cc; spend and the reconcile sums in
-// spend.cc.
+// once per batch or month. Paging is in call_log_query.cc; spend (monthly and daily) and the
+// reconcile sums in spend.cc.
 //
 // Ownership: part of SqliteEngine (engine.h); borrows its Database.
 // Threads: the engine's.
@@ -16,12 +16,13 @@
 #include <vector>
 
 #include "store/call_log.h"
+#include "store/daily_spend.h"
 #include "store/sqlite/call_routes.h"
 #include "store/sqlite/sqlite.h"
 
 namespace turnpike::store::sqlite {
 
-class CallLog : public CallLogStore {
+class CallLog : public CallLogStore, public DailySpendReader {
  public:
   explicit CallLog(Database& db) : db_(db) {}
 
@@ -29,6 +30,7 @@ class CallLog : public CallLogStore {
                     std::span<const SpendRow> extra_spend) override;
   Result<std::vector<CallRow>> QueryCalls(const CallQuery& query) override;
   Result<std::vector<SpendRow>> LoadSpend(std::span<const std::string> months) override;
+  Result<std::vector<DailySpendRow>> QueryDailySpend(const DailySpendQuery& query) override;
   Result<std::vector<SpendRow>> SumCallLog(const std::string& month) override;
   Result<std::vector<SpendRow>> ReconcileSpend(const std::string& month) override;
   Result<int64_t> PurgeBefore(int64_t cutoff_ms, int64_t limit) override;  // call_log_purge.cc
@@ -52,6 +54,10 @@ class CallLog : public CallLogStore {
   Status NoteMonth(std::string_view month, int64_t first_id);
   Status AddSpend(SpendScope scope, std::string_view scope_id, std::string_view month,
                   int64_t micros);
+  // Adds to one daily counter (daily_spend.h).
+  Status AddDailySpend(std::string_view tenant_id, std::string_view key_id, std::string_view model,
+                       std::string_view day, int64_t cost_micros, int64_t prompt_tokens,
+                       int64_t completion_tokens, int64_t requests);
 
   Database& db_;
   std::unique_ptr<Statement> insert_call_;   // one row
@@ -63,6 +69,7 @@ class CallLog : public CallLogStore {
   // Months whose first call-log row is in call_log_months (committed).
   std::vector<governance::MonthId> months_noted_;
   std::unique_ptr<Statement> add_spend_;
+  std::unique_ptr<Statement> add_daily_spend_;
 };
 
 }  // namespace turnpike::store::sqlite

@@ -15,6 +15,9 @@
 //   call_log_blocks  per transaction, each tenant's id range in it: a tenant's page is read
 //                    by scanning those ranges (newest first), skipping other tenants' rows;
 //   call_log_months  each month's first id: reconcile scans ids from there.
+// The daily counters (daily_spend.h) are summed per tenant, key, model and day in the same
+// pass (looked up only when a record's route or day differs from the previous one's) and
+// upserted once per distinct one, like the monthly spend rows.
 #include <algorithm>
 #include <deque>
 #include <limits>
@@ -134,6 +137,29 @@ struct TxRoute {
   int64_t route_id = 0;  // 0: not asked yet
 };
 
+// A daily counter's key: views into the batch's routes, and the day (daily_spend.h, DayOf).
+struct DayKey {
+  std::string_view tenant_id;
+  std::string_view key_id;
+  std::string_view model;
+  int64_t day = 0;
+  bool operator==(const DayKey&) const = default;
+};
+struct DayKeyHash {
+  size_t operator()(const DayKey& k) const {
+    const std::hash<std::string_view> h;
+    return ((h(k.tenant_id) * 1'000'003 ^ h(k.key_id)) * 1'000'003 ^ h(k.model)) * 1'000'003 ^
+           static_cast<size_t>(k.day);
+  }
+};
+struct DayCounts {
+  int64_t cost_micros = 0;
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t requests = 0;
+};
+using DaySums = BatchMap<DayKey, DayCounts, DayKeyHash>;
+
 }  // namespace
 
 struct CallLog::TxRoutes : BatchMap<RouteView, TxRoute, RouteViewHash> {};
@@ -143,18 +169,32 @@ Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
   std::vector<governance::MonthId> noting;  // months this transaction notes
   Status written = InTransaction(db_, [&]() -> Status {
     TxRoutes routes;
+    DaySums days;
     rows_.clear();
     for (const CallBatchPart& part : parts) {
       const CallBatch& batch = *part.batch;
-      // Consecutive records mostly share the batch's route: looked up by name only on a change.
+      // Consecutive records mostly share the batch's route and day: looked up only on a change.
       size_t batch_route = std::numeric_limits<size_t>::max();
       size_t route = 0;
+      int64_t last_day = std::numeric_limits<int64_t>::min();
+      DayCounts* day_counts = nullptr;
       for (size_t i = part.begin; i < part.end; ++i) {
-        if (batch.route_of(i) != batch_route) {
-          batch_route = batch.route_of(i);
-          route = routes.Index(batch.route(batch_route));
+        const CallFacts& facts = batch.facts(i);
+        const int64_t day = DayOf(facts.time_ms);
+        if (batch.route_of(i) != batch_route || day != last_day) {
+          if (batch.route_of(i) != batch_route) {
+            batch_route = batch.route_of(i);
+            route = routes.Index(batch.route(batch_route));
+          }
+          const RouteView& r = routes.at(route).first;
+          day_counts = &days.at(days.Index({r.tenant_id, r.key_id, r.model, day})).second;
+          last_day = day;
         }
-        routes.at(route).second.spend_micros += batch.facts(i).cost_micros;
+        routes.at(route).second.spend_micros += facts.cost_micros;
+        day_counts->cost_micros += facts.cost_micros;
+        day_counts->prompt_tokens += facts.prompt_tokens;
+        day_counts->completion_tokens += facts.completion_tokens;
+        day_counts->requests += facts.dropped_rows > 0 ? facts.dropped_rows : 1;
         if (log_rows) rows_.push_back({&batch, i, route});
       }
     }
@@ -177,6 +217,12 @@ Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
     }
     for (const SpendRow& row : extra_spend) {
       Status added = AddSpend(row.scope, row.scope_id, row.month, row.spent_micros);
+      if (!added.ok()) return added;
+    }
+    for (const auto& [key, counts] : days.items()) {
+      Status added = AddDailySpend(key.tenant_id, key.key_id, key.model, FormatDay(key.day),
+                                   counts.cost_micros, counts.prompt_tokens,
+                                   counts.completion_tokens, counts.requests);
       if (!added.ok()) return added;
     }
     return Ok{};

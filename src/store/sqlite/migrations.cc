@@ -11,7 +11,7 @@ namespace turnpike::store::sqlite {
 namespace {
 
 // Each entry is one schema version; never edit a released one, append a new one.
-constexpr std::array<std::string_view, 10> kMigrations = {
+constexpr std::array<std::string_view, 11> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -232,6 +232,22 @@ ALTER TABLE plans ADD COLUMN cache_scope TEXT NOT NULL DEFAULT 'tenant'
 ALTER TABLE plans ADD COLUMN cache_tool_calls INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE plans ADD COLUMN cache_semantic_bp INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE api_keys ADD COLUMN cache_off INTEGER NOT NULL DEFAULT 0;
+)sql",
+    // 11: daily spend counters per tenant, key, model and UTC day (store/daily_spend.h), added
+    // to by the call-log writer's transaction; read by day range (the key's first column).
+    // Rows written before this version are not counted in them.
+    R"sql(
+CREATE TABLE daily_spend (
+  day TEXT NOT NULL,
+  tenant_id TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  model TEXT NOT NULL,
+  cost_micros INTEGER NOT NULL,
+  prompt_tokens INTEGER NOT NULL,
+  completion_tokens INTEGER NOT NULL,
+  requests INTEGER NOT NULL,
+  PRIMARY KEY (day, tenant_id, key_id, model)
+) WITHOUT ROWID;
 )sql"};
 
 // Tables of this engine only, which the logical-schema test skips: the call log's rows

@@ -1,6 +1,7 @@
 // Spend rows (scope, scope id, month): WriteCalls adds to them, the start-up restore and the
 // admin API read them, and reconcile compares them with the call log's sums and adds the
-// difference to the ones that drifted.
+// difference to the ones that drifted. The daily counters (daily_spend.h): WriteCalls adds to
+// them, the admin API reads them.
 #include <map>
 #include <string>
 #include <vector>
@@ -45,6 +46,43 @@ Status CallLog::AddSpend(SpendScope scope, std::string_view scope_id, std::strin
   if (!q.ok()) return q.error();
   (*q)->Bind(1, ScopeName(scope)).Bind(2, scope_id).Bind(3, month).Bind(4, micros);
   return (*q)->Run();
+}
+
+Status CallLog::AddDailySpend(std::string_view tenant_id, std::string_view key_id,
+                              std::string_view model, std::string_view day, int64_t cost_micros,
+                              int64_t prompt_tokens, int64_t completion_tokens, int64_t requests) {
+  Result<Statement*> q = db_.Cached(
+      add_daily_spend_,
+      "INSERT INTO daily_spend (day, tenant_id, key_id, model, cost_micros, prompt_tokens, "
+      "completion_tokens, requests) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+      "ON CONFLICT (day, tenant_id, key_id, model) DO UPDATE SET "
+      "cost_micros = cost_micros + excluded.cost_micros, "
+      "prompt_tokens = prompt_tokens + excluded.prompt_tokens, "
+      "completion_tokens = completion_tokens + excluded.completion_tokens, "
+      "requests = requests + excluded.requests",
+      StoreOp::kSpendWrite);
+  if (!q.ok()) return q.error();
+  (*q)->BindView(1, day).BindView(2, tenant_id).BindView(3, key_id).BindView(4, model);
+  (*q)->Bind(5, cost_micros).Bind(6, prompt_tokens).Bind(7, completion_tokens).Bind(8, requests);
+  return (*q)->Run();
+}
+
+Result<std::vector<DailySpendRow>> CallLog::QueryDailySpend(const DailySpendQuery& query) {
+  Result<Statement> q = db_.Prepare(DailySpendSelect(query), StoreOp::kAdminRead);
+  if (!q.ok()) return q.error();
+  q->Bind(1, query.from_day).Bind(2, query.to_day);
+  int at = 3;
+  if (!query.tenant_id.empty()) q->Bind(at++, query.tenant_id);
+  if (!query.key_id.empty()) q->Bind(at++, query.key_id);
+  q->Bind(at, static_cast<int64_t>(query.limit));
+  std::vector<DailySpendRow> out;
+  Result<bool> r = q->Step();
+  for (; r.ok() && r.value(); r = q->Step()) {
+    out.push_back({q->Text(0), q->Text(1), q->Text(2), q->Text(3), q->Int(4), q->Int(5), q->Int(6),
+                   q->Int(7)});
+  }
+  if (!r.ok()) return r.error();
+  return out;
 }
 
 Result<std::vector<SpendRow>> CallLog::ReconcileSpend(const std::string& month) {

@@ -169,6 +169,7 @@ TEST_F(AdminDoorTest, EveryGovernanceRouteDeclaresWhereItsTenantIs) {
       {"PUT /admin/v1/prices/{model}", {Where::kNone, ""}},
       {"DELETE /admin/v1/prices/{model}", {Where::kNone, ""}},
       {"GET /admin/v1/spend", {Where::kQuery, "tenant"}},
+      {"GET /admin/v1/spend/daily", {Where::kQuery, "tenant"}},
       {"GET /admin/v1/calls", {Where::kQuery, "tenant"}},
       {"POST /admin/v1/reconcile", {Where::kNone, ""}},
       {"GET /admin/v1/tenants/{id}/provider-keys", {Where::kPath, "id"}},

@@ -215,11 +215,11 @@ TEST_F(SqliteEngineTest, CallsAndSpendAreWrittenTogetherAndPage) {
   const Batches batch{rows};
   ASSERT_TRUE(store_->call_log().WriteCalls(batch, true, {}).ok());
   // One batch: 5 inserts, the month's first row and the tenant's id range noted once each,
-  // BEGIN + COMMIT, one upsert per scope.
+  // BEGIN + COMMIT, one upsert per scope and one for the day's counter.
   EXPECT_EQ(counts().value(StoreOp::kCallLogInsert), 5u);
   EXPECT_EQ(counts().value(StoreOp::kCallLogIndex), 2u);
   EXPECT_EQ(counts().value(StoreOp::kTransaction) - transactions, 2u);
-  EXPECT_EQ(counts().value(StoreOp::kSpendWrite), 2u);
+  EXPECT_EQ(counts().value(StoreOp::kSpendWrite), 3u);  // + one daily counter (daily_spend.h)
 
   const std::string months[] = {governance::FormatMonth(month)};
   auto spend = store_->call_log().LoadSpend(months);
