@@ -3,7 +3,7 @@
 // replicas of the real binary (PostgreSQL store, Redis: fleet mode, as in
 // tests/integration/agents_fleet.test.mjs) over a node fake upstream (OpenAI chat, streamed) that
 // trickles a token every TRICKLE_MS and records when each request's socket closes. Samples one
-// at a time, each a new streamed turn on replica A, cancelled on B:
+// at a time, each a new streamed turn on replica A in a new conversation, cancelled on B:
 //   remote      after the first output_text delta: POST /v1/responses/{id}/cancel to B; from
 //               the cancel request's first byte written to the upstream socket's close, and to
 //               B's answer (which comes once A has stored the turn's end and told B)
@@ -78,8 +78,9 @@ const agent = await admin('agents', { tenant: 't1', model: 'chat', instructions:
 const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 await eventually(async () => (await fetch(`${b.url}/v1/conversations`, { method: 'POST', headers, body: '{}' })).status === 200, 10000, 50);
 
-// A streamed turn on `gw`; resolves with {id, req, res, firstDelta} once response.created came.
-function startTurn(gw) {
+// A streamed turn on `gw` in `conversation`; resolves with {id, req, res, firstDelta} once
+// response.created came.
+function startTurn(gw, conversation) {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port: gw.port, method: 'POST', path: '/v1/responses', headers, agent: false });
     req.on('error', () => {});
@@ -99,7 +100,7 @@ function startTurn(gw) {
         if (text.includes('response.output_text.delta')) deltaSeen();
       });
     });
-    req.end(JSON.stringify({ model: `agent:${agent.id}`, input: 'Hello there', stream: true }));
+    req.end(JSON.stringify({ model: `agent:${agent.id}`, conversation, input: 'Hello there', stream: true }));
   });
 }
 
@@ -123,8 +124,9 @@ async function sample(kind) {
     if (h.status !== 200) throw new Error(`healthz: ${h.status}`);
     return { answer: h.answeredAt - h.sentAt };
   }
+  const conversation = (await (await fetch(`${a.url}/v1/conversations`, { method: 'POST', headers, body: '{}' })).json()).id;
   const arrived = nextUpstream();
-  const turn = await startTurn(a);
+  const turn = await startTurn(a, conversation);
   const { socketClosed } = await arrived;
   await turn.firstDelta;
   const c = await timed(kind === 'remote' ? b : a, 'POST', `/v1/responses/${turn.id}/cancel`);

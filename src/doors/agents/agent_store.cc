@@ -84,15 +84,16 @@ constexpr std::string_view kDeleteItems =
 constexpr std::string_view kDeleteConversation =
     "DELETE FROM conversations WHERE id = ? RETURNING id";
 
-// conversation, conversation, id, item, response_id, created_at -> seq. One row of VALUES, its
-// seq a scalar subquery: SQLite runs an INSERT ... SELECT as a statement that may write many
-// rows, so inside a transaction it keeps a statement journal, a copy of every page the insert
-// first touches (16 KiB each; about half of a turn's cost on the store thread), which a
-// single-row INSERT does not need.
+// conversation -> its last seq (0: none).
+constexpr std::string_view kLastSeq =
+    "SELECT COALESCE(MAX(seq), 0) FROM conversation_items WHERE conversation_id = ?";
+// conversation, seq, id, item, response_id, created_at. Neither RETURNING nor a SELECT as the
+// source: SQLite runs either (RETURNING is a trigger) as a statement that may write many rows,
+// so inside a transaction it keeps a statement journal, a copy of every page the insert first
+// touches (16 KiB each; about a quarter of a turn's cost on the store thread).
 constexpr std::string_view kInsertItem =
     "INSERT INTO conversation_items (conversation_id, seq, id, item, response_id, created_at) "
-    "VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM conversation_items "
-    "WHERE conversation_id = ?), ?, ?, ?, ?) RETURNING seq";
+    "VALUES (?, ?, ?, ?, ?, ?)";
 // conversation, after-id, after-id, limit.
 constexpr std::string_view kItemsAscending =
     "SELECT seq, id, item, response_id, created_at FROM conversation_items "
@@ -280,16 +281,22 @@ Result<std::vector<ItemRow>> AgentStore::InsertItems(std::string_view conversati
                                                      const std::vector<NewItem>& items,
                                                      std::string_view response_id, int64_t now) {
   std::vector<ItemRow> added;
+  if (items.empty()) return added;
   added.reserve(items.size());
+  // The last seq is read once; the transaction (one writer per conversation: its turn slot,
+  // and the control lane) keeps it current.
+  Result<store::SqlRows> last = sql_->Run(kLastSeq, {conversation}, write_);
+  if (!last.ok()) return last.error();
+  int64_t seq = last->size() > 0 ? last->Int(0, 0) : 0;
   for (const NewItem& item : items) {
+    ++seq;
     Result<store::SqlRows> rows =
         sql_->Run(kInsertItem,
-                  {conversation, conversation, std::string_view(item.id),
-                   std::string_view(item.json), store::NullIfEmpty(response_id), now},
+                  {conversation, seq, std::string_view(item.id), std::string_view(item.json),
+                   store::NullIfEmpty(response_id), now},
                   write_);
     if (!rows.ok()) return rows.error();
-    added.push_back({rows->size() > 0 ? rows->Int(0, 0) : 0, item.id, item.json,
-                     std::string(response_id), now});
+    added.push_back({seq, item.id, item.json, std::string(response_id), now});
   }
   return added;
 }

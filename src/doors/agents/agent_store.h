@@ -19,8 +19,9 @@
 //                        events once it ended, for resuming its stream; NULL otherwise)
 //
 // Statements per call (what the door's statement-count tests assert): every read is one
-// statement; AppendItems and SaveTurn are one transaction of one statement per item (plus one
-// for the response; SaveTurns the same statements for several turns in one transaction),
+// statement; AppendItems and SaveTurn are one transaction of one statement per item plus one
+// (the conversation's last seq, counted as agent_write: it is the write's), and one for the
+// response; SaveTurns the same statements for several turns in one transaction;
 // CreateConversation likewise; DeleteConversation two. A background turn's
 // response is inserted when it starts (SaveTurn with the response only) and updated at its end
 // (SaveTurn with update_response). FailUnended, at start-up, is one read plus one update per
