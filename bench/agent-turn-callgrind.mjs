@@ -11,12 +11,14 @@
 //   turn    POST /v1/responses, model "agent:<id>", in a conversation (window 50), streamed
 //
 //   TURNPIKE_BIN=build/src/app/turnpike node bench/agent-turn-callgrind.mjs [requests] [C]
-// Needs valgrind (callgrind_control). Prints instructions per request per thread group.
+// Needs valgrind (callgrind_control). Prints instructions per request per thread group, and the
+// turns' store writes per transaction (the group commit). TURNPIKE_STARTUP_TIMEOUT_MS=120000 on a
+// loaded machine (the gateway starts slowly under valgrind).
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startMock, startGovernedGateway, stopAll, sleep } from '../tests/integration/lib/harness.mjs';
+import { startMock, startGovernedGateway, stopAll, sleep, metricsOf } from '../tests/integration/lib/harness.mjs';
 
 const N = Number(process.argv[2] ?? 100);
 const C = Number(process.argv[3] ?? 4);
@@ -84,4 +86,9 @@ for (const [name, make] of Object.entries(loads)) {
   const k = (x) => `${Math.round(x / N / 1000)}k`;
   console.log(`| ${name} | ${k(t.workers)} | ${k(t.store)} | ${k(t.workers + t.store)} |`);
 }
+// The turns' group commit (doors/agents/turn_writer.h): writes per transaction, whole run.
+const m = await metricsOf(g.gw);
+const writes = m.turnpike_agent_turn_writes_total;
+const commits = m.turnpike_agent_turn_commits_total;
+if (writes !== undefined) console.log(`turn writes ${writes} in ${commits} transactions (${(writes / commits).toFixed(2)} per commit)`);
 await stopAll();

@@ -4,7 +4,8 @@
 // stale and is not used); a second turn on B while one runs on A is a 409 conversation_busy; a
 // cancel sent to B stops A's turn (its stream ends response.cancelled, B answers and GET shows
 // cancelled; the time from the cancel request to the upstream socket closing is printed, not
-// asserted); a warm turn makes no statement and one Redis round trip before its first token;
+// asserted); deleting a conversation on B cancels its turn on A before it goes; a warm turn
+// makes no statement and one Redis round trip before its first token;
 // a background turn whose replica is SIGKILLed ends failed on the others (the sweep), and its
 // conversation is free again. Skipped where PostgreSQL or Redis is absent (CI installs them).
 import { test, before, after } from 'node:test';
@@ -215,6 +216,26 @@ test('a second turn on B while one runs on A is busy; a cancel sent to B stops i
   // The conversation is free again, on either replica.
   const next = await post(b, { model: `agent:${describer.id}`, conversation: conv.id, input: 'after' });
   assert.equal(next.status, 200);
+});
+
+test('deleting a conversation on B cancels its turn running on A', { skip }, async () => {
+  const [a, b] = replicas;
+  const conv = await clientOf(a).conversations.create();
+  const stream = await clientOf(a).responses.create({ model: `agent:${slowAgent.id}`, conversation: conv.id, input: 'Long', stream: true });
+  const iterator = stream[Symbol.asyncIterator]();
+  const created = (await iterator.next()).value;
+  const id = created.response.id;
+  for (let e = await iterator.next(); e.value.type !== 'response.output_text.delta';) e = await iterator.next();
+  const closes = slow.closes.length;
+  const deleted = await clientOf(b).conversations.delete(conv.id);
+  assert.equal(deleted.deleted, true);
+  await eventually(() => slow.closes.length > closes, 3000);
+  const rest = [];
+  for (let e = await iterator.next(); !e.done; e = await iterator.next()) rest.push(e.value.type);
+  assert.equal(rest.at(-1), 'response.cancelled');
+  assert.equal((await clientOf(a).responses.retrieve(id)).status, 'cancelled');
+  const gone = await fetch(`${a.url}/v1/conversations/${conv.id}/items`, { headers: { authorization: `Bearer ${secret}` } });
+  assert.equal(gone.status, 404);
 });
 
 test('a background turn whose replica is killed ends failed; its conversation is free', { skip }, async () => {

@@ -2,6 +2,7 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -287,8 +288,14 @@ Status CheckMetadata(const json::value& metadata, const std::string& param) {
 
 std::string MintId(std::string_view prefix) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
+  constexpr int kRandomBitsHigh = 12;  // 3 hex digits, then 16 from a second draw
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
   char hex[33];
-  std::snprintf(hex, sizeof hex, "%016llx%016llx", static_cast<unsigned long long>(rng()),
+  std::snprintf(hex, sizeof hex, "%013llx%03llx%016llx",
+                static_cast<unsigned long long>(micros) & 0xfffffffffffffULL,
+                static_cast<unsigned long long>(rng() >> (64 - kRandomBitsHigh)),
                 static_cast<unsigned long long>(rng()));
   std::string id(prefix);
   id.append(hex, 32);

@@ -75,7 +75,12 @@ Result<Agent> AgentFromStored(std::string_view json);
 // values, keys of at most 64 characters, values of at most 512; `param` names the field.
 Status CheckMetadata(const boost::json::value& metadata, const std::string& param);
 
-// "<prefix><32 hex digits>" from a process-wide random source (thread-safe).
+// "<prefix><32 hex digits>": 13 of the wall clock's microseconds, then 19 random (76 bits, a
+// per-thread source). Time-ordered, so that the store's indexes on ids (items, responses) take
+// new ids at their right edge, where concurrent turns share the pages a commit writes
+// (turn_writer.h), instead of one random page each. The order is only as good as the clocks
+// (a replica's skew, a clock step): ids stay unique, only their locality suffers. An id tells
+// when it was made, to the microsecond. Thread-safe.
 std::string MintId(std::string_view prefix);
 
 }  // namespace turnpike::agents

@@ -92,9 +92,10 @@ class RestoreSpendJob final : public store::StoreJob {
 // would lose that turn's reservation, so the door waits for it before it serves).
 constexpr std::chrono::seconds kRestoreWait{60};
 
-// The feature's /metrics series: turns by status, what retention purged.
+// The feature's /metrics series: turns by status, their store writes, what retention purged.
 void RenderAgentMetrics(const AgentsShared& shared, observability::PrometheusWriter& w) {
   shared.turn_counts.RenderMetrics(w);
+  shared.writer.RenderMetrics(w);
   constexpr std::string_view kPurged = "turnpike_agent_purged_total";
   w.Family(kPurged, "Stored responses and conversations purged by agents.retention",
            observability::MetricType::kCounter);

@@ -91,11 +91,16 @@ constexpr std::string_view kDeleteItems =
 constexpr std::string_view kDeleteConversation =
     "DELETE FROM conversations WHERE id = ? RETURNING id";
 
-// conversation, id, item, response_id, created_at, conversation -> seq.
+// conversation -> its last seq (0: none).
+constexpr std::string_view kLastSeq =
+    "SELECT COALESCE(MAX(seq), 0) FROM conversation_items WHERE conversation_id = ?";
+// conversation, seq, id, item, response_id, created_at. Neither RETURNING nor a SELECT as the
+// source: SQLite runs either (RETURNING is a trigger) as a statement that may write many rows,
+// so inside a transaction it keeps a statement journal, a copy of every page the insert first
+// touches (16 KiB each; about a quarter of a turn's cost on the store thread).
 constexpr std::string_view kInsertItem =
     "INSERT INTO conversation_items (conversation_id, seq, id, item, response_id, created_at) "
-    "SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ? FROM conversation_items "
-    "WHERE conversation_id = ? RETURNING seq";
+    "VALUES (?, ?, ?, ?, ?, ?)";
 // conversation, after-id, after-id, limit.
 constexpr std::string_view kItemsAscending =
     "SELECT seq, id, item, response_id, created_at FROM conversation_items "
@@ -301,16 +306,22 @@ Result<std::vector<ItemRow>> AgentStore::InsertItems(std::string_view conversati
                                                      const std::vector<NewItem>& items,
                                                      std::string_view response_id, int64_t now) {
   std::vector<ItemRow> added;
+  if (items.empty()) return added;
   added.reserve(items.size());
+  // The last seq is read once; the transaction (one writer per conversation: its turn slot,
+  // and the control lane) keeps it current.
+  Result<store::SqlRows> last = sql_->Run(kLastSeq, {conversation}, write_);
+  if (!last.ok()) return last.error();
+  int64_t seq = last->size() > 0 ? last->Int(0, 0) : 0;
   for (const NewItem& item : items) {
+    ++seq;
     Result<store::SqlRows> rows =
         sql_->Run(kInsertItem,
-                  {conversation, std::string_view(item.id), std::string_view(item.json),
-                   store::NullIfEmpty(response_id), now, conversation},
+                  {conversation, seq, std::string_view(item.id), std::string_view(item.json),
+                   store::NullIfEmpty(response_id), now},
                   write_);
     if (!rows.ok()) return rows.error();
-    added.push_back({rows->size() > 0 ? rows->Int(0, 0) : 0, item.id, item.json,
-                     std::string(response_id), now});
+    added.push_back({seq, item.id, item.json, std::string(response_id), now});
   }
   return added;
 }
@@ -343,38 +354,61 @@ Result<std::vector<ItemRow>> AgentStore::LastItems(std::string_view conversation
   return items;
 }
 
+Result<std::vector<ItemRow>> AgentStore::WriteTurn(const TurnWrite& turn) {
+  // The response first: a background turn's that is gone fails the turn before anything of it
+  // is written, so that a group (SaveTurns) goes on without it.
+  if (turn.response && turn.update_response) {
+    const ResponseRow& r = *turn.response;
+    Result<store::SqlRows> rows = sql_->Run(
+        kUpdateResponse,
+        {std::string_view(r.status), std::string_view(r.body), std::string_view(r.context),
+         store::NullIfEmpty(r.events), std::string_view(r.id)},
+        write_);
+    if (!rows.ok()) return rows.error();
+    if (rows->size() == 0) return Error{ErrorCode::kNotFound, "the response is gone", ""};
+  } else if (turn.response) {
+    const ResponseRow& r = *turn.response;
+    Result<store::SqlRows> rows = sql_->Run(
+        kInsertResponse,
+        {std::string_view(r.id), std::string_view(r.tenant), store::NullIfEmpty(r.conversation_id),
+         std::string_view(r.agent_id), r.agent_version, std::string_view(r.status),
+         std::string_view(r.body), std::string_view(r.input_items), std::string_view(r.context),
+         store::NullIfEmpty(r.previous_response_id), r.created_at},
+        write_);
+    if (!rows.ok()) return rows.error();
+  }
+  if (turn.conversation_id.empty()) return std::vector<ItemRow>();
+  const std::string_view response_id = turn.response ? turn.response->id : std::string_view();
+  return InsertItems(turn.conversation_id, turn.items, response_id, turn.now);
+}
+
 Result<std::vector<ItemRow>> AgentStore::SaveTurn(const TurnWrite& turn) {
-  return store::InTransaction<std::vector<ItemRow>>(*sql_, [&]() -> Result<std::vector<ItemRow>> {
-    std::vector<ItemRow> added;
-    const std::string_view response_id = turn.response ? turn.response->id : std::string_view();
-    if (!turn.conversation_id.empty()) {
-      Result<std::vector<ItemRow>> rows =
-          InsertItems(turn.conversation_id, turn.items, response_id, turn.now);
-      if (!rows.ok()) return rows.error();
-      added = std::move(rows.value());
+  return store::InTransaction<std::vector<ItemRow>>(*sql_, [&] { return WriteTurn(turn); });
+}
+
+std::vector<Result<std::vector<ItemRow>>> AgentStore::SaveTurns(
+    const std::vector<const TurnWrite*>& turns) {
+  std::vector<Result<std::vector<ItemRow>>> saved;
+  saved.reserve(turns.size());
+  if (turns.size() == 1) {
+    saved.push_back(SaveTurn(*turns.front()));
+    return saved;
+  }
+  Result<bool> group = store::InTransaction<bool>(*sql_, [&]() -> Result<bool> {
+    for (const TurnWrite* turn : turns) {
+      Result<std::vector<ItemRow>> one = WriteTurn(*turn);
+      // A response gone is the turn's own end (nothing of it written); any other error may
+      // have left the transaction unusable (PostgreSQL aborts it): the group is rolled back.
+      if (!one.ok() && one.error().code != ErrorCode::kNotFound) return one.error();
+      saved.push_back(std::move(one));
     }
-    if (turn.response && turn.update_response) {
-      const ResponseRow& r = *turn.response;
-      Result<store::SqlRows> rows = sql_->Run(
-          kUpdateResponse,
-          {std::string_view(r.status), std::string_view(r.body), std::string_view(r.context),
-           store::NullIfEmpty(r.events), std::string_view(r.id)},
-          write_);
-      if (!rows.ok()) return rows.error();
-      if (rows->size() == 0) return Error{ErrorCode::kNotFound, "the response is gone", ""};
-    } else if (turn.response) {
-      const ResponseRow& r = *turn.response;
-      Result<store::SqlRows> rows = sql_->Run(
-          kInsertResponse,
-          {std::string_view(r.id), std::string_view(r.tenant),
-           store::NullIfEmpty(r.conversation_id), std::string_view(r.agent_id), r.agent_version,
-           std::string_view(r.status), std::string_view(r.body), std::string_view(r.input_items),
-           std::string_view(r.context), store::NullIfEmpty(r.previous_response_id), r.created_at},
-          write_);
-      if (!rows.ok()) return rows.error();
-    }
-    return added;
+    return true;
   });
+  if (group.ok()) return saved;
+  // Each turn alone, so that one turn's error is its own.
+  saved.clear();
+  for (const TurnWrite* turn : turns) saved.push_back(SaveTurn(*turn));
+  return saved;
 }
 
 Result<std::optional<ResponseRow>> AgentStore::GetResponse(std::string_view id) {

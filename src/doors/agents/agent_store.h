@@ -19,8 +19,10 @@
 //                        events once it ended, for resuming its stream; NULL otherwise)
 //
 // Statements per call (what the door's statement-count tests assert): every read is one
-// statement; AppendItems and SaveTurn are one transaction of one statement per item (plus one
-// for the response), CreateConversation likewise; DeleteConversation two. A background turn's
+// statement; AppendItems and SaveTurn are one transaction of one statement per item plus one
+// (the conversation's last seq, counted as agent_write: it is the write's), and one for the
+// response; SaveTurns the same statements for several turns in one transaction;
+// CreateConversation likewise; DeleteConversation two. A background turn's
 // response is inserted when it starts (SaveTurn with the response only) and updated at its end
 // (SaveTurn with update_response). FailUnended, at start-up, is one read plus one update per
 // turn that had not ended.
@@ -147,8 +149,14 @@ class AgentStore final : public store::Role {
   // The last `count` items, oldest first (a turn's memory).
   Result<std::vector<ItemRow>> LastItems(std::string_view conversation, int64_t count);
 
-  // The turn's items and response; the items' rows (with their seq) in order.
+  // The turn's items and response, in one transaction; the items' rows (with their seq) in
+  // order.
   Result<std::vector<ItemRow>> SaveTurn(const TurnWrite& turn);
+  // Several turns' writes in one transaction (a group commit, turn_writer.h); each turn's
+  // result, in order. A turn whose background response is gone fails alone (kNotFound, nothing
+  // of it written); any other error rolls the group back, and each turn is then written in its
+  // own transaction, so that its error is its own. One turn: SaveTurn.
+  std::vector<Result<std::vector<ItemRow>>> SaveTurns(const std::vector<const TurnWrite*>& turns);
   Result<std::optional<ResponseRow>> GetResponse(std::string_view id);
   // The same, its context filled in when it is a reference (the last `count` items through
   // its own): one statement more then.
@@ -174,6 +182,8 @@ class AgentStore final : public store::Role {
   Result<std::vector<std::pair<std::string, int64_t>>> AgentSpend(std::string_view month);
 
  private:
+  // SaveTurn's statements, inside the caller's transaction.
+  Result<std::vector<ItemRow>> WriteTurn(const TurnWrite& turn);
   Result<std::vector<ItemRow>> InsertItems(std::string_view conversation,
                                            const std::vector<NewItem>& items,
                                            std::string_view response_id, int64_t now);

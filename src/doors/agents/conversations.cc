@@ -139,9 +139,17 @@ net::awaitable<Answer> AgentDoor::Serve(http::Exchange& exchange, const core::Ro
 
     case kConversation: {
       if (method == core::Verb::delete_) {
-        // A turn in flight on this replica is cancelled first.
-        const std::string holder = shared_.conversations.Holder(id);
-        if (!holder.empty()) shared_.turns.Cancel(holder, tenant, nullptr);
+        // The turn in flight is cancelled first, on whichever replica runs it, and has stored its
+        // end (its items) when the conversation goes with its items.
+        std::string holder = shared_.conversations.Holder(id);
+        if (holder.empty() && shared_.fleet != nullptr) {
+          Result<std::string> remote = co_await shared_.fleet->Holder(id);
+          if (remote.ok()) holder = std::move(*remote);
+        }
+        if (!holder.empty()) {
+          const Answer stopped = co_await CancelTurn(holder, tenant);
+          (void)stopped;  // not the tenant's, or already ended: nothing to stop
+        }
         auto del = [id, tenant](AgentStore& s) -> Result<bool> {
           Result<bool> owned = Owned(s, id, tenant);
           if (!owned.ok() || !owned.value()) return owned;

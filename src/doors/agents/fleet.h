@@ -8,8 +8,8 @@
 // Costs (hot-path rule 2, counted in turnpike_agent_fleet_round_trips_total{phase}): a turn makes
 // one round trip before its first token (Claim, or Own outside a conversation, which is not
 // awaited) and one at its end (Release, or Disown, not awaited). Renewals are one per replica
-// per owner TTL / 3 whatever the number of turns; cancels, bumps and the sweep are off the turn's
-// path.
+// per owner TTL / 3 whatever the number of turns; cancels (a deleted conversation's: Holder, then
+// the cancel), bumps and the sweep are off the turn's path.
 //
 // Threads: every method from any thread (the awaitables resume on the caller's executor). The
 // Inbox's functions run on the fleet's own thread: they must only take short locks and post.
@@ -72,6 +72,9 @@ class Fleet {
   // was told (it answers with SendStopped once the turn has stored its end).
   virtual boost::asio::awaitable<Result<bool>> SendCancel(std::string response,
                                                           std::string tenant) = 0;
+  // The response id of the turn holding `conversation`'s lock, wherever it runs ("" when
+  // none): one round trip, for a deleted conversation, which cancels its turn first.
+  virtual boost::asio::awaitable<Result<std::string>> Holder(std::string conversation) = 0;
   virtual void SendStopped(const std::string& to, const std::string& response,
                            const std::string& body) = 0;
 

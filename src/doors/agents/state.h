@@ -8,7 +8,8 @@
 // `ttl` has passed (agents.cache_ttl); ttl 0 reads through on every turn.
 //
 // AgentsShared also holds the agents' budget scopes (budgets.h), the turn-event subscribers
-// (turn_events.h) and the feature's /metrics counters.
+// (turn_events.h), the turns' grouped store writes (turn_writer.h) and the feature's /metrics
+// counters.
 // In fleet mode a conversation's memory carries the version it was read at, and a turn uses it
 // only when the version in Redis is the same (fleet.h): a write on another replica is seen at
 // once, not after the TTL.
@@ -40,6 +41,7 @@
 #include "doors/agents/fleet.h"
 #include "doors/agents/items.h"
 #include "doors/agents/turn_events.h"
+#include "doors/agents/turn_writer.h"
 
 namespace turnpike::agents {
 
@@ -182,6 +184,7 @@ struct AgentsShared {
   TurnRegistry turns;
   AgentBudgets budgets;
   TurnEvents events;  // subscribe at start-up only (turn_events.h)
+  TurnWriter writer;  // the turns' store writes, grouped (turn_writer.h)
   TurnCounters turn_counts;
   // Purged by retention (retention.h), for /metrics.
   std::atomic<uint64_t> purged_responses{0};

@@ -201,9 +201,8 @@ net::awaitable<void> AgentDoor::StartBackground(std::unique_ptr<Turn> owned,
   TurnWrite write;
   write.response = std::move(row);
   write.now = UnixSeconds();
-  auto save = [write](AgentStore& s) { return s.SaveTurn(write); };
-  Result<std::vector<ItemRow>> saved = co_await WithAgentStore<std::vector<ItemRow>>(
-      context_.store, std::move(save), store::JobLane::kControl);
+  Result<std::vector<ItemRow>> saved =
+      co_await shared_.writer.Save(context_.store, std::move(write));
   if (!saved.ok()) {
     shared_.turns.Remove(turn.response_id);
     if (turn.holds_slot && shared_.fleet != nullptr) {
@@ -359,9 +358,7 @@ net::awaitable<void> AgentDoor::RunTurn(std::unique_ptr<Turn> owned, http::Excha
   // Fleet mode: the memory after the turn, cached once its new version is known (EndClaim).
   std::shared_ptr<Memory> written;
   if (!write.conversation_id.empty() || write.response) {
-    auto save = [write](AgentStore& s) { return s.SaveTurn(write); };
-    Result<std::vector<ItemRow>> saved = co_await WithAgentStore<std::vector<ItemRow>>(
-        context_.store, std::move(save), store::JobLane::kControl);
+    Result<std::vector<ItemRow>> saved = co_await shared_.writer.Save(context_.store, write);
     if (!saved.ok()) {
       if (!ctx.error) ctx.error = saved.error().code;
       if (turn.holds_slot) shared_.conversations.Evict(turn.fields.conversation);

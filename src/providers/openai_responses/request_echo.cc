@@ -16,6 +16,18 @@ json::value Or(const json::object& request, std::string_view key, json::value fa
   return value != nullptr && !value->is_null() ? *value : fallback;
 }
 
+// "key":value, the request's value (serialized) or `fallback` (JSON text) when absent or null.
+void AppendMember(std::string& out, std::string_view key, const json::object& request,
+                  std::string_view fallback) {
+  out.append(out.empty() ? "\"" : ",\"").append(key).append("\":");
+  const json::value* value = request.if_contains(key);
+  if (value == nullptr || value->is_null()) {
+    out.append(fallback);
+  } else {
+    out.append(json::serialize(*value));
+  }
+}
+
 }  // namespace
 
 std::string EchoFields(std::string_view body) {
@@ -24,7 +36,43 @@ std::string EchoFields(std::string_view body) {
   ScratchJson scratch;
   json::value doc = scratch.Parse(body, ec);
   const json::object empty;
-  return EchoMembers(EchoObject(!ec && doc.is_object() ? doc.as_object() : empty));
+  const json::object& request = !ec && doc.is_object() ? doc.as_object() : empty;
+  // EchoMembers(EchoObject(request)), written directly: a request sets few of these, and the
+  // defaults are constant text (the object and its serialization were most of a plain
+  // Responses call's cost on the worker beyond the chat path's).
+  static const std::string kOne = json::serialize(json::value(1.0));
+  std::string out;
+  constexpr size_t kDefaultsSize = 320;
+  out.reserve(kDefaultsSize);
+  AppendMember(out, "instructions", request, "null");
+  AppendMember(out, "max_output_tokens", request, "null");
+  AppendMember(out, "metadata", request, "{}");
+  AppendMember(out, "parallel_tool_calls", request, "true");
+  out.append(",\"previous_response_id\":null,\"reasoning\":{\"effort\":");
+  const json::value* reasoning = request.if_contains("reasoning");
+  const json::value* effort = reasoning != nullptr && reasoning->is_object()
+                                  ? reasoning->as_object().if_contains("effort")
+                                  : nullptr;
+  out.append(effort != nullptr ? json::serialize(*effort) : std::string("null"));
+  out.append(",\"summary\":null},\"store\":false");
+  AppendMember(out, "temperature", request, kOne);
+  out.append(",\"text\":");
+  const json::value* text = request.if_contains("text");
+  if (text == nullptr || !text->is_object() || text->as_object().empty()) {
+    out.append("{\"format\":{\"type\":\"text\"}}");
+  } else if (text->as_object().contains("format")) {
+    out.append(json::serialize(*text));
+  } else {
+    std::string members = json::serialize(*text);
+    members.pop_back();  // its closing brace: the default format goes last
+    out.append(members).append(",\"format\":{\"type\":\"text\"}}");
+  }
+  AppendMember(out, "tool_choice", request, "\"auto\"");
+  AppendMember(out, "tools", request, "[]");
+  AppendMember(out, "top_p", request, kOne);
+  out.append(",\"truncation\":\"disabled\"");
+  AppendMember(out, "user", request, "null");
+  return out;
 }
 
 json::object EchoObject(const json::object& request) {

@@ -1,5 +1,6 @@
 // The agents role on a real PostgreSQL 15 (the statements agent_store_test.cc runs on SQLite):
-// the retention purge's scenario (retention_scenario.h). Skips where PostgreSQL is absent.
+// the retention purge's scenario (retention_scenario.h) and the turns' group commit's
+// (turn_group_scenario.h). Skips where PostgreSQL is absent.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include "doors/agents/agent_store.h"
 #include "retention_scenario.h"
 #include "store/postgres/engine.h"
+#include "turn_group_scenario.h"
 
 namespace turnpike::agents {
 namespace {
@@ -48,6 +50,13 @@ class AgentStorePostgresTest : public ::testing::Test {
 
 TEST_F(AgentStorePostgresTest, RetentionPurgesByAgeInBoundedBatches) {
   testing::ExpectPurgeByAge(*store_);
+}
+
+TEST_F(AgentStorePostgresTest, ATurnsGroupKeepsEachTurnsOwnResult) {
+  for (const char* c : {"c0", "c1", "c2", "c3"}) {
+    ASSERT_TRUE(store_->CreateConversation({c, "t1", "{}", 1}, {}).ok());
+  }
+  testing::ExpectGroupKeepsEachTurnsOwnResult(*store_);
 }
 
 }  // namespace

@@ -13,7 +13,8 @@ export const BIN = process.env.TURNPIKE_BIN ?? path.resolve(here, '../../../buil
 // The binary with the test-only probe door (tests/doors/probe/), built beside turnpike.
 export const PROBE_BIN = process.env.TURNPIKE_PROBE_BIN ??
   path.resolve(path.dirname(BIN), '../../tests/doors/probe/turnpike-probe');
-const STARTUP_TIMEOUT_MS = 10_000;
+// TURNPIKE_STARTUP_TIMEOUT_MS: longer for a binary under valgrind (bench/agent-turn-callgrind.mjs).
+const STARTUP_TIMEOUT_MS = Number(process.env.TURNPIKE_STARTUP_TIMEOUT_MS ?? 10_000);
 const started = new Set();
 
 // Spawns `turnpike <args>` (or `bin <args>`) and resolves once it prints "listening on HOST:PORT".

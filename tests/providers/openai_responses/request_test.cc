@@ -173,6 +173,27 @@ TEST(ResponsesRequest, EchoFieldsUseTheRequestOrTheDefaults) {
   EXPECT_EQ(odd.at("text"), json::parse(R"({"format":{"type":"text"}})"));
 }
 
+TEST(ResponsesRequest, EchoFieldsWriteWhatTheEchoObjectSerializesTo) {
+  // EchoFields writes the members directly; EchoObject + EchoMembers (an agent turn's path)
+  // build them as an object. Byte for byte the same.
+  for (const char* body : {
+           R"({"model":"m","input":"x"})",
+           R"({"model":"m","input":"x","instructions":"I","max_output_tokens":9,
+               "metadata":{"k":"v"},"parallel_tool_calls":false,"reasoning":{"effort":"low"},
+               "temperature":0.5,"text":{"verbosity":"low"},"tool_choice":"none",
+               "tools":[{"type":"function","name":"f"}],"top_p":0.25,"user":"u"})",
+           R"({"text":{"format":{"type":"json_object"},"verbosity":"high"},"reasoning":{}})",
+           R"({"text":{},"reasoning":{"effort":null},"metadata":null,"temperature":null})",
+           R"({"text":"x","reasoning":"high","tools":null,"top_p":1})",
+           R"(not json)",
+       }) {
+    boost::system::error_code ec;
+    const json::value doc = json::parse(body, ec);
+    const json::object request = !ec && doc.is_object() ? doc.as_object() : json::object{};
+    EXPECT_EQ(EchoFields(body), EchoMembers(EchoObject(request))) << body;
+  }
+}
+
 TEST(ResponsesRequest, PivotNamesBecomeClientNames) {
   EXPECT_EQ(ClientParam("max_completion_tokens"), "max_output_tokens");
   EXPECT_EQ(ClientParam("response_format"), "text.format");

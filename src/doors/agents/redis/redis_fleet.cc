@@ -272,6 +272,16 @@ net::awaitable<Result<bool>> RedisFleet::SendCancel(std::string response, std::s
   co_return !reply->text.empty();
 }
 
+net::awaitable<Result<std::string>> RedisFleet::Holder(std::string conversation) {
+  std::vector<std::string> command{std::string("GET"),
+                                   std::string(redis::kAgentLockPrefix) + conversation};
+  Result<Reply> reply = co_await Call(*state_, kCancel, Op::kAgentFlags, std::move(command));
+  if (!reply.ok()) co_return reply.error();
+  if (reply->type == Reply::Type::kNil) co_return std::string();
+  if (reply->type != Reply::Type::kString) co_return BadReply("GET");
+  co_return std::move(reply->text);
+}
+
 void RedisFleet::SendStopped(const std::string& to, const std::string& response,
                              const std::string& body) {
   state_->Submit(kCancel, Op::kPublish,

@@ -8,7 +8,8 @@
 //   end                 Release (EVALSHA: lock, owner, new version), or Disown (DEL owner)
 //   renew               one EVALSHA per replica per owner TTL / 3 for all its running turns
 //   cancel              SendCancel (EVALSHA: flag + PUBLISH), SendStopped (PUBLISH), the flags
-//                       of running turns read again after the subscriber reconnects (MGET)
+//                       of running turns read again after the subscriber reconnects (MGET),
+//                       a deleted conversation's lock holder (Holder: GET)
 //   bump                a conversation written outside a turn (SET version)
 //   sweep               the sweeper lease (EVALSHA) and the owners of unended turns (MGET)
 // A Release is ordered after every Renew submitted before it (one connection, in order), and a
@@ -67,6 +68,7 @@ class RedisFleet final : public Fleet {
   boost::asio::awaitable<Status> Bump(std::string conversation) override;
   boost::asio::awaitable<Result<bool>> SendCancel(std::string response,
                                                   std::string tenant) override;
+  boost::asio::awaitable<Result<std::string>> Holder(std::string conversation) override;
   void SendStopped(const std::string& to, const std::string& response,
                    const std::string& body) override;
   boost::asio::awaitable<Status> Renew() override;
