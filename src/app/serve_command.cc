@@ -144,6 +144,10 @@ void WriteHttp2Metrics(const http::Server& server, observability::PrometheusWrit
   counter("turnpike_http2_client_resets_total", "RST_STREAM frames received from clients.",
           t.client_resets);
   counter("turnpike_http2_goaways_total", "GOAWAY frames sent to clients.", t.goaways_sent);
+  counter("turnpike_http2_stream_timeouts_total",
+          "HTTP/2 streams reset because the client took none of the response for the idle "
+          "timeout.",
+          t.stream_timeouts);
 }
 
 std::unique_ptr<observability::AccessLogSink> OpenAccessLog(const std::string& where) {

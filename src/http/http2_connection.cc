@@ -190,6 +190,13 @@ void Http2Connection::Reset(Http2Stream& stream) {
   Wake();
 }
 
+void Http2Connection::ResetStalled(Http2Stream& stream) {
+  if (stream.closed) return;
+  Bump(counters_.stream_timeouts);
+  nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream.id, NGHTTP2_CANCEL);
+  Wake();
+}
+
 Http2Stream* Http2Connection::Find(int32_t stream_id) {
   auto it = streams_.find(stream_id);
   return it == streams_.end() ? nullptr : it->second.get();
@@ -332,6 +339,7 @@ ssize_t Http2Connection::ReadBody(nghttp2_session*, int32_t, uint8_t* buf, size_
   if (n > 0) {
     std::copy_n(s->out.data() + s->out_at, n, buf);
     s->out_at += n;
+    s->taken += n;
     if (s->queued() <= kStreamQueueBytes && s->drained) s->drained->cancel();
   }
   if (s->queued() == 0) {

@@ -57,6 +57,7 @@ struct Http2Counters {
   std::atomic<uint64_t> streams_opened{0};
   std::atomic<uint64_t> client_resets{0};  // RST_STREAM frames received
   std::atomic<uint64_t> goaways_sent{0};
+  std::atomic<uint64_t> stream_timeouts{0};  // streams reset for a stalled response (below)
   // The worker's live connections (its thread only), so that a drain can send each a GOAWAY.
   std::unordered_set<Http2Connection*> live;
 };
@@ -66,6 +67,10 @@ struct Http2Limits {
   size_t max_header_bytes = 16 * 1024;
   size_t max_header_fields = 100;
   size_t max_body_bytes = 4 * 1024 * 1024;
+  // A response whose queue stays over kStreamQueueBytes with nothing taken by the client for
+  // this long (its flow-control window held shut) is reset with CANCEL, which cancels its
+  // upstream call: HTTP/1.1's write timeout, per stream.
+  std::chrono::milliseconds stream_write_timeout{60'000};
 };
 
 // One request stream.
@@ -84,6 +89,7 @@ struct Http2Stream {
   // The response body: bytes queued and not yet taken by nghttp2 are out[out_at..].
   std::string out;
   size_t out_at = 0;
+  uint64_t taken = 0;                 // body bytes nghttp2 has taken, ever (progress)
   bool responded = false;             // the response head was submitted
   bool eof = false;                   // the handler ended the body
   bool deferred = false;              // the data provider answered DEFERRED; Queue() resumes it
@@ -139,6 +145,9 @@ class Http2Connection : public std::enable_shared_from_this<Http2Connection> {
   void Queue(Http2Stream& stream, std::string_view data, bool eof);
   // RST_STREAM INTERNAL_ERROR.
   void Reset(Http2Stream& stream);
+  // RST_STREAM CANCEL for a response the client stopped taking (Limits::stream_write_timeout).
+  void ResetStalled(Http2Stream& stream);
+  std::chrono::milliseconds stream_write_timeout() const { return limits_.stream_write_timeout; }
 
   // Replaces the request callback (before the first Receive).
   void set_on_request(OnRequest on_request) { on_request_ = std::move(on_request); }

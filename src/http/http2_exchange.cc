@@ -50,14 +50,20 @@ net::awaitable<bool> Http2Exchange::Write(std::string_view data) {
   if (data.empty()) co_return true;
   bytes_sent_ += data.size();
   connection_->Queue(s, data, false);
-  // Backpressure per stream: wait while the client has not taken enough of this stream.
+  // Backpressure per stream: wait while the client has not taken enough of this stream. A
+  // wait that ends by its deadline with nothing taken meanwhile is a stalled client.
   while (s.queued() > Http2Connection::kStreamQueueBytes && !s.closed) {
     if (!s.drained) {
       s.drained = std::make_unique<net::steady_timer>(connection_->executor());
     }
-    s.drained->expires_at(net::steady_timer::time_point::max());
+    const uint64_t taken_before = s.taken;
+    s.drained->expires_after(connection_->stream_write_timeout());
     auto [ec] = co_await s.drained->async_wait(kTuple);
-    (void)ec;  // cancelled: the queue shrank or the stream closed
+    // Cancelled: the queue shrank or the stream closed.
+    if (!ec && s.taken == taken_before && !s.closed) {
+      connection_->ResetStalled(s);
+      co_return false;
+    }
   }
   co_return !s.gone;
 }

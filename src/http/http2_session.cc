@@ -118,6 +118,7 @@ std::shared_ptr<Http2Connection> MakeHttp2Connection(SessionContext ctx,
   limits.max_header_bytes = ctx.options.max_header_bytes;
   limits.max_header_fields = ctx.options.max_header_fields;
   limits.max_body_bytes = ctx.options.max_body_bytes;
+  limits.stream_write_timeout = ctx.options.idle_timeout;  // HTTP/1.1's write timeout
   // The callback holds no reference to the connection (that would be a cycle); nghttp2 calls
   // it from inside the connection, which is alive then.
   auto connection = std::make_shared<Http2Connection>(executor, limits, ctx.http2,
@@ -151,6 +152,13 @@ net::awaitable<void> RunHttp2Session(SessionContext ctx,
       c.Disarm();  // a stream waits on its handler: no deadline for the client
     }
     auto [ec, n] = co_await c.stream.async_read_some(c.buffer.prepare(kReadBytes), kTuple);
+    if (ec && c.deadline_hit() && core->open_streams() == 0) {
+      // Idle: end with GOAWAY NO_ERROR (the writer sends it, then closes), not a bare close.
+      core->Shutdown();
+      core->reader_done = true;
+      core->Wake();
+      co_return;
+    }
     if (ec) break;
     c.buffer.commit(n);
     const auto data = c.buffer.data();

@@ -9,9 +9,11 @@
 // in its own coroutine (ServeHttp2Stream, co_spawned on the worker's executor) with an
 // Http2Exchange, so a slow stream never holds up the others.
 //
-// Timeouts: while no stream is open the connection is closed after `idle_timeout` without
-// input; a write that stalls for the connection's write timeout ends the connection. A stream
-// waiting on its handler has no deadline here (the upstream call has its own).
+// Timeouts: while no stream is open the connection ends after `idle_timeout` without input,
+// with a GOAWAY NO_ERROR; a write that stalls for the connection's write timeout ends the
+// connection; a stream whose response the client stops taking for `idle_timeout` (its window
+// held shut) is reset with CANCEL, which cancels its upstream call. A stream waiting on its
+// handler has no deadline here (the upstream call has its own).
 //
 // End: when the client closes, a write fails, or the session is finished (GOAWAY both ways),
 // every open stream is gone (its on_gone fires, so upstream calls are cancelled) and the

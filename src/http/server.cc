@@ -154,6 +154,7 @@ Http2Totals Server::http2_totals() const {
     t.streams += c.streams_opened.load(std::memory_order_relaxed);
     t.client_resets += c.client_resets.load(std::memory_order_relaxed);
     t.goaways_sent += c.goaways_sent.load(std::memory_order_relaxed);
+    t.stream_timeouts += c.stream_timeouts.load(std::memory_order_relaxed);
   }
   return t;
 }

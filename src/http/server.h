@@ -59,6 +59,7 @@ struct Http2Totals {
   uint64_t streams = 0;        // request streams opened
   uint64_t client_resets = 0;  // RST_STREAM frames from clients
   uint64_t goaways_sent = 0;
+  uint64_t stream_timeouts = 0;  // streams reset because the client stopped taking the response
 };
 
 // Why an accept failed: a bounded set, the label of turnpike_accept_errors_total{reason}.

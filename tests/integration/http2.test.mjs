@@ -4,7 +4,9 @@
 // fetch (allowH2), whole and streamed, the server's h2 stream metric proving the protocol;
 // 100 concurrent streams on one node:http2 connection; a client RST_STREAM cancels the upstream
 // call and leaves the connection serving; a stalled stream leaves another on the same
-// connection flowing; with http2 off a preface is refused as before.
+// connection flowing; a stream whose client takes nothing is reset after the idle timeout (its
+// upstream cut), and an idle connection ends with GOAWAY; with http2 off a preface is refused
+// as before.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, execFile } from 'node:child_process';
@@ -176,4 +178,46 @@ test('with http2 off (the default) the preface is refused as HTTP/1.1 did before
   assert.match(reply, /^HTTP\/1\.1 400/);
   const m = await metricsOf(gw);
   assert.equal(m['turnpike_http2_streams_total'] ?? 0, 0);
+});
+
+// A gateway whose idle timeout (also the per-stream write timeout) is 1 s.
+async function shortIdleGateway(models) {
+  return startGateway(gatewayConfig({ models, server: { http2: true, timeouts: '{idle: 1s}' } }));
+}
+
+test('a stream whose client keeps its window shut is reset after the idle timeout; its upstream is cut', async () => {
+  const bigMock = await startMock(['--tokens', '200000']);  // more than any socket buffer holds
+  const gw = await shortIdleGateway({ 'big-model': [`http://127.0.0.1:${bigMock.port}/v1`] });
+  // A window of 0: the client takes nothing, so the stream's queue fills and stays full.
+  const session = http2.connect(gw.url, { settings: { initialWindowSize: 0 } });
+  session.on('error', () => {});
+  const rstCode = await new Promise((resolve) => {
+    const req = session.request({ ':method': 'POST', ':path': '/v1/chat/completions', 'content-type': 'application/json' });
+    req.on('error', () => {});
+    req.on('close', () => resolve(req.rstCode));
+    req.end(chatBody({ model: 'big-model', stream: true }));
+  });
+  assert.equal(rstCode, http2.constants.NGHTTP2_CANCEL);
+  const stats = await eventually(async () => {
+    const s = await mockStats(bigMock);
+    return s.client_disconnects > 0 && s;
+  }, 3000);
+  assert.equal(stats.client_disconnects, 1, 'the upstream call was cut');
+  assert.equal(stats.streams_completed, 0);
+  const m = await metricsOf(gw);
+  assert.equal(m['turnpike_http2_stream_timeouts_total'], 1);
+  session.destroy();
+});
+
+test('an idle HTTP/2 connection ends with GOAWAY NO_ERROR, not a bare close', async () => {
+  const gw = await shortIdleGateway({ 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] });
+  const session = http2.connect(gw.url);
+  const goaway = new Promise((resolve) => session.once('goaway', (code) => resolve(code)));
+  session.on('error', () => {});
+  const r = await h2Request(session, { method: 'POST', path: '/v1/chat/completions', body: chatBody() });
+  assert.equal(r.status, 200);
+  assert.equal(await goaway, http2.constants.NGHTTP2_NO_ERROR);
+  const m = await metricsOf(gw);
+  assert.equal(m['turnpike_http2_goaways_total'], 1);
+  session.destroy();
 });
