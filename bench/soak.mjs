@@ -13,7 +13,7 @@
 //
 // Run by hand, not in CI (the default is one hour):
 //   TURNPIKE_BIN=build/src/app/turnpike node bench/soak.mjs [--duration 3600] [--warmup 300]
-//     [--rate 20] [--burst 1000] [--csv soak.csv] [--env NAME=VALUE ...]
+//     [--rate 20] [--burst 1000] [--drain 60] [--csv soak.csv] [--mix KIND,...] [--env NAME=VALUE ...]
 // --env goes to the gateway alone, e.g. --env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 // or --env MALLOC_ARENA_MAX=2. The summary's last line is one JSON object.
 import { writeFileSync, appendFileSync, mkdtempSync } from 'node:fs';
@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startMock, startGateway, gatewayConfig, stopAll, sleep, rssKiB } from '../tests/integration/lib/harness.mjs';
 
-const args = { duration: 3600, warmup: 300, rate: 20, burst: 1000, csv: 'soak.csv', drain: 60 };
+const args = { duration: 3600, warmup: 300, rate: 20, burst: 1000, csv: 'soak.csv', drain: 60, mix: '' };
 const env = {};
 for (let i = 2; i < process.argv.length; i += 2) {
   const name = process.argv[i].replace(/^--/, '');
@@ -30,9 +30,10 @@ for (let i = 2; i < process.argv.length; i += 2) {
     const eq = value.indexOf('=');
     env[value.slice(0, eq)] = value.slice(eq + 1);
   } else if (name in args) {
-    args[name] = name === 'csv' ? value : Number(value);
+    args[name] = name === 'csv' || name === 'mix' ? value : Number(value);
   } else {
-    console.error(`usage: soak.mjs [--duration S] [--warmup S] [--rate R] [--burst N] [--drain S] [--csv F] [--env K=V]`);
+    console.error('usage: soak.mjs [--duration S] [--warmup S] [--rate R] [--burst N] [--drain S] ' +
+      '[--csv F] [--mix KIND,KIND] [--env K=V]');
     process.exit(2);
   }
 }
@@ -157,6 +158,11 @@ const MIX = [
     return bulk === 200 && query === 200 ? true : `bulk ${bulk} search ${query}`;
   }],
 ];
+// --mix plain,search: those kinds alone (to find which one a growth comes with).
+if (args.mix) {
+  const kinds = args.mix.split(',');
+  for (let i = MIX.length - 1; i >= 0; i--) if (!kinds.includes(MIX[i][0])) MIX.splice(i, 1);
+}
 const totalWeight = MIX.reduce((s, [, w]) => s + w, 0);
 const stats = Object.fromEntries(MIX.map(([name]) => [name, { ok: 0, bad: 0 }]));
 let inFlight = 0;
