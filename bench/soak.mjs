@@ -13,7 +13,10 @@
 //
 // Run by hand, not in CI (the default is one hour):
 //   TURNPIKE_BIN=build/src/app/turnpike node bench/soak.mjs [--duration 3600] [--warmup 300]
-//     [--rate 20] [--burst 1000] [--drain 60] [--csv soak.csv] [--mix KIND,...] [--env NAME=VALUE ...]
+//     [--rate 20] [--burst 1000] [--drain 60] [--csv soak.csv] [--mix KIND,...] [--search-cache 0]
+//     [--env NAME=VALUE ...]
+// --mix runs those kinds alone; --search-cache 0 turns the search door's response cache off
+// (it fills up to its bound, search.cache's tenant_max_bytes, with answers of past index states).
 // --env goes to the gateway alone, e.g. --env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 // or --env MALLOC_ARENA_MAX=2. The summary's last line is one JSON object.
 import { writeFileSync, appendFileSync, mkdtempSync } from 'node:fs';
@@ -21,7 +24,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { startMock, startGateway, gatewayConfig, stopAll, sleep, rssKiB } from '../tests/integration/lib/harness.mjs';
 
-const args = { duration: 3600, warmup: 300, rate: 20, burst: 1000, csv: 'soak.csv', drain: 60, mix: '' };
+const args = { duration: 3600, warmup: 300, rate: 20, burst: 1000, csv: 'soak.csv', drain: 60, mix: '',
+  'search-cache': 1 };
 const env = {};
 for (let i = 2; i < process.argv.length; i += 2) {
   const name = process.argv[i].replace(/^--/, '');
@@ -33,7 +37,7 @@ for (let i = 2; i < process.argv.length; i += 2) {
     args[name] = name === 'csv' || name === 'mix' ? value : Number(value);
   } else {
     console.error('usage: soak.mjs [--duration S] [--warmup S] [--rate R] [--burst N] [--drain S] ' +
-      '[--csv F] [--mix KIND,KIND] [--env K=V]');
+      '[--csv F] [--mix KIND,KIND] [--search-cache 0] [--env K=V]');
     process.exit(2);
   }
 }
@@ -51,7 +55,8 @@ const gw = await startGateway(gatewayConfig({
   governance: { enabled: true, reconcile_interval: '0s' },
   store: { path: path.join(dir, 'turnpike.db') },
   call_log: { flush_interval: '200ms' },
-}) + `search:\n  path: ${path.join(dir, 'search.db')}\n`, { env: { TURNPIKE_ADMIN_TOKEN: TOKEN, ...env } });
+}) + `search:\n  path: ${path.join(dir, 'search.db')}\n` +
+  (args['search-cache'] ? '' : '  cache:\n    enabled: false\n'), { env: { TURNPIKE_ADMIN_TOKEN: TOKEN, ...env } });
 
 async function admin(method, route, body) {
   const r = await fetch(`${gw.url}/admin/v1/${route}`, {
@@ -205,6 +210,7 @@ function sample(phase) {
 }
 
 // The steady mix.
+console.log(`gateway pid ${gw.pid}`);  // for tools that attach to it (gdb, perf) meanwhile
 sample('start');
 const sampler = setInterval(() => sample('mix'), SAMPLE_MS);
 const ticker = setInterval(launch, 1000 / args.rate);
