@@ -114,7 +114,7 @@ while read -r target; do
   fi
   # Executions: the final stats, else (-fork prints none) the last status line's count.
   # cov and ft: the last status line.
-  execs=$(awk -F: '/^stat::number_of_executed_units/ {n += $2} END {print n + 0}' "$log")
+  execs=$(awk -F: '/^stat::number_of_executed_units/ {n += $4} END {print n + 0}' "$log")
   ((execs)) || execs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
   ft=$(grep -oE 'ft: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
