@@ -239,5 +239,21 @@ TEST(SseParserTest, SplitCrLfAtTheLimitFailsBeforeALaterTooLargeEvent) {
   EXPECT_EQ(split_events, 1u);  // `first` only: the next one is 33 bytes with the moved "\n"
 }
 
+// The mirror case: an event one byte over the limit, ending in a CRLF blank line, fails when read
+// whole; read with the chunk ending at the blank line's "\r" it is dispatched there, at exactly
+// the limit, and the "\n" opens the next event. Found by fuzz_sse_parser too.
+TEST(SseParserTest, SplitCrLfKeepsAnEventOneByteOverTheLimitUnderIt) {
+  const std::string event = "data: " + std::string(23, 'x') + "\r\n\r\n";  // 33 bytes
+  ASSERT_EQ(event.size(), 33u);
+  SseParser whole(32);
+  EXPECT_FALSE(whole.Feed(event, [](const SseEvent&) { FAIL(); }).ok());
+  SseParser split(32);
+  std::vector<std::string> raws;
+  auto keep = [&](const SseEvent& e) { raws.emplace_back(e.raw); };
+  ASSERT_TRUE(split.Feed(event.substr(0, 32), keep).ok());
+  ASSERT_TRUE(split.Feed(event.substr(32) + "data: b\n\n", keep).ok());
+  EXPECT_EQ(raws, (std::vector<std::string>{event.substr(0, 32), "\ndata: b\n\n"}));
+}
+
 }  // namespace
 }  // namespace turnpike::stream
