@@ -210,5 +210,50 @@ TEST(SseParserTest, EventOfExactlyTheLimitIsAccepted) {
   EXPECT_EQ(Parse({event.substr(0, 10), event.substr(10)}, parser).size(), 1u);
 }
 
+// The split-CRLF case at the limit (sse_parser.h) when the stream has a too-large event later:
+// read whole, the event of exactly the limit passes and the later one fails; read byte by byte,
+// the blank line's "\n" moves into the event at the limit, which fails there. Found by
+// fuzz_sse_parser, whose differential assumed the whole read could not fail too.
+TEST(SseParserTest, SplitCrLfAtTheLimitFailsBeforeALaterTooLargeEvent) {
+  const std::string first = "data: a\r\n\r\n";
+  const std::string at_limit = "data: " + std::string(24, 'x') + "\n\n";  // 32 bytes
+  const std::string too_large = "data: " + std::string(40, 'y') + "\n\n";
+  const std::string stream = first + at_limit + too_large;
+  auto count = [](SseParser& parser, const std::vector<std::string>& chunks, size_t& events) {
+    Status status = Ok{};
+    for (const std::string& chunk : chunks) {
+      status = parser.Feed(chunk, [&](const SseEvent&) { ++events; });
+      if (!status.ok()) break;
+    }
+    return status;
+  };
+  SseParser whole(32);
+  size_t whole_events = 0;
+  EXPECT_FALSE(count(whole, {stream}, whole_events).ok());
+  EXPECT_EQ(whole_events, 2u);  // `first` and the event at the limit
+  SseParser split(32);
+  size_t split_events = 0;
+  std::vector<std::string> bytes;
+  for (char c : stream) bytes.emplace_back(1, c);
+  EXPECT_FALSE(count(split, bytes, split_events).ok());
+  EXPECT_EQ(split_events, 1u);  // `first` only: the next one is 33 bytes with the moved "\n"
+}
+
+// The mirror case: an event one byte over the limit, ending in a CRLF blank line, fails when read
+// whole; read with the chunk ending at the blank line's "\r" it is dispatched there, at exactly
+// the limit, and the "\n" opens the next event. Found by fuzz_sse_parser too.
+TEST(SseParserTest, SplitCrLfKeepsAnEventOneByteOverTheLimitUnderIt) {
+  const std::string event = "data: " + std::string(23, 'x') + "\r\n\r\n";  // 33 bytes
+  ASSERT_EQ(event.size(), 33u);
+  SseParser whole(32);
+  EXPECT_FALSE(whole.Feed(event, [](const SseEvent&) { FAIL(); }).ok());
+  SseParser split(32);
+  std::vector<std::string> raws;
+  auto keep = [&](const SseEvent& e) { raws.emplace_back(e.raw); };
+  ASSERT_TRUE(split.Feed(event.substr(0, 32), keep).ok());
+  ASSERT_TRUE(split.Feed(event.substr(32) + "data: b\n\n", keep).ok());
+  EXPECT_EQ(raws, (std::vector<std::string>{event.substr(0, 32), "\ndata: b\n\n"}));
+}
+
 }  // namespace
 }  // namespace turnpike::stream
