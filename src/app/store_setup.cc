@@ -31,6 +31,7 @@ Result<std::unique_ptr<store::Engine>> OpenStoreEngine(const config::Config& con
   options.notify_url = config.store.notify_url;
   options.pool = config.store.pool;
   options.spool_path = config.store.path + ".spool";
+  options.timeout = config.fleet.outage_deadline;  // connect and every round trip
   const std::function<Result<std::unique_ptr<store::Engine>>()> open =
       [&options]() -> Result<std::unique_ptr<store::Engine>> {
     Result<std::unique_ptr<store::postgres::PostgresEngine>> engine =
