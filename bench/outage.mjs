@@ -7,10 +7,10 @@
 // unanswered, statuses other than 200/429/503, 503s without Retry-After, 200s whose call-log row
 // is missing or doubled) and the statuses. Run by hand, not in CI:
 //   TURNPIKE_BIN=build/src/app/turnpike node bench/outage.mjs [clients] [hold_s] [runs]
-import { stopAll } from '../tests/integration/lib/harness.mjs';
+import { stopAll, eventually } from '../tests/integration/lib/harness.mjs';
 import { stopRedis } from '../tests/integration/lib/redis.mjs';
 import { stopAllPostgres } from '../tests/integration/lib/postgres.mjs';
-import { OUTAGES, startFleet, provision, loadThrough, tally, checkRows } from '../tests/integration/lib/outage.mjs';
+import { OUTAGES, startFleet, provision, chat, loadThrough, tally, checkRows } from '../tests/integration/lib/outage.mjs';
 
 const CLIENTS = Number(process.argv[2] ?? 16);
 const HOLD_S = Number(process.argv[3] ?? 12);
@@ -24,6 +24,11 @@ try {
     for (const outage of Object.keys(OUTAGES)) {
       const tenant = `bench${++n}`;
       const { key } = await provision(fleet.gws[0], tenant);
+      // Every replica knows the new key before the load starts (else B's first answers are 401).
+      for (const gw of fleet.gws) {
+        let i = 0;
+        await eventually(async () => (await chat(gw, key, `${tenant}-warm-${gw.port}-${++i}`)).status === 200, 5000, 20);
+      }
       const started = Date.now();
       const { results } = await loadThrough(fleet, {
         secret: key, tag: tenant, outage, clients: CLIENTS, beforeMs: 1000, holdMs: HOLD_S * 1000, afterMs: 2000,
