@@ -31,6 +31,7 @@ Result<std::unique_ptr<store::Engine>> OpenStoreEngine(const config::Config& con
   options.notify_url = config.store.notify_url;
   options.pool = config.store.pool;
   options.spool_path = config.store.path + ".spool";
+  options.timeout = config.fleet.outage_deadline;  // connect and every round trip
   const std::function<Result<std::unique_ptr<store::Engine>>()> open =
       [&options]() -> Result<std::unique_ptr<store::Engine>> {
     Result<std::unique_ptr<store::postgres::PostgresEngine>> engine =
@@ -88,6 +89,10 @@ Result<Store> OpenStore(const config::Config& config, const std::vector<store::R
   thread_options.max_jobs = config.store.queue_jobs;
   thread_options.max_records = config.call_log.queue_rows;
   thread_options.batch_rows = config.call_log.batch_rows;
+  // A server that does not answer: a request waits for a store job at most this long.
+  if (config.store.engine == config::StoreConfig::Engine::kPostgres) {
+    thread_options.call_deadline = config.fleet.outage_deadline;
+  }
   // An engine notified of changes (PostgreSQL LISTEN) wakes its control lane itself
   // (store_thread.h): the tick stays the default for every engine.
   Store opened;

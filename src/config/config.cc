@@ -2,6 +2,7 @@
 // strict YamlMap (unknown keys are errors) and validating ranges right where they are read.
 #include "config/config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -377,6 +378,14 @@ RedisConfig ParseRedis(const YamlMap& root) {
   return r;
 }
 
+FleetConfig ParseFleet(const YamlMap& root) {
+  FleetConfig f;
+  YamlMap m(root.Child("fleet"), root.KeyPath("fleet"), {"outage_deadline"});
+  f.outage_deadline = m.Duration("outage_deadline", f.outage_deadline);
+  RequirePositive(m, "outage_deadline", f.outage_deadline);
+  return f;
+}
+
 SearchConfig ParseSearch(const YamlMap& root) {
   SearchConfig c;
   const YAML::Node node = root.Child("search");
@@ -477,8 +486,8 @@ Config ParseConfig(const std::string& yaml_text) {
     const YAML::Node root = YAML::Load(yaml_text);
     YamlMap top(root, "",
                 {"server", "upstream", "routing", "models", "governance", "hotpath", "store",
-                 "call_log", "prices", "redis", "search", "llm_cache", "agents", "webhooks",
-                 "telemetry", "ui", "security"});
+                 "call_log", "prices", "redis", "fleet", "search", "llm_cache", "agents",
+                 "webhooks", "telemetry", "ui", "security"});
     Config config;
     config.server = ParseServer(top);
     config.upstream = ParseUpstream(top);
@@ -489,6 +498,13 @@ Config ParseConfig(const std::string& yaml_text) {
     config.call_log = ParseCallLog(top);
     config.prices = ParsePrices(top);
     config.redis = ParseRedis(top);
+    config.fleet = ParseFleet(top);
+    // No request waits on Redis past the outage deadline: a command queued behind a batch in
+    // flight waits for that batch's timeout and then its own (redis/client.h), so each is at
+    // most half of it; a request parked for a refill at most all of it.
+    config.redis.command_timeout =
+        std::min(config.redis.command_timeout, config.fleet.outage_deadline / 2);
+    config.redis.refill_wait = std::min(config.redis.refill_wait, config.fleet.outage_deadline);
     config.search = ParseSearch(top);
     config.llm_cache = ParseLlmCache(top);
     CheckSemanticModel(config);

@@ -119,6 +119,11 @@
 //                                      # the store thread (e.g. 90d); 0s = kept forever; at
 //                                      # least 62d, so reconcile's two months stay whole
 //     purge_interval: 1h               # how often the retention job runs
+//   fleet:
+//     outage_deadline: 2s              # PostgreSQL and Redis: the longest a request, a round
+//                                      # trip or a connect waits on either; then held state or
+//                                      # 503 + Retry-After (caps redis.command_timeout
+//                                      # at half of it)
 //   security:
 //     data_key_file: ""                # the data keys that seal tenants' provider keys
 //                                      # (governance/data_keys.h); unset: env TURNPIKE_DATA_KEY
@@ -334,6 +339,16 @@ struct RedisConfig {
   Millis report_interval{100};    // settled spend is reported to the ledger this often
 };
 
+// `fleet:` (PostgreSQL and/or Redis). outage_deadline: the longest a request (and any one
+// PostgreSQL round trip or Redis command, connect included) waits on either server; past it the
+// request is served from what the replica holds or answered 503 with Retry-After
+// (docs/RELIABILITY.md "Store and Redis outages"). Caps redis.command_timeout at half of it and
+// redis.refill_wait at all of it; with engine postgres, every round trip and connect and every
+// request's wait for a store job.
+struct FleetConfig {
+  Millis outage_deadline{2'000};
+};
+
 struct CallLogConfig {
   bool log_store = true;
   size_t queue_rows = 65'536;
@@ -463,6 +478,7 @@ struct Config {
   CallLogConfig call_log;
   std::vector<PriceConfig> prices;
   RedisConfig redis;
+  FleetConfig fleet;
   SearchConfig search;
   LlmCacheConfig llm_cache;
   AgentsConfig agents;

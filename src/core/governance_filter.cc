@@ -24,6 +24,10 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // this many times before it parks anyway (a wake from any counter it watches, or the bound).
 constexpr int kMaxRechecks = 4;
 
+// Retry-After of a 503 from an unreachable shared ledger: a Redis reconnect is tried every
+// 50 ms .. 1 s (redis/client.h).
+constexpr int64_t kUnavailableRetryAfterS = 1;
+
 // A request parked on a refill. The engine holds it weakly (refill_wait.h) and wakes it from its
 // own thread; the wake only posts to the request's worker, where `timer` lives.
 class ParkedRequest final : public governance::RefillWaiter,
@@ -61,6 +65,12 @@ FilterStatus Decided(RequestContext& context, FilterStatus status) {
                             context.refusal->code == ErrorCode::kRateLimited;
   AddRateLimitHeaders(*context.response_headers, context.rate_requests, context.rate_tokens,
                       rate_refused);
+  // A leased counter's ledger unreachable (Redis down or frozen): a retry may be admitted as
+  // soon as it is back (docs/RELIABILITY.md "Store and Redis outages").
+  if (status == FilterStatus::kRespond && context.refusal &&
+      context.refusal->code == ErrorCode::kUnavailable) {
+    context.response_headers->Add("Retry-After", int64_t{kUnavailableRetryAfterS});
+  }
   return status;
 }
 

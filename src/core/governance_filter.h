@@ -38,7 +38,7 @@
 // Errors (context.refusal, rendered in the door's shape; OpenAI's shown): 401 without a credential
 // or with a bad key, 403 revoked/expired/suspended, 404 model not allowed, 400 per-request cap
 // (param max_tokens), 429 insufficient_quota (budget) or rate_limit_exceeded (RPM/TPM, with
-// Retry-After).
+// Retry-After), 503 with Retry-After: 1 when a leased counter's ledger is unreachable.
 //
 // Ownership and threads: one per worker (its SecretVerifier and SnapshotReader are the
 // worker's own); the cell outlives it.

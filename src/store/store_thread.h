@@ -51,7 +51,10 @@
 // thread.
 #pragma once
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -86,6 +89,10 @@ struct StoreThreadOptions {
   size_t max_records = 65'536;
   size_t batch_rows = 4'096;
   std::chrono::milliseconds tick{250};
+  // How long Call waits for its job (0: until it completes). Fleet mode sets
+  // fleet.outage_deadline: a server that does not answer (down, or frozen) costs a caller at most
+  // this, then kUnavailable; the job itself still runs, later, and its result is dropped.
+  std::chrono::milliseconds call_deadline{0};
 };
 
 enum class SubmitResult { kAccepted, kFull, kClosed };
@@ -118,7 +125,8 @@ class StoreThread {
 
   // Runs `fn(Engine&) -> Result<T>` on a thread of `lane` (given that lane's session) and
   // resumes the caller with its result on the caller's executor (net/bridge.h). kUnavailable
-  // if the job queues are full or closed.
+  // if the job queues are full or closed, or when call_deadline passes first (a timer on the
+  // caller's executor; whichever comes first answers, the other is dropped).
   template <typename T, typename Fn>
   boost::asio::awaitable<Result<T>> Call(Fn fn, JobLane lane = JobLane::kControl);
 
@@ -138,6 +146,8 @@ class StoreThread {
  private:
   template <typename T, typename Fn, typename Done>
   class CallJob;
+  template <typename T>
+  class CallRace;
 
   // A lane's wake-up: a condition variable, and an eventfd signalled with it so that a lane
   // sleeping in poll() on a change descriptor (see the top of this file) wakes too.
@@ -223,14 +233,71 @@ class StoreThread::CallJob : public StoreJob {
   Done done_;
 };
 
+// A Call with a deadline: its completion, taken once by the job's result or by the deadline's
+// timer, whichever comes first (any thread); the other finds it gone. Held by both.
+template <typename T>
+class StoreThread::CallRace {
+ public:
+  template <typename Done>
+  void Hold(Done done) {
+    std::lock_guard lock(mu_);
+    finish_ = std::make_unique<FinishWith<Done>>(std::move(done));
+  }
+  void Finish(Result<T> value) {
+    std::unique_ptr<Finisher> taken;
+    {
+      std::lock_guard lock(mu_);
+      taken = std::move(finish_);
+    }
+    if (taken) taken->Finish(std::move(value));
+  }
+
+ private:
+  struct Finisher {
+    virtual ~Finisher() = default;
+    virtual void Finish(Result<T> value) = 0;
+  };
+  template <typename Done>
+  struct FinishWith final : Finisher {
+    explicit FinishWith(Done d) : done(std::move(d)) {}
+    void Finish(Result<T> value) override { std::move(done)(std::move(value)); }
+    Done done;
+  };
+  std::mutex mu_;
+  std::unique_ptr<Finisher> finish_;
+};
+
 template <typename T, typename Fn>
 boost::asio::awaitable<Result<T>> StoreThread::Call(Fn fn, JobLane lane) {
-  auto submit = [this, lane, job_fn = std::move(fn)](auto done) mutable {
-    using Job = CallJob<T, Fn, decltype(done)>;
-    Post(std::make_unique<Job>(std::move(job_fn), std::move(done)), lane);
+  if (options_.call_deadline.count() <= 0) {
+    auto submit = [this, lane, job_fn = std::move(fn)](auto done) mutable {
+      using Job = CallJob<T, Fn, decltype(done)>;
+      Post(std::make_unique<Job>(std::move(job_fn), std::move(done)), lane);
+    };
+    auto job = net::AwaitJob<Result<T>>(std::move(submit));
+    Result<T> result = co_await std::move(job);
+    co_return result;
+  }
+  // The timer lives in this frame (on the caller's executor, cancelled there once resumed); the
+  // race outlives whichever of the two answers last.
+  boost::asio::any_io_executor executor = co_await boost::asio::this_coro::executor;
+  boost::asio::steady_timer timer(executor);
+  auto race = std::make_shared<CallRace<T>>();
+  timer.expires_after(options_.call_deadline);
+  timer.async_wait([race](boost::system::error_code ec) {
+    if (ec) return;  // cancelled: the job answered
+    race->Finish(Result<T>(Error{ErrorCode::kUnavailable,
+                                 "The store did not answer within fleet.outage_deadline.", ""}));
+  });
+  auto submit = [this, lane, race, job_fn = std::move(fn)](auto done) mutable {
+    race->Hold(std::move(done));
+    auto finish = [race](Result<T> value) { race->Finish(std::move(value)); };
+    Post(std::make_unique<CallJob<T, Fn, decltype(finish)>>(std::move(job_fn), std::move(finish)),
+         lane);
   };
   auto job = net::AwaitJob<Result<T>>(std::move(submit));
   Result<T> result = co_await std::move(job);
+  timer.cancel();
   co_return result;
 }
 

@@ -366,6 +366,27 @@ models:
   EXPECT_EQ(c.redis.report_interval, Millis(50));
 }
 
+TEST(ParseConfigTest, FleetOutageDeadlineDefaultsTo2sAndCapsRedisWaits) {
+  constexpr const char* kModel = R"(
+models:
+  - name: m
+    deployments: [{provider: openai, base_url: "http://h"}]
+)";
+  const Config defaults = ParseConfig(std::string("redis: {url: 'redis://r'}") + kModel);
+  EXPECT_EQ(defaults.fleet.outage_deadline, Millis(2'000));
+  EXPECT_EQ(defaults.redis.command_timeout, Millis(1'000));
+  EXPECT_EQ(defaults.redis.refill_wait, Millis(250));
+  const Config tight =
+      ParseConfig(std::string("fleet: {outage_deadline: 400ms}\n"
+                              "redis: {url: 'redis://r', command_timeout: 5s, refill_wait: 1s}") +
+                  kModel);
+  EXPECT_EQ(tight.fleet.outage_deadline, Millis(400));
+  EXPECT_EQ(tight.redis.command_timeout, Millis(200));
+  EXPECT_EQ(tight.redis.refill_wait, Millis(400));
+  EXPECT_THROW(ParseConfig(std::string("fleet: {outage_deadline: 0s}") + kModel), ConfigError);
+  EXPECT_THROW(ParseConfig(std::string("fleet: {deadline: 1s}") + kModel), ConfigError);
+}
+
 TEST(ParseConfigTest, LlmCacheSemanticModel) {
   const Config c = ParseConfig(R"(
 llm_cache: {enabled: true, semantic: {model: emb, max_entries: 500}}

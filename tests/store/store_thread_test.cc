@@ -8,6 +8,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <thread>
 
 #include "null_engine.h"
@@ -66,6 +67,60 @@ TEST(StoreThreadTest, CallRunsOnTheStoreThreadAndResumesOnTheCallersLoop) {
   EXPECT_EQ(answer, 42);
   EXPECT_NE(ran_on, std::this_thread::get_id());
   EXPECT_EQ(resumed_on, std::this_thread::get_id());
+  thread.Stop();
+}
+
+// A job that answers only once `release` is set (a server that does not answer).
+boost::asio::awaitable<void> AskStuck(StoreThread* thread, std::atomic<bool>* release,
+                                      std::atomic<int>* ran, Result<int>* answer) {
+  auto job = [release, ran](Engine&) -> Result<int> {
+    while (!release->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ++*ran;
+    return 7;
+  };
+  Result<int> result = co_await thread->Call<int>(std::move(job));
+  *answer = std::move(result);
+}
+
+TEST(StoreThreadTest, CallDeadlineAnswersUnavailableWhileTheJobStillRuns) {
+  NullEngine store;
+  Written written;
+  StoreThreadOptions options;
+  options.call_deadline = std::chrono::milliseconds(20);
+  StoreThread thread(store, options);
+  thread.Start(Recorder(written), nullptr);
+  boost::asio::io_context io;
+  std::atomic<bool> release{false};
+  std::atomic<int> ran{0};
+  Result<int> answer = 0;
+  boost::asio::co_spawn(io, AskStuck(&thread, &release, &ran, &answer), boost::asio::detached);
+  io.run();  // returns once the caller resumed: the deadline answered, the job is still held
+  ASSERT_FALSE(answer.ok());
+  EXPECT_EQ(answer.error().code, ErrorCode::kUnavailable);
+  EXPECT_EQ(ran.load(), 0);
+  release = true;
+  thread.Stop();  // the job ran after all; its late answer went nowhere
+  EXPECT_EQ(ran.load(), 1);
+  io.restart();
+  EXPECT_EQ(io.run(), 0u);  // nothing was posted to the caller a second time
+}
+
+TEST(StoreThreadTest, CallDeadlineLetsAnAnsweredJobThrough) {
+  NullEngine store;
+  Written written;
+  StoreThreadOptions options;
+  options.call_deadline = std::chrono::milliseconds(60'000);
+  StoreThread thread(store, options);
+  thread.Start(Recorder(written), nullptr);
+  boost::asio::io_context io;
+  std::atomic<bool> release{true};
+  std::atomic<int> ran{0};
+  Result<int> answer = 0;
+  boost::asio::co_spawn(io, AskStuck(&thread, &release, &ran, &answer), boost::asio::detached);
+  io.run();  // not 60 s: the cancelled timer holds nothing up
+  ASSERT_TRUE(answer.ok());
+  EXPECT_EQ(answer.value(), 7);
+  EXPECT_EQ(ran.load(), 1);
   thread.Stop();
 }
 

@@ -198,6 +198,8 @@ net::awaitable<void> AdminApi::Handle(http::Exchange& exchange, core::RouteMatch
           failures_.Blocked(exchange.client_address(), AuthFailures::Clock::now());
       exchange.response_headers().Add("Retry-After", wait.value_or(1));
     }
+    // The store unreachable or past fleet.outage_deadline: retry once it is back.
+    if (error.code == ErrorCode::kUnavailable) exchange.response_headers().Add("Retry-After", 1);
     core::ErrorReply reply = RenderError(match.route, error);
     co_await core_.RespondError(exchange, ctx, error.code, std::move(reply));
   }
