@@ -5,6 +5,8 @@
 #include <boost/beast/http/field.hpp>
 #include <cctype>
 
+#include "net/h2_fields.h"
+
 namespace turnpike::http {
 namespace {
 
@@ -17,22 +19,8 @@ constexpr size_t kHardHeaderFactor = 4;
 // The most response header fields passed to nghttp2 (pseudo and fixed ones included).
 constexpr size_t kMaxResponseFields = 64;
 
-std::string_view View(const uint8_t* data, size_t size) {
-  return std::string_view(reinterpret_cast<const char*>(data), size);
-}
-
-nghttp2_nv Nv(std::string_view name, std::string_view value) {
-  return nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
-                    reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(),
-                    value.size(), NGHTTP2_NV_FLAG_NONE};
-}
-
-// Fields that only mean something to HTTP/1.1 and are malformed in HTTP/2 (RFC 9113 8.2.2).
-bool IsConnectionSpecific(std::string_view lower_name) {
-  return lower_name == "connection" || lower_name == "keep-alive" ||
-         lower_name == "transfer-encoding" || lower_name == "upgrade" ||
-         lower_name == "proxy-connection";
-}
+using net::H2Field;
+using net::H2View;
 
 }  // namespace
 
@@ -135,30 +123,13 @@ bool Http2Connection::SubmitResponse(Http2Stream& stream, unsigned status,
   const std::string status_text = std::to_string(status);
   std::array<nghttp2_nv, kMaxResponseFields> nva;
   size_t n = 0;
-  nva[n++] = Nv(":status", status_text);
-  if (!content_type.empty()) nva[n++] = Nv("content-type", content_type);
-  if (!content_length.empty()) nva[n++] = Nv("content-length", content_length);
-  nva[n++] = Nv("x-request-id", request_id);
+  nva[n++] = H2Field(":status", status_text);
+  if (!content_type.empty()) nva[n++] = H2Field("content-type", content_type);
+  if (!content_length.empty()) nva[n++] = H2Field("content-length", content_length);
+  nva[n++] = H2Field("x-request-id", request_id);
   // The handler's "Name: value\r\n" lines; HTTP/2 wants the names in lower case.
-  std::string names(extra_lines.size(), '\0');
-  size_t at = 0;
-  while (!extra_lines.empty() && n < nva.size()) {
-    const size_t end = extra_lines.find("\r\n");
-    const std::string_view line = extra_lines.substr(0, end);
-    extra_lines.remove_prefix(end == std::string_view::npos ? extra_lines.size() : end + 2);
-    const size_t colon = line.find(':');
-    if (colon == std::string_view::npos || colon == 0) continue;
-    char* name = names.data() + at;
-    for (size_t i = 0; i < colon; ++i) {
-      name[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(line[i])));
-    }
-    at += colon;
-    const std::string_view lower(name, colon);
-    if (IsConnectionSpecific(lower)) continue;
-    std::string_view value = line.substr(colon + 1);
-    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    nva[n++] = Nv(lower, value);
-  }
+  std::string names;
+  n = net::AppendH2HeaderLines(extra_lines, names, nva, n, [](std::string_view) { return false; });
   nghttp2_data_provider provider{};
   provider.source.ptr = &stream;
   provider.read_callback = &ReadBody;
@@ -255,8 +226,8 @@ int Http2Connection::OnHeader(nghttp2_session*, const nghttp2_frame* frame, cons
     s->headers_too_large = true;
   }
   if (s->headers_too_large) return 0;
-  const std::string_view n = View(name, namelen);
-  const std::string_view v = View(value, valuelen);
+  const std::string_view n = H2View(name, namelen);
+  const std::string_view v = H2View(value, valuelen);
   if (n == ":method") {
     s->request.method_string(v);
   } else if (n == ":path") {

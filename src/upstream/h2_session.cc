@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 
+#include "net/h2_fields.h"
 #include "upstream/call.h"
 
 namespace turnpike::upstream {
@@ -14,22 +15,8 @@ constexpr size_t kMaxRequestFields = 48;
 // What nghttp2 reports for SETTINGS_MAX_CONCURRENT_STREAMS before the server sent any.
 constexpr uint32_t kUnlimitedStreams = 0xffffffffu;
 
-nghttp2_nv Nv(std::string_view name, std::string_view value) {
-  return nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
-                    reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(),
-                    value.size(), NGHTTP2_NV_FLAG_NONE};
-}
-
-std::string_view View(const uint8_t* data, size_t size) {
-  return std::string_view(reinterpret_cast<const char*>(data), size);
-}
-
-// Fields that only mean something to HTTP/1.1 and are malformed in HTTP/2 (RFC 9113 8.2.2).
-bool IsConnectionSpecific(std::string_view lower_name) {
-  return lower_name == "connection" || lower_name == "keep-alive" || lower_name == "host" ||
-         lower_name == "transfer-encoding" || lower_name == "upgrade" ||
-         lower_name == "proxy-connection" || lower_name == "content-length";
-}
+using net::H2Field;
+using net::H2View;
 
 }  // namespace
 
@@ -79,15 +66,15 @@ std::shared_ptr<H2Stream> H2Session::Submit(const OutgoingRequest& request, std:
   if (going_away()) return nullptr;
   std::array<nghttp2_nv, kMaxRequestFields> nva;
   size_t n = 0;
-  nva[n++] = Nv(":method", request.method);
-  nva[n++] = Nv(":scheme", scheme);
-  nva[n++] = Nv(":authority", authority);
-  nva[n++] = Nv(":path", request.target);
+  nva[n++] = H2Field(":method", request.method);
+  nva[n++] = H2Field(":scheme", scheme);
+  nva[n++] = H2Field(":authority", authority);
+  nva[n++] = H2Field(":path", request.target);
   const std::string length = std::to_string(request.body.size());
-  nva[n++] = Nv("content-length", length);
-  if (!request.content_type.empty()) nva[n++] = Nv("content-type", request.content_type);
+  nva[n++] = H2Field("content-length", length);
+  if (!request.content_type.empty()) nva[n++] = H2Field("content-type", request.content_type);
   auto add = [&nva, &n](std::string_view name, std::string_view value) {
-    if (!value.empty()) nva[n++] = Nv(name, value);
+    if (!value.empty()) nva[n++] = H2Field(name, value);
   };
   add("accept", request.accept);
   add("authorization", request.authorization);
@@ -95,26 +82,11 @@ std::shared_ptr<H2Stream> H2Session::Submit(const OutgoingRequest& request, std:
   add("traceparent", request.traceparent);
   // The deployment's "Name: value\r\n..." lines; HTTP/2 wants the names in lower case
   // (nghttp2 copies the fields, so the lowered names need live only through the submit).
-  std::string_view extra = request.extra_headers;
-  std::string names(extra.size(), '\0');
-  size_t at = 0;
-  while (!extra.empty() && n < nva.size()) {
-    const size_t end = extra.find("\r\n");
-    const std::string_view line = extra.substr(0, end);
-    extra.remove_prefix(end == std::string_view::npos ? extra.size() : end + 2);
-    const size_t colon = line.find(':');
-    if (colon == std::string_view::npos || colon == 0) continue;
-    char* name = names.data() + at;
-    for (size_t i = 0; i < colon; ++i) {
-      name[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(line[i])));
-    }
-    at += colon;
-    const std::string_view lower(name, colon);
-    if (IsConnectionSpecific(lower)) continue;
-    std::string_view value = line.substr(colon + 1);
-    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    nva[n++] = Nv(lower, value);
-  }
+  // ("host" is :authority, and content-length was set above.)
+  std::string names;
+  n = net::AppendH2HeaderLines(request.extra_headers, names, nva, n, [](std::string_view name) {
+    return name == "host" || name == "content-length";
+  });
   auto stream = std::make_shared<H2Stream>(executor_);
   stream->signal.expires_at(boost::asio::steady_timer::time_point::max());
   stream->body.assign(request.body);
@@ -220,8 +192,8 @@ int H2Session::OnHeader(nghttp2_session*, const nghttp2_frame* frame, const uint
   if (frame->hd.type != NGHTTP2_HEADERS) return 0;
   H2Stream* stream = s->Find(frame->hd.stream_id);
   if (stream == nullptr || stream->head) return 0;  // trailers are not kept
-  const std::string_view n = View(name, namelen);
-  const std::string_view v = View(value, valuelen);
+  const std::string_view n = H2View(name, namelen);
+  const std::string_view v = H2View(value, valuelen);
   if (n == ":status") {
     unsigned code = 0;
     for (char c : v) code = code * 10 + static_cast<unsigned>(c - '0');

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "store/daily_counts.h"
 #include "store/postgres/call_log_columns.h"
 
 namespace turnpike::store::postgres {
@@ -55,26 +56,6 @@ struct RouteKeyHash {
     }
     return out * 1'000'003 ^ k.month;
   }
-};
-
-// A daily counter's key as the batch's records spell it (views into them), and its sums.
-struct DayKey {
-  std::string_view tenant, key, model;
-  int64_t day = 0;
-  bool operator==(const DayKey&) const = default;
-};
-struct DayKeyHash {
-  size_t operator()(const DayKey& k) const {
-    const std::hash<std::string_view> h;
-    return ((h(k.tenant) * 1'000'003 ^ h(k.key)) * 1'000'003 ^ h(k.model)) * 1'000'003 ^
-           static_cast<size_t>(k.day);
-  }
-};
-struct DayCounts {
-  int64_t cost_micros = 0;
-  int64_t prompt_tokens = 0;
-  int64_t completion_tokens = 0;
-  int64_t requests = 0;
 };
 
 // The spooled parameters' layout (WriteCalls); a spool of another layout is refused whole.
@@ -140,10 +121,7 @@ Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
         day_counts = &days[day_key];
         last_day_key = day_key;
       }
-      day_counts->cost_micros += r.cost_micros;
-      day_counts->prompt_tokens += r.prompt_tokens;
-      day_counts->completion_tokens += r.completion_tokens;
-      day_counts->requests += r.dropped_rows > 0 ? r.dropped_rows : 1;
+      day_counts->Add(r.cost_micros, r.prompt_tokens, r.completion_tokens, r.dropped_rows);
       if (r.cost_micros != 0) {
         if (key_sum == nullptr || r.key_id != last_key || r.tenant_id != last_tenant ||
             r.month != last_month) {
@@ -185,8 +163,8 @@ Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
   std::array<ArrayText, columns::kDailyArrays> daily;
   for (const auto& [k, counts] : days) {
     daily[0].Text(FormatDay(k.day));
-    daily[1].Text(k.tenant);
-    daily[2].Text(k.key);
+    daily[1].Text(k.tenant_id);
+    daily[2].Text(k.key_id);
     daily[3].Text(k.model);
     daily[4].Int(counts.cost_micros);
     daily[5].Int(counts.prompt_tokens);

@@ -24,6 +24,7 @@
 #include <optional>
 #include <utility>
 
+#include "store/daily_counts.h"
 #include "store/sqlite/batch_map.h"
 #include "store/sqlite/call_log.h"
 
@@ -137,27 +138,6 @@ struct TxRoute {
   int64_t route_id = 0;  // 0: not asked yet
 };
 
-// A daily counter's key: views into the batch's routes, and the day (daily_spend.h, DayOf).
-struct DayKey {
-  std::string_view tenant_id;
-  std::string_view key_id;
-  std::string_view model;
-  int64_t day = 0;
-  bool operator==(const DayKey&) const = default;
-};
-struct DayKeyHash {
-  size_t operator()(const DayKey& k) const {
-    const std::hash<std::string_view> h;
-    return ((h(k.tenant_id) * 1'000'003 ^ h(k.key_id)) * 1'000'003 ^ h(k.model)) * 1'000'003 ^
-           static_cast<size_t>(k.day);
-  }
-};
-struct DayCounts {
-  int64_t cost_micros = 0;
-  int64_t prompt_tokens = 0;
-  int64_t completion_tokens = 0;
-  int64_t requests = 0;
-};
 using DaySums = BatchMap<DayKey, DayCounts, DayKeyHash>;
 
 }  // namespace
@@ -191,10 +171,8 @@ Status CallLog::WriteCalls(CallBatchParts parts, bool log_rows,
           last_day = day;
         }
         routes.at(route).second.spend_micros += facts.cost_micros;
-        day_counts->cost_micros += facts.cost_micros;
-        day_counts->prompt_tokens += facts.prompt_tokens;
-        day_counts->completion_tokens += facts.completion_tokens;
-        day_counts->requests += facts.dropped_rows > 0 ? facts.dropped_rows : 1;
+        day_counts->Add(facts.cost_micros, facts.prompt_tokens, facts.completion_tokens,
+                        facts.dropped_rows);
         if (log_rows) rows_.push_back({&batch, i, route});
       }
     }
