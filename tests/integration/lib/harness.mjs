@@ -61,8 +61,8 @@ export function gatewayConfig({
   models, server = {}, upstream = {}, routing = {}, governance = { enabled: false }, store = {},
   call_log = {}, prices = {}, hotpath = {}, sections = {},
 }) {
-  const lines = ['server:', '  listen: 127.0.0.1:0', '  workers: 2', '  access_log: ""'];
-  for (const [k, v] of Object.entries(server)) lines.push(`  ${k}: ${v}`);
+  const lines = ['server:', '  listen: 127.0.0.1:0', `  workers: ${server.workers ?? 2}`, '  access_log: ""'];
+  for (const [k, v] of Object.entries(server)) if (k !== 'workers') lines.push(`  ${k}: ${v}`);
   if (Object.keys(upstream).length) {
     lines.push('upstream:');
     for (const [k, v] of Object.entries(upstream)) lines.push(`  ${k}: ${v}`);
