@@ -47,7 +47,7 @@ class InlineText {
       n = N;
       while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xc0) == 0x80) --n;
     }
-    std::memcpy(data_, s.data(), n);
+    if (n > 0) std::memcpy(data_, s.data(), n);  // an empty view's data() may be null
     size_ = static_cast<uint8_t>(n);
   }
   void clear() { size_ = 0; }
