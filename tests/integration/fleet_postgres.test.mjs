@@ -270,7 +270,8 @@ test('start-up with PostgreSQL unreachable: a clear message and exit 1; --wait-f
   // Waiting: nothing listens on the configured port until, after start-up began, a TCP proxy
   // to the running cluster appears there.
   const net = await import('node:net');
-  const waiting = startProcess(['serve', '--wait-for-deps', '--config', file], ENV);
+  // A start meant to wait (the sleep, then up to a retry interval): more than the default 10 s.
+  const waiting = startProcess(['serve', '--wait-for-deps', '--config', file], { ...ENV, timeoutMs: 60_000 });
   await sleep(1500);
   const proxy = net.createServer((client) => {
     const server = net.connect(pg.port, '127.0.0.1');

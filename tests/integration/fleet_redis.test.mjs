@@ -545,7 +545,9 @@ test('unreachable Redis at start-up: a clear exit, or a wait with --wait-for-dep
 
   const file = path.join(store.dir, 'wait.yaml');
   writeFileSync(file, text);
-  const starting = startProcess(['serve', '--config', file, '--wait-for-deps'], ENV);
+  // It waits through the sleep below and Redis's start, then up to one retry interval (1 s):
+  // the default 10 s for the "listening" line is tight for that under ASan on a loaded machine.
+  const starting = startProcess(['serve', '--config', file, '--wait-for-deps'], { ...ENV, timeoutMs: 60_000 });
   let listening = false;
   starting.then(() => { listening = true; }, () => {});
   await sleep(1500);

@@ -12,7 +12,7 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  esRequest, eventually, gatewayConfig, metricsOf, sleep, startGateway, startGovernedGateway,
+  esRequest, eventually, gatewayConfig, metricsOf, startGateway, startGovernedGateway,
   stopAll,
 } from './lib/harness.mjs';
 
@@ -181,8 +181,9 @@ test('otel: a search request is a span of its own kind', async () => {
 });
 
 test('otel: a collector that does not answer fails no request; failed exports and drops are counted', async () => {
-  // Accepts connections and never answers: an export waits for its timeout.
-  const hung = net.createServer(() => {});
+  // Accepts connections, reads, and never answers: an export waits for its timeout.
+  let received = 0;
+  const hung = net.createServer((socket) => { socket.on('data', (d) => { received += d.length; }); });
   servers.push(hung);
   const port = await new Promise((resolve) => hung.listen(0, '127.0.0.1', () => resolve(hung.address().port)));
   const upstream = await startUpstream();
@@ -193,7 +194,8 @@ test('otel: a collector that does not answer fails no request; failed exports an
   const first = await chat(gw, {});
   assert.equal(first.status, 200);
   await first.json();
-  await sleep(500);  // the exporter took it and waits on the collector now
+  // The exporter took it (its request reached the collector) and waits on the answer now.
+  assert.ok(await eventually(() => received > 0, 5000), 'the first export reached the collector');
   for (let i = 0; i < 3; ++i) {
     const r = await chat(gw, {});
     assert.equal(r.status, 200);

@@ -17,14 +17,15 @@ export const PROBE_BIN = process.env.TURNPIKE_PROBE_BIN ??
 const STARTUP_TIMEOUT_MS = Number(process.env.TURNPIKE_STARTUP_TIMEOUT_MS ?? 10_000);
 const started = new Set();
 
-// Spawns `turnpike <args>` (or `bin <args>`) and resolves once it prints "listening on HOST:PORT".
-export function startProcess(args, { env = {}, bin = BIN } = {}) {
+// Spawns `turnpike <args>` (or `bin <args>`) and resolves once it prints "listening on HOST:PORT"
+// (within `timeoutMs`: longer for a start that is meant to wait, e.g. for a dependency).
+export function startProcess(args, { env = {}, bin = BIN, timeoutMs = STARTUP_TIMEOUT_MS } = {}) {
   return new Promise((resolve, reject) => {
     const proc = spawn(bin, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     started.add(proc);
     let out = '';
     let err = '';
-    const timer = setTimeout(() => reject(new Error(`no "listening" line from ${args.join(' ')}: ${err}`)), STARTUP_TIMEOUT_MS);
+    const timer = setTimeout(() => reject(new Error(`no "listening" line from ${args.join(' ')}: ${err}`)), timeoutMs);
     proc.stdout.on('data', (d) => {
       out += d;
       const m = /listening on ([0-9.]+):(\d+)/.exec(out);
