@@ -338,7 +338,7 @@ void AddTenantCommands(CLI::App* admin, const ArgsPtr& args) {
   });
 }
 
-// `admin keys list|create|revoke`.
+// `admin keys list|create|revoke|delete`.
 void AddKeyCommands(CLI::App* admin, const ArgsPtr& args) {
   Args& a = *args;
   CLI::App* keys = admin->add_subcommand("keys", "Virtual API keys");
@@ -369,6 +369,10 @@ void AddKeyCommands(CLI::App* admin, const ArgsPtr& args) {
   key_revoke->callback([args] {
     Run(*args, bhttp::verb::post, "keys/" + Encode(args->id) + "/revoke", json::object{});
   });
+  CLI::App* key_delete = keys->add_subcommand(
+      "delete", "Delete a key (from then on unknown; its calls and spend stay)");
+  key_delete->add_option("id", a.id, "Key id (the public part)")->required();
+  key_delete->callback([args] { Run(*args, bhttp::verb::delete_, "keys/" + Encode(args->id)); });
 }
 
 // `admin admin-tokens list|create|revoke --tenant T`: a tenant's admin tokens.

@@ -1,6 +1,7 @@
 // The admin API's writes and call-log pages. Each write runs on the store thread: it edits a
 // copy of the records, and Commit validates it by building the snapshot, writes the one
 // record, then publishes.
+#include <algorithm>
 #include <utility>
 
 #include "common/clock.h"
@@ -149,6 +150,23 @@ boost::asio::awaitable<Result<PriceInfo>> GovernanceService::PutPrice(PriceOverr
     return PriceOf(price.model);
   };
   Result<PriceInfo> result = co_await thread_.Call<PriceInfo>(std::move(job));
+  co_return result;
+}
+
+boost::asio::awaitable<Result<Key>> GovernanceService::DeleteKey(std::string public_id) {
+  auto job = [this, public_id = std::move(public_id)](store::Engine& engine) -> Result<Key> {
+    GovernanceRows rows = rows_;
+    auto it = std::find_if(rows.keys.begin(), rows.keys.end(),
+                           [&](const Key& k) { return k.public_id == public_id; });
+    if (it == rows.keys.end()) return NotFound("no key " + public_id);
+    Key deleted = std::move(*it);
+    rows.keys.erase(it);
+    Status done =
+        Commit(std::move(rows), [&] { return engine.records().DeleteKey(deleted.public_id); });
+    if (!done.ok()) return done.error();
+    return deleted;
+  };
+  Result<Key> result = co_await thread_.Call<Key>(std::move(job));
   co_return result;
 }
 

@@ -112,6 +112,10 @@ class GovernanceService {
   // secret with the prefix of key.kind: "tp-" or, for a tenant's admin token, "tpa-").
   boost::asio::awaitable<Result<CreatedKey>> CreateKey(governance::Key key);
   boost::asio::awaitable<Result<governance::Key>> RevokeKey(std::string public_id);
+  // Removes the key from the store and from the snapshot (the key as it was): from the next
+  // request on it is unknown (the generic 401), and it no longer takes memory. Its call-log
+  // rows and spend history stay.
+  boost::asio::awaitable<Result<governance::Key>> DeleteKey(std::string public_id);
   boost::asio::awaitable<Result<PriceInfo>> PutPrice(store::PriceOverride price);
   boost::asio::awaitable<Result<PriceInfo>> DeletePrice(std::string model);  // the price now
   boost::asio::awaitable<Result<std::vector<PriceInfo>>> Prices();

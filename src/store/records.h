@@ -73,7 +73,8 @@ class GovernanceRecords {
   virtual Status UpdateTenant(const governance::Tenant& tenant) = 0;  // kNotFound if absent
   virtual Status InsertKey(const governance::Key& key) = 0;           // kConflict if present
   virtual Status SetKeyStatus(std::string_view public_id, governance::KeyStatus status,
-                              int64_t at) = 0;  // kNotFound if absent
+                              int64_t at) = 0;               // kNotFound if absent
+  virtual Status DeleteKey(std::string_view public_id) = 0;  // kNotFound if absent
   virtual Status UpsertPrice(const PriceOverride& price) = 0;
   virtual Status DeletePrice(std::string_view model) = 0;  // kNotFound if absent
 };

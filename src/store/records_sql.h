@@ -86,6 +86,8 @@ inline constexpr std::string_view kUpsertPrice =
     "cache_write_micros_per_mtok = excluded.cache_write_micros_per_mtok, "
     "reasoning_micros_per_mtok = excluded.reasoning_micros_per_mtok";
 // model. Returns a row when the price existed.
+inline constexpr std::string_view kDeleteKey =
+    "DELETE FROM api_keys WHERE public_id = ? RETURNING public_id";
 inline constexpr std::string_view kDeletePrice =
     "DELETE FROM prices WHERE model = ? RETURNING model";
 

@@ -97,6 +97,15 @@ class FakeRecords : public store::GovernanceRecords {
       return Error{ErrorCode::kNotFound, "no key", ""};
     });
   }
+  Status DeleteKey(std::string_view public_id) override {
+    return Write([&](store::GovernanceRows& rows) -> Status {
+      if (std::erase_if(rows.keys,
+                        [&](const governance::Key& k) { return k.public_id == public_id; }) == 0) {
+        return Error{ErrorCode::kNotFound, "no key", ""};
+      }
+      return Ok{};
+    });
+  }
   Status UpsertPrice(const store::PriceOverride& price) override {
     return Write([&](store::GovernanceRows& rows) -> Status {
       std::erase_if(rows.prices,

@@ -117,6 +117,14 @@ test('two replicas over one PostgreSQL: a key revoked on A is refused on B (LIST
   const [rows, distinct] = pg.psql('SELECT count(*), count(DISTINCT request_id) FROM call_log', db).split('|').map(Number);
   assert.ok(rows >= 50, `rows ${rows}`);
   assert.equal(rows, distinct);
+
+  // A key deleted on A: refused on B, and gone from B's admin API (its snapshot).
+  const doomed = await admin(a, 'POST', 'keys', { tenant: 't1' });
+  assert.ok(await eventually(async () => (await chatStatus(b, doomed.body.key)) === 200, 5000, 5));
+  assert.equal((await admin(a, 'DELETE', `keys/${doomed.body.id}`)).status, 200);
+  assert.ok(await eventually(async () => (await chatStatus(b, doomed.body.key)) === 401, 5000, 5),
+    'the deleted key refused on B');
+  assert.equal((await admin(b, 'GET', `keys/${doomed.body.id}`)).status, 404);
 });
 
 test('reconcile over two replicas: 409 while another holds the store\'s reconcile lock, then the drift is added once', { skip }, async () => {

@@ -145,6 +145,20 @@ test('keys: 401 without or with a bad key and when revoked or expired, 403 when 
   await assert.rejects(client.chat.completions.create({ model: 'mock-model', messages: [{ role: 'user', content: 'Hi' }] }),
     (e) => e instanceof OpenAI.AuthenticationError && /revoked/.test(e.message));
 
+  // Deletion: the key is then unknown (the generic 401, no longer "revoked"), gone from the
+  // admin API; its call-log rows stay.
+  const deleted = await admin(gw, 'DELETE', `keys/${id}`);
+  assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+  assert.equal(deleted.body.deleted, true);
+  const unknown = await chat(gw, secret);
+  assert.equal(unknown.status, 401);
+  assert.doesNotMatch((await unknown.json()).error.message, /revoked/);
+  assert.equal((await admin(gw, 'GET', `keys/${id}`)).status, 404);
+  assert.equal((await admin(gw, 'DELETE', `keys/${id}`)).status, 404);
+  assert.ok(!(await admin(gw, 'GET', 'keys')).body.data.some((k) => k.id === id));
+  assert.ok(await eventually(async () => (await admin(gw, 'GET', `calls?key=${id}`)).body.data.length > 0, 3000),
+    'the deleted key\'s calls stay in the log');
+
   // Suspension of the tenant, then reinstatement.
   const other = await admin(gw, 'POST', 'keys', { tenant: 't1' });
   assert.equal((await chat(gw, other.body.key)).status, 200);
@@ -442,6 +456,8 @@ test('admin API: token required, clear errors naming the field, 409 on a duplica
   const key = JSON.parse(run('--json', 'keys', 'create', '--tenant', 'x', '--rpm', '7'));
   assert.equal(key.rpm, 7);
   assert.match(run('keys', 'list', '--tenant', 'x'), new RegExp(key.id));
+  assert.equal(JSON.parse(run('--json', 'keys', 'delete', key.id)).deleted, true);
+  assert.doesNotMatch(run('keys', 'list', '--tenant', 'x'), new RegExp(key.id));
   const token = JSON.parse(run('--json', 'admin-tokens', 'create', '--tenant', 'x', '--name', 'ops'));
   assert.match(token.token, /^tpa-/);
   assert.match(run('admin-tokens', 'list', '--tenant', 'x'), new RegExp(token.id));

@@ -20,6 +20,7 @@ class NullRecords : public GovernanceRecords {
   Status UpdateTenant(const governance::Tenant&) override { return Ok{}; }
   Status InsertKey(const governance::Key&) override { return Ok{}; }
   Status SetKeyStatus(std::string_view, governance::KeyStatus, int64_t) override { return Ok{}; }
+  Status DeleteKey(std::string_view) override { return Ok{}; }
   Status UpsertPrice(const PriceOverride&) override { return Ok{}; }
   Status DeletePrice(std::string_view) override { return Ok{}; }
 

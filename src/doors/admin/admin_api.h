@@ -9,6 +9,8 @@
 //   GET    /admin/v1/tenants[/{id}]            POST /admin/v1/tenants          PATCH .../{id}
 //   GET    /admin/v1/keys[?tenant=]            POST /admin/v1/keys             (secret shown once)
 //   GET    /admin/v1/keys/{id}                 POST /admin/v1/keys/{id}/revoke
+//   DELETE /admin/v1/keys/{id}                 (gone from the store and from memory: from then
+//                                              on an unknown key; its calls and spend stay)
 //   GET    /admin/v1/tenants/{id}/admin-tokens POST .../admin-tokens (token shown once)
 //   DELETE /admin/v1/tenants/{id}/admin-tokens/{token_id}                  (revokes)
 //   GET    /admin/v1/prices                    PUT/DELETE /admin/v1/prices/{model}

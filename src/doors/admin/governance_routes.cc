@@ -43,6 +43,7 @@ std::vector<core::AdminRoute> GovernanceRoutes(Service& service) {
       });
   routes.push_back(Route(at("keys/{id}"), Verb::get, key_owner, service, GetKey));
   routes.push_back(Route(at("keys/{id}/revoke"), Verb::post, key_owner, service, RevokeKey));
+  routes.push_back(Route(at("keys/{id}"), Verb::delete_, key_owner, service, DeleteKey));
   // A tenant's admin tokens are the operator's to give and take.
   routes.push_back(
       Route(at("tenants/{id}/admin-tokens"), Verb::get, kOperator, service, ListAdminTokens));

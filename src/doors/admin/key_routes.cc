@@ -94,6 +94,16 @@ Answer RevokeKey(Service& service, const AdminCall& call) {
   co_return JsonAnswer(200, KeyJson(revoked.value()));
 }
 
+Answer DeleteKey(Service& service, const AdminCall& call) {
+  const std::string id(call.Param("id"));
+  if (FindVirtualKey(*service.cell().Load(), id) == nullptr) co_return NoSuch("key", id);
+  Result<Key> deleted = co_await service.DeleteKey(id);
+  if (!deleted.ok()) co_return deleted.error();
+  json::object out = KeyJson(deleted.value());
+  out["deleted"] = true;
+  co_return JsonAnswer(200, out);
+}
+
 Answer ListPrices(Service& service, const AdminCall&) {
   Result<std::vector<control::PriceInfo>> prices = co_await service.Prices();
   if (!prices.ok()) co_return prices.error();

@@ -71,6 +71,7 @@ Answer ListKeys(Service& service, const AdminCall& call);
 Answer CreateKey(Service& service, const AdminCall& call);
 Answer GetKey(Service& service, const AdminCall& call);
 Answer RevokeKey(Service& service, const AdminCall& call);
+Answer DeleteKey(Service& service, const AdminCall& call);
 Answer ListAdminTokens(Service& service, const AdminCall& call);
 Answer CreateAdminToken(Service& service, const AdminCall& call);
 Answer RevokeAdminToken(Service& service, const AdminCall& call);

@@ -32,7 +32,8 @@ Records::Records(Connection& db, Connection& listen)
       insert_key_(Numbered(sql::kInsertKey)),
       set_key_status_(Numbered(sql::kSetKeyStatus)),
       upsert_price_(Numbered(sql::kUpsertPrice)),
-      delete_price_(Numbered(sql::kDeletePrice)) {}
+      delete_price_(Numbered(sql::kDeletePrice)),
+      delete_key_(Numbered(sql::kDeleteKey)) {}
 
 Result<GovernanceRows> Records::LoadAll() {
   const Params none;
@@ -211,6 +212,12 @@ Status Records::SetKeyStatus(std::string_view public_id, KeyStatus status, int64
   }
   p.Add(public_id);
   return Write(set_key_status_, p, "no key " + std::string(public_id));
+}
+
+Status Records::DeleteKey(std::string_view public_id) {
+  Params p;
+  p.Add(public_id);
+  return Write(delete_key_, p, "no key " + std::string(public_id));
 }
 
 Status Records::UpsertPrice(const PriceOverride& price) {

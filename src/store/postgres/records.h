@@ -40,6 +40,7 @@ class Records : public GovernanceRecords {
   Status InsertTenant(const governance::Tenant& tenant) override;
   Status UpdateTenant(const governance::Tenant& tenant) override;
   Status InsertKey(const governance::Key& key) override;
+  Status DeleteKey(std::string_view public_id) override;
   Status SetKeyStatus(std::string_view public_id, governance::KeyStatus status,
                       int64_t at) override;
   Status UpsertPrice(const PriceOverride& price) override;
@@ -55,7 +56,7 @@ class Records : public GovernanceRecords {
   int64_t seen_version_ = -1;  // records_version at the previous poll; -1: none yet
   // The shared statements, numbered once.
   const std::string upsert_plan_, insert_tenant_, update_tenant_, insert_key_, set_key_status_,
-      upsert_price_, delete_price_;
+      upsert_price_, delete_price_, delete_key_;
 };
 
 }  // namespace turnpike::store::postgres

@@ -223,6 +223,13 @@ Status Records::SetKeyStatus(std::string_view public_id, KeyStatus status, int64
   return RunReturning(*q, "no key " + std::string(public_id));
 }
 
+Status Records::DeleteKey(std::string_view public_id) {
+  Result<Statement> q = db_.Prepare(sql::kDeleteKey, StoreOp::kAdminWrite);
+  if (!q.ok()) return q.error();
+  q->Bind(1, public_id);
+  return RunReturning(*q, "no key " + std::string(public_id));
+}
+
 Status Records::UpsertPrice(const PriceOverride& price) {
   Result<Statement> q = db_.Prepare(sql::kUpsertPrice, StoreOp::kAdminWrite);
   if (!q.ok()) return q.error();

@@ -25,6 +25,7 @@ class Records : public GovernanceRecords {
   Status InsertTenant(const governance::Tenant& tenant) override;
   Status UpdateTenant(const governance::Tenant& tenant) override;
   Status InsertKey(const governance::Key& key) override;
+  Status DeleteKey(std::string_view public_id) override;
   Status SetKeyStatus(std::string_view public_id, governance::KeyStatus status,
                       int64_t at) override;
   Status UpsertPrice(const PriceOverride& price) override;

@@ -54,6 +54,19 @@ TEST_F(AdminDoorTest, KeysAreRoutedWithTheirQueryAndRevoke) {
   EXPECT_EQ(a.body.at("status"), "revoked");
 }
 
+TEST_F(AdminDoorTest, ADeletedKeyIsGoneFromTheStoreTheSnapshotAndTheList) {
+  const int writes = engine_->fake_records().writes();
+  Answered a = Call(Verb::delete_, std::string("/admin/v1/keys/") + kKeyId);
+  ASSERT_EQ(a.status, 200u) << json::serialize(a.body);
+  EXPECT_EQ(a.body.at("id"), kKeyId);
+  EXPECT_EQ(a.body.at("deleted"), true);
+  EXPECT_EQ(engine_->fake_records().writes(), writes + 1);
+  EXPECT_EQ(DataSize(Call(Verb::get, "/admin/v1/keys")), 0u);
+  EXPECT_EQ(Call(Verb::get, std::string("/admin/v1/keys/") + kKeyId).status, 404u);
+  EXPECT_EQ(Call(Verb::delete_, std::string("/admin/v1/keys/") + kKeyId).status, 404u);
+  EXPECT_EQ(engine_->fake_records().writes(), writes + 1);
+}
+
 TEST_F(AdminDoorTest, PricesSpendCallsAndReconcileAreRouted) {
   EXPECT_EQ(Call(Verb::get, "/admin/v1/prices").status, 200u);
   // A model name with a slash arrives percent-encoded in one segment and is decoded.
@@ -136,6 +149,7 @@ TEST_F(AdminDoorTest, UnknownIdsAre404) {
   EXPECT_EQ(a.body.at("error").at("message"), "No tenant nope.");
   EXPECT_EQ(Call(Verb::get, "/admin/v1/keys/nope").status, 404u);
   EXPECT_EQ(Call(Verb::post, "/admin/v1/keys/nope/revoke").status, 404u);
+  EXPECT_EQ(Call(Verb::delete_, "/admin/v1/keys/nope").status, 404u);
   EXPECT_EQ(Call(Verb::patch, "/admin/v1/tenants/nope", R"({"name": "x"})").status, 404u);
 }
 

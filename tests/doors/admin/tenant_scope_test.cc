@@ -162,6 +162,7 @@ TEST_F(AdminDoorTest, EveryGovernanceRouteDeclaresWhereItsTenantIs) {
       {"POST /admin/v1/keys", {Where::kBody, "tenant"}},
       {"GET /admin/v1/keys/{id}", {Where::kOwner, "id"}},
       {"POST /admin/v1/keys/{id}/revoke", {Where::kOwner, "id"}},
+      {"DELETE /admin/v1/keys/{id}", {Where::kOwner, "id"}},
       {"GET /admin/v1/tenants/{id}/admin-tokens", {Where::kNone, ""}},
       {"POST /admin/v1/tenants/{id}/admin-tokens", {Where::kNone, ""}},
       {"DELETE /admin/v1/tenants/{id}/admin-tokens/{token_id}", {Where::kNone, ""}},
