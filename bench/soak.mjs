@@ -8,7 +8,7 @@
 // OpenAI deployment; a bad key (401), a bad body (400), an upstream 500 and a reset mid-stream
 // (a second mock that fails
 // every request, and the mock's x-mock-fault); a client that drops a stream after its first bytes; an admin write
-// (create a key, then revoke it); search (bulk-index into a fixed set of ids, then query).
+// (create a key, revoke it, delete it: the key table keeps its size); search (bulk-index into a fixed set of ids, then query).
 // Every answer's status is checked against the one its kind expects; the summary counts the rest.
 //
 // Run by hand, not in CI (the default is one hour):
@@ -145,7 +145,9 @@ const MIX = [
     const created = await admin('POST', 'keys', { tenant: 't1', name: `k${docSeq++}` });
     if (created.status !== 201) return false;
     const revoked = await admin('POST', `keys/${created.body.id}/revoke`);
-    return revoked.status === 200;
+    if (revoked.status !== 200) return false;
+    const deleted = await admin('DELETE', `keys/${created.body.id}`);
+    return deleted.status === 200;
   }],
   ['search', 6, async () => {
     // 200 ids, rewritten in turn: the index stays the same size however long the soak runs.
@@ -198,14 +200,26 @@ function launch() {
 
 const t0 = Date.now();
 const samples = [];
-writeFileSync(args.csv, 'seconds,phase,rss_kib,requests,unexpected\n');
+writeFileSync(args.csv, 'seconds,phase,rss_kib,sqlite_kib,requests,unexpected\n');
+// SQLite's share of the heap (turnpike_sqlite_memory_bytes: every connection's page cache),
+// read from /metrics in the background; each sample writes the latest value.
+let sqliteKiB = '';
+async function readSqlite() {
+  try {
+    const text = await (await fetch(`${gw.url}/metrics`)).text();
+    const m = /^turnpike_sqlite_memory_bytes (\S+)$/m.exec(text);
+    if (m) sqliteKiB = String(Math.round(Number(m[1]) / 1024));
+  } catch { /* the next read tries again */ }
+}
+await readSqlite();
+const sqliteReader = setInterval(readSqlite, SAMPLE_MS / 2);
 function sample(phase) {
   const rss = rssKiB(gw.pid);
   const requests = Object.values(stats).reduce((s, v) => s + v.ok + v.bad, 0);
   const unexpected = Object.values(stats).reduce((s, v) => s + v.bad, 0);
   const seconds = Math.round((Date.now() - t0) / 1000);
-  samples.push({ seconds, phase, rss });
-  appendFileSync(args.csv, `${seconds},${phase},${rss},${requests},${unexpected}\n`);
+  samples.push({ seconds, phase, rss, sqlite: sqliteKiB });
+  appendFileSync(args.csv, `${seconds},${phase},${rss},${sqliteKiB},${requests},${unexpected}\n`);
   return rss;
 }
 
@@ -235,6 +249,7 @@ for (let s = 0; s < args.drain; s += 10) {
   drainSamples.push(sample('drained'));
 }
 const afterDrain = drainSamples.at(-1) ?? sample('drained');
+clearInterval(sqliteReader);
 
 const summary = {
   env, duration_s: args.duration, rate: args.rate, stats, skipped,
@@ -242,6 +257,7 @@ const summary = {
     start: samples[0].rss, warmup: atWarmup.rss, warmup_at_s: atWarmup.seconds, end_of_mix: endOfMix,
     end_vs_warmup_pct: Number((100 * (endOfMix - atWarmup.rss) / atWarmup.rss).toFixed(1)),
     burst_peak: peak, after_drain: afterDrain,
+    sqlite_kib: { warmup: atWarmup.sqlite, end_of_mix: samples.find((x) => x.phase === 'mix_end')?.sqlite },
     burst_returned_pct: peak > endOfMix ? Number((100 * (peak - afterDrain) / (peak - endOfMix)).toFixed(1)) : null,
   },
   burst: { streams: args.burst, ok: burstOk },

@@ -1,5 +1,7 @@
 #include "store/sqlite/engine.h"
 
+#include <sqlite3.h>
+
 #include <utility>
 
 #include "store/sqlite/migrations.h"
@@ -42,6 +44,13 @@ Status SqliteEngine::AddRole(const RoleSpec& spec) {
   if (spec.sqlite) AdoptRole(spec.sqlite(*db_, ops.value()));
   if (spec.portable) AdoptRole(spec.portable(MakeSqlSession(*db_), ops.value()));
   return Ok{};
+}
+
+void SqliteEngine::RenderMetrics(observability::PrometheusWriter& w) const {
+  w.Family("turnpike_sqlite_memory_bytes",
+           "Heap memory SQLite holds in this process (all connections; sqlite3_memory_used).",
+           observability::MetricType::kGauge);
+  w.Sample("turnpike_sqlite_memory_bytes", {}, static_cast<double>(sqlite3_memory_used()));
 }
 
 }  // namespace turnpike::store::sqlite

@@ -39,6 +39,9 @@ class SqliteEngine : public Engine {
   GovernanceRecords& records() override { return records_; }
   CallLogStore& call_log() override { return call_log_; }
   const StatementCounts& statements() const override { return *counts_; }
+  // turnpike_sqlite_memory_bytes: what SQLite holds in this process (every connection: the
+  // store's and the search door's; mostly their page caches, each bounded by cache_size).
+  void RenderMetrics(observability::PrometheusWriter& writer) const override;
 
  private:
   friend Result<std::unique_ptr<SqliteEngine>> OpenEngine(const std::string& path,
