@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "doors/search/dsl.h"
+#include "doors/search/embedded/index.h"
 #include "doors/search/es_error.h"
 
 namespace turnpike::search::embedded {
@@ -190,6 +191,63 @@ TEST_F(StoreTest, WritesSurviveReopenAndUpdatesMerge) {
   EXPECT_EQ(Ids(R"({"sort":[{"pages":"asc"}]})"), (V{"a", "c", "d"}));
   EXPECT_EQ(Ids(R"({"query":{"match":{"title":"fox"}}})"), (V{"a"}));
   EXPECT_EQ((*store_->Get("t1", "books", "a"))->version, 2);
+}
+
+TEST_F(StoreTest, RewritingInPlaceCompactsAndEveryQueryStillFindsTheLatestVersions) {
+  // Each document rewritten 400 times (the 4 * 399 replaced slots pass kCompactMinDead):
+  // the searches answer as before, and b's last rewrite is the one found.
+  for (int round = 0; round < 400; ++round) Seed();
+  Put("t1", "b", R"({"title":"a lazy wolf","genre":"crime","pages":121,"v":[1,1]})");
+  EXPECT_EQ(Ids(R"({"query":{"term":{"genre":"sf"}},"sort":[{"pages":"desc"}]})"), (V{"a", "c"}));
+  EXPECT_EQ(Ids(R"({"sort":[{"pages":"asc"}]})"), (V{"c", "b", "a", "d"}));
+  EXPECT_EQ(Ids(R"({"query":{"match":{"title":"quick"}}})"), (V{"c", "a"}));
+  EXPECT_EQ(Ids(R"({"query":{"match":{"title":"wolf"}}})"), (V{"b"}));
+  EXPECT_TRUE(Ids(R"({"query":{"match":{"title":"dog"}}})").empty());
+  EXPECT_EQ(Ids(R"({"knn":{"field":"v","query_vector":[0,0],"k":2}})"), (V{"a", "d"}));
+  EXPECT_EQ(Ids(R"({"query":{"ids":{"values":["d","b"]}},"sort":["_id"]})"), (V{"b", "d"}));
+  EXPECT_EQ((*store_->Get("t1", "books", "b"))->version, 401);
+  Reopen();
+  EXPECT_EQ(Ids(R"({"query":{"match":{"title":"wolf"}}})"), (V{"b"}));
+}
+
+TEST(IndexTest, CompactKeepsTheSlotsBoundedByTheLiveDocuments) {
+  Result<Mapping> mapping = ParseMapping(kMapping);
+  ASSERT_TRUE(mapping.ok());
+  Index index(1, "t1", "books", *mapping, 0);
+  int64_t rowid = 0;
+  size_t most = 0;
+  for (int i = 0; i < 5000; ++i) {
+    const std::string id = std::to_string(i % 3);
+    const std::string source = R"({"title":"v)" + std::to_string(i) + R"(","pages":)" +
+                               std::to_string(i) + R"(,"v":[)" + std::to_string(i) + ",0]}";
+    Result<Document> doc = ExtractDocument(index.mapping(), id, source);
+    ASSERT_TRUE(doc.ok());
+    index.Put(std::move(*doc), ++rowid, i);
+    index.MaybeCompact();
+    most = std::max(most, index.slots());
+  }
+  EXPECT_EQ(index.live(), 3);
+  EXPECT_LE(most, 2 * 3 + Index::kCompactMinDead);
+  EXPECT_LT(index.slots(), 5000u);
+  // Every live id maps to its last version's slot, and rowids map back to it.
+  for (int id = 0; id < 3; ++id) {
+    const int64_t slot = index.SlotOf(std::to_string(id));
+    ASSERT_GE(slot, 0);
+    const auto s = static_cast<size_t>(slot);
+    const int last = 4999 - (4999 - id) % 3;  // the last i with i % 3 == id
+    EXPECT_EQ(index.VersionAt(s), last);
+    EXPECT_EQ(index.SlotOfRowid(index.RowidOf(s)), slot);
+    EXPECT_NE(index.SourceAt(s).find("\"pages\":" + std::to_string(last)), std::string::npos);
+  }
+  // The columns and vectors moved with their slots: a range and a kNN find the live ones.
+  Result<SearchRequest> r =
+      ParseSearch(R"({"query":{"range":{"pages":{"gte":4998}}}})", index.mapping());
+  ASSERT_TRUE(r.ok());
+  Result<std::vector<float>> scores = index.Evaluate(r->query, nullptr);
+  ASSERT_TRUE(scores.ok());
+  size_t matched = 0;
+  for (size_t s = 0; s < scores->size(); ++s) matched += (*scores)[s] >= 0 ? 1 : 0;
+  EXPECT_EQ(matched, 2u);
 }
 
 }  // namespace

@@ -138,6 +138,58 @@ void Index::Remove(size_t slot) {
   }
 }
 
+bool Index::MaybeCompact() {
+  const size_t dead = ids_.size() - static_cast<size_t>(live_);
+  if (dead < kCompactMinDead || dead < static_cast<size_t>(live_)) return false;
+  const size_t fields = mapping_.fields.size();
+  std::vector<Column> columns(fields);
+  std::vector<std::vector<float>> vectors(fields);
+  std::vector<std::vector<uint8_t>> has_vector(fields);
+  size_t to = 0;
+  for (size_t from = 0; from < ids_.size(); ++from) {
+    if (!alive_[from]) continue;
+    for (size_t f = 0; f < fields; ++f) {
+      std::span<const Value> values = columns_[f][from];
+      columns[f].values.insert(columns[f].values.end(), values.begin(), values.end());
+      columns[f].begin.push_back(static_cast<uint32_t>(columns[f].values.size()));
+      if (mapping_.fields[f].type == FieldType::kDenseVector) {
+        const auto dims = static_cast<size_t>(mapping_.fields[f].dims);
+        const auto first = vectors_[f].begin() + static_cast<std::ptrdiff_t>(from * dims);
+        vectors[f].insert(vectors[f].end(), first, first + static_cast<std::ptrdiff_t>(dims));
+        has_vector[f].push_back(has_vector_[f][from]);
+      }
+    }
+    if (to != from) {
+      ids_[to] = std::move(ids_[from]);
+      sources_[to] = std::move(sources_[from]);
+      lean_sources_[to] = std::move(lean_sources_[from]);
+      lean_ready_[to] = lean_ready_[from];
+      versions_[to] = versions_[from];
+      rowids_[to] = rowids_[from];
+      alive_[to] = 1;
+    }
+    slot_of_[ids_[to]] = to;
+    slot_of_rowid_[rowids_[to]] = to;
+    ++to;
+  }
+  for (auto* v : {&ids_, &sources_, &lean_sources_}) {
+    v->resize(to);
+    v->shrink_to_fit();
+  }
+  for (auto* v : {&versions_, &rowids_}) {
+    v->resize(to);
+    v->shrink_to_fit();
+  }
+  for (auto* v : {&alive_, &lean_ready_}) {
+    v->resize(to);
+    v->shrink_to_fit();
+  }
+  columns_ = std::move(columns);
+  vectors_ = std::move(vectors);
+  has_vector_ = std::move(has_vector);
+  return true;
+}
+
 void Index::Remap(Mapping mapping) {
   std::vector<Document> docs;
   for (size_t s = 0; s < ids_.size(); ++s) {

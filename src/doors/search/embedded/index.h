@@ -1,9 +1,9 @@
-// One index of the embedded engine in memory: documents in slots (a deleted document leaves a
-// dead slot until the next load), the typed values of every mapped scalar field per slot, the
-// dense vectors of each vector field in one contiguous float32 array (slot * dims), and the
-// evaluation of a typed query (doors/search/query.h) over them: match sets, sort, pages, kNN,
-// counts and aggregations. Text clauses (match, match_phrase, multi_match) are not evaluated
-// here: the engine answers them from the index's FTS5 table and hands in a TextMatcher.
+// One index of the embedded engine in memory: documents in slots (a deleted or replaced
+// document leaves a dead slot until the next Compact), the typed values of every mapped scalar
+// field per slot, the dense vectors of each vector field in one contiguous float32 array (slot *
+// dims), and the evaluation of a typed query (doors/search/query.h) over them: match sets, sort,
+// pages, kNN, counts and aggregations. Text clauses (match, match_phrase, multi_match) are not
+// evaluated here: the engine answers them from the index's FTS5 table and hands in a TextMatcher.
 //
 // Threads: owned and used only by the engine thread (engine.h). No I/O.
 #pragma once
@@ -25,7 +25,7 @@ namespace turnpike::search::embedded {
 
 // One field's values for every slot in one array: slot s holds [begin[s], begin[s + 1]).
 // Contiguous, so a scan does not chase a pointer per document. A removed document's values
-// stay until the index is rebuilt (a restart, or a mapping change).
+// stay until Compact (or a rebuild: a restart, a mapping change).
 struct Column {
   std::vector<Value> values;
   std::vector<uint32_t> begin{0};
@@ -66,6 +66,12 @@ class Index {
   // same id (its slot dies). Returns the new slot.
   size_t Put(Document doc, int64_t rowid, int64_t version);
   void Remove(size_t slot);
+  // Drops the dead slots once they are at least kCompactMinDead and at least as many as the
+  // live ones, so an index rewritten in place keeps a size bounded by its live documents
+  // (at most 2 * live + kCompactMinDead slots) at amortized O(1) per write. Renumbers the
+  // slots: call it between writes, never while holding a slot. True if it compacted.
+  bool MaybeCompact();
+  static constexpr size_t kCompactMinDead = 1024;
   // A new mapping with more fields: existing documents are re-extracted from their sources.
   void Remap(Mapping mapping);
 

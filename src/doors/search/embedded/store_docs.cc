@@ -161,6 +161,8 @@ Result<std::vector<WriteResult>> Store::Write(std::string_view tenant, std::stri
     if (!reload.ok()) return reload.error();
     return s.error();
   }
+  // Between writes, no slot held: the replaced documents' slots may go (index.h).
+  (*found)->MaybeCompact();
   return results;
 }
 
