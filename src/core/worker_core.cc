@@ -136,6 +136,11 @@ net::awaitable<void> WorkerCore::Respond(http::Exchange& exchange, RequestContex
                                          std::string body) {
   ctx.status = static_cast<int>(status);
   AddServerTiming(exchange, ctx);
+  // Every door's 503 (a store past fleet.outage_deadline, a shared ledger or Qdrant down)
+  // says when to try again, unless its handler said so already.
+  if (status == 503 && exchange.response_headers().Find("retry-after").empty()) {
+    exchange.response_headers().Add("Retry-After", int64_t{1});
+  }
   const bool ok = co_await exchange.Respond(status, content_type, std::move(body));
   if (!ok && ctx.status < 400) ctx.status = 499;
 }

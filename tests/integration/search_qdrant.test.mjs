@@ -136,9 +136,10 @@ test('a Qdrant slower than the search timeout: a partial answer, or 504', { skip
   }
 });
 
-test('an unreachable Qdrant: 503 (the last test: it stops the fake)', { skip }, async () => {
+test('an unreachable Qdrant: 503 with Retry-After (the last test: it stops the fake)', { skip }, async () => {
   await fake.close();
   const r = await es('t1', 'POST', 'books/_search', {});
   assert.equal(r.status, 503);
+  assert.equal(r.retryAfter, '1');
   assert.match(r.body.error.reason, /qdrant unreachable/);
 });

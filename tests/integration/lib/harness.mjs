@@ -174,6 +174,7 @@ export async function esRequest(gw, key, method, route, body, ndjson = false) {
     status: r.status,
     cache: r.headers.get('x-cache'),
     timing: r.headers.get('server-timing') ?? '',
+    retryAfter: r.headers.get('retry-after'),
     body: parsed,
   };
 }
