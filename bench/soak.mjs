@@ -200,14 +200,14 @@ function launch() {
 
 const t0 = Date.now();
 const samples = [];
-writeFileSync(args.csv, 'seconds,phase,rss_kib,sqlite_kib,requests,unexpected\n');
-// SQLite's share of the heap (turnpike_sqlite_memory_bytes: every connection's page cache),
-// read from /metrics in the background; each sample writes the latest value.
+writeFileSync(args.csv, 'seconds,phase,rss_kib,store_cache_kib,requests,unexpected\n');
+// The store's SQLite page cache (turnpike_store_cache_bytes), read from /metrics in the
+// background; each sample writes the latest value.
 let sqliteKiB = '';
 async function readSqlite() {
   try {
     const text = await (await fetch(`${gw.url}/metrics`)).text();
-    const m = /^turnpike_sqlite_memory_bytes (\S+)$/m.exec(text);
+    const m = /^turnpike_store_cache_bytes (\S+)$/m.exec(text);
     if (m) sqliteKiB = String(Math.round(Number(m[1]) / 1024));
   } catch { /* the next read tries again */ }
 }
@@ -257,7 +257,7 @@ const summary = {
     start: samples[0].rss, warmup: atWarmup.rss, warmup_at_s: atWarmup.seconds, end_of_mix: endOfMix,
     end_vs_warmup_pct: Number((100 * (endOfMix - atWarmup.rss) / atWarmup.rss).toFixed(1)),
     burst_peak: peak, after_drain: afterDrain,
-    sqlite_kib: { warmup: atWarmup.sqlite, end_of_mix: samples.find((x) => x.phase === 'mix_end')?.sqlite },
+    store_cache_kib: { warmup: atWarmup.sqlite, end_of_mix: samples.find((x) => x.phase === 'mix_end')?.sqlite },
     burst_returned_pct: peak > endOfMix ? Number((100 * (peak - afterDrain) / (peak - endOfMix)).toFixed(1)) : null,
   },
   burst: { streams: args.burst, ok: burstOk },

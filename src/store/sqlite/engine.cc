@@ -1,7 +1,5 @@
 #include "store/sqlite/engine.h"
 
-#include <sqlite3.h>
-
 #include <utility>
 
 #include "store/sqlite/migrations.h"
@@ -46,11 +44,14 @@ Status SqliteEngine::AddRole(const RoleSpec& spec) {
   return Ok{};
 }
 
+void SqliteEngine::Tick() { cache_bytes_.store(db_->CacheBytes(), std::memory_order_relaxed); }
+
 void SqliteEngine::RenderMetrics(observability::PrometheusWriter& w) const {
-  w.Family("turnpike_sqlite_memory_bytes",
-           "Heap memory SQLite holds in this process (all connections; sqlite3_memory_used).",
+  w.Family("turnpike_store_cache_bytes",
+           "Page cache of the store's SQLite connection, sampled every store tick.",
            observability::MetricType::kGauge);
-  w.Sample("turnpike_sqlite_memory_bytes", {}, static_cast<double>(sqlite3_memory_used()));
+  w.Sample("turnpike_store_cache_bytes", {},
+           static_cast<double>(cache_bytes_.load(std::memory_order_relaxed)));
 }
 
 }  // namespace turnpike::store::sqlite

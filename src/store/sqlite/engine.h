@@ -6,6 +6,7 @@
 // Threads: one at a time (store/engine.h): the opener, then the store thread.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,8 +40,10 @@ class SqliteEngine : public Engine {
   GovernanceRecords& records() override { return records_; }
   CallLogStore& call_log() override { return call_log_; }
   const StatementCounts& statements() const override { return *counts_; }
-  // turnpike_sqlite_memory_bytes: what SQLite holds in this process (every connection: the
-  // store's and the search door's; mostly their page caches, each bounded by cache_size).
+  // Samples the connection's page cache for RenderMetrics (on the store thread).
+  void Tick() override;
+  // turnpike_store_cache_bytes: the store connection's page cache at the last Tick (bounded
+  // by SQLite's cache_size; SQLite's own process-wide memory statistics are off, sqlite.cc).
   void RenderMetrics(observability::PrometheusWriter& writer) const override;
 
  private:
@@ -54,7 +57,8 @@ class SqliteEngine : public Engine {
   std::unique_ptr<Database> db_;
   Records records_;
   CallLog call_log_;
-  std::vector<RoleSchema> roles_;  // registered, in order
+  std::vector<RoleSchema> roles_;        // registered, in order
+  std::atomic<int64_t> cache_bytes_{0};  // written by Tick, read by RenderMetrics
 };
 
 // Opens (creating, with its directory) the file at `path`; does not migrate. kInternal with

@@ -148,6 +148,15 @@ bool Statement::IsNull(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }
 
+int64_t Database::CacheBytes() const {
+  int current = 0;
+  int highwater = 0;
+  if (sqlite3_db_status(db_, SQLITE_DBSTATUS_CACHE_USED, &current, &highwater, 0) != SQLITE_OK) {
+    return 0;
+  }
+  return current;
+}
+
 Result<std::unique_ptr<Database>> Database::Open(const std::string& path, bool synchronous_full,
                                                  StatementCounts* counts) {
   // SQLite keeps memory statistics under a global mutex taken on every allocation; nothing

@@ -152,6 +152,9 @@ class Database {
 
   // The rowid of the last row inserted on this connection.
   int64_t LastInsertId() const;
+  // Bytes this connection's page cache holds (SQLITE_DBSTATUS_CACHE_USED); the connection's
+  // thread only, like every other call.
+  int64_t CacheBytes() const;
   Error LastError(std::string_view what) const;
   StatementCounts& counts() { return *counts_; }
 

@@ -413,6 +413,12 @@ TEST_F(PostgresEngineTest, RecordsRoundTripWithTheAdminErrors) {
   EXPECT_EQ(rows->prices[0].price.reasoning(), 2);    // as output
   EXPECT_EQ(rows->prices[1].model, "o");
   EXPECT_EQ(rows->prices[1].price.reasoning(), 7);
+
+  ASSERT_TRUE(r.DeleteKey("k1").ok());
+  EXPECT_EQ(r.DeleteKey("k1").error().code, ErrorCode::kNotFound);
+  rows = r.LoadAll();
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  EXPECT_TRUE(rows->keys.empty());
 }
 
 TEST_F(PostgresEngineTest, AnotherWritersChangeIsNotifiedAndPolled) {

@@ -135,6 +135,30 @@ TEST_F(SqliteEngineTest, GovernanceRowsRoundTrip) {
   EXPECT_EQ(counts().value(StoreOp::kSnapshotLoad), 4u);  // one statement per table
 }
 
+TEST_F(SqliteEngineTest, ADeletedKeyIsGoneAndASecondDeleteIsNotFound) {
+  Seed();
+  ASSERT_TRUE(store_->records().DeleteKey("abcdefghijkl").ok());
+  auto rows = store_->records().LoadAll();
+  ASSERT_TRUE(rows.ok());
+  EXPECT_TRUE(rows->keys.empty());
+  EXPECT_EQ(store_->records().DeleteKey("abcdefghijkl").error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(SqliteEngineTest, TheStoreCacheMetricIsSampledOnTick) {
+  Seed();
+  observability::PrometheusWriter before;
+  store_->RenderMetrics(before);
+  EXPECT_NE(before.Take().find("\nturnpike_store_cache_bytes 0\n"), std::string::npos);
+  store_->Tick();
+  observability::PrometheusWriter after;
+  store_->RenderMetrics(after);
+  const std::string text = after.Take();
+  const std::string sample = "\nturnpike_store_cache_bytes ";  // not the HELP line
+  const size_t at = text.find(sample);
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_GT(std::stoll(text.substr(at + sample.size())), 0) << text;
+}
+
 // The change feed is the file's data version: another connection's commit is reported once,
 // the engine's own writes are not, and the first poll marks the starting point.
 TEST_F(SqliteEngineTest, ChangeFeedReportsOtherConnectionsCommitsOnce) {
