@@ -19,7 +19,7 @@
 // (it fills up to its bound, search.cache's tenant_max_bytes, with answers of past index states).
 // --env goes to the gateway alone, e.g. --env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
 // or --env MALLOC_ARENA_MAX=2. The summary's last line is one JSON object.
-import { writeFileSync, appendFileSync, mkdtempSync } from 'node:fs';
+import { writeFileSync, appendFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startMock, startGateway, gatewayConfig, stopAll, sleep, rssKiB } from '../tests/integration/lib/harness.mjs';
@@ -200,7 +200,16 @@ function launch() {
 
 const t0 = Date.now();
 const samples = [];
-writeFileSync(args.csv, 'seconds,phase,rss_kib,store_cache_kib,requests,unexpected\n');
+writeFileSync(args.csv,
+  'seconds,phase,rss_kib,anon_kib,file_kib,shmem_kib,store_cache_kib,requests,unexpected\n');
+// VmRSS's parts (/proc/PID/status): RssAnon is the heap and stacks, where a leak shows;
+// RssFile the mapped files (the binary's and the libraries' pages as code paths are first
+// run); RssShmem the shared mappings (SQLite's -shm files, the counters' memfd).
+function rssParts(pid) {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? NaN);
+  return { anon: kib('RssAnon'), file: kib('RssFile'), shmem: kib('RssShmem') };
+}
 // The store's SQLite page cache (turnpike_store_cache_bytes), read from /metrics in the
 // background; each sample writes the latest value.
 let sqliteKiB = '';
@@ -215,11 +224,13 @@ await readSqlite();
 const sqliteReader = setInterval(readSqlite, SAMPLE_MS / 2);
 function sample(phase) {
   const rss = rssKiB(gw.pid);
+  const parts = rssParts(gw.pid);
   const requests = Object.values(stats).reduce((s, v) => s + v.ok + v.bad, 0);
   const unexpected = Object.values(stats).reduce((s, v) => s + v.bad, 0);
   const seconds = Math.round((Date.now() - t0) / 1000);
-  samples.push({ seconds, phase, rss, sqlite: sqliteKiB });
-  appendFileSync(args.csv, `${seconds},${phase},${rss},${sqliteKiB},${requests},${unexpected}\n`);
+  samples.push({ seconds, phase, rss, ...parts, sqlite: sqliteKiB });
+  appendFileSync(args.csv, `${seconds},${phase},${rss},${parts.anon},${parts.file},${parts.shmem},` +
+    `${sqliteKiB},${requests},${unexpected}\n`);
   return rss;
 }
 
@@ -234,6 +245,7 @@ while (inFlight > 0) await sleep(50);
 clearInterval(sampler);
 const atWarmup = samples.find((s) => s.seconds >= args.warmup && s.phase === 'mix') ?? samples[0];
 const endOfMix = sample('mix_end');
+const mixEnd = samples.at(-1);
 
 // The burst: `burst` concurrent streams of 200 tokens each, 10 ms apart (2 s per stream).
 let peak = endOfMix;
@@ -257,7 +269,11 @@ const summary = {
     start: samples[0].rss, warmup: atWarmup.rss, warmup_at_s: atWarmup.seconds, end_of_mix: endOfMix,
     end_vs_warmup_pct: Number((100 * (endOfMix - atWarmup.rss) / atWarmup.rss).toFixed(1)),
     burst_peak: peak, after_drain: afterDrain,
-    store_cache_kib: { warmup: atWarmup.sqlite, end_of_mix: samples.find((x) => x.phase === 'mix_end')?.sqlite },
+    anon: { warmup: atWarmup.anon, end_of_mix: mixEnd.anon,
+      end_vs_warmup_pct: Number((100 * (mixEnd.anon - atWarmup.anon) / atWarmup.anon).toFixed(1)) },
+    file: { warmup: atWarmup.file, end_of_mix: mixEnd.file },
+    shmem: { warmup: atWarmup.shmem, end_of_mix: mixEnd.shmem },
+    store_cache_kib: { warmup: atWarmup.sqlite, end_of_mix: mixEnd.sqlite },
     burst_returned_pct: peak > endOfMix ? Number((100 * (peak - afterDrain) / (peak - endOfMix)).toFixed(1)) : null,
   },
   burst: { streams: args.burst, ok: burstOk },
@@ -266,6 +282,8 @@ for (const [name, s] of Object.entries(stats)) {
   console.log(`${name.padEnd(15)} ok ${s.ok}  unexpected ${s.bad}${s.last ? ` (last: ${s.last})` : ''}`);
 }
 console.log(`RSS KiB: warm-up (${atWarmup.seconds} s) ${atWarmup.rss}, end of mix ${endOfMix} ` +
-  `(${summary.rss_kib.end_vs_warmup_pct}%), burst peak ${peak}, ${args.drain} s after it ${afterDrain}`);
+  `(${summary.rss_kib.end_vs_warmup_pct}%), burst peak ${peak}, ${args.drain} s after it ${afterDrain}; ` +
+  `anonymous ${atWarmup.anon} -> ${mixEnd.anon} (${summary.rss_kib.anon.end_vs_warmup_pct}%), ` +
+  `files ${atWarmup.file} -> ${mixEnd.file}, shared ${atWarmup.shmem} -> ${mixEnd.shmem}`);
 console.log(JSON.stringify(summary));
 await stopAll();
