@@ -85,9 +85,10 @@ inline constexpr std::string_view kUpsertPrice =
     "max_output_tokens = excluded.max_output_tokens, updated_at = excluded.updated_at, "
     "cache_write_micros_per_mtok = excluded.cache_write_micros_per_mtok, "
     "reasoning_micros_per_mtok = excluded.reasoning_micros_per_mtok";
-// model. Returns a row when the price existed.
+// public_id. Returns a row when the key existed.
 inline constexpr std::string_view kDeleteKey =
     "DELETE FROM api_keys WHERE public_id = ? RETURNING public_id";
+// model. Returns a row when the price existed.
 inline constexpr std::string_view kDeletePrice =
     "DELETE FROM prices WHERE model = ? RETURNING model";
 
