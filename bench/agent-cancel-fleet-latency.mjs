@@ -18,6 +18,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { startGateway, gatewayConfig, stopAll, sleep, eventually } from '../tests/integration/lib/harness.mjs';
+import { startTurn, timed as timedOn } from './lib/agent_turn.mjs';
 import { startRedis, stopRedis } from '../tests/integration/lib/redis.mjs';
 import { startPostgres, stopAllPostgres } from '../tests/integration/lib/postgres.mjs';
 
@@ -78,45 +79,8 @@ const agent = await admin('agents', { tenant: 't1', model: 'chat', instructions:
 const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 await eventually(async () => (await fetch(`${b.url}/v1/conversations`, { method: 'POST', headers, body: '{}' })).status === 200, 10000, 50);
 
-// A streamed turn on `gw` in `conversation`; resolves with {id, req, res, firstDelta} once
-// response.created came.
-function startTurn(gw, conversation) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: gw.port, method: 'POST', path: '/v1/responses', headers, agent: false });
-    req.on('error', () => {});
-    req.on('response', (res) => {
-      if (res.statusCode !== 200) reject(new Error(`turn: ${res.statusCode}`));
-      let text = '';
-      let id = null;
-      let deltaSeen;
-      const firstDelta = new Promise((r) => { deltaSeen = r; });
-      res.on('error', () => {});
-      res.on('data', (d) => {
-        text += d;
-        if (id === null) {
-          const m = /"id":"(resp_[^"]+)"/.exec(text);
-          if (m) { id = m[1]; resolve({ id, req, res, firstDelta }); }
-        }
-        if (text.includes('response.output_text.delta')) deltaSeen();
-      });
-    });
-    req.end(JSON.stringify({ model: `agent:${agent.id}`, conversation, input: 'Hello there', stream: true }));
-  });
-}
-
-function timed(gw, method, path) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: gw.port, method, path, headers, agent: false });
-    let sentAt = 0;
-    req.on('socket', (s) => s.once('connect', () => { sentAt = performance.now(); req.end(method === 'POST' ? '{}' : undefined); }));
-    req.on('response', (res) => {
-      let body = '';
-      res.on('data', (d) => { body += d; });
-      res.on('end', () => resolve({ sentAt, answeredAt: performance.now(), status: res.statusCode, body }));
-    });
-    req.on('error', reject);
-  });
-}
+const on = (gw) => ({ port: gw.port, headers });
+const timed = (gw, method, path) => timedOn(on(gw), method, path);
 
 async function sample(kind) {
   if (kind === 'control') {
@@ -126,7 +90,7 @@ async function sample(kind) {
   }
   const conversation = (await (await fetch(`${a.url}/v1/conversations`, { method: 'POST', headers, body: '{}' })).json()).id;
   const arrived = nextUpstream();
-  const turn = await startTurn(a, conversation);
+  const turn = await startTurn(on(a), { model: `agent:${agent.id}`, conversation, input: 'Hello there', stream: true });
   const { socketClosed } = await arrived;
   await turn.firstDelta;
   const c = await timed(kind === 'remote' ? b : a, 'POST', `/v1/responses/${turn.id}/cancel`);

@@ -18,6 +18,7 @@
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { startGovernedGateway, stopAll, sleep } from '../tests/integration/lib/harness.mjs';
+import { startTurn, timed as timedOn } from './lib/agent_turn.mjs';
 
 const SAMPLES = Number(process.argv[2] ?? 60);
 const TRICKLE_MS = 200;       // between two tokens of the fake's stream
@@ -63,45 +64,8 @@ const agent = (await g.admin('POST', 'agents', { tenant: 't1', model: 'chat', in
 const port = g.gw.port;
 const headers = { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' };
 
-// Starts a streamed turn; resolves with {id, req, res, firstDelta: Promise} once
-// response.created has arrived.
-function startTurn() {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/responses', headers, agent: false });
-    req.on('error', () => {});
-    req.on('response', (res) => {
-      if (res.statusCode !== 200) reject(new Error(`turn: ${res.statusCode}`));
-      let text = '';
-      let id = null;
-      let deltaSeen;
-      const firstDelta = new Promise((r) => { deltaSeen = r; });
-      res.on('error', () => {});
-      res.on('data', (d) => {
-        text += d;
-        if (id === null) {
-          const m = /"id":"(resp_[^"]+)"/.exec(text);
-          if (m) { id = m[1]; resolve({ id, req, res, firstDelta }); }
-        }
-        if (text.includes('response.output_text.delta')) deltaSeen();
-      });
-    });
-    req.end(JSON.stringify({ model: `agent:${agent.id}`, input: 'Hello there', stream: true }));
-  });
-}
-
-// `method path` on a fresh connection; resolves with {sentAt, answeredAt, status}.
-function timed(method, path) {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent: false });
-    let sentAt = 0;
-    req.on('socket', (s) => s.once('connect', () => { sentAt = performance.now(); req.end(method === 'POST' ? '{}' : undefined); }));
-    req.on('response', (res) => {
-      res.resume();
-      res.on('end', () => resolve({ sentAt, answeredAt: performance.now(), status: res.statusCode }));
-    });
-    req.on('error', reject);
-  });
-}
+const client = { port, headers };
+const timed = (method, path) => timedOn(client, method, path);
 const cancel = (id) => timed('POST', `/v1/responses/${id}/cancel`);
 
 async function sample(kind) {
@@ -112,7 +76,7 @@ async function sample(kind) {
   }
   upstream.firstTokenMs = kind === 'before' ? FIRST_TOKEN_MS : 0;
   const arrived = nextUpstream();
-  const turn = await startTurn();
+  const turn = await startTurn(client, { model: `agent:${agent.id}`, input: 'Hello there', stream: true });
   const { socketClosed } = await arrived;
   if (kind !== 'before') await turn.firstDelta;
   if (kind === 'disconnect') {
