@@ -163,8 +163,10 @@
 //     budget_alerts: [50, 80, 100]     # percents of a plan's monthly budget announced once a
 //                                      # month per tenant (budget.threshold_crossed; at 100 and
 //                                      # above also budget.exceeded); [] = none
-//     poll_interval: 1s                # how often the delivery loop looks for due deliveries
-//                                      # (at once when this replica queued one)
+//     poll_interval: 30s               # the longest an idle delivery loop sleeps: it looks at
+//                                      # once when this replica queues or replays a delivery,
+//                                      # and when the next pending one falls due; the poll
+//                                      # finds another replica's leftovers (a lapsed claim)
 //     timeout: 10s                     # one attempt: connect, send, read the status
 //     retry_base: 5s                   # the first retry's delay, doubled per attempt, plus up
 //     retry_max: 1h                    # to 25% jitter, at most retry_max
@@ -300,7 +302,7 @@ struct Deployment {
   uint32_t weight = 1;
   bool tls_verify = true;
   bool http2 = false;  // HTTP/2 upstream (ALPN h2 over TLS, prior knowledge in cleartext)
-  std::string name;  // unique id (admin API: provider keys); default from the model's name
+  std::string name;    // unique id (admin API: provider keys); default from the model's name
 };
 
 struct ModelRoute {
@@ -427,7 +429,7 @@ struct LlmCacheConfig {
 struct WebhooksConfig {
   bool enabled = true;
   std::vector<int> budget_alerts{50, 80, 100};  // percents of a plan's monthly budget, ascending
-  Millis poll_interval{1'000};
+  Millis poll_interval{30'000};
   Millis timeout{10'000};
   Millis retry_base{5'000};
   Millis retry_max{3'600'000};

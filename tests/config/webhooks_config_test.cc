@@ -21,7 +21,7 @@ TEST(WebhooksConfigTest, Defaults) {
   const WebhooksConfig c = ParseConfig(With("")).webhooks;
   EXPECT_TRUE(c.enabled);
   EXPECT_EQ(c.budget_alerts, (std::vector<int>{50, 80, 100}));
-  EXPECT_EQ(c.poll_interval, Millis(1'000));
+  EXPECT_EQ(c.poll_interval, Millis(30'000));
   EXPECT_EQ(c.max_attempts, 12);
 }
 

@@ -22,8 +22,10 @@ const ENV = { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } };
 // 16 completion tokens at 1000 USD per million: 0.016 USD a request; ten make the budget.
 const PRICES = { 'mock-model': { input: 0, output: 1000, max_output_tokens: 100000 } };
 const BUDGET_USD = 0.16;
+// poll_interval far above what any test waits: every delivery and retry here is sent because
+// the loop was woken (a queued or replayed delivery) or slept until the next one fell due.
 const WEBHOOKS = {
-  poll_interval: '100ms', retry_base: '100ms', retry_max: '400ms', max_attempts: 1000,
+  poll_interval: '60s', retry_base: '100ms', retry_max: '400ms', max_attempts: 1000,
   timeout: '2s',
 };
 
@@ -71,14 +73,14 @@ function verify(secret, m) {
   return version === 'v1' && timingSafeEqual(Buffer.from(sig, 'base64'), expected);
 }
 
-function config(dir) {
+function config(dir, webhooks = WEBHOOKS) {
   return gatewayConfig({
     models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] },
     governance: { enabled: true, reconcile_interval: '0s' },
     store: storeFor(dir),
     call_log: { flush_interval: '50ms' },
     prices: PRICES,
-    sections: { webhooks: WEBHOOKS },
+    sections: { webhooks },
   });
 }
 
@@ -236,4 +238,23 @@ test('agent turns: a completed turn reaches the tenant\'s webhook subscribed to 
   assert.equal(event.data.tenant, 't1');
   assert.ok(verify(hook.body.secret, receiver.got[0]));
   await receiver.close();
+});
+
+test('an idle outbox makes no store statement: it sleeps until a delivery is queued or due', async () => {
+  // The default poll_interval (the other tests set one far above their waits).
+  const { poll_interval: _, ...defaults } = WEBHOOKS;
+  const gw = await startGateway(config(mkdtempSync(path.join(os.tmpdir(), 'turnpike-wh-idle-')), defaults), ENV);
+  const key = await provision(gw);
+  const statements = async () => {
+    const m = await metricsOf(gw);
+    return (m['turnpike_store_statements_total{op="webhook_read"}'] ?? 0) +
+      (m['turnpike_store_statements_total{op="webhook_write"}'] ?? 0);
+  };
+  // The start-up look (a claim that finds nothing, and the next-due read) is over by now.
+  assert.ok(await eventually(async () => (await statements()) >= 2, 5000), 'the first look');
+  const before = await statements();
+  await spend(gw, key, 2);  // requests below every alert threshold queue nothing
+  await new Promise((r) => setTimeout(r, 1500));
+  // Before, the loop claimed every poll_interval (1 s by default) whatever was pending.
+  assert.equal((await statements()) - before, 0);
 });

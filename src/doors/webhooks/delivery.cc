@@ -1,5 +1,6 @@
 #include "doors/webhooks/delivery.h"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -15,6 +16,7 @@
 #include <boost/beast/http/write.hpp>
 #include <boost/url/parse.hpp>
 #include <chrono>
+#include <optional>
 #include <random>
 
 #include "common/clock.h"
@@ -190,6 +192,26 @@ net::awaitable<void> Release(Deliverer* d, std::vector<std::string> ids) {
   (void)released;  // not given back: due again once the claim lapses
 }
 
+// What one look at the outbox found: the deliveries claimed, and, when there were none, when
+// the next pending one falls due.
+struct Claimed {
+  std::vector<DueDelivery> due;
+  std::optional<int64_t> next_due_ms;
+};
+
+// How long an idle loop sleeps: until the next pending delivery is due, at most poll_interval
+// (a delivery another replica queued and then dropped, or a lapsed claim, is found by then),
+// at least kMinIdleWait (so a clock step cannot spin the loop).
+constexpr Millis kMinIdleWait{10};
+constexpr Millis kErrorWait{1'000};
+
+Millis IdleWait(const config::WebhooksConfig& options, const Result<Claimed>& claimed) {
+  if (!claimed.ok()) return std::min(options.poll_interval, kErrorWait);
+  if (!claimed->next_due_ms) return options.poll_interval;
+  const Millis until{*claimed->next_due_ms - NowMillis()};
+  return std::clamp(until, kMinIdleWait, std::max(options.poll_interval, kMinIdleWait));
+}
+
 net::awaitable<void> Run(Deliverer* d) {
   std::minstd_rand rng{std::random_device{}()};
   const config::WebhooksConfig& options = d->outbox().options();
@@ -198,19 +220,26 @@ net::awaitable<void> Run(Deliverer* d) {
   for (;;) {
     d->woken = false;
     const int64_t now = NowMillis();
-    auto claim = [now, lease, batch](store::Engine& engine) -> Result<std::vector<DueDelivery>> {
+    auto claim = [now, lease, batch](store::Engine& engine) -> Result<Claimed> {
       WebhookStore* store = engine.role<WebhookStore>();
       if (store == nullptr) return Error{ErrorCode::kInternal, "the webhooks role is missing", ""};
-      return store->Claim(now, lease, batch);
+      Result<std::vector<DueDelivery>> due = store->Claim(now, lease, batch);
+      if (!due.ok()) return due.error();
+      Claimed claimed{std::move(*due), std::nullopt};
+      if (claimed.due.empty()) {
+        Result<std::optional<int64_t>> next = store->NextDue();
+        if (!next.ok()) return next.error();
+        claimed.next_due_ms = *next;
+      }
+      return claimed;
     };
-    Result<std::vector<DueDelivery>> due =
-        co_await d->outbox().store().Call<std::vector<DueDelivery>>(std::move(claim),
-                                                                    store::JobLane::kControl);
+    Result<Claimed> found =
+        co_await d->outbox().store().Call<Claimed>(std::move(claim), store::JobLane::kControl);
     size_t claimed = 0;
-    if (due.ok()) {
-      claimed = due->size();
+    if (found.ok()) {
+      claimed = found->due.size();
       std::vector<std::string> unsent;
-      for (DueDelivery& one : *due) {
+      for (DueDelivery& one : found->due) {
         if (d->stopping) {
           unsent.push_back(one.row.id);
           continue;
@@ -220,10 +249,12 @@ net::awaitable<void> Run(Deliverer* d) {
       if (!unsent.empty()) co_await Release(d, std::move(unsent));
     }
     if (d->stopping) co_return;
-    if (claimed == static_cast<size_t>(batch) || d->woken) continue;  // more may be due
-    d->timer().expires_after(options.poll_interval);
+    // After a batch, look again at once: more may be due, and a retry just scheduled is what
+    // the next look's NextDue finds.
+    if (claimed > 0 || d->woken) continue;
+    d->timer().expires_after(IdleWait(options, found));
     auto [ec] = co_await d->timer().async_wait(kAsTuple);
-    (void)ec;  // woken (cancelled) or the poll interval passed: look again
+    (void)ec;  // woken (cancelled) or the wait passed: look again
     if (d->stopping) co_return;
   }
 }

@@ -8,8 +8,11 @@
 // At least once: a delivery is marked delivered only after its 2xx; a gateway stopped (or
 // killed) between the answer and the mark sends it again after its claim lapses, with the same
 // webhook-id. Claims last `timeout` x `batch` + a margin, so that a batch sent one delivery
-// after another never outlives its claim; the loop polls every `poll_interval` and at once when
-// this replica queued something (Wake).
+// after another never outlives its claim. The loop looks again at once after a batch and when
+// this replica queued or replayed something (Wake); idle, it sleeps until the next pending
+// delivery falls due (WebhookStore::NextDue: a retry's time, a claim's end), at most
+// `poll_interval` (30 s by default: how late a delivery another replica queued and then dropped
+// is found). An idle outbox makes no statement between looks.
 //
 // http:// and https:// endpoints (TLS verified against the system's trust store, the endpoint's
 // host name checked); the answer's body is read up to 64 KiB and ignored.

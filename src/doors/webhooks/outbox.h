@@ -6,7 +6,7 @@
 // store thread's bounded queue (store_thread.h, lane control) and return; a full or closed
 // queue drops it, counted in turnpike_webhook_events_dropped_total. The job inserts one delivery
 // per subscribed endpoint and wakes the delivery loop of this replica (another replica's loop
-// finds it within its poll interval).
+// finds it once it falls due or within its poll interval).
 //
 // Budget alerts (governance/budget_alerts.h is the check; this is the sink): a crossing's job
 // inserts the (tenant, month, threshold) row; only the insert that created it (one per month,

@@ -82,6 +82,10 @@ constexpr std::string_view kClaim =
     "ORDER BY next_attempt_at LIMIT ?) AND status = 'pending' AND next_attempt_at <= ? AND "
     "claimed_until <= ? RETURNING id, endpoint_id, tenant_id, event_type, payload, status, "
     "attempts, next_attempt_at, last_error, created_at, delivered_at";
+// The earliest time a pending row is due (claimed rows: when their claim lapses).
+constexpr std::string_view kNextDue =
+    "SELECT MIN(CASE WHEN claimed_until > next_attempt_at THEN claimed_until "
+    "ELSE next_attempt_at END) FROM webhook_deliveries WHERE status = 'pending'";
 // delivered_at, id.
 constexpr std::string_view kDelivered =
     "UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, "
@@ -255,6 +259,13 @@ Result<std::vector<DueDelivery>> WebhookStore::Claim(int64_t now_ms, int64_t lea
                : a.row.id < b.row.id;
   });
   return due;
+}
+
+Result<std::optional<int64_t>> WebhookStore::NextDue() {
+  Result<store::SqlRows> rows = sql_->Run(kNextDue, {}, read_);
+  if (!rows.ok()) return rows.error();
+  if (rows->size() == 0 || rows->Text(0, 0).empty()) return std::optional<int64_t>();  // NULL
+  return std::optional<int64_t>(rows->Int(0, 0));
 }
 
 Status WebhookStore::Finish(const AttemptResult& result) {

@@ -123,6 +123,10 @@ class WebhookStore final : public store::Role {
   // Claims up to `limit` due deliveries until now_ms + lease_ms (see above), with their
   // endpoint's url and secret (one read per distinct endpoint); oldest due first.
   Result<std::vector<DueDelivery>> Claim(int64_t now_ms, int64_t lease_ms, int64_t limit);
+  // When the next pending delivery falls due (its next attempt, or the end of its claim,
+  // whichever is later; unix ms); nullopt when none is pending. The delivery loop sleeps
+  // until then instead of polling.
+  Result<std::optional<int64_t>> NextDue();
   // Records an attempt: delivered, retried at next_attempt_at, or failed; the claim ends.
   Status Finish(const AttemptResult& result);
   // Ends the claim of a delivery not attempted (the loop is stopping): due again at once.
