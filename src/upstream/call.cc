@@ -142,6 +142,10 @@ asio::awaitable<Status> Call::Connect() {
     pool_.probe().connect_errors.Add();
     co_return Failure(Classify(cec ? cec : asio::error::operation_aborted), "connect");
   }
+  if (conn->ConnectedToItself(ep)) {
+    pool_.probe().connect_errors.Add();
+    co_return Failure(asio::error::connection_refused, "connect");
+  }
   boost::system::error_code opt_ec;
   conn->lowest().set_option(asio::ip::tcp::no_delay(true), opt_ec);
   // Lets ReadSomeWithin try a read without suspending; async operations are unaffected.

@@ -75,6 +75,10 @@ asio::awaitable<bool> H2Connection::Connect(std::chrono::milliseconds timeout) {
     failure_ = c.deadline.hit ? "connect timed out" : "connect: " + cec.message();
     co_return false;
   }
+  if (c.ConnectedToItself(ep)) {
+    failure_ = "connect: connection refused (the socket connected to itself)";
+    co_return false;
+  }
   boost::system::error_code opt_ec;
   c.lowest().set_option(asio::ip::tcp::no_delay(true), opt_ec);
   if (c.tls) {

@@ -28,6 +28,13 @@ UpstreamConnection::UpstreamConnection(net::io_context& context, net::ssl::conte
   }
 }
 
+bool UpstreamConnection::ConnectedToItself(const net::ip::tcp::endpoint& remote) {
+  if (!remote.address().is_loopback()) return false;
+  boost::system::error_code ec;
+  const net::ip::tcp::endpoint local = lowest().local_endpoint(ec);
+  return !ec && local == remote;
+}
+
 void UpstreamConnection::Close() {
   turnpike::net::CloseDeadline(deadline);
   boost::system::error_code ec;

@@ -90,6 +90,11 @@ struct UpstreamConnection : std::enable_shared_from_this<UpstreamConnection> {
     lowest().cancel(ignored);
   }
   void Close();
+  // Whether a connect to `remote` reached this very socket: a loopback connect to a free port
+  // in the ephemeral range can be given that port as its own source and open onto itself (TCP
+  // simultaneous open), then wait forever for an answer. The caller treats it as refused.
+  // Loopback targets only (one getsockname per new connection to them); never true elsewhere.
+  bool ConnectedToItself(const boost::asio::ip::tcp::endpoint& remote);
 
   boost::asio::ip::tcp::socket plain;  // unused (closed) when tls is set
   std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket>> tls;

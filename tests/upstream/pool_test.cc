@@ -70,6 +70,22 @@ class PoolTest : public ::testing::Test {
   const Origin b_ = OriginOf("http://127.0.0.1:9002/v1");
 };
 
+// A socket bound to a loopback port and connected to that same address opens onto itself (TCP
+// simultaneous open), as a connect to a free ephemeral port can by chance.
+TEST_F(PoolTest, AConnectionToItselfIsToldFromOneToAListener) {
+  auto self = std::make_shared<UpstreamConnection>(io_, nullptr);
+  self->plain.open(asio::ip::tcp::v4());
+  self->plain.bind({asio::ip::make_address("127.0.0.1"), 0});
+  const asio::ip::tcp::endpoint own = self->plain.local_endpoint();
+  boost::system::error_code ec;
+  self->plain.connect(own, ec);
+  ASSERT_FALSE(ec) << ec.message();
+  EXPECT_TRUE(self->ConnectedToItself(own));
+
+  auto [other, server] = Connected();
+  EXPECT_FALSE(other->ConnectedToItself(acceptor_.local_endpoint()));
+}
+
 TEST_F(PoolTest, AReleasedConnectionIsReusedForItsOriginOnly) {
   Pool pool = MakePool(4);
   ASSERT_TRUE(pool.TryEnter(a_));
