@@ -172,18 +172,17 @@ bool Index::MaybeCompact() {
     slot_of_rowid_[rowids_[to]] = to;
     ++to;
   }
-  for (auto* v : {&ids_, &sources_, &lean_sources_}) {
-    v->resize(to);
-    v->shrink_to_fit();
-  }
-  for (auto* v : {&versions_, &rowids_}) {
-    v->resize(to);
-    v->shrink_to_fit();
-  }
-  for (auto* v : {&alive_, &lean_ready_}) {
-    v->resize(to);
-    v->shrink_to_fit();
-  }
+  auto trim = [to](auto& per_slot) {
+    per_slot.resize(to);
+    per_slot.shrink_to_fit();
+  };
+  trim(ids_);
+  trim(sources_);
+  trim(lean_sources_);
+  trim(lean_ready_);
+  trim(versions_);
+  trim(rowids_);
+  trim(alive_);
   columns_ = std::move(columns);
   vectors_ = std::move(vectors);
   has_vector_ = std::move(has_vector);
