@@ -212,25 +212,25 @@ function rssParts(pid) {
 }
 // The store's SQLite page cache (turnpike_store_cache_bytes), read from /metrics in the
 // background; each sample writes the latest value.
-let sqliteKiB = '';
-async function readSqlite() {
+let storeCacheKiB = '';
+async function readStoreCache() {
   try {
     const text = await (await fetch(`${gw.url}/metrics`)).text();
     const m = /^turnpike_store_cache_bytes (\S+)$/m.exec(text);
-    if (m) sqliteKiB = String(Math.round(Number(m[1]) / 1024));
+    if (m) storeCacheKiB = String(Math.round(Number(m[1]) / 1024));
   } catch { /* the next read tries again */ }
 }
-await readSqlite();
-const sqliteReader = setInterval(readSqlite, SAMPLE_MS / 2);
+await readStoreCache();
+const storeCacheReader = setInterval(readStoreCache, SAMPLE_MS / 2);
 function sample(phase) {
   const rss = rssKiB(gw.pid);
   const parts = rssParts(gw.pid);
   const requests = Object.values(stats).reduce((s, v) => s + v.ok + v.bad, 0);
   const unexpected = Object.values(stats).reduce((s, v) => s + v.bad, 0);
   const seconds = Math.round((Date.now() - t0) / 1000);
-  samples.push({ seconds, phase, rss, ...parts, sqlite: sqliteKiB });
+  samples.push({ seconds, phase, rss, ...parts, storeCache: storeCacheKiB });
   appendFileSync(args.csv, `${seconds},${phase},${rss},${parts.anon},${parts.file},${parts.shmem},` +
-    `${sqliteKiB},${requests},${unexpected}\n`);
+    `${storeCacheKiB},${requests},${unexpected}\n`);
   return rss;
 }
 
@@ -261,7 +261,7 @@ for (let s = 0; s < args.drain; s += 10) {
   drainSamples.push(sample('drained'));
 }
 const afterDrain = drainSamples.at(-1) ?? sample('drained');
-clearInterval(sqliteReader);
+clearInterval(storeCacheReader);
 
 const summary = {
   env, duration_s: args.duration, rate: args.rate, stats, skipped,
@@ -273,7 +273,7 @@ const summary = {
       end_vs_warmup_pct: Number((100 * (mixEnd.anon - atWarmup.anon) / atWarmup.anon).toFixed(1)) },
     file: { warmup: atWarmup.file, end_of_mix: mixEnd.file },
     shmem: { warmup: atWarmup.shmem, end_of_mix: mixEnd.shmem },
-    store_cache_kib: { warmup: atWarmup.sqlite, end_of_mix: mixEnd.sqlite },
+    store_cache_kib: { warmup: atWarmup.storeCache, end_of_mix: mixEnd.storeCache },
     burst_returned_pct: peak > endOfMix ? Number((100 * (peak - afterDrain) / (peak - endOfMix)).toFixed(1)) : null,
   },
   burst: { streams: args.burst, ok: burstOk },
