@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Instructions per request that OpenTelemetry tracing adds, counted with callgrind (repeatable
 # whatever else runs on the machine), split by thread: the worker (on the request path) and
-# the exporter thread (OTLP JSON encoding and the HTTP posts, off the request path).
+# the exporter thread (OTLP encoding and the HTTP posts, off the request path).
 #
 #   bench/otel-callgrind.sh [--requests 10000] [--conns 8] [--stream] [--traceparent]
 #
-# Runs the same non-streaming load twice through one Turnpike (1 worker, governance off) under
+# Runs the same non-streaming load three times through one Turnpike (1 worker, governance off) under
 # `valgrind --tool=callgrind --separate-threads=yes`: tracing off, then on at sampling_ratio
-# 1.0 exporting to a collector in node (answers 200 to every POST) every 1 s. --stream makes
-# every request a stream; --traceparent sends a client traceparent with every request (both
+# 1.0 exporting to a collector in node (answers 200 to every POST) every 1 s, once in each
+# OTLP encoding (http/protobuf, the default, and http/json). --stream makes
+# every request a stream; --traceparent sends a client traceparent with every request (all
 # instances; the off one ignores it). Instrumentation is on only for the measured requests
-# (after 2,000 warm-up requests). Prints instructions per request per thread. The callgrind
-# files stay in $OTEL_CG_DIR when it is set (for callgrind_annotate), else in a temporary
-# directory.
+# (after 2,000 warm-up requests, whose spans are exported before it starts). Prints
+# instructions per request per thread. The callgrind files stay in $OTEL_CG_DIR when it is set
+# (for callgrind_annotate), else in a temporary directory.
 #
 # Needs: the turnpike binary ($TURNPIKE, default build/src/app/turnpike), valgrind, jq, node.
 set -euo pipefail
@@ -57,9 +58,9 @@ total_in() {  # total_in FILE: the instructions (Ir) recorded in one thread's ca
        /^totals:/ { print $(col["Ir"]) }' "$1"
 }
 
-measure() {  # measure off|on
-  local which=$1 telemetry=''
-  [[ $which == on ]] && telemetry="telemetry: {otlp: {endpoint: \"http://127.0.0.1:$collector_port/v1/traces\", sampling_ratio: 1.0}}"
+measure() {  # measure off|http/protobuf|http/json
+  local which=${1#http/} telemetry=''
+  [[ $which != off ]] && telemetry="telemetry: {otlp: {endpoint: \"http://127.0.0.1:$collector_port/v1/traces\", protocol: $1, sampling_ratio: 1.0}}"
   cat >"$dir/$which.yaml" <<YAML
 server: {listen: 127.0.0.1:0, workers: 1, access_log: ""}
 governance: {enabled: false}
@@ -77,11 +78,14 @@ YAML
   local url=http://127.0.0.1:$port/v1/chat/completions
   "$TURNPIKE" bench --url "$url" -c "$conns" --requests 2000 -d 600 -q \
     "${extra[@]+"${extra[@]}"}" >/dev/null 2>"$dir/warmup.err"
+  # The warm-up's last spans are exported before instrumentation starts (within the 1 s
+  # interval), so the exporter's count is the measured requests' alone.
+  [[ $which != off ]] && sleep 2
   callgrind_control -i on "$pid" >/dev/null 2>&1
   "$TURNPIKE" bench --url "$url" -c "$conns" --requests "$requests" -d 600 -q \
     "${extra[@]+"${extra[@]}"}" --json "$dir/$which.json" >/dev/null 2>"$dir/$which.err"
   # The exporter's last batch of the run goes out within its interval (1 s).
-  [[ $which == on ]] && sleep 2
+  [[ $which != off ]] && sleep 2
   callgrind_control -i off "$pid" >/dev/null 2>&1
   callgrind_control -d "$pid" >/dev/null 2>&1
   local ok; ok=$(jq .requests_ok "$dir/$which.json")
@@ -99,4 +103,5 @@ YAML
 echo "| tracing | worker instructions per request | exporter thread | total |"
 echo "|---|---|---|---|"
 measure off
-measure on
+measure http/protobuf
+measure http/json

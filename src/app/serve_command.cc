@@ -355,9 +355,11 @@ struct Gateway {
 void StartTracer(Gateway& g) {
   const config::OtlpConfig& o = g.config.telemetry.otlp;
   if (o.endpoint.empty()) return;
-  g.tracer = std::make_unique<observability::OtlpExporter>(
-      observability::OtlpExporterOptions{o.endpoint, o.sampling_ratio, o.headers, o.queue_size,
-                                         o.batch_size, o.export_interval, o.timeout, "turnpike"});
+  g.tracer = std::make_unique<observability::OtlpExporter>(observability::OtlpExporterOptions{
+      o.endpoint, o.sampling_ratio, o.headers, o.queue_size, o.batch_size, o.export_interval,
+      o.timeout, "turnpike",
+      o.protocol == "http/json" ? observability::OtlpProtocol::kJson
+                                : observability::OtlpProtocol::kProtobuf});
   g.probes.feature_metrics.push_back([t = g.tracer.get()](observability::PrometheusWriter& w) {
     using observability::MetricType;
     w.Family("turnpike_otel_spans_exported_total",

@@ -203,8 +203,9 @@
 //
 //   telemetry:                         # OpenTelemetry traces (observability/otlp_exporter.h)
 //     otlp:
-//       endpoint: http://127.0.0.1:4318/v1/traces  # OTLP/HTTP JSON; http:// only; "" or
+//       endpoint: http://127.0.0.1:4318/v1/traces  # OTLP/HTTP; http:// only; "" or
 //                                      # absent = tracing off (no traceparent read or sent)
+//       protocol: http/protobuf        # or http/json (OTLP's two HTTP encodings)
 //       sampling_ratio: 1.0            # 0..1 of new traces recorded; below 1 a client's
 //                                      # traceparent decides (parent-based sampling)
 //       headers: {authorization: "Bearer ${OTLP_TOKEN}"}  # sent with every export
@@ -452,6 +453,7 @@ struct AgentsConfig {
 // telemetry.otlp: see the YAML shape above. An empty endpoint = tracing off.
 struct OtlpConfig {
   std::string endpoint;
+  std::string protocol = "http/protobuf";  // or "http/json"
   double sampling_ratio = 1.0;
   std::vector<std::pair<std::string, std::string>> headers;  // name, value
   size_t queue_size = 2'048;

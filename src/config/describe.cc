@@ -84,10 +84,10 @@ std::string DescribeConfig(const Config& config) {
   }
   const OtlpConfig& otlp = config.telemetry.otlp;
   if (!otlp.endpoint.empty()) {
-    out << "telemetry: OpenTelemetry traces to " << MaskUserInfo(otlp.endpoint) << " (sampling "
-        << otlp.sampling_ratio << ", queue " << otlp.queue_size << ", batch " << otlp.batch_size
-        << ", every " << otlp.export_interval.count() << "ms, " << otlp.headers.size()
-        << " header(s))\n";
+    out << "telemetry: OpenTelemetry traces to " << MaskUserInfo(otlp.endpoint) << " ("
+        << otlp.protocol << ", sampling " << otlp.sampling_ratio << ", queue " << otlp.queue_size
+        << ", batch " << otlp.batch_size << ", every " << otlp.export_interval.count() << "ms, "
+        << otlp.headers.size() << " header(s))\n";
   }
   const UpstreamConfig& u = config.upstream;
   out << "upstream pool: idle up to the recent peak, at most " << u.pool_max_idle_per_origin

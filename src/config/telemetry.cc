@@ -13,12 +13,17 @@ TelemetryConfig ParseTelemetry(const YamlMap& root) {
   TelemetryConfig t;
   YamlMap top(root.Child("telemetry"), root.KeyPath("telemetry"), {"otlp"});
   YamlMap m(top.Child("otlp"), top.KeyPath("otlp"),
-            {"endpoint", "sampling_ratio", "headers", "queue_size", "batch_size", "export_interval",
-             "timeout"});
+            {"endpoint", "protocol", "sampling_ratio", "headers", "queue_size", "batch_size",
+             "export_interval", "timeout"});
   OtlpConfig& o = t.otlp;
   o.endpoint = m.String("endpoint", "");
   if (!o.endpoint.empty() && o.endpoint.rfind("http://", 0) != 0) {
     FailAt(m.KeyPath("endpoint"), "must start with http:// (got \"" + o.endpoint + "\")");
+  }
+  o.protocol = m.String("protocol", o.protocol);
+  if (o.protocol != "http/protobuf" && o.protocol != "http/json") {
+    FailAt(m.KeyPath("protocol"),
+           "must be http/protobuf or http/json (got \"" + o.protocol + "\")");
   }
   o.sampling_ratio = m.Number("sampling_ratio", o.sampling_ratio, 0, 1);
   o.queue_size =

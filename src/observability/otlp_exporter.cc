@@ -12,7 +12,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "observability/otlp_json.h"
+#include "observability/otlp_encoding.h"
 
 namespace turnpike::observability {
 namespace {
@@ -142,8 +142,10 @@ OtlpExporter::OtlpExporter(OtlpExporterOptions options) : options_(std::move(opt
   if (host_.size() > 2 && host_.front() == '[' && host_.back() == ']') {
     host_ = host_.substr(1, host_.size() - 2);
   }
-  head_ = "POST " + path_ + " HTTP/1.1\r\nHost: " + authority +
-          "\r\nContent-Type: application/json\r\n";
+  head_ =
+      "POST " + path_ + " HTTP/1.1\r\nHost: " + authority + "\r\nContent-Type: " +
+      (options_.protocol == OtlpProtocol::kJson ? "application/json" : "application/x-protobuf") +
+      "\r\n";
   for (const auto& [name, value] : options_.headers) head_ += name + ": " + value + "\r\n";
   head_ += "Content-Length: ";
   queue_.reserve(options_.queue_size);
@@ -165,7 +167,7 @@ void OtlpExporter::Stop() {
 void OtlpExporter::Run() {
   std::vector<SpanRecord> batch;
   batch.reserve(options_.queue_size);
-  JsonBuffer body;
+  OtlpBuffer body;
   for (;;) {
     bool stop = false;
     {
@@ -179,11 +181,11 @@ void OtlpExporter::Run() {
     // Sent in batch_size pieces; the records hold nothing to free.
     for (size_t at = 0; at < batch.size(); at += options_.batch_size) {
       const size_t n = std::min(options_.batch_size, batch.size() - at);
-      body.clear();
-      EncodeOtlpJson(std::span<const SpanRecord>(batch.data() + at, n), options_.service_name,
-                     unix_offset, body);
+      const std::string_view encoded =
+          EncodeOtlp(options_.protocol, std::span<const SpanRecord>(batch.data() + at, n),
+                     options_.service_name, unix_offset, body);
       exports_.fetch_add(1, std::memory_order_relaxed);
-      if (Send(body.view())) {
+      if (Send(encoded)) {
         exported_.fetch_add(n, std::memory_order_relaxed);
       } else {
         failed_.fetch_add(1, std::memory_order_relaxed);

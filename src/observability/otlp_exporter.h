@@ -1,6 +1,6 @@
 // The OpenTelemetry trace exporter: finished requests (span_record.h) queue here from every
-// worker and are sent in batches, as OTLP/HTTP JSON (otlp_json.h), by the exporter's own
-// thread to the collector's endpoint (telemetry.otlp in config.h).
+// worker and are sent in batches, as OTLP/HTTP protobuf or JSON (otlp_encoding.h), by the
+// exporter's own thread to the collector's endpoint (telemetry.otlp in config.h).
 //
 // Queue: bounded (queue_size records), two preallocated vectors of flat records swapped by the
 // thread. Push never waits and never allocates: the worker writes the record straight into its
@@ -38,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "observability/otlp_encoding.h"
 #include "observability/span_record.h"
 
 namespace turnpike::observability {
@@ -54,6 +55,7 @@ struct OtlpExporterOptions {
   std::chrono::milliseconds export_interval{1'000};
   std::chrono::milliseconds timeout{5'000};
   std::string service_name = "turnpike";
+  OtlpProtocol protocol = OtlpProtocol::kProtobuf;
 };
 
 class OtlpExporter {

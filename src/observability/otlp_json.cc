@@ -1,81 +1,21 @@
-#include "observability/otlp_json.h"
-
 #include <algorithm>
 #include <cstring>
 
+#include "observability/otlp_encoding.h"
+#include "observability/otlp_spans.h"
+
 namespace turnpike::observability {
 namespace {
-// OTLP SpanKind and Status.code values.
-constexpr char kKindInternal = '1';
-constexpr char kKindServer = '2';
-constexpr char kKindClient = '3';
+using otlp::CopySmall;
+using otlp::DigitCount;
+using otlp::kDigitPairs;
+using otlp::WriteDigitsBackward;
+
 constexpr char kHex[] = "0123456789abcdef";
 
 // A request's spans take at most this many bytes: constants, ids and numbers (a few KB) and
 // every text of the record written up to three times, six bytes per byte when escaped.
-constexpr size_t kAllTexts =
-    decltype(SpanRecord::tracestate)::capacity() + decltype(SpanRecord::method)::capacity() +
-    decltype(SpanRecord::path)::capacity() + decltype(SpanRecord::model)::capacity() +
-    decltype(SpanRecord::search_index)::capacity() +
-    decltype(SpanRecord::finish_reason)::capacity() + decltype(SpanRecord::error)::capacity() +
-    decltype(SpanRecord::tenant_id)::capacity() + decltype(SpanRecord::key_id)::capacity() +
-    kMaxAttemptSpans * (decltype(AttemptRecord::deployment)::capacity() +
-                        decltype(AttemptRecord::provider)::capacity() +
-                        decltype(AttemptRecord::upstream_model)::capacity() +
-                        decltype(AttemptRecord::server_address)::capacity());
-constexpr size_t kMaxRequestBytes = 8 * 1024 + 3 * 6 * kAllTexts;
-
-// Two digits at a time.
-constexpr char kDigitPairs[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-size_t DigitCount(uint64_t v) {
-  size_t n = 1;
-  while (v >= 100) {
-    v /= 100;
-    n += 2;
-  }
-  return n + (v >= 10 ? 1 : 0);
-}
-
-// Writes the digits of `v` ending just before `end`.
-void WriteDigitsBackward(uint64_t v, char* end) {
-  while (v >= 100) {
-    end -= 2;
-    std::memcpy(end, kDigitPairs + (v % 100) * 2, 2);
-    v /= 100;
-  }
-  if (v >= 10) {
-    std::memcpy(end - 2, kDigitPairs + v * 2, 2);
-  } else {
-    end[-1] = static_cast<char>('0' + v);
-  }
-}
-
-// Copies n bytes with at most two (overlapping) fixed-size moves when n <= 32: no call into
-// libc for the short texts, ids and times that make up most of a span.
-inline void CopySmall(char* d, const char* s, size_t n) {
-  if (n >= 16) {
-    if (n > 32) {
-      std::memcpy(d, s, n);
-      return;
-    }
-    std::memcpy(d, s, 16);
-    std::memcpy(d + n - 16, s + n - 16, 16);
-  } else if (n >= 8) {
-    std::memcpy(d, s, 8);
-    std::memcpy(d + n - 8, s + n - 8, 8);
-  } else if (n >= 4) {
-    std::memcpy(d, s, 4);
-    std::memcpy(d + n - 4, s + n - 4, 4);
-  } else if (n > 0) {
-    d[0] = s[0];
-    d[n / 2] = s[n / 2];
-    d[n - 1] = s[n - 1];
-  }
-}
+constexpr size_t kMaxRequestBytes = 8 * 1024 + 3 * 6 * otlp::kAllTexts;
 
 // Whether `s` holds a quote, a backslash or a control byte, tested eight bytes at a time (the
 // classic "has a zero byte" / "has a byte below n" word tricks, exact for existence).
@@ -177,7 +117,7 @@ class Writer {
   char* p_;
 };
 
-// A time as its decimal text, made once per request and copied wherever it appears.
+// A time as its decimal text.
 struct TimeText {
   char text[20];
   uint8_t size = 0;
@@ -187,11 +127,6 @@ struct TimeText {
 // so those are formatted once per second and the nine below written per time.
 class TimeFormatter {
  public:
-  explicit TimeFormatter(int64_t unix_offset_ns) : offset_(unix_offset_ns) {}
-
-  // `t` on the records' clock; 0 (not reached) stays 0.
-  int64_t Unix(int64_t t) const { return t == 0 ? 0 : t + offset_; }
-
   void Format(int64_t unix_ns, TimeText& out) {
     constexpr uint64_t kBillion = 1'000'000'000;
     const auto v = static_cast<uint64_t>(std::max<int64_t>(unix_ns, 0));
@@ -219,28 +154,69 @@ class TimeFormatter {
   }
 
  private:
-  int64_t offset_;
   uint64_t seconds_ = 0;  // 0: none formatted yet (a unix second is never 0 here)
   size_t seconds_size_ = 0;
   char seconds_text_[11];
 };
 
-// What every span of one request shares, formatted once.
-struct RequestText {
-  char trace[32];
-  char server[16];
-  TimeText received, parsed, admitted, connected, sent, head, client_head, first_token, done;
-  std::string_view operation;  // gen_ai.operation.name (the path's)
-};
-
-// Writes the attribute list of one span: each call appends one {"key","value"} object. Keys
-// are this file's constants, copied as fixed-size blocks.
-class Attributes {
+// The span writer otlp_spans.h drives, in JSON. It remembers the last time it formatted and
+// the trace's and the parent's hex, which the spans of one request share.
+class JsonSpans {
  public:
-  explicit Attributes(Writer& w) : w_(w) { w_.Lit(",\"attributes\":["); }
-  ~Attributes() { w_.Char(']'); }
-  Attributes(const Attributes&) = delete;
-  Attributes& operator=(const Attributes&) = delete;
+  JsonSpans(Writer& w, TimeFormatter& times) : w_(w), times_(times) {}
+
+  void OpenSpan(const otlp::SpanHead& h) {
+    if (!first_span_) w_.Char(',');
+    first_span_ = false;
+    if (h.trace_hi != trace_hi_ || h.trace_lo != trace_lo_ || !have_trace_) {
+      WriteHex16(h.trace_hi, trace_);
+      WriteHex16(h.trace_lo, trace_ + 16);
+      trace_hi_ = h.trace_hi;
+      trace_lo_ = h.trace_lo;
+      have_trace_ = true;
+    }
+    w_.Lit("{\"traceId\":\"");
+    w_.Raw(trace_, sizeof trace_);
+    w_.Lit("\",\"spanId\":\"");
+    w_.Hex16(h.span_id);
+    w_.Char('"');
+    if (h.parent_span_id != 0) {
+      if (h.parent_span_id != parent_id_) {
+        WriteHex16(h.parent_span_id, parent_);
+        parent_id_ = h.parent_span_id;
+      }
+      w_.Lit(",\"parentSpanId\":\"");
+      w_.Raw(parent_, sizeof parent_);
+      w_.Char('"');
+    }
+    if (!h.tracestate.empty()) {
+      w_.Lit(",\"traceState\":");
+      w_.Quoted(h.tracestate);
+    }
+    w_.Lit(",\"name\":\"");
+    if (h.name.first_is_constant) {
+      w_.Raw(h.name.first.data(), h.name.first.size());
+    } else {
+      w_.Escaped(h.name.first);
+    }
+    if (!h.name.second.empty()) {
+      w_.Char(' ');
+      w_.Escaped(h.name.second);
+    }
+    w_.Lit("\",\"kind\":");
+    w_.Char(static_cast<char>('0' + static_cast<int>(h.kind)));
+    w_.Lit(",\"startTimeUnixNano\":\"");
+    Time(h.start);
+    w_.Lit("\",\"endTimeUnixNano\":\"");
+    Time(h.end);
+    w_.Char('"');
+  }
+
+  void BeginAttributes() {
+    w_.Lit(",\"attributes\":[");
+    first_attribute_ = true;
+  }
+  void EndAttributes() { w_.Char(']'); }
 
   template <size_t N>
   void String(const char (&key)[N], std::string_view value) {
@@ -250,8 +226,6 @@ class Attributes {
     w_.Escaped(value);
     w_.Lit("\"}}");
   }
-  // A value from this code's own constants (operation names, error code names, digits):
-  // nothing to escape.
   template <size_t N>
   void Constant(const char (&key)[N], std::string_view value) {
     if (value.empty()) return;
@@ -308,228 +282,60 @@ class Attributes {
     w_.Lit("\"}]}}}");
   }
 
+  void Event(int64_t unix_ns, std::string_view name) {
+    w_.Lit(",\"events\":[{\"timeUnixNano\":\"");
+    Time(unix_ns);
+    w_.Lit("\",\"name\":\"");
+    w_.Raw(name.data(), name.size());
+    w_.Lit("\"}]");
+  }
+
+  void CloseSpan(bool error, std::string_view message) {
+    if (error) {
+      w_.Lit(",\"status\":{\"code\":2");
+      if (!message.empty()) {
+        w_.Lit(",\"message\":");
+        w_.Quoted(message);
+      }
+      w_.Char('}');
+    }
+    w_.Char('}');
+  }
+
  private:
   template <size_t N>
   void Key(const char (&key)[N]) {
-    if (!first_) w_.Char(',');
-    first_ = false;
+    if (!first_attribute_) w_.Char(',');
+    first_attribute_ = false;
     w_.Lit("{\"key\":\"");
     w_.Lit(key);
     w_.Lit("\",\"value\":");
   }
+  // A span's end is often the next one's start: the last time formatted is kept.
+  void Time(int64_t unix_ns) {
+    if (unix_ns != last_time_ || last_.size == 0) {
+      times_.Format(unix_ns, last_);
+      last_time_ = unix_ns;
+    }
+    w_.Raw(last_.text, last_.size);
+  }
+
   Writer& w_;
-  bool first_ = true;
+  TimeFormatter& times_;
+  bool first_span_ = true;
+  bool first_attribute_ = true;
+  bool have_trace_ = false;
+  uint64_t trace_hi_ = 0;
+  uint64_t trace_lo_ = 0;
+  uint64_t parent_id_ = 0;
+  char trace_[32];
+  char parent_[16];
+  int64_t last_time_ = 0;
+  TimeText last_;
 };
-
-// Opens a span object up to its attributes: ids, kind, times (the name is the caller's:
-// written between "name":" and the closing quote by `name`). `parent`: 16 hex characters or
-// null (a root span).
-template <typename Name>
-void OpenSpan(Writer& w, const RequestText& t, const char* span_id, const char* parent,
-              std::string_view tracestate, const Name& name, char kind, const TimeText& start,
-              const TimeText& end) {
-  w.Lit("{\"traceId\":\"");
-  w.Raw(t.trace, sizeof t.trace);
-  w.Lit("\",\"spanId\":\"");
-  w.Raw(span_id, 16);
-  w.Char('"');
-  if (parent != nullptr) {
-    w.Lit(",\"parentSpanId\":\"");
-    w.Raw(parent, 16);
-    w.Char('"');
-  }
-  if (!tracestate.empty()) {
-    w.Lit(",\"traceState\":");
-    w.Quoted(tracestate);
-  }
-  w.Lit(",\"name\":\"");
-  name(w);
-  w.Lit("\",\"kind\":");
-  w.Char(kind);
-  w.Lit(",\"startTimeUnixNano\":\"");
-  w.Raw(start.text, start.size);
-  w.Lit("\",\"endTimeUnixNano\":\"");
-  w.Raw(end.text, end.size);
-  w.Char('"');
-}
-
-void CloseSpan(Writer& w, bool error, std::string_view message) {
-  if (error) {
-    w.Lit(",\"status\":{\"code\":2");
-    if (!message.empty()) {
-      w.Lit(",\"message\":");
-      w.Quoted(message);
-    }
-    w.Char('}');
-  }
-  w.Char('}');
-}
-
-const AttemptRecord* Answering(const SpanRecord& r) {
-  return r.attempt_count == 0 ? nullptr : &r.attempts[r.attempt_count - 1];
-}
-
-void ServerSpan(Writer& w, const SpanRecord& r, const RequestText& t) {
-  const auto name = [&r, &t](Writer& out) {
-    std::string_view first = r.method;
-    std::string_view second = r.path;
-    if (r.kind == TraceKind::kModel) {
-      first = t.operation;
-      second = r.model;
-    } else if (r.kind == TraceKind::kSearch) {
-      first = "search";
-      second = r.search_index.empty() ? r.model.view() : r.search_index.view();
-    }
-    out.Escaped(first);
-    if (!second.empty()) {
-      out.Char(' ');
-      out.Escaped(second);
-    }
-  };
-  char parent[16];
-  if (r.parent_span_id != 0) WriteHex16(r.parent_span_id, parent);
-  OpenSpan(w, t, t.server, r.parent_span_id != 0 ? parent : nullptr, r.tracestate, name,
-           kKindServer, t.received, t.done);
-  {
-    Attributes a(w);
-    if (r.kind == TraceKind::kModel) {
-      a.Constant("gen_ai.operation.name", t.operation);
-      a.String("gen_ai.request.model", r.model);
-      if (const AttemptRecord* answer = Answering(r)) {
-        a.String("gen_ai.provider.name", GenAiProviderName(answer->provider));
-        a.String("gen_ai.response.model", answer->upstream_model);
-      }
-      if (r.input_tokens >= 0) a.Int("gen_ai.usage.input_tokens", r.input_tokens);
-      if (r.output_tokens >= 0) a.Int("gen_ai.usage.output_tokens", r.output_tokens);
-      a.StringArray1("gen_ai.response.finish_reasons", r.finish_reason);
-      a.Bool("turnpike.stream", r.stream);
-      a.Int("turnpike.attempts", r.attempts_made);
-    } else if (r.kind == TraceKind::kSearch) {
-      a.String("db.system.name", "elasticsearch");
-      // The search door's operation label without its metrics prefix ("es_search" -> search).
-      std::string_view op = r.model;
-      if (op.rfind("es_", 0) == 0) op.remove_prefix(3);
-      a.String("db.operation.name", op);
-      a.String("db.namespace", r.search_index);
-      a.String("turnpike.search.index", r.search_index);
-    }
-    a.String("http.request.method", r.method);
-    a.Int("http.response.status_code", r.status);
-    a.String("url.path", r.path);
-    a.String("turnpike.tenant.id", r.tenant_id);
-    a.String("turnpike.key.id", r.key_id);
-    if (!r.tenant_id.empty()) a.Micros("turnpike.cost_usd", r.cost_micros);
-    if (r.kind != TraceKind::kOther) a.Bool("turnpike.cache.hit", r.cache_hit);
-    a.Constant("error.type", r.error);
-  }
-  if (r.phases.first_token != 0) {
-    w.Lit(",\"events\":[{\"timeUnixNano\":\"");
-    w.Raw(t.first_token.text, t.first_token.size);
-    w.Lit("\",\"name\":\"gen_ai.first_token\"}]");
-  }
-  CloseSpan(w, r.status >= 500, r.error);
-}
-
-template <size_t N>
-void PhaseSpan(Writer& w, const SpanRecord& r, const RequestText& t, uint64_t n,
-               const char (&name)[N], int64_t start_ns, int64_t end_ns, const TimeText& start,
-               const TimeText& end) {
-  if (start_ns == 0 || end_ns == 0) return;
-  w.Char(',');
-  char id[16];
-  WriteHex16(DeriveSpanId(r.span_id, n), id);
-  OpenSpan(
-      w, t, id, t.server, {}, [&name](Writer& out) { out.Lit(name); }, kKindInternal, start,
-      end_ns < start_ns ? start : end);
-  w.Char('}');
-}
-
-void AttemptSpans(Writer& w, const SpanRecord& r, const RequestText& t, TimeFormatter& times) {
-  const std::string_view operation = t.operation;
-  for (size_t i = 0; i < r.attempt_count; ++i) {
-    const AttemptRecord& at = r.attempts[i];
-    w.Char(',');
-    char id[16];
-    WriteHex16(at.span_id, id);
-    TimeText start;
-    TimeText end;
-    const int64_t start_ns = times.Unix(at.start_ns);
-    const int64_t end_ns = at.end_ns != 0 ? times.Unix(at.end_ns) : times.Unix(r.phases.done);
-    times.Format(start_ns, start);
-    times.Format(std::max(start_ns, end_ns), end);
-    const auto name = [&operation, &at](Writer& out) {
-      out.Raw(operation.data(), operation.size());  // a constant
-      if (!at.upstream_model.empty()) {
-        out.Char(' ');
-        out.Escaped(at.upstream_model);
-      }
-    };
-    OpenSpan(w, t, id, t.server, {}, name, kKindClient, start, end);
-    const bool failed = at.status < 0 || at.status >= 400;
-    {
-      Attributes a(w);
-      a.Constant("gen_ai.operation.name", operation);
-      a.String("gen_ai.provider.name", GenAiProviderName(at.provider));
-      a.String("gen_ai.request.model", at.upstream_model);
-      a.String("server.address", at.server_address);
-      if (at.server_port != 0) a.Int("server.port", at.server_port);
-      if (at.status >= 0) a.Int("http.response.status_code", at.status);
-      a.String("turnpike.deployment", at.deployment);
-      if (failed) {
-        if (at.status < 0) {
-          a.Constant("error.type", "connection");
-        } else {
-          char digits[12];
-          const auto v = static_cast<uint64_t>(at.status);
-          const size_t n = DigitCount(v);
-          WriteDigitsBackward(v, digits + n);
-          a.Constant("error.type", {digits, n});
-        }
-      }
-    }
-    CloseSpan(w, failed, {});
-  }
-}
-
-void RequestSpans(Writer& w, const SpanRecord& r, TimeFormatter& times) {
-  RequestText t;
-  WriteHex16(r.trace_hi, t.trace);
-  WriteHex16(r.trace_lo, t.trace + 16);
-  WriteHex16(r.span_id, t.server);
-  t.operation = GenAiOperationName(r.path);
-  const PhaseTimes& p = r.phases;
-  const int64_t received = times.Unix(p.received);
-  const int64_t parsed = times.Unix(p.parsed);
-  const int64_t admitted = times.Unix(p.admitted);
-  const int64_t connected = times.Unix(p.upstream_connected);
-  const int64_t sent = times.Unix(p.upstream_sent);
-  const int64_t head = times.Unix(p.upstream_head);
-  const int64_t client_head = times.Unix(p.client_head);
-  const int64_t done = times.Unix(p.done);
-  times.Format(received, t.received);
-  times.Format(std::max(received, done), t.done);
-  if (p.first_token != 0) times.Format(times.Unix(p.first_token), t.first_token);
-  if (parsed != 0) times.Format(parsed, t.parsed);
-  if (admitted != 0) times.Format(admitted, t.admitted);
-  if (connected != 0) times.Format(connected, t.connected);
-  if (sent != 0) times.Format(sent, t.sent);
-  if (head != 0) times.Format(head, t.head);
-  if (client_head != 0) times.Format(client_head, t.client_head);
-  ServerSpan(w, r, t);
-  PhaseSpan(w, r, t, 1, "gateway.parse", received, parsed, t.received, t.parsed);
-  PhaseSpan(w, r, t, 2, "gateway.governance", parsed, admitted, t.parsed, t.admitted);
-  PhaseSpan(w, r, t, 3, "upstream.connect", admitted, connected, t.admitted, t.connected);
-  PhaseSpan(w, r, t, 4, "upstream.first_byte", sent, head, t.sent, t.head);
-  if (r.stream) {
-    PhaseSpan(w, r, t, 5, "response.stream", client_head, done, t.client_head, t.done);
-  } else {
-    PhaseSpan(w, r, t, 5, "response.write", client_head, done, t.client_head, t.done);
-  }
-  AttemptSpans(w, r, t, times);
-}
 }  // namespace
 
-void JsonBuffer::Grow(size_t n) {
+void OtlpBuffer::Grow(size_t n) {
   const size_t capacity = std::max(capacity_ * 2, size_ + n);
   auto data = std::make_unique_for_overwrite<char[]>(capacity);
   if (size_ > 0) std::memcpy(data.get(), data_.get(), size_);
@@ -544,17 +350,47 @@ std::string_view GenAiProviderName(std::string_view dialect) {
 }
 
 std::string_view GenAiOperationName(std::string_view path) {
-  if (path.find("mbed") != std::string_view::npos)
-    return "embeddings";  // embeddings, :embedContent
-  if (path.find("/completions") != std::string_view::npos &&
-      path.find("chat/completions") == std::string_view::npos) {
-    return "text_completion";
+  // The chat endpoints first (the common case, no scan); then one pass over the path's
+  // four-byte windows: "mbed" anywhere is embeddings (/embeddings, :embedContent, /v2/embed),
+  // a "/completions" not after "chat" a text completion.
+  if (path.ends_with("/chat/completions") || path.ends_with("/messages")) return "chat";
+  const auto word = [&path](size_t i) {
+    uint32_t w;
+    std::memcpy(&w, path.data() + i, 4);
+    return w;
+  };
+  const auto constant = [](const char(&s)[5]) {
+    uint32_t w;
+    std::memcpy(&w, s, 4);
+    return w;
+  };
+  const uint32_t mbed = constant("mbed");
+  const uint32_t com = constant("/com");
+  bool completions = false;
+  for (size_t i = 0; i + 4 <= path.size(); ++i) {
+    const uint32_t w = word(i);
+    if (w == mbed) return "embeddings";
+    if (w == com && path.substr(i, 12) == "/completions" &&
+        (i < 4 || word(i - 4) != constant("chat"))) {
+      completions = true;
+    }
   }
-  return "chat";
+  return completions ? "text_completion" : "chat";
+}
+
+std::string_view EncodeOtlp(OtlpProtocol protocol, std::span<const SpanRecord> records,
+                            std::string_view service_name, int64_t unix_offset_ns,
+                            OtlpBuffer& out) {
+  if (protocol == OtlpProtocol::kProtobuf) {
+    return EncodeOtlpProtobuf(records, service_name, unix_offset_ns, out);
+  }
+  out.clear();
+  EncodeOtlpJson(records, service_name, unix_offset_ns, out);
+  return out.view();
 }
 
 void EncodeOtlpJson(std::span<const SpanRecord> records, std::string_view service_name,
-                    int64_t unix_offset_ns, JsonBuffer& out) {
+                    int64_t unix_offset_ns, OtlpBuffer& out) {
   {
     Writer w(out.Room(256 + 6 * service_name.size()));
     w.Lit(
@@ -564,13 +400,15 @@ void EncodeOtlpJson(std::span<const SpanRecord> records, std::string_view servic
     w.Lit("}}]},\"scopeSpans\":[{\"scope\":{\"name\":\"turnpike\"},\"spans\":[");
     out.Commit(w.end());
   }
-  TimeFormatter times(unix_offset_ns);
+  TimeFormatter times;
+  const otlp::UnixClock unix(unix_offset_ns);
   bool first = true;
   for (const SpanRecord& r : records) {
     Writer w(out.Room(kMaxRequestBytes));
     if (!first) w.Char(',');
     first = false;
-    RequestSpans(w, r, times);
+    JsonSpans spans(w, times);
+    otlp::WriteRequestSpans(spans, r, unix);
     out.Commit(w.end());
   }
   Writer w(out.Room(16));
@@ -580,7 +418,7 @@ void EncodeOtlpJson(std::span<const SpanRecord> records, std::string_view servic
 
 void EncodeOtlpJson(std::span<const SpanRecord> records, std::string_view service_name,
                     std::string& out) {
-  JsonBuffer buffer;
+  OtlpBuffer buffer;
   EncodeOtlpJson(records, service_name, 0, buffer);
   out.append(buffer.view());
 }

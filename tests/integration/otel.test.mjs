@@ -1,5 +1,6 @@
 // OpenTelemetry traces (telemetry.otlp): a collector in the test (a node HTTP server on
-// loopback) receives the gateway's OTLP/HTTP JSON exports and the test checks the spans: the
+// loopback) receives the gateway's OTLP/HTTP exports (protobuf, the default, read by the
+// OpenTelemetry SDK's decoder; and JSON) and the test checks the spans: the
 // server span with GenAI attributes and its child spans, the client's traceparent kept, the
 // upstream (a node server standing in for an OpenAI-compatible provider) given a traceparent of
 // the same trace, a search request's own span kind, and a collector that does not answer
@@ -15,6 +16,7 @@ import {
   esRequest, eventually, gatewayConfig, metricsOf, startGateway, startGovernedGateway,
   stopAll,
 } from './lib/harness.mjs';
+import { decodeTraces } from './lib/otlp.mjs';
 
 const servers = [];
 after(async () => {
@@ -27,16 +29,17 @@ function listen(server) {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
 }
 
-// The collector: every export's spans, flattened.
-async function startCollector() {
+// The collector: every export's spans, flattened. `protocol` is the encoding it expects.
+async function startCollector(protocol = 'http/protobuf') {
   const spans = [];
+  const contentType = protocol === 'http/json' ? 'application/json' : 'application/x-protobuf';
   const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (d) => { body += d; });
+    const chunks = [];
+    req.on('data', (d) => { chunks.push(d); });
     req.on('end', () => {
       assert.equal(req.url, '/v1/traces');
-      assert.equal(req.headers['content-type'], 'application/json');
-      const doc = JSON.parse(body);
+      assert.equal(req.headers['content-type'], contentType);
+      const doc = decodeTraces(contentType, Buffer.concat(chunks));
       for (const rs of doc.resourceSpans) {
         assert.equal(rs.resource.attributes[0].key, 'service.name');
         for (const ss of rs.scopeSpans) spans.push(...ss.spans);
@@ -89,12 +92,13 @@ const chat = (gw, body, headers = {}) => fetch(`${gw.url}/v1/chat/completions`, 
   body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'Hello' }], ...body }),
 });
 
-test('otel: chat and streamed calls make a server span with GenAI attributes, phases and an attempt; traceparent in and out', async () => {
-  const collector = await startCollector();
+for (const protocol of ['http/protobuf', 'http/json']) {
+test(`otel (${protocol}): chat and streamed calls make a server span with GenAI attributes, phases and an attempt; traceparent in and out`, async () => {
+  const collector = await startCollector(protocol);
   const upstream = await startUpstream();
   const gw = await startGateway(gatewayConfig({
     models: { m: [upstream.url] },
-    sections: { telemetry: { otlp: otlp(collector.port) } },
+    sections: { telemetry: { otlp: otlp(collector.port, `, protocol: ${protocol}`) } },
   }));
   const clientTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
   const clientSpan = '00f067aa0ba902b7';
@@ -119,6 +123,9 @@ test('otel: chat and streamed calls make a server span with GenAI attributes, ph
   assert.equal(a['http.response.status_code'], '200');
   assert.equal(a['url.path'], '/v1/chat/completions');
   assert.ok(BigInt(server.endTimeUnixNano) > BigInt(server.startTimeUnixNano));
+  // Unix nanoseconds of this run: within a minute of the test's clock.
+  const skewMs = BigInt(server.startTimeUnixNano) / 1000000n - BigInt(Date.now());
+  assert.ok(skewMs < 60000n && skewMs > -60000n, `start ${server.startTimeUnixNano}`);
 
   const children = collector.spans.filter((s) => s.traceId === clientTrace && s.parentSpanId === server.spanId);
   const names = children.map((s) => s.name);
@@ -157,6 +164,7 @@ test('otel: chat and streamed calls make a server span with GenAI attributes, ph
   assert.equal(m.turnpike_otel_spans_dropped_total, 0);
   assert.equal(m.turnpike_otel_exports_failed_total, 0);
 });
+}
 
 test('otel: a search request is a span of its own kind', async () => {
   const collector = await startCollector();

@@ -73,7 +73,8 @@ TEST(OtlpExporter, DropsAndCountsWhenTheQueueIsFullAndCountsAFailedExport) {
   EXPECT_EQ(exporter.dropped_requests(), 2u);
 }
 
-TEST(OtlpExporter, PostsOneBatchToTheCollector) {
+// One export of two records in `protocol`; what the collector received (head and body).
+std::string PostTwoRecords(OtlpProtocol protocol) {
   uint16_t port = 0;
   const int listener = Listen(port);
   std::string received;
@@ -94,7 +95,9 @@ TEST(OtlpExporter, PostsOneBatchToTheCollector) {
     ::send(c, answer.data(), answer.size(), 0);
     ::close(c);
   });
-  OtlpExporter exporter(Options(port));
+  OtlpExporterOptions options = Options(port);
+  options.protocol = protocol;
+  OtlpExporter exporter(options);
   EXPECT_TRUE(PushRecord(exporter, 1));
   EXPECT_TRUE(PushRecord(exporter, 2));
   exporter.Stop();
@@ -105,9 +108,28 @@ TEST(OtlpExporter, PostsOneBatchToTheCollector) {
   EXPECT_EQ(exporter.exported_requests(), 2u);
   EXPECT_EQ(received.rfind("POST /v1/traces HTTP/1.1\r\n", 0), 0u);
   EXPECT_NE(received.find("\r\nx-token: abc\r\n"), std::string::npos);
+  return received;
+}
+
+TEST(OtlpExporter, PostsOneBatchToTheCollector) {
+  const std::string received = PostTwoRecords(OtlpProtocol::kJson);
   EXPECT_NE(received.find("\r\nContent-Type: application/json\r\n"), std::string::npos);
   const boost::json::value doc = boost::json::parse(received.substr(received.find("\r\n\r\n") + 4));
   EXPECT_EQ(doc.at("resourceSpans").at(0).at("scopeSpans").at(0).at("spans").as_array().size(), 2u);
+}
+
+TEST(OtlpExporter, PostsProtobufByDefault) {
+  EXPECT_EQ(OtlpExporterOptions{}.protocol, OtlpProtocol::kProtobuf);
+  const std::string received = PostTwoRecords(OtlpProtocol::kProtobuf);
+  EXPECT_NE(received.find("\r\nContent-Type: application/x-protobuf\r\n"), std::string::npos);
+  // The message (otlp_protobuf_test.cc decodes it field by field): the two spans' ids as
+  // their raw bytes.
+  const std::string body = received.substr(received.find("\r\n\r\n") + 4);
+  EXPECT_EQ(body[0], '\x0a');  // ExportTraceServiceRequest.resource_spans
+  for (const char id : {'\x01', '\x02'}) {
+    const std::string span_id = std::string("\x12\x08", 2) + std::string(7, '\0') + id;
+    EXPECT_NE(body.find(span_id), std::string::npos) << int{id};
+  }
 }
 
 // Reads one HTTP request from `c` into `received` (appending); false when the peer closed.

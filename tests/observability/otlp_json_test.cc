@@ -1,5 +1,3 @@
-#include "observability/otlp_json.h"
-
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -7,37 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "observability/otlp_encoding.h"
+#include "span_record_fixtures.h"
+
 namespace turnpike::observability {
 namespace {
 namespace json = boost::json;
-
-SpanRecord ChatRecord() {
-  SpanRecord r;
-  r.trace_hi = 0x4bf92f3577b34da6ULL;
-  r.trace_lo = 0xa3ce929d0e0e4736ULL;
-  r.span_id = 0x1111111111111111ULL;
-  r.parent_span_id = 0x00f067aa0ba902b7ULL;
-  r.kind = TraceKind::kModel;
-  r.phases = {1000, 1100, 1200, 1300, 1400, 1500, 1600, 1700, 2000};
-  r.tracestate = "vendor=1";
-  r.method = "POST";
-  r.path = "/v1/chat/completions";
-  r.model = "gpt-4o-mini";
-  r.finish_reason = "stop";
-  r.tenant_id = "t1";
-  r.key_id = "k1";
-  r.status = 200;
-  r.input_tokens = 12;
-  r.output_tokens = 5;
-  r.cost_micros = 1500;
-  r.stream = true;
-  r.attempts_made = 2;
-  r.attempt_count = 2;
-  r.attempts[0] = {0x2222222222222222ULL, 1250,       1290,        503, "d1",
-                   "anthropic",           "claude-x", "127.0.0.1", 9000};
-  r.attempts[1] = {0x3333333333333333ULL, 1300, 0, 200, "d2", "gemini", "gemini-2", "host", 0};
-  return r;
-}
 
 std::map<std::string, json::value> Attributes(const json::object& span) {
   std::map<std::string, json::value> out;
@@ -56,15 +29,7 @@ TEST(OtlpJson, EncodesTheEnvelope) {
 }
 
 TEST(OtlpJson, EncodesAnOtherRequestExactly) {
-  SpanRecord r;
-  r.trace_hi = 1;
-  r.trace_lo = 2;
-  r.span_id = 3;
-  r.method = "GET";
-  r.path = "/healthz";
-  r.status = 200;
-  r.phases.received = 10;
-  r.phases.done = 20;
+  const SpanRecord r = OtherRecord();
   std::string out;
   EncodeOtlpJson(std::span<const SpanRecord>(&r, 1), "gw", out);
   EXPECT_EQ(out,
@@ -137,17 +102,7 @@ TEST(OtlpJson, EncodesAChatCallWithPhasesAndAttempts) {
 }
 
 TEST(OtlpJson, SearchRequestsAreTheirOwnKind) {
-  SpanRecord r;
-  r.trace_hi = 1;
-  r.trace_lo = 2;
-  r.span_id = 3;
-  r.kind = TraceKind::kSearch;
-  r.model = "es_search";
-  r.search_index = "docs";
-  r.method = "POST";
-  r.path = "/es/docs/_search";
-  r.status = 500;
-  r.error = "internal";
+  const SpanRecord r = SearchRecord();
   std::string out;
   EncodeOtlpJson(std::span<const SpanRecord>(&r, 1), "turnpike", out);
   const json::value doc = json::parse(out);
@@ -172,7 +127,7 @@ TEST(OtlpJson, EscapesTextsAndAddsTheClockOffsetToTimes) {
   r.status = 200;
   r.phases.received = 5;
   r.phases.done = 1'000'000'007;
-  JsonBuffer buffer;
+  OtlpBuffer buffer;
   // Unix seconds 1764000000 and 1764000001: the second one's prefix is not the first one's.
   EncodeOtlpJson(std::span<const SpanRecord>(&r, 1), "gw", 1'764'000'000'000'000'000, buffer);
   const std::string_view text = buffer.view();
@@ -244,6 +199,12 @@ TEST(OtlpJson, NamesOperationsAndProviders) {
   EXPECT_EQ(GenAiOperationName("/v1/completions"), "text_completion");
   EXPECT_EQ(GenAiOperationName("/v1/chat/completions"), "chat");
   EXPECT_EQ(GenAiOperationName("/v1/messages"), "chat");
+  EXPECT_EQ(GenAiOperationName("/v2/embed"), "embeddings");
+  EXPECT_EQ(GenAiOperationName("/completions"), "text_completion");
+  EXPECT_EQ(GenAiOperationName("/openai/deployments/d/completions"), "text_completion");
+  EXPECT_EQ(GenAiOperationName("/chat/completions"), "chat");
+  EXPECT_EQ(GenAiOperationName("/v1/completion"), "chat");
+  EXPECT_EQ(GenAiOperationName(""), "chat");
   EXPECT_EQ(GenAiProviderName("openai_responses"), "openai");
   EXPECT_EQ(GenAiProviderName("gemini"), "gcp.gemini");
   EXPECT_EQ(GenAiProviderName("cohere"), "cohere");
