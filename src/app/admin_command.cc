@@ -193,6 +193,7 @@ struct Args {
       cache_write, reasoning, cache_semantic;
   std::optional<int64_t> rpm, tpm, max_output_tokens, expires_at, limit, http_status;
   std::optional<int64_t> history_items, history_tokens;
+  std::optional<std::vector<int64_t>> budget_alerts;
   std::optional<bool> log_bodies;
   bool fail_open = false, cache_tool_calls = false, no_cache = false;
   std::vector<std::string> models;
@@ -290,6 +291,11 @@ void AddPlanCommands(CLI::App* admin, const ArgsPtr& args) {
   plan_put->add_flag("--cache-tool-calls", a.cache_tool_calls, "Cache answers that call tools");
   plan_put->add_option("--cache-semantic", a.cache_semantic,
                        "Semantic lookups above this similarity (0 < t <= 1, e.g. 0.97); 0: exact");
+  plan_put
+      ->add_option("--budget-alerts", a.budget_alerts,
+                   "This plan's budget-alert thresholds, percents of its monthly budget "
+                   "(e.g. 50,80,100; 0 alone: none); else the gateway's")
+      ->delimiter(',');
   plan_put->callback([args] {
     json::object body = Limits(*args);
     SetUsd(body, "max_request_cost_usd", args->max_request_cost);
@@ -299,6 +305,13 @@ void AddPlanCommands(CLI::App* admin, const ArgsPtr& args) {
     if (!args->cache_scope.empty()) body["cache_scope"] = args->cache_scope;
     if (args->cache_tool_calls) body["cache_tool_calls"] = true;
     if (args->cache_semantic) body["cache_semantic"] = *args->cache_semantic;
+    if (args->budget_alerts) {
+      json::array percents;
+      for (const int64_t p : *args->budget_alerts) {
+        if (p != 0) percents.push_back(p);
+      }
+      body["budget_alerts"] = std::move(percents);
+    }
     Run(*args, bhttp::verb::put, "plans/" + Encode(args->id), body);
   });
 }

@@ -162,7 +162,8 @@
 //                                      # under /admin/v1/tenants/{id}/webhooks
 //     budget_alerts: [50, 80, 100]     # percents of a plan's monthly budget announced once a
 //                                      # month per tenant (budget.threshold_crossed; at 100 and
-//                                      # above also budget.exceeded); [] = none
+//                                      # above also budget.exceeded); [] = none; a plan's
+//                                      # own budget_alerts (admin API) replace these for it
 //     poll_interval: 30s               # the longest an idle delivery loop sleeps: it looks at
 //                                      # once when this replica queues or replays a delivery,
 //                                      # and when the next pending one falls due; the poll

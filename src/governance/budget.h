@@ -20,6 +20,7 @@
 // month); months up to year 7431.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -29,6 +30,11 @@ namespace turnpike::governance {
 
 // Months since 1970-01, UTC.
 using MonthId = uint32_t;
+
+// A plan's budget-alert thresholds (Plan::budget_alerts, budget_alerts.h): at most this many,
+// each a whole percent of the monthly budget from 1 to this.
+inline constexpr size_t kMaxBudgetAlerts = 16;
+inline constexpr int kMaxBudgetAlertPercent = 1000;
 
 MonthId MonthOf(int64_t unix_seconds);
 std::string FormatMonth(MonthId month);  // "YYYY-MM"

@@ -76,6 +76,10 @@ struct Plan {
   // 503. Gives up the zero-overshoot guarantee for this plan's tenants; off by default.
   bool fail_open = false;
   CachePolicy cache;
+  // Percents of monthly_budget_micros announced once a month per tenant (budget_alerts.h):
+  // ascending, distinct, each in [1, kMaxBudgetAlertPercent], at most kMaxBudgetAlerts of
+  // them; empty: none. Unset: the gateway's webhooks.budget_alerts.
+  std::optional<std::vector<int>> budget_alerts;
 };
 
 struct Tenant {

@@ -9,6 +9,7 @@
 // times as unix seconds.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,11 +20,11 @@ namespace turnpike::store::sql {
 
 // Result: id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros,
 // search_query_price_micros, fail_open, cache, cache_scope, cache_tool_calls,
-// cache_semantic_bp.
+// cache_semantic_bp, budget_alerts.
 inline constexpr std::string_view kSelectPlans =
     "SELECT id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros, "
     "search_query_price_micros, fail_open, cache, cache_scope, cache_tool_calls, "
-    "cache_semantic_bp FROM plans ORDER BY id";
+    "cache_semantic_bp, budget_alerts FROM plans ORDER BY id";
 // Result: id, name, status, plan_id, log_bodies, created_at.
 inline constexpr std::string_view kSelectTenants =
     "SELECT id, name, status, plan_id, log_bodies, created_at FROM tenants ORDER BY id";
@@ -42,19 +43,20 @@ inline constexpr std::string_view kSelectPrices =
 
 // id, monthly_budget_micros, rpm, tpm, allowed_models, max_request_cost_micros, updated_at,
 // search_query_price_micros, fail_open, cache, cache_scope, cache_tool_calls,
-// cache_semantic_bp.
+// cache_semantic_bp, budget_alerts.
 inline constexpr std::string_view kUpsertPlan =
     "INSERT INTO plans (id, monthly_budget_micros, rpm, tpm, allowed_models, "
     "max_request_cost_micros, updated_at, search_query_price_micros, fail_open, cache, "
-    "cache_scope, cache_tool_calls, cache_semantic_bp) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "cache_scope, cache_tool_calls, cache_semantic_bp, budget_alerts) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (id) DO UPDATE SET monthly_budget_micros = excluded.monthly_budget_micros, "
     "rpm = excluded.rpm, tpm = excluded.tpm, allowed_models = excluded.allowed_models, "
     "max_request_cost_micros = excluded.max_request_cost_micros, "
     "updated_at = excluded.updated_at, "
     "search_query_price_micros = excluded.search_query_price_micros, "
     "fail_open = excluded.fail_open, cache = excluded.cache, cache_scope = excluded.cache_scope, "
-    "cache_tool_calls = excluded.cache_tool_calls, cache_semantic_bp = excluded.cache_semantic_bp";
+    "cache_tool_calls = excluded.cache_tool_calls, cache_semantic_bp = excluded.cache_semantic_bp, "
+    "budget_alerts = excluded.budget_alerts";
 // id, name, status, plan_id, log_bodies, created_at, updated_at.
 inline constexpr std::string_view kInsertTenant =
     "INSERT INTO tenants (id, name, status, plan_id, log_bodies, created_at, updated_at) "
@@ -112,5 +114,11 @@ governance::CachePolicy::Mode CacheModeOf(std::string_view text);
 
 std::string JoinModels(const std::vector<std::string>& models);
 std::vector<std::string> SplitModels(const std::string& text);
+
+// plans.budget_alerts (Plan::budget_alerts): '' unset (the gateway's thresholds), 'none' an
+// empty list, else the percents joined by commas ("50,80,100"). A text that does not read
+// back (never written by this code) is unset.
+std::string BudgetAlertsText(const std::optional<std::vector<int>>& percents);
+std::optional<std::vector<int>> BudgetAlertsOf(std::string_view text);
 
 }  // namespace turnpike::store::sql

@@ -83,5 +83,42 @@ TEST_F(BudgetAlertsTest, NothingWithoutABudgetOrThresholds) {
   EXPECT_EQ(fired_.size(), 3u);
 }
 
+TEST_F(BudgetAlertsTest, APlansOwnThresholdsReplaceTheGatewaysAndNoneIsNone) {
+  TenantEntry t = Tenant("t");
+  plan_.budget_alerts = std::vector<int>{10, 90};
+  t.counters->budget.Restore(kMonth, 600'000);
+  alerts_.Check(t);
+  EXPECT_EQ(fired_, (std::vector<std::string>{"t:683:10"}));
+  t.counters->budget.Restore(kMonth, 950'000);
+  alerts_.Check(t);
+  EXPECT_EQ(fired_, (std::vector<std::string>{"t:683:10", "t:683:90"}));
+  plan_.budget_alerts = std::vector<int>{};
+  t.counters->budget.Restore(kMonth + 1, 5 * kBudget);
+  alerts_.Check(t);
+  EXPECT_EQ(fired_.size(), 2u);
+  // The gateway's own list is empty: a plan with thresholds still alerts.
+  BudgetAlerts gateway_none({});
+  gateway_none.SetSink(
+      [this](const BudgetCrossing& c) { fired_.push_back(std::to_string(c.percent)); });
+  plan_.budget_alerts = std::vector<int>{300};
+  gateway_none.Check(t);
+  EXPECT_EQ(fired_.back(), "300");
+}
+
+TEST_F(BudgetAlertsTest, ThresholdsChangedMidMonthAnnounceThoseAboveTheHighestAnnounced) {
+  TenantEntry t = Tenant("t");
+  t.counters->budget.Restore(kMonth, 850'000);
+  alerts_.Check(t);  // the gateway's 50 and 80
+  EXPECT_EQ(fired_, (std::vector<std::string>{"t:683:50", "t:683:80"}));
+  plan_.budget_alerts = std::vector<int>{60, 85, 90};
+  alerts_.Check(t);  // 85 is crossed and above 80; 60 is below the 80 announced: not announced
+  EXPECT_EQ(fired_, (std::vector<std::string>{"t:683:50", "t:683:80", "t:683:85"}));
+  t.counters->budget.Restore(kMonth, 900'000);
+  alerts_.Check(t);
+  alerts_.Check(t);
+  EXPECT_EQ(fired_.back(), "t:683:90");
+  EXPECT_EQ(fired_.size(), 4u);
+}
+
 }  // namespace
 }  // namespace turnpike::governance

@@ -177,6 +177,32 @@ test('budget alerts: one signed delivery per threshold; a 500 is retried under t
   await receiver.close();
 });
 
+test('budget alerts: a plan\'s own thresholds replace the gateway\'s; the store keeps them', async () => {
+  const receiver = await startReceiver(0);
+  const gw = await startGateway(config(mkdtempSync(path.join(os.tmpdir(), 'turnpike-wh-plan-'))), ENV);
+  const key = await provision(gw);
+  const put = await api(gw, 'PUT', 'plans/p1', { monthly_budget_usd: BUDGET_USD, budget_alerts: [60, 20] });
+  assert.equal(put.status, 200, JSON.stringify(put.body));
+  assert.deepEqual(put.body.budget_alerts, [20, 60]);
+  const plans = await api(gw, 'GET', 'plans');
+  assert.deepEqual(plans.body.data.find((p) => p.id === 'p1').budget_alerts, [20, 60]);
+  assert.equal((await api(gw, 'POST', 'tenants/t1/webhooks', { url: `http://127.0.0.1:${receiver.port}/hook` })).status, 201);
+
+  await spend(gw, key, 10);
+  // Past the whole budget: the plan's 20% and 60% only (none at 100%, so no budget.exceeded).
+  const got = await eventually(() => accepted(receiver).size >= 2 && accepted(receiver), 8000);
+  assert.ok(got, `received: ${JSON.stringify(receiver.got.map((m) => [m.status, m.body]))}`);
+  const crossed = [...got.values()].map((b) => `${b.type}:${b.data.threshold_percent}`).sort();
+  assert.deepEqual(crossed, ['budget.threshold_crossed:20', 'budget.threshold_crossed:60']);
+  const m = await metricsOf(gw);
+  assert.equal(m['turnpike_budget_alerts_total{threshold="20"}'], 1);
+  assert.equal(m['turnpike_budget_alerts_total{threshold="60"}'], 1);
+  // The gateway's own thresholds are listed, not crossed for this plan.
+  assert.equal(m['turnpike_budget_alerts_total{threshold="50"}'], 0);
+  assert.equal(receiver.got.length, 2);
+  await receiver.close();
+});
+
 test('bar: deliveries survive a restart of the gateway and of the receiver; duplicates keep their id', async () => {
   // The receiver's port, closed while the events happen.
   const probe = await startReceiver();

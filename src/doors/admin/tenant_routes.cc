@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <boost/json/object.hpp>
 #include <cmath>
 
@@ -57,6 +58,38 @@ void ReadCachePolicy(Body& body, governance::CachePolicy& policy) {
   if (threshold > 0 && policy.semantic_bp == 0) policy.semantic_bp = 1;
 }
 
+// "budget_alerts": the plan's own thresholds, whole percents of its monthly budget in
+// [1, 1000], at most kMaxBudgetAlerts (kept sorted, each once; [] = none); null or absent: the
+// gateway's webhooks.budget_alerts.
+void ReadBudgetAlerts(Body& body, std::optional<std::vector<int>>& out) {
+  const boost::json::value* list = body.Find("budget_alerts");
+  if (list == nullptr || list->is_null()) return;
+  constexpr const char* kShape = "must be a list of whole percents from 1 to 1000 (at most 16)";
+  if (!list->is_array() || list->as_array().size() > governance::kMaxBudgetAlerts) {
+    body.Fail(kShape, "budget_alerts");
+    return;
+  }
+  std::vector<int> percents;
+  for (const boost::json::value& item : list->as_array()) {
+    if (!item.is_int64() || item.as_int64() < 1 ||
+        item.as_int64() > governance::kMaxBudgetAlertPercent) {
+      body.Fail(kShape, "budget_alerts");
+      return;
+    }
+    percents.push_back(static_cast<int>(item.as_int64()));
+  }
+  std::sort(percents.begin(), percents.end());
+  percents.erase(std::unique(percents.begin(), percents.end()), percents.end());
+  out = std::move(percents);
+}
+
+json::value BudgetAlertsJson(const std::optional<std::vector<int>>& percents) {
+  if (!percents) return nullptr;
+  json::array out;
+  for (const int p : *percents) out.push_back(p);
+  return out;
+}
+
 json::object PlanJson(const Plan& p) {
   return {{"id", p.id},
           {"monthly_budget_usd", OptionalUsd(p.monthly_budget_micros)},
@@ -69,7 +102,8 @@ json::object PlanJson(const Plan& p) {
           {"cache", CacheModeName(p.cache.mode)},
           {"cache_scope", p.cache.key_scope ? "key" : "tenant"},
           {"cache_tool_calls", p.cache.tool_calls},
-          {"cache_semantic", p.cache.semantic_bp / 10000.0}};
+          {"cache_semantic", p.cache.semantic_bp / 10000.0},
+          {"budget_alerts", BudgetAlertsJson(p.budget_alerts)}};
 }
 
 json::object TenantJson(const Tenant& t) {
@@ -84,7 +118,7 @@ json::object TenantJson(const Tenant& t) {
 Result<Plan> ReadPlan(std::string id, const json::object& object) {
   Body body(object, {"monthly_budget_usd", "rpm", "tpm", "allowed_models", "max_request_cost_usd",
                      "search_query_price_usd", "fail_open", "cache", "cache_scope",
-                     "cache_tool_calls", "cache_semantic", "id"});
+                     "cache_tool_calls", "cache_semantic", "budget_alerts", "id"});
   Plan plan;
   plan.id = std::move(id);
   plan.monthly_budget_micros = body.Usd("monthly_budget_usd");
@@ -95,6 +129,7 @@ Result<Plan> ReadPlan(std::string id, const json::object& object) {
   plan.search_query_price_micros = body.Usd("search_query_price_usd");
   plan.fail_open = body.Bool("fail_open").value_or(false);
   ReadCachePolicy(body, plan.cache);
+  ReadBudgetAlerts(body, plan.budget_alerts);
   std::optional<std::string> body_id = body.Text("id", false);
   if (!body.error && body_id && *body_id != plan.id) {
     return Bad("id in the body differs from the path", "id");

@@ -123,7 +123,6 @@ std::string EventBody(std::string_view type, int64_t unix_seconds, std::string_v
 Outbox::Outbox(store::StoreThread& store, config::WebhooksConfig options)
     : store_(store), options_(std::move(options)), percents_(options_.budget_alerts) {
   std::sort(percents_.begin(), percents_.end());
-  alerts_ = std::make_unique<std::atomic<uint64_t>[]>(percents_.size());
 }
 
 Outbox::~Outbox() { Stop(); }
@@ -143,9 +142,8 @@ void Outbox::OnCrossing(const governance::BudgetCrossing& crossing) {
 }
 
 void Outbox::CountAlert(int percent) {
-  for (size_t i = 0; i < percents_.size(); ++i) {
-    if (percents_[i] == percent) alerts_[i].fetch_add(1, std::memory_order_relaxed);
-  }
+  if (percent < 1 || percent > governance::kMaxBudgetAlertPercent) return;
+  alerts_[static_cast<size_t>(percent)].fetch_add(1, std::memory_order_relaxed);
 }
 
 void Outbox::Start() {
@@ -164,10 +162,14 @@ void Outbox::RenderMetrics(observability::PrometheusWriter& w) const {
   constexpr std::string_view kAlerts = "turnpike_budget_alerts_total";
   w.Family(kAlerts, "Budget thresholds crossed, announced once per tenant and month fleet-wide",
            observability::MetricType::kCounter);
-  for (size_t i = 0; i < percents_.size(); ++i) {
-    const std::string threshold = std::to_string(percents_[i]);
-    w.Sample(kAlerts, {{"threshold", threshold}},
-             static_cast<double>(alerts_[i].load(std::memory_order_relaxed)));
+  // The gateway's thresholds always; a plan's own once one of them fired (at most 1,000
+  // label values: percents are whole, 1 to 1000).
+  for (size_t p = 1; p < alerts_.size(); ++p) {
+    const uint64_t n = alerts_[p].load(std::memory_order_relaxed);
+    if (n == 0 && !std::binary_search(percents_.begin(), percents_.end(), static_cast<int>(p))) {
+      continue;
+    }
+    w.Sample(kAlerts, {{"threshold", std::to_string(p)}}, static_cast<double>(n));
   }
   constexpr std::string_view kDeliveries = "turnpike_webhook_deliveries_total";
   w.Family(kDeliveries, "Webhook deliveries queued and attempts by outcome",

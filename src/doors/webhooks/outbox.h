@@ -83,9 +83,9 @@ class Outbox : public std::enable_shared_from_this<Outbox> {
   store::StoreThread& store_;
   const config::WebhooksConfig options_;
   OutboxCounters counters_;
-  // One per configured threshold (options_.budget_alerts, sorted), same order.
-  std::vector<int> percents_;
-  std::unique_ptr<std::atomic<uint64_t>[]> alerts_;
+  std::vector<int> percents_;  // the gateway's thresholds (options_.budget_alerts), sorted
+  // Alerts announced by this replica, by percent (the gateway's and plans' own thresholds).
+  std::array<std::atomic<uint64_t>, governance::kMaxBudgetAlertPercent + 1> alerts_{};
   std::unique_ptr<Deliverer> deliverer_;
 };
 

@@ -12,7 +12,7 @@ namespace {
 // one, append a new one (adding a call-log column is one entry: a nullable array, ALTER TABLE
 // call_log_chunks ADD COLUMN ... T[], and the `call_log` view recreated with its default, as
 // migration 8; plus its line in call_log_columns.h, kColumns).
-constexpr std::array<std::string_view, 11> kMigrations = {
+constexpr std::array<std::string_view, 12> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -368,6 +368,10 @@ CREATE TABLE daily_spend (
   requests BIGINT NOT NULL,
   PRIMARY KEY (day, tenant_id, key_id, model)
 );
+)sql",
+    // 12: a plan's own budget-alert thresholds, as the embedded engine's migration 12.
+    R"sql(
+ALTER TABLE plans ADD COLUMN budget_alerts TEXT NOT NULL DEFAULT '';
 )sql"};
 
 // Tables of this engine only, which the logical-schema test skips: the call log's rows in

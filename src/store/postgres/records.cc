@@ -58,6 +58,7 @@ Result<GovernanceRows> Records::LoadAll() {
     p.cache.key_scope = r[0].Text(i, 9) == sql::kCacheScopeKey;
     p.cache.tool_calls = r[0].Int(i, 10) != 0;
     p.cache.semantic_bp = static_cast<int32_t>(r[0].Int(i, 11));
+    p.budget_alerts = sql::BudgetAlertsOf(r[0].Text(i, 12));
     rows.plans.push_back(std::move(p));
   }
   for (int i = 0; i < r[1].size(); ++i) {
@@ -157,7 +158,8 @@ Status Records::UpsertPlan(const Plan& plan) {
       .Add(sql::CacheModeText(plan.cache.mode))
       .Add(plan.cache.key_scope ? sql::kCacheScopeKey : sql::kCacheScopeTenant)
       .AddBool(plan.cache.tool_calls)
-      .Add(int64_t{plan.cache.semantic_bp});
+      .Add(int64_t{plan.cache.semantic_bp})
+      .Add(sql::BudgetAlertsText(plan.budget_alerts));
   return Write(upsert_plan_, p);
 }
 

@@ -11,7 +11,7 @@ namespace turnpike::store::sqlite {
 namespace {
 
 // Each entry is one schema version; never edit a released one, append a new one.
-constexpr std::array<std::string_view, 11> kMigrations = {
+constexpr std::array<std::string_view, 12> kMigrations = {
     R"sql(
 CREATE TABLE plans (
   id TEXT PRIMARY KEY,
@@ -248,6 +248,11 @@ CREATE TABLE daily_spend (
   requests INTEGER NOT NULL,
   PRIMARY KEY (day, tenant_id, key_id, model)
 ) WITHOUT ROWID;
+)sql",
+    // 12: a plan's own budget-alert thresholds (governance::Plan::budget_alerts, stored as
+    // records_sql.h BudgetAlertsText: '' the gateway's, 'none', or "50,80,100").
+    R"sql(
+ALTER TABLE plans ADD COLUMN budget_alerts TEXT NOT NULL DEFAULT '';
 )sql"};
 
 // Tables of this engine only, which the logical-schema test skips: the call log's rows

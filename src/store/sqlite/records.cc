@@ -64,6 +64,7 @@ Result<GovernanceRows> Records::LoadAll() {
       p.cache.key_scope = q->Text(9) == sql::kCacheScopeKey;
       p.cache.tool_calls = q->Int(10) != 0;
       p.cache.semantic_bp = static_cast<int32_t>(q->Int(11));
+      p.budget_alerts = sql::BudgetAlertsOf(q->Text(12));
       rows.plans.push_back(std::move(p));
       return Ok{};
     });
@@ -162,7 +163,8 @@ Status Records::UpsertPlan(const Plan& plan) {
       .Bind(10, sql::CacheModeText(plan.cache.mode))
       .Bind(11, plan.cache.key_scope ? sql::kCacheScopeKey : sql::kCacheScopeTenant)
       .BindBool(12, plan.cache.tool_calls)
-      .Bind(13, int64_t{plan.cache.semantic_bp});
+      .Bind(13, int64_t{plan.cache.semantic_bp})
+      .Bind(14, sql::BudgetAlertsText(plan.budget_alerts));
   return q->Run();
 }
 

@@ -25,6 +25,7 @@ TEST_F(AdminDoorTest, PlansAndTenantsAreRoutedByPathAndMethod) {
   ASSERT_EQ(a.status, 200u) << json::serialize(a.body);
   EXPECT_EQ(a.body.at("id"), "pro");
   EXPECT_EQ(a.body.at("rpm"), 10);
+  EXPECT_TRUE(a.body.at("budget_alerts").is_null());  // the gateway's thresholds
   EXPECT_EQ(DataSize(Call(Verb::get, "/admin/v1/plans")), 2u);
 
   a = Call(Verb::post, "/admin/v1/tenants", R"({"id": "beta", "plan": "pro"})");
@@ -168,6 +169,12 @@ TEST_F(AdminDoorTest, BadBodiesAre400NamingTheField) {
   a = Call(Verb::put, "/admin/v1/plans/p", R"({"colour": "red"})");
   EXPECT_EQ(a.status, 400u);
   EXPECT_EQ(a.field(), "colour");
+  for (const char* alerts : {R"([0])", R"([1001])", R"([50.5])", R"("50")", R"({"a": 1})",
+                             R"([1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17])"}) {
+    a = Call(Verb::put, "/admin/v1/plans/p", std::string(R"({"budget_alerts": )") + alerts + "}");
+    EXPECT_EQ(a.status, 400u) << alerts;
+    EXPECT_EQ(a.field(), "budget_alerts") << alerts;
+  }
   a = Call(Verb::put, "/admin/v1/plans/bad%20id", "{}");
   EXPECT_EQ(a.status, 400u);
   EXPECT_EQ(a.field(), "id");
@@ -175,6 +182,18 @@ TEST_F(AdminDoorTest, BadBodiesAre400NamingTheField) {
   EXPECT_EQ(a.status, 400u);
   EXPECT_EQ(a.field(), "");
   EXPECT_EQ(engine_->fake_records().writes(), 0);
+}
+
+TEST_F(AdminDoorTest, APlansBudgetAlertsAreSortedOnceEachAndNullIsTheGatewaysOwn) {
+  Answered a = Call(Verb::put, "/admin/v1/plans/p", R"({"budget_alerts": [90, 25, 90, 1000]})");
+  ASSERT_EQ(a.status, 200u) << json::serialize(a.body);
+  EXPECT_EQ(a.body.at("budget_alerts"), json::parse("[25, 90, 1000]"));
+  a = Call(Verb::put, "/admin/v1/plans/p", R"({"budget_alerts": []})");
+  ASSERT_EQ(a.status, 200u);
+  EXPECT_EQ(a.body.at("budget_alerts"), json::array());
+  a = Call(Verb::put, "/admin/v1/plans/p", R"({"budget_alerts": null})");
+  ASSERT_EQ(a.status, 200u);
+  EXPECT_TRUE(a.body.at("budget_alerts").is_null());
 }
 
 TEST_F(AdminDoorTest, AnswersGoThroughTheCoreWithServerTimingAndTheirStatusCounted) {

@@ -361,6 +361,27 @@ TEST_F(PostgresEngineTest, AVersionSixDatabaseMovesItsRowsIntoChunksKeepingTheir
   EXPECT_EQ(total, 5 * (3 + 5000 + 3));  // the new row is in Record's month, not 2026-12
 }
 
+// A plan's budget-alert thresholds: unset (the gateway's), none, or its own list.
+TEST_F(PostgresEngineTest, PlansKeepTheirOwnBudgetAlerts) {
+  auto engine = Open();
+  GovernanceRecords& r = engine->records();
+  governance::Plan plan;
+  plan.id = "a-default";
+  ASSERT_TRUE(r.UpsertPlan(plan).ok());
+  plan.id = "b-none";
+  plan.budget_alerts = std::vector<int>{};
+  ASSERT_TRUE(r.UpsertPlan(plan).ok());
+  plan.id = "c-own";
+  plan.budget_alerts = std::vector<int>{25, 75, 1000};
+  ASSERT_TRUE(r.UpsertPlan(plan).ok());
+  auto rows = r.LoadAll();
+  ASSERT_TRUE(rows.ok()) << rows.error().message;
+  ASSERT_EQ(rows->plans.size(), 3u);
+  EXPECT_FALSE(rows->plans[0].budget_alerts.has_value());
+  EXPECT_EQ(rows->plans[1].budget_alerts, std::vector<int>{});
+  EXPECT_EQ(rows->plans[2].budget_alerts, (std::vector<int>{25, 75, 1000}));
+}
+
 TEST_F(PostgresEngineTest, RecordsRoundTripWithTheAdminErrors) {
   auto engine = Open();
   GovernanceRecords& r = engine->records();

@@ -118,6 +118,25 @@ TEST_F(SqliteEngineTest, MigrationsApplyOnceAndRecordTheirVersion) {
   EXPECT_LT(counts().value(StoreOp::kMigrate), 10u);  // the new engine's: opening and checking
 }
 
+// A plan's budget-alert thresholds: unset (the gateway's), none, or its own list.
+TEST_F(SqliteEngineTest, PlansKeepTheirOwnBudgetAlerts) {
+  governance::Plan plan;
+  plan.id = "a-default";
+  ASSERT_TRUE(store_->records().UpsertPlan(plan).ok());
+  plan.id = "b-none";
+  plan.budget_alerts = std::vector<int>{};
+  ASSERT_TRUE(store_->records().UpsertPlan(plan).ok());
+  plan.id = "c-own";
+  plan.budget_alerts = std::vector<int>{25, 75, 1000};
+  ASSERT_TRUE(store_->records().UpsertPlan(plan).ok());
+  auto rows = store_->records().LoadAll();
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->plans.size(), 3u);
+  EXPECT_FALSE(rows->plans[0].budget_alerts.has_value());
+  EXPECT_EQ(rows->plans[1].budget_alerts, std::vector<int>{});
+  EXPECT_EQ(rows->plans[2].budget_alerts, (std::vector<int>{25, 75, 1000}));
+}
+
 TEST_F(SqliteEngineTest, GovernanceRowsRoundTrip) {
   Seed();
   auto rows = store_->records().LoadAll();
