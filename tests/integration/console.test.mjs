@@ -101,6 +101,16 @@ test('the console: sign in, every page, call log, keys, spend, CSRF, sign out', 
   await open(page, 'search');
   assert.match(await page.$eval('main', (m) => m.textContent), /not configured/);
 
+  // A plan's own budget-alert thresholds, set in the plans form and shown in its table.
+  await open(page, 'tenants');
+  const planForm = await page.$('form:has(input[name=budget_alerts])');
+  await (await planForm.$('input[name=id]')).type('p1');
+  await (await planForm.$('input[name=monthly_budget_usd]')).type('1');
+  await (await planForm.$('input[name=budget_alerts]')).type('75, 25');
+  await (await planForm.$('button')).click();
+  await page.waitForFunction(() => document.querySelector('main').textContent.includes('25%, 75%'));
+  assert.deepEqual((await admin('GET', 'plans')).body.data.find((p) => p.id === 'p1').budget_alerts, [25, 75]);
+
   // The chat call is in the call log, and its page opens.
   const keyId = (await admin('GET', 'keys?tenant=t1')).body.data[0].id;
   await eventually(async () => {

@@ -27,6 +27,18 @@ function planBody(plan, changes) {
   return body;
 }
 
+// A plan's budget-alert thresholds as shown and as typed: null (unset) is the gateway's own.
+function alertsText(percents) {
+  if (percents === null || percents === undefined) return 'gateway default';
+  return percents.length ? percents.map((p) => `${p}%`).join(', ') : 'none';
+}
+function alertsOf(text) {
+  const t = (text ?? '').trim();
+  if (t === '') return undefined;  // left out: the gateway's
+  if (t === 'none') return [];
+  return t.split(',').map((p) => Number(p.trim()));
+}
+
 async function operatorPage(main) {
   const [tenants, plans] = await Promise.all([get('/admin/v1/tenants'), get('/admin/v1/plans')]);
   const toggle = (t) => h('button', {
@@ -57,7 +69,7 @@ async function operatorPage(main) {
         h('a', { href: `/ui/spend?tenant=${encodeURIComponent(t.id)}` }, 'spend')]],
     ], tenants.data, 'No tenants yet: create one below.'),
     h('div', { class: 'forms' },
-      form('New tenant', [field('Id', { name: 'id', required: true, pattern: '[A-Za-z0-9._-]{1,64}' }), field('Name', { name: 'name' }), planOptions(plans.data)],
+      form('New tenant', [field('Id', { name: 'id', required: true, pattern: '[A-Za-z0-9._\\-]{1,64}' }), field('Name', { name: 'name' }), planOptions(plans.data)],
         'Create tenant', async (v) => {
           await post('/admin/v1/tenants', { id: v.id, name: v.name || v.id, plan: v.plan });
           await operatorPage(main);
@@ -69,18 +81,21 @@ async function operatorPage(main) {
       ['RPM', (p) => p.rpm ?? '—'], ['TPM', (p) => p.tpm ?? '—'],
       ['Models', (p) => (p.allowed_models.length ? p.allowed_models.join(', ') : 'all')],
       ['Cache', (p) => p.cache],
+      ['Budget alerts', (p) => alertsText(p.budget_alerts)],
     ], plans.data, 'No plans yet: create one below.'),
     form('New or changed plan', [
-      field('Id', { name: 'id', required: true, pattern: '[A-Za-z0-9._-]{1,64}' }),
+      field('Id', { name: 'id', required: true, pattern: '[A-Za-z0-9._\\-]{1,64}' }),
       field('Monthly budget (USD)', { name: 'monthly_budget_usd', type: 'number', min: 0, step: 'any' }),
       field('RPM', { name: 'rpm', type: 'number', min: 1 }),
       field('TPM', { name: 'tpm', type: 'number', min: 1 }),
+      field('Budget alerts (%)', { name: 'budget_alerts', placeholder: 'e.g. 50, 80, 100; none; empty: the gateway\'s', pattern: '\\s*(none|\\d+(\\s*,\\s*\\d+)*)?\\s*' }),
     ], 'Save plan', async (v) => {
       const existing = plans.data.find((p) => p.id === v.id);
       const body = planBody(existing, {
         monthly_budget_usd: optionalNumber(v.monthly_budget_usd),
         rpm: optionalNumber(v.rpm),
         tpm: optionalNumber(v.tpm),
+        budget_alerts: alertsOf(v.budget_alerts),
       });
       await put(`/admin/v1/plans/${encodeURIComponent(v.id)}`, body);
       await operatorPage(main);
