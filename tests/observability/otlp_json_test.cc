@@ -118,13 +118,8 @@ TEST(OtlpJson, SearchRequestsAreTheirOwnKind) {
 }
 
 TEST(OtlpJson, EscapesTextsAndAddsTheClockOffsetToTimes) {
-  SpanRecord r;
-  r.trace_hi = 1;
-  r.trace_lo = 2;
-  r.span_id = 3;
-  r.method = "GET";
+  SpanRecord r = OtherRecord();
   r.path = "/a\"b\\c\n\x01/\xc3\xa9t\xc3\xa9-long-enough-for-a-word";
-  r.status = 200;
   r.phases.received = 5;
   r.phases.done = 1'000'000'007;
   OtlpBuffer buffer;
