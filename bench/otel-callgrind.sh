@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Instructions per request that OpenTelemetry tracing adds, counted with callgrind (repeatable
 # whatever else runs on the machine), split by thread: the worker (on the request path) and
-# the exporter thread (OTLP encoding and the HTTP posts, off the request path).
+# the exporter thread (OTLP encoding and the HTTP posts, off the request path). One connection
+# by default: each request then takes the same path through the event loop, and the worker's
+# count repeats to within ~0.1% run to run; with several, how reads and writes batch depends
+# on timing and moves it by several hundred instructions.
 #
-#   bench/otel-callgrind.sh [--requests 10000] [--conns 8] [--stream] [--traceparent]
+#   bench/otel-callgrind.sh [--requests 10000] [--conns 1] [--stream] [--traceparent]
 #
 # Runs the same non-streaming load three times through one Turnpike (1 worker, governance off) under
 # `valgrind --tool=callgrind --separate-threads=yes`: tracing off, then on at sampling_ratio
@@ -18,7 +21,7 @@
 # Needs: the turnpike binary ($TURNPIKE, default build/src/app/turnpike), valgrind, jq, node.
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
-requests=10000 conns=8
+requests=10000 conns=1
 extra=()
 while (($#)); do
   case $1 in

@@ -18,8 +18,8 @@ int64_t Nanos(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 
-// Writes the request's spans into `r`, a fresh queue slot (its texts unset, the rest at the
-// defaults): every text is assigned here.
+// Writes the request's spans into `r`, a queue slot holding an older record's bytes or none:
+// every field is assigned here (the attempts past attempt_count excepted: nothing reads them).
 void Fill(observability::SpanRecord& r, const ExchangeRecord& exchange, const RequestContext& ctx) {
   const observability::TraceState& t = ctx.trace;
   r.trace_hi = t.trace_hi;
@@ -73,8 +73,9 @@ void BeginTrace(const observability::OtlpExporter& exporter, const http::Exchang
                 RequestContext& ctx) {
   observability::TraceState& t = ctx.trace;
   const auto& request = exchange.request();
+  const std::string_view traceparent = Header(request, "traceparent");
   const std::optional<observability::TraceParent> parent =
-      observability::ParseTraceParent(Header(request, "traceparent"));
+      traceparent.empty() ? std::nullopt : observability::ParseTraceParent(traceparent);
   t.on = true;
   if (parent) {
     t.trace_hi = parent->trace_hi;

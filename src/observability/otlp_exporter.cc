@@ -124,7 +124,8 @@ int64_t UnixOffsetNs() {
 }
 }  // namespace
 
-OtlpExporter::OtlpExporter(OtlpExporterOptions options) : options_(std::move(options)) {
+OtlpExporter::OtlpExporter(OtlpExporterOptions options)
+    : options_(std::move(options)), queue_(options_.queue_size) {
   const std::string& url = options_.endpoint;
   if (url.rfind(kScheme, 0) != 0) {
     throw std::invalid_argument("telemetry.otlp.endpoint: must start with http://");
@@ -148,7 +149,6 @@ OtlpExporter::OtlpExporter(OtlpExporterOptions options) : options_(std::move(opt
       "\r\n";
   for (const auto& [name, value] : options_.headers) head_ += name + ": " + value + "\r\n";
   head_ += "Content-Length: ";
-  queue_.reserve(options_.queue_size);
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -156,33 +156,40 @@ OtlpExporter::~OtlpExporter() { Stop(); }
 
 void OtlpExporter::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<QueueLock> lock(queue_lock_);
     if (stopping_ && !thread_.joinable()) return;
     stopping_ = true;
   }
-  wake_.notify_one();
+  Wake();
   if (thread_.joinable()) thread_.join();
 }
 
+void OtlpExporter::Wake() {
+  { std::lock_guard<std::mutex> lock(wake_mu_); }
+  wake_.notify_one();
+}
+
 void OtlpExporter::Run() {
-  std::vector<SpanRecord> batch;
-  batch.reserve(options_.queue_size);
+  Slots batch(options_.queue_size);
   OtlpBuffer body;
   for (;;) {
     bool stop = false;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait_for(lock, options_.export_interval,
-                     [this] { return stopping_ || queue_.size() >= options_.batch_size; });
+      std::unique_lock<std::mutex> wait(wake_mu_);
+      wake_.wait_for(wait, options_.export_interval, [this] {
+        std::lock_guard<QueueLock> lock(queue_lock_);
+        return stopping_ || queue_.size >= options_.batch_size;
+      });
+      std::lock_guard<QueueLock> lock(queue_lock_);
       stop = stopping_;
-      batch.swap(queue_);
+      std::swap(batch, queue_);
     }
     const int64_t unix_offset = UnixOffsetNs();
     // Sent in batch_size pieces; the records hold nothing to free.
-    for (size_t at = 0; at < batch.size(); at += options_.batch_size) {
-      const size_t n = std::min(options_.batch_size, batch.size() - at);
+    for (size_t at = 0; at < batch.size; at += options_.batch_size) {
+      const size_t n = std::min(options_.batch_size, batch.size - at);
       const std::string_view encoded =
-          EncodeOtlp(options_.protocol, std::span<const SpanRecord>(batch.data() + at, n),
+          EncodeOtlp(options_.protocol, std::span<const SpanRecord>(batch.records() + at, n),
                      options_.service_name, unix_offset, body);
       exports_.fetch_add(1, std::memory_order_relaxed);
       if (Send(encoded)) {
@@ -191,7 +198,7 @@ void OtlpExporter::Run() {
         failed_.fetch_add(1, std::memory_order_relaxed);
       }
     }
-    batch.clear();
+    batch.size = 0;
     if (stop) {
       CloseConnection();
       return;

@@ -6,7 +6,6 @@
 
 namespace turnpike::observability {
 namespace {
-using otlp::CopySmall;
 using otlp::DigitCount;
 using otlp::kDigitPairs;
 using otlp::WriteDigitsBackward;
@@ -210,6 +209,21 @@ class JsonSpans {
     w_.Lit("\",\"endTimeUnixNano\":\"");
     Time(h.end);
     w_.Char('"');
+  }
+
+  template <size_t N>
+  void PhaseSpan(const SpanRecord& r, uint64_t span_id, const char (&name)[N], int64_t start,
+                 int64_t end) {
+    OpenSpan(otlp::SpanHead{.trace_hi = r.trace_hi,
+                            .trace_lo = r.trace_lo,
+                            .span_id = span_id,
+                            .parent_span_id = r.span_id,
+                            .tracestate = {},
+                            .name = {std::string_view(name, N - 1), {}, true},
+                            .kind = otlp::SpanKind::kInternal,
+                            .start = start,
+                            .end = end});
+    CloseSpan(false, {});
   }
 
   void BeginAttributes() {

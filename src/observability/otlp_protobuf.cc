@@ -12,7 +12,6 @@
 
 namespace turnpike::observability {
 namespace {
-using otlp::CopySmall;
 
 // Tags: (field number << 3) | wire type (0 varint, 1 64-bit, 2 length-delimited).
 namespace tag {
@@ -100,8 +99,20 @@ inline char* PutText(char* p, char field, std::string_view s) {
 template <size_t N>
 inline char* PutKeyValue(char* p, const char (&key)[N], size_t value) {
   static_assert(N - 1 < 0x80, "a key's length is one byte");
+  // The KeyValue's length: key field, value tag, value length and value. Nearly always under
+  // 128, when it and the value's length take one byte each.
+  const size_t key_value = 2 + (N - 1) + 1 + 1 + value;
   p[0] = tag::kAttribute;
-  p = PutVarint(p + 1, 2 + (N - 1) + 1 + VarintSize(value) + value);
+  if (key_value < 0x80) {
+    p[1] = static_cast<char>(key_value);
+    p[2] = tag::kField1;
+    p[3] = static_cast<char>(N - 1);
+    std::memcpy(p + 4, key, N - 1);
+    p[N + 3] = tag::kValue;
+    p[N + 4] = static_cast<char>(value);
+    return p + N + 5;
+  }
+  p = PutVarint(p + 1, key_value - 1 + VarintSize(value));
   p[0] = tag::kField1;
   p[1] = static_cast<char>(N - 1);
   std::memcpy(p + 2, key, N - 1);
@@ -122,18 +133,8 @@ class ProtoSpans {
     const size_t name = first.size() + (second.empty() ? 0 : 1 + second.size());
     char* p = p_;
     *p++ = tag::kSpan;
-    if (h.bare) {
-      // Nothing follows this head: its length is known now.
-      const size_t n =
-          18 + 10 + (h.parent_span_id != 0 ? 10 : 0) +
-          (h.tracestate.empty() ? 0 : 1 + VarintSize(h.tracestate.size()) + h.tracestate.size()) +
-          1 + VarintSize(name) + name + 2 + 18;
-      p = PutVarint(p, n);
-      span_ = nullptr;
-    } else {
-      p += 2;  // the length, once known (CloseSpan)
-      span_ = p;
-    }
+    p += 2;  // the length, once known (CloseSpan)
+    span_ = p;
     p[0] = tag::kField1;  // Span.trace_id
     p[1] = 16;
     p = PutId(p + 2, h.trace_hi);
@@ -162,6 +163,37 @@ class ProtoSpans {
     p_ = PutFixed64(p, static_cast<uint64_t>(h.end));
   }
 
+  // Its length is known before its first byte: every field but the ids and times is constant.
+  template <size_t N>
+  void PhaseSpan(const SpanRecord& r, uint64_t span_id, const char (&name)[N], int64_t start,
+                 int64_t end) {
+    constexpr size_t kBytes = 18 + 10 + 10 + 2 + (N - 1) + 2 + 9 + 9;
+    static_assert(kBytes < 0x80, "a phase span's length is one byte");
+    char* p = p_;
+    p[0] = tag::kSpan;
+    p[1] = static_cast<char>(kBytes);
+    p[2] = tag::kField1;  // Span.trace_id
+    p[3] = 16;
+    p = PutId(p + 4, r.trace_hi);
+    p = PutId(p, r.trace_lo);
+    p[0] = tag::kSpanId;
+    p[1] = 8;
+    p = PutId(p + 2, span_id);
+    p[0] = tag::kParentSpanId;
+    p[1] = 8;
+    p = PutId(p + 2, r.span_id);
+    p[0] = tag::kName;
+    p[1] = static_cast<char>(N - 1);
+    std::memcpy(p + 2, name, N - 1);
+    p += N + 1;
+    p[0] = tag::kKind;
+    p[1] = static_cast<char>(otlp::SpanKind::kInternal);
+    p[2] = tag::kStart;
+    p = PutFixed64(p + 3, static_cast<uint64_t>(start));
+    *p++ = tag::kEnd;
+    p_ = PutFixed64(p, static_cast<uint64_t>(end));
+  }
+
   // Attributes are repeated fields of the span: nothing frames the list.
   void BeginAttributes() {}
   void EndAttributes() {}
@@ -169,8 +201,16 @@ class ProtoSpans {
   template <size_t N>
   void String(const char (&key)[N], std::string_view value) {
     if (value.empty()) return;
-    char* p = PutKeyValue(p_, key, 1 + VarintSize(value.size()) + value.size());
-    p_ = PutText(p, tag::kField1, value);  // AnyValue.string_value
+    const size_t n = value.size();
+    if (n < 0x80) {  // its length in one byte
+      char* p = PutKeyValue(p_, key, 2 + n);
+      p[0] = tag::kField1;  // AnyValue.string_value
+      p[1] = static_cast<char>(n);
+      p_ = PutBytes(p + 2, value);
+      return;
+    }
+    char* p = PutKeyValue(p_, key, 1 + VarintSize(n) + n);
+    p_ = PutText(p, tag::kField1, value);
   }
   template <size_t N>
   void Constant(const char (&key)[N], std::string_view value) {
@@ -230,10 +270,6 @@ class ProtoSpans {
       p += 2;
     }
     char* span = span_;
-    if (span == nullptr) {  // a bare span: its length went first
-      p_ = p;
-      return;
-    }
     const auto n = static_cast<size_t>(p - span);
     if (n < 0x80) {
       // One length byte: the span moves back over the second.
@@ -249,7 +285,7 @@ class ProtoSpans {
 
  private:
   char* p_;
-  char* span_ = nullptr;  // the open span's first byte, after its tag and length; null: bare
+  char* span_ = nullptr;  // the open span's first byte, after its tag and length
 };
 
 // The envelope in front of the spans: ExportTraceServiceRequest { resource_spans {
@@ -310,9 +346,11 @@ class Envelope {
 };
 }  // namespace
 
-std::string_view EncodeOtlpProtobuf(std::span<const SpanRecord> records,
-                                    std::string_view service_name, int64_t unix_offset_ns,
-                                    OtlpBuffer& out) {
+// Flattened: every call the span walk makes in this file is inlined (GCC's inliner otherwise
+// leaves some of the small writers out of line, each call costing about what it writes).
+[[gnu::flatten]] std::string_view EncodeOtlpProtobuf(std::span<const SpanRecord> records,
+                                                     std::string_view service_name,
+                                                     int64_t unix_offset_ns, OtlpBuffer& out) {
   out.clear();
   const size_t gap = Envelope::MaxSize(service_name);
   out.Commit(out.Room(gap) + gap);

@@ -13,7 +13,9 @@
 //   out.Event(unix_ns, constant_name);  // at most one per span
 //   out.CloseSpan(error, message);      // status ERROR (with message, when not empty) or unset
 //
-// A head marked `bare` is closed at once, with no error.
+// and a phase's span, which has no attribute, event or status, in one call:
+//
+//   out.PhaseSpan(record, span_id, name literal, start, end);  // INTERNAL, the server span's child
 //
 // Keys are string literals (`const char (&)[N]`) so that a writer copies them as fixed-size
 // blocks. Per request: a SERVER span (named by the GenAI semantic conventions: "chat {model}",
@@ -32,6 +34,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "common/copy_small.h"
 #include "observability/otlp_encoding.h"
 #include "observability/span_record.h"
 #include "observability/trace_context.h"
@@ -58,7 +61,6 @@ struct SpanHead {
   SpanKind kind = SpanKind::kInternal;
   int64_t start = 0;  // unix nanoseconds
   int64_t end = 0;
-  bool bare = false;  // no attribute, event or error status follows (a writer may size it now)
 };
 
 // Every text a record holds, once: a request's spans write each at most three times, so an
@@ -100,29 +102,6 @@ inline void WriteDigitsBackward(uint64_t v, char* end) {
     std::memcpy(end - 2, kDigitPairs + v * 2, 2);
   } else {
     end[-1] = static_cast<char>('0' + v);
-  }
-}
-
-// Copies n bytes with at most two (overlapping) fixed-size moves when n <= 32: no call into
-// libc for the short texts, ids and times that make up most of a span.
-inline void CopySmall(char* d, const char* s, size_t n) {
-  if (n >= 16) {
-    if (n > 32) {
-      std::memcpy(d, s, n);
-      return;
-    }
-    std::memcpy(d, s, 16);
-    std::memcpy(d + n - 16, s + n - 16, 16);
-  } else if (n >= 8) {
-    std::memcpy(d, s, 8);
-    std::memcpy(d + n - 8, s + n - 8, 8);
-  } else if (n >= 4) {
-    std::memcpy(d, s, 4);
-    std::memcpy(d + n - 4, s + n - 4, 4);
-  } else if (n > 0) {
-    d[0] = s[0];
-    d[n / 2] = s[n / 2];
-    d[n - 1] = s[n - 1];
   }
 }
 
@@ -200,9 +179,11 @@ inline std::string_view ValidUtf8(std::string_view s, char* scratch) {
   return {scratch, static_cast<size_t>(out - scratch)};
 }
 
-// A request's texts that may come from its target, made valid UTF-8 once.
+// A request's texts that may come from its target, made valid UTF-8 once, and the names its
+// spans share, looked up once.
 struct RequestTexts {
-  std::string_view operation;  // gen_ai.operation.name (the path's)
+  std::string_view operation;                    // gen_ai.operation.name (the path's)
+  std::string_view providers[kMaxAttemptSpans];  // each attempt's gen_ai.provider.name
   std::string_view path;
   std::string_view model;
   std::string_view search_index;
@@ -214,7 +195,11 @@ struct RequestTexts {
       : operation(GenAiOperationName(r.path)),
         path(ValidUtf8(r.path, path_scratch)),
         model(ValidUtf8(r.model, model_scratch)),
-        search_index(ValidUtf8(r.search_index, index_scratch)) {}
+        search_index(ValidUtf8(r.search_index, index_scratch)) {
+    for (size_t i = 0; i < r.attempt_count; ++i) {
+      providers[i] = GenAiProviderName(r.attempts[i].provider);
+    }
+  }
   RequestTexts(const RequestTexts&) = delete;
   RequestTexts& operator=(const RequestTexts&) = delete;
 };
@@ -231,8 +216,7 @@ inline SpanHead Head(const SpanRecord& r, uint64_t span_id, uint64_t parent_span
                   .name = name,
                   .kind = kind,
                   .start = start,
-                  .end = std::max(start, end),
-                  .bare = false};
+                  .end = std::max(start, end)};
 }
 
 inline const AttemptRecord* Answering(const SpanRecord& r) {
@@ -257,7 +241,7 @@ void ServerSpan(Out& out, const SpanRecord& r, const RequestTexts& t, int64_t re
     out.Constant("gen_ai.operation.name", operation);
     out.String("gen_ai.request.model", t.model);
     if (const AttemptRecord* answer = Answering(r)) {
-      out.String("gen_ai.provider.name", GenAiProviderName(answer->provider));
+      out.String("gen_ai.provider.name", t.providers[r.attempt_count - 1]);
       out.String("gen_ai.response.model", answer->upstream_model);
     }
     if (r.input_tokens >= 0) out.Int("gen_ai.usage.input_tokens", r.input_tokens);
@@ -288,20 +272,17 @@ void ServerSpan(Out& out, const SpanRecord& r, const RequestTexts& t, int64_t re
 }
 
 // A phase's span, when both of its ends were reached.
-template <typename Out>
-void PhaseSpan(Out& out, const SpanRecord& r, uint64_t n, std::string_view name, int64_t start,
+template <typename Out, size_t N>
+void PhaseSpan(Out& out, const SpanRecord& r, uint64_t n, const char (&name)[N], int64_t start,
                int64_t end) {
   if (start == 0 || end == 0) return;
-  SpanHead h = Head(r, DeriveSpanId(r.span_id, n), r.span_id, {name, {}, true}, SpanKind::kInternal,
-                    start, end);
-  h.bare = true;
-  out.OpenSpan(h);
-  out.CloseSpan(false, {});
+  out.PhaseSpan(r, DeriveSpanId(r.span_id, n), name, start, std::max(start, end));
 }
 
 template <typename Out>
-void AttemptSpans(Out& out, const SpanRecord& r, std::string_view operation, int64_t done,
+void AttemptSpans(Out& out, const SpanRecord& r, const RequestTexts& t, int64_t done,
                   UnixClock unix) {
+  const std::string_view operation = t.operation;
   for (size_t i = 0; i < r.attempt_count; ++i) {
     const AttemptRecord& at = r.attempts[i];
     const int64_t start = unix(at.start_ns);
@@ -310,7 +291,7 @@ void AttemptSpans(Out& out, const SpanRecord& r, std::string_view operation, int
     const bool failed = at.status < 0 || at.status >= 400;
     out.BeginAttributes();
     out.Constant("gen_ai.operation.name", operation);
-    out.String("gen_ai.provider.name", GenAiProviderName(at.provider));
+    out.String("gen_ai.provider.name", t.providers[i]);
     out.String("gen_ai.request.model", at.upstream_model);
     out.String("server.address", at.server_address);
     if (at.server_port != 0) out.Int("server.port", at.server_port);
@@ -351,9 +332,12 @@ void WriteRequestSpans(Out& out, const SpanRecord& r, UnixClock unix) {
   spans_detail::PhaseSpan(out, r, 3, "upstream.connect", admitted, unix(p.upstream_connected));
   spans_detail::PhaseSpan(out, r, 4, "upstream.first_byte", unix(p.upstream_sent),
                           unix(p.upstream_head));
-  spans_detail::PhaseSpan(out, r, 5, r.stream ? "response.stream" : "response.write",
-                          unix(p.client_head), done);
-  spans_detail::AttemptSpans(out, r, t.operation, done, unix);
+  if (r.stream) {
+    spans_detail::PhaseSpan(out, r, 5, "response.stream", unix(p.client_head), done);
+  } else {
+    spans_detail::PhaseSpan(out, r, 5, "response.write", unix(p.client_head), done);
+  }
+  spans_detail::AttemptSpans(out, r, t, done, unix);
 }
 
 }  // namespace turnpike::observability::otlp

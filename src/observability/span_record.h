@@ -17,6 +17,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "common/copy_small.h"
 #include "observability/trace_context.h"
 
 namespace turnpike::observability {
@@ -47,7 +48,7 @@ class InlineText {
       n = N;
       while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xc0) == 0x80) --n;
     }
-    if (n > 0) std::memcpy(data_, s.data(), n);  // an empty view's data() may be null
+    CopySmall(data_, s.data(), n);
     size_ = static_cast<uint8_t>(n);
   }
   void clear() { size_ = 0; }

@@ -26,12 +26,6 @@ bool ReadHex(std::string_view text, uint64_t& out) {
   return true;
 }
 
-uint64_t SplitMix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 }  // namespace
 
 std::optional<TraceParent> ParseTraceParent(std::string_view value) {
@@ -79,22 +73,11 @@ bool ShouldSample(double ratio, const std::optional<TraceParent>& parent, uint64
   return static_cast<double>(trace_lo) < ratio * kTwoTo64;
 }
 
-uint64_t NewSpanId() {
-  // Constant-initialised (no TLS init guard on every call); seeded on first use.
-  thread_local uint64_t state = 0;
-  if (state == 0) {
-    state = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}() ^ 1;
-  }
-  uint64_t id = 0;
-  while (id == 0) id = SplitMix64(state);
-  return id;
+namespace trace_detail {
+[[gnu::noinline, gnu::cold]] uint64_t SeedState() {
+  return (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}() | 1;
 }
-
-uint64_t DeriveSpanId(uint64_t seed, uint64_t n) {
-  uint64_t state = seed ^ (n * 0xd1b54a32d192ed03ULL);
-  uint64_t id = SplitMix64(state);
-  return id == 0 ? 1 : id;
-}
+}  // namespace trace_detail
 
 std::string_view TraceState::BeginAttempt(std::chrono::steady_clock::time_point now) {
   const uint64_t id = NewSpanId();
