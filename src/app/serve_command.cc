@@ -27,6 +27,7 @@
 #include "doors/admin/admin_api.h"
 #include "doors/llm/llm_door.h"
 #include "doors/ops/ops_door.h"
+#include "doors/search/admin_routes.h"
 #include "doors/search/embedded/engine.h"
 #include "doors/search/qdrant/qdrant_backend.h"
 #include "doors/search/search_door.h"
@@ -192,7 +193,9 @@ std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
   doors.push_back({doors::ops::OpsDoor::Routes(), [&probes](int, Context&, WorkerCore& core) {
                      return std::make_unique<doors::ops::OpsDoor>(probes, core);
                    }});
+  std::optional<size_t> search_door;  // its place in `doors`, for its admin resource
   if (search_backends != nullptr && *search_backends) {
+    search_door = doors.size();
     doors.push_back(
         {search::SearchDoor::Routes(*search_options),
          [search_options, search_backends](int worker, Context& context, WorkerCore& core) {
@@ -214,6 +217,7 @@ std::vector<core::DoorSpec> MakeDoors(const doors::llm::LlmShared& llm,
     for (const Feature& feature : features) {
       if (feature.admin_routes) admin->Add(feature.admin_routes(context));
     }
+    if (search_door) admin->Add(search::SearchAdminRoutes(*search_door, search_options->timeout));
     auto failures = std::make_shared<doors::admin::AuthFailures>();  // one for every worker
     const config::Config& settings = context.config;
     const auto ttl = std::chrono::duration_cast<std::chrono::seconds>(settings.ui.session_ttl);

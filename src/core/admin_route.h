@@ -37,6 +37,8 @@
 
 namespace turnpike::core {
 
+class WorkerCore;
+
 // Where a route finds the tenant it acts on. It is the one field that tenant-scoped admin tokens
 // are checked against (doors/admin/tenant_scope.h); a route of the operator only says None.
 struct TenantFrom {
@@ -84,6 +86,9 @@ struct AdminCall {
   Pairs query;            // the query's parameters, percent-decoded, in order
   std::string_view body;  // the request body as sent
   std::string tenant;     // the route's tenant (TenantFrom) as resolved; "" for none or absent
+  // The worker the call runs on: its doors (WorkerCore::door), for a route whose resource a
+  // door keeps per worker (the search door's backend). Null only in tests without one.
+  WorkerCore* worker = nullptr;
 
   // The value of path parameter / query parameter `name` ("" when absent).
   std::string_view Param(std::string_view name) const { return Find(params, name); }

@@ -158,6 +158,11 @@ class WorkerCore {
   Door* HandOffTarget(std::string_view key) const;
   // The worker's doors, given by its Dispatcher once they are made.
   void AttachDoors(const std::vector<std::unique_ptr<Door>>& doors) { doors_ = &doors; }
+  // The worker's door at `index` (its DoorSpec's place in app/'s list); nullptr before
+  // AttachDoors or past the last.
+  Door* door(size_t index) const {
+    return doors_ != nullptr && index < doors_->size() ? (*doors_)[index].get() : nullptr;
+  }
   bool server_timing() const { return shared_.server_timing; }
   void Shutdown();
 

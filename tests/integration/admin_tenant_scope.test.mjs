@@ -57,7 +57,8 @@ for (const engine of ENGINES) describe(`tenant-scoped admin tokens (${engine.nam
       store: { path: path.join(dir, 'turnpike.db'), ...(await engine.store()) },
       call_log: { flush_interval: '20ms' },
       prices: { 'mock-model': { input: 1, output: 1, max_output_tokens: 1000 } },
-    }), { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
+    // The search door on, so that its admin resource is walked too.
+    }) + `search:\n  path: ${path.join(dir, 'search.db')}\n`, { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
     assert.equal((await op('PUT', 'plans/basic', {})).status, 200);
     for (const t of ['a', 'b']) {
       assert.equal((await op('POST', 'tenants', { id: t, plan: 'basic' })).status, 201);
@@ -85,6 +86,7 @@ for (const engine of ENGINES) describe(`tenant-scoped admin tokens (${engine.nam
     assert.equal(routes.status, 200);
     const froms = new Set(routes.body.data.map((r) => r.tenant.from));
     for (const from of ['none', 'path', 'query', 'body', 'owner']) assert.ok(froms.has(from), from);
+    assert.ok(routes.body.data.some((r) => r.pattern === '/admin/v1/search/indices'));
     const b = seen.b;
     // A path parameter's value aimed at tenant b: its tenant, its key, its admin token.
     const valueFor = (route, param) => {

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import puppeteer from 'puppeteer-core';
-import { startMock, startGovernedGateway, startGateway, gatewayConfig, stopAll, chatBody, eventually } from './lib/harness.mjs';
+import { startMock, startGovernedGateway, startGateway, gatewayConfig, stopAll, chatBody, eventually, esRequest } from './lib/harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ARTIFACTS = path.join(here, 'artifacts', 'console');
@@ -203,6 +203,33 @@ test('the console: sign in, every page, call log, keys, spend, CSRF, sign out', 
   }
   assert.deepEqual(seen.requests.filter((p) => !p.startsWith('/ui')), []);
   assert.equal((await fetch(`${gw.url}/admin/v1/tenants`, { headers: { cookie: '' } })).status, 401);
+  assert.deepEqual(seen.errors, []);
+  assert.deepEqual(seen.failed, []);
+  await page.close();
+});
+
+test('with the search door on, the search page lists its indices and their documents', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-console-search-'));
+  const governed = await startGovernedGateway({
+    name: 'console-search', models: { 'mock-model': ['http://127.0.0.1:9/v1'] },
+    sections: { search: { path: path.join(dir, 'search.db') } },
+  });
+  const created = await esRequest(governed.gw, governed.key, 'PUT', 'library', { mappings: { properties: { n: { type: 'long' } } } });
+  assert.equal(created.status, 200, JSON.stringify(created.body));
+  const docs = [1, 2].map((n) => `{"index":{"_id":"d${n}"}}\n{"n":${n}}\n`).join('');
+  const bulk = await esRequest(governed.gw, governed.key, 'POST', 'library/_bulk?refresh=true', docs, true);
+  assert.equal(bulk.body.errors, false, JSON.stringify(bulk.body));
+
+  const { page, seen } = await watchedPage();
+  await page.goto(`${governed.gw.url}/ui/search`, { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('body[data-ready]');
+  await page.type('input[name=token]', TOKEN);
+  await Promise.all([page.waitForNavigation({ waitUntil: 'domcontentloaded' }), page.keyboard.press('Enter')]);
+  await page.waitForSelector('body[data-ready] main table');
+  const rows = await page.$$eval('main table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  assert.deepEqual(rows.map((r) => r.slice(0, 3)), [['library', 't1', '2']]);
+  assert.match(rows[0][3], /^\d{4}-\d{2}-\d{2} /);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'search-indices.png'), fullPage: true });
   assert.deepEqual(seen.errors, []);
   assert.deepEqual(seen.failed, []);
   await page.close();

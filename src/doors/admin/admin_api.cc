@@ -151,6 +151,7 @@ net::awaitable<Result<AdminAnswer>> AdminApi::Answer(const http::Exchange& excha
     co_return NoSuchPath(exchange.target());
   }
   call->tenant = ResolveTenant(route->tenant, call.value());
+  call->worker = &core_;
   const Status permitted = Permit(principal.value(), route->tenant, call.value());
   Result<AdminAnswer> answer = AdminAnswer{};
   if (!permitted.ok()) {

@@ -93,6 +93,14 @@ struct IndexInfo {
   int64_t created_ms = 0;  // epoch ms
 };
 
+// One index as the admin API lists it (GET /admin/v1/search/indices).
+struct IndexListing {
+  std::string tenant;
+  std::string index;
+  int64_t doc_count = 0;
+  int64_t created_ms = 0;  // epoch ms
+};
+
 struct Hit {
   std::string id;
   double score = 0;         // meaningful when the request is scored
@@ -152,6 +160,10 @@ class Backend {
   virtual Awaitable<Status> CreateIndex(Scope scope, Mapping mapping, Deadline deadline) = 0;
   virtual Awaitable<Result<IndexInfo>> GetIndex(Scope scope, Deadline deadline) = 0;
   virtual Awaitable<Status> DeleteIndex(Scope scope, Deadline deadline) = 0;
+  // Every index of `tenant`, or of every tenant when it is empty (the operator's view), ordered
+  // by tenant then index. Not a door operation: only the admin API calls it.
+  virtual Awaitable<Result<std::vector<IndexListing>>> ListIndices(std::string tenant,
+                                                                   Deadline deadline) = 0;
   // `mapping` is the merged mapping (MergeMapping already checked it).
   virtual Awaitable<Status> PutMapping(Scope scope, Mapping mapping, Deadline deadline) = 0;
   // Makes every acknowledged write visible to search (a no-op where writes are immediate).

@@ -71,6 +71,8 @@ class SearchDoor : public core::Door {
   boost::asio::awaitable<void> Handle(http::Exchange& exchange, core::RouteMatch match) override;
   core::ErrorReply RenderError(int route, const Error& error) const override;
   void Shutdown() override;
+  // This worker's backend (the admin API's index list, admin_routes.h).
+  Backend& backend() { return *backend_; }
 
   // One request's state while an operation runs (the handlers' argument).
   // Server-Timing entries of the search's own phases (`server.server_timing`): mapping (the

@@ -220,6 +220,8 @@ export class QdrantFake {
   serve(op, params, body) {
     const name = params.collection_name;
     switch (op) {
+      case 'get_collections':
+        return { collections: [...this.collections.keys()].map((n) => ({ name: n })) };
       case 'collection_exists':
         return { exists: this.collections.has(name) };
       case 'create_collection':

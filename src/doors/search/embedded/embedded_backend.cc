@@ -52,6 +52,16 @@ Awaitable<Status> EmbeddedBackend::DeleteIndex(Scope scope, Deadline deadline) {
   co_return r;
 }
 
+Awaitable<Result<std::vector<IndexListing>>> EmbeddedBackend::ListIndices(std::string tenant,
+                                                                          Deadline deadline) {
+  auto fn = [t = std::move(tenant)](Store& s) -> Result<std::vector<IndexListing>> {
+    return s.ListIndices(t);
+  };
+  Result<std::vector<IndexListing>> r =
+      co_await engine_.Call<std::vector<IndexListing>>(deadline, std::move(fn));
+  co_return r;
+}
+
 Awaitable<Status> EmbeddedBackend::PutMapping(Scope scope, Mapping mapping, Deadline deadline) {
   auto fn = [n = Own(scope), m = std::move(mapping)](Store& s) mutable {
     return s.PutMapping(n.tenant, n.index, std::move(m));

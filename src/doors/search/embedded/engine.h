@@ -115,6 +115,8 @@ class EmbeddedBackend : public Backend {
   Awaitable<Status> CreateIndex(Scope scope, Mapping mapping, Deadline deadline) override;
   Awaitable<Result<IndexInfo>> GetIndex(Scope scope, Deadline deadline) override;
   Awaitable<Status> DeleteIndex(Scope scope, Deadline deadline) override;
+  Awaitable<Result<std::vector<IndexListing>>> ListIndices(std::string tenant,
+                                                           Deadline deadline) override;
   Awaitable<Status> PutMapping(Scope scope, Mapping mapping, Deadline deadline) override;
   Awaitable<Status> Refresh(Scope scope, Deadline deadline) override;
   Awaitable<Result<std::vector<WriteResult>>> Write(Scope scope, std::vector<WriteOp> ops,

@@ -140,6 +140,16 @@ Result<IndexInfo> Store::GetIndex(std::string_view tenant, std::string_view name
   return IndexInfo{(*index)->mapping(), (*index)->live(), (*index)->created_ms()};
 }
 
+std::vector<IndexListing> Store::ListIndices(std::string_view tenant) const {
+  std::vector<IndexListing> out;
+  auto it = tenant.empty() ? indices_.begin() : indices_.lower_bound(Key{tenant, ""});
+  for (; it != indices_.end() && (tenant.empty() || it->first.first == tenant); ++it) {
+    const Index& index = *it->second;
+    out.push_back({index.tenant(), index.name(), index.live(), index.created_ms()});
+  }
+  return out;
+}
+
 Status Store::DeleteIndex(std::string_view tenant, std::string_view name) {
   Result<Index*> found = Find(tenant, name);
   if (!found.ok()) return found.error();

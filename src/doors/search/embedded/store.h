@@ -39,6 +39,8 @@ class Store {
 
   Status CreateIndex(std::string_view tenant, std::string_view name, Mapping mapping);
   Result<IndexInfo> GetIndex(std::string_view tenant, std::string_view name);
+  // Every index of `tenant` ("" = every tenant's), by tenant then name.
+  std::vector<IndexListing> ListIndices(std::string_view tenant) const;
   Status DeleteIndex(std::string_view tenant, std::string_view name);
   Status PutMapping(std::string_view tenant, std::string_view name, Mapping mapping);
   Result<std::vector<WriteResult>> Write(std::string_view tenant, std::string_view name,

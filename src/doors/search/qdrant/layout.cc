@@ -28,6 +28,36 @@ std::string CollectionName(std::string_view tenant, std::string_view index) {
   return out;
 }
 
+std::optional<std::pair<std::string, std::string>> ParseCollectionName(std::string_view name) {
+  const size_t separator = name.find("__");
+  if (name.size() < 2 || name[0] != 't' || separator == std::string_view::npos ||
+      separator + 2 == name.size()) {
+    return std::nullopt;
+  }
+  const auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  std::string tenant;
+  for (size_t i = 1; i < separator; ++i) {
+    const char c = name[i];
+    if (c != '~') {
+      tenant.push_back(c);
+      continue;
+    }
+    const int high = i + 2 < separator ? hex(name[i + 1]) : -1;
+    const int low = high >= 0 ? hex(name[i + 2]) : -1;
+    if (low < 0) return std::nullopt;
+    tenant.push_back(static_cast<char>(high * 16 + low));
+    i += 2;
+  }
+  if (tenant.empty() || CollectionName(tenant, name.substr(separator + 2)) != name) {
+    return std::nullopt;  // not in CollectionName's one spelling of it
+  }
+  return std::make_pair(std::move(tenant), std::string(name.substr(separator + 2)));
+}
+
 std::string PointId(std::string_view tenant, std::string_view index, std::string_view id) {
   // Length-prefixed, so no byte inside a name can move the boundary between the three.
   std::string input = std::to_string(tenant.size()) + ':';

@@ -16,8 +16,10 @@
 // every read (filter.h), so a wrong collection name can never show another tenant's points.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "doors/search/mapping.h"
 
@@ -32,6 +34,10 @@ inline constexpr std::string_view kFieldsKey = "f";
 // "t<tenant>__<index>"; bytes outside [A-Za-z0-9.-] in the tenant ('_' included) are written
 // as "~XX" (hex), so two (tenant, index) pairs never share a name.
 std::string CollectionName(std::string_view tenant, std::string_view index);
+
+// The (tenant, index) whose collection is `name`; nullopt for a name CollectionName never makes
+// (another application's collection on the same Qdrant).
+std::optional<std::pair<std::string, std::string>> ParseCollectionName(std::string_view name);
 
 // A UUID (RFC 4122 layout, version 5 bits) from SHA-1 over tenant, index and id
 // (length-prefixed).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/json/serialize.hpp>
 #include <map>
+#include <tuple>
 
 #include "doors/search/es_error.h"
 #include "doors/search/qdrant/filter.h"
@@ -154,6 +155,42 @@ Awaitable<Status> QdrantBackend::DeleteIndex(Scope scope, Deadline deadline) {
   if (!deleted.ok()) co_return OnIndex(scope, deleted.error());
   if (!deleted->is_bool() || !deleted->get_bool()) co_return NotFound(scope);
   co_return Ok{};
+}
+
+Awaitable<Result<std::vector<IndexListing>>> QdrantBackend::ListIndices(std::string tenant,
+                                                                        Deadline deadline) {
+  const Error bad{ErrorCode::kUpstreamBadResponse, "qdrant: a collection list without names", ""};
+  auto listed = co_await client_.Call("GET", "/collections", "", deadline);
+  if (!listed.ok()) co_return listed.error();
+  const auto* collections =
+      listed->is_object() ? listed->get_object().if_contains("collections") : nullptr;
+  if (collections == nullptr || !collections->is_array()) co_return bad;
+  std::vector<IndexListing> out;
+  for (const boost::json::value& c : collections->get_array()) {
+    const auto* name = c.is_object() ? c.get_object().if_contains("name") : nullptr;
+    if (name == nullptr || !name->is_string()) co_return bad;
+    auto owner = ParseCollectionName(name->get_string());
+    if (!owner || (!tenant.empty() && owner->first != tenant)) continue;
+    out.push_back({std::move(owner->first), std::move(owner->second), 0, 0});
+  }
+  std::sort(out.begin(), out.end(), [](const IndexListing& a, const IndexListing& b) {
+    return std::tie(a.tenant, a.index) < std::tie(b.tenant, b.index);
+  });
+  std::vector<IndexListing> found;
+  for (IndexListing& listing : out) {
+    const Scope scope{listing.tenant, listing.index, 0};
+    const std::string info_path = CollectionPath(scope);
+    auto info = co_await client_.Call("GET", info_path, "", deadline);
+    if (!info.ok() && info.error().code == ErrorCode::kNotFound) continue;  // deleted since
+    if (!info.ok()) co_return info.error();
+    Result<CollectionMeta> meta = ParseInfo(*info);
+    // A name like the gateway's without its metadata: another application's collection.
+    if (!meta.ok()) continue;
+    listing.doc_count = meta->info.doc_count;
+    listing.created_ms = meta->info.created_ms;
+    found.push_back(std::move(listing));
+  }
+  co_return found;
 }
 
 Awaitable<Status> QdrantBackend::PutMapping(Scope scope, Mapping mapping, Deadline deadline) {

@@ -82,6 +82,11 @@ class QdrantBackend : public Backend {
   Awaitable<Status> CreateIndex(Scope scope, Mapping mapping, Deadline deadline) override;
   Awaitable<Result<IndexInfo>> GetIndex(Scope scope, Deadline deadline) override;
   Awaitable<Status> DeleteIndex(Scope scope, Deadline deadline) override;
+  // GET /collections, then each of the tenant's collections (one GET each: its points count
+  // and creation time); another application's collections (a name CollectionName does not
+  // make, or no es_mapping metadata) are left out.
+  Awaitable<Result<std::vector<IndexListing>>> ListIndices(std::string tenant,
+                                                           Deadline deadline) override;
   Awaitable<Status> PutMapping(Scope scope, Mapping mapping, Deadline deadline) override;
   Awaitable<Status> Refresh(Scope scope, Deadline deadline) override;
   Awaitable<Result<std::vector<WriteResult>>> Write(Scope scope, std::vector<WriteOp> ops,

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "doors/search/qdrant/filter.h"
 
@@ -17,6 +20,22 @@ TEST(QdrantLayout, CollectionNamesKeepTenantsApart) {
   EXPECT_NE(CollectionName("a~2f", "x"), CollectionName("a/", "x"));
   EXPECT_NE(CollectionName("a", "b__c"), CollectionName("a__b", "c"));
   EXPECT_EQ(CollectionName("team_1", "x"), "tteam~5f1__x");
+}
+
+TEST(QdrantLayout, CollectionNamesReadBackToTheirTenantAndIndex) {
+  for (const auto& [tenant, index] : std::vector<std::pair<std::string, std::string>>{
+           {"acme", "books"}, {"a/b c", "x"}, {"team_1", "b__c"}, {"a~2f", "y"}, {"\xff", "z"}}) {
+    const auto parsed = ParseCollectionName(CollectionName(tenant, index));
+    ASSERT_TRUE(parsed.has_value()) << tenant;
+    EXPECT_EQ(parsed->first, tenant);
+    EXPECT_EQ(parsed->second, index);
+  }
+  // Names CollectionName never makes: no 't', no separator, an empty part, a bad or uppercase
+  // escape, a byte it would have escaped.
+  for (const char* name : {"someone_else", "tacme", "t__x", "tacme__", "ta~2__x", "ta~zz__x",
+                           "ta~2F__x", "ta_b__x", "x__y"}) {
+    EXPECT_FALSE(ParseCollectionName(name).has_value()) << name;
+  }
 }
 
 TEST(QdrantLayout, PointIdsAreStableUuidsPerTenantAndIndex) {
