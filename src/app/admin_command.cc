@@ -597,6 +597,19 @@ void AddAgentCommands(CLI::App* admin, const ArgsPtr& args) {
   del->callback([args] { Run(*args, bhttp::verb::delete_, "agents/" + Encode(args->id)); });
 }
 
+// `admin search indices [--tenant T]`: the search door's indices (GET /admin/v1/search/indices).
+void AddSearchCommands(CLI::App* admin, const ArgsPtr& args) {
+  Args& a = *args;
+  CLI::App* search = admin->add_subcommand("search", "The search door's indices");
+  search->require_subcommand(1);
+  CLI::App* indices =
+      search->add_subcommand("indices", "List indices with their tenant and document count");
+  indices->add_option("--tenant", a.tenant, "Only this tenant's");
+  indices->callback([args] {
+    Run(*args, bhttp::verb::get, "search/indices" + Query({{"tenant", args->tenant}}));
+  });
+}
+
 // `admin webhooks create|list|delete|deliveries|replay --tenant T`: a tenant's webhook
 // endpoints and their deliveries (doors/webhooks/admin_routes.cc).
 void AddWebhookCommands(CLI::App* admin, const ArgsPtr& args) {
@@ -657,6 +670,7 @@ void RegisterAdminCommand(CLI::App& root) {
   AddPlanCommands(admin, args);
   AddTenantCommands(admin, args);
   AddKeyCommands(admin, args);
+  AddSearchCommands(admin, args);
   AddAdminTokenCommands(admin, args);
   AddPriceCommands(admin, args);
   AddSpendCommand(admin, args);

@@ -1,14 +1,17 @@
 // The search door's admin resource, GET /admin/v1/search/indices, on both backends (the
 // embedded index and Qdrant, through the fake of its REST API): the operator sees every tenant's
 // indices with their document counts, `?tenant=` narrows the list, a tenant's admin token sees
-// only its own (another tenant named is a 404), a virtual key is refused (401), and a deleted
-// index leaves the list. On Qdrant a collection that is not one of the gateway's is left out.
+// only its own (another tenant named is a 404), a virtual key is refused (401), the CLI
+// (`turnpike admin search indices`) reads the same, and a deleted index leaves the list. On
+// Qdrant a collection that is not one of the gateway's is left out.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { gatewayConfig, startGateway, stopAll, esRequest, adminOf } from './lib/harness.mjs';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { BIN, gatewayConfig, startGateway, stopAll, esRequest, adminOf } from './lib/harness.mjs';
 import { needsQdrantOpenApi } from './lib/requires.mjs';
 import { QdrantFake } from './lib/qdrant_fake.mjs';
 
@@ -86,6 +89,14 @@ async function checkList({ gw, keys, tenantToken, es }) {
   assert.equal(JSON.stringify(other.body).includes('books'), false);
   const withKey = await listIndices(gw, keys.t1);
   assert.equal(withKey.status, 401, JSON.stringify(withKey.body));
+
+  // The CLI reads the same route (run without blocking: the Qdrant fake answers from this
+  // process's event loop).
+  const { stdout } = await promisify(execFile)(BIN, ['admin', '--url', gw.url, '--json', 'search', 'indices', '--tenant', 't2'], {
+    env: { ...process.env, TURNPIKE_ADMIN_TOKEN: TOKEN },
+  });
+  const cli = JSON.parse(stdout);
+  assert.deepEqual(cli.data.map((i) => [i.tenant, i.index, i.docs_count]), [['t2', 'books', 0]]);
 
   const deleted = await es('t1', 'DELETE', 'notes');
   assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
