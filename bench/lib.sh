@@ -105,3 +105,20 @@ cpu_ticks() {
   done
   echo "$total"
 }
+
+# otel_gateway_config FILE off|http/protobuf|http/json COLLECTOR_PORT MOCK_PORT: the tracing
+# benchmarks' gateway (otel-callgrind.sh, otel-cpu.sh) in FILE: 1 worker, governance off, the
+# mock provider at MOCK_PORT, and unless `off` OTLP export in that protocol to the collector at
+# COLLECTOR_PORT at sampling ratio 1.0.
+otel_gateway_config() {
+  local telemetry=''
+  [[ $2 != off ]] && telemetry="telemetry: {otlp: {endpoint: \"http://127.0.0.1:$3/v1/traces\", protocol: $2, sampling_ratio: 1.0}}"
+  cat >"$1" <<YAML
+server: {listen: 127.0.0.1:0, workers: 1, access_log: ""}
+governance: {enabled: false}
+$telemetry
+models:
+  - name: bench-model
+    deployments: [{provider: openai, base_url: "http://127.0.0.1:$4/v1"}]
+YAML
+}

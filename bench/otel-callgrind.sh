@@ -62,16 +62,8 @@ total_in() {  # total_in FILE: the instructions (Ir) recorded in one thread's ca
 }
 
 measure() {  # measure off|http/protobuf|http/json
-  local which=${1#http/} telemetry=''
-  [[ $which != off ]] && telemetry="telemetry: {otlp: {endpoint: \"http://127.0.0.1:$collector_port/v1/traces\", protocol: $1, sampling_ratio: 1.0}}"
-  cat >"$dir/$which.yaml" <<YAML
-server: {listen: 127.0.0.1:0, workers: 1, access_log: ""}
-governance: {enabled: false}
-$telemetry
-models:
-  - name: bench-model
-    deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
-YAML
+  local which=${1#http/}
+  otel_gateway_config "$dir/$which.yaml" "$1" "$collector_port" "$mock_port"
   valgrind --tool=callgrind --separate-threads=yes --instr-atstart=no \
     --callgrind-out-file="$dir/cg.$which" \
     "$TURNPIKE" serve --config "$dir/$which.yaml" >"$dir/$which.log" 2>&1 &

@@ -45,16 +45,8 @@ collector_port=$(port_of "$dir/collector.log" "collector listening on")
 ticks_per_second=$(getconf CLK_TCK)
 
 cell() {  # cell off|http/protobuf|http/json: prints microseconds of CPU per request
-  local which=${1#http/} telemetry=''
-  [[ $which != off ]] && telemetry="telemetry: {otlp: {endpoint: \"http://127.0.0.1:$collector_port/v1/traces\", protocol: $1, sampling_ratio: 1.0}}"
-  cat >"$dir/$which.yaml" <<YAML
-server: {listen: 127.0.0.1:0, workers: 1, access_log: ""}
-governance: {enabled: false}
-$telemetry
-models:
-  - name: bench-model
-    deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
-YAML
+  local which=${1#http/}
+  otel_gateway_config "$dir/$which.yaml" "$1" "$collector_port" "$mock_port"
   "$TURNPIKE" serve --config "$dir/$which.yaml" >"$dir/$which.log" 2>&1 &
   local pid=$!
   local port; port=$(port_of "$dir/$which.log" "turnpike listening on" 30)
