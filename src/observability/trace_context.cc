@@ -75,7 +75,7 @@ bool ShouldSample(double ratio, const std::optional<TraceParent>& parent, uint64
 
 namespace trace_detail {
 [[gnu::noinline, gnu::cold]] uint64_t SeedState() {
-  return (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}() | 1;
+  return ((static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}()) | 1;
 }
 }  // namespace trace_detail
 

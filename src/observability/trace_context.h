@@ -99,8 +99,9 @@ uint64_t SeedState();
 inline uint64_t NewSpanId() {
   // Constant-initialised (no TLS init guard on every call); seeded on first use.
   thread_local uint64_t state = 0;
-  if (state == 0) [[unlikely]]
+  if (state == 0) [[unlikely]] {
     state = trace_detail::SeedState();
+  }
   uint64_t id = 0;
   while (id == 0) id = trace_detail::SplitMix64(state);
   return id;

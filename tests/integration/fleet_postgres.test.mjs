@@ -139,8 +139,15 @@ test('reconcile over two replicas: 409 while another holds the store\'s reconcil
     assert.equal(await chatStatus(i % 2 ? b : a, created.body.key), 200);
   }
   await eventually(() => Number(pg.psql('SELECT count(*) FROM call_log', db)) === 4, 3000);
+  const spentAndLogged = () => pg.psql(
+    "SELECT (SELECT spent_micros FROM spend WHERE scope = 'tenant'), (SELECT SUM(cost_micros) FROM call_log)", db)
+    .split('|').map(Number);
+  // The tenant's spend row holds the four requests' cost before it is edited (the edit must
+  // land on a row, not before it exists).
+  assert.ok(await eventually(() => { const [s, l] = spentAndLogged(); return s > 0 && s === l; }, 3000),
+    `spend and call log: ${spentAndLogged()}`);
   // Someone edits the spend table behind the replicas' backs.
-  pg.psql("UPDATE spend SET spent_micros = spent_micros + 1000000 WHERE scope = 'tenant'", db);
+  assert.equal(pg.psql("UPDATE spend SET spent_micros = spent_micros + 1000000 WHERE scope = 'tenant' RETURNING 1", db), '1');
   // Another replica's reconcile, as far as the store knows: a session holding its lock.
   const holder = await pg.holdInTransaction('SELECT pg_advisory_xact_lock(7463726532)', db);
   const busy = await admin(a, 'POST', 'reconcile');
@@ -152,10 +159,9 @@ test('reconcile over two replicas: 409 while another holds the store\'s reconcil
   const drifts = [ra, rb].filter((r) => r.status === 200).map((r) => r.body.drift_usd);
   assert.ok(drifts.length >= 1, `${ra.status} ${rb.status}`);
   for (const r of [ra, rb]) assert.ok(r.status === 200 || r.status === 409, `${r.status}`);
-  assert.equal(drifts.reduce((x, y) => x + y, 0), 1);
-  const [spent, logged] = pg.psql(
-    "SELECT (SELECT spent_micros FROM spend WHERE scope = 'tenant'), (SELECT SUM(cost_micros) FROM call_log)", db)
-    .split('|').map(Number);
+  assert.equal(drifts.reduce((x, y) => x + y, 0), 1,
+    `drifts ${JSON.stringify([ra.body, rb.body])}, spend and call log now: ${spentAndLogged()}`);
+  const [spent, logged] = spentAndLogged();
   assert.equal(spent, logged);
 });
 
