@@ -34,13 +34,16 @@ error_code ForEachObjectMember(od::value value, F&& on_member) {
   return ForEachMember(value, std::forward<F>(on_member));
 }
 
-// Cohere's counts are JSON numbers (its schema says double); read an integer either way.
+// Cohere's counts are JSON numbers (its schema says double); read an integer either way. A
+// count no int64 holds (converting it would be undefined) is refused like a wrong type.
 error_code ReadCount(od::value value, int64_t& out) {
   od::json_type type;
   if (auto e = value.type().get(type)) return e;
   if (type == od::json_type::null) return SUCCESS;
   double number = 0;
   if (auto e = value.get_double().get(number)) return e;
+  constexpr double kTwoTo63 = 9223372036854775808.0;
+  if (!(number >= -kTwoTo63 && number < kTwoTo63)) return simdjson::NUMBER_OUT_OF_RANGE;
   out = static_cast<int64_t>(number);
   return SUCCESS;
 }

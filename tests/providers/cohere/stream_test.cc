@@ -90,6 +90,21 @@ TEST(CohereStream, ToolDeltaBeforeToolStartIsRefused) {
   EXPECT_EQ(run.error, ErrorCode::kUpstreamBadResponse);
 }
 
+// Found by fuzz_cohere_stream: a count no int64 holds was converted anyway (undefined).
+TEST(CohereStream, AUsageCountPastInt64IsRefused) {
+  for (const std::string count : {"5.1e116", "9223372036854775808", "-1e19"}) {
+    Outcome run = Translate(
+        kStart + Text("hi") +
+        End("COMPLETE", R"({"tokens":{"input_tokens":)" + count + R"(,"output_tokens":1}})"));
+    EXPECT_FALSE(run.ok) << count;
+    EXPECT_EQ(run.error, ErrorCode::kUpstreamBadResponse) << count;
+  }
+  Outcome fits = Translate(kStart + Text("hi") +
+                           End("COMPLETE", R"({"tokens":{"input_tokens":1e3,"output_tokens":2}})"));
+  EXPECT_TRUE(fits.ok);
+  EXPECT_EQ(fits.usage.prompt_tokens, 1000);
+}
+
 TEST(CohereStream, NotJsonIsRefused) {
   Outcome run = Translate(kStart + "event: content-delta\ndata: {oops\n\n");
   EXPECT_FALSE(run.ok);
