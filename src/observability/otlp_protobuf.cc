@@ -95,6 +95,17 @@ inline char* PutText(char* p, char field, std::string_view s) {
   return PutBytes(p, s);
 }
 
+// A span's first two fields: Span.trace_id and Span.span_id, their bytes as their hex reads.
+inline char* PutTraceAndSpanIds(char* p, uint64_t trace_hi, uint64_t trace_lo, uint64_t span_id) {
+  p[0] = tag::kField1;  // Span.trace_id
+  p[1] = 16;
+  p = PutId(p + 2, trace_hi);
+  p = PutId(p, trace_lo);
+  p[0] = tag::kSpanId;
+  p[1] = 8;
+  return PutId(p + 2, span_id);
+}
+
 // A span attribute's KeyValue up to its AnyValue's bytes (`value` of them).
 template <size_t N>
 inline char* PutKeyValue(char* p, const char (&key)[N], size_t value) {
@@ -135,13 +146,7 @@ class ProtoSpans {
     *p++ = tag::kSpan;
     p += 2;  // the length, once known (CloseSpan)
     span_ = p;
-    p[0] = tag::kField1;  // Span.trace_id
-    p[1] = 16;
-    p = PutId(p + 2, h.trace_hi);
-    p = PutId(p, h.trace_lo);
-    p[0] = tag::kSpanId;
-    p[1] = 8;
-    p = PutId(p + 2, h.span_id);
+    p = PutTraceAndSpanIds(p, h.trace_hi, h.trace_lo, h.span_id);
     if (!h.tracestate.empty()) p = PutText(p, tag::kTraceState, h.tracestate);
     if (h.parent_span_id != 0) {
       p[0] = tag::kParentSpanId;
@@ -172,13 +177,7 @@ class ProtoSpans {
     char* p = p_;
     p[0] = tag::kSpan;
     p[1] = static_cast<char>(kBytes);
-    p[2] = tag::kField1;  // Span.trace_id
-    p[3] = 16;
-    p = PutId(p + 4, r.trace_hi);
-    p = PutId(p, r.trace_lo);
-    p[0] = tag::kSpanId;
-    p[1] = 8;
-    p = PutId(p + 2, span_id);
+    p = PutTraceAndSpanIds(p + 2, r.trace_hi, r.trace_lo, span_id);
     p[0] = tag::kParentSpanId;
     p[1] = 8;
     p = PutId(p + 2, r.span_id);
