@@ -18,6 +18,7 @@
 #include "app/signals.h"
 #include "app/store_setup.h"
 #include "app/wait_for_deps.h"
+#include "common/memory_trim.h"
 #include "config/config.h"
 #include "config/describe.h"
 #include "control/governance_service.h"
@@ -130,6 +131,22 @@ void WriteAcceptErrors(const http::Server& server, observability::PrometheusWrit
     const uint64_t n = server.accept_errors(static_cast<http::AcceptError>(cause));
     w.Sample(kName, {{"reason", http::kAcceptErrorLabels[cause]}}, static_cast<double>(n));
   }
+}
+
+// turnpike_memory_trim_* (server.memory_trim on): the give-backs after bursts.
+void WriteTrimMetrics(const MemoryTrimmer& trimmer, observability::PrometheusWriter& w) {
+  const TrimTotals t = trimmer.totals();
+  const auto counter = [&w](std::string_view name, std::string_view help, double value) {
+    w.Family(name, help, observability::MetricType::kCounter);
+    w.Sample(name, {}, value);
+  };
+  counter("turnpike_memory_trims_total",
+          "Times the heap's free pages were given back to the OS after a burst.",
+          static_cast<double>(t.trims));
+  counter("turnpike_memory_trim_released_bytes_total",
+          "Resident memory given back by those trims (the resident set's fall across each).",
+          static_cast<double>(t.released_bytes));
+  counter("turnpike_memory_trim_seconds_total", "Time spent in those trims.", t.seconds);
 }
 
 // turnpike_http2_* (with server.http2 on): the server's HTTP/2 totals, unlabelled.
@@ -605,6 +622,13 @@ Status ServeUntilSignalled(Gateway& g, InheritedListeners& inherited) {
                  static_cast<int>(::getpid()), inherited.fds.size(), inherited.source.c_str());
   }
   std::fflush(stdout);
+  // After a burst, the heap's free pages go back to the OS (common/memory_trim.h).
+  std::optional<MemoryTrimmer> trimmer;
+  if (g.config.server.memory_trim.count() > 0) {
+    trimmer.emplace(g.config.server.memory_trim, [&server] { return server.in_flight(); });
+    g.probes.feature_metrics.push_back(
+        [&trimmer](observability::PrometheusWriter& w) { WriteTrimMetrics(*trimmer, w); });
+  }
   {
     // SIGUSR2: a successor takes the listeners over (app/restart.h); this one drains once it
     // serves. The restarter outlives the signal thread that calls it.
@@ -622,7 +646,8 @@ Status ServeUntilSignalled(Gateway& g, InheritedListeners& inherited) {
     AnnounceReady(inherited);
     server.Run();
   }
-  if (http2) g.probes.feature_metrics.pop_back();  // it reads `server`, which goes now
+  if (trimmer) g.probes.feature_metrics.pop_back();  // they read what goes now
+  if (http2) g.probes.feature_metrics.pop_back();
   if (g.fleet.subscriber) g.fleet.subscriber->Stop();
   for (const Feature& feature : g.features) {
     if (feature.stop) feature.stop();

@@ -40,7 +40,7 @@ ServerConfig ParseServer(const YamlMap& root) {
   YamlMap m(root.Child("server"), root.KeyPath("server"),
             {"listen", "workers", "max_header_bytes", "max_header_fields", "max_body_bytes",
              "timeouts", "sse_keepalive", "server_timing", "access_log", "tls", "http2",
-             "http2_max_concurrent_streams"});
+             "http2_max_concurrent_streams", "memory_trim"});
   const std::string listen = m.String("listen", "");
   if (!listen.empty()) {
     ListenAddress address = ParseListen(m.KeyPath("listen"), listen);
@@ -57,6 +57,7 @@ ServerConfig ParseServer(const YamlMap& root) {
   s.sse_keepalive = m.Duration("sse_keepalive", s.sse_keepalive);
   s.server_timing = m.Bool("server_timing", s.server_timing);
   s.access_log = m.String("access_log", s.access_log);
+  s.memory_trim = m.Duration("memory_trim", s.memory_trim);  // 0 = off
   s.tls = ParseTls(m);
   s.http2 = m.Bool("http2", s.http2);
   s.http2_max_concurrent_streams = static_cast<uint32_t>(

@@ -55,6 +55,9 @@ std::string DescribeConfig(const Config& config) {
     out << s.workers << "\n";
   }
   out << "access log: " << DescribeAccessLog(s.access_log) << "\n";
+  if (s.memory_trim.count() > 0) {
+    out << "memory trim: " << s.memory_trim.count() << " ms after a burst\n";
+  }
   if (s.tls.enabled()) {
     out << "tls: " << s.tls.certificates.size() << " certificate(s), default "
         << s.tls.certificates.front().cert_file << ", min version " << s.tls.min_version

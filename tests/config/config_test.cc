@@ -25,6 +25,7 @@ server:
   sse_keepalive: 0s
   server_timing: true
   access_log: /var/log/turnpike/access.log
+  memory_trim: 2m
 upstream:
   timeouts: {connect: 250ms, first_byte: 90s, idle: 1h}
   pool: {max_idle_per_origin: 8, idle_ttl: 30s, max_active_per_origin: 16}
@@ -68,6 +69,7 @@ TEST(ParseConfigTest, FullFileReadsEveryKey) {
   EXPECT_EQ(c.server.sse_keepalive, milliseconds(0));
   EXPECT_TRUE(c.server.server_timing);
   EXPECT_EQ(c.server.access_log, "/var/log/turnpike/access.log");
+  EXPECT_EQ(c.server.memory_trim, milliseconds(120'000));
 
   EXPECT_EQ(c.upstream.connect_timeout, milliseconds(250));
   EXPECT_EQ(c.upstream.first_byte_timeout, milliseconds(90'000));
@@ -177,6 +179,7 @@ models:
   EXPECT_EQ(c.server.sse_keepalive, milliseconds(15'000));
   EXPECT_FALSE(c.server.server_timing);
   EXPECT_EQ(c.server.access_log, "-");
+  EXPECT_EQ(c.server.memory_trim, milliseconds(10'000));
   EXPECT_EQ(c.upstream.stream_buffer_bytes, defaults.upstream.stream_buffer_bytes);
   EXPECT_EQ(c.upstream.max_response_bytes, 16u * 1024 * 1024);
   EXPECT_EQ(c.upstream.connect_timeout, milliseconds(5'000));

@@ -160,3 +160,33 @@ test('out of file descriptors: accept backs off, a metric and one log line say s
   assert.equal((await served.json()).usage.completion_tokens, 2);
   gw.kill();
 });
+
+test('after a burst, the heap\'s free pages go back to the OS once, and once after each later burst', async () => {
+  // Each request stays in flight 1.5 s (the mock's first token), so the trimmer's once-a-second
+  // sample sees every burst; its 200 KB body is held while it is.
+  const mock = await startMock(['--first-token-delay', '1500ms', '--tokens', '5']);
+  const gw = await startGateway(gatewayConfig({
+    models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] },
+    server: { memory_trim: '1s' },
+  }));
+  const sanitizer = !/^turnpike_allocations_total /m.test(await (await fetch(`${gw.url}/metrics`)).text());
+  const big = 'x'.repeat(200 * 1024);
+  const burst = (n) => Promise.all(Array.from({ length: n }, () => fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: chatBody({ messages: [{ role: 'user', content: big }] }),
+  }).then((r) => r.status)));
+  const trims = async () => (await metricsOf(gw)).turnpike_memory_trims_total;
+  assert.equal(await trims(), 0, 'nothing served yet: nothing to give back');
+
+  const statuses = await burst(200);
+  assert.deepEqual([...new Set(statuses)], [200]);
+  assert.equal(await eventually(async () => (await trims()) === 1, 10_000, 100), true, 'one trim after the burst');
+  const released = (await metricsOf(gw)).turnpike_memory_trim_released_bytes_total;
+  // A sanitizer's allocator is not glibc's: malloc_trim has nothing of it to give back.
+  if (!sanitizer) assert.ok(released >= 8 * 1024 * 1024, `released ${released} bytes`);
+  await sleep(2500);
+  assert.equal(await trims(), 1, 'idle after the trim: not trimmed again');
+
+  assert.deepEqual([...new Set(await burst(5))], [200]);
+  assert.equal(await eventually(async () => (await trims()) === 2, 10_000, 100), true, 'one trim after the next burst');
+});

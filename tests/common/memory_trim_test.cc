@@ -1,0 +1,114 @@
+#include "common/memory_trim.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+namespace turnpike {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = TrimPolicy::Clock;
+
+// Feeds `in_flight` once a second from `start` for `count` seconds; returns the trims due.
+int Feed(TrimPolicy& policy, Clock::time_point& now, int64_t in_flight, int count) {
+  int trims = 0;
+  for (int i = 0; i < count; ++i) {
+    now += seconds(1);
+    trims += policy.Sample(in_flight, now) ? 1 : 0;
+  }
+  return trims;
+}
+
+TEST(TrimPolicy, AProcessThatNeverServedIsNotTrimmed) {
+  TrimPolicy policy(seconds(10));
+  Clock::time_point now{};
+  EXPECT_EQ(Feed(policy, now, 0, 100), 0);
+}
+
+TEST(TrimPolicy, TrimsOnceWhenABurstHasBeenOverForTheWholeWait) {
+  TrimPolicy policy(seconds(10));
+  Clock::time_point now{};
+  EXPECT_EQ(Feed(policy, now, 100, 5), 0);
+  EXPECT_EQ(Feed(policy, now, 0, 9), 0);    // quiet for 9 s of the 10
+  EXPECT_EQ(Feed(policy, now, 0, 1), 1);    // the 10th
+  EXPECT_EQ(Feed(policy, now, 0, 100), 0);  // idle after: never again
+}
+
+TEST(TrimPolicy, ASteadyLoadIsNeverTrimmed) {
+  TrimPolicy policy(seconds(10));
+  Clock::time_point now{};
+  EXPECT_EQ(Feed(policy, now, 40, 1), 0);
+  for (int i = 0; i < 300; ++i) {
+    now += seconds(1);
+    EXPECT_FALSE(policy.Sample(30 + i % 20, now));  // 30..49: never a quarter of 49
+  }
+}
+
+TEST(TrimPolicy, ALoadThatFallsToAQuarterOfItsPeakIsTrimmed) {
+  TrimPolicy policy(seconds(10));
+  Clock::time_point now{};
+  EXPECT_EQ(Feed(policy, now, 100, 3), 0);
+  EXPECT_EQ(Feed(policy, now, 26, 30), 0);  // above a quarter
+  EXPECT_EQ(Feed(policy, now, 25, 9), 0);
+  EXPECT_EQ(Feed(policy, now, 25, 1), 1);
+  // The load it settled at is the next peak: staying there trims nothing more.
+  EXPECT_EQ(Feed(policy, now, 25, 100), 0);
+}
+
+TEST(TrimPolicy, ASampleAboveAQuarterStartsTheWaitAgain) {
+  TrimPolicy policy(seconds(10));
+  Clock::time_point now{};
+  EXPECT_EQ(Feed(policy, now, 8, 1), 0);
+  EXPECT_EQ(Feed(policy, now, 0, 9), 0);
+  EXPECT_EQ(Feed(policy, now, 3, 1), 0);  // 3 > 8 / 4
+  EXPECT_EQ(Feed(policy, now, 0, 9), 0);
+  EXPECT_EQ(Feed(policy, now, 0, 1), 1);
+}
+
+TEST(TrimPolicy, EachNewBurstIsTrimmedOnceAfter) {
+  TrimPolicy policy(seconds(2));
+  Clock::time_point now{};
+  for (int burst = 0; burst < 5; ++burst) {
+    EXPECT_EQ(Feed(policy, now, 1, 1), 0);
+    EXPECT_EQ(Feed(policy, now, 0, 10), 1);
+  }
+}
+
+TEST(MemoryTrimmer, TrimsOnItsThreadAfterABurstAndStopsWhenDestroyed) {
+  std::atomic<int64_t> in_flight{6};
+  std::atomic<int> samples{0};
+  std::atomic<int> calls{0};
+  {
+    MemoryTrimmer trimmer(
+        milliseconds(20),
+        [&in_flight, &samples] {
+          const int64_t n = in_flight.load();
+          samples.fetch_add(1);
+          return n;
+        },
+        milliseconds(2),
+        [&calls] {
+          calls.fetch_add(1);
+          return uint64_t{4096};
+        });
+    while (samples.load() < 2) std::this_thread::sleep_for(milliseconds(1));  // the burst seen
+    EXPECT_EQ(calls.load(), 0);
+    in_flight = 0;
+    for (int i = 0; i < 5000 && trimmer.totals().trims == 0; ++i) {
+      std::this_thread::sleep_for(milliseconds(1));
+    }
+    std::this_thread::sleep_for(milliseconds(60));  // three waits more: still one trim
+    const TrimTotals totals = trimmer.totals();
+    EXPECT_EQ(totals.trims, 1u);
+    EXPECT_EQ(totals.released_bytes, 4096u);
+    EXPECT_GE(totals.seconds, 0.0);
+  }
+  EXPECT_EQ(calls.load(), 1);
+}
+
+}  // namespace
+}  // namespace turnpike
