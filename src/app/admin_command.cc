@@ -1,5 +1,9 @@
 #include "app/admin_command.h"
 
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <array>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -12,6 +16,7 @@
 #include <boost/url/encode.hpp>
 #include <boost/url/parse.hpp>
 #include <boost/url/rfc/unreserved_chars.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -19,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 namespace turnpike::app {
 namespace {
@@ -35,6 +41,7 @@ struct Connection {
 struct Response {
   unsigned status = 0;
   std::string body;
+  std::string retry_after;  // the Retry-After header, "" when absent
 };
 
 std::string Env(const char* name, std::string fallback) {
@@ -48,7 +55,7 @@ std::string Encode(const std::string& s) {
 
 // One request over a fresh connection. Throws std::runtime_error on connection trouble.
 Response Send(const Connection& c, bhttp::verb method, const std::string& path,
-              const std::optional<json::object>& body) {
+              const std::optional<json::object>& body, std::string_view idempotency_key = {}) {
   boost::system::result<boost::urls::url_view> url = boost::urls::parse_absolute_uri(c.url);
   if (!url || url->scheme() != "http") {
     throw std::runtime_error("--url must be http://host:port (got " + c.url + ")");
@@ -63,6 +70,7 @@ Response Send(const Connection& c, bhttp::verb method, const std::string& path,
   request.set(bhttp::field::host, host + ":" + port);
   request.set(bhttp::field::authorization, "Bearer " + c.token);
   request.set(bhttp::field::connection, "close");
+  if (!idempotency_key.empty()) request.set("Idempotency-Key", idempotency_key);
   if (body) {
     request.set(bhttp::field::content_type, "application/json");
     request.body() = json::serialize(*body);
@@ -72,7 +80,10 @@ Response Send(const Connection& c, bhttp::verb method, const std::string& path,
   boost::beast::flat_buffer buffer;
   bhttp::response<bhttp::string_body> response;
   bhttp::read(socket, buffer, response);
-  return Response{response.result_int(), std::move(response.body())};
+  auto retry_after = response.find(bhttp::field::retry_after);
+  return Response{
+      response.result_int(), std::move(response.body()),
+      retry_after == response.end() ? std::string() : std::string(retry_after->value())};
 }
 
 std::string Cell(const json::value& v) {
@@ -195,6 +206,7 @@ struct Args {
   std::optional<int64_t> history_items, history_tokens;
   std::optional<std::vector<int64_t>> budget_alerts;
   std::optional<bool> log_bodies;
+  std::string idempotency_key;  // creates of keys and admin tokens (RunCreate)
   bool fail_open = false, cache_tool_calls = false, no_cache = false;
   std::vector<std::string> models;
 };
@@ -244,11 +256,66 @@ void Run(const Args& a, bhttp::verb method, const std::string& path,
   std::exit(rc);
 }
 
+// A create whose answer holds a secret shown once (a key, an admin token): sent with an
+// Idempotency-Key (--idempotency-key, else a random one) and sent again, with the same one,
+// after a 503 or a lost connection, up to 4 times, Retry-After apart (1 s when absent, at most
+// 10 s). The gateway derives the new key's id from it, so the retries make one key at most: a
+// retry of a create that did land answers 409 naming it.
+void RunCreate(const Args& a, const std::string& path, const json::object& body) {
+  Connection c = a.connection;
+  if (c.token.empty()) c.token = Env("TURNPIKE_ADMIN_TOKEN", "");
+  if (c.url.empty()) c.url = Env("TURNPIKE_URL", "http://127.0.0.1:8080");
+  std::string idempotency_key = a.idempotency_key;
+  if (idempotency_key.empty()) {
+    std::array<unsigned char, 16> random{};
+    if (RAND_bytes(random.data(), static_cast<int>(random.size())) != 1) {
+      std::cerr << "turnpike admin: random number generator failed\n";
+      std::exit(2);
+    }
+    for (unsigned char byte : random) {
+      constexpr std::string_view kHex = "0123456789abcdef";
+      idempotency_key += kHex[byte >> 4];
+      idempotency_key += kHex[byte & 15];
+    }
+  }
+  constexpr int kAttempts = 4;
+  for (int attempt = 1;; ++attempt) {
+    std::optional<Response> response;
+    std::string trouble;
+    try {
+      response = Send(c, bhttp::verb::post, path, body, idempotency_key);
+    } catch (const boost::system::system_error& e) {
+      trouble = "cannot reach " + c.url + ": " + e.code().message();
+    } catch (const std::exception& e) {
+      trouble = e.what();
+    }
+    const bool retry = !response || response->status == 503;
+    if (!retry || attempt == kAttempts) {
+      if (response) std::exit(Show(c, *response));
+      std::cerr << "turnpike admin: " << trouble << "\n";
+      std::exit(2);
+    }
+    int wait_s = 1;
+    if (response && !response->retry_after.empty()) {
+      wait_s = std::clamp(std::atoi(response->retry_after.c_str()), 1, 10);
+    }
+    std::cerr << "turnpike admin: " << (response ? "HTTP 503" : trouble) << "; again in " << wait_s
+              << " s with Idempotency-Key " << idempotency_key << " (" << attempt << " of "
+              << kAttempts << ")\n";
+    std::this_thread::sleep_for(std::chrono::seconds(wait_s));
+  }
+}
+
 void AddLimitOptions(CLI::App* cmd, Args& a) {
   cmd->add_option("--budget", a.budget, "Monthly budget in USD");
   cmd->add_option("--rpm", a.rpm, "Requests per minute");
   cmd->add_option("--tpm", a.tpm, "Tokens per minute");
   cmd->add_option("--models", a.models, "Allowed models (default: all)")->delimiter(',');
+}
+
+void AddIdempotencyOption(CLI::App* cmd, Args& a) {
+  cmd->add_option("--idempotency-key", a.idempotency_key,
+                  "Sent as Idempotency-Key (default: a random one); retries after a 503 reuse it");
 }
 
 using ArgsPtr = std::shared_ptr<Args>;
@@ -367,13 +434,14 @@ void AddKeyCommands(CLI::App* admin, const ArgsPtr& args) {
   key_create->add_option("--expires-at", a.expires_at, "Unix seconds");
   AddLimitOptions(key_create, a);
   key_create->add_flag("--no-cache", a.no_cache, "This key's requests never use the LLM cache");
+  AddIdempotencyOption(key_create, a);
   key_create->callback([args] {
     json::object body = Limits(*args);
     body["tenant"] = args->tenant;
     if (args->no_cache) body["cache"] = false;
     if (!args->name.empty()) body["name"] = args->name;
     SetInt(body, "expires_at", args->expires_at);
-    Run(*args, bhttp::verb::post, "keys", body);
+    RunCreate(*args, "keys", body);
   });
   CLI::App* key_revoke = keys->add_subcommand("revoke",
                                               "Revoke a key (refused from the next "
@@ -403,10 +471,11 @@ void AddAdminTokenCommands(CLI::App* admin, const ArgsPtr& args) {
   }
   list->callback([args, path] { Run(*args, bhttp::verb::get, path()); });
   create->add_option("--name", a.name, "A name for people");
+  AddIdempotencyOption(create, a);
   create->callback([args, path] {
     json::object body;
     if (!args->name.empty()) body["name"] = args->name;
-    Run(*args, bhttp::verb::post, path(), body);
+    RunCreate(*args, path(), body);
   });
   revoke->add_option("id", a.id, "Token id (the public part)")->required();
   revoke->callback(

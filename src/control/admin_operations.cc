@@ -2,6 +2,7 @@
 // copy of the records, and Commit validates it by building the snapshot, writes the one
 // record, then publishes.
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "common/clock.h"
@@ -24,6 +25,22 @@ Error Invalid(std::string message, std::string param) {
 
 Error NotFound(std::string message, std::string param = "") {
   return Error{ErrorCode::kNotFound, std::move(message), std::move(param)};
+}
+
+// A create retried with the Idempotency-Key of one that was made (`id`: "" when the id the key
+// derives belongs to another tenant, which is not named).
+Error MadeBefore(const std::string& id) {
+  if (id.empty()) {
+    return Error{ErrorCode::kConflict,
+                 "The id this Idempotency-Key derives is taken; use another Idempotency-Key.",
+                 "Idempotency-Key"};
+  }
+  return Error{ErrorCode::kConflict,
+               "A key was made with this Idempotency-Key already: " + id +
+                   ". Its secret was shown once, to the request that made it: if that answer "
+                   "was lost, revoke or delete " +
+                   id + " and make another with a new Idempotency-Key.",
+               "Idempotency-Key"};
 }
 
 template <typename T, typename Pred>
@@ -94,15 +111,27 @@ boost::asio::awaitable<Result<Tenant>> GovernanceService::UpdateTenant(TenantPat
   co_return result;
 }
 
-boost::asio::awaitable<Result<CreatedKey>> GovernanceService::CreateKey(Key key) {
-  auto job = [this, key = std::move(key)](store::Engine& engine) mutable -> Result<CreatedKey> {
+boost::asio::awaitable<Result<CreatedKey>> GovernanceService::CreateKey(
+    Key key, std::string idempotency_key) {
+  auto job = [this, key = std::move(key), idempotency_key = std::move(idempotency_key)](
+                 store::Engine& engine) mutable -> Result<CreatedKey> {
     GovernanceRows rows = rows_;
     if (!FindIf(rows.tenants, [&](const Tenant& t) { return t.id == key.tenant_id; })) {
       return NotFound("no tenant " + key.tenant_id, "tenant");
     }
-    Result<governance::GeneratedKey> generated = governance::GenerateKey(
-        key.kind == governance::KeyKind::kAdmin ? governance::kAdminTokenPrefix
-                                                : governance::kKeyPrefix);
+    const std::string_view prefix = key.kind == governance::KeyKind::kAdmin
+                                        ? governance::kAdminTokenPrefix
+                                        : governance::kKeyPrefix;
+    std::string derived_id;
+    if (!idempotency_key.empty()) {
+      std::optional<std::string> id =
+          governance::IdempotentPublicId(prefix, key.tenant_id, idempotency_key);
+      if (!id) return Error{ErrorCode::kInternal, "SHA-256 failed", ""};
+      derived_id = std::move(*id);
+      const Key* made = FindIf(rows.keys, [&](const Key& k) { return k.public_id == derived_id; });
+      if (made != nullptr) return MadeBefore(made->tenant_id == key.tenant_id ? derived_id : "");
+    }
+    Result<governance::GeneratedKey> generated = governance::GenerateKey(prefix, derived_id);
     if (!generated.ok()) return generated.error();
     key.public_id = generated->public_id;
     key.secret_hash = generated->secret_hash;
@@ -110,6 +139,10 @@ boost::asio::awaitable<Result<CreatedKey>> GovernanceService::CreateKey(Key key)
     key.created_at = UnixSeconds();
     rows.keys.push_back(key);
     Status done = Commit(std::move(rows), [&] { return engine.records().InsertKey(key); });
+    // Made on another replica, not yet in this one's rows: the store's primary key refused it.
+    if (!done.ok() && !derived_id.empty() && done.error().code == ErrorCode::kConflict) {
+      return MadeBefore(derived_id);
+    }
     if (!done.ok()) return done.error();
     return CreatedKey{key, std::move(generated->key)};
   };

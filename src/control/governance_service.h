@@ -110,7 +110,12 @@ class GovernanceService {
   boost::asio::awaitable<Result<governance::Tenant>> UpdateTenant(TenantPatch patch);
   // `key`: everything but public_id, secret_hash and created_at, which are made here (the
   // secret with the prefix of key.kind: "tp-" or, for a tenant's admin token, "tpa-").
-  boost::asio::awaitable<Result<CreatedKey>> CreateKey(governance::Key key);
+  // With an `idempotency_key` (the request's Idempotency-Key, checked by the caller) the id is
+  // derived from it (governance::IdempotentPublicId): a retry after an answer that never came,
+  // or a 503 past the deadline whose write landed anyway, is a kConflict naming the key made
+  // first, never a second key. The secret was shown once, to the request that made it.
+  boost::asio::awaitable<Result<CreatedKey>> CreateKey(governance::Key key,
+                                                       std::string idempotency_key = {});
   boost::asio::awaitable<Result<governance::Key>> RevokeKey(std::string public_id);
   // Removes the key from the store and from the snapshot (the key as it was): from the next
   // request on it is unknown (the generic 401), and it no longer takes memory. Its call-log

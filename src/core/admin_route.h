@@ -86,6 +86,9 @@ struct AdminCall {
   Pairs query;            // the query's parameters, percent-decoded, in order
   std::string_view body;  // the request body as sent
   std::string tenant;     // the route's tenant (TenantFrom) as resolved; "" for none or absent
+  // The request's Idempotency-Key header ("" when absent). The routes that make a secret shown
+  // once (keys, admin tokens) derive the new object's id from it (governance/keys.h).
+  std::string_view idempotency_key;
   // The worker the call runs on: its doors (WorkerCore::door), for a route whose resource a
   // door keeps per worker (the search door's backend). Null only in tests without one.
   WorkerCore* worker = nullptr;

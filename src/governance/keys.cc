@@ -5,6 +5,7 @@
 #include <openssl/rand.h>
 
 #include <algorithm>
+#include <string>
 
 namespace turnpike::governance {
 namespace {
@@ -103,13 +104,14 @@ std::optional<ParsedKey> ParseKey(std::string_view key, std::string_view prefix)
   return parsed;
 }
 
-Result<GeneratedKey> GenerateKey(std::string_view prefix) {
+Result<GeneratedKey> GenerateKey(std::string_view prefix, std::string_view public_id) {
   std::array<uint8_t, kSecretBytes + kPublicIdRandomBytes> random{};
   if (RAND_bytes(random.data(), static_cast<int>(random.size())) != 1) {
     return Error{ErrorCode::kInternal, "random number generator failed", ""};
   }
   GeneratedKey out;
-  out.public_id = EncodePublicId(random.data() + kSecretBytes);
+  out.public_id =
+      public_id.empty() ? EncodePublicId(random.data() + kSecretBytes) : std::string(public_id);
   std::string secret = EncodeBase64Url(random.data(), kSecretBytes);
   OPENSSL_cleanse(random.data(), random.size());
   std::optional<SecretHash> hash = HashSecret(secret);
@@ -119,6 +121,18 @@ Result<GeneratedKey> GenerateKey(std::string_view prefix) {
   out.key.append(prefix).append(out.public_id).append("-").append(secret);
   OPENSSL_cleanse(secret.data(), secret.size());
   return out;
+}
+
+std::optional<std::string> IdempotentPublicId(std::string_view prefix, std::string_view tenant,
+                                              std::string_view idempotency_key) {
+  // Each part after its length, so that no two (prefix, tenant, key) triples share an input.
+  std::string input = "turnpike idempotent key id";
+  for (std::string_view part : {prefix, tenant, idempotency_key}) {
+    input.append(std::to_string(part.size())).append(":").append(part);
+  }
+  std::optional<SecretHash> digest = HashSecret(input);
+  if (!digest) return std::nullopt;
+  return EncodePublicId(digest->data());
 }
 
 std::optional<SecretHash> HashSecret(std::string_view secret) {

@@ -71,7 +71,17 @@ struct GeneratedKey {
   SecretHash secret_hash;
 };
 
-Result<GeneratedKey> GenerateKey(std::string_view prefix = kKeyPrefix);
+// A new key: a random secret and, unless `public_id` is given (IdempotentPublicId), a random id.
+Result<GeneratedKey> GenerateKey(std::string_view prefix = kKeyPrefix,
+                                 std::string_view public_id = {});
+
+// The id of the key a request with an Idempotency-Key makes: 60 bits of SHA-256 over the key's
+// prefix (its kind), its tenant and the idempotency key, so that every retry of that request
+// names the same id and the store's primary key lets one of them in, on any replica, whatever
+// became of the others. Two different requests share an id with probability 2^-60 per pair (as
+// random ids do); only the secret stays random. nullopt if OpenSSL fails.
+std::optional<std::string> IdempotentPublicId(std::string_view prefix, std::string_view tenant,
+                                              std::string_view idempotency_key);
 
 // SHA-256 of `secret` with the one-shot API (admin paths, tests). nullopt if OpenSSL fails.
 std::optional<SecretHash> HashSecret(std::string_view secret);

@@ -82,6 +82,9 @@ class FakeRecords : public store::GovernanceRecords {
   }
   Status InsertKey(const governance::Key& key) override {
     return Write([&](store::GovernanceRows& rows) -> Status {
+      for (const governance::Key& k : rows.keys) {
+        if (k.public_id == key.public_id) return Error{ErrorCode::kConflict, "duplicate id", ""};
+      }
       rows.keys.push_back(key);
       return Ok{};
     });

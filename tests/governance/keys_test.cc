@@ -46,6 +46,34 @@ TEST(KeysTest, GeneratedKeysDiffer) {
   EXPECT_EQ(ids.size(), static_cast<size_t>(kKeys));
 }
 
+TEST(KeysTest, AnIdempotencyKeyNamesOneIdPerKindAndTenant) {
+  const std::optional<std::string> id = IdempotentPublicId(kKeyPrefix, "acme", "retry-7");
+  ASSERT_TRUE(id.has_value());
+  EXPECT_TRUE(IsValidPublicId(*id));
+  EXPECT_EQ(IdempotentPublicId(kKeyPrefix, "acme", "retry-7"), id);  // every retry: the same
+  const std::set<std::string> others = {
+      *IdempotentPublicId(kKeyPrefix, "acme", "retry-8"),
+      *IdempotentPublicId(kKeyPrefix, "acme2", "retry-7"),
+      *IdempotentPublicId(kAdminTokenPrefix, "acme", "retry-7"),
+      // The parts are length-prefixed: moving a character from one to the other is another id.
+      *IdempotentPublicId(kKeyPrefix, "acmer", "etry-7"),
+  };
+  EXPECT_EQ(others.size(), 4u);
+  EXPECT_EQ(others.count(*id), 0u);
+
+  // The key made with it keeps that id and a random secret.
+  Result<GeneratedKey> a = GenerateKey(kKeyPrefix, *id);
+  Result<GeneratedKey> b = GenerateKey(kKeyPrefix, *id);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->public_id, *id);
+  EXPECT_EQ(b->public_id, *id);
+  EXPECT_NE(a->key, b->key);
+  std::optional<ParsedKey> parsed = ParseKey(a->key);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->public_id, *id);
+  EXPECT_TRUE(VerifySecret(parsed->secret, a->secret_hash));
+}
+
 TEST(KeysTest, ParseSplitsAtFixedOffsetsAndPointsIntoTheInput) {
   std::string key = KeyOf(kPublicId, kSecret);
   std::optional<ParsedKey> parsed = ParseKey(key);

@@ -1,7 +1,8 @@
-// `turnpike validate` and start-up config errors.
+// `turnpike validate`, start-up config errors, and the admin CLI's retries.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import http from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,3 +37,56 @@ for (const [name, text, key] of [
     }
   });
 }
+
+test('admin keys create: after a 503 the CLI sends the same Idempotency-Key again, Retry-After apart', async () => {
+  // A stand-in for a gateway whose store is down for `failures` attempts (the real 503 and its
+  // retry against PostgreSQL: fleet_outages.test.mjs); node's own server, so the CLI runs async.
+  const seen = [];
+  let failures = 2;
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => { body += d; });
+    req.on('end', () => {
+      seen.push({ path: req.url, key: req.headers['idempotency-key'], body: JSON.parse(body), at: Date.now() });
+      if (failures-- > 0) {
+        res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+        res.end(JSON.stringify({ error: { type: 'unavailable', message: 'The store did not answer in time.' } }));
+      } else {
+        res.writeHead(201, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'abcdefghij27', tenant: 'acme', key: 'tp-abcdefghij27-secret' }));
+      }
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  const run = (args) => new Promise((resolve) => {
+    execFile(BIN, ['admin', '--url', url, '--json', ...args], { env: { ...process.env, TURNPIKE_ADMIN_TOKEN: 't' } },
+      (error, stdout, stderr) => resolve({ code: error?.code ?? 0, stdout, stderr }));
+  });
+  try {
+    const r = await run(['keys', 'create', '--tenant', 'acme', '--name', 'ci']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).id, 'abcdefghij27');
+    assert.equal(seen.length, 3);
+    assert.match(seen[0].key, /^[0-9a-f]{32}$/, 'a random Idempotency-Key when none is given');
+    assert.equal(new Set(seen.map((s) => s.key)).size, 1, 'the same key on every attempt');
+    assert.deepEqual(seen.map((s) => s.body), Array(3).fill({ tenant: 'acme', name: 'ci' }));
+    assert.ok(seen[1].at - seen[0].at >= 900 && seen[2].at - seen[1].at >= 900, 'Retry-After apart');
+    assert.equal((r.stderr.match(/HTTP 503; again in 1 s with Idempotency-Key/g) ?? []).length, 2, r.stderr);
+
+    // Given one, it is sent as is; a 503 on all four attempts: the CLI gives up with the last.
+    seen.length = 0;
+    failures = 1;
+    const mine = await run(['admin-tokens', 'create', '--tenant', 'acme', '--idempotency-key', 'deploy-7']);
+    assert.equal(mine.code, 0, mine.stderr);
+    assert.deepEqual(seen.map((s) => [s.path, s.key]), Array(2).fill(['/admin/v1/tenants/acme/admin-tokens', 'deploy-7']));
+    seen.length = 0;
+    failures = 10;
+    const gaveUp = await run(['keys', 'create', '--tenant', 'acme']);
+    assert.equal(gaveUp.code, 1);
+    assert.equal(seen.length, 4);
+    assert.match(gaveUp.stderr, /The store did not answer in time/);
+  } finally {
+    server.close();
+  }
+});

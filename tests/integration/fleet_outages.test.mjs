@@ -76,6 +76,7 @@ async function outageUnderLoad(name, tenant, during) {
     assert.ok(Number(revocation.retryAfter) >= 1, 'Retry-After');
     assert.equal(await retryRevoke(revoked), 200, 'the retried revocation');
   }
+  if (revocation.create) await checkIdempotentCreate(tenant, revocation.create);
   const refusedMs = await refusedWithin(b, revoked.key, REVOKE_BOUND_MS, `${tenant}-revoked`);
   assert.ok(refusedMs >= 0, 'the key revoked during the outage is refused by the other replica');
   return run;
@@ -91,11 +92,47 @@ async function revokeThroughA(revoked) {
 // PostgreSQL down: the revocation cannot be written; it answers 503 with Retry-After within the
 // deadline, and is retried once the server is back (outageUnderLoad). A frozen server may still
 // take the first write once thawed (the answer could not wait for it); the retry is harmless.
+// A key made during the outage, with an Idempotency-Key: refused like the revocation (503), and
+// retried once the server is back. A frozen server may take the first write when thawed; the
+// retry is then a 409 naming that key, never a second one.
 async function revokeRefused(revoked) {
   await sleep(100);
   const started = performance.now();
-  const r = await admin(fleet.gws[0], 'POST', `keys/${revoked.id}/revoke`);
-  return { status: r.status, expected: 503, ms: Math.round(performance.now() - started), retryAfter: r.retryAfter, retry: true };
+  const idempotency = { 'idempotency-key': `outage-${revoked.id}` };
+  const [r, made] = await Promise.all([
+    admin(fleet.gws[0], 'POST', `keys/${revoked.id}/revoke`),
+    admin(fleet.gws[0], 'POST', 'keys', { tenant: revoked.tenant, name: 'made-in-outage' }, idempotency),
+  ]);
+  return {
+    status: r.status, expected: 503, ms: Math.round(performance.now() - started), retryAfter: r.retryAfter, retry: true,
+    create: { status: made.status, retryAfter: made.retryAfter, headers: idempotency },
+  };
+}
+
+// The create refused during the outage, retried on the other replica until the server answers:
+// made now (201) or made by the first attempt after all (409 naming it); either way one key
+// with that name, the same one on both replicas.
+async function checkIdempotentCreate(tenant, create) {
+  assert.equal(create.status, 503, `the create during the outage: ${JSON.stringify(create)}`);
+  assert.ok(Number(create.retryAfter) >= 1, 'Retry-After on the create');
+  let again;
+  for (let i = 0; i < 40; ++i) {
+    again = await admin(fleet.gws[1], 'POST', 'keys', { tenant, name: 'made-in-outage' }, create.headers);
+    if (again.status !== 503) break;
+    await sleep(Number(again.retryAfter ?? 1) * 250);
+  }
+  assert.ok(again.status === 201 || again.status === 409, JSON.stringify(again));
+  const id = again.status === 201 ? again.body.id : /made with this Idempotency-Key already: ([a-z2-7]{12})/.exec(again.body.error.message)?.[1];
+  assert.ok(id, JSON.stringify(again));
+  console.log(`the create retried after the outage: ${again.status} (${id})`);
+  for (const gw of fleet.gws) {
+    const one = await eventually(async () => {
+      const listed = await admin(gw, 'GET', `keys?tenant=${tenant}`);
+      const made = listed.body.data.filter((k) => k.name === 'made-in-outage');
+      return made.length === 1 && made[0].id === id;
+    }, REVOKE_BOUND_MS, 50);
+    assert.ok(one, 'exactly one key made through the outage, on each replica');
+  }
 }
 
 async function retryRevoke(revoked) {

@@ -51,10 +51,10 @@ function config(store, { hotpath = {} } = {}) {
   });
 }
 
-async function admin(gw, method, route, body) {
+async function admin(gw, method, route, body, headers = {}) {
   const r = await fetch(`${gw.url}/admin/v1/${route}`, {
     method,
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: r.status, body: await r.json() };
@@ -125,6 +125,21 @@ test('two replicas over one PostgreSQL: a key revoked on A is refused on B (LIST
   assert.ok(await eventually(async () => (await chatStatus(b, doomed.body.key)) === 401, 5000, 5),
     'the deleted key refused on B');
   assert.equal((await admin(b, 'GET', `keys/${doomed.body.id}`)).status, 404);
+
+  // One create sent to both replicas at once with one Idempotency-Key (a client retrying on
+  // another replica): PostgreSQL's primary key lets one in; the other is a 409 naming it.
+  for (let i = 0; i < 10; ++i) {
+    const headers = { 'idempotency-key': `both-replicas-${i}` };
+    const answers = await Promise.all([a, b].map((gw) => admin(gw, 'POST', 'keys', { tenant: 't1', name: `both-${i}` }, headers)));
+    const made = answers.filter((r) => r.status === 201);
+    const refused = answers.filter((r) => r.status === 409);
+    assert.equal(made.length, 1, JSON.stringify(answers));
+    assert.equal(refused.length, 1, JSON.stringify(answers));
+    assert.match(refused[0].body.error.message, new RegExp(`already: ${made[0].body.id}\\.`));
+    for (const gw of [a, b]) {
+      assert.ok(await eventually(async () => (await admin(gw, 'GET', 'keys?tenant=t1')).body.data.filter((k) => k.name === `both-${i}`).length === 1, 5000, 10));
+    }
+  }
 });
 
 test('reconcile over two replicas: 409 while another holds the store\'s reconcile lock, then the drift is added once', { skip }, async () => {

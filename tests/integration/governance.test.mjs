@@ -462,6 +462,14 @@ test('admin API: token required, clear errors naming the field, 409 on a duplica
   assert.match(token.token, /^tpa-/);
   assert.match(run('admin-tokens', 'list', '--tenant', 'x'), new RegExp(token.id));
   assert.equal(JSON.parse(run('--json', 'admin-tokens', 'revoke', '--tenant', 'x', token.id)).status, 'revoked');
+  // An Idempotency-Key names the key it makes: sent again, a 409 naming that key; the CLI sends
+  // a fresh one per command when given none (two commands, two keys).
+  const once = JSON.parse(run('--json', 'keys', 'create', '--tenant', 'x', '--idempotency-key', 'ci-run-42'));
+  assert.throws(() => run('keys', 'create', '--tenant', 'x', '--idempotency-key', 'ci-run-42'),
+    (e) => e.status === 1 && new RegExp(`HTTP 409: .*${once.id}.*field Idempotency-Key`).test(e.stderr.toString()));
+  assert.equal(JSON.parse(run('--json', 'keys', 'list', '--tenant', 'x')).data.filter((k) => k.id === once.id).length, 1);
+  const fresh = [0, 1].map(() => JSON.parse(run('--json', 'keys', 'create', '--tenant', 'x')).id);
+  assert.notEqual(fresh[0], fresh[1]);
   const set = run('prices', 'set', 'mock-model', '--input', '0.5', '--output', '1.5', '--cache-write', '0.625', '--reasoning', '4.5', '--max-output-tokens', '4096');
   assert.match(set, /source: admin/);
   assert.match(set, /cache_write: 0\.625/);

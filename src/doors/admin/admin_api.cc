@@ -91,6 +91,8 @@ Result<AdminCall> ReadCall(const http::Exchange& exchange, const core::RouteMatc
     call.params.emplace_back((*match.names)[i], value->decode());
   }
   call.body = exchange.request().body();
+  auto idempotency_key = exchange.request().find("Idempotency-Key");
+  if (idempotency_key != exchange.request().end()) call.idempotency_key = idempotency_key->value();
   return call;
 }
 

@@ -32,6 +32,11 @@
 // last path parameter), the time (resources.h `audit`; written off the request path by the
 // store thread, control/governance_service.h).
 //
+// The two creates whose answer holds a secret shown once (a key, an admin token) take an
+// `Idempotency-Key` header: the new key's id is derived from it (governance::IdempotentPublicId),
+// so a retry makes no second key, on any replica; one whose first attempt landed is a 409
+// naming that key (the secret went to the first answer only).
+//
 // Money is USD as JSON numbers (stored as integer micro-USD: 6 decimals). Times are unix
 // seconds, call-log times unix milliseconds. Unknown fields, wrong types and out-of-range
 // values are 400 with `error.field` naming the field: {"error": {"type", "message", "field"}}.

@@ -69,9 +69,12 @@ Answer CreateKey(Service& service, const AdminCall& call) {
   key.allowed_models = body.Models("allowed_models");
   key.cache_off = !body.Bool("cache").value_or(true);
   if (body.error) co_return *body.error;
+  Result<std::string> idempotency_key = IdempotencyKey(call);
+  if (!idempotency_key.ok()) co_return idempotency_key.error();
   key.tenant_id = *tenant;
   key.expires_at = expires.value_or(governance::kNeverExpires);
-  Result<control::CreatedKey> created = co_await service.CreateKey(std::move(key));
+  Result<control::CreatedKey> created =
+      co_await service.CreateKey(std::move(key), std::move(idempotency_key.value()));
   if (!created.ok()) co_return created.error();
   json::object out = KeyJson(created->key);
   out["key"] = created->secret_key;

@@ -56,4 +56,16 @@ bool ValidId(std::string_view id) {
   return true;
 }
 
+Result<std::string> IdempotencyKey(const AdminCall& call) {
+  constexpr size_t kMaxIdempotencyKey = 255;
+  const std::string_view key = call.idempotency_key;
+  bool visible = key.size() <= kMaxIdempotencyKey;
+  for (char c : key) visible &= c > ' ' && c <= '~';
+  if (!visible) {
+    return Bad("Idempotency-Key must be 1-255 visible ASCII characters (a UUID, say).",
+               "Idempotency-Key");
+  }
+  return std::string(key);
+}
+
 }  // namespace turnpike::doors::admin

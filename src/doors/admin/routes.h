@@ -53,6 +53,8 @@ boost::json::array Strings(const std::vector<std::string>& items);
 Result<boost::json::object> ParseObject(std::string_view body);
 // 1-64 of A-Z a-z 0-9 - _ .
 bool ValidId(std::string_view id);
+// The call's Idempotency-Key: absent (""), or 1-255 visible ASCII characters; else a 400.
+Result<std::string> IdempotencyKey(const AdminCall& call);
 
 // The governance resources' routes (admin_api.h documents the API).
 std::vector<core::AdminRoute> GovernanceRoutes(Service& service);

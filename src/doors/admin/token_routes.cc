@@ -55,9 +55,12 @@ Answer CreateAdminToken(Service& service, const AdminCall& call) {
   Key key;
   key.name = body.Text("name", false).value_or("");
   if (body.error) co_return *body.error;
+  Result<std::string> idempotency_key = IdempotencyKey(call);
+  if (!idempotency_key.ok()) co_return idempotency_key.error();
   key.tenant_id = std::string(call.Param("id"));
   key.kind = governance::KeyKind::kAdmin;
-  Result<control::CreatedKey> created = co_await service.CreateKey(std::move(key));
+  Result<control::CreatedKey> created =
+      co_await service.CreateKey(std::move(key), std::move(idempotency_key.value()));
   if (!created.ok()) {
     if (created.error().code == ErrorCode::kNotFound) co_return NoSuch("tenant", call.Param("id"));
     co_return created.error();

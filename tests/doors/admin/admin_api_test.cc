@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "admin_fixture.h"
+#include "governance/keys.h"
 
 namespace turnpike::doors::admin::testing {
 namespace {
@@ -53,6 +54,61 @@ TEST_F(AdminDoorTest, KeysAreRoutedWithTheirQueryAndRevoke) {
   a = Call(Verb::post, std::string("/admin/v1/keys/") + kKeyId + "/revoke");
   ASSERT_EQ(a.status, 200u) << json::serialize(a.body);
   EXPECT_EQ(a.body.at("status"), "revoked");
+}
+
+TEST_F(AdminDoorTest, ACreateRetriedWithItsIdempotencyKeyMakesOneKey) {
+  const std::string auth = std::string("Bearer ") + kToken;
+  const auto create = [&](std::string_view tenant_body, std::string_view idempotency_key) {
+    return CallWith(Verb::post, "/admin/v1/keys", std::string(tenant_body),
+                    {{"authorization", auth}, {"idempotency-key", idempotency_key}});
+  };
+  Answered first = create(R"({"tenant": "acme", "name": "ci"})", "7d0c1a52-retry");
+  ASSERT_EQ(first.status, 201u) << json::serialize(first.body);
+  const std::string id(first.body.at("id").as_string());
+  EXPECT_EQ(id, *governance::IdempotentPublicId(governance::kKeyPrefix, "acme", "7d0c1a52-retry"));
+
+  // The retry (whatever its body) is refused, naming the key made first; no second key.
+  Answered again = create(R"({"tenant": "acme", "name": "ci"})", "7d0c1a52-retry");
+  EXPECT_EQ(again.status, 409u);
+  EXPECT_EQ(again.field(), "Idempotency-Key");
+  EXPECT_NE(json::serialize(again.body).find(id), std::string::npos) << json::serialize(again.body);
+  EXPECT_EQ(DataSize(Call(Verb::get, "/admin/v1/keys?tenant=acme")), 2u);  // the fixture's + 1
+
+  // Another Idempotency-Key, or none: another key.
+  EXPECT_EQ(create(R"({"tenant": "acme"})", "7d0c1a52-other").status, 201u);
+  EXPECT_EQ(Call(Verb::post, "/admin/v1/keys", R"({"tenant": "acme"})").status, 201u);
+  EXPECT_EQ(DataSize(Call(Verb::get, "/admin/v1/keys?tenant=acme")), 4u);
+
+  // Made by another replica (in the store, not yet in this one's records): the store's
+  // primary key refuses the insert, and the answer is the same 409.
+  const std::string elsewhere =
+      *governance::IdempotentPublicId(governance::kKeyPrefix, "acme", "made-on-b");
+  engine_->fake_records().ChangeBehindTheBack([&](store::GovernanceRows& rows) {
+    governance::Key key;
+    key.public_id = elsewhere;
+    key.tenant_id = "acme";
+    rows.keys.push_back(key);
+  });
+  Answered refused = create(R"({"tenant": "acme"})", "made-on-b");
+  EXPECT_EQ(refused.status, 409u) << json::serialize(refused.body);
+  EXPECT_NE(json::serialize(refused.body).find(elsewhere), std::string::npos);
+
+  // An admin token's create honours it too, in its own id space.
+  const auto token = [&](std::string_view idempotency_key) {
+    return CallWith(Verb::post, "/admin/v1/tenants/acme/admin-tokens", "{}",
+                    {{"authorization", auth}, {"idempotency-key", idempotency_key}});
+  };
+  EXPECT_EQ(token("7d0c1a52-retry").status, 201u);
+  EXPECT_EQ(token("7d0c1a52-retry").status, 409u);
+
+  // Not visible ASCII, or too long: a 400 naming the header.
+  for (const std::string bad :
+       {std::string("has space"), std::string(256, 'k'), std::string("\x01")}) {
+    Answered a = create(R"({"tenant": "acme"})", bad);
+    EXPECT_EQ(a.status, 400u) << bad;
+    EXPECT_EQ(a.field(), "Idempotency-Key");
+  }
+  EXPECT_EQ(create(R"({"tenant": "acme"})", std::string(255, 'k')).status, 201u);
 }
 
 TEST_F(AdminDoorTest, ADeletedKeyIsGoneFromTheStoreTheSnapshotAndTheList) {

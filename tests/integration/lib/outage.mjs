@@ -52,10 +52,10 @@ function fleetConfig(fleet, i) {
   });
 }
 
-export async function admin(gw, method, route, body) {
+export async function admin(gw, method, route, body, headers = {}) {
   const r = await fetch(`${gw.url}/admin/v1/${route}`, {
     method,
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(ABANDON_MS),
   });
@@ -74,7 +74,7 @@ export async function provision(gw, tenant, plan = { monthly_budget_usd: 10_000 
 export async function newKey(gw, tenant, name = 'k') {
   const created = await admin(gw, 'POST', 'keys', { tenant, name });
   if (created.status !== 201) throw new Error(`key: ${JSON.stringify(created)}`);
-  return { id: created.body.id, key: created.body.key };
+  return { id: created.body.id, key: created.body.key, tenant };
 }
 
 export async function chat(gw, secret, requestId) {
