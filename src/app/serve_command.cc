@@ -133,6 +133,24 @@ void WriteAcceptErrors(const http::Server& server, observability::PrometheusWrit
   }
 }
 
+// turnpike_counter_table_* (embedded counters): the shared table's slots
+// (governance/counter_table.h).
+void WriteCounterTableMetrics(const governance::CounterTable& t,
+                              observability::PrometheusWriter& w) {
+  w.Family("turnpike_counter_table_slots_occupied",
+           "Slots of the counters' shared table that are not free (of 16384).",
+           observability::MetricType::kGauge);
+  w.Sample("turnpike_counter_table_slots_occupied", {}, static_cast<double>(t.occupied()));
+  w.Family("turnpike_counter_table_slots_reused_total",
+           "Idle slots (no process holds their scope) given to a new scope.",
+           observability::MetricType::kCounter);
+  w.Sample("turnpike_counter_table_slots_reused_total", {}, static_cast<double>(t.reclaimed()));
+  w.Family("turnpike_counter_table_slots_freed_total",
+           "Idle slots made free again by the table's sweeps.",
+           observability::MetricType::kCounter);
+  w.Sample("turnpike_counter_table_slots_freed_total", {}, static_cast<double>(t.freed()));
+}
+
 // turnpike_memory_trim_* (server.memory_trim on): the give-backs after bursts.
 void WriteTrimMetrics(const MemoryTrimmer& trimmer, observability::PrometheusWriter& w) {
   const TrimTotals t = trimmer.totals();
@@ -432,9 +450,21 @@ Status StartCounters(Gateway& g, const ServeOptions& options, int inherited_tabl
   if (g.config.redis.url.empty()) {
     Result<std::unique_ptr<governance::CounterTable>> table =
         governance::CounterTable::Open(inherited_table);
+    if (!table.ok() && inherited_table >= 0) {
+      // A predecessor of another layout (an older binary): serve with a table of our own, the
+      // budgets counted per process until it has drained (ADR 0003).
+      std::fprintf(stderr,
+                   "turnpike: %s: counting in a new table; until the previous process has "
+                   "drained, the two count budgets and rate limits separately\n",
+                   table.error().message.c_str());
+      table = governance::CounterTable::Open(-1);
+    }
     if (!table.ok()) return table.error();
     g.counter_table = std::move(table.value());
     g.local_counters.Share(g.counter_table.get());
+    g.probes.counters_metrics = [t = g.counter_table.get()](observability::PrometheusWriter& w) {
+      WriteCounterTableMetrics(*t, w);
+    };
     return Ok{};
   }
   Result<FleetCounters> started = StartFleetCounters(g.config.redis, options.wait_for_deps);

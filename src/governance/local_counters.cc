@@ -73,12 +73,18 @@ struct LocalScope {
   ScopeCounters view{budget, requests, tokens};
 };
 
-// The same, counting in a CounterTable's slot.
+// The same, counting in a CounterTable's slot, held while it lives: once no process holds
+// it, the table may give the slot to another scope.
 struct SharedScope {
   SharedScope(CounterSlot& slot, bool adopted)
-      : budget(slot.committed, slot.spent, adopted),
+      : slot(slot),
+        budget(slot.committed, slot.spent, adopted),
         requests(slot.requests_tat),
         tokens(slot.tokens_tat) {}
+  ~SharedScope() { CounterTable::Release(slot); }
+  SharedScope(const SharedScope&) = delete;
+  SharedScope& operator=(const SharedScope&) = delete;
+  CounterSlot& slot;
   LocalBudgetCounter budget;
   GcraLimiter requests;
   GcraLimiter tokens;

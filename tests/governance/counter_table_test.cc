@@ -3,10 +3,17 @@
 #include "governance/counter_table.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <array>
+#include <atomic>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "governance/local_counters.h"
 
@@ -101,6 +108,161 @@ TEST(CounterTableTest, TwoMappingsShareBudgetsAndTheSuccessorSkipsRestore) {
   const Nanos now{1'000'000'000'000};
   EXPECT_TRUE(old_scope->requests.Check(now, 1, 1).allowed);
   EXPECT_FALSE(new_scope->requests.Check(now, 1, 1).allowed);
+}
+
+// Fills the table with `n` scopes nobody holds (each found, then released).
+void AddIdleScopes(CounterTable& table, int n, const std::string& prefix) {
+  for (int i = 0; i < n; ++i) {
+    const CounterTable::Found found = table.Find(ScopeKind::kKey, prefix + std::to_string(i));
+    ASSERT_NE(found.slot, nullptr) << i;
+    CounterTable::Release(*found.slot);
+  }
+}
+
+TEST(CounterTableTest, AnIdleScopeFoundAgainKeepsItsWords) {
+  std::unique_ptr<CounterTable> table = OpenNew();
+  CounterTable::Found found = table->Find(ScopeKind::kAgent, "a1");
+  found.slot->spent.store(77);
+  CounterTable::Release(*found.slot);
+  const CounterTable::Found again = table->Find(ScopeKind::kAgent, "a1");
+  EXPECT_EQ(again.slot, found.slot);
+  EXPECT_TRUE(again.existed);
+  EXPECT_EQ(again.slot->spent.load(), 77u);
+  EXPECT_EQ(table->reclaimed(), 0u);
+}
+
+TEST(CounterTableTest, KeysMadeAndDeletedWithoutEndReuseIdleSlotsAndNeverFillTheTable) {
+  std::unique_ptr<CounterTable> table = OpenNew();
+  // A held scope with words, among 100,000 made and let go (six tables' worth): it keeps its
+  // slot and its words throughout, and every other scope finds a slot.
+  CounterTable::Found held = table->Find(ScopeKind::kTenant, "kept");
+  held.slot->committed.store(1234);
+  AddIdleScopes(*table, 100'000, "churn-");
+  EXPECT_LE(table->occupied(), kCounterTableSlots / 4 * 3 + kCounterTableSlots / 16);
+  EXPECT_GT(table->reclaimed(), 0u);
+  EXPECT_GT(table->freed(), 0u);
+  const CounterTable::Found again = table->Find(ScopeKind::kTenant, "kept");
+  EXPECT_EQ(again.slot, held.slot);
+  EXPECT_TRUE(again.existed);
+  EXPECT_EQ(again.slot->committed.load(), 1234u);
+
+  // A scope given a reused slot starts from zero words, as a new one.
+  const CounterTable::Found fresh = table->Find(ScopeKind::kKey, "after-the-churn");
+  ASSERT_NE(fresh.slot, nullptr);
+  EXPECT_FALSE(fresh.existed);
+  EXPECT_EQ(fresh.slot->committed.load() + fresh.slot->spent.load(), 0u);
+}
+
+TEST(CounterTableTest, ASlotHeldByTheOtherMappingIsNotReused) {
+  std::unique_ptr<CounterTable> old_table = OpenNew();
+  std::unique_ptr<CounterTable> new_table = MapAgain(*old_table);
+  CounterTable::Found old_hold = old_table->Find(ScopeKind::kKey, "k");
+  CounterTable::Found new_hold = new_table->Find(ScopeKind::kKey, "k");
+  EXPECT_TRUE(new_hold.existed);
+  old_hold.slot->spent.store(9);
+  ASSERT_EQ(new_hold.slot->spent.load(), 9u) << "one slot, two mappings of it";
+  CounterTable::Release(*old_hold.slot);  // the old process lets go (its drain ended)
+  AddIdleScopes(*old_table, 40'000, "other-");
+  const CounterTable::Found still = new_table->Find(ScopeKind::kKey, "k");
+  EXPECT_EQ(still.slot, new_hold.slot);
+  EXPECT_EQ(still.slot->spent.load(), 9u);
+}
+
+TEST(CounterTableTest, ASlotLeftMidClaimIsRepairedByTheNextClaim) {
+  std::unique_ptr<CounterTable> table = OpenNew();
+  CounterTable::Found found = table->Find(ScopeKind::kKey, "half");
+  // As a process killed while claiming leaves it: the state bits say claiming.
+  found.slot->word.store(1);
+  const CounterTable::Found after = table->Find(ScopeKind::kKey, "half");
+  ASSERT_NE(after.slot, nullptr);
+  EXPECT_NE(after.slot, found.slot) << "the repaired slot matches no scope";
+  EXPECT_FALSE(after.existed);
+  EXPECT_NE(table->Find(ScopeKind::kKey, "another").slot, nullptr);
+}
+
+TEST(CounterTableTest, AScopeTheLastCounterLetsGoIsIdle) {
+  std::unique_ptr<CounterTable> table = OpenNew();
+  LocalCounters counters;
+  counters.Share(table.get());
+  std::shared_ptr<ScopeCounters> scope = counters.MakeScope(ScopeKind::kKey, "k1");
+  CounterSlot* slot = table->Find(ScopeKind::kKey, "k1").slot;
+  CounterTable::Release(*slot);  // the test's own hold
+  EXPECT_EQ(slot->word.load() >> 2 & 0x3FFF, 1u) << "held by the scope's counters";
+  scope.reset();
+  EXPECT_EQ(slot->word.load() >> 2 & 0x3FFF, 0u);
+}
+
+TEST(CounterTableTest, ATableOfAnotherLayoutIsRefused) {
+  // An older binary's table: 16,384 slots and no header.
+  const int fd = ::memfd_create("old-layout", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(kCounterTableSlots * sizeof(CounterSlot))), 0);
+  EXPECT_FALSE(CounterTable::Open(fd).ok());
+  // The right size without the header's mark (zeros).
+  const int blank = ::memfd_create("blank", MFD_CLOEXEC);
+  ASSERT_GE(blank, 0);
+  ASSERT_EQ(::ftruncate(blank, static_cast<off_t>(4096 + kCounterTableSlots * sizeof(CounterSlot))),
+            0);
+  EXPECT_FALSE(CounterTable::Open(blank).ok());
+}
+
+// Threads find and release a few shared scopes while another churns through new ones (so the
+// table crowds, reuses idle slots and sweeps): whenever a scope is held, every Find of it
+// answers the same slot.
+TEST(CounterTableTest, ConcurrentFindsAndReleasesAgreeOnOneSlotPerHeldScope) {
+  std::unique_ptr<CounterTable> table = OpenNew();
+  constexpr int kScopes = 32;
+  struct Book {
+    std::mutex mu;
+    int held = 0;
+    CounterSlot* slot = nullptr;
+  };
+  std::array<Book, kScopes> books;
+  std::atomic<int> disagreements{0};
+  std::atomic<bool> stop{false};
+  std::thread churn([&] {
+    for (int i = 0; !stop.load(); ++i) {
+      const CounterTable::Found found = table->Find(ScopeKind::kKey, "churn-" + std::to_string(i));
+      if (found.slot != nullptr) CounterTable::Release(*found.slot);
+    }
+  });
+  std::vector<std::thread> users;
+  for (int t = 0; t < 3; ++t) {
+    users.emplace_back([&, t] {
+      std::vector<std::pair<int, CounterSlot*>> mine;
+      // At least 30,000 steps, and on until the churn has reused or freed 5,000 slots.
+      for (int n = 0; n < 30'000 || (table->reclaimed() + table->freed() < 5'000 && n < 3'000'000);
+           ++n) {
+        const int i = (n * 7 + t * 13) % kScopes;
+        if (n % 3 != 2) {
+          const CounterTable::Found found =
+              table->Find(ScopeKind::kTenant, "s" + std::to_string(i));
+          ASSERT_NE(found.slot, nullptr);
+          std::lock_guard lock(books[i].mu);
+          if (books[i].held > 0 && books[i].slot != found.slot) disagreements.fetch_add(1);
+          books[i].slot = found.slot;
+          ++books[i].held;
+          mine.emplace_back(i, found.slot);
+        } else if (!mine.empty()) {
+          const auto [j, slot] = mine.back();
+          mine.pop_back();
+          std::lock_guard lock(books[j].mu);
+          --books[j].held;
+          CounterTable::Release(*slot);
+        }
+      }
+      for (const auto& [j, slot] : mine) {
+        std::lock_guard lock(books[j].mu);
+        --books[j].held;
+        CounterTable::Release(*slot);
+      }
+    });
+  }
+  for (std::thread& u : users) u.join();
+  stop = true;
+  churn.join();
+  EXPECT_EQ(disagreements.load(), 0);
+  EXPECT_GE(table->reclaimed() + table->freed(), 5'000u) << "the churn crowded the table";
 }
 
 TEST(CounterTableTest, WithoutATableCountersArePrivate) {

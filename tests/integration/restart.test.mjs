@@ -10,7 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { BIN, startMock, startGateway, gatewayConfig, stopAll, chatBody, eventually, sleep } from './lib/harness.mjs';
+import { BIN, startMock, startGateway, gatewayConfig, stopAll, chatBody, eventually, sleep, metricsOf } from './lib/harness.mjs';
 
 // Successors are not children of the test (their parent exits): stopped here.
 const successors = new Set();
@@ -191,6 +191,10 @@ test('budget across a restart: admitted requests never exceed the budget, and ea
   const spend = (await admin('GET', 'spend?tenant=t1')).body.data.find((s) => s.scope === 'tenant');
   assert.equal(micros(spend.spent_usd), admitted * 16000);
   assert.equal(spend.reserved_usd, 0);
+  // The successor counts in the table it inherited: the tenant's slot and the key's, no other.
+  const m = await metricsOf(gw);
+  assert.equal(m.turnpike_counter_table_slots_occupied, 2, JSON.stringify(m));
+  assert.equal(m.turnpike_counter_table_slots_reused_total, 0);
   process.kill(successor, 'SIGTERM');
   await eventually(() => !alive(successor), 5000);
 });
