@@ -35,7 +35,9 @@
 // The two creates whose answer holds a secret shown once (a key, an admin token) take an
 // `Idempotency-Key` header: the new key's id is derived from it (governance::IdempotentPublicId),
 // so a retry makes no second key, on any replica; one whose first attempt landed is a 409
-// naming that key (the secret went to the first answer only).
+// naming that key (the secret went to the first answer only). An Idempotency-Key is meant for
+// one create: used again after its key was deleted, it makes that id again, with the id's
+// spend so far this month.
 //
 // Money is USD as JSON numbers (stored as integer micro-USD: 6 decimals). Times are unix
 // seconds, call-log times unix milliseconds. Unknown fields, wrong types and out-of-range
