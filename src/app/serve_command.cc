@@ -655,7 +655,13 @@ Status ServeUntilSignalled(Gateway& g, InheritedListeners& inherited) {
   // After a burst, the heap's free pages go back to the OS (common/memory_trim.h).
   std::optional<MemoryTrimmer> trimmer;
   if (g.config.server.memory_trim.count() > 0) {
-    trimmer.emplace(g.config.server.memory_trim, [&server] { return server.in_flight(); });
+    // The load of a tick: exchanges begun in it, and those still open at its end.
+    trimmer.emplace(g.config.server.memory_trim, [&server, started = uint64_t{0}]() mutable {
+      const uint64_t now = server.exchanges_started();
+      const int64_t begun = static_cast<int64_t>(now - started);
+      started = now;
+      return server.in_flight() + begun;
+    });
     g.probes.feature_metrics.push_back(
         [&trimmer](observability::PrometheusWriter& w) { WriteTrimMetrics(*trimmer, w); });
   }

@@ -30,10 +30,10 @@ uint64_t ResidentBytes() {
 
 }  // namespace
 
-bool TrimPolicy::Sample(int64_t in_flight, Clock::time_point now) {
-  if (in_flight > peak_) peak_ = in_flight;
-  if (peak_ == 0) return false;
-  if (in_flight * 4 > peak_) {
+bool TrimPolicy::Sample(int64_t load, Clock::time_point now) {
+  if (load > peak_) peak_ = load;
+  if (peak_ < kMinBurst) return false;
+  if (load * 4 > peak_) {
     calm_since_ = now;
     return false;
   }
@@ -42,9 +42,9 @@ bool TrimPolicy::Sample(int64_t in_flight, Clock::time_point now) {
   return true;
 }
 
-MemoryTrimmer::MemoryTrimmer(std::chrono::milliseconds after, std::function<int64_t()> in_flight,
+MemoryTrimmer::MemoryTrimmer(std::chrono::milliseconds after, std::function<int64_t()> load,
                              std::chrono::milliseconds tick, std::function<uint64_t()> trim)
-    : policy_(after), tick_(tick), in_flight_(std::move(in_flight)), trim_(std::move(trim)) {
+    : policy_(after), tick_(tick), load_(std::move(load)), trim_(std::move(trim)) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -76,7 +76,7 @@ void MemoryTrimmer::Run() {
     if (wake_.wait_for(lock, tick_, [this] { return stop_; })) return;
     lock.unlock();
     const auto now = TrimPolicy::Clock::now();
-    if (policy_.Sample(in_flight_(), now)) {
+    if (policy_.Sample(load_(), now)) {
       const uint64_t released = trim_();
       const auto spent = TrimPolicy::Clock::now() - now;
       released_bytes_.fetch_add(released, std::memory_order_relaxed);

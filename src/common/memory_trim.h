@@ -3,15 +3,17 @@
 // main() keeps glibc from returning an arena's free top until it passes 64 MiB, for the CPU
 // that saves under load (app/main_command.cc), so the pages a burst of requests allocated and
 // freed stay with the process: an idle gateway would hold its busiest minute's memory for
-// good. A MemoryTrimmer samples the exchanges in flight once a tick; when they have stayed at
-// or under a quarter of the highest count seen since the last trim for `after`, it calls
+// good. A MemoryTrimmer samples the load once a tick: the exchanges seen in it (begun during
+// it, or still open at its end), so that a burst shorter than a tick counts whole. When that
+// has stayed at or under a quarter of the highest tick since the last trim for `after`, it calls
 // malloc_trim(0), which hands every arena's free pages back (madvise) while keeping the
 // chunks, so the next burst reuses the address space and only faults pages in again.
 //
 // It trims once per fall: a process that then stays idle, or serves a steady load, is not
-// trimmed again until a new peak has come and gone. The trim runs on the trimmer's own thread;
-// glibc takes each arena's lock while it walks it, so a worker allocating at that moment waits
-// for that arena's walk (a quiet process: few do).
+// trimmed again until a new peak has come and gone. A peak under kMinBurst exchanges a tick is
+// no burst (a light load, a scraper's polls: too little to have grown the heap). The trim runs on
+// the trimmer's own thread; glibc takes each arena's lock while it walks it, so a worker allocating
+// at that moment waits for that arena's walk (a quiet process: few do).
 #pragma once
 
 #include <atomic>
@@ -24,14 +26,15 @@
 
 namespace turnpike {
 
-// When to trim, from samples of the exchanges in flight (no clock or thread: testable alone).
+// When to trim, from samples of the load (no clock or thread: testable alone).
 class TrimPolicy {
  public:
   using Clock = std::chrono::steady_clock;
+  static constexpr int64_t kMinBurst = 32;
   explicit TrimPolicy(std::chrono::milliseconds after) : after_(after) {}
 
-  // One sample. True when the trim is due; the policy then waits for a new peak.
-  bool Sample(int64_t in_flight, Clock::time_point now);
+  // One sample of the load. True when the trim is due; the policy then waits for a new peak.
+  bool Sample(int64_t load, Clock::time_point now);
 
  private:
   const std::chrono::milliseconds after_;
@@ -48,9 +51,10 @@ struct TrimTotals {
 
 class MemoryTrimmer {
  public:
-  // `in_flight` is called on the trimmer's thread once per `tick`; `trim` returns the bytes it
-  // gave back (the default: malloc_trim(0), measured by the process's resident set).
-  MemoryTrimmer(std::chrono::milliseconds after, std::function<int64_t()> in_flight,
+  // `load` is called on the trimmer's thread once per `tick` (the exchanges seen since the last
+  // call); `trim` returns the bytes it gave back (the default: malloc_trim(0), measured by the
+  // process's resident set).
+  MemoryTrimmer(std::chrono::milliseconds after, std::function<int64_t()> load,
                 std::chrono::milliseconds tick = std::chrono::seconds(1),
                 std::function<uint64_t()> trim = TrimHeap);
   ~MemoryTrimmer();  // stops the thread and joins it
@@ -67,7 +71,7 @@ class MemoryTrimmer {
 
   TrimPolicy policy_;
   const std::chrono::milliseconds tick_;
-  const std::function<int64_t()> in_flight_;
+  const std::function<int64_t()> load_;
   const std::function<uint64_t()> trim_;
   std::atomic<uint64_t> trims_{0};
   std::atomic<uint64_t> released_bytes_{0};

@@ -271,8 +271,9 @@ struct ServerConfig {
   Millis sse_keepalive{15'000};  // 0 = off
   bool server_timing = false;
   std::string access_log = "-";  // "-" stdout, "" off, else path
-  // After a burst: once the exchanges in flight have stayed at or under a quarter of the
-  // burst's peak this long, the heap's free pages go back to the OS (common/memory_trim.h).
+  // After a burst: once the load (exchanges per second, begun or open) has stayed at or under
+  // a quarter of the burst's peak this long, the heap's free pages go back to the OS
+  // (common/memory_trim.h).
   // 0 = off.
   Millis memory_trim{10'000};
   TlsConfig tls;

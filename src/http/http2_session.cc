@@ -16,21 +16,6 @@ namespace net = boost::asio;
 constexpr auto kTuple = net::as_tuple(net::use_awaitable);
 constexpr size_t kReadBytes = 16 * 1024;
 
-class InFlight {
- public:
-  explicit InFlight(std::atomic<int64_t>& counter) : counter_(counter) {
-    counter_.store(counter_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
-  ~InFlight() {
-    counter_.store(counter_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-  }
-  InFlight(const InFlight&) = delete;
-  InFlight& operator=(const InFlight&) = delete;
-
- private:
-  std::atomic<int64_t>& counter_;
-};
-
 template <typename Stream>
 std::string ClientAddress(BasicConnection<Stream>& c) {
   boost::system::error_code ec;
@@ -84,7 +69,7 @@ net::awaitable<void> WriteLoop(SessionContext ctx, std::shared_ptr<BasicConnecti
 net::awaitable<void> ServeHttp2Stream(SessionContext ctx,
                                       std::shared_ptr<Http2Connection> connection,
                                       std::shared_ptr<Http2Stream> stream) {
-  InFlight in_flight(ctx.in_flight);
+  InFlight in_flight(ctx.exchanges);
   const bool draining = ctx.draining.load(std::memory_order_relaxed);
   {
     Http2Exchange exchange(connection, stream, draining);

@@ -134,6 +134,12 @@ int64_t Server::in_flight() const {
   return sum;
 }
 
+uint64_t Server::exchanges_started() const {
+  uint64_t sum = 0;
+  for (const auto& worker : workers_) sum += worker->exchanges_started();
+  return sum;
+}
+
 uint64_t Server::accept_errors(AcceptError cause) const {
   uint64_t sum = 0;
   for (const auto& worker : workers_) sum += worker->accept_errors(cause);

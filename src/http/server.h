@@ -110,8 +110,9 @@ class Server {
 
   Http2Totals http2_totals() const;
 
-  // Exchanges being handled right now, over all workers (a relaxed sum).
+  // Exchanges being handled right now, and begun since start, over all workers (relaxed sums).
   int64_t in_flight() const;
+  uint64_t exchanges_started() const;
   // Failed accepts with `cause` since start, over all workers (a relaxed sum). An accept that
   // fails (out of file descriptors) is retried after a pause that doubles from 10 ms up to 1 s
   // while the failures go on, never in a spin; one log line says so (at most one per 10 s).

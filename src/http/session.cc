@@ -66,21 +66,6 @@ bool TooManyFields(const Fields& fields, size_t limit) {
   return false;
 }
 
-class InFlight {
- public:
-  explicit InFlight(std::atomic<int64_t>& counter) : counter_(counter) {
-    counter_.store(counter_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
-  ~InFlight() {
-    counter_.store(counter_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-  }
-  InFlight(const InFlight&) = delete;
-  InFlight& operator=(const InFlight&) = delete;
-
- private:
-  std::atomic<int64_t>& counter_;
-};
-
 template <typename Stream>
 net::awaitable<void> AnswerReadError(SessionContext& ctx,
                                      const std::shared_ptr<BasicConnection<Stream>>& conn,
@@ -211,7 +196,7 @@ net::awaitable<void> RunSession(SessionContext ctx,
     Request request = parser.release();
     bool keep_alive = false;
     {
-      InFlight in_flight(ctx.in_flight);
+      InFlight in_flight(ctx.exchanges);
       BasicHttp1Exchange<Stream> exchange(connection, request, started,
                                           ctx.draining.load(std::memory_order_relaxed));
       co_await ctx.handler.Handle(exchange);

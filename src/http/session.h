@@ -14,12 +14,39 @@ namespace turnpike::http {
 
 struct Http2Counters;
 
+// A worker's exchanges: open now, and begun since start. Single writer (the worker), so each
+// change is a relaxed load and store; read by other threads with relaxed loads.
+struct ExchangeCounts {
+  std::atomic<int64_t> in_flight{0};
+  std::atomic<uint64_t> started{0};
+};
+
+// Counts one exchange (an HTTP/1.1 request or an HTTP/2 stream) from construction to
+// destruction.
+class InFlight {
+ public:
+  explicit InFlight(ExchangeCounts& counts) : counts_(counts) {
+    Bump(counts_.in_flight, 1);
+    counts_.started.store(counts_.started.load(std::memory_order_relaxed) + 1,
+                          std::memory_order_relaxed);
+  }
+  ~InFlight() { Bump(counts_.in_flight, -1); }
+  InFlight(const InFlight&) = delete;
+  InFlight& operator=(const InFlight&) = delete;
+
+ private:
+  static void Bump(std::atomic<int64_t>& word, int64_t by) {
+    word.store(word.load(std::memory_order_relaxed) + by, std::memory_order_relaxed);
+  }
+  ExchangeCounts& counts_;
+};
+
 struct SessionContext {
   const ServerOptions& options;
   Handler& handler;
   const std::atomic<bool>& draining;
-  std::atomic<int64_t>& in_flight;  // single writer: this worker
-  Http2Counters& http2;             // single writer: this worker
+  ExchangeCounts& exchanges;  // single writer: this worker
+  Http2Counters& http2;       // single writer: this worker
 };
 
 // Reads requests with the configured limits and timeouts, hands each to the handler, answers

@@ -247,7 +247,7 @@ net::awaitable<void> Worker::AcceptLoop(tcp::acceptor* acceptor) {
 net::awaitable<void> Worker::Session(tcp::socket socket) {
   auto connection = std::make_shared<Connection>(std::move(socket));
   connection->write_timeout = options_.idle_timeout;
-  SessionContext ctx{options_, *handler_, draining_, in_flight_, http2_};
+  SessionContext ctx{options_, *handler_, draining_, exchanges_, http2_};
   co_await RunSession(ctx, std::move(connection));
 }
 
@@ -256,7 +256,7 @@ net::awaitable<void> Worker::TlsSession(tcp::socket socket, std::shared_ptr<cons
   connection->write_timeout = options_.idle_timeout;
   const std::chrono::milliseconds handshake_timeout = tls->handshake_timeout();
   connection->tls_context = std::move(tls);
-  SessionContext ctx{options_, *handler_, draining_, in_flight_, http2_};
+  SessionContext ctx{options_, *handler_, draining_, exchanges_, http2_};
   co_await RunTlsSession(ctx, std::move(connection), handshake_timeout, tls_handshake_failures_);
 }
 

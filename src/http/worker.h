@@ -15,6 +15,7 @@
 #include "http/handler.h"
 #include "http/http2_connection.h"
 #include "http/server.h"
+#include "http/session.h"
 
 namespace turnpike::http {
 
@@ -48,7 +49,8 @@ class Worker {
   void Stop();
   void Run();
 
-  int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
+  int64_t in_flight() const { return exchanges_.in_flight.load(std::memory_order_relaxed); }
+  uint64_t exchanges_started() const { return exchanges_.started.load(std::memory_order_relaxed); }
   // Accepts that failed with `cause` (out of descriptors, most often), since start.
   uint64_t accept_errors(AcceptError cause) const {
     return accept_errors_[static_cast<size_t>(cause)].load(std::memory_order_relaxed);
@@ -70,7 +72,7 @@ class Worker {
   const int index_;
   const ServerOptions& options_;
   const std::atomic<bool>& draining_;
-  std::atomic<int64_t> in_flight_{0};  // written by this worker only
+  ExchangeCounts exchanges_;  // written by this worker only
   // By AcceptError; written by this worker only.
   std::array<std::atomic<uint64_t>, kAcceptErrorCauses> accept_errors_{};
   std::atomic<uint64_t> tls_handshake_failures_{0};  // written by this worker only

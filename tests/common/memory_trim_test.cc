@@ -13,12 +13,12 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = TrimPolicy::Clock;
 
-// Feeds `in_flight` once a second from `start` for `count` seconds; returns the trims due.
-int Feed(TrimPolicy& policy, Clock::time_point& now, int64_t in_flight, int count) {
+// Feeds `load` once a second from `now` for `count` seconds; returns the trims due.
+int Feed(TrimPolicy& policy, Clock::time_point& now, int64_t load, int count) {
   int trims = 0;
   for (int i = 0; i < count; ++i) {
     now += seconds(1);
-    trims += policy.Sample(in_flight, now) ? 1 : 0;
+    trims += policy.Sample(load, now) ? 1 : 0;
   }
   return trims;
 }
@@ -59,12 +59,23 @@ TEST(TrimPolicy, ALoadThatFallsToAQuarterOfItsPeakIsTrimmed) {
   EXPECT_EQ(Feed(policy, now, 25, 100), 0);
 }
 
+TEST(TrimPolicy, ALightLoadIsNoBurst) {
+  TrimPolicy policy(seconds(2));
+  Clock::time_point now{};
+  for (int i = 0; i < 20; ++i) {
+    EXPECT_EQ(Feed(policy, now, TrimPolicy::kMinBurst - 1, 1), 0);
+    EXPECT_EQ(Feed(policy, now, 0, 5), 0);
+  }
+  EXPECT_EQ(Feed(policy, now, TrimPolicy::kMinBurst, 1), 0);
+  EXPECT_EQ(Feed(policy, now, 0, 2), 1);
+}
+
 TEST(TrimPolicy, ASampleAboveAQuarterStartsTheWaitAgain) {
   TrimPolicy policy(seconds(10));
   Clock::time_point now{};
-  EXPECT_EQ(Feed(policy, now, 8, 1), 0);
+  EXPECT_EQ(Feed(policy, now, 80, 1), 0);
   EXPECT_EQ(Feed(policy, now, 0, 9), 0);
-  EXPECT_EQ(Feed(policy, now, 3, 1), 0);  // 3 > 8 / 4
+  EXPECT_EQ(Feed(policy, now, 30, 1), 0);  // 30 > 80 / 4
   EXPECT_EQ(Feed(policy, now, 0, 9), 0);
   EXPECT_EQ(Feed(policy, now, 0, 1), 1);
 }
@@ -73,13 +84,13 @@ TEST(TrimPolicy, EachNewBurstIsTrimmedOnceAfter) {
   TrimPolicy policy(seconds(2));
   Clock::time_point now{};
   for (int burst = 0; burst < 5; ++burst) {
-    EXPECT_EQ(Feed(policy, now, 1, 1), 0);
+    EXPECT_EQ(Feed(policy, now, 100, 1), 0);
     EXPECT_EQ(Feed(policy, now, 0, 10), 1);
   }
 }
 
 TEST(MemoryTrimmer, TrimsOnItsThreadAfterABurstAndStopsWhenDestroyed) {
-  std::atomic<int64_t> in_flight{6};
+  std::atomic<int64_t> in_flight{60};
   std::atomic<int> samples{0};
   std::atomic<int> calls{0};
   {

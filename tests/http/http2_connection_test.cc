@@ -171,10 +171,10 @@ class Http2Harness {
   ServerOptions options_;
   ScriptHandler handler_;
   std::atomic<bool> draining_{false};
-  std::atomic<int64_t> in_flight_{0};
+  ExchangeCounts exchanges_;
   Http2Counters counters_;
   net::io_context io_;
-  SessionContext ctx_{options_, handler_, draining_, in_flight_, counters_};
+  SessionContext ctx_{options_, handler_, draining_, exchanges_, counters_};
   std::shared_ptr<Http2Connection> server_;
   nghttp2_session* client_ = nullptr;
   std::map<int32_t, Response> responses_;
@@ -265,7 +265,7 @@ TEST(Http2ConnectionTest, AnswersGetAndPost) {
   EXPECT_EQ(h.responses_[post].status, 201);
   EXPECT_EQ(h.responses_[post].body, "got:ping");
   EXPECT_EQ(h.counters_.streams_opened.load(), 2u);
-  EXPECT_EQ(h.in_flight_.load(), 0);
+  EXPECT_EQ(h.exchanges_.in_flight.load(), 0);
 }
 
 TEST(Http2ConnectionTest, StreamsABody) {
@@ -298,12 +298,13 @@ TEST(Http2ConnectionTest, ClientResetFiresOnGone) {
   const int32_t id = h.Request("GET", "/wait", "");
   h.Pump();
   EXPECT_EQ(h.handler_.gone, 0);
-  EXPECT_EQ(h.in_flight_.load(), 1);
+  EXPECT_EQ(h.exchanges_.in_flight.load(), 1);
   nghttp2_submit_rst_stream(h.client_, NGHTTP2_FLAG_NONE, id, NGHTTP2_CANCEL);
   h.Pump();
   EXPECT_EQ(h.handler_.gone, 1);
   EXPECT_EQ(h.handler_.saw_client_gone, 1);
-  EXPECT_EQ(h.in_flight_.load(), 0);
+  EXPECT_EQ(h.exchanges_.in_flight.load(), 0);
+  EXPECT_EQ(h.exchanges_.started.load(), 1u);  // begun, counted once whatever its end
   EXPECT_EQ(h.counters_.client_resets.load(), 1u);
   EXPECT_TRUE(h.client_goaways_.empty());
 }
@@ -316,7 +317,7 @@ TEST(Http2ConnectionTest, ConnectionLossFiresOnGone) {
   h.server_->ConnectionLost();
   h.io_.run();
   EXPECT_EQ(h.handler_.gone, 2);
-  EXPECT_EQ(h.in_flight_.load(), 0);
+  EXPECT_EQ(h.exchanges_.in_flight.load(), 0);
 }
 
 TEST(Http2ConnectionTest, BodyOverTheLimitIs413) {
@@ -419,7 +420,7 @@ TEST(Http2ConnectionTest, RapidResetEndsWithEnhanceYourCalm) {
   ASSERT_FALSE(h.client_goaways_.empty());
   EXPECT_EQ(h.client_goaways_.back(), static_cast<uint32_t>(NGHTTP2_ENHANCE_YOUR_CALM));
   EXPECT_EQ(h.counters_.goaways_sent.load(), 1u);
-  EXPECT_EQ(h.in_flight_.load(), 0);
+  EXPECT_EQ(h.exchanges_.in_flight.load(), 0);
 }
 
 TEST(Http2ConnectionTest, DrainingSendsGoawayAfterTheStream) {

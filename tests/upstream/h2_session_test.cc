@@ -120,10 +120,10 @@ class H2SessionTest : public ::testing::Test {
   http::ServerOptions options_;
   ScriptHandler handler_;
   std::atomic<bool> draining_{false};
-  std::atomic<int64_t> in_flight_{0};
+  http::ExchangeCounts exchanges_;
   http::Http2Counters counters_;
   net::io_context io_;
-  http::SessionContext ctx_{options_, handler_, draining_, in_flight_, counters_};
+  http::SessionContext ctx_{options_, handler_, draining_, exchanges_, counters_};
   std::shared_ptr<http::Http2Connection> server_;
   H2Session client_{io_.get_executor(), 0};
 };
