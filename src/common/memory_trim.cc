@@ -32,13 +32,21 @@ uint64_t ResidentBytes() {
 
 bool TrimPolicy::Sample(int64_t load, Clock::time_point now) {
   if (load > peak_) peak_ = load;
-  if (peak_ < kMinBurst) return false;
+  if (peak_ < kMinBurst) {
+    // No burst pending: the follow-ups of the last one, while the load stays light.
+    if (follow_ups_ == 0 || now - last_trim_ < 3 * after_) return false;
+    --follow_ups_;
+    last_trim_ = now;
+    return true;
+  }
   if (load * 4 > peak_) {
     calm_since_ = now;
     return false;
   }
   if (now - calm_since_ < after_) return false;
   peak_ = 0;
+  follow_ups_ = kFollowUps;
+  last_trim_ = now;
   return true;
 }
 

@@ -9,9 +9,11 @@
 // malloc_trim(0), which hands every arena's free pages back (madvise) while keeping the
 // chunks, so the next burst reuses the address space and only faults pages in again.
 //
-// It trims once per fall: a process that then stays idle, or serves a steady load, is not
-// trimmed again until a new peak has come and gone. A peak under kMinBurst exchanges a tick is
-// no burst (a light load, a scraper's polls: too little to have grown the heap). The trim runs on
+// It trims once per fall, then follows up kFollowUps times, 3 x `after` apart, while the load
+// stays light (what a burst left in caches with a time to live, such as the upstream pool's idle
+// connections, is freed later than the burst ends); then not again until a new peak has come
+// and gone. A peak under kMinBurst exchanges a tick is no burst (a light load, a scraper's
+// polls: too little to have grown the heap). The trim runs on
 // the trimmer's own thread; glibc takes each arena's lock while it walks it, so a worker allocating
 // at that moment waits for that arena's walk (a quiet process: few do).
 #pragma once
@@ -31,6 +33,7 @@ class TrimPolicy {
  public:
   using Clock = std::chrono::steady_clock;
   static constexpr int64_t kMinBurst = 32;
+  static constexpr int kFollowUps = 4;
   explicit TrimPolicy(std::chrono::milliseconds after) : after_(after) {}
 
   // One sample of the load. True when the trim is due; the policy then waits for a new peak.
@@ -40,6 +43,8 @@ class TrimPolicy {
   const std::chrono::milliseconds after_;
   int64_t peak_ = 0;  // the highest sample since the last trim; 0: nothing to give back
   Clock::time_point calm_since_{};
+  int follow_ups_ = 0;  // trims still due after the last burst's, while the load stays light
+  Clock::time_point last_trim_{};
 };
 
 // Counts since start, each a relaxed load (read by /metrics on a worker).

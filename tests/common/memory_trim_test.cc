@@ -29,13 +29,17 @@ TEST(TrimPolicy, AProcessThatNeverServedIsNotTrimmed) {
   EXPECT_EQ(Feed(policy, now, 0, 100), 0);
 }
 
-TEST(TrimPolicy, TrimsOnceWhenABurstHasBeenOverForTheWholeWait) {
+TEST(TrimPolicy, TrimsWhenABurstHasBeenOverForTheWholeWaitThenFollowsUp) {
   TrimPolicy policy(seconds(10));
   Clock::time_point now{};
   EXPECT_EQ(Feed(policy, now, 100, 5), 0);
-  EXPECT_EQ(Feed(policy, now, 0, 9), 0);    // quiet for 9 s of the 10
-  EXPECT_EQ(Feed(policy, now, 0, 1), 1);    // the 10th
-  EXPECT_EQ(Feed(policy, now, 0, 100), 0);  // idle after: never again
+  EXPECT_EQ(Feed(policy, now, 0, 9), 0);  // quiet for 9 s of the 10
+  EXPECT_EQ(Feed(policy, now, 0, 1), 1);  // the 10th
+  // Idle after: the follow-ups, 30 s apart, then never again.
+  EXPECT_EQ(Feed(policy, now, 0, 29), 0);
+  EXPECT_EQ(Feed(policy, now, 0, 1), 1);
+  EXPECT_EQ(Feed(policy, now, 0, 90), TrimPolicy::kFollowUps - 1);
+  EXPECT_EQ(Feed(policy, now, 0, 1'000), 0);
 }
 
 TEST(TrimPolicy, ASteadyLoadIsNeverTrimmed) {
@@ -55,8 +59,16 @@ TEST(TrimPolicy, ALoadThatFallsToAQuarterOfItsPeakIsTrimmed) {
   EXPECT_EQ(Feed(policy, now, 26, 30), 0);  // above a quarter
   EXPECT_EQ(Feed(policy, now, 25, 9), 0);
   EXPECT_EQ(Feed(policy, now, 25, 1), 1);
-  // The load it settled at is the next peak: staying there trims nothing more.
-  EXPECT_EQ(Feed(policy, now, 25, 100), 0);
+  // The load it settled at is light: the follow-ups, then nothing more.
+  EXPECT_EQ(Feed(policy, now, 25, 1'000), TrimPolicy::kFollowUps);
+}
+
+TEST(TrimPolicy, ABusyLoadAfterTheTrimIsNotFollowedUp) {
+  TrimPolicy policy(seconds(10));
+  Clock::time_point now{};
+  EXPECT_EQ(Feed(policy, now, 1'000, 3), 0);
+  EXPECT_EQ(Feed(policy, now, 200, 10), 1);     // a fifth of the peak: calm, trimmed
+  EXPECT_EQ(Feed(policy, now, 200, 1'000), 0);  // 200 a second is the new peak, steady
 }
 
 TEST(TrimPolicy, ALightLoadIsNoBurst) {
@@ -85,7 +97,7 @@ TEST(TrimPolicy, EachNewBurstIsTrimmedOnceAfter) {
   Clock::time_point now{};
   for (int burst = 0; burst < 5; ++burst) {
     EXPECT_EQ(Feed(policy, now, 100, 1), 0);
-    EXPECT_EQ(Feed(policy, now, 0, 10), 1);
+    EXPECT_EQ(Feed(policy, now, 0, 5), 1);  // the next burst comes before a follow-up
   }
 }
 
@@ -109,16 +121,18 @@ TEST(MemoryTrimmer, TrimsOnItsThreadAfterABurstAndStopsWhenDestroyed) {
     while (samples.load() < 2) std::this_thread::sleep_for(milliseconds(1));  // the burst seen
     EXPECT_EQ(calls.load(), 0);
     in_flight = 0;
-    for (int i = 0; i < 5000 && trimmer.totals().trims == 0; ++i) {
+    // The trim, then its follow-ups (60 ms apart here), then none.
+    const uint64_t all = 1 + TrimPolicy::kFollowUps;
+    for (int i = 0; i < 10'000 && trimmer.totals().trims < all; ++i) {
       std::this_thread::sleep_for(milliseconds(1));
     }
-    std::this_thread::sleep_for(milliseconds(60));  // three waits more: still one trim
+    std::this_thread::sleep_for(milliseconds(200));
     const TrimTotals totals = trimmer.totals();
-    EXPECT_EQ(totals.trims, 1u);
-    EXPECT_EQ(totals.released_bytes, 4096u);
+    EXPECT_EQ(totals.trims, all);
+    EXPECT_EQ(totals.released_bytes, 4096u * all);
     EXPECT_GE(totals.seconds, 0.0);
   }
-  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(calls.load(), 1 + TrimPolicy::kFollowUps);
 }
 
 }  // namespace
