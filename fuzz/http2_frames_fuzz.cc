@@ -73,9 +73,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.http2_max_concurrent_streams = 16;
   FuzzHandler handler;
   std::atomic<bool> draining{false};
-  std::atomic<int64_t> in_flight{0};
+  http::ExchangeCounts exchanges;
   http::Http2Counters counters;
-  const http::SessionContext ctx{options, handler, draining, in_flight, counters};
+  const http::SessionContext ctx{options, handler, draining, exchanges, counters};
   auto connection = http::MakeHttp2Connection(ctx, io.get_executor(), "fuzz");
   bool sound = connection->Receive(http::kHttp2Preface);
   std::string out;
@@ -93,6 +93,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   connection->TakeOutput(out);
   connection->ConnectionLost();
   io.run();
-  Check(in_flight.load() == 0);
+  Check(exchanges.in_flight.load() == 0);
   return 0;
 }
