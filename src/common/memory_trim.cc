@@ -78,7 +78,7 @@ uint64_t MemoryTrimmer::TrimHeap() {
 }
 
 void MemoryTrimmer::Run() {
-  SetThreadName("turnpike-trim");
+  SetThreadName("tp-trim");
   std::unique_lock lock(mu_);
   for (;;) {
     if (wake_.wait_for(lock, tick_, [this] { return stop_; })) return;

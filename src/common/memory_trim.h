@@ -13,9 +13,9 @@
 // stays light (what a burst left in caches with a time to live, such as the upstream pool's idle
 // connections, is freed later than the burst ends); then not again until a new peak has come
 // and gone. A peak under kMinBurst exchanges a tick is no burst (a light load, a scraper's
-// polls: too little to have grown the heap). The trim runs on
-// the trimmer's own thread; glibc takes each arena's lock while it walks it, so a worker allocating
-// at that moment waits for that arena's walk (a quiet process: few do).
+// polls: too little to have grown the heap). The trim runs on the trimmer's own thread; glibc
+// takes each arena's lock while it walks it, so a worker allocating at that moment waits for
+// that arena's walk (a quiet process: few do).
 #pragma once
 
 #include <atomic>
@@ -36,12 +36,12 @@ class TrimPolicy {
   static constexpr int kFollowUps = 4;
   explicit TrimPolicy(std::chrono::milliseconds after) : after_(after) {}
 
-  // One sample of the load. True when the trim is due; the policy then waits for a new peak.
+  // One sample of the load. True when a trim is due (a burst's, or one of its follow-ups).
   bool Sample(int64_t load, Clock::time_point now);
 
  private:
   const std::chrono::milliseconds after_;
-  int64_t peak_ = 0;  // the highest sample since the last trim; 0: nothing to give back
+  int64_t peak_ = 0;  // the highest sample since the last trim; under kMinBurst: no burst
   Clock::time_point calm_since_{};
   int follow_ups_ = 0;  // trims still due after the last burst's, while the load stays light
   Clock::time_point last_trim_{};
