@@ -87,6 +87,10 @@ test('admin keys create: after a 503 the CLI sends the same Idempotency-Key agai
     assert.equal(seen.length, 4);
     assert.match(gaveUp.stderr, /The store did not answer in time/);
   } finally {
-    server.close();
+    await new Promise((r) => server.close(r));
   }
+  // Nothing listening (the server closed above): a lost connection is retried the same way.
+  const unreachable = await run(['keys', 'create', '--tenant', 'acme']);
+  assert.equal(unreachable.code, 2);
+  assert.equal((unreachable.stderr.match(/cannot reach .*; again in 1 s with Idempotency-Key/g) ?? []).length, 3, unreachable.stderr);
 });
