@@ -26,6 +26,8 @@
 #include <sstream>
 #include <thread>
 
+#include "common/hex.h"
+
 namespace turnpike::app {
 namespace {
 namespace net = boost::asio;
@@ -240,11 +242,17 @@ std::string Query(const std::vector<std::pair<std::string, std::string>>& params
   return out;
 }
 
-void Run(const Args& a, bhttp::verb method, const std::string& path,
-         std::optional<json::object> body = std::nullopt) {
+// The gateway and the token: the flags, else TURNPIKE_URL and TURNPIKE_ADMIN_TOKEN.
+Connection Resolve(const Args& a) {
   Connection c = a.connection;
   if (c.token.empty()) c.token = Env("TURNPIKE_ADMIN_TOKEN", "");
   if (c.url.empty()) c.url = Env("TURNPIKE_URL", "http://127.0.0.1:8080");
+  return c;
+}
+
+void Run(const Args& a, bhttp::verb method, const std::string& path,
+         std::optional<json::object> body = std::nullopt) {
+  const Connection c = Resolve(a);
   int rc = 2;
   try {
     rc = Show(c, Send(c, method, path, body));
@@ -262,9 +270,7 @@ void Run(const Args& a, bhttp::verb method, const std::string& path,
 // 10 s). The gateway derives the new key's id from it, so the retries make one key at most: a
 // retry of a create that did land answers 409 naming it.
 void RunCreate(const Args& a, const std::string& path, const json::object& body) {
-  Connection c = a.connection;
-  if (c.token.empty()) c.token = Env("TURNPIKE_ADMIN_TOKEN", "");
-  if (c.url.empty()) c.url = Env("TURNPIKE_URL", "http://127.0.0.1:8080");
+  const Connection c = Resolve(a);
   std::string idempotency_key = a.idempotency_key;
   if (idempotency_key.empty()) {
     std::array<unsigned char, 16> random{};
@@ -272,11 +278,7 @@ void RunCreate(const Args& a, const std::string& path, const json::object& body)
       std::cerr << "turnpike admin: random number generator failed\n";
       std::exit(2);
     }
-    for (unsigned char byte : random) {
-      constexpr std::string_view kHex = "0123456789abcdef";
-      idempotency_key += kHex[byte >> 4];
-      idempotency_key += kHex[byte & 15];
-    }
+    idempotency_key = Hex(random.data(), random.size());
   }
   constexpr int kAttempts = 4;
   for (int attempt = 1;; ++attempt) {

@@ -7,6 +7,8 @@
 #include <charconv>
 #include <vector>
 
+#include "common/hex.h"
+
 namespace turnpike::doors::admin {
 namespace {
 
@@ -35,16 +37,6 @@ std::array<unsigned char, 32> Hmac(std::string_view key, std::string_view data) 
   unsigned int size = 0;
   HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
        reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.data(), &size);
-  return out;
-}
-
-std::string Hex(const unsigned char* bytes, size_t n) {
-  constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(n * 2, '0');
-  for (size_t i = 0; i < n; ++i) {
-    out[2 * i] = kDigits[bytes[i] >> 4];
-    out[2 * i + 1] = kDigits[bytes[i] & 0xf];
-  }
   return out;
 }
 
