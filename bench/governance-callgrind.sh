@@ -5,6 +5,7 @@
 #
 #   bench/governance-callgrind.sh [--requests 10000] [--conns 8] [--log-store on|off]
 #                                 [--cache-sim] [--off-without-key] [--stream] [--llm-cache]
+#                                 [--nginx]
 #
 # Runs the same non-streaming load twice through one Turnpike (1 worker) under
 # `valgrind --tool=callgrind --separate-threads=yes`: governance off, then on (a key with a plan
@@ -14,7 +15,10 @@
 # stream (`turnpike bench --stream-every 1`). --llm-cache compares the LLM response cache
 # instead: both instances governed, the second with `llm_cache: {enabled: true}`, and every
 # request a different body (`turnpike bench --distinct`), so that each one is a miss that
-# leads its call and stores its answer. --cache-sim also simulates the
+# leads its call and stores its answer. --nginx measures nginx (bench/nginx.conf.in, one
+# process: `master_process off`, so the process under callgrind is its worker) in place of the
+# ungoverned instance, with the same client, requests and mock: the one-proxy-hop limit that
+# the governed worker's count is held against. --cache-sim also simulates the
 # caches and prints first-level data-cache and last-level misses per request (D1mr + D1mw,
 # DLmr + DLmw): memory traffic, which instruction counts do not show. Instrumentation is switched on only
 # for the measured requests (after 2,000 warm-up requests). Prints instructions per request
@@ -28,7 +32,8 @@ TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
 # The mock provider: $MOCK, default $TURNPIKE. Pin it when comparing two binaries, so that both
 # read the same upstream bytes.
 MOCK=${MOCK:-$TURNPIKE}
-requests=10000 conns=8 log_store=on cache_sim=no off_key=yes llm_cache=no
+requests=10000 conns=8 log_store=on cache_sim=no off_key=yes llm_cache=no against_nginx=no
+NGINX=${NGINX:-nginx}
 stream_args=()
 while (($#)); do
   case $1 in
@@ -39,6 +44,7 @@ while (($#)); do
     --off-without-key) off_key=no; shift ;;
     --stream) stream_args=(--stream-every 1); shift ;;
     --llm-cache) llm_cache=yes; shift ;;
+    --nginx) against_nginx=yes; shift ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -79,12 +85,24 @@ models:
   - name: bench-model
     deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
 YAML
-  TURNPIKE_ADMIN_TOKEN=bench valgrind --tool=callgrind --separate-threads=yes \
-    --cache-sim="$cache_sim" --instr-atstart=no --callgrind-out-file="$dir/cg.$which" \
-    "$TURNPIKE" serve --config "$dir/$which.yaml" >"$dir/$which.log" 2>&1 &
-  local pid=$!
-  pids+=("$pid")
-  local port; port=$(port_of "$dir/$which.log" "turnpike listening on" 60)
+  local port pid
+  if [[ $which == nginx ]]; then
+    port=$(bench_nginx_conf 1 "$mock_port" off)
+    valgrind --tool=callgrind --separate-threads=yes --cache-sim="$cache_sim" \
+      --instr-atstart=no --callgrind-out-file="$dir/cg.$which" \
+      "$NGINX" -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/error.log" \
+      >"$dir/$which.log" 2>&1 &
+    pid=$!
+    pids+=("$pid")
+    wait_listening "$port"
+  else
+    TURNPIKE_ADMIN_TOKEN=bench valgrind --tool=callgrind --separate-threads=yes \
+      --cache-sim="$cache_sim" --instr-atstart=no --callgrind-out-file="$dir/cg.$which" \
+      "$TURNPIKE" serve --config "$dir/$which.yaml" >"$dir/$which.log" 2>&1 &
+    pid=$!
+    pids+=("$pid")
+    port=$(port_of "$dir/$which.log" "turnpike listening on" 60)
+  fi
   # The off instance has no admin API and ignores the key: it gets one of the same shape.
   local key=tp-aaaaaaaaaaaa-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
   if [[ $gov == true ]]; then
@@ -116,7 +134,7 @@ YAML
   local f worker_file='' store_file='' worker_ir=0 ir
   for f in "$dir"/cg."$which".1-*; do
     if grep -q "StoreThread::Loop" "$f"; then store_file=$f
-    elif grep -q "scheduler::run" "$f"; then
+    elif [[ $which == nginx ]] || grep -q "scheduler::run" "$f"; then
       ir=$(total_in "$f" Ir)
       if ((ir > worker_ir)); then worker_file=$f worker_ir=$ir; fi
     fi
@@ -148,5 +166,9 @@ else
   echo "| governance | worker instructions per request | store thread instructions per request |"
   echo "|---|---|---|"
 fi
-measure off
+if [[ $against_nginx == yes ]]; then
+  measure nginx
+else
+  measure off
+fi
 measure on

@@ -122,3 +122,33 @@ models:
     deployments: [{provider: openai, base_url: "http://127.0.0.1:$4/v1"}]
 YAML
 }
+
+# free_port: a TCP port free on 127.0.0.1 now.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# bench_nginx_conf WORKERS MOCK_PORT [MASTER]: writes $dir/nginx/nginx.conf from nginx.conf.in,
+# proxying to the mock on MOCK_PORT with WORKERS workers (MASTER off: a single process, which
+# is then the worker, for callgrind), and prints the port it listens on. Start it with
+#   "$NGINX" -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/error.log"
+bench_nginx_conf() {
+  local port; port=$(free_port)
+  mkdir -p "$dir/nginx"
+  sed -e "s#@RUN_DIR@#$dir/nginx#g" -e "s/@WORKERS@/$1/" \
+    -e "s/@LISTEN_PORT@/$port/" -e "s/@MOCK_PORT@/$2/" \
+    -e "s/@TTFT_LISTEN_PORT@/$(free_port)/" -e "s/@TTFT_MOCK_PORT@/$2/" \
+    -e "s/@FIXED_PORT@/$(free_port)/" -e "s/^master_process on;/master_process ${3:-on};/" \
+    "$(dirname "${BASH_SOURCE[0]}")/nginx.conf.in" >"$dir/nginx/nginx.conf"
+  echo "$port"
+}
+
+# wait_listening PORT [SECONDS]: until something accepts on 127.0.0.1:PORT (default 60 s: a
+# process under valgrind starts slowly); exits the script if nothing does.
+wait_listening() {
+  local i
+  for ((i = 0; i < ${2:-60} * 10; i++)); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "nothing listens on port $1" >&2
+  exit 1
+}

@@ -50,7 +50,6 @@ bench_exclusive
 bench_workdir
 clk_tck=$(getconf CLK_TCK)
 read -r -a mock_flags <<<"$MOCK_FLAGS"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 "$TURNPIKE" mock-provider --listen 127.0.0.1:0 --workers 1 "${mock_flags[@]}" >"$dir/mock.log" 2>&1 &
 pids+=($!)
@@ -105,12 +104,7 @@ YAML
   exit 0
 fi
 
-nginx_port=$(free_port)
-mkdir -p "$dir/nginx"
-sed -e "s#@RUN_DIR@#$dir/nginx#g" -e "s/@WORKERS@/1/" \
-  -e "s/@LISTEN_PORT@/$nginx_port/" -e "s/@MOCK_PORT@/$mock_port/" \
-  -e "s/@TTFT_LISTEN_PORT@/$(free_port)/" -e "s/@TTFT_MOCK_PORT@/$mock_port/" \
-  -e "s/@FIXED_PORT@/$(free_port)/" "$SCRIPT_DIR/nginx.conf.in" >"$dir/nginx/nginx.conf"
+nginx_port=$(bench_nginx_conf 1 "$mock_port")
 "$NGINX" -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/error.log" &
 nginx_pid=$!
 pids+=("$nginx_pid")

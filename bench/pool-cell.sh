@@ -66,13 +66,7 @@ pids+=($!)
 mock_pid=$!
 mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-nginx_port=$(free_port)
-mkdir -p "$dir/nginx"
-sed -e "s#@RUN_DIR@#$dir/nginx#g" -e "s/@WORKERS@/$workers/" \
-  -e "s/@LISTEN_PORT@/$nginx_port/" -e "s/@MOCK_PORT@/$mock_port/" \
-  -e "s/@TTFT_LISTEN_PORT@/$(free_port)/" -e "s/@TTFT_MOCK_PORT@/$mock_port/" \
-  -e "s/@FIXED_PORT@/$(free_port)/" "$SCRIPT_DIR/nginx.conf.in" >"$dir/nginx/nginx.conf"
+nginx_port=$(bench_nginx_conf "$workers" "$mock_port")
 "$NGINX" -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/error.log" &
 pids+=($!)
 declare -A port=([nginx]=$nginx_port) pid=([nginx]=$!) key=([nginx]=none)

@@ -67,7 +67,6 @@ pids+=("$(cat "$dir/tp_tls.pid")")
 tp_plain_port=$(gateway tp_plain "")
 pids+=("$(cat "$dir/tp_plain.pid")")
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 ng_tls_port=$(free_port) ng_plain_port=$(free_port)
 mkdir -p "$dir/nginx"
 cat >"$dir/nginx/nginx.conf" <<NGINX

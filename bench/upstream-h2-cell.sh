@@ -4,6 +4,7 @@
 #
 #   bench/upstream-h2-cell.sh [--runs 2] [--duration 5] [--warmup 1] [--connections 200]
 #                             [--workers 2] [--streams-per-conn 50] [--mock-flags "--tokens 20"]
+#                             [--stream]
 #
 # One mock provider (1 worker; it serves h2 by prior knowledge beside HTTP/1.1) and two gateways
 # (governance off, $workers workers, `server.http2: true` so that bench --http2 can reach them):
@@ -12,12 +13,13 @@
 # `turnpike bench --http2 -c C --streams-per-conn S` with C*S = $connections. Around each: the
 # gateway's and the mock's CPU from /proc per request, the gateway's
 # turnpike_upstream_connects_total during the run, and the mock's HTTP/2 connections
-# (/mock/stats). One Markdown row per run and load. KEEP_DIR=1 keeps the logs.
+# (/mock/stats). --stream: every request streams. One Markdown row per run and load. KEEP_DIR=1 keeps the logs.
 # Needs: the turnpike binary ($TURNPIKE), jq, curl.
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
 runs=2 duration=5 warmup=1 connections=200 workers=2 spc=50
 mock_flags="--tokens 20"
+stream=()
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
@@ -27,6 +29,7 @@ while (($#)); do
     --workers) workers=$2; shift 2 ;;
     --streams-per-conn) spc=$2; shift 2 ;;
     --mock-flags) mock_flags=$2; shift 2 ;;
+    --stream) stream=(--stream-every 1); shift ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -47,6 +50,7 @@ declare -A port pid
 gateway() {  # gateway NAME HTTP2
   cat >"$dir/$1.yaml" <<YAML
 server: {listen: 127.0.0.1:0, workers: $workers, access_log: "", http2: true, http2_max_concurrent_streams: 1000}
+governance: {enabled: false}
 models:
   - name: bench-model
     deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1", http2: $2}]
@@ -72,7 +76,7 @@ for run in $(seq 1 "$runs"); do
       if [[ $client == http2 ]]; then args=(--http2 -c $((connections / spc)) --streams-per-conn "$spc"); fi
       g0=$(ticks "${pid[$name]}") m0=$(ticks "$mock_pid") c0=$(connects "${port[$name]}")
       "$TURNPIKE" bench --url "http://127.0.0.1:${port[$name]}/v1/chat/completions" "${args[@]}" \
-        -d "$duration" --warmup "$warmup" -q --json "$dir/$name-$client-$run.json" 2>/dev/null
+        "${stream[@]}" -d "$duration" --warmup "$warmup" -q --json "$dir/$name-$client-$run.json" 2>/dev/null
       g1=$(ticks "${pid[$name]}") m1=$(ticks "$mock_pid") c1=$(connects "${port[$name]}")
       json="$dir/$name-$client-$run.json"
       ok=$(jq '.requests_ok' "$json") rps=$(jq '.requests_per_second' "$json") failed=$(jq '.requests_failed' "$json")

@@ -35,6 +35,7 @@ pids+=($!)
 mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
 cat >"$dir/gw.yaml" <<YAML
 server: {listen: 127.0.0.1:0, workers: $workers, access_log: "", http2: true, http2_max_concurrent_streams: 1000}
+governance: {enabled: false}
 upstream: {timeouts: {first_byte: 600s, idle: 600s}}
 models:
   - name: bench-model
