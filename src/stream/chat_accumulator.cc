@@ -190,6 +190,8 @@ void ChatAccumulator::AppendCapped(std::string& to, std::string_view from) {
 }
 
 Usage ExtractUsage(std::string_view body) {
+  // The usual body is decided by one forward scan, with no copy (chunk_scan.h).
+  if (Usage usage; ScanBodyUsage(body, usage)) return usage;
   // Bodies above this get a parser of their own, so that one huge response does not pin its
   // buffers to the thread for good.
   constexpr size_t kMaxRetainedBodyBytes = size_t{1} << 20;

@@ -33,6 +33,8 @@ class Scanner {
   }
 
   bool Chunk(ParsedChunk& out);
+  bool BodyUsage(stream::Usage& usage);
+  bool plain() const { return plain_; }
 
  private:
   // The next byte that is not whitespace ('\0' at the end).
@@ -388,7 +390,21 @@ bool Scanner::Chunk(ParsedChunk& out) {
   return members && Peek() == '\0' && p_ == end_;
 }
 
+bool Scanner::BodyUsage(stream::Usage& usage) {
+  if (Peek() != '{') return false;
+  const bool members =
+      Members([&](std::string_view key) { return key == "usage" ? Usage(usage) : SkipValue(2); });
+  return members && Peek() == '\0' && p_ == end_;
+}
+
 }  // namespace
+
+bool ScanBodyUsage(std::string_view json, Usage& usage) {
+  std::string unescaped;  // Usage reads no string: never grows
+  Scanner scanner(json, unescaped);
+  if (!scanner.plain() && json.size() > kScanBodyBytes) return false;
+  return scanner.BodyUsage(usage);
+}
 
 bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped) {
   unescaped.clear();

@@ -95,6 +95,25 @@ const std::vector<std::string> kDeferred = {
     R"({"deep":)" + std::string(70, '[') + std::string(70, ']') + "}",
 };
 
+// Every payload of `bases`, truncated, with one byte deleted, and with one byte replaced by
+// each of a set of troublemakers, given to `check`; stops at the first failure.
+template <typename F>
+void ForEachMutation(const std::vector<std::string>& bases, F&& check) {
+  const std::string kBytes = "\"\\{}[],: 0-.en1tu\x01\xff\xc3\xa9";
+  for (const std::string& base : bases) {
+    for (size_t i = 0; i < base.size(); ++i) {
+      check(base.substr(0, i));
+      check(base.substr(0, i) + base.substr(i + 1));
+      for (char b : kBytes) {
+        std::string mutated = base;
+        mutated[i] = b;
+        check(mutated);
+      }
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
 void ExpectSame(const ParsedChunk& fast, const ParsedChunk& slow, const std::string& json) {
   EXPECT_EQ(fast.id, slow.id) << json;
   EXPECT_EQ(fast.model, slow.model) << json;
@@ -165,9 +184,8 @@ TEST_F(ChunkScanTest, LeavesMalformedAndUnusualPayloadsToSimdjson) {
 // Every decided payload, truncated, with one byte deleted, and with one byte replaced by each
 // of a set of troublemakers: whatever the fast path still decides, simdjson must read the same.
 TEST_F(ChunkScanTest, MutationsNeverDisagreeWithSimdjson) {
-  const std::string kBytes = "\"\\{}[],: 0-.en1tu\x01\xff\xc3\xa9";
   size_t decided = 0, deferred = 0;
-  auto check = [&](const std::string& json) {
+  ForEachMutation(kDecided, [&](const std::string& json) {
     if (!Fast(json)) {
       ++deferred;
       return;
@@ -175,20 +193,107 @@ TEST_F(ChunkScanTest, MutationsNeverDisagreeWithSimdjson) {
     ++decided;
     ASSERT_TRUE(Slow(json)) << "fast path accepted what simdjson rejects: " << json;
     ExpectSame(fast_, slow_, json);
-  };
-  for (const std::string& base : kDecided) {
-    for (size_t i = 0; i < base.size(); ++i) {
-      check(base.substr(0, i));
-      check(base.substr(0, i) + base.substr(i + 1));
-      for (char b : kBytes) {
-        std::string mutated = base;
-        mutated[i] = b;
-        check(mutated);
-      }
-      if (HasFailure()) return;
-    }
-  }
+  });
   // Not vacuous: a fair share of the mutations is decided by each side.
+  EXPECT_GT(decided, 1000u);
+  EXPECT_GT(deferred, 1000u);
+}
+
+// ScanBodyUsage (ExtractUsage's fast path) against ParseBodyUsage, under the same contract.
+class BodyUsageScanTest : public ::testing::Test {
+ protected:
+  static void ExpectSameUsage(const Usage& fast, const Usage& slow, const std::string& json) {
+    EXPECT_EQ(fast.prompt_tokens, slow.prompt_tokens) << json;
+    EXPECT_EQ(fast.completion_tokens, slow.completion_tokens) << json;
+    EXPECT_EQ(fast.total_tokens, slow.total_tokens) << json;
+    EXPECT_EQ(fast.cached_tokens, slow.cached_tokens) << json;
+    EXPECT_EQ(fast.reasoning_tokens, slow.reasoning_tokens) << json;
+  }
+  bool Fast(const std::string& json) {
+    fast_ = Usage{};
+    return ScanBodyUsage(json, fast_);
+  }
+  // What ExtractUsage answers when the fast path leaves the body to simdjson.
+  Usage Slow(const std::string& json) {
+    simdjson::ondemand::document doc;
+    if (parser_.Iterate(json).get(doc) != simdjson::SUCCESS) return Usage{};
+    return ParseBodyUsage(doc);
+  }
+
+  Usage fast_;
+  PaddedJsonParser parser_;
+};
+
+// Whole chat.completion bodies: the mock's, OpenAI's with details, and the chunks above (every
+// one is also an object whose "usage" is read the same way).
+std::vector<std::string> DecidedBodies() {
+  std::vector<std::string> bodies = {
+      R"({"id":"chatcmpl-mock-1","object":"chat.completion","created":1,"model":"bench-model","choices":[{"index":0,"message":{"role":"assistant","content":"tok0 tok1 tok2"},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":3,"total_tokens":12}})",
+      R"({"id":"chatcmpl-B","object":"chat.completion","model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}],"refusal":null},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":120,"completion_tokens":45,"total_tokens":165,"prompt_tokens_details":{"cached_tokens":64,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":7,"audio_tokens":0}},"system_fingerprint":"fp_1"})",
+      R"({"usage":{"prompt_tokens":1},"usage":{"completion_tokens":2}})",
+      R"({"choices":[],"usage":null})",
+      // Not plain (an escape, raw UTF-8) but short: still scanned.
+      "{\"choices\":[{\"message\":{\"content\":\"caf\xc3\xa9 "
+      "\\n\"}}],\"usage\":{\"total_tokens\":4}}",
+  };
+  for (const std::string& chunk : kDecided) bodies.push_back(chunk);
+  return bodies;
+}
+
+TEST_F(BodyUsageScanTest, DecidesUsualBodiesAsSimdjsonReadsThem) {
+  for (const std::string& json : DecidedBodies()) {
+    ASSERT_TRUE(Fast(json)) << json;
+    ExpectSameUsage(fast_, Slow(json), json);
+  }
+  ASSERT_TRUE(Fast(DecidedBodies()[1]));
+  EXPECT_EQ(fast_.cached_tokens, 64);
+  EXPECT_EQ(fast_.reasoning_tokens, 7);
+  EXPECT_EQ(fast_.total_tokens, 165);
+}
+
+TEST_F(BodyUsageScanTest, LeavesMalformedUnusualAndLongEscapedBodiesToSimdjson) {
+  // Malformed, not an object, or a usage of another type.
+  const std::vector<std::string> deferred = {
+      "",
+      "{not json",
+      "[1,2]",
+      "null",
+      R"({"a":1} trailing)",
+      R"({"usage":{"total_tokens":"9"}})",
+      R"({"usage":[]})",
+      R"({"usage":{"total_tokens":1.0}})",
+      R"({"a":tru})",
+      R"({"a":[1,]})",
+      "{\"a\":\"\xff\"}",
+      R"({"deep":)" + std::string(70, '[') + std::string(70, ']') + "}",
+  };
+  for (const std::string& json : deferred) EXPECT_FALSE(Fast(json)) << json;
+  // The chunks' deferred payloads: those whose odd member the body scan skips are decided, and
+  // then read alike.
+  for (const std::string& json : kDeferred) {
+    if (Fast(json)) ExpectSameUsage(fast_, Slow(json), json);
+  }
+  const std::string long_plain = R"({"choices":[{"message":{"content":")" +
+                                 std::string(kScanBodyBytes, 'a') +
+                                 R"("}}],"usage":{"total_tokens":5}})";
+  ASSERT_TRUE(Fast(long_plain));
+  EXPECT_EQ(fast_.total_tokens, 5);
+  std::string long_escaped = long_plain;
+  long_escaped.replace(40, 2, "\\n");
+  EXPECT_FALSE(Fast(long_escaped));
+  EXPECT_EQ(Slow(long_escaped).total_tokens, 5);
+}
+
+TEST_F(BodyUsageScanTest, MutationsNeverDisagreeWithSimdjson) {
+  size_t decided = 0, deferred = 0;
+  ForEachMutation(DecidedBodies(), [&](const std::string& json) {
+    if (!Fast(json)) {
+      ++deferred;
+      return;
+    }
+    ++decided;
+    ExpectSameUsage(fast_, Slow(json), json);
+  });
   EXPECT_GT(decided, 1000u);
   EXPECT_GT(deferred, 1000u);
 }
