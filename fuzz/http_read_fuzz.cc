@@ -5,14 +5,9 @@
 // end of stream. Checks that a head reported complete is at most kMaxHeadBytes (counted from
 // the stream's side: bytes handed out minus bytes left in the buffer), that a body reported
 // complete is at most kMaxBodyBytes, and that the fields can be walked (ASan watches the arena).
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/buffer.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/error.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -24,6 +19,7 @@
 #include <utility>
 
 #include "chunk_plan.h"
+#include "chunked_stream.h"
 #include "net/header_arena.h"
 #include "net/http_read.h"
 
@@ -39,46 +35,6 @@ constexpr int kMaxRequests = 8;  // per connection
 void Check(bool ok) {
   if (!ok) __builtin_trap();
 }
-
-// An AsyncReadStream over the plan's payload: each read hands out the next chunk (at most what
-// the buffers hold), then eof. Completions are posted, as a socket's are.
-class ChunkedStream {
- public:
-  using executor_type = asio::any_io_executor;
-
-  ChunkedStream(executor_type executor, const turnpike::fuzz::ChunkPlan& plan)
-      : executor_(std::move(executor)), plan_(plan) {}
-
-  executor_type get_executor() { return executor_; }
-  size_t handed_out() const { return at_; }
-
-  template <typename MutableBufferSequence, typename ReadToken>
-  auto async_read_some(const MutableBufferSequence& buffers, ReadToken&& token) {
-    return asio::async_initiate<ReadToken, void(boost::system::error_code, size_t)>(
-        [this](auto handler, const MutableBufferSequence& to) {
-          boost::system::error_code ec;
-          size_t n = 0;
-          const std::string_view payload = plan_.payload();
-          if (at_ == payload.size()) {
-            ec = asio::error::eof;
-          } else {
-            const size_t size = plan_.ChunkSize(turn_++, payload.size() - at_);
-            n = asio::buffer_copy(to, asio::buffer(payload.data() + at_, size));
-            at_ += n;
-          }
-          asio::post(executor_, [handler = std::move(handler), ec, n]() mutable {
-            std::move(handler)(ec, n);
-          });
-        },
-        token, buffers);
-  }
-
- private:
-  executor_type executor_;
-  const turnpike::fuzz::ChunkPlan& plan_;
-  size_t at_ = 0;  // payload bytes handed out
-  size_t turn_ = 0;
-};
 
 // Reads every byte of the target and of each field's name and value; returns how many.
 template <typename Message>
@@ -97,7 +53,7 @@ size_t WalkFields(const Message& message) {
   return bytes;
 }
 
-asio::awaitable<void> ReadConnection(ChunkedStream& stream) {
+asio::awaitable<void> ReadConnection(turnpike::fuzz::ChunkedStream& stream) {
   namespace tpnet = turnpike::net;
   tpnet::HeaderArena arena;
   boost::beast::flat_buffer buffer;
@@ -132,7 +88,7 @@ asio::awaitable<void> ReadConnection(ChunkedStream& stream) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static asio::io_context io;
   const turnpike::fuzz::ChunkPlan plan(std::string_view(reinterpret_cast<const char*>(data), size));
-  ChunkedStream stream(io.get_executor(), plan);
+  turnpike::fuzz::ChunkedStream stream(io.get_executor(), plan);
   io.restart();
   asio::co_spawn(io, ReadConnection(stream), [](std::exception_ptr e) {
     if (e) std::rethrow_exception(e);

@@ -37,7 +37,7 @@ while (($#)); do
   shift
 done
 # The targets whose goal is 10 million inputs; every other one has 1 million.
-GOAL_TARGETS=" fuzz_http_read fuzz_sse_parser fuzz_ndjson_parser fuzz_openai_stream \
+GOAL_TARGETS=" fuzz_http_read fuzz_http_response fuzz_sse_parser fuzz_ndjson_parser fuzz_openai_stream \
 fuzz_anthropic_stream fuzz_gemini_stream fuzz_cohere_stream "
 goal_runs() {
   if [[ "$GOAL_TARGETS" == *" $1 "* ]]; then echo "${FUZZ_GOAL_BIG:-10000000}"
@@ -62,6 +62,7 @@ seeds_for() {
     fuzz_search_dsl) ls fuzz/corpus/search_dsl/* ;;
     fuzz_search_bulk) ls fuzz/corpus/search_bulk/* ;;
     fuzz_http_read) ls fuzz/corpus/http_read/* ;;
+    fuzz_http_response) ls fuzz/corpus/http_response/* ;;
     fuzz_http2_frames) ls fuzz/corpus/http2_frames/* ;;
     fuzz_gemini_request) ls tests/testdata/providers/gemini_client/*/client_request.json \
       tests/testdata/providers/gemini/*/upstream_request.json ;;

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "common/ascii.h"
+
 namespace turnpike::loadgen {
 namespace {
 
@@ -18,15 +20,6 @@ constexpr std::string_view kDataField = "data:";
 constexpr std::string_view kDoneMarker = "[DONE]";
 constexpr std::string_view kCompletedEvent = "event: response.completed";
 constexpr std::string_view kTextDeltaEvent = "event: response.output_text.delta";
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] + ('a' - 'A')) : a[i];
-    if (x != b[i]) return false;
-  }
-  return true;
-}
 
 // True if the comma-separated header value contains `token` (lower case), ignoring case.
 bool HasToken(std::string_view value, std::string_view token) {

@@ -1,4 +1,7 @@
-// Reading HTTP/1.1 messages by feeding Beast's parser from our own read loop.
+// Reading HTTP/1.1 messages by feeding a parser from our own read loop: Beast's request parser
+// (http/session.cc) or the upstream response parser (response_parser.h), which share the part
+// of basic_parser's interface these loops use (put, put_eof, got_some, is_header_done, is_done,
+// header_limit) and Beast's error codes.
 //
 // Beast's composed read operations (async_read_header, async_read, async_read_some) cost
 // about 10k instructions per message on top of the parsing itself (measured with callgrind:
@@ -16,7 +19,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/basic_parser.hpp>
-#include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <cstddef>
@@ -24,6 +26,7 @@
 #include <utility>
 
 #include "net/header_arena.h"
+#include "net/response_parser.h"
 
 namespace turnpike::net {
 
@@ -31,9 +34,8 @@ inline constexpr size_t kReadChunkBytes = 16 * 1024;
 
 // Accounts for one network read of `n` bytes into buffer.prepare(): commits them and reports
 // end of stream to the parser. Returns the error to report.
-template <bool kIsRequest>
-boost::beast::error_code CommitRead(boost::beast::flat_buffer& buffer,
-                                    boost::beast::http::basic_parser<kIsRequest>& parser,
+template <typename Parser>
+boost::beast::error_code CommitRead(boost::beast::flat_buffer& buffer, Parser& parser,
                                     boost::beast::error_code ec, size_t n) {
   buffer.commit(n);
   if (ec != boost::asio::error::eof) return ec;
@@ -44,10 +46,10 @@ boost::beast::error_code CommitRead(boost::beast::flat_buffer& buffer,
 }
 
 // One network read into `buffer`; end of stream is reported to the parser.
-template <typename Stream, bool kIsRequest>
-boost::asio::awaitable<boost::beast::error_code> Fill(
-    Stream& stream, boost::beast::flat_buffer& buffer,
-    boost::beast::http::basic_parser<kIsRequest>& parser) {
+template <typename Stream, typename Parser>
+boost::asio::awaitable<boost::beast::error_code> Fill(Stream& stream,
+                                                      boost::beast::flat_buffer& buffer,
+                                                      Parser& parser) {
   auto [ec, n] = co_await stream.async_read_some(buffer.prepare(kReadChunkBytes),
                                                  boost::asio::as_tuple(boost::asio::use_awaitable));
   co_return CommitRead(buffer, parser, ec, n);
@@ -57,10 +59,10 @@ boost::asio::awaitable<boost::beast::error_code> Fill(
 // line and every field together, may be at most `max_head_bytes` long, else header_limit.
 // (Beast's own header_limit bounds the bytes one put() is given, and the loop below consumes
 // each complete field as it goes: without this sum, a head of many small fields had no bound.)
-template <typename Stream, bool kIsRequest>
-boost::asio::awaitable<boost::beast::error_code> ReadHeader(
-    Stream& stream, boost::beast::flat_buffer& buffer,
-    boost::beast::http::basic_parser<kIsRequest>& parser, size_t max_head_bytes) {
+template <typename Stream, typename Parser>
+boost::asio::awaitable<boost::beast::error_code> ReadHeader(Stream& stream,
+                                                            boost::beast::flat_buffer& buffer,
+                                                            Parser& parser, size_t max_head_bytes) {
   namespace bhttp = boost::beast::http;
   parser.header_limit(static_cast<uint32_t>(max_head_bytes));
   size_t head_bytes = 0;  // consumed by the parser so far
@@ -85,10 +87,10 @@ boost::asio::awaitable<boost::beast::error_code> ReadHeader(
 }
 
 // Reads the rest of the message into the parser's body (string_body and the like).
-template <typename Stream, bool kIsRequest>
-boost::asio::awaitable<boost::beast::error_code> ReadBody(
-    Stream& stream, boost::beast::flat_buffer& buffer,
-    boost::beast::http::basic_parser<kIsRequest>& parser) {
+template <typename Stream, typename Parser>
+boost::asio::awaitable<boost::beast::error_code> ReadBody(Stream& stream,
+                                                          boost::beast::flat_buffer& buffer,
+                                                          Parser& parser) {
   namespace bhttp = boost::beast::http;
   while (!parser.is_done()) {
     if (buffer.size() > 0) {
@@ -104,16 +106,14 @@ boost::asio::awaitable<boost::beast::error_code> ReadBody(
   co_return boost::beast::error_code{};
 }
 
-// An upstream response parser; its header fields live in a HeaderArena (header_arena.h).
-using BodyParser =
-    boost::beast::http::response_parser<boost::beast::http::buffer_body, ArenaAllocator<char>>;
+// The upstream response parser (response_parser.h).
+using BodyParser = ResponseParser;
 
-// Points a buffer_body parser's body at [out, out + size) for PutBody / ReadBodySome, and
-// makes one put() take every complete chunk the buffer holds (up to `size` body bytes) rather
-// than stop after the first: a fast upstream's SSE events, one chunk each, then arrive together.
+// Points the parser's body at [out, out + size) for PutBody / ReadBodySome, and makes one put()
+// take every complete chunk the buffer holds (up to `size` body bytes) rather than stop after
+// the first: a fast upstream's SSE events, one chunk each, then arrive together.
 inline void SetBodyBuffer(BodyParser& parser, char* out, size_t size) {
-  parser.get().body().data = out;
-  parser.get().body().size = size;
+  parser.SetBodyBuffer(out, size);
   parser.eager(true);
 }
 
@@ -125,13 +125,13 @@ inline bool PutBody(boost::beast::flat_buffer& buffer, BodyParser& parser, size_
   namespace bhttp = boost::beast::http;
   ec = {};
   for (;;) {
-    got = size - parser.get().body().size;
+    got = size - parser.body_room();
     if (parser.is_done()) return true;
     if (buffer.size() == 0) return false;
     boost::beast::error_code put_ec;
     const size_t used = parser.put(buffer.data(), put_ec);
     buffer.consume(used);
-    got = size - parser.get().body().size;
+    got = size - parser.body_room();
     if (put_ec == bhttp::error::need_buffer || got > 0) return true;
     if (put_ec && put_ec != bhttp::error::need_more) {
       ec = put_ec;
@@ -141,7 +141,7 @@ inline bool PutBody(boost::beast::flat_buffer& buffer, BodyParser& parser, size_
   }
 }
 
-// Reads body bytes of a buffer_body response into [out, out + size) until at least one byte
+// Reads body bytes of a response into [out, out + size) until at least one byte
 // arrived or the body ended. Returns the error and the count of bytes written.
 template <typename Stream>
 boost::asio::awaitable<std::pair<boost::beast::error_code, size_t>> ReadBodySome(
@@ -152,7 +152,7 @@ boost::asio::awaitable<std::pair<boost::beast::error_code, size_t>> ReadBodySome
     size_t got = 0;
     if (PutBody(buffer, parser, size, ec, got)) co_return std::pair{ec, got};
     ec = co_await Fill(stream, buffer, parser);
-    if (ec) co_return std::pair{ec, size - parser.get().body().size};
+    if (ec) co_return std::pair{ec, size - parser.body_room()};
   }
 }
 

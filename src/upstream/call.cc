@@ -178,8 +178,7 @@ asio::awaitable<boost::system::error_code> Call::SendAndReadHead(const std::stri
   parser_.reset();
   content_type_ = {};
   arena_.Reset();
-  parser_.emplace(std::piecewise_construct, std::make_tuple(),
-                  std::make_tuple(net::ArenaAllocator<char>(&arena_)));
+  parser_.emplace(arena_);
   parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
   UpstreamConnection& c = *connection_;
   connection_->Arm(options_.first_byte_timeout);
@@ -261,27 +260,18 @@ asio::awaitable<Status> Call::StartHttp2(const OutgoingRequest& request, bool& f
 
 void Call::HeadReceived() {
   head_received_at_ = Clock::now();
-  // The fields in arrival order, matched by the name the parser already classified: a few
-  // enum compares instead of a case-insensitive search.
-  for (const auto& field : parser_->get()) {
-    if (field.name() == boost::beast::http::field::content_type) {
-      content_type_ = std::string_view(field.value().data(), field.value().size());
-      return;
-    }
-  }
+  content_type_ = parser_->field(boost::beast::http::field::content_type);
 }
 
 unsigned Call::status() const {
   if (h2_) return h2_->status();
-  return parser_ ? parser_->get().result_int() : 0;
+  return parser_ ? parser_->status() : 0;
 }
 
 std::string_view Call::header(std::string_view name) const {
   if (h2_) return h2_->header(name);
   if (!parser_) return {};
-  auto it = parser_->get().find(name);
-  if (it == parser_->get().end()) return {};
-  return std::string_view(it->value().data(), it->value().size());
+  return parser_->field(name);
 }
 
 asio::awaitable<Result<size_t>> Call::ReadInto(char* out, size_t size,
@@ -403,7 +393,7 @@ void Call::Finish() {
     return;
   }
   net::DisarmDeadline(connection_->deadline);
-  if (parser_->is_done() && parser_->get().keep_alive() && !cancelled_) {
+  if (parser_->is_done() && parser_->keep_alive() && !cancelled_) {
     pool_.Release(origin_, std::move(connection_));
   } else {
     connection_->Close();

@@ -21,8 +21,6 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/beast/http/buffer_body.hpp>
-#include <boost/beast/http/parser.hpp>
 #include <chrono>
 #include <memory>
 #include <optional>
