@@ -19,12 +19,6 @@ namespace net = boost::asio;
 namespace {
 constexpr std::chrono::milliseconds kLogFlushInterval{200};
 
-template <typename Request, typename Field>
-std::string_view HeaderValue(const Request& request, Field field) {
-  auto it = request.find(field);
-  return it == request.end() ? std::string_view{} : std::string_view(it->value());
-}
-
 // Flushes the worker's access-log and call-log buffers periodically, so a quiet worker's
 // lines still reach their sinks. The timer lives on this frame, which the worker's event loop
 // owns.
@@ -127,8 +121,8 @@ void WorkerCore::Start(http::Exchange& exchange, const RouteMatch& match,
 
 void WorkerCore::ReadCredentials(const http::Exchange& exchange, RequestContext& ctx) {
   const auto& request = exchange.request();
-  ctx.authorization = HeaderValue(request, boost::beast::http::field::authorization);
-  ctx.x_api_key = HeaderValue(request, "x-api-key");
+  ctx.authorization = http::FieldValue(request, boost::beast::http::field::authorization);
+  ctx.x_api_key = http::FieldValue(request, "x-api-key");
 }
 
 net::awaitable<void> WorkerCore::Respond(http::Exchange& exchange, RequestContext& ctx,

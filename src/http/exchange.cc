@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "common/ascii.h"
+
 namespace turnpike::http {
 namespace {
 
@@ -38,11 +40,28 @@ std::string GenerateRequestId() {
 
 }  // namespace
 
+std::string_view FieldValue(const Request& request, boost::beast::http::field name) {
+  for (const auto& field : request) {
+    if (field.name() == name) return std::string_view(field.value().data(), field.value().size());
+  }
+  return {};
+}
+
+std::string_view FieldValue(const Request& request, std::string_view name) {
+  for (const auto& field : request) {
+    if (EqualsIgnoreCase(std::string_view(field.name_string().data(), field.name_string().size()),
+                         name)) {
+      return std::string_view(field.value().data(), field.value().size());
+    }
+  }
+  return {};
+}
+
 Exchange::Exchange(Request& request, Clock::time_point started, bool draining)
     : request_(request), started_(started), draining_(draining) {
-  auto it = request_.find("x-request-id");
-  if (it != request_.end() && IsSaneRequestId(it->value())) {
-    request_id_ = std::string(it->value());
+  const std::string_view id = FieldValue(request_, "x-request-id");
+  if (!id.empty() && IsSaneRequestId(id)) {
+    request_id_ = std::string(id);
   } else {
     request_id_ = GenerateRequestId();
   }

@@ -36,6 +36,14 @@ using Request =
 using Fields = boost::beast::http::fields;
 using Clock = std::chrono::steady_clock;
 
+// The value of the request's first field of that name (empty when absent), by a walk of its
+// fields in arrival order. A request has a handful of fields, and Beast's find() searches its
+// ordered set with a case-insensitive comparison at every node: about 250 instructions a
+// lookup against a few dozen (callgrind, docs/BENCHMARKS.md). The enum form compares the name
+// Beast classified when it parsed the field; the text form compares names case-insensitively.
+std::string_view FieldValue(const Request& request, boost::beast::http::field name);
+std::string_view FieldValue(const Request& request, std::string_view name);
+
 // A request target without its query ("/v1/models?x=1" -> "/v1/models").
 inline std::string_view PathOf(std::string_view target) {
   return target.substr(0, target.find('?'));

@@ -128,7 +128,7 @@ bool BasicHttp1Exchange<Stream>::client_gone() const {
 
 template <typename Stream>
 bool BasicHttp1Exchange<Stream>::keep_alive() const {
-  return !draining_ && !connection_->peer_gone && state_ == State::kDone && request_.keep_alive();
+  return !draining_ && !connection_->peer_gone && state_ == State::kDone && request_keep_alive_;
 }
 
 template <typename Stream>
@@ -169,7 +169,7 @@ std::string Http1ExchangeBase::SerializeHead(unsigned status, std::string_view c
   }
   head.append("x-request-id: ").append(request_id_).append("\r\n");
   head.append(response_headers_.lines());
-  const bool keep = !draining_ && request_.keep_alive();
+  const bool keep = !draining_ && request_keep_alive_;
   head.append(keep ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
   return head;
 }

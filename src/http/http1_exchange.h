@@ -29,9 +29,15 @@ namespace turnpike::http {
 // What does not depend on the stream, compiled once: the response head.
 class Http1ExchangeBase : public Exchange {
  protected:
-  using Exchange::Exchange;
+  Http1ExchangeBase(Request& request, Clock::time_point started, bool draining)
+      : Exchange(request, started, draining), request_keep_alive_(request.keep_alive()) {}
+
   std::string SerializeHead(unsigned status, std::string_view content_type, bool chunked,
                             size_t content_length);
+
+  // The request's own keep-alive (its version and Connection field), read once: Beast parses
+  // the Connection field's tokens again at each keep_alive().
+  const bool request_keep_alive_;
 };
 
 template <typename Stream>

@@ -175,8 +175,7 @@ net::awaitable<void> RunSession(SessionContext ctx,
       break;
     }
     if (!parser.is_done()) {
-      auto expect = parser.get().find(bhttp::field::expect);
-      if (expect != parser.get().end() && beast::iequals(expect->value(), "100-continue")) {
+      if (beast::iequals(FieldValue(parser.get(), bhttp::field::expect), "100-continue")) {
         c.Arm(ctx.options.read_body_timeout);
         auto [wec, wn] = co_await net::async_write(c.stream, net::buffer(kContinue), kTuple);
         if (wec) break;

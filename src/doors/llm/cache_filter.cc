@@ -64,9 +64,7 @@ std::string_view Body(const CacheableRequest& request) {
 }
 
 std::string_view Header(const CacheableRequest& request, std::string_view name) {
-  auto it = request.http->find(name);
-  if (it == request.http->end()) return {};
-  return std::string_view(it->value().data(), it->value().size());
+  return http::FieldValue(*request.http, name);
 }
 
 // The client's form: its dialect, stream or whole, and what its encoder needs.

@@ -24,11 +24,13 @@ bool ContentTypeIs(std::string_view value, std::string_view type) {
 
 net::awaitable<void> ChatFlow::Run() {
   const auto& request = exchange_.request();
-  auto content_type = request.find(boost::beast::http::field::content_type);
-  if (content_type != request.end() && !ContentTypeIs(content_type->value(), kJson)) {
-    const Error error{
-        ErrorCode::kUnsupportedMediaType,
-        "Content-Type must be application/json, not " + std::string(content_type->value()), ""};
+  // Absent or empty: taken as JSON (the body's parse judges it).
+  const std::string_view content_type =
+      http::FieldValue(request, boost::beast::http::field::content_type);
+  if (!content_type.empty() && !ContentTypeIs(content_type, kJson)) {
+    const Error error{ErrorCode::kUnsupportedMediaType,
+                      "Content-Type must be application/json, not " + std::string(content_type),
+                      ""};
     co_await Fail(error);
     co_return;
   }
@@ -108,8 +110,8 @@ void ChatFlow::ReadGoogleApiKey() {
   // virtual key, read as an x-api-key would be. Views into the request, which outlives ctx_.
   if (!ctx_.x_api_key.empty() || !ctx_.authorization.empty()) return;
   const auto& request = exchange_.request();
-  if (auto header = request.find("x-goog-api-key"); header != request.end()) {
-    ctx_.x_api_key = std::string_view(header->value().data(), header->value().size());
+  if (const std::string_view key = http::FieldValue(request, "x-goog-api-key"); !key.empty()) {
+    ctx_.x_api_key = key;
     return;
   }
   const std::string_view target(request.target().data(), request.target().size());
