@@ -6,12 +6,13 @@
 // Checks, for an agent the parser accepts: its rendering (the admin API's answer and the stored
 // form) reads back (AgentFromStored) to an agent that renders the same; every normalized item
 // is a JSON object carrying its id; a window of those items spliced before the input's own
-// translation keeps every message.
+// translation, written from its messages' texts, makes the upstream request of the whole.
 #include <boost/json/parse.hpp>
 
 #include "doors/agents/agent.h"
 #include "doors/agents/items.h"
 #include "fuzz_support.h"
+#include "providers/openai/openai_provider.h"
 #include "providers/openai_responses/request.h"
 
 namespace {
@@ -44,13 +45,23 @@ void Items(const json::value& input, const std::string& param) {
   json::object probe{{"model", "agent"}, {"input", input}};
   Result<json::object> pivot = turnpike::providers::openai_responses::ParseResponsesDocument(probe);
   if (!pivot.ok()) return;
-  json::value* messages = pivot.value().if_contains("messages");
+  const json::value* messages = pivot.value().if_contains("messages");
   if (messages == nullptr || !messages->is_array()) return;
-  const size_t before = messages->as_array().size();
-  size_t window_messages = 0;
-  for (const auto& item : window) window_messages += item->message.is_null() ? 0 : 1;
-  turnpike::agents::SpliceWindow(messages->as_array(), 0, window);
-  if (messages->as_array().size() != before + window_messages) __builtin_trap();
+  // The upstream request of the pivot with the window written in from its messages' texts is
+  // the request of the pivot holding the window's messages.
+  json::object whole = pivot.value();
+  json::array& spliced = whole["messages"].as_array();
+  size_t at = 0;
+  for (const auto& item : window) {
+    spliced.insert(spliced.begin() + static_cast<std::ptrdiff_t>(at++), item->message);
+  }
+  turnpike::providers::UpstreamRequestOptions options;
+  options.upstream_model = "m";
+  Result<std::string> expected =
+      turnpike::providers::openai::OpenAiProvider().BuildRequest(whole, options);
+  Result<std::string> built = turnpike::providers::openai::OpenAiProvider().BuildRequestWithWindow(
+      pivot.value(), options, 0, turnpike::agents::WindowMessages(window));
+  if (!expected.ok() || !built.ok() || expected.value() != built.value()) __builtin_trap();
 }
 
 }  // namespace

@@ -12,20 +12,26 @@ int64_t DefaultMaxTokens(const core::RequestContext& ctx, const DeploymentTarget
   }
   return target.default_max_tokens;
 }
+
+providers::UpstreamRequestOptions RequestOptions(const DeploymentTarget& target,
+                                                 const core::RequestContext& ctx) {
+  providers::UpstreamRequestOptions options;
+  options.upstream_model = target.upstream_model;
+  options.default_max_tokens = DefaultMaxTokens(ctx, target);
+  return options;
+}
 }  // namespace
 
 Result<std::string> TranslatedBody(const boost::json::object& pivot, const DeploymentTarget& target,
                                    const providers::Provider& dialect,
                                    const core::RequestContext& ctx) {
-  providers::UpstreamRequestOptions options;
-  options.upstream_model = target.upstream_model;
-  options.default_max_tokens = DefaultMaxTokens(ctx, target);
-  return dialect.BuildRequest(pivot, options);
+  return dialect.BuildRequest(pivot, RequestOptions(target, ctx));
 }
 
 Result<std::string> PivotSource::Body(const DeploymentTarget& target,
                                       const providers::Provider& dialect, bool identity) {
-  return TranslatedBody(pivot_, target, dialect, ctx_);
+  if (window_.empty()) return TranslatedBody(pivot_, target, dialect, ctx_);
+  return dialect.BuildRequestWithWindow(pivot_, RequestOptions(target, ctx_), at_, window_);
 }
 
 }  // namespace turnpike::model_call

@@ -4,15 +4,18 @@
 // the deployment's dialect's BuildRequest of the pivot, so the call's sinks get pivot events
 // (or a parsed whole answer), whatever the deployment speaks.
 //
-// Ownership: borrows the pivot and the context, which outlive the call. Single-threaded.
+// Ownership: borrows the pivot, the window and the context, which outlive the call.
+// Single-threaded.
 #pragma once
 
 #include <boost/json/object.hpp>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "core/request_context.h"
 #include "model_call/model_call.h"
+#include "providers/provider.h"
 
 namespace turnpike::model_call {
 
@@ -28,6 +31,12 @@ class PivotSource final : public AttemptSource {
  public:
   PivotSource(const boost::json::object& pivot, core::RequestContext& ctx)
       : pivot_(pivot), ctx_(ctx) {}
+  // The pivot is `pivot` with `window` inserted into its messages before messages[at] (an
+  // agent turn's window, each message with its JSON text): the body is the dialect's
+  // BuildRequestWithWindow (providers/provider.h).
+  PivotSource(const boost::json::object& pivot, size_t at,
+              std::span<const providers::TextMessage> window, core::RequestContext& ctx)
+      : pivot_(pivot), at_(at), window_(window), ctx_(ctx) {}
 
   bool IsIdentity(const DeploymentTarget&) const override { return false; }
   Result<std::string> Body(const DeploymentTarget& target, const providers::Provider& dialect,
@@ -35,6 +44,8 @@ class PivotSource final : public AttemptSource {
 
  private:
   const boost::json::object& pivot_;
+  const size_t at_ = 0;
+  const std::span<const providers::TextMessage> window_;
   core::RequestContext& ctx_;
 };
 

@@ -26,8 +26,10 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -70,6 +72,13 @@ enum class StreamFraming : uint8_t {
 constexpr std::string_view StreamContentType(StreamFraming framing) {
   return framing == StreamFraming::kNdjson ? "application/x-ndjson" : "text/event-stream";
 }
+
+// A pivot message and its JSON text (json::serialize of `value`): an agent turn's window holds
+// them, the same messages turn after turn, each serialized once when it entered memory.
+struct TextMessage {
+  const boost::json::value* value = nullptr;
+  std::string_view text;
+};
 
 // Used by BuildRequest.
 struct UpstreamRequestOptions {
@@ -139,6 +148,14 @@ class Provider {
   // The request body for this provider from the pivot request (`model` is replaced).
   virtual Result<std::string> BuildRequest(const boost::json::object& chat,
                                            const UpstreamRequestOptions& options) const = 0;
+  // BuildRequest of `chat` with `window` inserted into its messages before messages[at] (at
+  // most their count): an agent turn's window, kept apart from the turn's pivot. This default
+  // translates a copy of the pivot with the window spliced in; a dialect that can write the
+  // window's messages from their texts overrides it (OpenAI chat).
+  virtual Result<std::string> BuildRequestWithWindow(const boost::json::object& chat,
+                                                     const UpstreamRequestOptions& options,
+                                                     size_t at,
+                                                     std::span<const TextMessage> window) const;
   virtual std::unique_ptr<StreamDecoder> NewDecoder() const = 0;
   // A whole 2xx answer body. An error object in it is returned as that error (the dialect's
   // error type decides the code), so an upstream error never reaches a client as a 200.

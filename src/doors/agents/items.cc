@@ -28,6 +28,11 @@ void Partify(json::object& item) {
   *content = json::array{std::move(part)};
 }
 
+// `value` is the string `text` (a comparison with a literal would make a json::value of it).
+bool IsString(const json::value& value, std::string_view text) {
+  return value.is_string() && value.as_string() == text;
+}
+
 std::string_view PrefixOf(std::string_view type) {
   if (type == "function_call") return "fc_";
   if (type == "function_call_output") return "fco_";
@@ -37,7 +42,8 @@ std::string_view PrefixOf(std::string_view type) {
 
 }  // namespace
 
-Result<std::vector<NewItem>> NormalizeItems(const json::value& input, const std::string& param) {
+Result<std::vector<NewItem>> NormalizeItems(const json::value& input, const std::string& param,
+                                            std::vector<json::value>* values) {
   json::array items;
   if (input.is_string()) {
     items.push_back(json::object{{"type", "message"}, {"role", "user"}, {"content", input}});
@@ -46,8 +52,9 @@ Result<std::vector<NewItem>> NormalizeItems(const json::value& input, const std:
   } else {
     return Invalid("`" + param + "` must be a string or an array of items.", param);
   }
-  // The Responses translation is the check: what it takes, a later turn can send.
-  if (!items.empty()) {
+  // The Responses translation is the check: what it takes, a later turn can send. A string is
+  // one user message, which it always takes.
+  if (!items.empty() && !input.is_string()) {
     json::object probe{{"model", "agent"}, {"input", items}};
     Result<json::object> pivot = providers::openai_responses::ParseResponsesDocument(probe);
     if (!pivot.ok()) {
@@ -70,6 +77,7 @@ Result<std::vector<NewItem>> NormalizeItems(const json::value& input, const std:
     item["id"] = id;
     if (!item.contains("status") && kind != "reasoning") item["status"] = "completed";
     out.push_back({std::move(id), json::serialize(item)});
+    if (values != nullptr) values->push_back(std::move(value));
   }
   return out;
 }
@@ -83,13 +91,14 @@ std::shared_ptr<const MemoryItem> MakeMemoryItem(std::string text, json::value v
   auto item = std::make_shared<MemoryItem>();
   const json::object* object = value.if_object();
   const json::value* type = object != nullptr ? object->if_contains("type") : nullptr;
-  if (object != nullptr && (type == nullptr || *type == "message")) {
+  if (object != nullptr && (type == nullptr || IsString(*type, "message"))) {
     // A message item alone translates to one pivot message whatever comes before it (only a
     // reasoning item changes that, and a window holding one is translated whole: turn.cc).
-    json::object alone;
-    alone["input"] = json::array{value};
-    Result<json::array> messages = providers::openai_responses::TranslateMessages(alone);
-    if (messages.ok() && messages->size() == 1) item->message = std::move((*messages)[0]);
+    Result<json::array> messages = providers::openai_responses::TranslateItem(value);
+    if (messages.ok() && messages->size() == 1) {
+      item->message = std::move((*messages)[0]);
+      item->message_text = json::serialize(item->message);
+    }
   }
   item->text = std::move(text);
   item->value = std::move(value);
@@ -101,23 +110,21 @@ bool Spliceable(const std::vector<std::shared_ptr<const MemoryItem>>& window,
   if (input.empty()) return false;
   const json::object* first = input[0].if_object();
   const json::value* type = first != nullptr ? first->if_contains("type") : nullptr;
-  if (type != nullptr && *type == "function_call") return false;
+  if (type != nullptr && IsString(*type, "function_call")) return false;
   for (const std::shared_ptr<const MemoryItem>& item : window) {
     if (item->message.is_null()) return false;
   }
   return true;
 }
 
-void SpliceWindow(json::array& messages, size_t at,
-                  const std::vector<std::shared_ptr<const MemoryItem>>& window) {
-  if (window.empty()) return;
-  at = std::min(at, messages.size());
-  json::array spliced(messages.storage());
-  spliced.reserve(messages.size() + window.size());
-  for (size_t i = 0; i < at; ++i) spliced.push_back(std::move(messages[i]));
-  for (const std::shared_ptr<const MemoryItem>& item : window) spliced.push_back(item->message);
-  for (size_t i = at; i < messages.size(); ++i) spliced.push_back(std::move(messages[i]));
-  messages = std::move(spliced);
+std::vector<providers::TextMessage> WindowMessages(
+    const std::vector<std::shared_ptr<const MemoryItem>>& window) {
+  std::vector<providers::TextMessage> messages;
+  messages.reserve(window.size());
+  for (const std::shared_ptr<const MemoryItem>& item : window) {
+    messages.push_back({&item->message, item->message_text});
+  }
+  return messages;
 }
 
 std::string RenderConversation(const ConversationRow& row) {

@@ -25,25 +25,30 @@
 
 #include "common/result.h"
 #include "doors/agents/agent_store.h"
+#include "providers/provider.h"
 
 namespace turnpike::agents {
 
 inline constexpr size_t kMaxItemsPerRequest = 20;  // the Conversations API's limit per call
 
 // A turn's `input` (a string, or an array of items) or a conversation's `items` (an array), as
-// items with ids. `param` names the field in errors ("input", "items").
+// items with ids. `param` names the field in errors ("input", "items"). `values`, when given,
+// receives each item's object as its text has it (a turn then need not parse the texts again).
 Result<std::vector<NewItem>> NormalizeItems(const boost::json::value& input,
-                                            const std::string& param);
+                                            const std::string& param,
+                                            std::vector<boost::json::value>* values = nullptr);
 
 // One item of a conversation's memory (state.h) or of a stored context: its text as stored,
 // parsed once; and, for a message item, the pivot message the Responses translation makes of
-// it alone (null for any other item). Immutable and shared: the memory a turn leaves behind
-// shares every item with the one it found, so a turn's cost does not grow with its
-// conversation, and a window of message items is not translated again on every turn.
+// it alone (null for any other item) and that message's JSON text. Immutable and shared: the
+// memory a turn leaves behind shares every item with the one it found, so a turn's cost does
+// not grow with its conversation, and a window of message items is neither translated nor
+// serialized again on every turn.
 struct MemoryItem {
   std::string text;
   boost::json::value value;
   boost::json::value message;
+  std::string message_text;  // json::serialize(message), for a message item
 };
 
 // The item of a stored text (`value` its parse, when the caller has it).
@@ -51,14 +56,16 @@ std::shared_ptr<const MemoryItem> MakeMemoryItem(std::string text);
 std::shared_ptr<const MemoryItem> MakeMemoryItem(std::string text, boost::json::value value);
 
 // Whether a turn's pivot may be made by translating its `input` items alone and splicing the
-// `window`'s own messages in before them (SpliceWindow): every window item is a message item,
+// `window`'s own messages in before them (WindowMessages): every window item is a message item,
 // and the input opens with something that joins nothing before it (a function call joins the
 // assistant message it follows). The pivot is then the one translating both together makes.
 bool Spliceable(const std::vector<std::shared_ptr<const MemoryItem>>& window,
                 const boost::json::array& input);
-// Inserts the window's messages into `messages` (the input's translation) at `at`.
-void SpliceWindow(boost::json::array& messages, size_t at,
-                  const std::vector<std::shared_ptr<const MemoryItem>>& window);
+// The window's messages with their texts, in order: what the turn's model call inserts into the
+// input's translation (model_call::PivotSource), a Spliceable window only. They borrow the
+// window's items.
+std::vector<providers::TextMessage> WindowMessages(
+    const std::vector<std::shared_ptr<const MemoryItem>>& window);
 
 // {"id","object":"conversation","created_at","metadata"}
 std::string RenderConversation(const ConversationRow& row);

@@ -197,7 +197,8 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
     }
   }
   if (!refusal) {
-    Result<std::vector<NewItem>> input = NormalizeItems(*turn.fields.input, "input");
+    Result<std::vector<NewItem>> input =
+        NormalizeItems(*turn.fields.input, "input", &turn.input_values);
     if (!input.ok())
       refusal = input.error();
     else
@@ -261,7 +262,8 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
   if (turn.fields.max_output_tokens && (!cap || *turn.fields.max_output_tokens < *cap)) {
     cap = turn.fields.max_output_tokens;
   }
-  Result<json::object> pivot = json::object{};
+  // In the turn's arena from the start, so that the translation's result moves into it.
+  Result<json::object> pivot = json::object(request.storage());
   if (!refusal) {
     for (const auto& m : handed.document.as_object()) {
       static constexpr std::string_view kOwn[] = {
@@ -276,9 +278,10 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
     if (!agent.instructions.empty()) request["instructions"] = agent.instructions;
     json::array input(request.storage());
     input.reserve(turn.context.size() + turn.input.size());
-    for (const NewItem& item : turn.input) input.push_back(json::parse(item.json));
-    // The window: a window of message items is spliced into the pivot from their own
-    // translations (MemoryItem::message) and only the input is translated. Any other window is
+    for (const json::value& item : turn.input_values) input.push_back(item);
+    // The window: a window of message items is spliced into the pivot's messages from their own
+    // translations (MemoryItem::message, as text) by the model call, and only the input is
+    // translated. Any other window is
     // translated whole with the input, because a function call joins the assistant message
     // before it, and so does the message after a reasoning item; so is one before an input that
     // opens with a function call.
@@ -296,11 +299,11 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
     if (!tools.as_array().empty()) request["tools"] = tools;
     if (cap) request["max_output_tokens"] = *cap;
     request["stream"] = true;
-    pivot = responses::ParseResponsesDocument(request);
+    pivot = responses::ParseResponsesDocument(request, request.storage());
     if (pivot.ok() && spliced) {
+      turn.window = WindowMessages(turn.context);
       // After the system message the instructions make.
-      SpliceWindow((*pivot)["messages"].as_array(), agent.instructions.empty() ? 0 : 1,
-                   turn.context);
+      turn.window_at = agent.instructions.empty() ? 0 : 1;
     }
     if (!pivot.ok())
       refusal = pivot.error();

@@ -21,6 +21,7 @@
 #include "doors/agents/turn_sink.h"
 #include "guard/guard_sink.h"
 #include "providers/openai_responses/stream_encoder.h"
+#include "providers/provider.h"
 
 namespace turnpike::agents {
 
@@ -51,19 +52,23 @@ struct AgentDoor::Turn {
   // response's context.
   std::vector<std::shared_ptr<const MemoryItem>> context;
   std::vector<NewItem> input;
+  std::vector<boost::json::value> input_values;  // the input items' objects, for the memory
   bool holds_slot = false;
   std::string tenant;
   std::string response_id;
   std::string model_name;  // as the client named it ("agent:<id>[@<version>]")
-  // The Responses request the agent makes of its model, in memory of its own: it copies the
-  // memory's window, which is freed at once with the turn.
+  // The Responses request the agent makes of its model and its pivot, in memory of their own,
+  // freed at once with the turn, not value by value.
   boost::json::monotonic_resource request_memory;
   boost::json::object request{boost::json::storage_ptr(&request_memory)};
-  boost::json::object pivot;  // its pivot
+  boost::json::object pivot{boost::json::storage_ptr(&request_memory)};
+  // A Spliceable window's messages, which the model call inserts into the pivot's at
+  // `window_at` (after the instructions' system message): the pivot does not copy them.
+  std::vector<providers::TextMessage> window;
+  size_t window_at = 0;
   const model_call::ModelEntry* entry = nullptr;
 
   // Running (turn_run.cc OpenTurn).
-  boost::json::object echo;
   std::optional<providers::openai_responses::ResponsesStreamEncoder> encoder;
   std::optional<TurnSink> sink;
   std::optional<guard::GuardConfig> guard_config;
@@ -77,6 +82,9 @@ struct AgentDoor::Turn {
   std::shared_ptr<EventLog> log;
   std::optional<core::OwnedExchangeRecord> answered;
 
+  // The members the turn's response echoes (EchoFields of its request, with the turn's own
+  // instructions, store, previous_response_id and conversation), with `metadata`.
+  std::string Echo(const boost::json::value& metadata) const;
   // What the guard replaced, into the response's metadata before its last snapshot.
   void ReportGuard();
   // JSON arrays' texts, for its response row: the input items; the context it was given, its

@@ -38,8 +38,9 @@ namespace responses = providers::openai_responses;
 namespace {
 
 // `memory` with `added` after it, sharing its items; at most twice `window` items are kept.
+// The first of `added` are the turn's input, whose objects `input_values` has already.
 std::shared_ptr<Memory> Remembered(const Memory& memory, const std::vector<NewItem>& added,
-                                   int64_t window) {
+                                   std::vector<json::value>& input_values, int64_t window) {
   auto next = std::make_shared<Memory>();
   next->tenant = memory.tenant;
   const size_t total = memory.items.size() + added.size();
@@ -51,7 +52,9 @@ std::shared_ptr<Memory> Remembered(const Memory& memory, const std::vector<NewIt
   }
   for (size_t i = drop > memory.items.size() ? drop - memory.items.size() : 0; i < added.size();
        ++i) {
-    next->items.push_back(MakeMemoryItem(added[i].json));
+    next->items.push_back(i < input_values.size()
+                              ? MakeMemoryItem(added[i].json, std::move(input_values[i]))
+                              : MakeMemoryItem(added[i].json));
   }
   next->complete = memory.complete && drop == 0;
   next->limit = static_cast<int64_t>(next->items.size());
@@ -62,16 +65,32 @@ constexpr std::string_view kEventStream = "text/event-stream";
 
 }  // namespace
 
+std::string AgentDoor::Turn::Echo(const json::value& metadata) const {
+  const std::string metadata_text = json::serialize(metadata);
+  const std::string previous = fields.previous_response_id.empty()
+                                   ? std::string("null")
+                                   : json::serialize(json::string(fields.previous_response_id));
+  const std::string conversation =
+      fields.conversation.empty()
+          ? std::string("null")
+          : "{\"id\":" + json::serialize(json::string(fields.conversation)) + "}";
+  const responses::EchoMember own[] = {{"instructions", "null"},
+                                       {"metadata", metadata_text},
+                                       {"store", fields.store ? "true" : "false"},
+                                       {"previous_response_id", previous},
+                                       {"conversation", conversation}};
+  return responses::EchoFields(request, own);
+}
+
 void AgentDoor::Turn::ReportGuard() {
   if (report.replacements == 0) return;
   json::object metadata =
-      echo["metadata"].is_object() ? echo["metadata"].as_object() : json::object{};
+      fields.metadata.is_object() ? fields.metadata.as_object() : json::object{};
   std::string hosts;
   for (const std::string& host : report.hosts) hosts += (hosts.empty() ? "" : ",") + host;
   metadata["turnpike_guard_replacements"] = std::to_string(report.replacements);
   metadata["turnpike_guard_hosts"] = hosts;
-  echo["metadata"] = std::move(metadata);
-  encoder->set_echo(responses::EchoMembers(echo));
+  encoder->set_echo(Echo(metadata));
 }
 
 std::string AgentDoor::Turn::InputText() const {
@@ -123,20 +142,9 @@ void AgentDoor::PublishEnd(const Turn& turn) const {
 net::awaitable<bool> AgentDoor::OpenTurn(Turn& turn, http::Exchange* exchange) {
   const Agent& agent = *turn.agent;
   // The answer's start, with what it echoes.
-  turn.echo = responses::EchoObject(turn.request);
-  json::object& echo = turn.echo;
-  echo["instructions"] = nullptr;
-  echo["metadata"] = turn.fields.metadata;
-  echo["store"] = turn.fields.store;
-  echo["previous_response_id"] = turn.fields.previous_response_id.empty()
-                                     ? json::value(nullptr)
-                                     : json::value(turn.fields.previous_response_id);
-  echo["conversation"] = turn.fields.conversation.empty()
-                             ? json::value(nullptr)
-                             : json::value(json::object{{"id", turn.fields.conversation}});
   providers::EncoderOptions options;
   options.created = UnixSeconds();
-  const std::string echo_text = responses::EchoMembers(echo);  // the options borrow it
+  const std::string echo_text = turn.Echo(turn.fields.metadata);  // the options borrow it
   options.echo = echo_text;
   options.background = turn.fields.background;
   turn.encoder.emplace(options);
@@ -259,7 +267,7 @@ net::awaitable<void> AgentDoor::RunTurn(std::unique_ptr<Turn> owned, http::Excha
   bool client_left = turn.client_left;
 
   // The call.
-  model_call::PivotSource source(turn.pivot, ctx);
+  model_call::PivotSource source(turn.pivot, turn.window_at, turn.window, ctx);
   const model_call::AttemptPlan plan =
       model_call::PlanAttempts(*turn.entry, context_.config.routing.max_attempts, rng_);
   model_call::CallRequest call_request;
@@ -364,7 +372,7 @@ net::awaitable<void> AgentDoor::RunTurn(std::unique_ptr<Turn> owned, http::Excha
       if (turn.holds_slot) shared_.conversations.Evict(turn.fields.conversation);
     } else if (turn.holds_slot && !write.items.empty()) {
       std::shared_ptr<Memory> memory =
-          Remembered(*turn.memory, write.items, turn.agent->history_items);
+          Remembered(*turn.memory, write.items, turn.input_values, turn.agent->history_items);
       if (shared_.fleet != nullptr) {
         written = std::move(memory);
       } else {

@@ -91,40 +91,115 @@ bool DroppedMessageField(std::string_view key) {
   return key == reasoning::kContent || reasoning::IsGatewayMessageField(key);
 }
 
-bool NeedsFiltering(const json::value& messages) {
-  if (!messages.is_array()) return false;
-  for (const json::value& message : messages.as_array()) {
-    if (!message.is_object()) continue;
-    for (const json::key_value_pair& member : message.as_object()) {
-      if (DroppedMessageField(member.key())) return true;
-    }
+bool NeedsFiltering(const json::object& message) {
+  for (const json::key_value_pair& member : message) {
+    if (DroppedMessageField(member.key())) return true;
   }
   return false;
 }
 
-void AppendMessages(JsonAppender& w, const json::array& messages) {
+bool NeedsFiltering(const json::array& messages) {
+  for (const json::value& message : messages) {
+    if (message.is_object() && NeedsFiltering(message.as_object())) return true;
+  }
+  return false;
+}
+
+// One message, without the fields this dialect drops.
+void AppendMessage(JsonAppender& w, const json::value& message) {
+  if (!message.is_object()) {
+    w.Value(message);
+    return;
+  }
+  w.Raw("{");
+  bool first = true;
+  for (const json::key_value_pair& member : message.as_object()) {
+    if (DroppedMessageField(member.key())) continue;
+    if (!first) w.Raw(",");
+    first = false;
+    w.Key(member.key());
+    w.Value(member.value());
+  }
+  w.Raw("}");
+}
+
+// The messages, with the window's before messages[at] (when there is a window). A message
+// that keeps all its fields is written as serializing it writes it: from its text, for the
+// window's.
+void AppendMessages(JsonAppender& w, const json::array& messages, size_t at,
+                    std::span<const TextMessage> window) {
+  const bool filtering = NeedsFiltering(messages);
   w.Key("messages");
   w.Raw("[");
-  bool first_message = true;
-  for (const json::value& message : messages) {
-    if (!first_message) w.Raw(",");
-    first_message = false;
-    if (!message.is_object()) {
+  bool first = true;
+  auto next = [&] {
+    if (!first) w.Raw(",");
+    first = false;
+  };
+  auto pivot_message = [&](const json::value& message) {
+    next();
+    if (filtering) {
+      AppendMessage(w, message);
+    } else {
       w.Value(message);
-      continue;
     }
-    w.Raw("{");
-    bool first = true;
-    for (const json::key_value_pair& member : message.as_object()) {
-      if (DroppedMessageField(member.key())) continue;
-      if (!first) w.Raw(",");
-      first = false;
+  };
+  for (size_t i = 0; i < at && i < messages.size(); ++i) pivot_message(messages[i]);
+  for (const TextMessage& message : window) {
+    next();
+    if (message.value->is_object() && NeedsFiltering(message.value->as_object())) {
+      AppendMessage(w, *message.value);
+    } else {
+      w.Raw(message.text);
+    }
+  }
+  for (size_t i = at; i < messages.size(); ++i) pivot_message(messages[i]);
+  w.Raw("]");
+}
+
+// BuildRequest's writer; `window` goes into the messages before messages[at].
+std::string WriteRequest(const json::object& chat, const UpstreamRequestOptions& options, size_t at,
+                         std::span<const TextMessage> window) {
+  const json::value* stream = chat.if_contains("stream");
+  const bool streaming = stream != nullptr && *stream == true;
+  std::string out;
+  JsonAppender w(out);
+  w.Raw("{");
+  bool first = true;
+  auto next = [&] {
+    if (!first) w.Raw(",");
+    first = false;
+  };
+  bool wrote_model = false;
+  bool wrote_options = false;
+  for (const json::key_value_pair& member : chat) {
+    next();
+    if (member.key() == "model") {
+      w.Key("model");
+      w.String(options.upstream_model);
+      wrote_model = true;
+    } else if (member.key() == "stream_options" && streaming) {
+      AppendStreamOptions(w, &member.value());
+      wrote_options = true;
+    } else if (member.key() == "messages" && member.value().is_array() &&
+               (!window.empty() || NeedsFiltering(member.value().as_array()))) {
+      AppendMessages(w, member.value().as_array(), at, window);
+    } else {
       w.Key(member.key());
       w.Value(member.value());
     }
-    w.Raw("}");
   }
-  w.Raw("]");
+  if (!wrote_model) {
+    next();
+    w.Key("model");
+    w.String(options.upstream_model);
+  }
+  if (streaming && !wrote_options) {
+    next();
+    AppendStreamOptions(w, nullptr);
+  }
+  w.Raw("}");
+  return out;
 }
 
 }  // namespace
@@ -157,45 +232,13 @@ UpstreamEndpoint OpenAiProvider::Endpoint(const EndpointParams& params) const {
 // in the pivot's order, as serializing a modified copy would write it, without the copy.
 Result<std::string> OpenAiProvider::BuildRequest(const json::object& chat,
                                                  const UpstreamRequestOptions& options) const {
-  const json::value* stream = chat.if_contains("stream");
-  const bool streaming = stream != nullptr && *stream == true;
-  std::string out;
-  JsonAppender w(out);
-  w.Raw("{");
-  bool first = true;
-  auto next = [&] {
-    if (!first) w.Raw(",");
-    first = false;
-  };
-  bool wrote_model = false;
-  bool wrote_options = false;
-  for (const json::key_value_pair& member : chat) {
-    next();
-    if (member.key() == "model") {
-      w.Key("model");
-      w.String(options.upstream_model);
-      wrote_model = true;
-    } else if (member.key() == "stream_options" && streaming) {
-      AppendStreamOptions(w, &member.value());
-      wrote_options = true;
-    } else if (member.key() == "messages" && NeedsFiltering(member.value())) {
-      AppendMessages(w, member.value().as_array());
-    } else {
-      w.Key(member.key());
-      w.Value(member.value());
-    }
-  }
-  if (!wrote_model) {
-    next();
-    w.Key("model");
-    w.String(options.upstream_model);
-  }
-  if (streaming && !wrote_options) {
-    next();
-    AppendStreamOptions(w, nullptr);
-  }
-  w.Raw("}");
-  return out;
+  return WriteRequest(chat, options, 0, {});
+}
+
+Result<std::string> OpenAiProvider::BuildRequestWithWindow(
+    const json::object& chat, const UpstreamRequestOptions& options, size_t at,
+    std::span<const TextMessage> window) const {
+  return WriteRequest(chat, options, at, window);
 }
 
 std::unique_ptr<StreamDecoder> OpenAiProvider::NewDecoder() const {

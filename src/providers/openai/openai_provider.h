@@ -22,6 +22,11 @@ class OpenAiProvider final : public Provider {
   // translated stream can always be priced.
   Result<std::string> BuildRequest(const boost::json::object& chat,
                                    const UpstreamRequestOptions& options) const override;
+  // BuildRequest's bytes, each window message written from its text (from its value when
+  // this dialect drops one of its fields): no copy of the pivot, no serialization.
+  Result<std::string> BuildRequestWithWindow(const boost::json::object& chat,
+                                             const UpstreamRequestOptions& options, size_t at,
+                                             std::span<const TextMessage> window) const override;
   std::unique_ptr<StreamDecoder> NewDecoder() const override;
   Result<Response> ParseResponse(std::string_view body) const override;
   Error ParseError(int status, std::string_view body) const override;

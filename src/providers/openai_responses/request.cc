@@ -52,7 +52,8 @@ using request::WrongType;
 
 class Translation {
  public:
-  explicit Translation(const json::object& request) : in_(request) {}
+  Translation(const json::object& request, json::storage_ptr sp)
+      : in_(request), out_(std::move(sp)) {}
 
   Result<json::object> Run() {
     if (std::optional<std::string> field = request::FirstUnhandled(in_, kHandled)) {
@@ -64,7 +65,7 @@ class Translation {
       return WrongType("model", "a non-empty string");
     }
     out_["model"] = *model;
-    Result<json::array> messages = TranslateMessages(in_);
+    Result<json::array> messages = TranslateMessages(in_, out_.storage());
     if (!messages.ok()) return messages.error();
     out_["messages"] = std::move(messages.value());
     if (Present(in_, "max_output_tokens")) {
@@ -274,11 +275,11 @@ Result<json::object> ParseResponsesRequest(std::string_view body) {
     return Invalid("We could not parse the JSON body of your request: " + ec.message(), "");
   }
   if (!doc.is_object()) return Invalid("The request body must be a JSON object.", "");
-  return Translation(doc.as_object()).Run();
+  return Translation(doc.as_object(), {}).Run();
 }
 
-Result<json::object> ParseResponsesDocument(const json::object& document) {
-  return Translation(document).Run();
+Result<json::object> ParseResponsesDocument(const json::object& document, json::storage_ptr sp) {
+  return Translation(document, std::move(sp)).Run();
 }
 
 }  // namespace turnpike::providers::openai_responses

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <boost/json/object.hpp>
+#include <boost/json/storage_ptr.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -19,8 +21,10 @@ namespace turnpike::providers::openai_responses {
 // `stream` requests also get stream_options.include_usage (a Responses stream always ends with
 // its usage).
 Result<boost::json::object> ParseResponsesRequest(std::string_view body);
-// The same from a body already parsed (Provider::ParseRequestDocument).
-Result<boost::json::object> ParseResponsesDocument(const boost::json::object& document);
+// The same from a body already parsed (Provider::ParseRequestDocument). The pivot lives in `sp`
+// (an agent turn's arena, freed at once with the turn).
+Result<boost::json::object> ParseResponsesDocument(const boost::json::object& document,
+                                                   boost::json::storage_ptr sp = {});
 
 // The members a response object echoes from the request, rendered once per request as JSON
 // object members without the braces and without a trailing comma:
@@ -31,11 +35,15 @@ Result<boost::json::object> ParseResponsesDocument(const boost::json::object& do
 // already validated, so only in tests) gives the defaults. Cost: a second DOM parse of the
 // body, once per request (not per chunk); the pivot does not keep these fields.
 std::string EchoFields(std::string_view body);
-// The same members as an object, from a request already parsed: a caller that echoes other
-// values (an agent turn: store, previous_response_id, conversation) edits it, then renders it
-// with EchoMembers (the members' text, without the braces).
-boost::json::object EchoObject(const boost::json::object& request);
-std::string EchoMembers(const boost::json::object& echo);
+// A member a caller echoes in place of the request's (an agent turn: its instructions, metadata,
+// store, previous_response_id, conversation): its key, and its value as JSON text.
+struct EchoMember {
+  std::string_view key;
+  std::string_view json;
+};
+// The same members from a request already parsed, with each of `own` replacing the member of
+// its key, or added after the others in the order given (a key not echoed above).
+std::string EchoFields(const boost::json::object& request, std::span<const EchoMember> own);
 
 // A pivot field name in an error (from an upstream dialect refusing the pivot, or an upstream
 // error) -> the Responses field the client wrote: max_completion_tokens -> max_output_tokens,

@@ -1,5 +1,6 @@
 // The Responses request seen from the answer: the request fields a response echoes, and the
 // client's names for pivot fields in errors.
+#include <algorithm>
 #include <boost/json/serialize.hpp>
 
 #include "providers/openai_responses/request.h"
@@ -10,22 +11,42 @@ namespace {
 
 namespace json = boost::json;
 
-// A copy of `value`, or `fallback` when absent or null.
-json::value Or(const json::object& request, std::string_view key, json::value fallback) {
-  const json::value* value = request.if_contains(key);
-  return value != nullptr && !value->is_null() ? *value : fallback;
+// The caller's own value for `key`, if it has one.
+const EchoMember* OwnMember(std::span<const EchoMember> own, std::string_view key) {
+  for (const EchoMember& member : own) {
+    if (member.key == key) return &member;
+  }
+  return nullptr;
 }
 
-// "key":value, the request's value (serialized) or `fallback` (JSON text) when absent or null.
-void AppendMember(std::string& out, std::string_view key, const json::object& request,
-                  std::string_view fallback) {
+// `"key":`, after a comma unless it is the first member.
+void AppendKey(std::string& out, std::string_view key) {
   out.append(out.empty() ? "\"" : ",\"").append(key).append("\":");
+}
+
+// "key":value: the caller's own value, else the request's (serialized), else `fallback` (JSON
+// text) when the request has none or null.
+void AppendMember(std::string& out, std::string_view key, const json::object& request,
+                  std::string_view fallback, std::span<const EchoMember> own) {
+  AppendKey(out, key);
+  if (const EchoMember* member = OwnMember(own, key)) {
+    out.append(member->json);
+    return;
+  }
   const json::value* value = request.if_contains(key);
   if (value == nullptr || value->is_null()) {
     out.append(fallback);
   } else {
     out.append(json::serialize(*value));
   }
+}
+
+// "key":text, unless the caller has its own value for `key`.
+void AppendFixed(std::string& out, std::string_view key, std::string_view text,
+                 std::span<const EchoMember> own) {
+  AppendKey(out, key);
+  const EchoMember* member = OwnMember(own, key);
+  out.append(member != nullptr ? member->json : text);
 }
 
 }  // namespace
@@ -37,28 +58,42 @@ std::string EchoFields(std::string_view body) {
   json::value doc = scratch.Parse(body, ec);
   const json::object empty;
   const json::object& request = !ec && doc.is_object() ? doc.as_object() : empty;
-  // EchoMembers(EchoObject(request)), written directly: a request sets few of these, and the
+  return EchoFields(request, {});
+}
+
+std::string EchoFields(const json::object& request, std::span<const EchoMember> own) {
+  // Written directly, not as an object serialized: a request sets few of these, and the
   // defaults are constant text (the object and its serialization were most of a plain
-  // Responses call's cost on the worker beyond the chat path's).
+  // Responses call's cost on the worker beyond the chat path's, and much of an agent turn's
+  // start). Tests compare the text with the object's serialization.
   static const std::string kOne = json::serialize(json::value(1.0));
   std::string out;
   constexpr size_t kDefaultsSize = 320;
   out.reserve(kDefaultsSize);
-  AppendMember(out, "instructions", request, "null");
-  AppendMember(out, "max_output_tokens", request, "null");
-  AppendMember(out, "metadata", request, "{}");
-  AppendMember(out, "parallel_tool_calls", request, "true");
-  out.append(",\"previous_response_id\":null,\"reasoning\":{\"effort\":");
-  const json::value* reasoning = request.if_contains("reasoning");
-  const json::value* effort = reasoning != nullptr && reasoning->is_object()
-                                  ? reasoning->as_object().if_contains("effort")
-                                  : nullptr;
-  out.append(effort != nullptr ? json::serialize(*effort) : std::string("null"));
-  out.append(",\"summary\":null},\"store\":false");
-  AppendMember(out, "temperature", request, kOne);
-  out.append(",\"text\":");
+  AppendMember(out, "instructions", request, "null", own);
+  AppendMember(out, "max_output_tokens", request, "null", own);
+  AppendMember(out, "metadata", request, "{}", own);
+  AppendMember(out, "parallel_tool_calls", request, "true", own);
+  AppendFixed(out, "previous_response_id", "null", own);
+  AppendKey(out, "reasoning");
+  if (const EchoMember* member = OwnMember(own, "reasoning")) {
+    out.append(member->json);
+  } else {
+    out.append("{\"effort\":");
+    const json::value* reasoning = request.if_contains("reasoning");
+    const json::value* effort = reasoning != nullptr && reasoning->is_object()
+                                    ? reasoning->as_object().if_contains("effort")
+                                    : nullptr;
+    out.append(effort != nullptr ? json::serialize(*effort) : std::string("null"));
+    out.append(",\"summary\":null}");
+  }
+  AppendFixed(out, "store", "false", own);
+  AppendMember(out, "temperature", request, kOne, own);
+  AppendKey(out, "text");
   const json::value* text = request.if_contains("text");
-  if (text == nullptr || !text->is_object() || text->as_object().empty()) {
+  if (const EchoMember* member = OwnMember(own, "text")) {
+    out.append(member->json);
+  } else if (text == nullptr || !text->is_object() || text->as_object().empty()) {
     out.append("{\"format\":{\"type\":\"text\"}}");
   } else if (text->as_object().contains("format")) {
     out.append(json::serialize(*text));
@@ -67,44 +102,33 @@ std::string EchoFields(std::string_view body) {
     members.pop_back();  // its closing brace: the default format goes last
     out.append(members).append(",\"format\":{\"type\":\"text\"}}");
   }
-  AppendMember(out, "tool_choice", request, "\"auto\"");
-  AppendMember(out, "tools", request, "[]");
-  AppendMember(out, "top_p", request, kOne);
-  out.append(",\"truncation\":\"disabled\"");
-  AppendMember(out, "user", request, "null");
-  return out;
-}
-
-json::object EchoObject(const json::object& request) {
-  json::object reasoning{{"effort", nullptr}, {"summary", nullptr}};
-  if (const json::value* effort = request.if_contains("reasoning");
-      effort && effort->is_object() && effort->as_object().if_contains("effort")) {
-    reasoning["effort"] = effort->at("effort");
+  AppendMember(out, "tool_choice", request, "\"auto\"", own);
+  AppendMember(out, "tools", request, "[]", own);
+  AppendMember(out, "top_p", request, kOne, own);
+  AppendFixed(out, "truncation", "\"disabled\"", own);
+  AppendMember(out, "user", request, "null", own);
+  static constexpr std::string_view kEchoed[] = {"instructions",
+                                                 "max_output_tokens",
+                                                 "metadata",
+                                                 "parallel_tool_calls",
+                                                 "previous_response_id",
+                                                 "reasoning",
+                                                 "store",
+                                                 "temperature",
+                                                 "text",
+                                                 "tool_choice",
+                                                 "tools",
+                                                 "top_p",
+                                                 "truncation",
+                                                 "user"};
+  for (const EchoMember& member : own) {
+    if (std::find(std::begin(kEchoed), std::end(kEchoed), member.key) != std::end(kEchoed)) {
+      continue;
+    }
+    AppendKey(out, member.key);
+    out.append(member.json);
   }
-  // A `text` that is not an object (the request parser refuses one; the mock provider does
-  // not parse it first) echoes as if absent, rather than throw.
-  const json::value text_in = Or(request, "text", json::object{});
-  json::object text = text_in.is_object() ? text_in.as_object() : json::object{};
-  if (!text.contains("format")) text["format"] = json::object{{"type", "text"}};
-  return json::object{{"instructions", Or(request, "instructions", nullptr)},
-                      {"max_output_tokens", Or(request, "max_output_tokens", nullptr)},
-                      {"metadata", Or(request, "metadata", json::object{})},
-                      {"parallel_tool_calls", Or(request, "parallel_tool_calls", true)},
-                      {"previous_response_id", nullptr},
-                      {"reasoning", std::move(reasoning)},
-                      {"store", false},
-                      {"temperature", Or(request, "temperature", 1.0)},
-                      {"text", std::move(text)},
-                      {"tool_choice", Or(request, "tool_choice", "auto")},
-                      {"tools", Or(request, "tools", json::array{})},
-                      {"top_p", Or(request, "top_p", 1.0)},
-                      {"truncation", "disabled"},
-                      {"user", Or(request, "user", nullptr)}};
-}
-
-std::string EchoMembers(const json::object& echo) {
-  std::string members = json::serialize(echo);
-  return members.substr(1, members.size() - 2);
+  return out;
 }
 
 std::string ClientParam(std::string_view pivot_param) {

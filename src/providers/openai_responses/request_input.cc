@@ -18,17 +18,31 @@ using request::WrongType;
 // input carry their id and status.
 bool Inert(std::string_view key) { return key == "type" || key == "id" || key == "status"; }
 
+// `value` is the string `text`. Comparing a json::value with a literal converts the literal to a
+// json::value first, which cost more than the rest of a message's translation.
+bool Is(const json::value& value, std::string_view text) {
+  return value.is_string() && value.as_string() == text;
+}
+
 // The issuer an encrypted_content without a tag is read as: OpenAI's own, which no deployment
 // gets back (Responses upstreams' reasoning is not read).
 constexpr std::string_view kOwnDialect = "openai_responses";
 
 class MessagesTranslation {
  public:
-  explicit MessagesTranslation(const json::object& request) : in_(request) {}
+  MessagesTranslation(const json::object& request, json::storage_ptr sp)
+      : in_(request), messages_(std::move(sp)) {}
 
   Result<json::array> Run() {
     if (Status s = Instructions(); !s.ok()) return s.error();
     if (Status s = Input(); !s.ok()) return s.error();
+    return std::move(messages_);
+  }
+
+  // `item` as the first and only input item.
+  Result<json::array> RunItem(const json::value& item) {
+    if (Status s = Item(item, At("input", 0)); !s.ok()) return s.error();
+    if (messages_.empty()) return Invalid("'input' must not be empty.", "input");
     return std::move(messages_);
   }
 
@@ -51,35 +65,31 @@ class MessagesTranslation {
     if (!input->is_array()) return WrongType("input", "a string or an array");
     size_t i = 0;
     for (const json::value& item : input->as_array()) {
-      const std::string param = At("input", i++);
-      if (!item.is_object()) return WrongType(param, "an object");
-      const json::object& o = item.as_object();
-      const json::value* type = o.if_contains("type");
-      Status s = Ok{};
-      if (type == nullptr || type->is_null() || *type == "message") {
-        s = Message(o, param);
-      } else if (*type == "function_call") {
-        s = FunctionCall(o, param);
-      } else if (*type == "function_call_output") {
-        s = FunctionCallOutput(o, param);
-      } else if (*type == "reasoning") {
-        s = Reasoning(o, param);
-      } else {
-        s = Unsupported(param + ".type",
-                        "only message, function_call, function_call_output and reasoning items "
-                        "are supported.");
-      }
-      if (!s.ok()) return s;
+      if (Status s = Item(item, At("input", i++)); !s.ok()) return s;
     }
     if (messages_.empty()) return Invalid("'input' must not be empty.", "input");
     return Ok{};
+  }
+
+  Status Item(const json::value& item, const std::string& param) {
+    if (!item.is_object()) return WrongType(param, "an object");
+    const json::object& o = item.as_object();
+    const json::value* type = o.if_contains("type");
+    if (type == nullptr || type->is_null() || Is(*type, "message")) return Message(o, param);
+    if (Is(*type, "function_call")) return FunctionCall(o, param);
+    if (Is(*type, "function_call_output")) return FunctionCallOutput(o, param);
+    if (Is(*type, "reasoning")) return Reasoning(o, param);
+    return Unsupported(param + ".type",
+                       "only message, function_call, function_call_output and reasoning items "
+                       "are supported.");
   }
 
   Status Message(const json::object& item, const std::string& param) {
     if (Status s = CheckFields(item, {"role", "content"}, param); !s.ok()) return s;
     const json::value* role = item.if_contains("role");
     if (role == nullptr || !role->is_string() ||
-        (*role != "user" && *role != "system" && *role != "developer" && *role != "assistant")) {
+        (!Is(*role, "user") && !Is(*role, "system") && !Is(*role, "developer") &&
+         !Is(*role, "assistant"))) {
       return Invalid("'" + param + ".role' must be one of user, system, developer, assistant.",
                      param + ".role");
     }
@@ -87,20 +97,21 @@ class MessagesTranslation {
     if (content == nullptr || (!content->is_string() && !content->is_array())) {
       return WrongType(param + ".content", "a string or an array");
     }
-    const bool user = *role == "user";
+    const bool user = Is(*role, "user");
+    const bool assistant = Is(*role, "assistant");
     // The assistant message after a reasoning item is that item's turn: its content goes there.
-    const bool joins_reasoning = *role == "assistant" && reasoning_open_;
+    const bool joins_reasoning = assistant && reasoning_open_;
     reasoning_open_ = false;
     // OpenAI-compatible servers and other dialects know `system`; `developer` means the same.
     const std::string_view chat_role =
-        *role == "developer" ? std::string_view("system") : std::string_view(role->as_string());
+        Is(*role, "developer") ? std::string_view("system") : std::string_view(role->as_string());
     if (content->is_string()) {
       if (joins_reasoning) {
         messages_.back().as_object()["content"] = *content;
         return Ok{};
       }
       messages_.push_back(json::object{{"role", chat_role}, {"content", *content}});
-      last_assistant_ = *role == "assistant";
+      last_assistant_ = assistant;
       return Ok{};
     }
     json::array parts;
@@ -111,7 +122,7 @@ class MessagesTranslation {
       if (!part.is_object()) return WrongType(at, "an object");
       const json::object& p = part.as_object();
       const json::value* type = p.if_contains("type");
-      const bool text_type = type && (*type == "input_text" || *type == "output_text");
+      const bool text_type = type && (Is(*type, "input_text") || Is(*type, "output_text"));
       if (text_type) {
         if (Status s = CheckFields(p, {"text", "annotations", "logprobs"}, at); !s.ok()) return s;
         Result<json::string> piece = StringField(p, "text", at);
@@ -121,7 +132,7 @@ class MessagesTranslation {
         } else {
           text.append(piece.value());
         }
-      } else if (type && *type == "input_image" && user) {
+      } else if (type && Is(*type, "input_image") && user) {
         if (Status s = CheckFields(p, {"image_url", "detail"}, at); !s.ok()) return s;
         Result<json::string> url = StringField(p, "image_url", at);
         if (!url.ok()) return url.error();
@@ -140,7 +151,7 @@ class MessagesTranslation {
     } else {
       messages_.push_back(json::object{{"role", chat_role}, {"content", std::move(text)}});
     }
-    last_assistant_ = *role == "assistant";
+    last_assistant_ = assistant;
     return Ok{};
   }
 
@@ -167,7 +178,7 @@ class MessagesTranslation {
     json::value& calls = assistant["tool_calls"];
     if (!calls.is_array()) calls.emplace_array();
     calls.as_array().push_back(std::move(call));
-    if (assistant["content"] == "") assistant["content"] = nullptr;
+    if (Is(assistant["content"], "")) assistant["content"] = nullptr;
     return Ok{};
   }
 
@@ -184,7 +195,7 @@ class MessagesTranslation {
       for (const json::value& part : parts->as_array()) {
         const std::string at = At(param + ".summary", i++);
         if (!part.is_object() || !part.as_object().if_contains("type") ||
-            part.at("type") != "summary_text") {
+            !Is(part.at("type"), "summary_text")) {
           return Unsupported(at + ".type", "a reasoning summary may only be summary_text.");
         }
         Result<json::string> piece = StringField(part.as_object(), "text", at);
@@ -220,7 +231,7 @@ class MessagesTranslation {
       for (const json::value& part : output->as_array()) {
         const std::string at = At(param + ".output", i++);
         if (!part.is_object() || !part.as_object().if_contains("type") ||
-            part.at("type") != "input_text") {
+            !Is(part.at("type"), "input_text")) {
           return Unsupported(at + ".type", "a function call's output may only be text.");
         }
         Result<json::string> piece = StringField(part.as_object(), "text", at);
@@ -272,8 +283,13 @@ Result<json::string> StringField(const json::object& object, std::string_view ke
   return value->as_string();
 }
 
-Result<json::array> TranslateMessages(const json::object& request) {
-  return MessagesTranslation(request).Run();
+Result<json::array> TranslateMessages(const json::object& request, json::storage_ptr sp) {
+  return MessagesTranslation(request, std::move(sp)).Run();
+}
+
+Result<json::array> TranslateItem(const json::value& item) {
+  static const json::object kNone;
+  return MessagesTranslation(kNone, {}).RunItem(item);
 }
 
 }  // namespace turnpike::providers::openai_responses

@@ -9,6 +9,7 @@
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <boost/json/storage_ptr.hpp>
 #include <boost/json/string.hpp>
 #include <initializer_list>
 #include <string>
@@ -34,7 +35,12 @@ Result<boost::json::string> StringField(const boost::json::object& object, std::
 // The pivot's messages: `instructions` as a system message, then `input` (a string is one user
 // message; an array holds message, function_call and function_call_output items). Consecutive
 // function calls, with the assistant text just before them, become one assistant turn. Errors:
-// `input` missing, empty or of the wrong type, or an item or field the pivot cannot carry.
-Result<boost::json::array> TranslateMessages(const boost::json::object& request);
+// `input` missing, empty or of the wrong type, or an item or field the pivot cannot carry. The
+// messages live in `sp` (an agent turn's arena: request.h).
+Result<boost::json::array> TranslateMessages(const boost::json::object& request,
+                                             boost::json::storage_ptr sp = {});
+// The same for a request whose `input` is the one item `item` and that has no instructions,
+// without building that request (an agent turn translates each item it remembers alone).
+Result<boost::json::array> TranslateItem(const boost::json::value& item);
 
 }  // namespace turnpike::providers::openai_responses

@@ -1,17 +1,21 @@
-// A turn's window spliced into its pivot (doors/agents/items.h Spliceable, SpliceWindow): the
+// A turn's window spliced into its pivot (doors/agents/items.h Spliceable, WindowMessages): the
 // messages are exactly those the Responses translation makes of the window and the input
-// together, and a window whose items join their neighbours is not spliced.
+// together, the upstream request the one of that whole translation, and a window whose items
+// join their neighbours is not spliced.
 #include <gtest/gtest.h>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "doors/agents/items.h"
+#include "providers/openai/openai_provider.h"
+#include "providers/openai_responses/request.h"
 #include "providers/openai_responses/request_input.h"
 
 namespace turnpike::agents {
 namespace {
 namespace json = boost::json;
+using providers::openai_responses::ParseResponsesDocument;
 using providers::openai_responses::TranslateMessages;
 
 std::vector<std::shared_ptr<const MemoryItem>> Window(std::string_view items) {
@@ -41,7 +45,12 @@ std::pair<std::string, std::string> BothWays(std::string_view window_items,
   EXPECT_TRUE(together.ok() && spliced.ok());
   if (!together.ok() || !spliced.ok()) return {};
   EXPECT_TRUE(Spliceable(window, input));
-  SpliceWindow(*spliced, instructions ? 1 : 0, window);
+  json::array& messages = *spliced;
+  size_t at = instructions ? 1 : 0;
+  for (const auto& item : window) {
+    EXPECT_EQ(item->message_text, json::serialize(item->message));
+    messages.insert(messages.begin() + static_cast<std::ptrdiff_t>(at++), item->message);
+  }
   return {json::serialize(*together), json::serialize(*spliced)};
 }
 
@@ -66,6 +75,38 @@ TEST(WindowTest, AWindowOfMessagesSplicedIsTheWholeTranslation) {
       EXPECT_FALSE(together.empty());
       EXPECT_EQ(spliced, together) << input;
     }
+  }
+}
+
+TEST(WindowTest, TheModelCallsRequestIsTheWholeTranslations) {
+  // The turn's pivot holds the input's translation; its model call writes the window's messages
+  // in from their texts (model_call::PivotSource): the request of the whole translation.
+  const std::vector<std::shared_ptr<const MemoryItem>> window = Window(kMessages);
+  for (std::string_view input :
+       {R"([{"role":"user","content":"who am I?"}])",
+        R"([{"type":"reasoning","summary":[{"type":"summary_text","text":"hm"}]},
+            {"role":"assistant","content":"noted"},{"role":"user","content":"and?"}])"}) {
+    SCOPED_TRACE(input);
+    json::object whole{{"model", "m"}, {"instructions", "Be brief."}, {"stream", true}};
+    json::object alone = whole;
+    const json::value items = json::parse(input);
+    json::array all;
+    for (const auto& item : window) all.push_back(item->value);
+    for (const json::value& item : items.as_array()) all.push_back(item);
+    whole["input"] = std::move(all);
+    alone["input"] = items;
+    Result<json::object> together = ParseResponsesDocument(whole);
+    Result<json::object> pivot = ParseResponsesDocument(alone);
+    ASSERT_TRUE(together.ok() && pivot.ok());
+    ASSERT_TRUE(Spliceable(window, alone["input"].as_array()));
+    providers::UpstreamRequestOptions options;
+    options.upstream_model = "upstream";
+    Result<std::string> expected =
+        providers::openai::OpenAiProvider().BuildRequest(*together, options);
+    Result<std::string> built = providers::openai::OpenAiProvider().BuildRequestWithWindow(
+        *pivot, options, 1, WindowMessages(window));
+    ASSERT_TRUE(expected.ok() && built.ok());
+    EXPECT_EQ(built.value(), expected.value());
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 #include <string>
+#include <vector>
 
 #include "providers/openai/openai_provider.h"
 
@@ -68,6 +69,60 @@ TEST(OpenAiBuildRequestTest, ValuesLargerThanTheBufferAreWrittenWhole) {
   ASSERT_TRUE(built.ok());
   EXPECT_GT(built->size(), 20'000u);
   EXPECT_EQ(built.value(), Reference(chat, "upstream"));
+}
+
+// A window of messages with their texts, inserted by BuildRequestWithWindow (OpenAI's own, and
+// Provider's default), writes what
+// BuildRequest writes of the pivot holding the window's messages, whichever messages the
+// dialect filters (reasoning of earlier turns, in the pivot or in the window).
+TEST(OpenAiBuildRequestTest, AWindowWrittenFromItsTextsIsTheWholePivotsRequest) {
+  const json::array window_values = json::parse(R"([
+      {"role":"user","content":"my name is \"Ann\" \u00e9"},
+      {"role":"assistant","content":"Hello Ann."},
+      {"role":"assistant","content":"hm","reasoning_content":"thinking"},
+      {"role":"user","content":[{"type":"text","text":"look"}]}])")
+                                        .as_array();
+  const char* pivots[] = {
+      R"({"model":"m","messages":[{"role":"system","content":"Be brief."},
+          {"role":"user","content":"who am I?"}],"stream":true})",
+      R"({"messages":[{"role":"user","content":"who am I?"}],"model":"m"})",
+      R"({"model":"m","messages":[{"role":"system","content":"Be brief."},
+          {"role":"assistant","content":null,"reasoning_content":"r"},
+          {"role":"user","content":"and?"}],"stream":true,"stream_options":{"x":1}})",
+      R"({"model":"m","messages":[],"max_completion_tokens":5})",
+  };
+  // Windows with and without a message the dialect filters.
+  for (const size_t count : {size_t{2}, window_values.size()}) {
+    std::vector<std::string> texts;
+    std::vector<TextMessage> window;
+    texts.reserve(count);
+    for (size_t i = 0; i < count; ++i) texts.push_back(json::serialize(window_values[i]));
+    for (size_t i = 0; i < count; ++i) window.push_back({&window_values[i], texts[i]});
+    for (const char* text : pivots) {
+      const json::object chat = json::parse(text).as_object();
+      const size_t messages = chat.at("messages").as_array().size();
+      for (size_t at = 0; at <= messages + 1; ++at) {
+        SCOPED_TRACE(std::string(text) + " at " + std::to_string(at) + " of " +
+                     std::to_string(count));
+        json::object whole = chat;
+        json::array& spliced = whole["messages"].as_array();
+        const size_t before = std::min(at, spliced.size());
+        spliced.insert(spliced.begin() + static_cast<std::ptrdiff_t>(before), window_values.begin(),
+                       window_values.begin() + static_cast<std::ptrdiff_t>(count));
+        UpstreamRequestOptions options;
+        options.upstream_model = "upstream";
+        Result<std::string> expected = OpenAiProvider().BuildRequest(whole, options);
+        const OpenAiProvider provider;
+        Result<std::string> built = provider.BuildRequestWithWindow(chat, options, at, window);
+        // Provider's default (a spliced copy, translated) writes the same.
+        Result<std::string> spliced_copy =
+            provider.Provider::BuildRequestWithWindow(chat, options, at, window);
+        ASSERT_TRUE(expected.ok() && built.ok() && spliced_copy.ok());
+        EXPECT_EQ(built.value(), expected.value());
+        EXPECT_EQ(spliced_copy.value(), expected.value());
+      }
+    }
+  }
 }
 
 }  // namespace

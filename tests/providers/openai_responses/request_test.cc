@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include "providers/openai_completions/completions_provider.h"
+#include "providers/openai_responses/request_input.h"
 #include "providers/openai_responses/responses_provider.h"
 
 namespace turnpike::providers::openai_responses {
@@ -173,15 +174,58 @@ TEST(ResponsesRequest, EchoFieldsUseTheRequestOrTheDefaults) {
   EXPECT_EQ(odd.at("text"), json::parse(R"({"format":{"type":"text"}})"));
 }
 
+// The echoed members as an object (what EchoFields writes directly), and its members' text.
+json::value Or(const json::object& request, std::string_view key, json::value fallback) {
+  const json::value* value = request.if_contains(key);
+  return value != nullptr && !value->is_null() ? *value : fallback;
+}
+
+json::object EchoObject(const json::object& request) {
+  json::object reasoning{{"effort", nullptr}, {"summary", nullptr}};
+  if (const json::value* effort = request.if_contains("reasoning");
+      effort && effort->is_object() && effort->as_object().if_contains("effort")) {
+    reasoning["effort"] = effort->at("effort");
+  }
+  // A `text` that is not an object echoes as if absent.
+  const json::value text_in = Or(request, "text", json::object{});
+  json::object text = text_in.is_object() ? text_in.as_object() : json::object{};
+  if (!text.contains("format")) text["format"] = json::object{{"type", "text"}};
+  return json::object{{"instructions", Or(request, "instructions", nullptr)},
+                      {"max_output_tokens", Or(request, "max_output_tokens", nullptr)},
+                      {"metadata", Or(request, "metadata", json::object{})},
+                      {"parallel_tool_calls", Or(request, "parallel_tool_calls", true)},
+                      {"previous_response_id", nullptr},
+                      {"reasoning", std::move(reasoning)},
+                      {"store", false},
+                      {"temperature", Or(request, "temperature", 1.0)},
+                      {"text", std::move(text)},
+                      {"tool_choice", Or(request, "tool_choice", "auto")},
+                      {"tools", Or(request, "tools", json::array{})},
+                      {"top_p", Or(request, "top_p", 1.0)},
+                      {"truncation", "disabled"},
+                      {"user", Or(request, "user", nullptr)}};
+}
+
+std::string EchoMembers(const json::object& echo) {
+  std::string members = json::serialize(echo);
+  return members.substr(1, members.size() - 2);
+}
+
+// A bare request and one with every echoed member set.
+const char* const kEchoedRequests[] = {
+    R"({"model":"m","input":"x"})",
+    R"({"model":"m","input":"x","instructions":"I","max_output_tokens":9,
+        "metadata":{"k":"v"},"parallel_tool_calls":false,"reasoning":{"effort":"low"},
+        "temperature":0.5,"text":{"verbosity":"low"},"tool_choice":"none",
+        "tools":[{"type":"function","name":"f"}],"top_p":0.25,"user":"u"})",
+};
+
 TEST(ResponsesRequest, EchoFieldsWriteWhatTheEchoObjectSerializesTo) {
-  // EchoFields writes the members directly; EchoObject + EchoMembers (an agent turn's path)
-  // build them as an object. Byte for byte the same.
+  // EchoFields writes the members directly; EchoObject + EchoMembers build them as an object.
+  // Byte for byte the same.
   for (const char* body : {
-           R"({"model":"m","input":"x"})",
-           R"({"model":"m","input":"x","instructions":"I","max_output_tokens":9,
-               "metadata":{"k":"v"},"parallel_tool_calls":false,"reasoning":{"effort":"low"},
-               "temperature":0.5,"text":{"verbosity":"low"},"tool_choice":"none",
-               "tools":[{"type":"function","name":"f"}],"top_p":0.25,"user":"u"})",
+           kEchoedRequests[0],
+           kEchoedRequests[1],
            R"({"text":{"format":{"type":"json_object"},"verbosity":"high"},"reasoning":{}})",
            R"({"text":{},"reasoning":{"effort":null},"metadata":null,"temperature":null})",
            R"({"text":"x","reasoning":"high","tools":null,"top_p":1})",
@@ -191,6 +235,79 @@ TEST(ResponsesRequest, EchoFieldsWriteWhatTheEchoObjectSerializesTo) {
     const json::value doc = json::parse(body, ec);
     const json::object request = !ec && doc.is_object() ? doc.as_object() : json::object{};
     EXPECT_EQ(EchoFields(body), EchoMembers(EchoObject(request))) << body;
+  }
+}
+
+TEST(ResponsesRequest, EchoFieldsWithOwnMembersWriteTheEditedEchoObject) {
+  // An agent turn echoes its own instructions, metadata, store, previous_response_id and
+  // conversation: EchoFields with those members is what editing the EchoObject serializes to.
+  for (const char* body : kEchoedRequests) {
+    const json::object request = json::parse(body).as_object();
+    for (const bool in_conversation : {false, true}) {
+      const json::value metadata = json::parse(R"({"a":"b \"q\" \u00e9"})");
+      json::object echo = EchoObject(request);
+      echo["instructions"] = nullptr;
+      echo["metadata"] = metadata;
+      echo["store"] = true;
+      echo["previous_response_id"] = in_conversation ? json::value(nullptr) : "resp_\"1";
+      echo["conversation"] =
+          in_conversation ? json::value(json::object{{"id", "conv_\u00e9"}}) : json::value(nullptr);
+      const std::string metadata_text = json::serialize(metadata);
+      const std::string previous = json::serialize(echo["previous_response_id"]);
+      const std::string conversation = json::serialize(echo["conversation"]);
+      const EchoMember own[] = {{"instructions", "null"},
+                                {"metadata", metadata_text},
+                                {"store", "true"},
+                                {"previous_response_id", previous},
+                                {"conversation", conversation}};
+      EXPECT_EQ(EchoFields(request, own), EchoMembers(echo)) << body;
+    }
+  }
+}
+
+TEST(ResponsesRequest, TheSameTranslationInAnotherMemory) {
+  // A pivot made in an agent turn's arena is the pivot made on the heap.
+  const json::object request = json::parse(R"({"model":"m","instructions":"Be brief.",
+      "input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]},
+               {"type":"function_call","call_id":"c","name":"f","arguments":"{}"}],
+      "tools":[{"type":"function","name":"f"}],"max_output_tokens":5,"stream":true})")
+                                   .as_object();
+  json::monotonic_resource arena;
+  Result<json::object> heap = ParseResponsesDocument(request);
+  Result<json::object> in_arena = ParseResponsesDocument(request, json::storage_ptr(&arena));
+  ASSERT_TRUE(heap.ok() && in_arena.ok());
+  EXPECT_EQ(json::serialize(*in_arena), json::serialize(*heap));
+  EXPECT_EQ(in_arena->storage().get(), &arena);
+  EXPECT_EQ(in_arena->at("messages").as_array().storage().get(), &arena);
+}
+
+TEST(ResponsesRequest, AnItemTranslatesAloneAsTheRequestOfThatItem) {
+  for (const char* item : {
+           R"({"type":"message","id":"msg_1","status":"completed","role":"assistant",
+               "content":[{"type":"output_text","text":"Hello.","annotations":[]}]})",
+           R"({"role":"developer","content":"Answer in French."})",
+           R"({"role":"user","content":[{"type":"input_text","text":"look"},
+               {"type":"input_image","image_url":"https://example.com/a.png"}]})",
+           R"({"type":"function_call","call_id":"c1","name":"f","arguments":"{}"})",
+           R"({"type":"function_call_output","call_id":"c1","output":"42"})",
+           R"({"type":"reasoning","summary":[{"type":"summary_text","text":"hm"}]})",
+           R"({"role":"robot","content":"x"})",
+           R"({"role":"user","content":[{"type":"output_image"}]})",
+           R"({"type":"web_search_call"})",
+           R"("just a string")",
+       }) {
+    const json::value value = json::parse(item);
+    json::object request;
+    request["input"] = json::array{value};
+    Result<json::array> whole = TranslateMessages(request);
+    Result<json::array> alone = TranslateItem(value);
+    ASSERT_EQ(alone.ok(), whole.ok()) << item;
+    if (whole.ok()) {
+      EXPECT_EQ(json::serialize(*alone), json::serialize(*whole)) << item;
+    } else {
+      EXPECT_EQ(alone.error().param, whole.error().param) << item;
+      EXPECT_EQ(alone.error().message, whole.error().message) << item;
+    }
   }
 }
 
