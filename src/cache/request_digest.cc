@@ -18,12 +18,22 @@
 #include <cstring>
 #include <string>
 
+#include "cache/request_digest_small.h"
+#include "cache/request_digest_text.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
 namespace turnpike::cache {
 namespace {
+
+using digest_text::BytesEqual;
+using digest_text::CompareNames;
+using digest_text::IsDigit;
+using digest_text::IsVerbatimEscape;
+using digest_text::LengthBit;
+using digest_text::LengthMask;
 
 // Room kept in the text buffer beyond the body bytes still to read: a number may write up to 22
 // bytes more than it read ("1.1" -> "11e-1", an exponent's digits), and block copies read and
@@ -46,50 +56,11 @@ constexpr size_t kPadBelow = 4096;
 constexpr size_t kPadding = 2 * kLookAhead;
 constexpr char kHex[] = "0123456789abcdef";
 
-[[gnu::always_inline]] inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-
-// An escape whose canonical form is itself.
-[[gnu::always_inline]] inline bool IsVerbatimEscape(char kind) {
-  return kind == '"' || kind == '\\' || kind == 'n' || kind == 't' || kind == 'r' || kind == 'b' ||
-         kind == 'f';
-}
-
 int HexValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   c = static_cast<char>(c | 0x20);
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   return -1;
-}
-
-[[gnu::always_inline]] inline bool BytesEqual(const char* a, const char* b, size_t size) {
-  for (size_t i = 0; i < size; ++i) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
-}
-
-// A name length's bit in a mask of lengths: lengths of 63 and more share the last one.
-[[gnu::always_inline]] inline uint64_t LengthBit(size_t length) {
-  return uint64_t{1} << std::min<size_t>(length, 63);
-}
-
-uint64_t LengthMask(std::span<const std::string_view> names) {
-  uint64_t mask = 0;
-  for (std::string_view name : names) mask |= LengthBit(name.size());
-  return mask;
-}
-
-// Three-way comparison of two names (bytes in the canonical text) in the canonical order: the
-// shorter first, then byte by byte (see the header).
-[[gnu::always_inline]] inline int CompareNames(const char* x, size_t x_size, const char* y,
-                                               size_t y_size) {
-  if (x_size != y_size) return x_size < y_size ? -1 : 1;
-  for (size_t i = 0; i < x_size; ++i) {
-    if (x[i] != y[i]) {
-      return static_cast<unsigned char>(x[i]) < static_cast<unsigned char>(y[i]) ? -1 : 1;
-    }
-  }
-  return 0;
 }
 
 // Copies `size` bytes by 64-byte steps: may read and write up to 63 bytes past the end.
@@ -809,30 +780,8 @@ Cursor RequestDigester::Scanner::UnicodeEscape(Cursor at) {
 // One UTF-8 sequence starting with a byte >= 0x80, validated (Unicode's table 3-7: no overlong
 // forms, no surrogates, nothing above U+10FFFF) and copied as it is.
 Cursor RequestDigester::Scanner::Utf8Sequence(Cursor at) {
-  const auto lead = static_cast<unsigned char>(*at.p);
-  size_t length = 0;
-  unsigned char low = 0x80, high = 0xbf;  // the second byte's range
-  if (lead >= 0xc2 && lead <= 0xdf) {
-    length = 2;
-  } else if (lead >= 0xe0 && lead <= 0xef) {
-    length = 3;
-    if (lead == 0xe0) low = 0xa0;
-    if (lead == 0xed) high = 0x9f;
-  } else if (lead >= 0xf0 && lead <= 0xf4) {
-    length = 4;
-    if (lead == 0xf0) low = 0x90;
-    if (lead == 0xf4) high = 0x8f;
-  } else {
-    return Fail(at.p, "invalid UTF-8 in a string");
-  }
-  if (static_cast<size_t>(end_ - at.p) < length) return Fail(at.p, "invalid UTF-8 in a string");
-  const auto second = static_cast<unsigned char>(at.p[1]);
-  if (second < low || second > high) return Fail(at.p, "invalid UTF-8 in a string");
-  for (size_t i = 2; i < length; ++i) {
-    if ((static_cast<unsigned char>(at.p[i]) & 0xc0) != 0x80) {
-      return Fail(at.p, "invalid UTF-8 in a string");
-    }
-  }
+  const size_t length = digest_text::Utf8Length(at.p, static_cast<size_t>(end_ - at.p));
+  if (length == 0) return Fail(at.p, "invalid UTF-8 in a string");
   std::memcpy(at.o, at.p, length);
   return {at.p + length, at.o + length};
 }
@@ -959,13 +908,27 @@ Result<Digest128> RequestDigester::Of(std::string_view body,
   if (body.size() > kMaxBody) {
     return Error{ErrorCode::kPayloadTooLarge, "request body too large to digest", ""};
   }
+  took_small_path_ = false;
   size_t readable = 0;
   if (body.size() < kPadBelow) {
     if (padded_.size() < body.size() + kPadding) padded_.resize(kPadBelow + kPadding);
+    char* const padding = padded_.data() + body.size();
     std::memcpy(padded_.data(), body.data(), body.size());
-    std::memset(padded_.data() + body.size(), 0, kPadding);
     body = std::string_view(padded_.data(), body.size());
     readable = kPadding;
+    // The small path needs fewer zero bytes than the general one: a fixed-size memset, inlined.
+    static_assert(kPadding > small_digest::kPadding && small_digest::kMaxBody < kPadBelow);
+    std::memset(padding, 0, small_digest::kPadding);
+    if (body.size() <= small_digest::kMaxBody && small_path_) {
+      if (small_.empty()) small_.resize(small_digest::kScratchBytes);
+      const size_t size = small_digest::Canonical(body, excluded, small_.data());
+      if (size != 0) {
+        took_small_path_ = true;
+        canonical_ = std::string_view(small_.data(), size);
+        return small_digest::Hash(canonical_, seed_);
+      }
+    }
+    std::memset(padding + small_digest::kPadding, 0, kPadding - small_digest::kPadding);
   }
   Scanner scanner(*this, body, readable, excluded);
   if (!scanner.Run()) {

@@ -83,6 +83,24 @@ TEST(CacheAllocations, RequestDigestWarm) {
   EXPECT_EQ(count, kRequestDigestBudget * kCounted);
 }
 
+// A small body (the small path: request_digest_small.h), out of order at two depths, with an
+// escape, numbers to normalise and an excluded member.
+TEST(CacheAllocations, RequestDigestSmallWarm) {
+  const std::string body =
+      R"({"stream":true,"messages":[{"content":"Say \"hello\"!","role":"user"}],)"
+      R"("model":"m","temperature":0.70,"max_tokens":20})";
+  const std::array<std::string_view, 2> excluded = {"stream", "user"};
+  RequestDigester digester(7);
+  for (int i = 0; i < kWarmup; ++i) ASSERT_TRUE(digester.Of(body, excluded).ok());
+  ASSERT_TRUE(digester.took_small_path());
+  size_t digested = 0;
+  Counting counted;
+  for (int i = 0; i < kCounted; ++i) digested += digester.Of(body, excluded).ok();
+  const size_t count = counted.count();
+  EXPECT_EQ(digested, size_t{kCounted});
+  EXPECT_EQ(count, kRequestDigestBudget * kCounted);
+}
+
 TEST(CacheAllocations, L1FindHit) {
   L1Cache l1({});
   const CacheKey key = MakeKey("tenant-0001", "products", SomeDigest());

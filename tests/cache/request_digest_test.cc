@@ -362,6 +362,123 @@ TEST_F(RequestDigestTest, ReuseCarriesNothingOver) {
   EXPECT_EQ(digester_.canonical(), R"({"a":2,"b":1})");
 }
 
+// The request bench/governance-callgrind.sh --llm-cache sends (turnpike bench --distinct puts
+// "seed" first), and the same spelt otherwise: one digest, every one by the small bodies' path.
+TEST_F(RequestDigestTest, SmallPathDigestsTheCommonRequest) {
+  constexpr std::string_view kSmall =
+      R"({"seed":1200,"model":"bench-model","messages":[{"role":"user","content":"Say hello!"}],)"
+      R"("max_tokens":20,"stream":false})";
+  const Digest128 digest = Digest(kSmall, kExcluded);
+  EXPECT_TRUE(digester_.took_small_path());
+  EXPECT_EQ(digester_.canonical(),
+            R"({"seed":12e2,"model":"bench-model","messages":[{"role":"user","content":)"
+            R"("Say hello!"}],"max_tokens":2e1})");
+  for (std::string_view other :
+       {// members reordered at both depths, "stream" in the middle
+        R"({"max_tokens":20,"messages":[{"content":"Say hello!","role":"user"}],)"
+        R"("stream":true,"model":"bench-model","seed":1200})",
+        // whitespace, numbers spelt otherwise
+        " {\n  \"seed\": 1200.00, \"model\" : \"bench-model\",\t\"messages\": [ {\"role\": "
+        "\"user\", \"content\": \"Say hello!\"} ],\r\n \"max_tokens\": 20.0 }\n",
+        R"({"stream":false,"seed":12e2,"model":"bench-model","messages":[{"role":"user",)"
+        R"("content":"Say hello!"}],"max_tokens":2E1})"}) {
+    EXPECT_EQ(Digest(other, kExcluded), digest) << other;
+  }
+  // Each kind of value the small path writes.
+  Digest("{\"b\":[1.50,-0.0,0.007,\"\\n\xc3\xa9\\/\",true,null,{},[]],\"a\":false}");
+  EXPECT_TRUE(digester_.took_small_path());
+  EXPECT_EQ(digester_.canonical(),
+            "{\"a\":false,\"b\":[15e-1,0,7e-3,\"\\n\xc3\xa9/\",true,null,{},[]]}");
+}
+
+// Every body, valid or not, small or not: the same digest and canonical text, or the same
+// error, with the small bodies' path as without it. The bodies: this file's, each truncated,
+// and variants that take the small path's every branch (reordering at each depth, duplicates,
+// exclusions first, last and alone, escapes, UTF-8, numbers, nesting) or leave it.
+TEST_F(RequestDigestTest, SmallPathAgreesWithTheGeneralPath) {
+  RequestDigester general(kSeed);
+  general.set_small_path(false);
+  std::vector<std::string> bodies = {
+      std::string(kChat),
+      R"({"b":1,"a":{"z":true,"y":[{"d":null,"c":"x"}]}})",
+      R"({"ab":1,"a":2,"":3})",
+      R"({"bb":1,"ba":2,"c":3,"Z":4,"bb":0,"a":{"y":{"b":[{"d":1,"c":2}],"a":0},"x":1}})",
+      R"({"b":0,"a":1,"a":2})",
+      R"({"a":2,"a":1,"a":3,"b":{"a":2,"a":1}})",
+      R"({"stream":true,"model":"m","stream":false,"user":"u"})",
+      R"({"stream":1,"user":2})",
+      R"({"store":1,"model":"m","metadata":{"k":[1,{"b":1,"a":2}]},"user":{"stream":3}})",
+      R"([{"stream":true},{"b":1,"a":2}])",
+      R"({"\u0073tream":true,"model":"m"})",
+      R"({"a\"b\n":1,"c":2})",
+      R"(["\u0041\/","Z\u00fcrich \u20AC","\ud83c\udf26","\n\t\"\\\b\f\r"])",
+      "[\"Z\xc3\xbcrich \xe2\x82\xac \xf0\x9f\x8c\xa6\",\"\xc3\xa9\xc3\"]",
+      "[\"\xe2\x82\xac\xe2\x82\"]",
+      "{\"\xc3\xa9t\xc3\xa9\":1,\"e\":2}",
+      "[0,-0,0.0,-0.0,1,-1,10,100,0.5,0.05,-0.50,10.01,1.5,123456789012345678901234567890.5]",
+      "[1e5,1E-5,0.1e1,01,-01,1.,.5,-,+1,1.e1,0x1,00]",
+      "[true,false,null,tru,fals,nul,nulll]",
+      "{\"a\":1}{}",
+      "{\"a\":1} ",
+      " \t\r\n[ 1 , { \"b\" : 2 , \"a\" : [ ] } , { } , [ [ ] ] ] \n",
+      std::string("{\"a\":\"\0\"}", 9),
+      std::string("[1,2]\0", 6),
+      "\"a\x01\"",
+      "\"\x7f\"",
+      std::string(64, '[') + std::string(64, ']'),
+      std::string(65, '[') + std::string(65, ']'),
+  };
+  // Strings of every length around the 16-byte blocks, with a special byte at each place.
+  for (size_t length = 0; length <= 40; ++length) {
+    for (std::string_view special : {"", "\\n", "\\u00e9", "\xc3\xa9", "\\/", "\x01"}) {
+      std::string text(length, 'x');
+      text.insert(length / 3, special);
+      bodies.push_back(R"({"k":")" + text + R"(","j":[")" + text + R"("],")" + text + R"(":0})");
+    }
+  }
+  // Numbers that outgrow their text ("1.5" is "15e-1"), up to and past the small path's limit.
+  for (size_t count : {100, 200, 255, 256, 300}) {
+    std::string numbers = "[1.1";
+    for (size_t i = 1; i < count; ++i) numbers += ",1.1";
+    bodies.push_back(numbers + "]");
+  }
+  // Many members, in order and reversed, and many objects.
+  std::string in_order = "{", reversed = "{", objects = "[";
+  for (int i = 0; i < 150; ++i) {
+    in_order += (i ? ",\"" : "\"") + std::to_string(100 + i) + "\":" + std::to_string(i);
+    reversed += (i ? ",\"" : "\"") + std::to_string(249 - i) + "\":" + std::to_string(i);
+    objects += i ? ",{\"b\":1,\"a\":2}" : "{\"b\":1,\"a\":2}";
+  }
+  bodies.push_back(in_order + "}");
+  bodies.push_back(reversed + "}");
+  bodies.push_back(objects + "]");
+  const size_t whole = bodies.size();
+  for (size_t i = 0; i < whole; ++i) {
+    for (size_t size = 0; size < bodies[i].size() && bodies[i].size() <= 300; ++size) {
+      bodies.push_back(bodies[i].substr(0, size));
+    }
+  }
+  size_t valid = 0, small = 0;
+  for (const std::string& body : bodies) {
+    for (std::span<const std::string_view> excluded :
+         {std::span<const std::string_view>(kExcluded), std::span<const std::string_view>()}) {
+      Result<Digest128> fast = digester_.Of(body, excluded);
+      Result<Digest128> slow = general.Of(body, excluded);
+      ASSERT_EQ(fast.ok(), slow.ok()) << body;
+      EXPECT_FALSE(general.took_small_path());
+      if (!fast.ok()) {
+        EXPECT_EQ(fast.error().message, slow.error().message) << body;
+        continue;
+      }
+      ++valid;
+      small += digester_.took_small_path();
+      EXPECT_EQ(*fast, *slow) << body;
+      EXPECT_EQ(digester_.canonical(), general.canonical()) << body;
+    }
+  }
+  EXPECT_GT(small, valid / 3) << valid;  // not: Unicode escapes, exponents...
+}
+
 // The digest is part of the L2's entry keys, shared by replicas: a change of the canonical form
 // or the hash is a decision (old entries become unreachable), made where this test changes.
 // XXH3_128bits_withSeed of the canonical text, its bytes in xxHash's canonical (big-endian) order.
