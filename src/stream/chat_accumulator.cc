@@ -1,11 +1,12 @@
 #include "stream/chat_accumulator.h"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
+#include <optional>
 
 #include "stream/chunk_parse.h"
 #include "stream/chunk_scan.h"
+#include "stream/content_template.h"
 #include "stream/json_string.h"
 #include "stream/padded_json.h"
 
@@ -43,25 +44,12 @@ T& FindOrInsertByIndex(std::vector<T>& items, int index) {
 
 }  // namespace
 
-// The bytes of the last chunk that carried nothing but one choice's content (as an unescaped
-// string), split around that content. A stream's chunks are mostly the same bytes with other
-// text (same id, created, model, fingerprint): a chunk whose bytes before and after the
-// content equal the template's, with a content that is a valid unescaped JSON string body,
-// parses exactly as the template did but for the content. So it is applied as such without
-// being scanned again; anything else takes the full path. A content with escapes is decoded
-// (and checked) on its own; the template itself comes from a chunk whose content had none.
-struct ContentTemplate {
-  std::string bytes;         // the bytes before the content, then those after it
-  size_t prefix = 0;         // bytes[0, prefix) come before the content
-  int64_t choice_index = 0;  // the choice whose content it is
-  bool valid = false;
-};
-
 struct ChatAccumulator::Json {
   PaddedJsonParser parser;
-  ParsedChunk chunk;      // staging, reused for every chunk
-  std::string unescaped;  // ScanChunk's decoded strings
-  ContentTemplate content_template;
+  ParsedChunk chunk;                 // staging, reused for every chunk
+  std::string unescaped;             // ScanChunk's decoded strings
+  ContentTemplate content_template;  // see content_template.h
+  int64_t template_choice = 0;       // the choice whose content the template holds
 };
 
 ChatAccumulator::ChatAccumulator(size_t max_content_bytes)
@@ -130,14 +118,9 @@ ChunkKind ChatAccumulator::Consume(std::string_view data) {
 }
 
 bool ChatAccumulator::ConsumeLikeTemplate(std::string_view data) {
-  const ContentTemplate& t = json_->content_template;
-  if (!t.valid || data.size() < t.bytes.size()) return false;
-  const size_t suffix = t.bytes.size() - t.prefix;
-  if (std::memcmp(data.data(), t.bytes.data(), t.prefix) != 0 ||
-      std::memcmp(data.data() + data.size() - suffix, t.bytes.data() + t.prefix, suffix) != 0) {
-    return false;
-  }
-  std::string_view content = data.substr(t.prefix, data.size() - t.bytes.size());
+  const std::optional<std::string_view> body = json_->content_template.Match(data);
+  if (!body) return false;
+  std::string_view content = *body;
   if (!IsUnescapedStringBody(content)) {
     std::string& decoded = json_->unescaped;
     decoded.clear();
@@ -147,32 +130,20 @@ bool ChatAccumulator::ConsumeLikeTemplate(std::string_view data) {
   ++template_chunks_;
   if (!content.empty()) {
     saw_first_token_ = true;
-    AppendCapped(ChoiceAt(t.choice_index).content, content);
+    AppendCapped(ChoiceAt(json_->template_choice).content, content);
   }
   return true;
 }
 
 void ChatAccumulator::RememberTemplate(std::string_view data, const ParsedChunk& chunk) {
   ContentTemplate& t = json_->content_template;
-  t.valid = false;
+  t.Forget();
   if (chunk.is_error || chunk.has_usage || chunk.choices.size() != 1 || !chunk.tool_calls.empty() ||
       !chunk.choices[0].finish_reason.empty()) {
     return;
   }
-  // The content must be a view of `data` itself between its quotes (not null, not unescaped).
-  const std::string_view content = chunk.choices[0].content;
-  const char* begin = data.data();
-  const char* end = data.data() + data.size();
-  if (content.data() <= begin || content.data() + content.size() >= end ||
-      content.data()[-1] != '"' || content.data()[content.size()] != '"') {
-    return;
-  }
-  const size_t prefix = static_cast<size_t>(content.data() - begin);
-  t.bytes.assign(data.substr(0, prefix));
-  t.bytes.append(data.substr(prefix + content.size()));
-  t.prefix = prefix;
-  t.choice_index = chunk.choices[0].index;
-  t.valid = true;
+  // The content must be a view of `data` itself (not null, not unescaped): Remember checks.
+  if (t.Remember(data, chunk.choices[0].content)) json_->template_choice = chunk.choices[0].index;
 }
 
 Choice& ChatAccumulator::ChoiceAt(int64_t index) {

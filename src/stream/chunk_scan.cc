@@ -34,6 +34,7 @@ class Scanner {
 
   bool Chunk(ParsedChunk& out);
   bool BodyUsage(stream::Usage& usage);
+  bool Escaped(stream::EscapedChunk& out);
   bool plain() const { return plain_; }
 
  private:
@@ -65,6 +66,9 @@ class Scanner {
   bool Number();
   bool SkipValue(int depth);
   bool OptionalString(std::string_view& out);
+  // A string's escaped bytes, checked as ReadEscaped checks them (escapes decoded into
+  // unescaped_, then dropped); null reads as empty.
+  bool EscapedString(std::string_view& out);
   bool OptionalInt(int64_t& out);
   // Object members (null counts as empty): on_member(raw key) must read the value.
   template <typename F>
@@ -78,6 +82,8 @@ class Scanner {
   bool Delta(size_t slot, ParsedChunk& out);
   bool Choices(ParsedChunk& out);
   bool Error(ParsedChunk& out);
+  bool EscapedChoice(int64_t position, stream::EscapedChunk& out);
+  bool EscapedTool(int64_t position, stream::EscapedChunk& out);
 
   const char* p_;
   const char* const end_;
@@ -289,6 +295,21 @@ bool Scanner::OptionalString(std::string_view& out) {
   return Unescape(raw, out);
 }
 
+bool Scanner::EscapedString(std::string_view& out) {
+  const char first = Peek();
+  if (first == 'n') {
+    out = {};
+    return Literal("null");
+  }
+  if (first != '"') return false;
+  bool escaped;
+  if (!RawString(out, escaped)) return false;
+  if (!escaped) return true;
+  unescaped_.clear();
+  std::string_view decoded;
+  return Unescape(out, decoded);
+}
+
 bool Scanner::OptionalInt(int64_t& out) {
   const char first = Peek();
   if (first == 'n') return Literal("null");
@@ -390,6 +411,61 @@ bool Scanner::Chunk(ParsedChunk& out) {
   return members && Peek() == '\0' && p_ == end_;
 }
 
+bool Scanner::EscapedTool(int64_t position, stream::EscapedChunk& out) {
+  EscapedToolDelta& tool = out.tools.emplace_back();
+  tool.index = position;
+  return Members([&](std::string_view key) {
+    if (key == "index") return OptionalInt(tool.index);
+    if (key == "id") return EscapedString(tool.id);
+    if (key != "function") return SkipValue(7);
+    return Members([&](std::string_view field) {
+      if (field == "name") return EscapedString(tool.name);
+      if (field == "arguments") return EscapedString(tool.arguments);
+      return SkipValue(8);
+    });
+  });
+}
+
+bool Scanner::EscapedChoice(int64_t position, stream::EscapedChunk& out) {
+  int64_t index = position;  // one per choice, as the decoder's read keeps it
+  return Members([&](std::string_view key) {
+    if (key == "index") {
+      if (!OptionalInt(index)) return false;
+      if (index != 0) out.other_choice = true;
+      return true;
+    }
+    if (key == "finish_reason") return EscapedString(out.finish_reason);
+    if (key != "delta") return SkipValue(4);
+    return Members([&](std::string_view field) {
+      if (field == "content") return EscapedString(out.content);
+      if (field == "refusal") return EscapedString(out.refusal);
+      if (field == "reasoning_content" || field == "reasoning") {
+        return EscapedString(out.reasoning);
+      }
+      if (field != "tool_calls") return SkipValue(5);
+      return Elements([&](int64_t at) { return EscapedTool(at, out); });
+    });
+  });
+}
+
+bool Scanner::Escaped(stream::EscapedChunk& out) {
+  if (Peek() != '{') return false;
+  const bool members = Members([&](std::string_view key) {
+    if (key == "choices") {
+      return Elements([&](int64_t position) { return EscapedChoice(position, out); });
+    }
+    if (key == "usage") {
+      out.has_usage = Peek() == '{';
+      return Usage(out.usage);
+    }
+    if (key == "id") return EscapedString(out.id);
+    if (key == "model") return EscapedString(out.model);
+    if (key == "error") return false;  // an upstream error: the decoder's own read
+    return SkipValue(2);
+  });
+  return members && Peek() == '\0' && p_ == end_;
+}
+
 bool Scanner::BodyUsage(stream::Usage& usage) {
   if (Peek() != '{') return false;
   const bool members =
@@ -409,6 +485,17 @@ bool ScanBodyUsage(std::string_view json, Usage& usage) {
 bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped) {
   unescaped.clear();
   return Scanner(json, unescaped).Chunk(out);
+}
+
+void EscapedChunk::Clear() {
+  id = model = content = refusal = reasoning = finish_reason = {};
+  has_usage = other_choice = false;
+  usage = Usage{};
+  tools.clear();
+}
+
+bool ScanEscapedChunk(std::string_view json, EscapedChunk& out, std::string& scratch) {
+  return Scanner(json, scratch).Escaped(out);
 }
 
 }  // namespace turnpike::stream

@@ -1,5 +1,5 @@
-// A one-pass reader of OpenAI chat.completion.chunk payloads, the accumulator's fast path, and
-// of a whole chat.completion's usage, ExtractUsage's (internal to stream/).
+// A one-pass reader of OpenAI chat.completion.chunk payloads, the accumulator's and the OpenAI
+// stream decoder's fast path, and of a whole chat.completion's usage, ExtractUsage's.
 //
 // ParseChunk (simdjson On-Demand) costs about 3k instructions per 230-byte chunk: a padded copy,
 // stage 1 over the whole input, then the walk. Most chunks are plain JSON of one known shape,
@@ -21,12 +21,37 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "stream/chunk_parse.h"
 
 namespace turnpike::stream {
 
 bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped);
+
+// An OpenAI chunk as the providers' stream decoder reads it (providers/openai/stream_codec.h):
+// the members it uses, and every string as its escaped bytes between the quotes (the pivot's
+// StreamEvents carry text escaped), a null string as empty. `other_choice`: a choice whose
+// `index` member is not 0 (a choice without one is taken as choice 0).
+struct EscapedToolDelta {
+  int64_t index = 0;  // the tool call's `index` (its position in the array if absent)
+  std::string_view id, name, arguments;
+};
+struct EscapedChunk {
+  std::string_view id, model, content, refusal, reasoning, finish_reason;
+  bool has_usage = false;  // `usage` is an object
+  bool other_choice = false;
+  Usage usage;
+  std::vector<EscapedToolDelta> tools;  // of every choice, in order
+
+  void Clear();  // keeps the vector's capacity
+};
+
+// The decoder's fast path, under ScanChunk's contract with the decoder's simdjson read
+// (OpenAiStreamDecoder) as the final say: true and `out` filled exactly as that read fills it,
+// or false. A chunk with an `error` member is always left to it. Escaped strings are checked by
+// decoding them into `scratch` (the decoded bytes are not kept).
+bool ScanEscapedChunk(std::string_view json, EscapedChunk& out, std::string& scratch);
 
 // The usage of a whole chat.completion body (its top-level "usage" member), as ParseBodyUsage
 // reads it, under the same contract: true and `usage` filled, or false for "not decided here"

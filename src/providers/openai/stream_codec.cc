@@ -1,8 +1,10 @@
 #include "providers/openai/stream_codec.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "providers/json_text.h"
+#include "stream/json_string.h"
 
 namespace turnpike::providers::openai {
 namespace {
@@ -73,16 +75,8 @@ std::string ErrorObject(const Error& error) {
   return out;
 }
 
-Status OpenAiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sink) {
-  if (!event.has_data) return Ok{};
-  StreamEvent out;
-  if (Trim(event.data) == kDone) {
-    out.kind = EventKind::kEnd;
-    sink.OnEvent(out);
-    return Ok{};
-  }
-  Chunk c;
-  tools_.clear();
+simdjson::error_code ReadChunk(stream::PaddedJsonParser& parser, std::string_view payload,
+                               bool skip_head, stream::EscapedChunk& c, ChunkError& error) {
   od::document doc;
   od::value root;
   auto read_usage = [&](od::value v) -> error_code {
@@ -102,7 +96,7 @@ Status OpenAiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
     });
   };
   auto read_tool = [&](int64_t position, od::value v) -> error_code {
-    ToolDelta& tool = tools_.emplace_back();
+    stream::EscapedToolDelta& tool = c.tools.emplace_back();
     tool.index = position;
     return ForEachMember(v, [&](od::raw_json_string k, od::value m) -> error_code {
       if (k == "index") return ReadInt(m, tool.index);
@@ -135,37 +129,79 @@ Status OpenAiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
     });
   };
   auto read_error = [&](od::value v) -> error_code {
-    c.is_error = true;
+    error.present = true;
     od::json_type type;
     if (auto e = v.type().get(type)) return e;
-    if (type == od::json_type::string) return v.get_string().get(c.error_message);
+    if (type == od::json_type::string) return v.get_string().get(error.message);
     return ForEachMember(v, [&](od::raw_json_string k, od::value m) -> error_code {
-      if (k == "type") return ReadEscaped(m, c.error_type);
+      if (k == "type") return ReadEscaped(m, error.type);
       if (k != "message") return SUCCESS;
-      return m.is_null().value_unsafe() ? SUCCESS : m.get_string().get(c.error_message);
+      return m.is_null().value_unsafe() ? SUCCESS : m.get_string().get(error.message);
     });
   };
-  const error_code e = [&]() -> error_code {
-    if (auto e = parser_.Iterate(event.data).get(doc)) return e;
-    if (auto e = doc.get_value().get(root)) return e;
-    if (root.type().value_unsafe() != od::json_type::object) return simdjson::INCORRECT_TYPE;
-    return ForEachMember(root, [&](od::raw_json_string k, od::value v) -> error_code {
-      // Only the first chunk's id and model are used (kStart); later ones are skipped unread.
-      if (k == "id") return started_ ? SUCCESS : ReadEscaped(v, c.id);
-      if (k == "model") return started_ ? SUCCESS : ReadEscaped(v, c.model);
-      if (k == "choices") return ForEachElement(v, read_choice);
-      if (k == "usage") return read_usage(v);
-      if (k == "error") return read_error(v);
-      return SUCCESS;
-    });
-  }();
-  if (e) return Bad("The upstream sent an OpenAI chunk that is not valid JSON.");
-  if (c.is_error) {
-    error_ = Error{CodeForErrorType(c.error_type), std::string(c.error_message), ""};
-    out.kind = EventKind::kError;
-    out.error = &error_;
+  if (auto e = parser.Iterate(payload).get(doc)) return e;
+  if (auto e = doc.get_value().get(root)) return e;
+  if (root.type().value_unsafe() != od::json_type::object) return simdjson::INCORRECT_TYPE;
+  return ForEachMember(root, [&](od::raw_json_string k, od::value v) -> error_code {
+    // Once started, a chunk's id and model are not used (kStart has them): skipped unread.
+    if (k == "id") return skip_head ? SUCCESS : ReadEscaped(v, c.id);
+    if (k == "model") return skip_head ? SUCCESS : ReadEscaped(v, c.model);
+    if (k == "choices") return ForEachElement(v, read_choice);
+    if (k == "usage") return read_usage(v);
+    if (k == "error") return read_error(v);
+    return SUCCESS;
+  });
+}
+
+bool OpenAiStreamDecoder::IsStringBody(std::string_view body) {
+  if (stream::IsUnescapedStringBody(body)) return true;
+  scratch_.clear();
+  return stream::AppendDecodedStringBody(body, scratch_);
+}
+
+Status OpenAiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sink) {
+  if (!event.has_data) return Ok{};
+  StreamEvent out;
+  if (Trim(event.data) == kDone) {
+    out.kind = EventKind::kEnd;
     sink.OnEvent(out);
     return Ok{};
+  }
+  // Most chunks are the last content-only chunk's bytes around other content
+  // (stream/content_template.h): only the content is read.
+  if (std::optional<std::string_view> body = template_.Match(event.data)) {
+    if (IsStringBody(*body)) {
+      if (!body->empty()) {
+        out.kind = EventKind::kTextDelta;
+        out.text = *body;
+        sink.OnEvent(out);
+      }
+      return Ok{};
+    }
+  }
+  template_.Forget();
+  stream::EscapedChunk& c = chunk_;
+  c.Clear();
+  // The others are decided by the one-pass scanner, or (errors, unusual JSON) by simdjson, which
+  // has the final say.
+  if (stream::ScanEscapedChunk(event.data, c, scratch_)) {
+    if (c.reasoning.empty() && c.refusal.empty() && c.finish_reason.empty() && !c.has_usage &&
+        !c.other_choice && c.tools.empty()) {
+      template_.Remember(event.data, c.content);
+    }
+  } else {
+    c.Clear();
+    ChunkError error;
+    if (ReadChunk(parser_, event.data, started_, c, error) != SUCCESS) {
+      return Bad("The upstream sent an OpenAI chunk that is not valid JSON.");
+    }
+    if (error.present) {
+      error_ = Error{CodeForErrorType(error.type), std::string(error.message), ""};
+      out.kind = EventKind::kError;
+      out.error = &error_;
+      sink.OnEvent(out);
+      return Ok{};
+    }
   }
   if (c.other_choice) return Bad("The upstream sent a second choice, which cannot be carried.");
   if (!started_) {
@@ -188,7 +224,7 @@ Status OpenAiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
     delta.text = text;
     sink.OnEvent(delta);
   }
-  for (const ToolDelta& tool : tools_) {
+  for (const stream::EscapedToolDelta& tool : c.tools) {
     StreamEvent call;
     call.tool_index = static_cast<int32_t>(tool.index);
     if (!tool.id.empty() || !tool.name.empty()) {
@@ -210,7 +246,10 @@ Status OpenAiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
     sink.OnEvent(finish);
   }
   if (c.has_usage) {
-    usage_ = c.usage;
+    usage_.prompt_tokens = c.usage.prompt_tokens;
+    usage_.completion_tokens = c.usage.completion_tokens;
+    usage_.cached_tokens = c.usage.cached_tokens;
+    usage_.reasoning_tokens = c.usage.reasoning_tokens;
     StreamEvent usage;
     usage.kind = EventKind::kUsage;
     usage.usage = usage_;

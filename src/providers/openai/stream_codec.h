@@ -19,13 +19,21 @@
 // in a chat chunk and are dropped (README.md). The parts
 // every chunk repeats are rendered once per stream.
 //
-// Thread safety: none; one per stream. Memory: the decoder keeps its parser and a vector of
-// tool call deltas whose capacity is reused; the encoder a prefix string.
+// The decoder reads a chunk that repeats the last content-only chunk's bytes around other content
+// by reading that content alone (stream/content_template.h), any other with the one-pass scanner
+// (stream/chunk_scan.h), and leaves what the scanner declines to simdjson (ReadChunk).
+//
+// Thread safety: none; one per stream. Memory: the decoder keeps its parser, a chunk whose
+// vector of tool call deltas keeps its capacity, one chunk's bytes (the template) and a scratch
+// string; the encoder a prefix string.
 #pragma once
 
-#include <vector>
+#include <string>
+#include <string_view>
 
 #include "providers/provider.h"
+#include "stream/chunk_scan.h"
+#include "stream/content_template.h"
 #include "stream/padded_json.h"
 
 namespace turnpike::providers::openai {
@@ -36,23 +44,29 @@ class OpenAiStreamDecoder final : public StreamDecoder {
   const TokenUsage& usage() const override { return usage_; }
 
  private:
-  struct ToolDelta {
-    int64_t index = 0;
-    std::string_view id, name, arguments;
-  };
-  struct Chunk {
-    std::string_view id, model, content, refusal, reasoning, finish_reason;
-    bool is_error = false, has_usage = false, other_choice = false;
-    std::string_view error_type, error_message, error_param;  // error_message unescaped
-    TokenUsage usage;
-  };
+  // Whether `body` is a valid JSON string body (one with escapes is decoded into scratch_).
+  bool IsStringBody(std::string_view body);
 
   stream::PaddedJsonParser parser_;
-  std::vector<ToolDelta> tools_;
+  stream::ContentTemplate template_;  // the last content-only chunk
+  stream::EscapedChunk chunk_;        // the chunk being decoded (its vector's capacity is reused)
+  std::string scratch_;               // escaped strings are checked by decoding them here
   TokenUsage usage_;
   Error error_;
   bool started_ = false;
 };
+
+// An {"error": ...} chunk's type and message (unescaped), as ReadChunk found them.
+struct ChunkError {
+  bool present = false;
+  std::string_view type, message;
+};
+
+// The decoder's simdjson read of one chunk, the final say where stream::ScanEscapedChunk
+// declines (errors, unusual JSON). `skip_head` leaves id and model unread (the answer has
+// started). Views point into `payload` and the parser's buffers.
+simdjson::error_code ReadChunk(stream::PaddedJsonParser& parser, std::string_view payload,
+                               bool skip_head, stream::EscapedChunk& chunk, ChunkError& error);
 
 class OpenAiStreamEncoder final : public StreamEncoder {
  public:
