@@ -9,6 +9,20 @@ constexpr size_t kMaxDigits = 24;
 }  // namespace
 
 void AppendInt(std::string& out, int64_t value) {
+  // Most numbers the encoders write (sequence numbers, indexes) are below 100.
+  static constexpr char kPairs[] =
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+      "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+      "8081828384858687888990919293949596979899";
+  if (value >= 0 && value < 100) {
+    const char* pair = kPairs + 2 * value;
+    if (value < 10) {
+      out.push_back(pair[1]);
+    } else {
+      out.append(pair, 2);
+    }
+    return;
+  }
   char digits[kMaxDigits];
   auto [end, ec] = std::to_chars(digits, digits + kMaxDigits, value);
   out.append(digits, end);

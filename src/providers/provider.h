@@ -93,6 +93,9 @@ struct EncoderOptions {
   // The client's request body, for dialects whose answers echo request fields (the Responses
   // API). Borrowed: valid for the request's life; read once when the encoder is made.
   std::string_view client_body;
+  // The same body as the door parsed it, when it did (a /v1/responses body, read for its
+  // model): such dialects read it instead of parsing client_body again. Borrowed likewise.
+  const boost::json::object* client_document = nullptr;
   // The Responses API: the members its response object echoes, already rendered (render.h's
   // ResponseHead::echo), in place of those read from client_body. An agent turn's (its
   // conversation, store and the agent's tools). Borrowed like client_body.

@@ -197,6 +197,7 @@ net::awaitable<void> ChatFlow::Attempts() {
   options.openai_chat = api_ == ClientApi::kOpenAiChat;
   options.include_usage = info_.include_usage;
   options.client_body = exchange_.request().body();
+  options.client_document = document_;
   options.server_timing = deps_.config.server.server_timing;
   if (raw) {
     call.AddSink(raw_sink_.emplace(*this));

@@ -17,6 +17,7 @@ providers::EncoderOptions ClientSink::EncoderOptionsOf() const {
   encoder.created = UnixSeconds();
   encoder.include_usage = options_.include_usage;
   encoder.client_body = options_.client_body;
+  encoder.client_document = options_.client_document;
   return encoder;
 }
 
@@ -71,6 +72,7 @@ void ClientSink::OnWhole(const model_call::WholeAnswer& answer) {
     providers::EncoderOptions render;
     render.created = UnixSeconds();
     render.client_body = options_.client_body;
+    render.client_document = options_.client_document;
     whole_body_ = options_.client->RenderWholeResponse(*answer.response, render);
     whole_type_ = kJson;
     if (frames_) frames_->OnFrame(whole_body_);

@@ -47,6 +47,7 @@ struct ClientSinkOptions {
   bool openai_chat = false;      // the OpenAI chat API (its identity frames, its error event)
   bool include_usage = false;    // an OpenAI client asked for the usage chunk
   std::string_view client_body;  // the client's request (EncoderOptions::client_body)
+  const boost::json::object* client_document = nullptr;  // EncoderOptions::client_document
   bool server_timing = false;
   // Set: a translated answer's frames are reported into it as the client's form (see above).
   model_call::Recording* recording = nullptr;

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "common/result.h"
+#include "providers/provider.h"
 
 namespace turnpike::providers::openai_responses {
 
@@ -35,6 +36,9 @@ Result<boost::json::object> ParseResponsesDocument(const boost::json::object& do
 // already validated, so only in tests) gives the defaults. Cost: a second DOM parse of the
 // body, once per request (not per chunk); the pivot does not keep these fields.
 std::string EchoFields(std::string_view body);
+// The members an answer to `options`' request echoes: options.echo when set, else those of
+// options.client_document when set, else of options.client_body.
+std::string EchoFieldsOf(const EncoderOptions& options);
 // A member a caller echoes in place of the request's (an agent turn: its instructions, metadata,
 // store, previous_response_id, conversation): its key, and its value as JSON text.
 struct EchoMember {

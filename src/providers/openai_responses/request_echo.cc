@@ -61,6 +61,12 @@ std::string EchoFields(std::string_view body) {
   return EchoFields(request, {});
 }
 
+std::string EchoFieldsOf(const EncoderOptions& options) {
+  if (!options.echo.empty()) return std::string(options.echo);
+  if (options.client_document != nullptr) return EchoFields(*options.client_document, {});
+  return EchoFields(options.client_body);
+}
+
 std::string EchoFields(const json::object& request, std::span<const EchoMember> own) {
   // Written directly, not as an object serialized: a request sets few of these, and the
   // defaults are constant text (the object and its serialization were most of a plain

@@ -75,7 +75,7 @@ std::string ResponsesProvider::RenderWholeResponse(const Response& response,
                                                    const EncoderOptions& options) const {
   const std::string id = "resp_" + Escaped(response.id);
   const std::string model = Escaped(response.model);
-  const std::string echo = EchoFields(options.client_body);
+  const std::string echo = EchoFieldsOf(options);
   std::vector<OutputItem> items;
   if (!response.reasoning.empty()) {
     OutputItem reasoning;

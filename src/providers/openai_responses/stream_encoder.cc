@@ -8,20 +8,54 @@
 namespace turnpike::providers::openai_responses {
 namespace {
 constexpr std::string_view kResponseIdPrefix = "resp_";
+
+// `event: <type>\ndata: {"type":"<type>","sequence_number":`, written at compile time: an
+// event's opening is one append.
+template <size_t N>
+class EventHead {
+ public:
+  consteval explicit EventHead(const char (&type)[N]) {
+    size_t at = 0;
+    for (std::string_view part :
+         {std::string_view("event: "), std::string_view(type, N - 1),
+          std::string_view("\ndata: {\"type\":\""), std::string_view(type, N - 1),
+          std::string_view("\",\"sequence_number\":")}) {
+      for (const char c : part) text_[at++] = c;
+    }
+  }
+  constexpr std::string_view view() const { return {text_, sizeof(text_)}; }
+
+ private:
+  char text_[43 + 2 * (N - 1)] = {};
+};
+
+constexpr EventHead kError{"error"};
+constexpr EventHead kCancelled{"response.cancelled"};
+constexpr EventHead kCompleted{"response.completed"};
+constexpr EventHead kContentPartAdded{"response.content_part.added"};
+constexpr EventHead kContentPartDone{"response.content_part.done"};
+constexpr EventHead kCreated{"response.created"};
+constexpr EventHead kFailed{"response.failed"};
+constexpr EventHead kFunctionCallArgumentsDelta{"response.function_call_arguments.delta"};
+constexpr EventHead kFunctionCallArgumentsDone{"response.function_call_arguments.done"};
+constexpr EventHead kInProgress{"response.in_progress"};
+constexpr EventHead kIncomplete{"response.incomplete"};
+constexpr EventHead kOutputItemAdded{"response.output_item.added"};
+constexpr EventHead kOutputItemDone{"response.output_item.done"};
+constexpr EventHead kOutputTextDelta{"response.output_text.delta"};
+constexpr EventHead kOutputTextDone{"response.output_text.done"};
+constexpr EventHead kReasoningSummaryPartAdded{"response.reasoning_summary_part.added"};
+constexpr EventHead kReasoningSummaryPartDone{"response.reasoning_summary_part.done"};
+constexpr EventHead kReasoningSummaryTextDelta{"response.reasoning_summary_text.delta"};
+constexpr EventHead kReasoningSummaryTextDone{"response.reasoning_summary_text.done"};
 }  // namespace
 
 ResponsesStreamEncoder::ResponsesStreamEncoder(const EncoderOptions& options)
-    : created_(options.created),
-      echo_(options.echo.empty() ? EchoFields(options.client_body) : std::string(options.echo)),
-      background_(options.background) {}
+    : created_(options.created), echo_(EchoFieldsOf(options)), background_(options.background) {}
 
-void ResponsesStreamEncoder::OpenEvent(std::string_view type) {
+void ResponsesStreamEncoder::OpenEvent(std::string_view head) {
   std::string& o = out();
-  o.append("event: ");
-  o.append(type);
-  o.append("\ndata: {\"type\":\"");
-  o.append(type);
-  o.append(R"(","sequence_number":)");
+  o.append(head);
   AppendInt(o, sequence_++);
 }
 
@@ -29,15 +63,19 @@ void ResponsesStreamEncoder::CloseEvent() { out().append("}\n\n"); }
 
 void ResponsesStreamEncoder::AppendItemRef(size_t index) {
   std::string& o = out();
+  if (static_cast<int64_t>(index) == ref_index_) {
+    o.append(ref_);
+    return;
+  }
   o.append(R"(,"item_id":)");
   AppendQuotedEscaped(o, items_[index].id);
   o.append(R"(,"output_index":)");
   AppendInt(o, static_cast<int64_t>(index));
 }
 
-void ResponsesStreamEncoder::Snapshot(std::string_view type, ResponseStatus status,
+void ResponsesStreamEncoder::Snapshot(std::string_view event_head, ResponseStatus status,
                                       const Error* error) {
-  OpenEvent(type);
+  OpenEvent(event_head);
   std::string& o = out();
   o.append(R"(,"response":)");
   const ResponseHead head{id_, model_, created_, echo_, background_};
@@ -53,8 +91,8 @@ void ResponsesStreamEncoder::Start(const StreamEvent& event) {
   message_id_.assign("msg_").append(event.id);
   model_.assign(event.model);
   if (event.usage.present()) usage_ = event.usage;
-  Snapshot("response.created", ResponseStatus::kInProgress, nullptr);
-  Snapshot("response.in_progress", ResponseStatus::kInProgress, nullptr);
+  Snapshot(kCreated.view(), ResponseStatus::kInProgress, nullptr);
+  Snapshot(kInProgress.view(), ResponseStatus::kInProgress, nullptr);
 }
 
 void ResponsesStreamEncoder::OpenItem(OutputItem item) {
@@ -62,8 +100,12 @@ void ResponsesStreamEncoder::OpenItem(OutputItem item) {
   items_.push_back(std::move(item));
   open_ = static_cast<int64_t>(items_.size() - 1);
   const OutputItem& added = items_.back();
+  // Every event of the item repeats its reference: written once.
+  ref_index_ = open_;
+  ref_.assign(R"(,"item_id":")").append(added.id).append(R"(","output_index":)");
+  AppendInt(ref_, open_);
   std::string& o = out();
-  OpenEvent("response.output_item.added");
+  OpenEvent(kOutputItemAdded.view());
   o.append(R"(,"output_index":)");
   AppendInt(o, open_);
   o.append(R"(,"item":)");
@@ -71,14 +113,14 @@ void ResponsesStreamEncoder::OpenItem(OutputItem item) {
   CloseEvent();
   if (added.is_call) return;
   if (added.is_reasoning) {
-    OpenEvent("response.reasoning_summary_part.added");
+    OpenEvent(kReasoningSummaryPartAdded.view());
     AppendItemRef(open_);
     o.append(R"(,"summary_index":0,"part":)");
     AppendSummaryPart(o, "");
     CloseEvent();
     return;
   }
-  OpenEvent("response.content_part.added");
+  OpenEvent(kContentPartAdded.view());
   AppendItemRef(open_);
   o.append(R"(,"content_index":0,"part":)");
   AppendTextPart(o, "");
@@ -98,18 +140,18 @@ void ResponsesStreamEncoder::CloseItem() {
                                       ? "incomplete"
                                       : "completed";
   if (item.is_reasoning) {
-    OpenEvent("response.reasoning_summary_text.done");
+    OpenEvent(kReasoningSummaryTextDone.view());
     AppendItemRef(index);
     o.append(R"(,"summary_index":0,"text":)");
     AppendQuotedEscaped(o, item.text);
     CloseEvent();
-    OpenEvent("response.reasoning_summary_part.done");
+    OpenEvent(kReasoningSummaryPartDone.view());
     AppendItemRef(index);
     o.append(R"(,"summary_index":0,"part":)");
     AppendSummaryPart(o, item.text);
     CloseEvent();
   } else if (item.is_call) {
-    OpenEvent("response.function_call_arguments.done");
+    OpenEvent(kFunctionCallArgumentsDone.view());
     AppendItemRef(index);
     o.append(R"(,"name":)");
     AppendQuotedEscaped(o, item.name);
@@ -117,18 +159,18 @@ void ResponsesStreamEncoder::CloseItem() {
     AppendQuotedEscaped(o, item.text);
     CloseEvent();
   } else {
-    OpenEvent("response.output_text.done");
+    OpenEvent(kOutputTextDone.view());
     AppendItemRef(index);
     o.append(R"(,"content_index":0,"logprobs":[],"text":)");
     AppendQuotedEscaped(o, item.text);
     CloseEvent();
-    OpenEvent("response.content_part.done");
+    OpenEvent(kContentPartDone.view());
     AppendItemRef(index);
     o.append(R"(,"content_index":0,"part":)");
     AppendTextPart(o, item.text);
     CloseEvent();
   }
-  OpenEvent("response.output_item.done");
+  OpenEvent(kOutputItemDone.view());
   o.append(R"(,"output_index":)");
   AppendInt(o, static_cast<int64_t>(index));
   o.append(R"(,"item":)");
@@ -141,7 +183,7 @@ void ResponsesStreamEncoder::Fail(const Error& error) {
   status_ = ResponseStatus::kFailed;
   error_ = error;
   std::string& o = out();
-  OpenEvent("error");
+  OpenEvent(kError.view());
   o.append(R"(,"code":)");
   AppendJsonQuoted(o, ErrorCodeName(error.code));
   o.append(R"(,"message":)");
@@ -153,7 +195,7 @@ void ResponsesStreamEncoder::Fail(const Error& error) {
     AppendJsonQuoted(o, ClientParam(error.param));
   }
   CloseEvent();
-  if (started_) Snapshot("response.failed", ResponseStatus::kFailed, &error);
+  if (started_) Snapshot(kFailed.view(), ResponseStatus::kFailed, &error);
 }
 
 void ResponsesStreamEncoder::Cancel() {
@@ -162,7 +204,7 @@ void ResponsesStreamEncoder::Cancel() {
   if (!started_) Start(StreamEvent{});
   CloseItem();
   done_ = true;
-  Snapshot("response.cancelled", ResponseStatus::kCancelled, nullptr);
+  Snapshot(kCancelled.view(), ResponseStatus::kCancelled, nullptr);
 }
 
 void ResponsesStreamEncoder::AppendResponseObject(std::string& out) const {
@@ -199,7 +241,7 @@ void ResponsesStreamEncoder::OnEvent(const StreamEvent& event) {
         OpenItem(std::move(reasoning));
       }
       items_[open_].text.append(event.text);
-      OpenEvent("response.reasoning_summary_text.delta");
+      OpenEvent(kReasoningSummaryTextDelta.view());
       AppendItemRef(open_);
       o.append(R"(,"summary_index":0,"delta":)");
       AppendQuotedEscaped(o, event.text);
@@ -222,7 +264,7 @@ void ResponsesStreamEncoder::OnEvent(const StreamEvent& event) {
         OpenItem(std::move(message));
       }
       items_[open_].text.append(event.text);
-      OpenEvent("response.output_text.delta");
+      OpenEvent(kOutputTextDelta.view());
       AppendItemRef(open_);
       o.append(R"(,"content_index":0,"delta":)");
       AppendQuotedEscaped(o, event.text);
@@ -249,7 +291,7 @@ void ResponsesStreamEncoder::OnEvent(const StreamEvent& event) {
         return;
       }
       items_[open_].text.append(event.text);
-      OpenEvent("response.function_call_arguments.delta");
+      OpenEvent(kFunctionCallArgumentsDelta.view());
       AppendItemRef(open_);
       o.append(R"(,"delta":)");
       AppendQuotedEscaped(o, event.text);
@@ -266,9 +308,8 @@ void ResponsesStreamEncoder::OnEvent(const StreamEvent& event) {
       CloseItem();
       done_ = true;
       status_ = StatusFor(finish_);
-      Snapshot(
-          status_ == ResponseStatus::kIncomplete ? "response.incomplete" : "response.completed",
-          status_, nullptr);
+      Snapshot(status_ == ResponseStatus::kIncomplete ? kIncomplete.view() : kCompleted.view(),
+               status_, nullptr);
       break;
     }
     default:

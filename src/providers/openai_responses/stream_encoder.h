@@ -75,14 +75,15 @@ class ResponsesStreamEncoder final : public StreamEncoder {
 
  private:
   void Start(const StreamEvent& event);
-  // `event: <type>\ndata: {"type":"<type>","sequence_number":n` (the caller closes it).
-  void OpenEvent(std::string_view type);
+  // `head` (an EventHead's: `event: <type>\ndata: {"type":"<type>","sequence_number":`), then n;
+  // the caller closes it.
+  void OpenEvent(std::string_view head);
   void CloseEvent();
   void OpenItem(OutputItem item);
   void CloseItem();
   // The item fields every item-level event repeats: "item_id":..,"output_index":n.
   void AppendItemRef(size_t index);
-  void Snapshot(std::string_view type, ResponseStatus status, const Error* error);
+  void Snapshot(std::string_view event_head, ResponseStatus status, const Error* error);
   void Fail(const Error& error);
 
   const int64_t created_;
@@ -91,7 +92,9 @@ class ResponsesStreamEncoder final : public StreamEncoder {
   std::string model_;       // escaped
   std::string message_id_;  // escaped "msg_<upstream id>"
   std::vector<OutputItem> items_;
-  int64_t open_ = -1;       // index in items_ of the open item, -1 when none
+  int64_t open_ = -1;  // index in items_ of the open item, -1 when none
+  std::string ref_;    // AppendItemRef's text for the item at ref_index_
+  int64_t ref_index_ = -1;
   int32_t open_tool_ = -1;  // tool_index of the open call
   int64_t sequence_ = 0;
   int32_t messages_ = 0;    // message items opened so far (the second gets a suffix)
