@@ -10,7 +10,8 @@
 //           agents sends to continue a conversation as long as a turn's window), streamed
 //   turn    POST /v1/responses, model "agent:<id>", in a conversation (window 50), streamed
 //
-//   TURNPIKE_BIN=build/src/app/turnpike node bench/agent-turn-callgrind.mjs [requests] [C]
+//   TURNPIKE_BIN=build/src/app/turnpike node bench/agent-turn-callgrind.mjs [requests] [C] [loads]
+// loads: a comma-separated subset of the four (all by default), e.g. presp,turn.
 // Needs valgrind (callgrind_control). Prints instructions per request per thread group, and the
 // turns' store writes per transaction (the group commit). TURNPIKE_STARTUP_TIMEOUT_MS=120000 on a
 // loaded machine (the gateway starts slowly under valgrind).
@@ -22,6 +23,7 @@ import { startMock, startGovernedGateway, stopAll, sleep, metricsOf } from '../t
 
 const N = Number(process.argv[2] ?? 100);
 const C = Number(process.argv[3] ?? 4);
+const LOADS = process.argv[4]?.split(',');
 const BIN = path.resolve(process.env.TURNPIKE_BIN ?? 'build/src/app/turnpike');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'turn-callgrind-'));
 const wrapper = path.join(dir, 'turnpike-under-callgrind');
@@ -58,6 +60,7 @@ const loads = {
     return () => post('/v1/responses', { model: `agent:${agent.id}`, conversation, input: 'Hello there', stream: true });
   },
 };
+for (const name of LOADS ?? []) if (!(name in loads)) throw new Error(`unknown load ${name}`);
 const control = (...args) => execFileSync('callgrind_control', [...args, String(g.gw.pid)], { stdio: 'ignore' });
 const totals = (dump) => {
   const out = { workers: 0, store: 0 };
@@ -74,6 +77,7 @@ console.log('| load | workers | store thread | total |');
 console.log('|---|---|---|---|');
 let dump = 0;
 for (const [name, make] of Object.entries(loads)) {
+  if (LOADS && !LOADS.includes(name)) continue;
   const loops = [];
   for (let i = 0; i < C; ++i) loops.push(await make());
   await Promise.all(loops.map(async (one) => { for (let k = 0; k < 5; ++k) await one(); }));
