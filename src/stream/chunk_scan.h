@@ -31,8 +31,9 @@ bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped);
 
 // An OpenAI chunk as the providers' stream decoder reads it (providers/openai/stream_codec.h):
 // the members it uses, and every string as its escaped bytes between the quotes (the pivot's
-// StreamEvents carry text escaped), a null string as empty. `other_choice`: a choice whose
-// `index` member is not 0 (a choice without one is taken as choice 0).
+// StreamEvents carry text escaped), a null string as empty. `other_choice`: a choice has an
+// `index` member that is not 0 (a null one counts as the choice's position; a choice without
+// one is taken as choice 0).
 struct EscapedToolDelta {
   int64_t index = 0;  // the tool call's `index` (its position in the array if absent)
   std::string_view id, name, arguments;
