@@ -11,7 +11,9 @@
 // the event into a store job and returns: outbox.h).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "app/feature.h"
@@ -30,6 +32,13 @@ app::Feature WebhooksFeature(std::shared_ptr<WebhooksShared> shared);
 
 // The agents' turn-event subscriber that queues a turn's end for its tenant's webhooks.
 agents::TurnSubscriber TurnWebhooks(std::shared_ptr<WebhooksShared> shared);
+
+// A turn's end as its event's `data`: {"response_id", "tenant", "agent_id", "agent_version",
+// "conversation_id" (when it had one), "status", "usage": {"input_tokens", "output_tokens"},
+// "cost_usd" (six decimals), "error": {"message"} (when it has one)}.
+std::string TurnEventData(const agents::TurnEvent& event);
+// `micros` as US dollars with six decimals, as TurnEventData writes cost_usd ("0.001500").
+void AppendUsd(std::string& out, int64_t micros);
 
 // The admin resources (admin_routes.cc).
 std::vector<core::AdminRoute> WebhookAdminRoutes(Outbox& outbox);

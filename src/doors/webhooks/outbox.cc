@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <limits>
 
 #include "common/clock.h"
 #include "common/json_escape.h"
@@ -105,18 +106,25 @@ class AlertJob final : public store::StoreJob {
 }  // namespace
 
 std::string EventBody(std::string_view type, int64_t unix_seconds, std::string_view data_json) {
-  const std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  std::string body = "{\"type\":\"";
+  // The RFC 3339 text of the last second this thread stamped: events come many to a second.
+  thread_local int64_t stamped_second = std::numeric_limits<int64_t>::min();
+  thread_local char stamp[32] = {};
+  thread_local size_t stamp_size = 0;
+  if (unix_seconds != stamped_second) {
+    const std::time_t t = static_cast<std::time_t>(unix_seconds);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    stamp_size = std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    stamped_second = unix_seconds;
+  }
+  std::string body;
+  constexpr size_t kFrame = 48;  // the members' names and punctuation
+  body.reserve(type.size() + stamp_size + data_json.size() + kFrame);
+  body.append("{\"type\":\"");
   AppendJsonEscaped(body, type);
-  body += "\",\"timestamp\":\"";
-  body += stamp;
-  body += "\",\"data\":";
+  body.append("\",\"timestamp\":\"").append(stamp, stamp_size).append("\",\"data\":");
   body.append(data_json);
-  body += "}";
+  body.push_back('}');
   return body;
 }
 
