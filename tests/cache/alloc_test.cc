@@ -6,6 +6,9 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <span>
+#include <string>
+#include <string_view>
 
 #include "cache/cache.h"
 #include "cache/request_digest.h"
@@ -62,6 +65,18 @@ TEST(CacheAllocations, MakeKeyAndDigest) {
   EXPECT_EQ(key_allocations, kMakeKeyBudget * kCounted);
 }
 
+// kCounted digests of `body` by a warm `digester`: each one succeeds, and together they
+// allocate kRequestDigestBudget each.
+void ExpectWarmDigestsWithinBudget(RequestDigester& digester, const std::string& body,
+                                   std::span<const std::string_view> excluded) {
+  size_t digested = 0;
+  Counting counted;
+  for (int i = 0; i < kCounted; ++i) digested += digester.Of(body, excluded).ok();
+  const size_t count = counted.count();
+  EXPECT_EQ(digested, size_t{kCounted});
+  EXPECT_EQ(count, kRequestDigestBudget * kCounted);
+}
+
 // A chat body whose objects are out of order at every depth (sorted in the scratch), with
 // escapes, numbers to normalise and excluded members.
 TEST(CacheAllocations, RequestDigestWarm) {
@@ -75,12 +90,7 @@ TEST(CacheAllocations, RequestDigestWarm) {
   const std::array<std::string_view, 2> excluded = {"stream", "user"};
   RequestDigester digester(7);
   for (int i = 0; i < kWarmup; ++i) ASSERT_TRUE(digester.Of(body, excluded).ok());
-  size_t digested = 0;
-  Counting counted;
-  for (int i = 0; i < kCounted; ++i) digested += digester.Of(body, excluded).ok();
-  const size_t count = counted.count();
-  EXPECT_EQ(digested, size_t{kCounted});
-  EXPECT_EQ(count, kRequestDigestBudget * kCounted);
+  ExpectWarmDigestsWithinBudget(digester, body, excluded);
 }
 
 // A small body (the small path: request_digest_small.h), out of order at two depths, with an
@@ -93,12 +103,7 @@ TEST(CacheAllocations, RequestDigestSmallWarm) {
   RequestDigester digester(7);
   for (int i = 0; i < kWarmup; ++i) ASSERT_TRUE(digester.Of(body, excluded).ok());
   ASSERT_TRUE(digester.took_small_path());
-  size_t digested = 0;
-  Counting counted;
-  for (int i = 0; i < kCounted; ++i) digested += digester.Of(body, excluded).ok();
-  const size_t count = counted.count();
-  EXPECT_EQ(digested, size_t{kCounted});
-  EXPECT_EQ(count, kRequestDigestBudget * kCounted);
+  ExpectWarmDigestsWithinBudget(digester, body, excluded);
 }
 
 TEST(CacheAllocations, L1FindHit) {
