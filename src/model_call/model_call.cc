@@ -173,15 +173,8 @@ net::awaitable<CallEnd> ModelCall::Run(const CallRequest& request) {
       span->status = static_cast<int>(status);
     }
     if (IsRetryable(status)) {
-      Result<std::string> answer_body = co_await call.ReadAll(kMaxRetryableBody);
+      co_await KeepRetryable(call, status, index, identity ? nullptr : dialect);
       if (abandoned_) co_return Abandoned();
-      failure_.answer = CallFailure::Passed{status,
-                                            std::string(call.content_type()),
-                                            answer_body.ok() ? std::move(answer_body.value()) : "",
-                                            ParseRetryAfterSeconds(call.header("retry-after")),
-                                            index,
-                                            identity ? nullptr : dialect};
-      failure_.error.reset();
       attempt_.reset();
       if (ctx_.trace.on) ctx_.trace.EndAttempt(core::Clock::now(), static_cast<int>(status));
       continue;
@@ -211,6 +204,19 @@ net::awaitable<CallEnd> ModelCall::Run(const CallRequest& request) {
     failure_.error = Error{ErrorCode::kUpstreamUnavailable, "No upstream attempt was made.", ""};
   }
   co_return CallEnd::kFailed;
+}
+
+net::awaitable<void> ModelCall::KeepRetryable(upstream::Call& call, unsigned status, size_t index,
+                                              const providers::Provider* translated) {
+  Result<std::string> body = co_await call.ReadAll(kMaxRetryableBody);
+  if (abandoned_) co_return;
+  failure_.answer = CallFailure::Passed{status,
+                                        std::string(call.content_type()),
+                                        body.ok() ? std::move(body.value()) : "",
+                                        ParseRetryAfterSeconds(call.header("retry-after")),
+                                        index,
+                                        translated};
+  failure_.error.reset();
 }
 
 void ModelCall::TraceAttempt(const DeploymentTarget& target, upstream::OutgoingRequest& out) {

@@ -47,9 +47,10 @@
 // Ownership: one object per call, in the caller's request state; it borrows the deps (the
 // worker's pool and options), the context, the sinks and the source, all of which outlive Run.
 // It holds the attempt in flight (its upstream exchange, with a 2 KiB header arena) and a
-// stream's pump, ~4 KiB: keep it where the request's state already is (the door's request
-// frame), not on a small coroutine's frame, which Asio recycles only up to 1 KiB (a bigger
-// frame is a malloc per call). Single-threaded: the worker that owns the context.
+// stream's pump, ~4 KiB: keep it where the request's state already is (the LLM door keeps its
+// context and flow in one block of common/block_cache.h), not on a coroutine's frame, which
+// Asio recycles only up to 1,020 bytes (a bigger frame is a malloc and a free per call; Run's
+// own frame is kept under that size). Single-threaded: the worker that owns the context.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -169,10 +170,16 @@ class ModelCall {
  private:
   // Waits `delay` unless the call is abandoned first; false if it was.
   boost::asio::awaitable<bool> Sleep(std::chrono::milliseconds delay);
-  // A whole answer read into whole_body_: its head and answer (whole_start_, whole_), parsed
-  // when translated, and what the context learns from it; an error is the call's failure.
+  // A retryable status's answer (its first 64 KiB) kept as the call's failure
+  // (`translated`: its dialect when not the client's), unless the call was abandoned meanwhile.
+  // A coroutine of its own: retries are rare, and its locals on Run's frame would take that
+  // frame past the 1,020 bytes Asio recycles (a malloc and a free per call).
+  boost::asio::awaitable<void> KeepRetryable(upstream::Call& call, unsigned status, size_t index,
+                                             const providers::Provider* translated);
   // Tracing on: starts the attempt's client span and puts its traceparent on `out`.
   void TraceAttempt(const DeploymentTarget& target, upstream::OutgoingRequest& out);
+  // A whole answer read into whole_body_: its head and answer (whole_start_, whole_), parsed
+  // when translated, and what the context learns from it; an error is the call's failure.
   Status ReadWhole(const CallRequest& request, const upstream::Call& call,
                    const providers::Provider& dialect, bool identity);
   // Awaits every live sink's Flush, dropping those that say their consumer has gone.

@@ -3,9 +3,11 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
+#include "common/block_cache.h"
 #include "core/openai_errors.h"
 #include "doors/llm/cache_filter.h"
 #include "doors/llm/route_filter.h"
@@ -15,6 +17,14 @@ namespace net = boost::asio;
 using Verb = core::Verb;
 
 namespace {
+
+// A request's context and flow: several KiB, kept off Handle's coroutine frame, which Asio
+// would otherwise malloc (and free) per request (common/block_cache.h).
+struct RequestState final : CachedBlock {
+  LlmContext ctx;
+  std::optional<ChatFlow> flow;
+};
+
 constexpr std::string_view kJson = "application/json";
 constexpr uint32_t kSeedMix = 0x9e3779b9u;
 constexpr std::string_view kOpenAi = "openai";
@@ -188,7 +198,10 @@ net::awaitable<void> LlmDoor::Handle(http::Exchange& exchange, core::RouteMatch 
     }
     if (object == nullptr) document.reset();  // this door's parse reports the error
   }
-  LlmContext ctx;
+  // The request's state (~7 KiB) in a cached block, not on this frame (common/block_cache.h);
+  // default-initialised, as a local would be (make_unique would zero the block first).
+  auto state = std::make_unique_for_overwrite<RequestState>();
+  LlmContext& ctx = state->ctx;
   core_.Start(exchange, match, ctx);
   if (match.route == kModels) {
     co_await AnswerModels(exchange, ctx);
@@ -197,9 +210,11 @@ net::awaitable<void> LlmDoor::Handle(http::Exchange& exchange, core::RouteMatch 
   } else {
     // One flow object for every model route: it holds the request's model call (chat_flow.h).
     const FlowApi flow_api = FlowApiOf(match);
-    ChatFlow flow(deps_, exchange, ctx, flow_api.api, *flow_api.client, flow_api.path);
+    ChatFlow& flow =
+        state->flow.emplace(deps_, exchange, ctx, flow_api.api, *flow_api.client, flow_api.path);
     if (document) flow.UseDocument(document->as_object());
     co_await flow.Run();
+    state->flow.reset();  // the flow ends before the request is finished, as it always has
   }
   core_.Finish(exchange, ctx);
 }
