@@ -108,6 +108,12 @@ class SearchDoor : public core::Door {
   // One search on `index` through the cache (search_cache.cc), or straight to Compute.
   boost::asio::awaitable<Reply> RunSearch(Call& call, std::string_view index, std::string_view body,
                                           bool count, cache::Mode mode);
+  // RunSearch's miss: the search computed, and its answer filled into `lookup` when it may be
+  // cached. A coroutine of its own: its locals on RunSearch's frame would take that frame past
+  // the 1,020 bytes Asio recycles (a malloc and a free per search, hits included).
+  boost::asio::awaitable<Reply> ComputeAndFill(Call& call, std::string_view index,
+                                               std::string_view body, bool count,
+                                               cache::Lookup& lookup);
   // One search on `index` (the legs and the join). `complete` (if set) says whether the answer
   // may be cached: a 200 with no timed-out leg and no failed shard.
   boost::asio::awaitable<Reply> Compute(Call& call, std::string_view index, std::string_view body,
