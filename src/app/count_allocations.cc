@@ -2,6 +2,13 @@
 // (observability/allocation_count.h). Only the replaceable allocation functions that allocate
 // are defined; the matching operator delete forms are defined too, so every pair stays malloc
 // and free. Sanitizer builds keep their runtime's operators (and count nothing).
+//
+// aligned_alloc is counted too: Asio takes a coroutine frame that its per-thread recycling
+// cache cannot serve (a frame over 1,020 bytes, or none cached of its size) from
+// std::aligned_alloc, not from operator new, and such a frame on a request path is a malloc
+// per request like any other. Defined here, in the executable, it stands in for libc's.
+#include <malloc.h>
+
 #include <cstdlib>
 #include <new>
 
@@ -23,11 +30,9 @@ void* Allocate(std::size_t size) {
 
 void* AllocateAligned(std::size_t size, std::align_val_t align) {
   turnpike::observability::NoteAllocation();
-  const auto alignment = static_cast<std::size_t>(align);
-  // aligned_alloc wants a size that is a multiple of the alignment.
-  const std::size_t rounded = (size + alignment - 1) / alignment * alignment;
   for (;;) {
-    if (void* p = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded)) return p;
+    // memalign, not aligned_alloc: that one counts its own calls (below).
+    if (void* p = memalign(static_cast<std::size_t>(align), size == 0 ? 1 : size)) return p;
     std::new_handler handler = std::get_new_handler();
     if (handler == nullptr) throw std::bad_alloc();
     handler();
@@ -40,6 +45,11 @@ void* AllocateAligned(std::size_t size, std::align_val_t align) {
 }();
 
 }  // namespace
+
+extern "C" void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
+  turnpike::observability::NoteAllocation();
+  return memalign(alignment, size);
+}
 
 void* operator new(std::size_t size) { return Allocate(size); }
 void* operator new[](std::size_t size) { return Allocate(size); }

@@ -1,11 +1,13 @@
-// Heap allocations counted per process: every call of C++ `operator new` (any form) on any
+// Heap allocations counted per process: every call of C++ `operator new` (any form) and of
+// aligned_alloc (where Asio takes the coroutine frames its recycling cache cannot serve) on any
 // thread, so that an allocation added to the request path shows up in a test (see
 // tests/integration/allocations.test.mjs) and in /metrics as turnpike_allocations_total.
 //
-// The counting `operator new` lives in the turnpike executable (app/count_allocations.cc),
-// not in a library, so unit tests and benchmarks keep their own allocators. It is left out of
-// sanitizer builds, whose runtime owns `operator new`; counting_allocations() says which.
-// Mallocs made by C libraries (the embedded engine's, OpenSSL, libc) are not counted.
+// The counting `operator new` (and aligned_alloc) lives in the turnpike executable
+// (app/count_allocations.cc), not in a library, so unit tests and benchmarks keep their own
+// allocators. It is left out of sanitizer builds, whose runtime owns `operator new`;
+// counting_allocations() says which. Plain mallocs and callocs (the embedded engine's, OpenSSL's,
+// libc's) are not counted.
 //
 // Cost: a thread-local pointer and a relaxed increment per allocation. Each thread gets one
 // slot on its first allocation (taken with malloc, never freed, so totals stay monotonic when
