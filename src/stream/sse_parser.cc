@@ -1,5 +1,7 @@
 #include "stream/sse_parser.h"
 
+#include <cstring>
+
 #include "stream/byte_scan.h"
 
 namespace turnpike::stream {
@@ -8,6 +10,9 @@ namespace {
 constexpr size_t kNotFound = static_cast<size_t>(-1);
 // A tail buffer grown beyond this by one large event is released rather than kept.
 constexpr size_t kKeepTailCapacity = size_t{64} << 10;
+
+// A data line's name with its colon.
+constexpr std::string_view kDataField = "data:";
 
 bool IsLineEnd(char c) { return c == '\n' || c == '\r'; }
 
@@ -112,12 +117,16 @@ size_t SseParser::ParseEvent(const char* begin, const char* end, bool skip_lf) {
     const std::string_view line(p, static_cast<size_t>(eol - p));
     p = next;
     if (line.front() == ':') continue;  // comment
-    const size_t colon = line.find(':');
+    // Nearly every line of a model's stream is "data: ...": its name is read without a search
+    // for the colon or a call to compare names.
+    const bool data_line = line.size() >= kDataField.size() &&
+                           std::memcmp(line.data(), kDataField.data(), kDataField.size()) == 0;
+    const size_t colon = data_line ? kDataField.size() - 1 : line.find(':');
     const std::string_view name = line.substr(0, colon);
     std::string_view value =
         colon == std::string_view::npos ? std::string_view() : line.substr(colon + 1);
     if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
-    if (name == "data") {
+    if (data_line || name == "data") {
       if (data_lines == 1) data_buf_.assign(data);
       if (data_lines >= 1) {
         data_buf_ += '\n';
