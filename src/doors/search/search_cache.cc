@@ -20,7 +20,8 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using Reply = SearchDoor::Reply;
 
-// Most search bodies parse inside this stack buffer (no heap allocation for the key's parse).
+// Most search bodies parse inside this buffer (a cached block: no heap allocation for the key's
+// parse once warm).
 constexpr size_t kParseBuffer = 4096;
 struct ParseBuffer final : CachedBlock {
   std::array<unsigned char, kParseBuffer> bytes;

@@ -91,8 +91,8 @@ core::ErrorReply SearchDoor::RenderError(int route, const Error& error) const {
 void SearchDoor::Shutdown() { backend_->Shutdown(); }
 
 boost::asio::awaitable<void> SearchDoor::Handle(http::Exchange& exchange, core::RouteMatch match) {
-  // The request's context in a cached block, not on this frame (common/block_cache.h):
-  // default-initialised, as a local would be.
+  // The request's state in a cached block, not on this frame (common/block_cache.h):
+  // default-initialised, as locals would be.
   auto state = std::make_unique_for_overwrite<RequestState>();
   core::RequestContext& ctx = state->ctx;
   core_.Start(exchange, match, ctx);
