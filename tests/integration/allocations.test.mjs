@@ -1,5 +1,6 @@
 // Heap allocations per request, counted by the real binary (turnpike_allocations_total: every
-// C++ operator new on every thread, see src/observability/allocation_count.h), on the paths a
+// C++ operator new and every aligned_alloc, where Asio takes a coroutine frame too large for its
+// recycling cache, on every thread; see src/observability/allocation_count.h), on the paths a
 // warm gateway serves: non-streamed and streamed chat; chat translated both ways between the
 // OpenAI and Anthropic dialects, streamed and whole; embeddings to each embeddings dialect; the
 // Gemini and Cohere client routes, and a token count.
