@@ -191,6 +191,27 @@ for (const governance of ['off', 'on']) {
   });
 }
 
+// One governed gateway over the mock with the given config sections, and a key's headers (plan
+// p, tenant t); null when the build counts no allocations (the test then skips).
+async function governed(t, name, sections) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `turnpike-alloc-${name}-`));
+  const gw = await startGateway(gatewayConfig({
+    models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] },
+    governance: { enabled: true },
+    store: { path: path.join(dir, 'turnpike.db') },
+    prices: { 'mock-model': { input: 1, output: 2, max_output_tokens: 4096 } },
+    sections,
+  }), { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
+  if (await allocations(gw) === null) {
+    t.skip('this build does not count allocations (sanitizer build)');
+    return null;
+  }
+  await admin(gw, 'PUT', 'plans/p', { monthly_budget_usd: 1000, rpm: 1000000, tpm: 100000000 });
+  await admin(gw, 'POST', 'tenants', { id: 't', plan: 'p' });
+  const key = await admin(gw, 'POST', 'keys', { tenant: 't', name: 'alloc' });
+  return { gw, headers: { authorization: `Bearer ${key.key}` } };
+}
+
 // The LLM response cache on (`llm_cache: {enabled: true}`, governance on), OpenAI chat to an
 // OpenAI deployment, 20 tokens: a miss (every request a new body: looked up, led, recorded and
 // stored), and a hit (the same body: replayed from L1). Measured 2026-12-05 04:22 UTC against
@@ -208,22 +229,9 @@ for (const governance of ['off', 'on']) {
 const CACHE_BUDGET = { plain_miss: 8.5, stream_miss: 17.5, plain_hit: 7.5, stream_hit: 22.5 };
 
 test('allocations per request with the LLM response cache: a miss and a hit', async (t) => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'turnpike-alloc-cache-'));
-  const gw = await startGateway(gatewayConfig({
-    models: { 'mock-model': [`http://127.0.0.1:${mock.port}/v1`] },
-    governance: { enabled: true },
-    store: { path: path.join(dir, 'turnpike.db') },
-    prices: { 'mock-model': { input: 1, output: 2, max_output_tokens: 4096 } },
-    sections: { llm_cache: { enabled: true } },
-  }), { env: { TURNPIKE_ADMIN_TOKEN: TOKEN } });
-  if (await allocations(gw) === null) {
-    t.skip('this build does not count allocations (sanitizer build)');
-    return;
-  }
-  await admin(gw, 'PUT', 'plans/p', { monthly_budget_usd: 1000, rpm: 1000000, tpm: 100000000 });
-  await admin(gw, 'POST', 'tenants', { id: 't', plan: 'p' });
-  const key = await admin(gw, 'POST', 'keys', { tenant: 't', name: 'alloc' });
-  const headers = { authorization: `Bearer ${key.key}` };
+  const g = await governed(t, 'cache', { llm_cache: { enabled: true } });
+  if (g === null) return;
+  const { gw, headers } = g;
   let n = 0;
   const kind = (stream, fresh) => ({
     path: '/v1/chat/completions',
@@ -239,5 +247,41 @@ test('allocations per request with the LLM response cache: a miss and a hit', as
     t.diagnostic(`${name}: ${measured.toFixed(2)} allocations per request`);
     assert.ok(measured <= CACHE_BUDGET[name],
       `${name}: ${measured.toFixed(2)} allocations per request > budget ${CACHE_BUDGET[name]}`);
+  }
+});
+
+// The Responses API and agent turns (governance on, OpenAI chat upstream, 20 tokens streamed):
+// a plain streamed `/v1/responses` call, and a turn of an agent (`model: "agent:<id>"`) in one
+// conversation, its memory window (50 items) full after the warm-up, so that every measured
+// turn reads the same history and appends its two items. Whole process: the workers and the
+// store thread (the turn's group commit, the call log, the webhook outbox's turn event).
+// First counted 2026-12-06: the Responses call 49.4-50.4 (four runs), a turn 212.0-212.4.
+const TURN_BUDGET = { responses: 51, turn: 213 };
+
+test('allocations per request on the Responses API and per agent turn', async (t) => {
+  const g = await governed(t, 'turn', {});
+  if (g === null) return;
+  const { gw, headers } = g;
+  const agent = await admin(gw, 'POST', 'agents', { tenant: 't', model: 'mock-model', instructions: 'Be brief.' });
+  const r = await fetch(`${gw.url}/v1/conversations`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: '{}' });
+  assert.equal(r.status, 200);
+  const conversation = (await r.json()).id;
+  const kinds = {
+    responses: {
+      path: '/v1/responses',
+      body: JSON.stringify({ model: 'mock-model', stream: true, input: 'Hello there' }),
+      done: /event: response\.completed/,
+    },
+    turn: {
+      path: '/v1/responses',
+      body: JSON.stringify({ model: `agent:${agent.id}`, conversation, stream: true, input: 'Hello there' }),
+      done: /event: response\.completed/,
+    },
+  };
+  for (const name of Object.keys(kinds)) {
+    const measured = await perRequest(gw, headers, kinds[name]);
+    t.diagnostic(`${name}: ${measured.toFixed(2)} allocations per request`);
+    assert.ok(measured <= TURN_BUDGET[name],
+      `${name}: ${measured.toFixed(2)} allocations per request > budget ${TURN_BUDGET[name]}`);
   }
 });
