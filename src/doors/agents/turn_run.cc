@@ -24,6 +24,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "common/block_cache.h"
 #include "common/clock.h"
 #include "doors/agents/turn.h"
 #include "model_call/pivot_source.h"
@@ -257,6 +258,31 @@ net::awaitable<void> AgentDoor::StartBackground(std::unique_ptr<Turn> owned,
   }
 }
 
+namespace {
+
+// RunTurn's state across its co_awaits: the model call and what the turn stores, in a block of
+// the worker's BlockCache. On RunTurn's coroutine frame they made it 6,816 bytes, over the
+// 1,020 that Asio recycles: a malloc and a free per turn. The frame is now about 1,000 bytes
+// (GCC 12 puts every local of a coroutine on its frame, which is why RunTurn's synchronous end
+// runs in a lambda): a new local there may take it over again (the turn's allocation budget in
+// tests/integration/allocations.test.mjs then fails).
+struct RunState final : CachedBlock {
+  RunState(const boost::json::object& pivot, size_t window_at,
+           const std::vector<providers::TextMessage>& window, core::RequestContext& ctx,
+           const model_call::AttemptPlan& attempts, const model_call::CallDeps& deps)
+      : source(pivot, window_at, window, ctx), plan(attempts), call(deps, ctx) {}
+
+  model_call::PivotSource source;
+  const model_call::AttemptPlan plan;
+  model_call::CallRequest request;
+  model_call::ModelCall call;
+  TurnWrite write;
+  std::string body;
+  std::vector<std::string> output;
+};
+
+}  // namespace
+
 net::awaitable<void> AgentDoor::RunTurn(std::unique_ptr<Turn> owned, http::Exchange* exchange) {
   Turn& turn = *owned;
   core::RequestContext& ctx = turn.ctx;
@@ -267,15 +293,15 @@ net::awaitable<void> AgentDoor::RunTurn(std::unique_ptr<Turn> owned, http::Excha
   bool client_left = turn.client_left;
 
   // The call.
-  model_call::PivotSource source(turn.pivot, turn.window_at, turn.window, ctx);
-  const model_call::AttemptPlan plan =
-      model_call::PlanAttempts(*turn.entry, context_.config.routing.max_attempts, rng_);
-  model_call::CallRequest call_request;
-  call_request.model = turn.entry;
-  call_request.plan = &plan;
-  call_request.source = &source;
-  call_request.stream = true;
-  model_call::ModelCall call(call_deps_, ctx);
+  const std::unique_ptr<RunState> state(new RunState(
+      turn.pivot, turn.window_at, turn.window, ctx,
+      model_call::PlanAttempts(*turn.entry, context_.config.routing.max_attempts, rng_),
+      call_deps_));
+  model_call::ModelCall& call = state->call;
+  state->request.model = turn.entry;
+  state->request.plan = &state->plan;
+  state->request.source = &state->source;
+  state->request.stream = true;
   if (turn.guard_sink) {
     call.AddSink(*turn.guard_sink);
   } else {
@@ -291,78 +317,84 @@ net::awaitable<void> AgentDoor::RunTurn(std::unique_ptr<Turn> owned, http::Excha
         call.Abandon();
       });
     }
-    end = co_await call.Run(call_request);
+    end = co_await call.Run(state->request);
     if (exchange != nullptr) exchange->StopWatching();
     control.SetAbandon(nullptr);
   }
-  client_left = client_left || sink.client_left();
-  const bool cancelled = control.cancelled() || client_left;
-  if (cancelled && !encoder.done()) {
-    turn.ReportGuard();
-    encoder.Cancel();
-  } else if (end == model_call::CallEnd::kFailed && !encoder.done()) {
-    const model_call::CallFailure& failure = call.failure();
-    const Error error =
-        failure.error ? *failure.error
-                      : Error{ErrorCode::kUpstreamBadResponse,
-                              "The upstream provider answered HTTP " +
-                                  std::to_string(failure.answer ? failure.answer->status : 0) + ".",
-                              ""};
-    providers::StreamEvent failed;
-    failed.kind = providers::EventKind::kError;
-    failed.error = &error;
-    sink.Feed(failed);
-  }
-  ctx.turn.guard_replacements = turn.report.replacements;
-  if (encoder.status() == responses::ResponseStatus::kFailed && !ctx.error) {
-    ctx.error =
-        encoder.error() != nullptr ? encoder.error()->code : ErrorCode::kUpstreamBadResponse;
-  }
+  // The end of the call and what the turn stores: in a plain function (this lambda), so that
+  // its temporaries stay off this coroutine's frame, where GCC puts every local.
+  [&] {
+    client_left = client_left || sink.client_left();
+    const bool cancelled = control.cancelled() || client_left;
+    if (cancelled && !encoder.done()) {
+      turn.ReportGuard();
+      encoder.Cancel();
+    } else if (end == model_call::CallEnd::kFailed && !encoder.done()) {
+      const model_call::CallFailure& failure = call.failure();
+      const Error error =
+          failure.error
+              ? *failure.error
+              : Error{ErrorCode::kUpstreamBadResponse,
+                      "The upstream provider answered HTTP " +
+                          std::to_string(failure.answer ? failure.answer->status : 0) + ".",
+                      ""};
+      providers::StreamEvent failed;
+      failed.kind = providers::EventKind::kError;
+      failed.error = &error;
+      sink.Feed(failed);
+    }
+    ctx.turn.guard_replacements = turn.report.replacements;
+    if (encoder.status() == responses::ResponseStatus::kFailed && !ctx.error) {
+      ctx.error =
+          encoder.error() != nullptr ? encoder.error()->code : ErrorCode::kUpstreamBadResponse;
+    }
 
-  // What the turn stores: its input and output (not for a failure), and its response.
-  std::string body;
-  encoder.AppendResponseObject(body);
-  TurnWrite write;
-  write.now = UnixSeconds();
-  write.conversation_id = turn.fields.conversation;
-  const bool keeps = encoder.status() != responses::ResponseStatus::kFailed;
-  std::vector<std::string> output;
-  if (keeps) {
-    write.items = turn.input;
-    for (const responses::OutputItem& item : encoder.items()) {
-      std::string text;
-      const bool cut = encoder.status() != responses::ResponseStatus::kCompleted && !item.is_call &&
-                       !item.is_reasoning;
-      responses::AppendItem(text, item, cut ? "incomplete" : "completed");
-      write.items.push_back({std::string(item.id), text});
-      output.push_back(std::move(text));
+    // What the turn stores: its input and output (not for a failure), and its response.
+    std::string& body = state->body;
+    encoder.AppendResponseObject(body);
+    TurnWrite& write = state->write;
+    write.now = UnixSeconds();
+    write.conversation_id = turn.fields.conversation;
+    const bool keeps = encoder.status() != responses::ResponseStatus::kFailed;
+    std::vector<std::string>& output = state->output;
+    if (keeps) {
+      write.items = turn.input;
+      for (const responses::OutputItem& item : encoder.items()) {
+        std::string text;
+        const bool cut = encoder.status() != responses::ResponseStatus::kCompleted &&
+                         !item.is_call && !item.is_reasoning;
+        responses::AppendItem(text, item, cut ? "incomplete" : "completed");
+        write.items.push_back({std::string(item.id), text});
+        output.push_back(std::move(text));
+      }
+    } else {
+      write.conversation_id.clear();
     }
-  } else {
-    write.conversation_id.clear();
-  }
-  if (turn.fields.store) {
-    ResponseRow row;
-    row.id = response_id;
-    row.tenant = turn.tenant;
-    row.conversation_id = turn.fields.conversation;
-    row.agent_id = turn.agent->id;
-    row.agent_version = turn.agent->version;
-    row.status = std::string(responses::StatusName(encoder.status()));
-    row.body = body;
-    row.input_items = turn.InputText();
-    // A conversation's turn that kept its items stores its context by reference: the
-    // conversation's items through its own (AgentStore::GetResponseContext).
-    row.context = write.conversation_id.empty() ? turn.ContextText(output) : std::string();
-    row.previous_response_id = turn.fields.previous_response_id;
-    row.created_at = write.now;
-    // A background turn's whole stream: what is logged, and the held terminal events.
-    if (turn.log) {
-      row.events = turn.log->Text();
-      if (!row.events.empty()) row.events += sink.held();  // empty: overflowed, not kept
+    if (turn.fields.store) {
+      ResponseRow& row = write.response.emplace();
+      row.id = response_id;
+      row.tenant = turn.tenant;
+      row.conversation_id = turn.fields.conversation;
+      row.agent_id = turn.agent->id;
+      row.agent_version = turn.agent->version;
+      row.status = std::string(responses::StatusName(encoder.status()));
+      row.body = body;
+      row.input_items = turn.InputText();
+      // A conversation's turn that kept its items stores its context by reference: the
+      // conversation's items through its own (AgentStore::GetResponseContext).
+      row.context = write.conversation_id.empty() ? turn.ContextText(output) : std::string();
+      row.previous_response_id = turn.fields.previous_response_id;
+      row.created_at = write.now;
+      // A background turn's whole stream: what is logged, and the held terminal events.
+      if (turn.log) {
+        row.events = turn.log->Text();
+        if (!row.events.empty()) row.events += sink.held();  // empty: overflowed, not kept
+      }
+      write.update_response = turn.fields.background;
     }
-    write.response = std::move(row);
-    write.update_response = turn.fields.background;
-  }
+  }();
+  const TurnWrite& write = state->write;
+  std::string& body = state->body;
   // Fleet mode: the memory after the turn, cached once its new version is known (EndClaim).
   std::shared_ptr<Memory> written;
   if (!write.conversation_id.empty() || write.response) {
@@ -401,7 +433,8 @@ net::awaitable<void> AgentDoor::RunTurn(std::unique_ptr<Turn> owned, http::Excha
     ctx.status = 499;
   } else if (encoder.status() == responses::ResponseStatus::kFailed && encoder.error() != nullptr &&
              encoder.items().empty()) {
-    const Error error = *encoder.error();
+    // The encoder (the turn's) holds the error until the end; no copy on the frame.
+    const Error& error = *encoder.error();
     co_await core_.RespondError(*exchange, ctx, error.code, RenderError(-1, error));
   } else {
     co_await core_.Respond(*exchange, ctx, 200, core::kJsonContentType, std::move(body));
