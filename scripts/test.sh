@@ -7,14 +7,17 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh --test
 
 dir=build
-args=()
+# Each target's files compiled in batches (cmake/unity.cmake): a clean build in about three
+# quarters of the time. `cmake -B build -DTURNPIKE_UNITY_BUILD=OFF` for quicker incremental
+# builds after.
+args=(-DTURNPIKE_UNITY_BUILD=ON)
 if [[ "${1:-}" == "--sanitize" ]]; then
   dir=build-asan
-  args=(-DTURNPIKE_SANITIZE=ON -DTURNPIKE_BUILD_BENCH=OFF)
+  args+=(-DTURNPIKE_SANITIZE=ON -DTURNPIKE_BUILD_BENCH=OFF)
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
-scripts/build.sh "$dir" "${args[@]+"${args[@]}"}"
+scripts/build.sh "$dir" "${args[@]}"
 
 (cd "$dir" && ctest --output-on-failure -j2)
 # The libFuzzer targets, a few seconds each (their own clang build in build-fuzz/; once).
