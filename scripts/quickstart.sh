@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-scripts/build.sh build -DTURNPIKE_UNITY_BUILD=ON  # files in batches: a quicker clean build
+scripts/build.sh build
 bin=build/src/app/turnpike
 export TURNPIKE_ADMIN_TOKEN="${TURNPIKE_ADMIN_TOKEN:-$(openssl rand -hex 16 2>/dev/null || date +%s%N)}"
 
