@@ -281,8 +281,11 @@ FilterStatus CacheFilter::OnRequest(core::RequestContext& context) {
 
 FilterStatus CacheFilter::Lead(LlmContext& ctx) {
   CacheTicket& ticket = ctx.cache;
-  ticket.lead = cache_.StartLead(ticket.key, ticket.request.stream, cache_.config().coalesce,
-                                 !ticket.no_store);
+  // A late follower of a finished call is answered as a hit only if the leader stores: TTL 0
+  // stores nothing, like no-store.
+  const bool stores = !ticket.no_store && ticket.ttl.count() > 0;
+  ticket.lead =
+      cache_.StartLead(ticket.key, ticket.request.stream, cache_.config().coalesce, stores);
   ticket.fan_out.emplace(ticket.lead.live);
   cache_.probe(worker_).cache.misses.Add();
   Mark(ctx, CacheStatus::kMiss, "miss");

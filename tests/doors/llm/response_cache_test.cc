@@ -125,6 +125,22 @@ TEST(ResponseCache, IdenticalRequestsJoinTheCallInFlightUpToTheCap) {
   EXPECT_EQ(cache.Join(key, options, io.get_executor()).follower, nullptr) << "the lead ended";
 }
 
+TEST(ResponseCache, AFinishedCallThatStoresNothingIsNotJoined) {
+  // no-store, or a TTL of 0: a request arriving after the answer ended must not be served it.
+  ResponseCache cache(Config(), nullptr, 1);
+  net::io_context io;
+  const cache::CacheKey key = Key("t1", "q");
+  ResponseCache::Lead lead = cache.StartLead(key, false, true, /*stores=*/false);
+  model_call::FollowerOptions options;
+  options.replay = {{"openai", true}, &kOpenAi, Options()};
+  ResponseCache::Joined early = cache.Join(key, options, io.get_executor());
+  ASSERT_NE(early.follower, nullptr) << "coalescing works without storing";
+  early.follower.reset();
+  RunLead(lead);
+  EXPECT_EQ(cache.Join(key, options, io.get_executor()).follower, nullptr);
+  cache.EndLead(key, lead, Storing(), kNow, 0, io.get_executor());
+}
+
 TEST(ResponseCache, NoStoreFailedCutTruncatedAndToolCallAnswersAreNotStored) {
   net::io_context io;
   const Error cut{ErrorCode::kUpstreamUnavailable, "reset", ""};
