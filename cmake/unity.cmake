@@ -89,17 +89,29 @@ set(turnpike_unity_alone
   tests/providers/ollama/embeddings_test.cc
 )
 
-# A source file's property is read in the directory of its target: set it in every folder from
-# the file's own up to the top that has a CMakeLists.txt.
+# The folders this build configured (the fuzz build configures only some).
+set(turnpike_configured_dirs)
+set(pending ${PROJECT_SOURCE_DIR})
+while(pending)
+  list(POP_FRONT pending dir)
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  list(APPEND turnpike_configured_dirs ${subdirs})
+  list(APPEND pending ${subdirs})
+endwhile()
+
+# A source file's property is read in the directory of its target: set it in every configured
+# folder from the file's own up to the top.
 foreach(file IN LISTS turnpike_unity_alone)
   get_filename_component(dir ${PROJECT_SOURCE_DIR}/${file} DIRECTORY)
   set(dirs)
   while(NOT dir STREQUAL PROJECT_SOURCE_DIR)
-    if(EXISTS ${dir}/CMakeLists.txt)
+    if(dir IN_LIST turnpike_configured_dirs)
       list(APPEND dirs ${dir})
     endif()
     get_filename_component(dir ${dir} DIRECTORY)
   endwhile()
-  set_source_files_properties(${PROJECT_SOURCE_DIR}/${file} DIRECTORY ${dirs}
-    PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+  if(dirs)
+    set_source_files_properties(${PROJECT_SOURCE_DIR}/${file} DIRECTORY ${dirs}
+      PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+  endif()
 endforeach()

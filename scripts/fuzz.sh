@@ -45,7 +45,7 @@ goal_runs() {
 }
 
 dir=build-fuzz
-CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DTURNPIKE_FUZZ=ON \
+CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DTURNPIKE_FUZZ=ON -DTURNPIKE_UNITY_BUILD=ON \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C "$dir" "${only:-fuzz_targets}"
 
