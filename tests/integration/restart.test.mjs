@@ -246,7 +246,10 @@ test('systemd socket activation: the gateway serves on the descriptor it is give
   const url = `http://127.0.0.1:${port}`;
   const first = await eventually(async () => { try { return await fetch(`${url}/readyz`); } catch { return null; } }, 10000, 50);
   assert.equal(first?.status, 200, err);
-  assert.match(err, new RegExp(`process ${proc.pid} took over 1 listening sockets \\(systemd\\)`));
+  // The log line is written before the first accept, but its pipe may be read after the answer.
+  const tookOver = new RegExp(`process ${proc.pid} took over 1 listening sockets \\(systemd\\)`);
+  await eventually(() => tookOver.test(err), 5000);
+  assert.match(err, tookOver);
 
   const oldExit = new Promise((r) => proc.once('exit', r));
   process.kill(proc.pid, 'SIGUSR2');
