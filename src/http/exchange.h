@@ -26,13 +26,13 @@
 
 #include "http/response_headers.h"
 #include "net/header_arena.h"
+#include "net/request_parser.h"
 
 namespace turnpike::http {
 
-// Header fields live in the connection's HeaderArena (net/header_arena.h).
-using Request =
-    boost::beast::http::request<boost::beast::http::string_body,
-                                boost::beast::http::basic_fields<net::ArenaAllocator<char>>>;
+// Header fields live in the connection's HeaderArena (net/header_arena.h); HTTP/1.1 requests
+// are read by net::RequestParser.
+using Request = net::ArenaRequest;
 using Fields = boost::beast::http::fields;
 using Clock = std::chrono::steady_clock;
 

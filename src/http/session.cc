@@ -4,9 +4,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/error.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/error.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
 #include <optional>
 
 #include "http/connection.h"
@@ -14,6 +13,7 @@
 #include "http/http2_session.h"
 #include "http/tls_context.h"
 #include "net/http_read.h"
+#include "net/request_parser.h"
 
 namespace turnpike::http {
 namespace {
@@ -154,9 +154,7 @@ net::awaitable<void> RunSession(SessionContext ctx,
     const Clock::time_point started = Clock::now();
 
     c.arena.Reset();  // the previous request's parser is gone
-    bhttp::request_parser<bhttp::string_body, tpnet::ArenaAllocator<char>> parser(
-        std::piecewise_construct, std::make_tuple(),
-        std::make_tuple(tpnet::ArenaAllocator<char>(&c.arena)));
+    tpnet::RequestParser parser(c.arena);
     parser.body_limit(ctx.options.max_body_bytes);
     c.Arm(ctx.options.read_headers_timeout);
     const beast::error_code hec =

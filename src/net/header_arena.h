@@ -4,9 +4,7 @@
 //
 //   struct Connection { net::HeaderArena arena; ... };
 //   conn.arena.Reset();  // the previous message is destroyed
-//   bhttp::request_parser<bhttp::string_body, net::ArenaAllocator<char>> parser(
-//       std::piecewise_construct, std::make_tuple(),
-//       std::make_tuple(net::ArenaAllocator<char>(&conn.arena)));
+//   net::RequestParser parser(conn.arena);  // its message's fields use the arena
 //
 // Memory: kBytes inline; a block that does not fit goes to operator new and back to operator
 // delete when Beast frees it. Freeing an arena block does nothing: its space comes back at the

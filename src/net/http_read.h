@@ -1,7 +1,7 @@
-// Reading HTTP/1.1 messages by feeding a parser from our own read loop: Beast's request parser
-// (http/session.cc) or the upstream response parser (response_parser.h), which share the part
-// of basic_parser's interface these loops use (put, put_eof, got_some, is_header_done, is_done,
-// header_limit) and Beast's error codes.
+// Reading HTTP/1.1 messages by feeding a parser from our own read loop: the request parser
+// (request_parser.h, for http/session.cc) or the upstream response parser (response_parser.h),
+// which share the part of Beast's basic_parser interface these loops use (put, put_eof,
+// got_some, is_header_done, is_done, header_limit) and Beast's error codes.
 //
 // Beast's composed read operations (async_read_header, async_read, async_read_some) cost
 // about 10k instructions per message on top of the parsing itself (measured with callgrind:

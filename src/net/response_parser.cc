@@ -5,6 +5,7 @@
 #include <new>
 
 #include "common/ascii.h"
+#include "net/http1_syntax.h"
 
 namespace turnpike::net {
 namespace {
@@ -12,64 +13,7 @@ namespace {
 namespace bhttp = boost::beast::http;
 using boost::beast::error_code;
 
-// A chunk-size line (with its extensions) longer than this is bad_chunk.
-constexpr size_t kMaxChunkLine = 4096;
-// Hex digits of a chunk size: 15 keep it below 2^60.
-constexpr size_t kMaxChunkDigits = 15;
-// Decimal digits of a Content-Length: 18 keep it below 10^18 < 2^63.
-constexpr size_t kMaxLengthDigits = 18;
-
-bool IsTokenChar(unsigned char c) {
-  // RFC 9110 5.6.2: tchar.
-  static constexpr auto kTable = [] {
-    struct Table {
-      bool yes[256] = {};
-    } t;
-    for (int c = '0'; c <= '9'; ++c) t.yes[c] = true;
-    for (int c = 'a'; c <= 'z'; ++c) t.yes[c] = true;
-    for (int c = 'A'; c <= 'Z'; ++c) t.yes[c] = true;
-    for (unsigned char c : std::string_view("!#$%&'*+-.^_`|~")) t.yes[c] = true;
-    return t;
-  }();
-  return kTable.yes[c];
-}
-
-bool IsToken(std::string_view text) {
-  for (char c : text) {
-    if (!IsTokenChar(static_cast<unsigned char>(c))) return false;
-  }
-  return !text.empty();
-}
-
-// A field value's byte: VCHAR, SP, HTAB or obs-text (RFC 9110 5.5).
-bool IsValueChar(unsigned char c) { return c == '\t' || (c >= 0x20 && c != 0x7F); }
-bool IsBlank(char c) { return c == ' ' || c == '\t'; }
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// The end of the line that starts at `p` (its '\n'), or nullptr if [p, end) has none.
-const char* LineEnd(const char* p, const char* end) {
-  return static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
-}
-
-// The comma-separated elements of a field value, blanks around each trimmed; empty elements
-// are skipped (RFC 9110 5.6.1).
-template <typename F>
-void ForEachElement(std::string_view value, F&& on_element) {
-  while (!value.empty()) {
-    const size_t comma = value.find(',');
-    std::string_view element = value.substr(0, comma);
-    value = comma == std::string_view::npos ? std::string_view() : value.substr(comma + 1);
-    while (!element.empty() && IsBlank(element.front())) element.remove_prefix(1);
-    while (!element.empty() && IsBlank(element.back())) element.remove_suffix(1);
-    if (!element.empty()) on_element(element);
-  }
-}
+using namespace http1;
 
 }  // namespace
 
@@ -149,48 +93,14 @@ size_t ResponseParser::put(boost::asio::const_buffer input, error_code& ec) {
         break;
       }
       case State::kChunkEnd:
-        if (end - p < 2) {
-          ec = p < end && *p != '\r' ? bhttp::error::bad_chunk : bhttp::error::need_more;
-          return static_cast<size_t>(p - begin);
-        }
-        if (p[0] != '\r' || p[1] != '\n') {
-          ec = bhttp::error::bad_chunk;
-          return static_cast<size_t>(p - begin);
-        }
-        p += 2;
+        ec = TakeChunkEnd(p, end);
+        if (ec) return static_cast<size_t>(p - begin);
         state_ = State::kChunkSize;
         break;
       case State::kChunkSize: {
-        const char* nl = LineEnd(p, end);
-        if (nl == nullptr) {
-          ec = end - p > static_cast<long>(kMaxChunkLine) ? bhttp::error::bad_chunk
-                                                          : bhttp::error::need_more;
-          return static_cast<size_t>(p - begin);
-        }
-        if (nl == p || nl[-1] != '\r' || static_cast<size_t>(nl - p) > kMaxChunkLine) {
-          ec = bhttp::error::bad_chunk;
-          return static_cast<size_t>(p - begin);
-        }
-        const char* q = p;
         uint64_t size = 0;
-        for (; q < nl - 1 && HexDigit(*q) >= 0; ++q) {
-          if (static_cast<size_t>(q - p) == kMaxChunkDigits) break;
-          size = size * 16 + static_cast<uint64_t>(HexDigit(*q));
-        }
-        bool ok = q > p && (q == nl - 1 || HexDigit(*q) < 0);
-        // Extensions: blanks, then ';' and anything visible up to the line's end.
-        while (ok && q < nl - 1 && IsBlank(*q)) ++q;
-        if (ok && q < nl - 1) {
-          ok = *q == ';';
-          for (const char* e = q; ok && e < nl - 1; ++e) {
-            ok = IsValueChar(static_cast<unsigned char>(*e));
-          }
-        }
-        if (!ok) {
-          ec = bhttp::error::bad_chunk;
-          return static_cast<size_t>(p - begin);
-        }
-        p = nl + 1;
+        ec = TakeChunkSize(p, end, size);
+        if (ec) return static_cast<size_t>(p - begin);
         left_ = size;
         state_ = size == 0 ? State::kTrailers : State::kChunkData;
         break;
@@ -292,18 +202,8 @@ void ResponseParser::ParseHead(const char* begin, const char* end, error_code& e
 }
 
 bool ResponseParser::ParseField(const char* begin, const char* end, bool keep) {
-  const char* p = begin;
-  while (p < end && IsTokenChar(static_cast<unsigned char>(*p))) ++p;
-  if (p == begin || p == end || *p != ':') return false;
-  const std::string_view name(begin, static_cast<size_t>(p - begin));
-  ++p;
-  while (p < end && IsBlank(*p)) ++p;
-  const char* value_end = end;
-  while (value_end > p && IsBlank(value_end[-1])) --value_end;
-  for (const char* v = p; v < value_end; ++v) {
-    if (!IsValueChar(static_cast<unsigned char>(*v))) return false;
-  }
-  const std::string_view value(p, static_cast<size_t>(value_end - p));
+  std::string_view name, value;
+  if (!SplitField(begin, end, name, value)) return false;
   if (keep) {
     Keep(name, value);
   } else if (name.size() == 10 && EqualsIgnoreCase(name, "connection")) {
@@ -339,14 +239,8 @@ void ResponseParser::Frame(error_code& ec) {
   bool chunked = false;
   for (const Field* f = first_; f != nullptr; f = f->next) {
     if (f->name.size() == 14 && EqualsIgnoreCase(f->name, "content-length")) {
-      const std::string_view v = f->value;
       uint64_t length = 0;
-      bool ok = !v.empty() && v.size() <= kMaxLengthDigits;
-      for (size_t i = 0; ok && i < v.size(); ++i) {
-        ok = v[i] >= '0' && v[i] <= '9';
-        length = length * 10 + static_cast<uint64_t>(v[i] - '0');
-      }
-      if (!ok || (content_length_ && *content_length_ != length)) {
+      if (!ParseLength(f->value, length) || (content_length_ && *content_length_ != length)) {
         ec = bhttp::error::bad_content_length;
         return;
       }

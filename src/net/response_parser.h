@@ -21,8 +21,8 @@
 //     Content-Length (one value, or repeats of one value) gives the length; otherwise the body
 //     runs until the close. Transfer-Encoding with Content-Length, or with a coding that is not
 //     a token, is refused; a Connection option that is not a token means "close".
-//   - chunks: a hex size (at most 15 digits), extensions after ';' skipped, CRLF, the data,
-//     CRLF; the last chunk's trailer fields are checked like the head's and dropped, but for a
+//   - chunks: a hex size (at most 15 digits), extensions after ';' checked against RFC 9112's
+//     grammar (net/http1_syntax.h) and skipped, CRLF, the data, CRLF; the last chunk's trailer fields are checked like the head's and dropped, but for a
 //     Connection: close, which is heeded (the connection is not reused).
 // Errors are Beast's http::error values (bad_version, bad_status, bad_field, bad_value,
 // bad_line_ending, bad_content_length, bad_transfer_encoding, bad_chunk, header_limit,
