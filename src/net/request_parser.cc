@@ -278,11 +278,10 @@ void RequestParser::AddField(std::string_view name, std::string_view value, bool
         ++codings;
         chunked = EqualsIgnoreCase(coding, "chunked");
       });
-      if (trailer || transfer_encoding_ || codings != 1 || !chunked) {
+      if (trailer || chunked_ || codings != 1 || !chunked) {
         ec = bhttp::error::bad_transfer_encoding;
         return;
       }
-      transfer_encoding_ = true;
       chunked_ = true;
       break;
     }
@@ -303,7 +302,7 @@ void RequestParser::AddField(std::string_view name, std::string_view value, bool
 }
 
 void RequestParser::Frame(error_code& ec) {
-  if (transfer_encoding_ && has_length_) {
+  if (chunked_ && has_length_) {
     ec = bhttp::error::bad_transfer_encoding;  // RFC 9112 6.3: the framing is in doubt
     return;
   }
