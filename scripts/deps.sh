@@ -3,7 +3,7 @@
 # Usage: scripts/deps.sh [--test]   (--test adds the test-only packages)
 set -euo pipefail
 
-packages=(build-essential cmake ninja-build pkg-config
+packages=(build-essential cmake ninja-build pkg-config lld
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libsimdjson-dev libssl-dev libspdlog-dev libyaml-cpp-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libpq-dev libxxhash-dev libnghttp2-dev curl openssl)
