@@ -110,8 +110,7 @@ Result<GovernanceRows> Records::LoadAll() {
 }
 
 Result<bool> Records::PollChanges() {
-  Result<Rows> rows =
-      db_.Run("SELECT version FROM records_version WHERE id = 1", Params{}, StoreOp::kChangeCheck);
+  Result<Rows> rows = db_.Run(kVersionSql, Params{}, StoreOp::kChangeCheck);
   if (!rows.ok()) return rows.error();
   const int64_t version = rows->size() > 0 ? rows->Int(0, 0) : 0;
   const bool changed = version != seen_version_;
@@ -136,11 +135,28 @@ Result<bool> Records::Notified() {
 }
 
 Status Records::Write(const std::string& sql, const Params& params, std::string missing) {
-  Result<Rows> rows = db_.Run(sql, params, StoreOp::kAdminWrite);
-  if (!rows.ok()) return rows.error();
-  if (!missing.empty() && rows->size() == 0) {
-    return Error{ErrorCode::kNotFound, std::move(missing), ""};
+  // One transaction that holds records_version's row from before the write to its end (see the
+  // top of records.h): every other writer's bump is in `before` or waits until after `after`.
+  Status begun = db_.Script("BEGIN", StoreOp::kTransaction);
+  if (!begun.ok()) return begun;
+  Result<Rows> before = db_.Run(kLockVersionSql, Params{}, StoreOp::kChangeCheck);
+  Result<Rows> rows = Error{ErrorCode::kInternal, "", ""};
+  if (before.ok()) rows = db_.Run(sql, params, StoreOp::kAdminWrite);
+  const bool found = rows.ok() && (missing.empty() || rows->size() > 0);
+  Result<Rows> after = Error{ErrorCode::kInternal, "", ""};
+  if (found) after = db_.Run(kVersionSql, Params{}, StoreOp::kChangeCheck);
+  if (!after.ok()) {
+    (void)db_.Script("ROLLBACK", StoreOp::kTransaction);
+    if (!before.ok()) return before.error();
+    if (!rows.ok()) return rows.error();
+    if (!found) return Error{ErrorCode::kNotFound, std::move(missing), ""};
+    return after.error();
   }
+  Status committed = db_.Script("COMMIT", StoreOp::kTransaction);
+  if (!committed.ok()) return committed;
+  const int64_t was = before->size() > 0 ? before->Int(0, 0) : 0;
+  const int64_t is = after->size() > 0 ? after->Int(0, 0) : 0;
+  if (seen_version_ >= 0 && was == seen_version_) seen_version_ = is;  // only this write moved it
   return Ok{};
 }
 

@@ -12,6 +12,15 @@
 //   PollChanges()  one statement (kChangeCheck): has records_version moved since the previous
 //                  poll? Called once per snapshot_ttl: the bound when a notification is lost
 //                  (the LISTEN connection broke, or notify_url points at the wrong server).
+// This engine's own writes are reported by neither: their writer publishes them (store/records.h),
+// and a reload would read every record again for nothing. A write runs in a transaction of its
+// own that first locks records_version's row (SELECT ... FOR UPDATE), then writes (its triggers
+// move the version, one or two steps: an upsert fires both the INSERT and the UPDATE statement
+// triggers), then reads the version again, and commits: five round trips, for a write that is
+// rare. No other writer can move the version between the two reads, so when the first equals
+// the poll's mark (nobody wrote since the previous poll), the second becomes the mark. When it
+// does not, the mark stays, and the next poll reports a change: another writer's, which must
+// be reloaded. A write that fails, or finds no row to update or delete, rolls back.
 // A LISTEN connection that breaks is reconnected at the next tick and reports true (what was
 // sent meanwhile is lost).
 //
@@ -49,6 +58,9 @@ class Records : public GovernanceRecords {
  private:
   // Runs a write; with `missing`, kNotFound unless it returned a row.
   Status Write(const std::string& sql, const Params& params, std::string missing = "");
+  static constexpr const char* kVersionSql = "SELECT version FROM records_version WHERE id = 1";
+  static constexpr const char* kLockVersionSql =
+      "SELECT version FROM records_version WHERE id = 1 FOR UPDATE";
 
   Connection& db_;
   Connection& listen_;

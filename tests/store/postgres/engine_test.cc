@@ -32,6 +32,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A plan with only its id set (the rest at their defaults).
+governance::Plan PlanNamed(std::string id) {
+  governance::Plan plan;
+  plan.id = std::move(id);
+  return plan;
+}
+
 class Batches {
  public:
   explicit Batches(const std::vector<CallRecord>& records) {
@@ -448,7 +455,7 @@ TEST_F(PostgresEngineTest, AnotherWritersChangeIsNotifiedAndPolled) {
   ASSERT_TRUE(a->records().PollChanges().ok());  // marks the start
   EXPECT_FALSE(a->records().PollChanges().value());
   ASSERT_TRUE(a->records().Notified().ok());  // starts listening (reports true once)
-  ASSERT_TRUE(b->records().UpsertPlan({"p2", {}, {}, {}, {}, {}, {}}).ok());
+  ASSERT_TRUE(b->records().UpsertPlan(PlanNamed("p2")).ok());
   bool notified = false;
   for (int i = 0; i < 200 && !notified; ++i) {
     Result<bool> n = a->records().Notified();
@@ -459,10 +466,30 @@ TEST_F(PostgresEngineTest, AnotherWritersChangeIsNotifiedAndPolled) {
   EXPECT_TRUE(notified);
   EXPECT_TRUE(a->records().PollChanges().value());
   EXPECT_FALSE(a->records().PollChanges().value());
-  // Its own writes are not reported by the notification channel.
-  ASSERT_TRUE(a->records().UpsertPlan({"p3", {}, {}, {}, {}, {}, {}}).ok());
+  // Its own writes are reported neither by the notification channel nor by the poll (their
+  // writer publishes them); an upsert (two triggers fire) and a delete that finds nothing (rolled
+  // back) among them.
+  ASSERT_TRUE(a->records().UpsertPlan(PlanNamed("p3")).ok());
+  EXPECT_EQ(a->records().DeleteKey("no-such-key").error().code, ErrorCode::kNotFound);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_FALSE(a->records().Notified().value());
+  EXPECT_FALSE(a->records().PollChanges().value());
+}
+
+// Another writer's change that lands between the previous poll and an own write is still
+// reported by the next poll: the own write does not absorb it.
+TEST_F(PostgresEngineTest, AnOwnWriteNeverHidesAnotherWritersChangeFromThePoll) {
+  auto a = Open();
+  auto b = Open();
+  ASSERT_TRUE(a->records().PollChanges().ok());  // marks the start
+  ASSERT_TRUE(b->records().UpsertPlan(PlanNamed("p1")).ok());
+  ASSERT_TRUE(a->records().UpsertPlan(PlanNamed("p2")).ok());
+  EXPECT_TRUE(a->records().PollChanges().value());
+  EXPECT_FALSE(a->records().PollChanges().value());
+  // And the other way round: an own write, then another writer's.
+  ASSERT_TRUE(a->records().UpsertPlan(PlanNamed("p3")).ok());
+  ASSERT_TRUE(b->records().UpsertPlan(PlanNamed("p4")).ok());
+  EXPECT_TRUE(a->records().PollChanges().value());
 }
 
 // store.pool: the engine is session 0; each further session is a connection (a backend) of its
@@ -481,7 +508,7 @@ TEST_F(PostgresEngineTest, APoolsSessionsAreConnectionsOfTheirOwn) {
     EXPECT_EQ(session.SchemaVersion(), engine->SchemaVersion());
   }
   EXPECT_EQ(backends.size(), 2u);
-  ASSERT_TRUE(engine->session(1).records().UpsertPlan({"p1", {}, {}, {}, {}, {}, {}}).ok());
+  ASSERT_TRUE(engine->session(1).records().UpsertPlan(PlanNamed("p1")).ok());
   auto rows = engine->session(2).records().LoadAll();
   ASSERT_TRUE(rows.ok());
   ASSERT_EQ(rows->plans.size(), 1u);
@@ -529,8 +556,7 @@ TEST_F(PostgresEngineTest, RowsAndSpendInOneTransactionSpooledWhileDownReplayedO
   // Down: the batch goes to the spool, the write succeeds, an admin write is unavailable.
   ASSERT_TRUE(engine->call_log().WriteCalls(Batches({Record("r3", 300)}), true, {}).ok());
   EXPECT_TRUE(fs::exists(spool_));
-  EXPECT_EQ(engine->records().UpsertPlan({"p", {}, {}, {}, {}, {}, {}}).error().code,
-            ErrorCode::kUnavailable);
+  EXPECT_EQ(engine->records().UpsertPlan(PlanNamed("p")).error().code, ErrorCode::kUnavailable);
   fs::copy_file(spool_, spool_ + ".copy");
   ASSERT_TRUE(cluster_->Start());
   std::this_thread::sleep_for(std::chrono::milliseconds(600));  // past the reconnect backoff
