@@ -62,6 +62,9 @@ struct BasicConnection : std::enable_shared_from_this<BasicConnection<Stream>> {
   boost::beast::flat_buffer buffer;
   // The header fields of the request being served; reset before each request is parsed.
   net::HeaderArena arena;
+  // The response head being written (Http1Exchange): one response at a time per connection,
+  // so one buffer whose capacity stays (no allocation per response once warm).
+  std::string response_head;
   std::chrono::milliseconds write_timeout{60'000};
   bool peer_gone = false;  // the client closed or reset the connection, or stalled a write
 

@@ -10,6 +10,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/status.hpp>
 #include <cerrno>
+#include <charconv>
 
 #include "http/connection.h"
 
@@ -149,29 +150,37 @@ void BasicHttp1Exchange<Stream>::StopWatching() {
   connection_->on_gone = nullptr;
 }
 
-std::string Http1ExchangeBase::SerializeHead(unsigned status, std::string_view content_type,
-                                             bool chunked, size_t content_length) {
+void Http1ExchangeBase::SerializeHead(std::string& head, unsigned status,
+                                      std::string_view content_type, bool chunked,
+                                      size_t content_length) {
   response_status_ = status;
-  std::string head;
+  head.clear();
   head.reserve(160 + content_type.size() + request_id_.size() + response_headers_.lines().size());
-  head.append("HTTP/1.1 ");
-  head.append(std::to_string(status));
-  head.push_back(' ');
-  head.append(boost::beast::http::obsolete_reason(static_cast<boost::beast::http::status>(status)));
-  head.append("\r\n");
+  char digits[24];
+  if (status == 200) {
+    head.append("HTTP/1.1 200 OK\r\n");
+  } else {
+    head.append("HTTP/1.1 ");
+    head.append(digits, std::to_chars(digits, digits + sizeof(digits), status).ptr);
+    head.push_back(' ');
+    head.append(
+        boost::beast::http::obsolete_reason(static_cast<boost::beast::http::status>(status)));
+    head.append("\r\n");
+  }
   if (!content_type.empty()) {
     head.append("Content-Type: ").append(content_type).append("\r\n");
   }
   if (chunked) {
     head.append("Transfer-Encoding: chunked\r\n");
   } else {
-    head.append("Content-Length: ").append(std::to_string(content_length)).append("\r\n");
+    head.append("Content-Length: ")
+        .append(digits, std::to_chars(digits, digits + sizeof(digits), content_length).ptr)
+        .append("\r\n");
   }
   head.append("x-request-id: ").append(request_id_).append("\r\n");
   head.append(response_headers_.lines());
   const bool keep = !draining_ && request_keep_alive_;
   head.append(keep ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
-  return head;
 }
 
 template <typename Stream>
@@ -258,7 +267,8 @@ net::awaitable<bool> BasicHttp1Exchange<Stream>::Respond(unsigned status,
                                                          std::string body) {
   if (state_ != State::kNew) co_return false;
   state_ = State::kDone;
-  std::string head = SerializeHead(status, content_type, false, body.size());
+  std::string& head = connection_->response_head;
+  SerializeHead(head, status, content_type, false, body.size());
   head_sent_at_ = Clock::now();
   bytes_sent_ += body.size();
   const std::array<net::const_buffer, 3> buffers{net::buffer(head), net::buffer(body),
@@ -272,7 +282,8 @@ net::awaitable<bool> BasicHttp1Exchange<Stream>::StartStream(unsigned status,
                                                              std::string_view content_type) {
   if (state_ != State::kNew) co_return false;
   state_ = State::kStreaming;
-  std::string head = SerializeHead(status, content_type, true, 0);
+  std::string& head = connection_->response_head;
+  SerializeHead(head, status, content_type, true, 0);
   head_sent_at_ = Clock::now();
   const std::array<net::const_buffer, 3> buffers{net::buffer(head), net::const_buffer(),
                                                  net::const_buffer()};

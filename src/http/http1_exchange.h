@@ -32,8 +32,9 @@ class Http1ExchangeBase : public Exchange {
   Http1ExchangeBase(Request& request, Clock::time_point started, bool draining)
       : Exchange(request, started, draining), request_keep_alive_(request.keep_alive()) {}
 
-  std::string SerializeHead(unsigned status, std::string_view content_type, bool chunked,
-                            size_t content_length);
+  // Writes the response head into `head` (the connection's buffer, cleared first).
+  void SerializeHead(std::string& head, unsigned status, std::string_view content_type,
+                     bool chunked, size_t content_length);
 
   // The request's own keep-alive (its version and Connection field), read once: Beast parses
   // the Connection field's tokens again at each keep_alive().
