@@ -39,20 +39,20 @@ const MEASURED = 1000;
 // completed from the previous read, are no longer copied): stream 15.00 / 15.05, the Gemini
 // client on a gemini deployment 47.00 / 47.05.
 const BUDGET = {
-  plain: { off: 6.5, on: 7 },
-  stream: { off: 15.5, on: 16 },
-  translated: { off: 35.5, on: 36 },
-  translated_whole: { off: 19.5, on: 20.5 },
-  from_anthropic: { off: 42.5, on: 43 },
-  from_anthropic_whole: { off: 22.5, on: 23 },
-  embeddings: { off: 10.5, on: 11 },
-  embeddings_ollama: { off: 25.5, on: 26 },
-  embeddings_cohere: { off: 24.5, on: 25 },
-  embeddings_gemini: { off: 27.5, on: 28 },
-  gemini_client: { off: 51, on: 51.5 },
-  gemini_client_identity: { off: 48, on: 48.5 },
-  cohere_client: { off: 44, on: 44.5 },
-  count_tokens_estimate: { off: 5.5, on: 5.5 },
+  plain: { off: 5.5, on: 6 },
+  stream: { off: 14.5, on: 15 },
+  translated: { off: 34.5, on: 35 },
+  translated_whole: { off: 18.5, on: 19.5 },
+  from_anthropic: { off: 41.5, on: 42 },
+  from_anthropic_whole: { off: 21.5, on: 22 },
+  embeddings: { off: 9.5, on: 10 },
+  embeddings_ollama: { off: 24.5, on: 25 },
+  embeddings_cohere: { off: 23.5, on: 24 },
+  embeddings_gemini: { off: 26.5, on: 27 },
+  gemini_client: { off: 50, on: 50.5 },
+  gemini_client_identity: { off: 47, on: 47.5 },
+  cohere_client: { off: 43, on: 43.5 },
+  count_tokens_estimate: { off: 4.5, on: 4.5 },
 };
 
 let mock;
@@ -226,7 +226,9 @@ async function governed(t, name, sections) {
 // against 6.10 / 15.16 with the cache off (governance on, the first test in the same run): +2.1
 // and +2.07, the bar being +2 (the fraction: tables growing while the cache fills;
 // docs/BENCHMARKS.md "The LLM response cache"); at 07:45 UTC 8.13 / 17.14 against 6.15 / 15.16.
-const CACHE_BUDGET = { plain_miss: 8.5, stream_miss: 17.5, plain_hit: 7.5, stream_hit: 22.5 };
+// Every budget in this file one lower since the response head went into the connection's buffer
+// (2026-12-07): miss 7.18 / 16.10, hit 6.08 / 21.05, against 5.27 / 14.22 with the cache off.
+const CACHE_BUDGET = { plain_miss: 7.5, stream_miss: 16.5, plain_hit: 6.5, stream_hit: 21.5 };
 
 test('allocations per request with the LLM response cache: a miss and a hit', async (t) => {
   const g = await governed(t, 'cache', { llm_cache: { enabled: true } });
@@ -257,7 +259,7 @@ test('allocations per request with the LLM response cache: a miss and a hit', as
 // store thread (the turn's group commit, the call log, the webhook outbox's turn event).
 // First counted 2026-12-06: the Responses call 49.4-50.4 (four runs), a turn 212.0-212.4; a turn
 // 208.3 once RunTurn's state moved off its coroutine frame (doors/agents/turn_run.cc RunState).
-const TURN_BUDGET = { responses: 51, turn: 210 };
+const TURN_BUDGET = { responses: 50, turn: 209 };
 
 test('allocations per request on the Responses API and per agent turn', async (t) => {
   const g = await governed(t, 'turn', {});
