@@ -228,7 +228,10 @@ async function governed(t, name, sections) {
 // docs/BENCHMARKS.md "The LLM response cache"); at 07:45 UTC 8.13 / 17.14 against 6.15 / 15.16.
 // Every budget in this file one lower since the response head went into the connection's buffer
 // (2026-12-07): miss 7.18 / 16.10, hit 6.08 / 21.05, against 5.27 / 14.22 with the cache off.
-const CACHE_BUDGET = { plain_miss: 7.5, stream_miss: 16.5, plain_hit: 6.5, stream_hit: 21.5 };
+// A miss moves with the machine's load: 7.10-7.16 / 16.05-16.10 idle, 7.18-7.30 / 16.12-16.25
+// with three busy loops beside it, 7.33 / 16.52 on a CI run, which a budget of 16.5 failed; the
+// misses' budgets keep half an allocation above the highest seen.
+const CACHE_BUDGET = { plain_miss: 8, stream_miss: 17, plain_hit: 6.5, stream_hit: 21.5 };
 
 test('allocations per request with the LLM response cache: a miss and a hit', async (t) => {
   const g = await governed(t, 'cache', { llm_cache: { enabled: true } });
@@ -259,7 +262,9 @@ test('allocations per request with the LLM response cache: a miss and a hit', as
 // store thread (the turn's group commit, the call log, the webhook outbox's turn event).
 // First counted 2026-12-06: the Responses call 49.4-50.4 (four runs), a turn 212.0-212.4; a turn
 // 208.3 once RunTurn's state moved off its coroutine frame (doors/agents/turn_run.cc RunState).
-const TURN_BUDGET = { responses: 50, turn: 209 };
+// With the response head in the connection's buffer (2026-12-07): the Responses call 48.85 idle,
+// 49.52 beside three busy loops; a turn 207.25 / 207.62.
+const TURN_BUDGET = { responses: 50.5, turn: 209 };
 
 test('allocations per request on the Responses API and per agent turn', async (t) => {
   const g = await governed(t, 'turn', {});
