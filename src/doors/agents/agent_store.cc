@@ -97,7 +97,7 @@ constexpr std::string_view kLastSeq =
 // conversation, seq, id, item, response_id, created_at. Neither RETURNING nor a SELECT as the
 // source: SQLite runs either (RETURNING is a trigger) as a statement that may write many rows,
 // so inside a transaction it keeps a statement journal, a copy of every page the insert first
-// touches (16 KiB each; about a quarter of a turn's cost on the store thread).
+// touches (a page each: with 16 KiB pages, about a quarter of a turn's cost on the store thread).
 constexpr std::string_view kInsertItem =
     "INSERT INTO conversation_items (conversation_id, seq, id, item, response_id, created_at) "
     "VALUES (?, ?, ?, ?, ?, ?)";

@@ -1,9 +1,9 @@
 // TurnWriter: the turns' store writes with a group commit. A turn's write (its input and output
 // items and its response, AgentStore::SaveTurn) was one transaction per turn, and most of the
 // store thread's cost per turn was the commit: SQLite writes every page the transaction
-// dirtied, whole (16 KiB), to the WAL, and the pages concurrent turns dirty are mostly the same
-// ones (the right edges of the ids' indexes and of the responses' table and age index, since
-// ids are time-ordered: agent.h MintId). So the writes queued when the store thread comes to
+// dirtied, whole (4 KiB: sqlite.cc), to the WAL, and the pages concurrent turns dirty are mostly
+// the same ones (the right edges of the ids' indexes and of the responses' table and age index,
+// since ids are time-ordered: agent.h MintId). So the writes queued when the store thread comes to
 // them go in one transaction (AgentStore::SaveTurns), as the call log's batches do
 // (store/store_thread.h): nothing waits to make a group; under load one commit carries many
 // turns, and a lone turn commits alone, as before.

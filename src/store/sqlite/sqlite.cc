@@ -179,11 +179,14 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path, bool s
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, kBusyTimeoutMs);
   std::unique_ptr<Database> db(new Database(raw, counts));
-  // 16 KiB pages: the call log's appends write and checkpoint fewer, larger pages, about 10%
-  // less CPU per row than 4 KiB (bench/call_log_bench.cc). It takes effect only when the file
-  // is created; an existing database keeps its page size.
+  // 4 KiB pages: a commit writes every page it dirtied whole to the WAL, and an agent turn's
+  // transaction dirties a few pages in several tables and indexes; against 16 KiB pages its
+  // store-thread instructions fall by a third and a plain call's call-log share by a fifth,
+  // while the call log's batched appends cost the same per row (bench/call_log_bench.cc;
+  // docs/BENCHMARKS.md). It takes effect only when the file is created; an existing database
+  // keeps its page size.
   std::string pragmas =
-      "PRAGMA page_size=16384; PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; "
+      "PRAGMA page_size=4096; PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; "
       "PRAGMA synchronous=";
   pragmas += synchronous_full ? "FULL;" : "NORMAL;";
   Status set = db->Exec(pragmas, StoreOp::kMigrate);

@@ -132,7 +132,7 @@ class Statement {
 
 class Database {
  public:
-  // Opens (creating) the file; creates its directory if missing. WAL journal, 16 KiB pages
+  // Opens (creating) the file; creates its directory if missing. WAL journal, 4 KiB pages
   // (for a new file), foreign keys on, a 5 s busy timeout; synchronous NORMAL (a commit survives a
   // process crash, not a power loss) or FULL.
   static Result<std::unique_ptr<Database>> Open(const std::string& path, bool synchronous_full,
