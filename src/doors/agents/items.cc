@@ -23,9 +23,10 @@ void Partify(json::object& item) {
   if (content == nullptr || !content->is_string()) return;
   const json::value* role = item.if_contains("role");
   const bool assistant = role != nullptr && role->is_string() && role->as_string() == "assistant";
-  json::object part{{"type", assistant ? "output_text" : "input_text"}, {"text", *content}};
-  if (assistant) part["annotations"] = json::array();
-  *content = json::array{std::move(part)};
+  json::object part({{"type", assistant ? "output_text" : "input_text"}, {"text", *content}},
+                    item.storage());
+  if (assistant) part["annotations"] = json::array(item.storage());
+  *content = json::array({std::move(part)}, item.storage());
 }
 
 // `value` is the string `text` (a comparison with a literal would make a json::value of it).
@@ -40,13 +41,32 @@ std::string_view PrefixOf(std::string_view type) {
   return "msg_";
 }
 
+// The rest of MakeMemoryItem, once `item->value` is there.
+std::shared_ptr<const MemoryItem> Complete(std::shared_ptr<MemoryItem> item, std::string text) {
+  const json::object* object = item->value.if_object();
+  const json::value* type = object != nullptr ? object->if_contains("type") : nullptr;
+  if (object != nullptr && (type == nullptr || IsString(*type, "message"))) {
+    // A message item alone translates to one pivot message whatever comes before it (only a
+    // reasoning item changes that, and a window holding one is translated whole: turn.cc).
+    Result<json::array> messages =
+        providers::openai_responses::TranslateItem(item->value, item->storage());
+    if (messages.ok() && messages->size() == 1) {
+      item->message = std::move((*messages)[0]);
+      item->message_text = json::serialize(item->message);
+    }
+  }
+  item->text = std::move(text);
+  return item;
+}
+
 }  // namespace
 
 Result<std::vector<NewItem>> NormalizeItems(const json::value& input, const std::string& param,
-                                            std::vector<json::value>* values) {
-  json::array items;
+                                            std::vector<json::value>* values,
+                                            json::storage_ptr sp) {
+  json::array items(sp);
   if (input.is_string()) {
-    items.push_back(json::object{{"type", "message"}, {"role", "user"}, {"content", input}});
+    items.push_back(json::object({{"type", "message"}, {"role", "user"}, {"content", input}}, sp));
   } else if (input.is_array()) {
     items = input.as_array();
   } else {
@@ -55,7 +75,7 @@ Result<std::vector<NewItem>> NormalizeItems(const json::value& input, const std:
   // The Responses translation is the check: what it takes, a later turn can send. A string is
   // one user message, which it always takes.
   if (!items.empty() && !input.is_string()) {
-    json::object probe{{"model", "agent"}, {"input", items}};
+    json::object probe({{"model", "agent"}, {"input", items}}, sp);
     Result<json::object> pivot = providers::openai_responses::ParseResponsesDocument(probe);
     if (!pivot.ok()) {
       Error e = pivot.error();
@@ -83,26 +103,15 @@ Result<std::vector<NewItem>> NormalizeItems(const json::value& input, const std:
 }
 
 std::shared_ptr<const MemoryItem> MakeMemoryItem(std::string text) {
-  json::value value = json::parse(text);
-  return MakeMemoryItem(std::move(text), std::move(value));
+  auto item = std::make_shared<MemoryItem>(MemoryItem::ArenaBytes(text.size()));
+  item->value = json::parse(text, item->storage());
+  return Complete(std::move(item), std::move(text));
 }
 
 std::shared_ptr<const MemoryItem> MakeMemoryItem(std::string text, json::value value) {
-  auto item = std::make_shared<MemoryItem>();
-  const json::object* object = value.if_object();
-  const json::value* type = object != nullptr ? object->if_contains("type") : nullptr;
-  if (object != nullptr && (type == nullptr || IsString(*type, "message"))) {
-    // A message item alone translates to one pivot message whatever comes before it (only a
-    // reasoning item changes that, and a window holding one is translated whole: turn.cc).
-    Result<json::array> messages = providers::openai_responses::TranslateItem(value);
-    if (messages.ok() && messages->size() == 1) {
-      item->message = std::move((*messages)[0]);
-      item->message_text = json::serialize(item->message);
-    }
-  }
-  item->text = std::move(text);
-  item->value = std::move(value);
-  return item;
+  auto item = std::make_shared<MemoryItem>(MemoryItem::ArenaBytes(text.size()));
+  item->value = std::move(value);  // a copy into the arena
+  return Complete(std::move(item), std::move(text));
 }
 
 bool Spliceable(const std::vector<std::shared_ptr<const MemoryItem>>& window,

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <boost/json/array.hpp>
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/value.hpp>
 #include <memory>
 #include <string>
@@ -33,10 +34,12 @@ inline constexpr size_t kMaxItemsPerRequest = 20;  // the Conversations API's li
 
 // A turn's `input` (a string, or an array of items) or a conversation's `items` (an array), as
 // items with ids. `param` names the field in errors ("input", "items"). `values`, when given,
-// receives each item's object as its text has it (a turn then need not parse the texts again).
+// receives each item's object as its text has it (a turn then need not parse the texts again),
+// made in `sp`.
 Result<std::vector<NewItem>> NormalizeItems(const boost::json::value& input,
                                             const std::string& param,
-                                            std::vector<boost::json::value>* values = nullptr);
+                                            std::vector<boost::json::value>* values = nullptr,
+                                            boost::json::storage_ptr sp = {});
 
 // One item of a conversation's memory (state.h) or of a stored context: its text as stored,
 // parsed once; and, for a message item, the pivot message the Responses translation makes of
@@ -44,7 +47,23 @@ Result<std::vector<NewItem>> NormalizeItems(const boost::json::value& input,
 // memory a turn leaves behind shares every item with the one it found, so a turn's cost does
 // not grow with its conversation, and a window of message items is neither translated nor
 // serialized again on every turn.
+//
+// Memory: `value` and `message` live in the item's own arena, a first block sized from the text
+// (ArenaBytes; it grows by further blocks if that is short), freed whole with the item: one
+// allocation where their nodes took one each (a turn makes two items and, once its memory is
+// full, frees two). Made by MakeMemoryItem only; neither copied nor moved.
 struct MemoryItem {
+  explicit MemoryItem(size_t arena_bytes)
+      : arena(arena_bytes), value(storage()), message(storage()) {}
+  MemoryItem(const MemoryItem&) = delete;
+  MemoryItem& operator=(const MemoryItem&) = delete;
+
+  // Non-owning: the arena outlives every value in it (declared first, destroyed last).
+  boost::json::storage_ptr storage() { return boost::json::storage_ptr(&arena); }
+  // The first block for an item of `text_bytes`: its parse, and its message's translation.
+  static size_t ArenaBytes(size_t text_bytes) { return 4 * text_bytes + 512; }
+
+  boost::json::monotonic_resource arena;
   std::string text;
   boost::json::value value;
   boost::json::value message;

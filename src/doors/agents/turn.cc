@@ -198,7 +198,7 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
   }
   if (!refusal) {
     Result<std::vector<NewItem>> input =
-        NormalizeItems(*turn.fields.input, "input", &turn.input_values);
+        NormalizeItems(*turn.fields.input, "input", &turn.input_values, turn.request.storage());
     if (!input.ok())
       refusal = input.error();
     else

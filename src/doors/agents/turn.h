@@ -52,7 +52,6 @@ struct AgentDoor::Turn {
   // response's context.
   std::vector<std::shared_ptr<const MemoryItem>> context;
   std::vector<NewItem> input;
-  std::vector<boost::json::value> input_values;  // the input items' objects, for the memory
   bool holds_slot = false;
   std::string tenant;
   std::string response_id;
@@ -62,6 +61,8 @@ struct AgentDoor::Turn {
   boost::json::monotonic_resource request_memory;
   boost::json::object request{boost::json::storage_ptr(&request_memory)};
   boost::json::object pivot{boost::json::storage_ptr(&request_memory)};
+  // The input items' objects, for the memory (in request_memory: the memory's items copy them).
+  std::vector<boost::json::value> input_values;
   // A Spliceable window's messages, which the model call inserts into the pivot's at
   // `window_at` (after the instructions' system message): the pivot does not copy them.
   std::vector<providers::TextMessage> window;

@@ -171,7 +171,7 @@ class Translation {
       if (Status s = CheckFields(t, {"name", "description", "parameters", "strict"}, at); !s.ok()) {
         return s;
       }
-      Result<json::string> name = StringField(t, "name", at);
+      Result<json::string_view> name = StringField(t, "name", at);
       if (!name.ok()) return name.error();
       json::object function{{"name", name.value()}};
       if (Present(t, "description")) function["description"] = t.at("description");
@@ -231,7 +231,7 @@ class Translation {
         !s.ok()) {
       return s;
     }
-    Result<json::string> name = StringField(f, "name", "text.format");
+    Result<json::string_view> name = StringField(f, "name", "text.format");
     if (!name.ok()) return name.error();
     const json::value* schema = f.if_contains("schema");
     if (schema == nullptr || !schema->is_object()) {

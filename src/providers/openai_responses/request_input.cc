@@ -47,11 +47,18 @@ class MessagesTranslation {
   }
 
  private:
+  // An object in the messages' storage (an agent turn's arena, a remembered item's), so that
+  // it moves into them, and what it holds is copied once.
+  json::object Object(
+      std::initializer_list<std::pair<json::string_view, json::value_ref>> members) const {
+    return json::object(members, messages_.storage());
+  }
+
   Status Instructions() {
     if (!Present(in_, "instructions")) return Ok{};
     const json::value& instructions = in_.at("instructions");
     if (!instructions.is_string()) return WrongType("instructions", "a string");
-    messages_.push_back(json::object{{"role", "system"}, {"content", instructions}});
+    messages_.push_back(Object({{"role", "system"}, {"content", instructions}}));
     return Ok{};
   }
 
@@ -59,7 +66,7 @@ class MessagesTranslation {
     const json::value* input = in_.if_contains("input");
     if (input == nullptr || input->is_null()) return WrongType("input", "a string or an array");
     if (input->is_string()) {
-      messages_.push_back(json::object{{"role", "user"}, {"content", *input}});
+      messages_.push_back(Object({{"role", "user"}, {"content", *input}}));
       return Ok{};
     }
     if (!input->is_array()) return WrongType("input", "a string or an array");
@@ -110,12 +117,12 @@ class MessagesTranslation {
         messages_.back().as_object()["content"] = *content;
         return Ok{};
       }
-      messages_.push_back(json::object{{"role", chat_role}, {"content", *content}});
+      messages_.push_back(Object({{"role", chat_role}, {"content", *content}}));
       last_assistant_ = assistant;
       return Ok{};
     }
-    json::array parts;
-    json::string text;  // system and assistant content: the text parts, joined
+    json::array parts(messages_.storage());
+    json::string text(messages_.storage());  // system and assistant content: the text parts, joined
     size_t i = 0;
     for (const json::value& part : content->as_array()) {
       const std::string at = At(param + ".content", i++);
@@ -125,31 +132,31 @@ class MessagesTranslation {
       const bool text_type = type && (Is(*type, "input_text") || Is(*type, "output_text"));
       if (text_type) {
         if (Status s = CheckFields(p, {"text", "annotations", "logprobs"}, at); !s.ok()) return s;
-        Result<json::string> piece = StringField(p, "text", at);
+        Result<json::string_view> piece = StringField(p, "text", at);
         if (!piece.ok()) return piece.error();
         if (user) {
-          parts.push_back(json::object{{"type", "text"}, {"text", piece.value()}});
+          parts.push_back(Object({{"type", "text"}, {"text", piece.value()}}));
         } else {
           text.append(piece.value());
         }
       } else if (type && Is(*type, "input_image") && user) {
         if (Status s = CheckFields(p, {"image_url", "detail"}, at); !s.ok()) return s;
-        Result<json::string> url = StringField(p, "image_url", at);
+        Result<json::string_view> url = StringField(p, "image_url", at);
         if (!url.ok()) return url.error();
-        json::object image{{"url", url.value()}};
+        json::object image = Object({{"url", url.value()}});
         if (Present(p, "detail")) image["detail"] = p.at("detail");
-        parts.push_back(json::object{{"type", "image_url"}, {"image_url", std::move(image)}});
+        parts.push_back(Object({{"type", "image_url"}, {"image_url", std::move(image)}}));
       } else {
         return Unsupported(at + ".type", user ? "user content may be input_text or input_image."
                                               : "this role's content may only be text.");
       }
     }
     if (user) {
-      messages_.push_back(json::object{{"role", "user"}, {"content", std::move(parts)}});
+      messages_.push_back(Object({{"role", "user"}, {"content", std::move(parts)}}));
     } else if (joins_reasoning) {
       messages_.back().as_object()["content"] = std::move(text);
     } else {
-      messages_.push_back(json::object{{"role", chat_role}, {"content", std::move(text)}});
+      messages_.push_back(Object({{"role", chat_role}, {"content", std::move(text)}}));
     }
     last_assistant_ = assistant;
     return Ok{};
@@ -159,19 +166,19 @@ class MessagesTranslation {
   // assistant turn.
   Status FunctionCall(const json::object& item, const std::string& param) {
     if (Status s = CheckFields(item, {"call_id", "name", "arguments"}, param); !s.ok()) return s;
-    Result<json::string> call_id = StringField(item, "call_id", param);
+    Result<json::string_view> call_id = StringField(item, "call_id", param);
     if (!call_id.ok()) return call_id.error();
-    Result<json::string> name = StringField(item, "name", param);
+    Result<json::string_view> name = StringField(item, "name", param);
     if (!name.ok()) return name.error();
-    Result<json::string> arguments = StringField(item, "arguments", param);
+    Result<json::string_view> arguments = StringField(item, "arguments", param);
     if (!arguments.ok()) return arguments.error();
-    json::object call{
-        {"id", call_id.value()},
-        {"type", "function"},
-        {"function", json::object{{"name", name.value()}, {"arguments", arguments.value()}}}};
+    json::object call =
+        Object({{"id", call_id.value()},
+                {"type", "function"},
+                {"function", Object({{"name", name.value()}, {"arguments", arguments.value()}})}});
     reasoning_open_ = false;
     if (!last_assistant_) {
-      messages_.push_back(json::object{{"role", "assistant"}, {"content", nullptr}});
+      messages_.push_back(Object({{"role", "assistant"}, {"content", nullptr}}));
       last_assistant_ = true;
     }
     json::object& assistant = messages_.back().as_object();
@@ -188,7 +195,7 @@ class MessagesTranslation {
   // assistant message opened here; the function calls and message that follow join it.
   Status Reasoning(const json::object& item, const std::string& param) {
     if (Status s = CheckFields(item, {"summary", "encrypted_content"}, param); !s.ok()) return s;
-    json::string summary;
+    json::string summary(messages_.storage());
     if (const json::value* parts = item.if_contains("summary"); parts && !parts->is_null()) {
       if (!parts->is_array()) return WrongType(param + ".summary", "an array");
       size_t i = 0;
@@ -198,19 +205,19 @@ class MessagesTranslation {
             !Is(part.at("type"), "summary_text")) {
           return Unsupported(at + ".type", "a reasoning summary may only be summary_text.");
         }
-        Result<json::string> piece = StringField(part.as_object(), "text", at);
+        Result<json::string_view> piece = StringField(part.as_object(), "text", at);
         if (!piece.ok()) return piece.error();
         summary.append(piece.value());
       }
     }
-    json::object message{{"role", "assistant"}, {"content", nullptr}};
+    json::object message = Object({{"role", "assistant"}, {"content", nullptr}});
     if (!summary.empty()) message[reasoning::kContent] = std::move(summary);
     if (const json::value* encrypted = item.if_contains("encrypted_content");
         encrypted && !encrypted->is_null()) {
       if (!encrypted->is_string()) return WrongType(param + ".encrypted_content", "a string");
       const reasoning::Tagged tagged = reasoning::SplitTagged(encrypted->as_string(), kOwnDialect);
       message[reasoning::kSignature] =
-          json::object{{"dialect", tagged.dialect}, {"value", tagged.value}};
+          Object({{"dialect", tagged.dialect}, {"value", tagged.value}});
     }
     messages_.push_back(std::move(message));
     last_assistant_ = true;
@@ -220,10 +227,10 @@ class MessagesTranslation {
 
   Status FunctionCallOutput(const json::object& item, const std::string& param) {
     if (Status s = CheckFields(item, {"call_id", "output"}, param); !s.ok()) return s;
-    Result<json::string> call_id = StringField(item, "call_id", param);
+    Result<json::string_view> call_id = StringField(item, "call_id", param);
     if (!call_id.ok()) return call_id.error();
     const json::value* output = item.if_contains("output");
-    json::string text;
+    json::string text(messages_.storage());
     if (output != nullptr && output->is_string()) {
       text = output->as_string();
     } else if (output != nullptr && output->is_array()) {
@@ -234,15 +241,15 @@ class MessagesTranslation {
             !Is(part.at("type"), "input_text")) {
           return Unsupported(at + ".type", "a function call's output may only be text.");
         }
-        Result<json::string> piece = StringField(part.as_object(), "text", at);
+        Result<json::string_view> piece = StringField(part.as_object(), "text", at);
         if (!piece.ok()) return piece.error();
         text.append(piece.value());
       }
     } else {
       return WrongType(param + ".output", "a string or an array");
     }
-    messages_.push_back(
-        json::object{{"role", "tool"}, {"tool_call_id", call_id.value()}, {"content", text}});
+    messages_.push_back(Object(
+        {{"role", "tool"}, {"tool_call_id", call_id.value()}, {"content", std::move(text)}}));
     last_assistant_ = false;
     reasoning_open_ = false;
     return Ok{};
@@ -274,22 +281,22 @@ Status CheckFields(const json::object& object, std::initializer_list<std::string
   return Ok{};
 }
 
-Result<json::string> StringField(const json::object& object, std::string_view key,
-                                 const std::string& param) {
+Result<json::string_view> StringField(const json::object& object, std::string_view key,
+                                      const std::string& param) {
   const json::value* value = object.if_contains(key);
   if (value == nullptr || !value->is_string()) {
     return WrongType(param + "." + std::string(key), "a string");
   }
-  return value->as_string();
+  return json::string_view(value->as_string());
 }
 
 Result<json::array> TranslateMessages(const json::object& request, json::storage_ptr sp) {
   return MessagesTranslation(request, std::move(sp)).Run();
 }
 
-Result<json::array> TranslateItem(const json::value& item) {
+Result<json::array> TranslateItem(const json::value& item, json::storage_ptr sp) {
   static const json::object kNone;
-  return MessagesTranslation(kNone, {}).RunItem(item);
+  return MessagesTranslation(kNone, std::move(sp)).RunItem(item);
 }
 
 }  // namespace turnpike::providers::openai_responses

@@ -28,9 +28,9 @@ Error Unsupported(const std::string& param, std::string_view why);
 Status CheckFields(const boost::json::object& object, std::initializer_list<std::string_view> known,
                    const std::string& param);
 
-// `object[key]`, which must be a string (else WrongType naming "<param>.<key>").
-Result<boost::json::string> StringField(const boost::json::object& object, std::string_view key,
-                                        const std::string& param);
+// `object[key]`, which must be a string (else WrongType naming "<param>.<key>"): a view of it.
+Result<boost::json::string_view> StringField(const boost::json::object& object,
+                                             std::string_view key, const std::string& param);
 
 // The pivot's messages: `instructions` as a system message, then `input` (a string is one user
 // message; an array holds message, function_call and function_call_output items). Consecutive
@@ -40,7 +40,9 @@ Result<boost::json::string> StringField(const boost::json::object& object, std::
 Result<boost::json::array> TranslateMessages(const boost::json::object& request,
                                              boost::json::storage_ptr sp = {});
 // The same for a request whose `input` is the one item `item` and that has no instructions,
-// without building that request (an agent turn translates each item it remembers alone).
-Result<boost::json::array> TranslateItem(const boost::json::value& item);
+// without building that request (an agent turn translates each item it remembers alone), its
+// messages in `sp`.
+Result<boost::json::array> TranslateItem(const boost::json::value& item,
+                                         boost::json::storage_ptr sp = {});
 
 }  // namespace turnpike::providers::openai_responses

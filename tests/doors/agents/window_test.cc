@@ -136,5 +136,28 @@ TEST(WindowTest, ItemsThatJoinTheirNeighboursAreNotSpliced) {
   EXPECT_TRUE(Spliceable(Window(R"([{"role":"assistant","content":"hi"}])"), user));
 }
 
+// A remembered item's parse and message live in its own arena, whichever way it was made, and
+// are what a parse on the default heap and the translation alone make.
+TEST(WindowTest, ARememberedItemsValuesLiveInItsArena) {
+  const std::string text =
+      R"({"type":"message","role":"assistant","id":"msg_1","status":"completed",)"
+      R"("content":[{"type":"output_text","text":"a reply long enough to leave the inline bytes",)"
+      R"("annotations":[]}]})";
+  const json::value parsed = json::parse(text);
+  for (const std::shared_ptr<const MemoryItem>& item :
+       {MakeMemoryItem(text), MakeMemoryItem(text, parsed)}) {
+    ASSERT_NE(item, nullptr);
+    EXPECT_EQ(item->text, text);
+    EXPECT_EQ(item->value, parsed);
+    EXPECT_EQ(item->value.storage().get(), &item->arena);
+    EXPECT_EQ(item->message.storage().get(), &item->arena);
+    const Result<json::array> alone = providers::openai_responses::TranslateItem(parsed);
+    ASSERT_TRUE(alone.ok());
+    ASSERT_EQ(alone->size(), 1u);
+    EXPECT_EQ(item->message, (*alone)[0]);
+    EXPECT_EQ(item->message_text, json::serialize((*alone)[0]));
+  }
+}
+
 }  // namespace
 }  // namespace turnpike::agents
