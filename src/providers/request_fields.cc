@@ -1,5 +1,7 @@
 #include "providers/request_fields.h"
 
+#include <charconv>
+
 namespace turnpike::providers::request {
 
 Error Invalid(std::string message, std::string param) {
@@ -71,7 +73,13 @@ std::optional<std::string> FirstUnhandled(const boost::json::object& object,
 }
 
 std::string At(const std::string& base, size_t index) {
-  return base + "[" + std::to_string(index) + "]";
+  char digits[24];
+  char* end = std::to_chars(digits, digits + sizeof(digits), index).ptr;
+  std::string out;
+  out.reserve(base.size() + static_cast<size_t>(end - digits) + 2);
+  out.append(base).push_back('[');
+  out.append(digits, end).push_back(']');
+  return out;
 }
 
 Result<std::string_view> ImageUrlOf(const boost::json::object& part, const std::string& param,

@@ -163,6 +163,14 @@ std::string WriteRequest(const json::object& chat, const UpstreamRequestOptions&
   const json::value* stream = chat.if_contains("stream");
   const bool streaming = stream != nullptr && *stream == true;
   std::string out;
+  if (!window.empty()) {
+    // An agent turn's window is most of the body (50 messages by default): room for its texts
+    // and a kilobyte of the rest, so that the body grows once at most instead of doubling its
+    // way there, copying what it holds each time.
+    size_t window_bytes = 0;
+    for (const TextMessage& message : window) window_bytes += message.text.size() + 1;
+    out.reserve(window_bytes + 1024);
+  }
   JsonAppender w(out);
   w.Raw("{");
   bool first = true;

@@ -123,9 +123,10 @@ class MessagesTranslation {
     }
     json::array parts(messages_.storage());
     json::string text(messages_.storage());  // system and assistant content: the text parts, joined
+    const std::string content_param = param + ".content";
     size_t i = 0;
     for (const json::value& part : content->as_array()) {
-      const std::string at = At(param + ".content", i++);
+      const std::string at = At(content_param, i++);
       if (!part.is_object()) return WrongType(at, "an object");
       const json::object& p = part.as_object();
       const json::value* type = p.if_contains("type");
