@@ -181,7 +181,7 @@ Result<std::unique_ptr<Database>> Database::Open(const std::string& path, bool s
   std::unique_ptr<Database> db(new Database(raw, counts));
   // 4 KiB pages: a commit writes every page it dirtied whole to the WAL, and an agent turn's
   // transaction dirties a few pages in several tables and indexes; against 16 KiB pages its
-  // store-thread instructions fall by a third and a plain call's call-log share by a fifth,
+  // store-thread instructions fall by a third and a plain call's call-log share by 5-15%,
   // while the call log's batched appends cost the same per row (bench/call_log_bench.cc;
   // docs/BENCHMARKS.md). It takes effect only when the file is created; an existing database
   // keeps its page size.
@@ -212,6 +212,12 @@ Result<Statement> Database::Prepare(std::string_view sql, StoreOp op) {
                                     SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
   if (rc != SQLITE_OK) return LastError("prepare");
   return Statement(this, stmt, op);
+}
+
+Status Database::RunKept(std::unique_ptr<Statement>& slot, std::string_view sql) {
+  Result<Statement*> statement = Cached(slot, sql, StoreOp::kTransaction);
+  if (!statement.ok()) return statement.error();
+  return statement.value()->Run(Statement::Bindings::kKeep);  // it has no parameters
 }
 
 Status Database::Exec(std::string_view sql, StoreOp op) {
