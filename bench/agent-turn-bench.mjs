@@ -4,7 +4,8 @@
 // completions, then C loops each holding one conversation and sending N/C streamed turns. Per
 // round: the gateway's overhead p50 from the call log (overhead_us: for a turn all of it is
 // before the upstream request, since its response head goes out first; for a chat call it adds
-// the head's forwarding), and the gateway process's CPU per request (/proc utime + stime).
+// the head's forwarding), and the gateway process's CPU per request (/proc utime + stime; a
+// turn's system time also on its own).
 // Run by hand, not in CI:
 //   TURNPIKE_BIN=build/src/app/turnpike node bench/agent-turn-bench.mjs [requests] [rounds]
 import { readFileSync } from 'node:fs';
@@ -23,9 +24,10 @@ const g = await startGovernedGateway({
 const agent = (await g.admin('POST', 'agents', { tenant: 't1', model: 'chat', instructions: 'Be brief.' })).body;
 const headers = { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' };
 
-const ticks = () => {
+// utime + stime and stime alone, clock ticks (1/100 s).
+const times = () => {
   const f = readFileSync(`/proc/${g.gw.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return Number(f[11]) + Number(f[12]);  // utime + stime, clock ticks (1/100 s)
+  return { all: Number(f[11]) + Number(f[12]), system: Number(f[12]) };
 };
 
 async function drain(r) {
@@ -72,20 +74,22 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.
 async function round(kind, c) {
   const loops = [];
   for (let i = 0; i < c; ++i) loops.push(kind === 'plain' ? plain : turn(await newConversation()));
-  const t0 = ticks();
+  const t0 = times();
   await Promise.all(loops.map(async (one) => { for (let k = 0; k < N / c; ++k) await one(); }));
-  const cpu = (ticks() - t0) * 10_000 / N;  // µs of gateway CPU per request
+  const t1 = times();
+  const cpu = (t1.all - t0.all) * 10_000 / N;  // µs of gateway CPU per request
+  const system = (t1.system - t0.system) * 10_000 / N;  // of it in the kernel
   await sleep(300);  // the call log's flush
   const model = kind === 'plain' ? 'chat' : `agent:${agent.id}`;
-  return { p50: median(await overheads(model, N)), cpu };
+  return { p50: median(await overheads(model, N)), cpu, system };
 }
 
 // Warm-up: connections, caches, the store.
 await round('plain', 8);
 await round('agent', 8);
 console.log(`requests per round ${N}, rounds ${ROUNDS}, mock --tokens 16, streamed`);
-console.log('| C | plain overhead p50 (µs) | turn overhead p50 (µs) | plain CPU/req (µs) | turn CPU/req (µs) | CPU ratio |');
-console.log('|---|---|---|---|---|---|');
+console.log('| C | plain overhead p50 (µs) | turn overhead p50 (µs) | plain CPU/req (µs) | turn CPU/req (µs) | CPU ratio | turn system CPU/req (µs) |');
+console.log('|---|---|---|---|---|---|---|');
 for (const c of CONCURRENCY) {
   const p = [], a = [];
   for (let r = 0; r < ROUNDS; ++r) {
@@ -94,6 +98,7 @@ for (const c of CONCURRENCY) {
   }
   const pp = median(p.map((x) => x.p50)), ap = median(a.map((x) => x.p50));
   const pc = median(p.map((x) => x.cpu)), ac = median(a.map((x) => x.cpu));
-  console.log(`| ${c} | ${pp} | ${ap} | ${pc.toFixed(0)} | ${ac.toFixed(0)} | ${(ac / pc).toFixed(2)} |`);
+  const as = median(a.map((x) => x.system));
+  console.log(`| ${c} | ${pp} | ${ap} | ${pc.toFixed(0)} | ${ac.toFixed(0)} | ${(ac / pc).toFixed(2)} | ${as.toFixed(0)} |`);
 }
 await stopAll();

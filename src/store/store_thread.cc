@@ -33,12 +33,12 @@ StoreThread::Waker::~Waker() {
 
 void StoreThread::Waker::NotifyOne() {
   cv_.notify_one();
-  if (event_fd_ >= 0) (void)::eventfd_write(event_fd_, 1);
+  if (polling_.load(std::memory_order_acquire)) (void)::eventfd_write(event_fd_, 1);
 }
 
 void StoreThread::Waker::NotifyAll() {
   cv_.notify_all();
-  if (event_fd_ >= 0) (void)::eventfd_write(event_fd_, 1);
+  if (polling_.load(std::memory_order_acquire)) (void)::eventfd_write(event_fd_, 1);
 }
 
 template <typename Ready>
@@ -59,6 +59,10 @@ bool StoreThread::Waker::Wait(std::unique_lock<std::mutex>& lock,
 
 bool StoreThread::Waker::Poll(std::unique_lock<std::mutex>& lock,
                               std::chrono::steady_clock::time_point deadline, int fd) {
+  // Set before the unlock: whoever changes what `ready` reads after it (under the lock, then
+  // notifying) sees it and writes the eventfd; a lane waiting on the condition variable costs
+  // its notifiers no write.
+  polling_.store(true, std::memory_order_release);
   lock.unlock();
   const auto left =
       std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -69,6 +73,7 @@ bool StoreThread::Waker::Poll(std::unique_lock<std::mutex>& lock,
     (void)::eventfd_read(event_fd_, &drained);
   }
   lock.lock();
+  polling_.store(false, std::memory_order_release);
   return ready > 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
 }
 
@@ -131,37 +136,42 @@ void StoreThread::Start(WriteFn write, TickFn tick, TickFn control_tick) {
   }
 }
 
+// Post and SubmitRecords notify after unlocking: a lane woken while the notifier still held
+// the lock would wake only to block on it (a futex wait and wake more per hand-over). Safe: a
+// lane checks what it waits for under the lock before it sleeps.
 void StoreThread::Post(std::unique_ptr<StoreJob> job, JobLane lane) {
+  Waker* wake = nullptr;
   {
     std::lock_guard lock(mu_);
     if (!jobs_closed_ && queued_jobs_ < options_.max_jobs) {
       Queue& queue = QueueOf(lane);
       queue.jobs.push_back(std::move(job));
       ++queued_jobs_;
-      if (&queue == queues_[kLogQueue].get()) {
-        wake_.NotifyOne();
-      } else {
-        queue.wake.NotifyOne();
-      }
-      return;
+      wake = &queue == queues_[kLogQueue].get() ? &wake_ : &queue.wake;
     }
+  }
+  if (wake != nullptr) {
+    wake->NotifyOne();
+    return;
   }
   const Error error{ErrorCode::kUnavailable, "The store is busy or shutting down; try again.", ""};
   job->Refuse(error);
 }
 
 SubmitResult StoreThread::SubmitRecords(CallBatch& batch, bool force) {
-  std::lock_guard lock(mu_);
-  if (stopping_) return SubmitResult::kClosed;
-  if (!force && queued_rows_ + batch.size() > options_.max_records) return SubmitResult::kFull;
-  if (batch.empty()) return SubmitResult::kAccepted;
-  queued_rows_ += batch.size();
-  queued_.push_back(std::move(batch));
-  if (spares_.empty()) {
-    batch = CallBatch{};
-  } else {
-    batch = std::move(spares_.back());
-    spares_.pop_back();
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return SubmitResult::kClosed;
+    if (!force && queued_rows_ + batch.size() > options_.max_records) return SubmitResult::kFull;
+    if (batch.empty()) return SubmitResult::kAccepted;
+    queued_rows_ += batch.size();
+    queued_.push_back(std::move(batch));
+    if (spares_.empty()) {
+      batch = CallBatch{};
+    } else {
+      batch = std::move(spares_.back());
+      spares_.pop_back();
+    }
   }
   wake_.NotifyOne();
   return SubmitResult::kAccepted;

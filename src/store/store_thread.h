@@ -51,6 +51,7 @@
 // thread.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -149,8 +150,8 @@ class StoreThread {
   template <typename T>
   class CallRace;
 
-  // A lane's wake-up: a condition variable, and an eventfd signalled with it so that a lane
-  // sleeping in poll() on a change descriptor (see the top of this file) wakes too.
+  // A lane's wake-up: a condition variable, and an eventfd written with it while a lane sleeps
+  // in poll() on a change descriptor (see the top of this file), so that it wakes too.
   class Waker {
    public:
     Waker();
@@ -170,6 +171,7 @@ class StoreThread {
               int fd);
     std::condition_variable cv_;
     int event_fd_ = -1;
+    std::atomic<bool> polling_{false};  // a lane is in Poll (set and cleared under the lock)
   };
 
   // The jobs of one or more lanes; guarded by mu_.
