@@ -11,6 +11,7 @@
 //   turn    POST /v1/responses, model "agent:<id>", in a conversation (window 50), streamed
 //
 //   TURNPIKE_BIN=build/src/app/turnpike node bench/agent-turn-callgrind.mjs [requests] [C] [loads]
+//   (AGENT_TOOLS=n gives the agent n function tools.)
 // loads: a comma-separated subset of the four (all by default), e.g. presp,turn.
 // Needs valgrind (callgrind_control). Prints instructions per request per thread group, and the
 // turns' store writes per transaction (the group commit). TURNPIKE_STARTUP_TIMEOUT_MS=120000 on a
@@ -36,7 +37,13 @@ const g = await startGovernedGateway({
   models: { chat: [`http://127.0.0.1:${mock.port}/v1`] },
   prices: { chat: { input: 1, output: 2, max_output_tokens: 1000 } },
 });
-const agent = (await g.admin('POST', 'agents', { tenant: 't1', model: 'chat', instructions: 'Be brief.' })).body;
+// AGENT_TOOLS=n: the agent has n function tools (each with a small JSON-schema), which every
+// turn sends upstream.
+const tools = Array.from({ length: Number(process.env.AGENT_TOOLS ?? 0) }, (_, i) => ({
+  type: 'function', name: `tool_${i}`, description: `Looks up record kind ${i} by its id and returns its fields.`,
+  parameters: { type: 'object', properties: { id: { type: 'string', description: 'The record id' }, fields: { type: 'array', items: { type: 'string' } } }, required: ['id'] },
+}));
+const agent = (await g.admin('POST', 'agents', { tenant: 't1', model: 'chat', instructions: 'Be brief.', tools })).body;
 const headers = { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' };
 const drain = async (r) => { const rd = r.body.getReader(); while (!(await rd.read()).done) { /* all */ } };
 const post = async (route, body) => {

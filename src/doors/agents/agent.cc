@@ -55,7 +55,7 @@ Status ApplyTools(Agent& agent, const json::value& tools) {
     }
     agent.tool_names.emplace_back(name);
   }
-  agent.tools = json::serialize(tools);
+  agent.tools = tools.as_array();
   return Ok{};
 }
 
@@ -222,7 +222,7 @@ json::object AgentObject(const Agent& a) {
   o["version"] = a.version;
   o["model"] = a.model;
   o["instructions"] = a.instructions;
-  o["tools"] = json::parse(a.tools);
+  o["tools"] = a.tools;
   o["max_output_tokens"] = a.max_output_tokens ? json::value(*a.max_output_tokens) : nullptr;
   o["history"] = json::object{
       {"items", a.history_items},

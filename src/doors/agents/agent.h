@@ -21,6 +21,7 @@
 // Errors: kInvalidRequest naming the field (`param`). Pure functions; thread-safe.
 #pragma once
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <cstdint>
 #include <optional>
@@ -43,7 +44,7 @@ struct Agent {
   int64_t version = 0;
   std::string model;
   std::string instructions;
-  std::string tools = "[]";             // a JSON array's text
+  boost::json::array tools;             // checked by ApplyTools; read by every turn, never parsed
   std::vector<std::string> tool_names;  // in `tools`' order
   std::optional<int64_t> max_output_tokens;
   int64_t history_items = kDefaultHistoryItems;

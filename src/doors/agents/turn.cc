@@ -180,7 +180,7 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
   ctx.stream = turn.fields.stream;
 
   // The request's tools: a subset of the agent's, or all of them.
-  json::value tools = json::parse(agent.tools);
+  const json::array* tools = &agent.tools;
   if (turn.fields.tools != nullptr && !turn.fields.tools->is_null()) {
     if (!turn.fields.tools->is_array()) {
       refusal = Invalid("`tools` must be an array.", "tools");
@@ -193,7 +193,7 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
                             "tools[" + std::to_string(i) + "]");
         }
       }
-      if (!refusal) tools = *turn.fields.tools;
+      if (!refusal) tools = &turn.fields.tools->as_array();
     }
   }
   if (!refusal) {
@@ -296,7 +296,7 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
       input = std::move(whole);
     }
     request["input"] = std::move(input);
-    if (!tools.as_array().empty()) request["tools"] = tools;
+    if (!tools->empty()) request["tools"] = *tools;
     if (cap) request["max_output_tokens"] = *cap;
     request["stream"] = true;
     pivot = responses::ParseResponsesDocument(request, request.storage());
