@@ -157,7 +157,10 @@ class Translation {
     if (!Present(in_, "tools")) return Ok{};
     const json::value& tools = in_.at("tools");
     if (!tools.is_array()) return WrongType("tools", "an array");
-    json::array list;
+    // Built in the pivot's storage (an agent turn's arena), so that they move into it.
+    const json::storage_ptr& sp = out_.storage();
+    json::array list(sp);
+    list.reserve(tools.as_array().size());
     size_t i = 0;
     for (const json::value& tool : tools.as_array()) {
       const std::string at = At("tools", i++);
@@ -173,14 +176,14 @@ class Translation {
       }
       Result<json::string_view> name = StringField(t, "name", at);
       if (!name.ok()) return name.error();
-      json::object function{{"name", name.value()}};
+      json::object function({{"name", name.value()}}, sp);
       if (Present(t, "description")) function["description"] = t.at("description");
       if (Present(t, "parameters")) {
         if (!t.at("parameters").is_object()) return WrongType(at + ".parameters", "an object");
         function["parameters"] = t.at("parameters");
       }
       if (Present(t, "strict")) function["strict"] = t.at("strict");
-      list.push_back(json::object{{"type", "function"}, {"function", std::move(function)}});
+      list.push_back(json::object({{"type", "function"}, {"function", std::move(function)}}, sp));
     }
     if (!list.empty()) out_["tools"] = std::move(list);
     return Ok{};
