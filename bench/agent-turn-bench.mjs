@@ -9,31 +9,20 @@
 // Run by hand, not in CI:
 //   TURNPIKE_BIN=build/src/app/turnpike node bench/agent-turn-bench.mjs [requests] [rounds]
 import { readFileSync } from 'node:fs';
-import { startMock, startGovernedGateway, stopAll, sleep } from '../tests/integration/lib/harness.mjs';
+import { stopAll, sleep } from '../tests/integration/lib/harness.mjs';
+import { startAgentGateway } from './lib/agent_turn.mjs';
 
 const N = Number(process.argv[2] ?? 400);
 const ROUNDS = Number(process.argv[3] ?? 5);
 const CONCURRENCY = [1, 8, 32];
 
-const mock = await startMock(['--tokens', '16']);
-const g = await startGovernedGateway({
-  name: 'agent-bench',
-  models: { chat: [`http://127.0.0.1:${mock.port}/v1`] },
-  prices: { chat: { input: 1, output: 2, max_output_tokens: 1000 } },
-});
-const agent = (await g.admin('POST', 'agents', { tenant: 't1', model: 'chat', instructions: 'Be brief.' })).body;
-const headers = { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' };
+const { g, agent, headers, drain } = await startAgentGateway({ name: 'agent-bench' });
 
 // utime + stime and stime alone, clock ticks (1/100 s).
 const times = () => {
   const f = readFileSync(`/proc/${g.gw.pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return { all: Number(f[11]) + Number(f[12]), system: Number(f[12]) };
 };
-
-async function drain(r) {
-  const reader = r.body.getReader();
-  while (!(await reader.read()).done) { /* the whole stream */ }
-}
 
 const plain = async () => {
   const r = await fetch(`${g.gw.url}/v1/chat/completions`, {

@@ -20,7 +20,8 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startMock, startGovernedGateway, stopAll, sleep, metricsOf } from '../tests/integration/lib/harness.mjs';
+import { stopAll, sleep, metricsOf } from '../tests/integration/lib/harness.mjs';
+import { startAgentGateway } from './lib/agent_turn.mjs';
 
 const N = Number(process.argv[2] ?? 100);
 const C = Number(process.argv[3] ?? 4);
@@ -31,21 +32,13 @@ const wrapper = path.join(dir, 'turnpike-under-callgrind');
 writeFileSync(wrapper, `#!/bin/sh\nexec valgrind --tool=callgrind --separate-threads=yes --instr-atstart=no --callgrind-out-file=${dir}/cg.%p ${BIN} "$@"\n`);
 chmodSync(wrapper, 0o755);
 
-const mock = await startMock(['--tokens', '16']);
-const g = await startGovernedGateway({
-  name: 'turn-callgrind', bin: wrapper,
-  models: { chat: [`http://127.0.0.1:${mock.port}/v1`] },
-  prices: { chat: { input: 1, output: 2, max_output_tokens: 1000 } },
-});
 // AGENT_TOOLS=n: the agent has n function tools (each with a small JSON-schema), which every
 // turn sends upstream.
 const tools = Array.from({ length: Number(process.env.AGENT_TOOLS ?? 0) }, (_, i) => ({
   type: 'function', name: `tool_${i}`, description: `Looks up record kind ${i} by its id and returns its fields.`,
   parameters: { type: 'object', properties: { id: { type: 'string', description: 'The record id' }, fields: { type: 'array', items: { type: 'string' } } }, required: ['id'] },
 }));
-const agent = (await g.admin('POST', 'agents', { tenant: 't1', model: 'chat', instructions: 'Be brief.', tools })).body;
-const headers = { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' };
-const drain = async (r) => { const rd = r.body.getReader(); while (!(await rd.read()).done) { /* all */ } };
+const { g, agent, headers, drain } = await startAgentGateway({ name: 'turn-callgrind', bin: wrapper, tools });
 const post = async (route, body) => {
   const r = await fetch(`${g.gw.url}${route}`, { method: 'POST', headers, body: JSON.stringify(body) });
   if (r.status !== 200) throw new Error(`${route}: ${r.status} ${await r.text()}`);

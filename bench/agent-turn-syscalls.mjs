@@ -9,20 +9,13 @@
 // Needs strace; run by hand, not in CI.
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { startMock, startGovernedGateway, stopAll, sleep } from '../tests/integration/lib/harness.mjs';
+import { stopAll, sleep } from '../tests/integration/lib/harness.mjs';
+import { startAgentGateway } from './lib/agent_turn.mjs';
 
 const N = Number(process.argv[2] ?? 500);
 const OUT = process.argv[3] ?? '/tmp/turn-syscalls';
 mkdirSync(OUT, { recursive: true });
-const mock = await startMock(['--tokens', '16']);
-const g = await startGovernedGateway({
-  name: 'turn-syscalls',
-  models: { chat: [`http://127.0.0.1:${mock.port}/v1`] },
-  prices: { chat: { input: 1, output: 2, max_output_tokens: 1000 } },
-});
-const agent = (await g.admin('POST', 'agents', { tenant: 't1', model: 'chat', instructions: 'Be brief.' })).body;
-const headers = { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' };
-const drain = async (r) => { const rd = r.body.getReader(); while (!(await rd.read()).done) { /* all */ } };
+const { g, agent, headers, drain } = await startAgentGateway({ name: 'turn-syscalls' });
 const conversation = (await (await fetch(`${g.gw.url}/v1/conversations`, { method: 'POST', headers, body: '{}' })).json()).id;
 const post = async (route, body) => drain(await fetch(`${g.gw.url}${route}`, { method: 'POST', headers, body: JSON.stringify(body) }));
 const loads = {

@@ -1,7 +1,27 @@
-// The agent benches' two client calls (bench/agent-cancel-latency.mjs and
-// agent-cancel-fleet-latency.mjs), each on a fresh connection to 127.0.0.1:`port` with `headers`.
+// What the agent benches share: the turn benches' set-up (startAgentGateway: bench/agent-turn-
+// bench.mjs, agent-turn-callgrind.mjs, agent-turn-syscalls.mjs), and the cancel benches' two
+// client calls (agent-cancel-latency.mjs and agent-cancel-fleet-latency.mjs), each on a fresh
+// connection to 127.0.0.1:`port` with `headers`.
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { startMock, startGovernedGateway } from '../../tests/integration/lib/harness.mjs';
+
+// One replica (SQLite, governance on, `bin` when given) over the mock provider (--tokens 16) as
+// model `chat`, and an agent of tenant t1 on it with `tools` (function tools). Resolves with
+// {g, agent, headers, drain}: the harness's gateway, the agent, a request's headers with the
+// key, and a function that reads a fetch response to its end.
+export async function startAgentGateway({ name, bin, tools = [] }) {
+  const mock = await startMock(['--tokens', '16']);
+  const g = await startGovernedGateway({
+    name, bin,
+    models: { chat: [`http://127.0.0.1:${mock.port}/v1`] },
+    prices: { chat: { input: 1, output: 2, max_output_tokens: 1000 } },
+  });
+  const agent = (await g.admin('POST', 'agents', { tenant: 't1', model: 'chat', instructions: 'Be brief.', tools })).body;
+  const headers = { authorization: `Bearer ${g.key}`, 'content-type': 'application/json' };
+  const drain = async (r) => { const rd = r.body.getReader(); while (!(await rd.read()).done) { /* all */ } };
+  return { g, agent, headers, drain };
+}
 
 // POSTs `body` (a streamed /v1/responses turn) and resolves with {id, req, res, firstDelta}
 // once response.created has arrived; firstDelta resolves at the first output_text delta.
