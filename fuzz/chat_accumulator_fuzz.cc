@@ -5,6 +5,10 @@
 // whole input it decides exactly as ParseBodyUsage does; and the accumulator's content-only
 // template path ends in the same state as the full path, which a second accumulator takes for
 // every payload (a "{}" before each one drops its template without changing anything else).
+// And ConsumeEvent, the template path before SSE framing (the model call's pump feeds the
+// parser's `take` with it): fed the same bytes, whole and split into reads as the input's last
+// bytes say (chunk_plan.h), it must end in the tee's state with the same chunk kinds; whole, the
+// events it takes and those framed must be the tee's events, byte for byte and in order.
 #include <simdjson.h>
 
 #include <cstddef>
@@ -13,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chunk_plan.h"
 #include "stream/chat_accumulator.h"
 #include "stream/chunk_parse.h"
 #include "stream/chunk_scan.h"
@@ -99,6 +104,41 @@ void CheckSameState(const stream::ChatAccumulator& a, const stream::ChatAccumula
   }
 }
 
+// One event as a reader saw it: its raw bytes and what Consume (or ConsumeEvent) made of it.
+struct Seen {
+  std::string raw;
+  int kind = -1;  // a ChunkKind, or -1: no data line
+  bool operator==(const Seen&) const = default;
+};
+
+// Feeds the chunks for_each_chunk gives to a parser and its events to `acc`'s Consume; with
+// `take`, the parser offers every event start to `acc`'s ConsumeEvent first.
+template <typename ForEachChunk>
+std::vector<Seen> Read(stream::ChatAccumulator& acc, bool take, ForEachChunk&& for_each_chunk) {
+  std::vector<Seen> seen;
+  stream::SseParser parser;
+  bool failed = false;
+  auto on_event = [&](const stream::SseEvent& event) {
+    seen.push_back(
+        {std::string(event.raw), event.has_data ? static_cast<int>(acc.Consume(event.data)) : -1});
+  };
+  auto consume_event = [&](std::string_view rest) {
+    const size_t taken = acc.ConsumeEvent(rest);
+    if (taken != 0) {
+      seen.push_back(
+          {std::string(rest.substr(0, taken)), static_cast<int>(stream::ChunkKind::kDelta)});
+    }
+    return taken;
+  };
+  for_each_chunk([&](std::string_view chunk) {
+    if (failed) return;
+    turnpike::Status fed =
+        take ? parser.Feed(chunk, on_event, consume_event) : parser.Feed(chunk, on_event);
+    failed = !fed.ok();
+  });
+  return seen;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -106,17 +146,43 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   stream::ChatAccumulator tee(kMaxContentBytes);
   stream::ChatAccumulator full_path(kMaxContentBytes);
   stream::SseParser parser;
+  std::vector<Seen> tee_seen;
   turnpike::Status fed = parser.Feed(bytes, [&](const stream::SseEvent& event) {
-    if (!event.has_data) return;
+    if (!event.has_data) {
+      tee_seen.push_back({std::string(event.raw), -1});
+      return;
+    }
     CheckScanAgainstParse(event.data);
     CheckBodyUsageAgainstParse(event.data);
     const stream::ChunkKind kind = tee.Consume(event.data);
+    tee_seen.push_back({std::string(event.raw), static_cast<int>(kind)});
     (void)full_path.Consume("{}");
     Check(full_path.Consume(event.data) == kind);
   });
   (void)fed;
   Check(full_path.template_chunks() == 0);
   CheckSameState(tee, full_path);
+  Check(tee.output_bytes() == full_path.output_bytes());
+
+  const auto whole_input = [&](auto&& on_chunk) { on_chunk(bytes); };
+  stream::ChatAccumulator taking(kMaxContentBytes);
+  Check(Read(taking, true, whole_input) == tee_seen);
+  CheckSameState(tee, taking);
+  Check(tee.output_bytes() == taking.output_bytes());
+
+  // Split into reads, and counting the text only: the same events, kinds and state.
+  const turnpike::fuzz::ChunkPlan plan(bytes);
+  const auto reads = [&](auto&& on_chunk) {
+    plan.ForEachChunk([&](std::string_view chunk) { on_chunk(chunk); });
+  };
+  stream::ChatAccumulator split_framed(kMaxContentBytes);
+  stream::ChatAccumulator split_taking(kMaxContentBytes, stream::ChatAccumulator::Text::kCount);
+  Check(Read(split_taking, true, reads) == Read(split_framed, false, reads));
+  Check(split_taking.output_bytes() == split_framed.output_bytes());
+  Check(split_taking.usage().prompt_tokens == split_framed.usage().prompt_tokens &&
+        split_taking.saw_first_token() == split_framed.saw_first_token() &&
+        split_taking.unparsed_chunks() == split_framed.unparsed_chunks() &&
+        split_taking.choices().size() == split_framed.choices().size());
   CheckBodyUsageAgainstParse(bytes);
   (void)stream::ExtractUsage(bytes);
   return 0;

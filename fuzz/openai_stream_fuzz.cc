@@ -1,7 +1,14 @@
 // An OpenAI upstream stream (any bytes, split as SSE) decoded and rendered for every client
 // dialect (OpenAI, Anthropic, Responses, Gemini, Cohere), reasoning events included, then ended
 // as the relay ends it. Besides crashes, checks the decoder's fast path: every payload that
-// stream::ScanEscapedChunk decides, the decoder's simdjson read (ReadChunk) reads the same.
+// stream::ScanEscapedChunk decides, the decoder's simdjson read (ReadChunk) reads the same; and
+// its template path before SSE framing (DecodeFramed, the parser's `take`): fed the same bytes,
+// whole and split into reads as the input's last bytes say (chunk_plan.h), a decoder that takes
+// events gives the events, in order, that one fed only framed events gives.
+#include <string>
+#include <vector>
+
+#include "chunk_plan.h"
 #include "fuzz_support.h"
 #include "providers/openai/stream_codec.h"
 #include "stream/chunk_scan.h"
@@ -42,6 +49,48 @@ void CheckScanAgainstRead(std::string_view payload) {
   }
 }
 
+// Every event a decoder gave, written out whole, one string each.
+class Transcript final : public turnpike::providers::EventSink {
+ public:
+  void OnEvent(const turnpike::providers::StreamEvent& e) override {
+    const turnpike::providers::TokenUsage& u = e.usage;
+    lines.push_back(std::to_string(static_cast<int>(e.kind)) + "|" +
+                    std::to_string(static_cast<int>(e.finish)) + "|" +
+                    std::to_string(e.tool_index) + "|" + std::string(e.text) + "|" +
+                    std::string(e.id) + "|" + std::string(e.name) + "|" + std::string(e.model) +
+                    "|" + std::string(e.stop_sequence) + "|" + std::to_string(u.prompt_tokens) +
+                    "," + std::to_string(u.completion_tokens) + "," +
+                    std::to_string(u.cached_tokens) + "," + std::to_string(u.reasoning_tokens) +
+                    "|" + (e.error != nullptr ? e.error->message : std::string()));
+  }
+  std::vector<std::string> lines;
+};
+
+// Decodes the chunks for_each_chunk gives, as the model call's pump does when translating:
+// framed events through Decode, and with `take` each event start offered to DecodeFramed
+// first. A failed Decode ends the stream.
+template <typename ForEachChunk>
+std::vector<std::string> Decode(bool take, ForEachChunk&& for_each_chunk) {
+  turnpike::providers::openai::OpenAiStreamDecoder decoder;
+  Transcript transcript;
+  stream::SseParser parser;
+  bool failed = false;
+  auto on_event = [&](const stream::SseEvent& event) {
+    if (!failed && !decoder.Decode(event, transcript).ok()) failed = true;
+  };
+  auto decode_framed = [&](std::string_view rest) {
+    return failed ? size_t{0} : decoder.DecodeFramed(rest, transcript);
+  };
+  for_each_chunk([&](std::string_view chunk) {
+    if (take) {
+      (void)parser.Feed(chunk, on_event, decode_framed);
+    } else {
+      (void)parser.Feed(chunk, on_event);
+    }
+  });
+  return transcript.lines;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -53,5 +102,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (event.has_data) CheckScanAgainstRead(event.data);
   });
   (void)fed;
+
+  const auto whole_input = [&](auto&& on_chunk) { on_chunk(bytes); };
+  Check(Decode(true, whole_input) == Decode(false, whole_input));
+  const turnpike::fuzz::ChunkPlan plan(bytes);
+  const auto reads = [&](auto&& on_chunk) {
+    plan.ForEachChunk([&](std::string_view chunk) { on_chunk(chunk); });
+  };
+  Check(Decode(true, reads) == Decode(false, reads));
   return 0;
 }

@@ -148,7 +148,22 @@ Status StreamPump::Feed(std::string_view piece) {
   tail_frame_.clear();
   failed_.reset();
   auto on_event = [this, piece](const stream::SseEvent& event) { OnFrame(event, piece); };
-  Status fed = ndjson_ ? ndjson_parser_.Feed(piece, on_event) : sse_parser_.Feed(piece, on_event);
+  // A dialect's usual event, taken whole before framing (stream::SseParser's `take`): on the
+  // OpenAI identity wire by the tap (without a decoder: one that runs beside it needs every
+  // event framed), translated by the decoder.
+  auto tap_takes = [this](std::string_view rest) {
+    const size_t taken = accumulator_.ConsumeEvent(rest);
+    if (taken != 0) frames_.push_back({rest.substr(0, taken), FrameKind::kData});
+    return taken;
+  };
+  auto decoder_takes = [this](std::string_view rest) {
+    return failed_ || ended_ ? size_t{0} : decoder_->DecodeFramed(rest, *this);
+  };
+  Status fed = ndjson_                      ? ndjson_parser_.Feed(piece, on_event)
+               : mode_ == Mode::kTranslated ? sse_parser_.Feed(piece, on_event, decoder_takes)
+               : mode_ == Mode::kOpenAiIdentity && !decoder_
+                   ? sse_parser_.Feed(piece, on_event, tap_takes)
+                   : sse_parser_.Feed(piece, on_event);
   // The frames framed before a failure go out too, ahead of the end it causes.
   if (!frames_.empty()) {
     for (AnswerSink* sink : call_.sinks_) sink->OnFrames(frames_);
@@ -220,14 +235,7 @@ void StreamPump::Settle() {
     if (!accumulator_.choices().empty()) {
       ctx.finish_reason = accumulator_.choices().front().finish_reason;
     }
-    int64_t output_bytes = 0;
-    for (const stream::Choice& choice : accumulator_.choices()) {
-      output_bytes += static_cast<int64_t>(choice.content.size());
-      for (const stream::ToolCall& tool : choice.tool_calls) {
-        output_bytes += static_cast<int64_t>(tool.name.size() + tool.arguments.size());
-      }
-    }
-    ctx.output_bytes = output_bytes;
+    ctx.output_bytes = accumulator_.output_bytes();
     return;
   }
   const providers::TokenUsage& u = decoder_->usage();

@@ -6,8 +6,10 @@
 //
 //   identity, OpenAI chat wire  frames untouched; the tap is the one-pass chunk scanner
 //                               (stream/chat_accumulator.h), which also names the usage-only
-//                               chunk; pivot events only when a sink wants them (the openai
-//                               decoder then runs beside the scanner)
+//                               chunk and counts the text without keeping it; a content-only
+//                               event like the last one it scanned is taken before SSE framing
+//                               (ConsumeEvent); pivot events only when a sink wants them (the
+//                               openai decoder then runs beside the scanner, on framed events)
 //   identity, another dialect   frames untouched; the dialect's decoder runs passively as the
 //                               tap (usage, finish, first token); its events go to the sinks
 //                               that want them
@@ -82,7 +84,9 @@ class StreamPump final : private providers::EventSink {
   bool events_ = false;  // pivot events go to the sinks (translated, or wanted)
   stream::SseParser sse_parser_;
   stream::NdjsonParser ndjson_parser_;
-  stream::ChatAccumulator accumulator_;                       // kOpenAiIdentity
+  // kOpenAiIdentity: the tap, which counts the text without keeping it.
+  stream::ChatAccumulator accumulator_{stream::ChatAccumulator::kDefaultMaxContentBytes,
+                                       stream::ChatAccumulator::Text::kCount};
   std::unique_ptr<providers::StreamDecoder> decoder_;         // the others, or wanted events
   std::string fallback_model_;                                // escaped; kTranslated
   std::string tail_frame_;                                    // see the top of this file

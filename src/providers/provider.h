@@ -114,6 +114,16 @@ class StreamDecoder {
   // what the dialect allows at this point; the stream should then end with that error.
   virtual Status Decode(const stream::SseEvent& event, EventSink& sink) = 0;
 
+  // The same for an event before SSE framing (stream::SseParser's `take`): when `bytes` starts
+  // with a whole event that this decoder reads without framing, decodes it into `sink` exactly
+  // as Decode would and returns its size; otherwise 0, with nothing decoded. The default reads
+  // none.
+  virtual size_t DecodeFramed(std::string_view bytes, EventSink& sink) {
+    static_cast<void>(bytes);
+    static_cast<void>(sink);
+    return 0;
+  }
+
   // The usage reported so far, in the common convention (events.h).
   virtual const TokenUsage& usage() const = 0;
 };

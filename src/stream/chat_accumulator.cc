@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 
+#include "stream/byte_scan.h"
 #include "stream/chunk_parse.h"
 #include "stream/chunk_scan.h"
 #include "stream/content_template.h"
@@ -46,14 +47,16 @@ T& FindOrInsertByIndex(std::vector<T>& items, int index) {
 
 struct ChatAccumulator::Json {
   PaddedJsonParser parser;
-  ParsedChunk chunk;                 // staging, reused for every chunk
-  std::string unescaped;             // ScanChunk's decoded strings
-  ContentTemplate content_template;  // see content_template.h
-  int64_t template_choice = 0;       // the choice whose content the template holds
+  ParsedChunk chunk;      // staging, reused for every chunk
+  std::string unescaped;  // ScanChunk's decoded strings
+  // See content_template.h; framed as an SSE event ("data: ", the chunk, "\n\n") when the
+  // chunk has no line break.
+  ContentTemplate content_template;
+  int64_t template_choice = 0;  // the choice whose content the template holds
 };
 
-ChatAccumulator::ChatAccumulator(size_t max_content_bytes)
-    : max_content_bytes_(max_content_bytes), json_(std::make_unique<Json>()) {}
+ChatAccumulator::ChatAccumulator(size_t max_content_bytes, Text text)
+    : max_content_bytes_(max_content_bytes), text_(text), json_(std::make_unique<Json>()) {}
 ChatAccumulator::~ChatAccumulator() = default;
 ChatAccumulator::ChatAccumulator(ChatAccumulator&&) noexcept = default;
 ChatAccumulator& ChatAccumulator::operator=(ChatAccumulator&&) noexcept = default;
@@ -99,7 +102,7 @@ ChunkKind ChatAccumulator::Consume(std::string_view data) {
     if (choice.role.empty()) choice.role.assign(delta.role);
     if (!delta.content.empty()) {
       saw_first_token_ = true;
-      AppendCapped(choice.content, delta.content);
+      AddText(choice.content, delta.content);
     }
     if (!delta.finish_reason.empty()) choice.finish_reason.assign(delta.finish_reason);
   }
@@ -109,8 +112,11 @@ ChunkKind ChatAccumulator::Consume(std::string_view data) {
     ToolCall& call = FindOrInsertByIndex(choice.tool_calls, static_cast<int>(delta.index));
     if (call.id.empty()) call.id.assign(delta.id);
     if (call.type.empty()) call.type.assign(delta.type);
-    if (call.name.empty()) call.name.assign(delta.name);
-    AppendCapped(call.arguments, delta.arguments);
+    if (call.name.empty() && !delta.name.empty()) {
+      call.name.assign(delta.name);
+      output_bytes_ += static_cast<int64_t>(delta.name.size());
+    }
+    AddText(call.arguments, delta.arguments);
   }
   // A template's views must point into `data`: simdjson's point into its padded copy.
   if (scanned) RememberTemplate(data, chunk);
@@ -119,9 +125,17 @@ ChunkKind ChatAccumulator::Consume(std::string_view data) {
 
 bool ChatAccumulator::ConsumeLikeTemplate(std::string_view data) {
   const std::optional<std::string_view> body = json_->content_template.Match(data);
-  if (!body) return false;
-  std::string_view content = *body;
-  if (!IsUnescapedStringBody(content)) {
+  return body && ApplyTemplateContent(*body, false);
+}
+
+size_t ChatAccumulator::ConsumeEvent(std::string_view bytes) {
+  const std::optional<ContentTemplate::StartMatch> match =
+      json_->content_template.MatchAtStart(bytes);
+  return match && ApplyTemplateContent(match->content, match->plain) ? match->size : 0;
+}
+
+bool ChatAccumulator::ApplyTemplateContent(std::string_view content, bool plain) {
+  if (!plain && !IsUnescapedStringBody(content)) {
     std::string& decoded = json_->unescaped;
     decoded.clear();
     if (!AppendDecodedStringBody(content, decoded)) return false;  // the full path decides
@@ -130,7 +144,7 @@ bool ChatAccumulator::ConsumeLikeTemplate(std::string_view data) {
   ++template_chunks_;
   if (!content.empty()) {
     saw_first_token_ = true;
-    AppendCapped(ChoiceAt(json_->template_choice).content, content);
+    AddText(ChoiceAt(json_->template_choice).content, content);
   }
   return true;
 }
@@ -142,15 +156,26 @@ void ChatAccumulator::RememberTemplate(std::string_view data, const ParsedChunk&
       !chunk.choices[0].finish_reason.empty()) {
     return;
   }
-  // The content must be a view of `data` itself (not null, not unescaped): Remember checks.
-  if (t.Remember(data, chunk.choices[0].content)) json_->template_choice = chunk.choices[0].index;
+  // The content must be a view of `data` itself (not null, not unescaped): Remember checks. As
+  // an SSE event the chunk is one data line (a chunk with a line break in it is not framed) and
+  // the blank line: the parser would frame exactly that and hand over `data` as it is here.
+  const char* end = data.data() + data.size();
+  const bool one_line = chunk.plain || FindEither(data.data(), end, '\r', '\n') == end;
+  if (t.Remember(data, chunk.choices[0].content, one_line ? "data: " : "",
+                 one_line ? "\n\n" : "")) {
+    json_->template_choice = chunk.choices[0].index;
+  }
 }
 
 Choice& ChatAccumulator::ChoiceAt(int64_t index) {
+  // Nearly every stream has one choice, and the choice a chunk names is most often the last.
+  if (!choices_.empty() && choices_.back().index == index) return choices_.back();
   return FindOrInsertByIndex(choices_, static_cast<int>(index));
 }
 
-void ChatAccumulator::AppendCapped(std::string& to, std::string_view from) {
+void ChatAccumulator::AddText(std::string& to, std::string_view from) {
+  output_bytes_ += static_cast<int64_t>(from.size());
+  if (text_ == Text::kCount) return;
   const size_t room = max_content_bytes_ > to.size() ? max_content_bytes_ - to.size() : 0;
   if (from.size() <= room) {
     to.append(from);

@@ -11,7 +11,8 @@
 //
 // Speed: most chunks of a stream are the previous chunk's bytes with other text in its content.
 // Such a chunk is recognised by comparing the bytes around the content with the last scanned
-// content-only chunk, and applied without a scan (see ContentTemplate in the .cc).
+// content-only chunk, and applied without a scan (see ContentTemplate in the .cc). ConsumeEvent
+// does the same for a whole SSE event, so that such an event needs no framing either.
 //
 // Memory: content and each tool call's arguments are capped at max_content_bytes (cut on a
 // UTF-8 character boundary); truncated() says whether anything was dropped.
@@ -67,7 +68,12 @@ class ChatAccumulator {
  public:
   static constexpr size_t kDefaultMaxContentBytes = size_t{1} << 20;
 
-  explicit ChatAccumulator(size_t max_content_bytes = kDefaultMaxContentBytes);
+  // What becomes of content and tool call arguments: kept in choices() (up to
+  // max_content_bytes each), or only counted in output_bytes() (choices() then have them empty).
+  enum class Text : uint8_t { kKeep, kCount };
+
+  explicit ChatAccumulator(size_t max_content_bytes = kDefaultMaxContentBytes,
+                           Text text = Text::kKeep);
   ~ChatAccumulator();
   ChatAccumulator(ChatAccumulator&&) noexcept;
   ChatAccumulator& operator=(ChatAccumulator&&) noexcept;
@@ -76,10 +82,18 @@ class ChatAccumulator {
   // whitespace is ignored. Usage reported by several chunks: the last one wins.
   ChunkKind Consume(std::string_view data);
 
+  // The same before SSE framing, for a stream's usual event: when `bytes` starts with an event
+  // of one "data: " line holding a chunk that the content-only fast path takes (see Speed,
+  // above), and its blank line, "\n\n", applies that chunk as Consume would (a kDelta) and
+  // returns the event's size. Otherwise 0, with nothing applied: frame the event, then Consume.
+  size_t ConsumeEvent(std::string_view bytes);
+
   // Whether a non-empty content delta or a tool_calls delta has been seen.
   bool saw_first_token() const { return saw_first_token_; }
   const Usage& usage() const { return usage_; }
   const std::vector<Choice>& choices() const { return choices_; }  // sorted by index
+  // Decoded bytes of every content, tool call name and arguments seen, kept or not, uncapped.
+  int64_t output_bytes() const { return output_bytes_; }
   bool done() const { return done_; }
   std::string_view id() const { return id_; }        // from the first chunk carrying one
   std::string_view model() const { return model_; }  // idem
@@ -94,12 +108,18 @@ class ChatAccumulator {
 
   // The content-only fast path (see ContentTemplate in the .cc): true when `data` was applied.
   bool ConsumeLikeTemplate(std::string_view data);
+  // Applies `content`, the raw body of a chunk that matched the template (`plain`: known to be
+  // printable ASCII without a backslash): false, with nothing applied, if it is not a valid JSON
+  // string body.
+  bool ApplyTemplateContent(std::string_view content, bool plain);
   void RememberTemplate(std::string_view data, const ParsedChunk& chunk);
   Choice& ChoiceAt(int64_t index);
-  void AppendCapped(std::string& to, std::string_view from);
+  // Appends `from` to `to` within max_content_bytes_ (kKeep), and counts it in output_bytes_.
+  void AddText(std::string& to, std::string_view from);
 
   // Constant after construction.
   size_t max_content_bytes_;
+  Text text_;
 
   std::unique_ptr<Json> json_;
   std::string id_, model_, error_message_;
@@ -109,6 +129,7 @@ class ChatAccumulator {
   bool done_ = false;
   bool truncated_ = false;
   size_t unparsed_chunks_ = 0;
+  int64_t output_bytes_ = 0;
   size_t template_chunks_ = 0;
 };
 

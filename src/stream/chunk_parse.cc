@@ -171,7 +171,7 @@ error_code ReadChunk(simdjson::ondemand::document& doc, ParsedChunk& out) {
 
 void ParsedChunk::Clear() {
   id = model = error_message = {};
-  is_error = has_usage = false;
+  is_error = has_usage = plain = false;
   usage = Usage{};
   choices.clear();
   tool_calls.clear();

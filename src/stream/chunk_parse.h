@@ -34,6 +34,9 @@ struct ParsedChunk {
   Usage usage;
   std::vector<ChoiceDelta> choices;
   std::vector<ToolCallDelta> tool_calls;
+  // Set by ScanChunk: the payload has no backslash, no byte below 0x20 (so no line break) and
+  // none above 0x7F. False otherwise, and after ParseChunk.
+  bool plain = false;
 
   void Clear();  // keeps the vectors' capacity
 };

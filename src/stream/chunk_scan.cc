@@ -98,10 +98,16 @@ bool Scanner::IsPlain(const char* begin, const char* end) {
   const __m128i backslash = _mm_set1_epi8('\\');
   const __m128i space = _mm_set1_epi8(0x20);
   __m128i special = _mm_setzero_si128();
-  for (; end - p >= kLanes; p += kLanes) {
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const auto check = [&](const char* at) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at));
     special = _mm_or_si128(
         special, _mm_or_si128(_mm_cmpeq_epi8(bytes, backslash), _mm_cmplt_epi8(bytes, space)));
+  };
+  for (; end - p >= kLanes; p += kLanes) check(p);
+  // The last few bytes as the last 16 (some checked twice), when there are 16.
+  if (p != end && end - begin >= kLanes) {
+    check(end - kLanes);
+    p = end;
   }
   if (_mm_movemask_epi8(special) != 0) return false;
 #endif
@@ -484,18 +490,22 @@ bool ScanBodyUsage(std::string_view json, Usage& usage) {
 
 bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped) {
   unescaped.clear();
-  return Scanner(json, unescaped).Chunk(out);
+  Scanner scanner(json, unescaped);
+  out.plain = scanner.plain();
+  return scanner.Chunk(out);
 }
 
 void EscapedChunk::Clear() {
   id = model = content = refusal = reasoning = finish_reason = {};
-  has_usage = other_choice = false;
+  has_usage = other_choice = plain = false;
   usage = Usage{};
   tools.clear();
 }
 
 bool ScanEscapedChunk(std::string_view json, EscapedChunk& out, std::string& scratch) {
-  return Scanner(json, scratch).Escaped(out);
+  Scanner scanner(json, scratch);
+  out.plain = scanner.plain();
+  return scanner.Escaped(out);
 }
 
 }  // namespace turnpike::stream

@@ -44,6 +44,7 @@ struct EscapedChunk {
   bool other_choice = false;
   Usage usage;
   std::vector<EscapedToolDelta> tools;  // of every choice, in order
+  bool plain = false;  // as ParsedChunk::plain (chunk_parse.h), set by ScanEscapedChunk
 
   void Clear();  // keeps the vector's capacity
 };

@@ -47,16 +47,25 @@ Error SseParser::TooLargeError() const {
                ""};
 }
 
-SseParser::Step SseParser::Next() {
-  if (release_tail_) {
-    release_tail_ = false;
-    tail_skip_lf_ = false;
-    if (tail_.capacity() > kKeepTailCapacity) {
-      std::string().swap(tail_);
-    } else {
-      tail_.clear();
-    }
+std::string_view SseParser::EventStart() {
+  ReleaseTail();
+  if (pos_ == input_.size() || !tail_.empty() || (pending_lf_ && input_[pos_] == '\n')) return {};
+  return input_.substr(pos_, max_event_bytes_);
+}
+
+void SseParser::ReleaseTail() {
+  if (!release_tail_) return;
+  release_tail_ = false;
+  tail_skip_lf_ = false;
+  if (tail_.capacity() > kKeepTailCapacity) {
+    std::string().swap(tail_);
+  } else {
+    tail_.clear();
   }
+}
+
+SseParser::Step SseParser::Next() {
+  ReleaseTail();
   if (pos_ == input_.size()) return Step::kNeedMore;
   if (!tail_.empty()) return NextFromTail();
 

@@ -28,6 +28,8 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include "common/error.h"
 #include "common/result.h"
@@ -53,15 +55,35 @@ class SseParser {
   template <typename F>
   Status Feed(std::string_view chunk, F&& on_event);
 
+  // The same, offering each event that starts in `chunk` with nothing buffered before it to
+  // `take` first: take(std::string_view rest), `rest` being the chunk from the event's first
+  // byte on (at most max_event_bytes of it), returns the size of a whole event it recognised at
+  // the start of `rest` and handled itself (on_event is not called for it), or 0 to have the
+  // parser frame it. A caller's fast path for the events it expects: what it takes must be
+  // exactly the event the parser would frame there, ending in its blank line.
+  template <typename F, typename T>
+  Status Feed(std::string_view chunk, F&& on_event, T&& take);
+
   // Bytes of the incomplete event held back until a later chunk completes it.
   size_t buffered_bytes() const { return tail_.size(); }
 
  private:
   enum class Step { kEvent, kNeedMore, kTooLarge };
+  struct NoTake {};  // the plain Feed's `take`
 
   // Produces the next event of input_ into event_, or says why it cannot.
   Step Next();
+  // The bytes from the current position (at most max_event_bytes_) when an event starts there
+  // with nothing buffered before it (a released tail is cleared first), else empty.
+  std::string_view EventStart();
+  // Steps over an event of `size` bytes that a caller's `take` handled at EventStart().
+  void Skip(size_t size) {
+    pos_ += size;
+    pending_lf_ = pos_ == input_.size() && input_[pos_ - 1] == '\r';
+  }
   Step NextFromTail();
+  // Clears a tail whose event was delivered (release_tail_).
+  void ReleaseTail();
   // Parses one event starting at `begin` into event_; returns its size in bytes, or 0 if no
   // blank line ends it before `end`. `skip_lf` skips a first byte that completes a split CRLF.
   size_t ParseEvent(const char* begin, const char* end, bool skip_lf);
@@ -87,10 +109,24 @@ class SseParser {
 
 template <typename F>
 Status SseParser::Feed(std::string_view chunk, F&& on_event) {
+  return Feed(chunk, std::forward<F>(on_event), NoTake{});
+}
+
+template <typename F, typename T>
+Status SseParser::Feed(std::string_view chunk, F&& on_event, T&& take) {
   if (failed_) return TooLargeError();
   input_ = chunk;
   pos_ = 0;
   for (;;) {
+    if constexpr (!std::is_same_v<std::decay_t<T>, NoTake>) {
+      if (const std::string_view rest = EventStart(); !rest.empty()) {
+        const size_t taken = take(rest);
+        if (taken != 0) {
+          Skip(taken);
+          continue;
+        }
+      }
+    }
     switch (Next()) {
       case Step::kEvent:
         on_event(static_cast<const SseEvent&>(event_));

@@ -287,6 +287,92 @@ TEST(ChatAccumulatorTest, ContentCapCutsOnCharacterBoundary) {
   EXPECT_EQ(acc.choices()[0].tool_calls[0].arguments, "123456");
 }
 
+// ConsumeEvent: the template path before SSE framing. Fed the same events, it must leave the
+// accumulator as framing them and Consume would, and take exactly the events it applies.
+TEST(ChatAccumulatorTest, ConsumeEventTakesAFramedContentChunkLikeTheTemplate) {
+  const std::string head =
+      R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1718000000,"model":"m",)"
+      R"("choices":[{"index":0,"delta":{"content":")";
+  const std::string tail = R"("},"logprobs":null,"finish_reason":null}],"usage":null})";
+  const auto event = [&](std::string_view content) {
+    return "data: " + head + std::string(content) + tail + "\n\n";
+  };
+  ChatAccumulator acc;
+  EXPECT_EQ(acc.ConsumeEvent(event("Hello")), 0u);  // no template yet
+  EXPECT_EQ(acc.Consume(head + "Hello" + tail), ChunkKind::kDelta);
+  const std::string next = event(" w\xc3\xb6rld");
+  // The event's size, whatever follows it in the read.
+  EXPECT_EQ(acc.ConsumeEvent(next + event("!") + "data: [DONE]\n\n"), next.size());
+  EXPECT_EQ(acc.ConsumeEvent(event(R"(\n\"q\" \u00e9)")), event(R"(\n\"q\" \u00e9)").size());
+  EXPECT_EQ(acc.template_chunks(), 2u);
+  EXPECT_EQ(acc.choices()[0].content, "Hello w\xc3\xb6rld\n\"q\" \xc3\xa9");
+  EXPECT_EQ(acc.output_bytes(), 5 + 7 + 7);
+
+  // Not taken, nothing applied: another framing (no space, CRLF, a second field, trailing
+  // blanks), an event cut before its blank line, a content that is not a valid string body,
+  // bytes around it that differ.
+  const std::vector<std::string> refused = {
+      "data:" + head + "x" + tail + "\n\n",
+      "data: " + head + "x" + tail + "\r\n\r\n",
+      "data: " + head + "x" + tail + "\nid: 1\n\n",
+      "data: " + head + "x" + tail + " \n\n",
+      "data: " + head + "x" + tail + "\n",
+      "data: " + head + "x" + tail,
+      event("\xc3"),
+      event("\x01"),
+      event(R"(\x41)"),
+      event(R"(\ud83d)"),
+      event(R"(x"},"finish_reason":"stop","z":{"q":")"),
+      "data: " + head + "x" + tail.substr(0, tail.size() - 1) + "]}\n\n",
+      ": comment\n\n" + event("x"),
+  };
+  for (const std::string& bytes : refused) {
+    EXPECT_EQ(acc.ConsumeEvent(bytes), 0u) << bytes;
+  }
+  EXPECT_EQ(acc.template_chunks(), 2u);
+  EXPECT_EQ(acc.unparsed_chunks(), 0u);
+  EXPECT_EQ(acc.choices()[0].content, "Hello w\xc3\xb6rld\n\"q\" \xc3\xa9");
+  EXPECT_EQ(acc.choices()[0].finish_reason, "");
+}
+
+// A chunk that arrived over several data lines (joined with a line break) is a template for
+// Consume, not for ConsumeEvent: as one data line it would be other bytes.
+TEST(ChatAccumulatorTest, ChunkWithALineBreakIsNoEventTemplate) {
+  const std::string head = "{\"choices\":[{\"index\":0,\n\"delta\":{\"content\":\"";
+  const std::string tail = R"("}}]})";
+  ChatAccumulator acc;
+  EXPECT_EQ(acc.Consume(head + "a" + tail), ChunkKind::kDelta);
+  EXPECT_EQ(acc.ConsumeEvent("data: " + head + "b" + tail + "\n\n"), 0u);
+  EXPECT_EQ(acc.Consume(head + "b" + tail), ChunkKind::kDelta);
+  EXPECT_EQ(acc.template_chunks(), 1u);
+  EXPECT_EQ(acc.choices()[0].content, "ab");
+}
+
+// Text::kCount keeps no content or arguments, counts them all (past the cap too), and reads
+// everything else as kKeep does.
+TEST(ChatAccumulatorTest, CountedTextIsNotKept) {
+  ChatAccumulator kept(6);
+  ChatAccumulator counted(6, ChatAccumulator::Text::kCount);
+  const std::vector<ChunkKind> kept_kinds = FeedStream(kept, kOpenAiStream, 100);
+  EXPECT_EQ(FeedStream(counted, kOpenAiStream, 100), kept_kinds);
+  EXPECT_TRUE(kept.truncated());
+  EXPECT_FALSE(counted.truncated());
+  // The content ("Let me ", "check \"both\"." decoded), the names (get_weather, get_time) and
+  // the arguments ({"city":"Paris"} and {"tz":"UTC"}), each whole.
+  const int64_t expected = 7 + 13 + 11 + 8 + 16 + 12;
+  EXPECT_EQ(counted.output_bytes(), expected);
+  EXPECT_EQ(kept.output_bytes(), expected);
+  ASSERT_EQ(counted.choices().size(), 1u);
+  EXPECT_EQ(counted.choices()[0].content, "");
+  EXPECT_EQ(counted.choices()[0].role, "assistant");
+  EXPECT_EQ(counted.choices()[0].finish_reason, "tool_calls");
+  ASSERT_EQ(counted.choices()[0].tool_calls.size(), 2u);
+  EXPECT_EQ(counted.choices()[0].tool_calls[1].name, "get_time");
+  EXPECT_EQ(counted.choices()[0].tool_calls[1].arguments, "");
+  EXPECT_EQ(counted.usage().prompt_tokens, 120);
+  EXPECT_TRUE(counted.saw_first_token());
+}
+
 TEST(ExtractUsageTest, NonStreamingBody) {
   const Usage usage = ExtractUsage(
       R"({"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":)"

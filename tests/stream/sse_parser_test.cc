@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,63 @@ const std::vector<Event> kStreamEvents = {
     {"data:  two spaces\nevent: x\nevent: last\n\n", "last", " two spaces", true},
     {"data: [DONE]\n\n", "", "[DONE]", true},
 };
+
+// Feed with `take`: the events it takes are skipped, the rest framed as without it, and it is
+// offered every event start with nothing buffered before it, and only those.
+TEST(SseParserTest, TakeSkipsTheEventsItTakesAndIsOfferedOnlyWholeEventStarts) {
+  const std::string taken = "data: take me\n\n";
+  const std::vector<std::string> chunks = {
+      taken + "data: a\n\n" + taken + "data: b",  // a tail left
+      "c\n\n" + taken + "data: d\r",              // the tail's event; a CR at the end
+      "\n\r\n" + taken + "data: e\r\n\r",         // the tail's event; a blank line's CR at the end
+      "\n" + taken + taken,                       // that CR's LF: the next event's first byte
+  };
+  SseParser parser;
+  std::vector<Event> events;
+  std::vector<std::string> offered;
+  size_t skipped = 0;
+  for (const std::string& chunk : chunks) {
+    Status status = parser.Feed(
+        chunk,
+        [&](const SseEvent& e) {
+          events.push_back(
+              Event{std::string(e.raw), std::string(e.event), std::string(e.data), e.has_data});
+        },
+        [&](std::string_view rest) {
+          offered.emplace_back(rest.substr(0, 8));
+          if (!rest.starts_with(taken)) return size_t{0};
+          ++skipped;
+          return taken.size();
+        });
+    ASSERT_TRUE(status.ok());
+  }
+  EXPECT_EQ(skipped, 5u);
+  const std::vector<Event> expected = {{"data: a\n\n", "", "a", true},
+                                       {"data: bc\n\n", "", "bc", true},
+                                       {"data: d\r\n\r\n", "", "d", true},
+                                       {"data: e\r\n\r", "", "e", true},
+                                       {"\ndata: take me\n\n", "", "take me", true}};
+  EXPECT_EQ(events, expected);
+  const std::vector<std::string> expected_offers = {"data: ta", "data: a\n", "data: ta",
+                                                    "data: b",  "data: ta",  "data: d\r",
+                                                    "data: ta", "data: e\r", "data: ta"};
+  EXPECT_EQ(offered, expected_offers);
+  EXPECT_EQ(parser.buffered_bytes(), 0u);
+}
+
+// `take` sees at most max_event_bytes: an over-size event cannot be taken, and fails as before.
+TEST(SseParserTest, TakeSeesNoMoreThanTheEventLimit) {
+  SseParser parser(16);
+  size_t longest = 0;
+  Status status = parser.Feed(
+      "data: 0123456789abcdef\n\n", [](const SseEvent&) {},
+      [&](std::string_view rest) {
+        longest = std::max(longest, rest.size());
+        return size_t{0};
+      });
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(longest, 16u);
+}
 
 TEST(SseParserTest, ParsesWholeStream) {
   SseParser parser;

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "providers/json_text.h"
+#include "stream/byte_scan.h"
 #include "stream/json_string.h"
 
 namespace turnpike::providers::openai {
@@ -159,6 +160,18 @@ bool OpenAiStreamDecoder::IsStringBody(std::string_view body) {
   return stream::AppendDecodedStringBody(body, scratch_);
 }
 
+size_t OpenAiStreamDecoder::DecodeFramed(std::string_view bytes, EventSink& sink) {
+  const std::optional<stream::ContentTemplate::StartMatch> match = template_.MatchAtStart(bytes);
+  if (!match || !(match->plain || IsStringBody(match->content))) return 0;
+  if (!match->content.empty()) {
+    StreamEvent out;
+    out.kind = EventKind::kTextDelta;
+    out.text = match->content;
+    sink.OnEvent(out);
+  }
+  return match->size;
+}
+
 Status OpenAiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sink) {
   if (!event.has_data) return Ok{};
   StreamEvent out;
@@ -187,7 +200,12 @@ Status OpenAiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
   if (stream::ScanEscapedChunk(event.data, c, scratch_)) {
     if (c.reasoning.empty() && c.refusal.empty() && c.finish_reason.empty() && !c.has_usage &&
         !c.other_choice && c.tools.empty()) {
-      template_.Remember(event.data, c.content);
+      // Framed as the SSE event it came in when it is one data line (the parser hands over
+      // `data` as it stands then).
+      const char* end = event.data.data() + event.data.size();
+      const bool one_line =
+          c.plain || stream::FindEither(event.data.data(), end, '\r', '\n') == end;
+      template_.Remember(event.data, c.content, one_line ? "data: " : "", one_line ? "\n\n" : "");
     }
   } else {
     c.Clear();

@@ -20,8 +20,9 @@
 // every chunk repeats are rendered once per stream.
 //
 // The decoder reads a chunk that repeats the last content-only chunk's bytes around other content
-// by reading that content alone (stream/content_template.h), any other with the one-pass scanner
-// (stream/chunk_scan.h), and leaves what the scanner declines to simdjson (ReadChunk).
+// by reading that content alone (stream/content_template.h; before SSE framing too, through
+// DecodeFramed), any other with the one-pass scanner (stream/chunk_scan.h), and leaves what the
+// scanner declines to simdjson (ReadChunk).
 //
 // Thread safety: none; one per stream. Memory: the decoder keeps its parser, a chunk whose
 // vector of tool call deltas keeps its capacity, one chunk's bytes (the template) and a scratch
@@ -41,6 +42,9 @@ namespace turnpike::providers::openai {
 class OpenAiStreamDecoder final : public StreamDecoder {
  public:
   Status Decode(const stream::SseEvent& event, EventSink& sink) override;
+  // Takes an event whose chunk repeats the template around other content (framed as
+  // "data: <chunk>\n\n"): the template path before framing.
+  size_t DecodeFramed(std::string_view bytes, EventSink& sink) override;
   const TokenUsage& usage() const override { return usage_; }
 
  private:

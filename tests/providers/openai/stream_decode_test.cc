@@ -228,6 +228,34 @@ TEST(OpenAiStreamDecoder, TemplateChunksCarryTheirContentAndRefuseBadOnes) {
   EXPECT_FALSE(second.Decode(Data(head + "ctl\x01" + tail), events).ok());
 }
 
+// DecodeFramed: the template path before SSE framing takes "data: <chunk>\n\n" when the chunk
+// repeats the template around valid content, giving Decode's events; anything else is left to
+// the framed path (0, no event).
+TEST(OpenAiStreamDecoder, DecodeFramedTakesATemplateEventAndNothingElse) {
+  const std::string head = R"({"id":"c","choices":[{"index":0,"delta":{"content":")";
+  const std::string tail = R"("},"finish_reason":null}]})";
+  Events events;
+  OpenAiStreamDecoder decoder;
+  const std::string first = "data: " + head + "one" + tail + "\n\n";
+  EXPECT_EQ(decoder.DecodeFramed(first, events), 0u);  // no template yet
+  ASSERT_TRUE(decoder.Decode(Data(head + "one" + tail), events).ok());
+  const std::string next = "data: " + head + R"(t\"2\" \u00e9)" + tail + "\n\n";
+  EXPECT_EQ(decoder.DecodeFramed(next + first, events), next.size());
+  EXPECT_NE(events.log.find(R"(|t\"2\" \u00e9|)"), std::string::npos) << events.log;
+  const std::string before = events.log;
+  for (const std::string& bytes : {
+           "data: " + head + "x" + tail + "\r\n\r\n",
+           "data:" + head + "x" + tail + "\n\n",
+           "data: " + head + "x" + tail + "\n",
+           "data: " + head + R"(bad \x)" + tail + "\n\n",
+           "data: " + head + R"(a","content":"b)" + tail + "\n\n",
+           "event: e\ndata: " + head + "x" + tail + "\n\n",
+       }) {
+    EXPECT_EQ(decoder.DecodeFramed(bytes, events), 0u) << bytes;
+  }
+  EXPECT_EQ(events.log, before);
+}
+
 TEST(OpenAiStreamDecoder, AnErrorChunkGoesTheSlowPath) {
   Events events;
   OpenAiStreamDecoder decoder;
