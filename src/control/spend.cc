@@ -102,24 +102,24 @@ Result<ReconcileReport> GovernanceService::Reconcile(store::CallLogStore& log) {
   }
   const governance::MonthId current = governance::MonthOf(UnixSeconds());
   const governance::SnapshotPtr snapshot = cell_->Load();
-  for (governance::MonthId month : {current, current - 1}) {
-    // The store adds each difference to its spend row (store/call_log.h); this month's also
-    // goes to the live counter.
-    Result<std::vector<SpendRow>> drifted = log.ReconcileSpend(governance::FormatMonth(month));
-    if (!drifted.ok()) return drifted.error();
-    for (const SpendRow& row : drifted.value()) {
-      const int64_t drift = row.spent_micros;
-      report.drift_micros += drift < 0 ? -drift : drift;
-      ++report.scopes_corrected;
-      if (month != current) continue;
-      governance::BudgetCounter* counter = nullptr;
-      if (row.scope == SpendScope::kTenant) {
-        if (const auto* t = snapshot->FindTenant(row.scope_id)) counter = &t->counters->budget;
-      } else if (const auto* k = snapshot->FindKey(row.scope_id)) {
-        counter = &k->counters->budget;
-      }
-      if (counter != nullptr) counter->Correct(month, drift);
+  // Both months in one go (one transaction, one lock: all or kConflict). The store adds each
+  // difference to its spend row (store/call_log.h); this month's also goes to the live counter.
+  const std::string months[] = {governance::FormatMonth(current),
+                                governance::FormatMonth(current - 1)};
+  Result<std::vector<SpendRow>> drifted = log.ReconcileSpend(months);
+  if (!drifted.ok()) return drifted.error();
+  for (const SpendRow& row : drifted.value()) {
+    const int64_t drift = row.spent_micros;
+    report.drift_micros += drift < 0 ? -drift : drift;
+    ++report.scopes_corrected;
+    if (row.month != months[0]) continue;
+    governance::BudgetCounter* counter = nullptr;
+    if (row.scope == SpendScope::kTenant) {
+      if (const auto* t = snapshot->FindTenant(row.scope_id)) counter = &t->counters->budget;
+    } else if (const auto* k = snapshot->FindKey(row.scope_id)) {
+      counter = &k->counters->budget;
     }
+    if (counter != nullptr) counter->Correct(current, drift);
   }
   reconcile_runs_.Add();
   drift_micros_.Set(report.drift_micros);

@@ -69,12 +69,14 @@ class CallLogStore {
 
   // The call log's cost per scope in `month`.
   virtual Result<std::vector<SpendRow>> SumCallLog(const std::string& month) = 0;
-  // Reconcile one month: each scope's spend row against the call log's sum, both read as of
-  // one snapshot, and the difference added to the spend row (an addition, not an overwrite: a
-  // batch that commits meanwhile, from this process or another, keeps its spend). One
-  // reconcile of a store at a time: kConflict while another replica's runs. Returns the
-  // differences added, one row per scope that drifted (spent_micros: log sum - spend row).
-  virtual Result<std::vector<SpendRow>> ReconcileSpend(const std::string& month) = 0;
+  // Reconcile `months`: in each, each scope's spend row against the call log's sum, both read
+  // as of one snapshot, and the difference added to the spend row (an addition, not an
+  // overwrite: a batch that commits meanwhile, from this process or another, keeps its spend).
+  // All the months in one transaction, so one reconcile of a store at a time covers them all:
+  // kConflict while another replica's runs, with nothing changed in any month. Returns the
+  // differences added, one row per month and scope that drifted (spent_micros: log sum - spend
+  // row).
+  virtual Result<std::vector<SpendRow>> ReconcileSpend(std::span<const std::string> months) = 0;
 
   // Retention: deletes call-log rows older than `cutoff_ms` (unix milliseconds), oldest first,
   // about `limit` rows per call at most (whole chunks where the engine keeps rows in chunks),

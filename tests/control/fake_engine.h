@@ -198,24 +198,32 @@ class FakeCallLog : public store::CallLogStore {
     const std::string months[] = {month};
     return ForMonths(logged_, months);
   }
-  // The differences between the month's answers, added to the persisted rows (and kept in
-  // spend_added()).
-  Result<std::vector<store::SpendRow>> ReconcileSpend(const std::string& month) override {
+  // The differences between each month's answers, added to the persisted rows (and kept in
+  // spend_added()); every call counted in reconcile_calls().
+  Result<std::vector<store::SpendRow>> ReconcileSpend(
+      std::span<const std::string> months) override {
     std::lock_guard lock(mu_);
-    const std::string months[] = {month};
-    std::map<std::pair<store::SpendScope, std::string>, int64_t> drift;
-    for (const store::SpendRow& r : ForMonths(logged_, months)) {
-      drift[{r.scope, r.scope_id}] += r.spent_micros;
-    }
-    for (const store::SpendRow& r : ForMonths(persisted_, months)) {
-      drift[{r.scope, r.scope_id}] -= r.spent_micros;
-    }
+    ++reconcile_calls_;
     std::vector<store::SpendRow> out;
-    for (const auto& [scope, micros] : drift) {
-      if (micros != 0) out.push_back({scope.first, scope.second, month, micros});
+    for (const std::string& month : months) {
+      const std::string one[] = {month};
+      std::map<std::pair<store::SpendScope, std::string>, int64_t> drift;
+      for (const store::SpendRow& r : ForMonths(logged_, one)) {
+        drift[{r.scope, r.scope_id}] += r.spent_micros;
+      }
+      for (const store::SpendRow& r : ForMonths(persisted_, one)) {
+        drift[{r.scope, r.scope_id}] -= r.spent_micros;
+      }
+      for (const auto& [scope, micros] : drift) {
+        if (micros != 0) out.push_back({scope.first, scope.second, month, micros});
+      }
     }
     spend_added_.insert(spend_added_.end(), out.begin(), out.end());
     return out;
+  }
+  int reconcile_calls() const {
+    std::lock_guard lock(mu_);
+    return reconcile_calls_;
   }
 
  private:
@@ -236,6 +244,7 @@ class FakeCallLog : public store::CallLogStore {
   std::vector<store::SpendRow> persisted_;
   std::vector<store::SpendRow> logged_;
   std::vector<store::SpendRow> spend_added_;
+  int reconcile_calls_ = 0;
 };
 
 class FakeEngine : public store::Engine {

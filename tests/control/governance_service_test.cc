@@ -166,6 +166,9 @@ TEST_F(GovernanceServiceTest, ReconcileAddsTheDifferenceToDriftedSpend) {
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_EQ(report->scopes_corrected, 2);  // this month and the last
   EXPECT_EQ(report->drift_micros, 400);
+  // Both months in one store call: one transaction under one lock, so another replica cannot
+  // take the lock between them (that left a month corrected and this answer a kConflict).
+  EXPECT_EQ(engine_->fake_call_log().reconcile_calls(), 1);
   const std::vector<store::SpendRow> added = engine_->fake_call_log().spend_added();
   ASSERT_EQ(added.size(), 2u);
   EXPECT_EQ(added[0].spent_micros, 200);  // the log's 300 less the row's 100

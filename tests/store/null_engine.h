@@ -39,7 +39,7 @@ class NullCallLog : public CallLogStore {
   Result<std::vector<SpendRow>> SumCallLog(const std::string&) override {
     return std::vector<SpendRow>{};
   }
-  Result<std::vector<SpendRow>> ReconcileSpend(const std::string&) override {
+  Result<std::vector<SpendRow>> ReconcileSpend(std::span<const std::string>) override {
     return std::vector<SpendRow>{};
   }
 };

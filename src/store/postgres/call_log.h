@@ -57,7 +57,7 @@ class CallLog : public CallLogStore, public DailySpendReader {
   Result<std::vector<SpendRow>> LoadSpend(std::span<const std::string> months) override;
   Result<std::vector<DailySpendRow>> QueryDailySpend(const DailySpendQuery& query) override;
   Result<std::vector<SpendRow>> SumCallLog(const std::string& month) override;
-  Result<std::vector<SpendRow>> ReconcileSpend(const std::string& month) override;
+  Result<std::vector<SpendRow>> ReconcileSpend(std::span<const std::string> months) override;
   Result<int64_t> PurgeBefore(int64_t cutoff_ms, int64_t limit) override;  // call_log_purge.cc
 
   // Sends what the spool holds (Tick, and before each batch).

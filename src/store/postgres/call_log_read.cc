@@ -197,7 +197,9 @@ Result<std::vector<SpendRow>> CallLog::SumCallLog(const std::string& month) {
 
 // One transaction: an advisory lock scoped to it, so one replica reconciles at a time (and it
 // works through PgBouncer's transaction pooling; a replica that finds it taken answers
-// kConflict at once instead of waiting out a long sum), then one statement whose snapshot is
+// kConflict at once instead of waiting out a long sum), for every month asked (a lock per month
+// let another replica in between: this one then answered kConflict with a month already
+// corrected). Then per month one statement whose snapshot is
 // taken after the lock (READ COMMITTED: per statement): it sums the month's call log (by tenant
 // and by key, one pass over the chunks) and reads the spend rows in that one snapshot, and adds
 // each difference to its row with an upsert. A batch that commits after the snapshot added its
@@ -206,7 +208,7 @@ Result<std::vector<SpendRow>> CallLog::SumCallLog(const std::string& month) {
 // pages.sh), on a read lane, so its statement is bounded by kReconcileTimeout, not by the
 // connection's timeout: a month of more rows than that allows fails its reconcile (nothing
 // changes; the transaction rolls back when the server sees the connection gone).
-Result<std::vector<SpendRow>> CallLog::ReconcileSpend(const std::string& month) {
+Result<std::vector<SpendRow>> CallLog::ReconcileSpend(std::span<const std::string> months) {
   static const std::string kSql = Numbered(
       "WITH logged AS (SELECT CASE WHEN GROUPING(r.tenant_id) = 0 THEN 'tenant' ELSE 'key' "
       "END AS scope, COALESCE(r.tenant_id, r.key_id) AS scope_id, SUM(u.cost_micros) AS spent " +
@@ -231,17 +233,24 @@ Result<std::vector<SpendRow>> CallLog::ReconcileSpend(const std::string& month) 
     return Error{ErrorCode::kConflict,
                  "another replica is reconciling this store now; try again when it is done", ""};
   }
-  Params p;
-  p.Add(month).Add(month).Add(month).Add(month).Add(month);
-  Result<Rows> rows = db_.Run(kSql, p, StoreOp::kReconcile, kReconcileTimeout);
-  Status ended = db_.Script(rows.ok() ? "COMMIT" : "ROLLBACK", StoreOp::kReconcile);
-  if (!rows.ok()) return rows.error();
-  if (!ended.ok()) return ended.error();
   std::vector<SpendRow> out;
-  for (int i = 0; i < rows->size(); ++i) {
-    out.push_back({rows->Text(i, 0) == "key" ? SpendScope::kKey : SpendScope::kTenant,
-                   rows->Text(i, 1), month, rows->Int(i, 2)});
+  Status done = Ok{};
+  for (const std::string& month : months) {
+    Params p;
+    p.Add(month).Add(month).Add(month).Add(month).Add(month);
+    Result<Rows> rows = db_.Run(kSql, p, StoreOp::kReconcile, kReconcileTimeout);
+    if (!rows.ok()) {
+      done = rows.error();
+      break;
+    }
+    for (int i = 0; i < rows->size(); ++i) {
+      out.push_back({rows->Text(i, 0) == "key" ? SpendScope::kKey : SpendScope::kTenant,
+                     rows->Text(i, 1), month, rows->Int(i, 2)});
+    }
   }
+  Status ended = db_.Script(done.ok() ? "COMMIT" : "ROLLBACK", StoreOp::kReconcile);
+  if (!done.ok()) return done.error();
+  if (!ended.ok()) return ended.error();
   return out;
 }
 

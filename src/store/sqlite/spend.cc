@@ -85,24 +85,26 @@ Result<std::vector<DailySpendRow>> CallLog::QueryDailySpend(const DailySpendQuer
   return out;
 }
 
-Result<std::vector<SpendRow>> CallLog::ReconcileSpend(const std::string& month) {
+Result<std::vector<SpendRow>> CallLog::ReconcileSpend(std::span<const std::string> months) {
   // One write transaction: this database has one writer, so the sums, the rows and the
   // additions see one state, and no batch commits in between.
   std::vector<SpendRow> drifted;
   Status done = InTransaction(db_, [&]() -> Status {
-    Result<std::vector<SpendRow>> logged = SumCallLog(month);
-    if (!logged.ok()) return logged.error();
-    const std::string months[] = {month};
-    Result<std::vector<SpendRow>> persisted = LoadSpend(months);
-    if (!persisted.ok()) return persisted.error();
-    std::map<std::pair<SpendScope, std::string>, int64_t> drift;
-    for (const SpendRow& r : logged.value()) drift[{r.scope, r.scope_id}] += r.spent_micros;
-    for (const SpendRow& r : persisted.value()) drift[{r.scope, r.scope_id}] -= r.spent_micros;
-    for (const auto& [scope, micros] : drift) {
-      if (micros == 0) continue;
-      Status added = AddSpend(scope.first, scope.second, month, micros);
-      if (!added.ok()) return added;
-      drifted.push_back({scope.first, scope.second, month, micros});
+    for (const std::string& month : months) {
+      Result<std::vector<SpendRow>> logged = SumCallLog(month);
+      if (!logged.ok()) return logged.error();
+      const std::string one[] = {month};
+      Result<std::vector<SpendRow>> persisted = LoadSpend(one);
+      if (!persisted.ok()) return persisted.error();
+      std::map<std::pair<SpendScope, std::string>, int64_t> drift;
+      for (const SpendRow& r : logged.value()) drift[{r.scope, r.scope_id}] += r.spent_micros;
+      for (const SpendRow& r : persisted.value()) drift[{r.scope, r.scope_id}] -= r.spent_micros;
+      for (const auto& [scope, micros] : drift) {
+        if (micros == 0) continue;
+        Status added = AddSpend(scope.first, scope.second, month, micros);
+        if (!added.ok()) return added;
+        drifted.push_back({scope.first, scope.second, month, micros});
+      }
     }
     return Ok{};
   });

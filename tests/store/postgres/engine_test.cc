@@ -708,14 +708,14 @@ TEST_F(PostgresEngineTest, ReconcileAddsTheDriftOnceOneReplicaAtATime) {
   Connection holder(o, &counts);
   ASSERT_TRUE(
       holder.Script("BEGIN; SELECT pg_advisory_xact_lock(7463726532)", StoreOp::kMigrate).ok());
-  auto busy = a->call_log().ReconcileSpend(month);
+  auto busy = a->call_log().ReconcileSpend(std::span<const std::string>(&month, 1));
   ASSERT_FALSE(busy.ok());
   EXPECT_EQ(busy.error().code, ErrorCode::kConflict);
   EXPECT_EQ(TenantSpend(*a), 1030);
   ASSERT_TRUE(holder.Script("COMMIT", StoreOp::kMigrate).ok());
   // Then the edit is taken out, and a batch another replica commits is on both sides.
   ASSERT_TRUE(b->call_log().WriteCalls(Batches({Record("r3", 5)}), true, {}).ok());
-  auto fixed = a->call_log().ReconcileSpend(month);
+  auto fixed = a->call_log().ReconcileSpend(std::span<const std::string>(&month, 1));
   ASSERT_TRUE(fixed.ok()) << fixed.error().message;
   ASSERT_EQ(fixed->size(), 1u);
   EXPECT_EQ(fixed.value()[0].scope, SpendScope::kTenant);
@@ -726,8 +726,10 @@ TEST_F(PostgresEngineTest, ReconcileAddsTheDriftOnceOneReplicaAtATime) {
       cluster_->Psql("UPDATE spend SET spent_micros = spent_micros - 7 WHERE scope = 'key'", db_));
   Result<std::vector<SpendRow>> first = Error{ErrorCode::kInternal, "not run", ""};
   Result<std::vector<SpendRow>> second = Error{ErrorCode::kInternal, "not run", ""};
-  std::thread one([&] { first = a->call_log().ReconcileSpend(month); });
-  std::thread two([&] { second = b->call_log().ReconcileSpend(month); });
+  std::thread one(
+      [&] { first = a->call_log().ReconcileSpend(std::span<const std::string>(&month, 1)); });
+  std::thread two(
+      [&] { second = b->call_log().ReconcileSpend(std::span<const std::string>(&month, 1)); });
   one.join();
   two.join();
   // Each either ran or found the other running (kConflict); the drift went once.
@@ -749,9 +751,52 @@ TEST_F(PostgresEngineTest, ReconcileAddsTheDriftOnceOneReplicaAtATime) {
   for (const SpendRow& r : spend.value()) rows[{r.scope, r.scope_id}] = r.spent_micros;
   for (const SpendRow& r : logged.value()) sums[{r.scope, r.scope_id}] = r.spent_micros;
   EXPECT_EQ(rows, sums);
-  auto none = b->call_log().ReconcileSpend(month);
+  auto none = b->call_log().ReconcileSpend(std::span<const std::string>(&month, 1));
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
+}
+
+// Two months in one reconcile: one transaction, so one lock for both (a replica that took the
+// lock between them made the other answer kConflict with a month already corrected), and both
+// months' drift added.
+TEST_F(PostgresEngineTest, ReconcileTakesItsMonthsInOneTransaction) {
+  auto a = Open();
+  const governance::MonthId now = Record("x", 0).month;
+  ASSERT_TRUE(a->call_log().WriteCalls(Batches({Record("r1", 10)}), true, {}).ok());
+  ASSERT_TRUE(cluster_->Psql(
+      "UPDATE spend SET spent_micros = spent_micros + 1000 WHERE scope = 'tenant'", db_));
+  // Last month: a spend row the call log has nothing for.
+  const std::string months[] = {governance::FormatMonth(now), governance::FormatMonth(now - 1)};
+  ASSERT_TRUE(
+      cluster_->Psql("INSERT INTO spend (scope, scope_id, month, spent_micros) VALUES "
+                     "('tenant', 't1', '" +
+                         months[1] + "', 5)",
+                     db_));
+  const uint64_t before = a->statements().value(StoreOp::kReconcile);
+  auto fixed = a->call_log().ReconcileSpend(months);
+  ASSERT_TRUE(fixed.ok()) << fixed.error().message;
+  // BEGIN, the lock, one statement per month, COMMIT.
+  EXPECT_EQ(a->statements().value(StoreOp::kReconcile) - before, 3u + 2u);
+  std::map<std::string, int64_t> by_month;
+  for (const SpendRow& row : fixed.value()) by_month[row.month] += row.spent_micros;
+  EXPECT_EQ(by_month[months[0]], -1000);
+  EXPECT_EQ(by_month[months[1]], -5);
+  // And under another's lock: kConflict, neither month touched.
+  ASSERT_TRUE(cluster_->Psql(
+      "UPDATE spend SET spent_micros = spent_micros + 7 WHERE scope = 'tenant'", db_));
+  StatementCounts counts;
+  ConnectionOptions o;
+  o.url = cluster_->Url(db_);
+  Connection holder(o, &counts);
+  ASSERT_TRUE(
+      holder.Script("BEGIN; SELECT pg_advisory_xact_lock(7463726532)", StoreOp::kMigrate).ok());
+  auto busy = a->call_log().ReconcileSpend(months);
+  ASSERT_FALSE(busy.ok());
+  EXPECT_EQ(busy.error().code, ErrorCode::kConflict);
+  ASSERT_TRUE(holder.Script("COMMIT", StoreOp::kMigrate).ok());
+  auto again = a->call_log().ReconcileSpend(months);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->size(), 2u);  // the +7 in each month's tenant row
 }
 
 TEST_F(PostgresEngineTest, CopyInIsOneTransactionWithTheStatementsAroundIt) {
