@@ -90,6 +90,8 @@ describe('a tool loop through an agent', () => {
     assert.equal(calls.length, 1, JSON.stringify(done.output));
     assert.equal(calls[0].name, 'get_weather');
     assert.equal(calls[0].arguments, '{"location":"Paris"}');
+    // The response echoes the agent's tools (from the text the agent keeps).
+    assert.deepEqual(done.tools, g.agent.tools);
 
     // The tool's result, sent as the next turn's input in the same conversation.
     const second = await g.client.responses.create({
@@ -109,6 +111,30 @@ describe('a tool loop through an agent', () => {
     // The conversation holds the four items in order.
     const items = await g.client.conversations.items.list(conv.id, { order: 'asc' });
     assert.deepEqual(items.data.map((i) => i.type), ['message', 'function_call', 'function_call_output', 'message']);
+  });
+});
+
+describe('an agent\'s tools, all or a subset', () => {
+  test('the model is offered the agent\'s tools, or the subset a request names; the response echoes what was offered', async () => {
+    const weather = {
+      type: 'function', name: 'get_weather', description: 'The weather in a city.',
+      parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+    };
+    const time = {
+      type: 'function', name: 'get_time', description: 'The time in a zone.',
+      parameters: { type: 'object', properties: { zone: { type: 'string' } } },
+    };
+    // The mock calls the first tool it is offered.
+    const g = await agentGateway('agent-tool-subset', {
+      mockFlags: ['--tool-calls-until-result'], agent: { tools: [weather, time] },
+    });
+    const model = `agent:${g.agent.id}`;
+    const all = await g.client.responses.create({ model, input: 'Weather?', store: false });
+    assert.deepEqual(all.output.filter((i) => i.type === 'function_call').map((i) => i.name), ['get_weather']);
+    assert.deepEqual(all.tools, g.agent.tools);
+    const subset = await g.client.responses.create({ model, input: 'Time?', store: false, tools: [time] });
+    assert.deepEqual(subset.output.filter((i) => i.type === 'function_call').map((i) => i.name), ['get_time']);
+    assert.deepEqual(subset.tools, [g.agent.tools[1]]);
   });
 });
 

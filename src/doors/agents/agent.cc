@@ -56,6 +56,10 @@ Status ApplyTools(Agent& agent, const json::value& tools) {
     agent.tool_names.emplace_back(name);
   }
   agent.tools = tools.as_array();
+  agent.tools_text = json::serialize(agent.tools);
+  // What the translation made of them, which every turn offering them all takes as it is.
+  const json::value* chat_tools = pivot->if_contains("tools");
+  agent.chat_tools = chat_tools != nullptr ? chat_tools->as_array() : json::array();
   return Ok{};
 }
 

@@ -45,6 +45,8 @@ struct Agent {
   std::string model;
   std::string instructions;
   boost::json::array tools;             // checked by ApplyTools; read by every turn, never parsed
+  std::string tools_text = "[]";        // `tools` serialized: a turn's echo of them
+  boost::json::array chat_tools;        // `tools` translated for the pivot (chat tools)
   std::vector<std::string> tool_names;  // in `tools`' order
   std::optional<int64_t> max_output_tokens;
   int64_t history_items = kDefaultHistoryItems;

@@ -193,7 +193,10 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
                             "tools[" + std::to_string(i) + "]");
         }
       }
-      if (!refusal) tools = &turn.fields.tools->as_array();
+      if (!refusal) {
+        tools = &turn.fields.tools->as_array();
+        turn.agent_tools = false;
+      }
     }
   }
   if (!refusal) {
@@ -296,10 +299,16 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
       input = std::move(whole);
     }
     request["input"] = std::move(input);
-    if (!tools->empty()) request["tools"] = *tools;
+    // The agent's own tools were translated when it was made (Agent::chat_tools): the pivot
+    // takes that translation instead of the request's tools being copied and translated again
+    // (the echo takes their text likewise, Turn::Echo). A subset is translated here.
+    if (!tools->empty() && !turn.agent_tools) request["tools"] = *tools;
     if (cap) request["max_output_tokens"] = *cap;
     request["stream"] = true;
     pivot = responses::ParseResponsesDocument(request, request.storage());
+    if (pivot.ok() && turn.agent_tools && !agent.chat_tools.empty()) {
+      (*pivot)["tools"] = json::value(agent.chat_tools, request.storage());
+    }
     if (pivot.ok() && spliced) {
       turn.window = WindowMessages(turn.context);
       // After the system message the instructions make.

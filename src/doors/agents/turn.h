@@ -47,6 +47,7 @@ struct AgentDoor::Turn {
   core::RequestContext ctx;
   TurnFields fields;
   std::shared_ptr<const Agent> agent;
+  bool agent_tools = true;  // the request offers the agent's tools as they are (no subset)
   std::shared_ptr<const Memory> memory;  // the conversation's, when in one
   // The items the model is given before the input: the memory's window, or the previous
   // response's context.

@@ -75,12 +75,16 @@ std::string AgentDoor::Turn::Echo(const json::value& metadata) const {
       fields.conversation.empty()
           ? std::string("null")
           : "{\"id\":" + json::serialize(json::string(fields.conversation)) + "}";
+  // The agent's tools as it keeps them serialized, when the turn offers them all (a subset is
+  // in the request).
   const responses::EchoMember own[] = {{"instructions", "null"},
                                        {"metadata", metadata_text},
                                        {"store", fields.store ? "true" : "false"},
                                        {"previous_response_id", previous},
-                                       {"conversation", conversation}};
-  return responses::EchoFields(request, own);
+                                       {"conversation", conversation},
+                                       {"tools", agent->tools_text}};
+  return responses::EchoFields(
+      request, std::span(own).first(agent_tools ? std::size(own) : std::size(own) - 1));
 }
 
 void AgentDoor::Turn::ReportGuard() {
