@@ -30,8 +30,11 @@ Result<std::string> TranslatedBody(const boost::json::object& pivot, const Deplo
 
 Result<std::string> PivotSource::Body(const DeploymentTarget& target,
                                       const providers::Provider& dialect, bool identity) {
-  if (window_.empty()) return TranslatedBody(pivot_, target, dialect, ctx_);
-  return dialect.BuildRequestWithWindow(pivot_, RequestOptions(target, ctx_), at_, window_);
+  if (window_.empty() && tools_ == nullptr) return TranslatedBody(pivot_, target, dialect, ctx_);
+  providers::UpstreamRequestOptions options = RequestOptions(target, ctx_);
+  options.tools = tools_;
+  options.tools_text = tools_text_;
+  return dialect.BuildRequestWithWindow(pivot_, options, at_, window_);
 }
 
 }  // namespace turnpike::model_call

@@ -38,6 +38,13 @@ class PivotSource final : public AttemptSource {
               std::span<const providers::TextMessage> window, core::RequestContext& ctx)
       : pivot_(pivot), at_(at), window_(window), ctx_(ctx) {}
 
+  // Offers `tools` (with `text`, their JSON) as the pivot's `tools`, which it does not hold (an
+  // agent's, translated once: providers::UpstreamRequestOptions). Both borrowed for the call.
+  void OfferTools(const boost::json::array& tools, std::string_view text) {
+    tools_ = &tools;
+    tools_text_ = text;
+  }
+
   bool IsIdentity(const DeploymentTarget&) const override { return false; }
   Result<std::string> Body(const DeploymentTarget& target, const providers::Provider& dialect,
                            bool identity) override;
@@ -47,6 +54,8 @@ class PivotSource final : public AttemptSource {
   const size_t at_ = 0;
   const std::span<const providers::TextMessage> window_;
   core::RequestContext& ctx_;
+  const boost::json::array* tools_ = nullptr;
+  std::string_view tools_text_;
 };
 
 }  // namespace turnpike::model_call

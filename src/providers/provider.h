@@ -84,6 +84,12 @@ struct TextMessage {
 struct UpstreamRequestOptions {
   std::string_view upstream_model;  // the model name the provider knows
   int64_t default_max_tokens = 0;   // for dialects that require a limit when the client gave none
+  // Tools the pivot does not hold, offered as its `tools` member after its others (an agent's,
+  // translated when it was made): `tools` for any dialect, `tools_text` (their JSON text) for
+  // one that writes chat JSON as it stands. Read by BuildRequestWithWindow, not BuildRequest;
+  // a pivot that holds tools keeps its own.
+  const boost::json::array* tools = nullptr;
+  std::string_view tools_text;
 };
 
 // Used by NewEncoder: what a client stream needs that the upstream may not say.

@@ -60,6 +60,7 @@ Status ApplyTools(Agent& agent, const json::value& tools) {
   // What the translation made of them, which every turn offering them all takes as it is.
   const json::value* chat_tools = pivot->if_contains("tools");
   agent.chat_tools = chat_tools != nullptr ? chat_tools->as_array() : json::array();
+  agent.chat_tools_text = json::serialize(agent.chat_tools);
   return Ok{};
 }
 

@@ -47,6 +47,7 @@ struct Agent {
   boost::json::array tools;             // checked by ApplyTools; read by every turn, never parsed
   std::string tools_text = "[]";        // `tools` serialized: a turn's echo of them
   boost::json::array chat_tools;        // `tools` translated for the pivot (chat tools)
+  std::string chat_tools_text;          // `chat_tools` serialized: an upstream body's
   std::vector<std::string> tool_names;  // in `tools`' order
   std::optional<int64_t> max_output_tokens;
   int64_t history_items = kDefaultHistoryItems;

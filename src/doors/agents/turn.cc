@@ -299,16 +299,14 @@ net::awaitable<void> AgentDoor::Receive(http::Exchange& exchange, core::RouteMat
       input = std::move(whole);
     }
     request["input"] = std::move(input);
-    // The agent's own tools were translated when it was made (Agent::chat_tools): the pivot
-    // takes that translation instead of the request's tools being copied and translated again
-    // (the echo takes their text likewise, Turn::Echo). A subset is translated here.
+    // The agent's own tools were translated and serialized when it was made
+    // (Agent::chat_tools): the call offers them as they are (RunTurn), instead of the request's
+    // tools being copied, translated and serialized again (the echo takes their text likewise,
+    // Turn::Echo). A subset is translated here.
     if (!tools->empty() && !turn.agent_tools) request["tools"] = *tools;
     if (cap) request["max_output_tokens"] = *cap;
     request["stream"] = true;
     pivot = responses::ParseResponsesDocument(request, request.storage());
-    if (pivot.ok() && turn.agent_tools && !agent.chat_tools.empty()) {
-      (*pivot)["tools"] = json::value(agent.chat_tools, request.storage());
-    }
     if (pivot.ok() && spliced) {
       turn.window = WindowMessages(turn.context);
       // After the system message the instructions make.

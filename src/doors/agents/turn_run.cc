@@ -301,6 +301,9 @@ net::awaitable<void> AgentDoor::RunTurn(std::unique_ptr<Turn> owned, http::Excha
       turn.pivot, turn.window_at, turn.window, ctx,
       model_call::PlanAttempts(*turn.entry, context_.config.routing.max_attempts, rng_),
       call_deps_));
+  if (turn.agent_tools && !turn.agent->chat_tools.empty()) {
+    state->source.OfferTools(turn.agent->chat_tools, turn.agent->chat_tools_text);
+  }
   model_call::ModelCall& call = state->call;
   state->request.model = turn.entry;
   state->request.plan = &state->plan;

@@ -197,6 +197,12 @@ std::string WriteRequest(const json::object& chat, const UpstreamRequestOptions&
       w.Value(member.value());
     }
   }
+  if (!options.tools_text.empty() && options.tools != nullptr && !options.tools->empty() &&
+      !chat.contains("tools")) {
+    next();
+    w.Key("tools");
+    w.Raw(options.tools_text);
+  }
   if (!wrote_model) {
     next();
     w.Key("model");

@@ -125,5 +125,56 @@ TEST(OpenAiBuildRequestTest, AWindowWrittenFromItsTextsIsTheWholePivotsRequest) 
   }
 }
 
+// Tools offered beside the pivot (an agent's, translated once: UpstreamRequestOptions::tools and
+// tools_text) are written as the pivot's `tools` member after its others would be, by OpenAI's
+// own writer (their text) and Provider's default (a copy holding them), with or without a window.
+TEST(OpenAiBuildRequestTest, ToolsOfferedBesideThePivotAreWrittenAsItsToolsMember) {
+  const json::array tools = json::parse(R"([
+      {"type":"function","function":{"name":"get_weather","description":"The \"weather\"",
+       "parameters":{"type":"object","properties":{"city":{"type":"string"}}}}},
+      {"type":"function","function":{"name":"get_time","parameters":{}}}])")
+                                .as_array();
+  const std::string tools_text = json::serialize(tools);
+  const json::array window_values =
+      json::parse(R"([{"role":"user","content":"hi"},{"role":"assistant","content":"Hello."}])")
+          .as_array();
+  std::vector<std::string> texts;
+  std::vector<TextMessage> window;
+  for (const json::value& v : window_values) texts.push_back(json::serialize(v));
+  for (size_t i = 0; i < window_values.size(); ++i) window.push_back({&window_values[i], texts[i]});
+  const char* pivots[] = {
+      R"({"model":"m","messages":[{"role":"user","content":"who am I?"}],"stream":true})",
+      R"({"messages":[{"role":"user","content":"x"}],"tool_choice":"auto"})",
+  };
+  for (const char* text : pivots) {
+    for (const bool with_window : {false, true}) {
+      SCOPED_TRACE(std::string(text) + (with_window ? " with a window" : ""));
+      const json::object chat = json::parse(text).as_object();
+      json::object whole = chat;
+      if (with_window) {
+        json::array& messages = whole["messages"].as_array();
+        messages.insert(messages.begin(), window_values.begin(), window_values.end());
+      }
+      whole["tools"] = tools;
+      UpstreamRequestOptions plain;
+      plain.upstream_model = "upstream";
+      Result<std::string> expected = OpenAiProvider().BuildRequest(whole, plain);
+      UpstreamRequestOptions options = plain;
+      options.tools = &tools;
+      options.tools_text = tools_text;
+      const std::span<const TextMessage> offered =
+          with_window ? std::span<const TextMessage>(window) : std::span<const TextMessage>();
+      const OpenAiProvider provider;
+      Result<std::string> built = provider.BuildRequestWithWindow(chat, options, 0, offered);
+      Result<std::string> copy =
+          provider.Provider::BuildRequestWithWindow(chat, options, 0, offered);
+      ASSERT_TRUE(expected.ok() && built.ok() && copy.ok());
+      EXPECT_EQ(built.value(), expected.value());
+      EXPECT_EQ(copy.value(), expected.value());
+      EXPECT_NE(built->find("get_time"), std::string::npos);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace turnpike::providers::openai
