@@ -37,10 +37,12 @@ const MEASURED = 1000;
 // embeddings 10.00 / 10.20. Since a read's identity frames go out as gathered views
 // (2026-12-02, Exchange::WritePieces: the frames around a dropped usage chunk, or after one
 // completed from the previous read, are no longer copied): stream 15.00 / 15.05, the Gemini
-// client on a gemini deployment 47.00 / 47.05.
+// client on a gemini deployment 47.00 / 47.05. Since the stream's tap counts the content
+// instead of keeping it (2026-12-07, stream/chat_accumulator.h Text::kCount): stream 10.00 /
+// 10.05.
 const BUDGET = {
   plain: { off: 5.5, on: 6 },
-  stream: { off: 14.5, on: 15 },
+  stream: { off: 10.5, on: 11 },
   translated: { off: 34.5, on: 35 },
   translated_whole: { off: 18.5, on: 19.5 },
   from_anthropic: { off: 41.5, on: 42 },
@@ -230,8 +232,10 @@ async function governed(t, name, sections) {
 // (2026-12-07): miss 7.18 / 16.10, hit 6.08 / 21.05, against 5.27 / 14.22 with the cache off.
 // A miss moves with the machine's load: 7.10-7.16 / 16.05-16.10 idle, 7.18-7.30 / 16.12-16.25
 // with three busy loops beside it, 7.33 / 16.52 on a CI run, which a budget of 16.5 failed; the
-// misses' budgets keep half an allocation above the highest seen.
-const CACHE_BUDGET = { plain_miss: 8, stream_miss: 17, plain_hit: 6.5, stream_hit: 21.5 };
+// misses' budgets keep half an allocation above the highest seen. Since the stream's tap counts
+// the content instead of keeping it (2026-12-07): stream miss 12.05 (idle), so 13 keeps the
+// half allocation above it that the CI run's +0.42 over idle asked for.
+const CACHE_BUDGET = { plain_miss: 8, stream_miss: 13, plain_hit: 6.5, stream_hit: 21.5 };
 
 test('allocations per request with the LLM response cache: a miss and a hit', async (t) => {
   const g = await governed(t, 'cache', { llm_cache: { enabled: true } });
@@ -267,8 +271,9 @@ test('allocations per request with the LLM response cache: a miss and a hit', as
 // own arena, and the input's items and the messages' translation built where they are kept
 // (2026-12-07): a turn 157.03 idle, 157.35 beside three busy loops; with the upstream body
 // reserved for the window's texts and the translation's field paths made in one allocation,
-// 146.13 beside a build.
-const TURN_BUDGET = { responses: 50.5, turn: 147.5 };
+// 146.13 beside a build. With a read's usual events taken before SSE framing (2026-12-07): the
+// Responses call 47.85 idle, a turn 144.97 idle.
+const TURN_BUDGET = { responses: 49.5, turn: 147.5 };
 
 test('allocations per request on the Responses API and per agent turn', async (t) => {
   const g = await governed(t, 'turn', {});
