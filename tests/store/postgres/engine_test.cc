@@ -692,6 +692,27 @@ TEST_F(PostgresEngineTest, ABatchSpooledBySchemaSixIsReplayedIntoChunks) {
   EXPECT_NE(w.Take().find("turnpike_store_spool_lost_rows_total 0"), std::string::npos);
 }
 
+// Another replica's reconcile, as far as the store can tell: a session holding reconcile's
+// advisory lock in a transaction, from Hold() until Release().
+class ReconcileLockHolder {
+ public:
+  explicit ReconcileLockHolder(const std::string& url) : connection_(Options(url), &counts_) {}
+  bool Hold() {
+    return connection_.Script("BEGIN; SELECT pg_advisory_xact_lock(7463726532)", StoreOp::kMigrate)
+        .ok();
+  }
+  bool Release() { return connection_.Script("COMMIT", StoreOp::kMigrate).ok(); }
+
+ private:
+  static ConnectionOptions Options(const std::string& url) {
+    ConnectionOptions o;
+    o.url = url;
+    return o;
+  }
+  StatementCounts counts_;
+  Connection connection_;
+};
+
 TEST_F(PostgresEngineTest, ReconcileAddsTheDriftOnceOneReplicaAtATime) {
   auto a = Open();
   auto b = Open();  // another replica over the same database
@@ -702,17 +723,13 @@ TEST_F(PostgresEngineTest, ReconcileAddsTheDriftOnceOneReplicaAtATime) {
   ASSERT_TRUE(cluster_->Psql(
       "UPDATE spend SET spent_micros = spent_micros + 1000 WHERE scope = 'tenant'", db_));
   // While another replica's reconcile holds the lock: kConflict at once, nothing changed.
-  StatementCounts counts;
-  ConnectionOptions o;
-  o.url = cluster_->Url(db_);
-  Connection holder(o, &counts);
-  ASSERT_TRUE(
-      holder.Script("BEGIN; SELECT pg_advisory_xact_lock(7463726532)", StoreOp::kMigrate).ok());
+  ReconcileLockHolder holder(cluster_->Url(db_));
+  ASSERT_TRUE(holder.Hold());
   auto busy = a->call_log().ReconcileSpend(std::span<const std::string>(&month, 1));
   ASSERT_FALSE(busy.ok());
   EXPECT_EQ(busy.error().code, ErrorCode::kConflict);
   EXPECT_EQ(TenantSpend(*a), 1030);
-  ASSERT_TRUE(holder.Script("COMMIT", StoreOp::kMigrate).ok());
+  ASSERT_TRUE(holder.Release());
   // Then the edit is taken out, and a batch another replica commits is on both sides.
   ASSERT_TRUE(b->call_log().WriteCalls(Batches({Record("r3", 5)}), true, {}).ok());
   auto fixed = a->call_log().ReconcileSpend(std::span<const std::string>(&month, 1));
@@ -784,16 +801,12 @@ TEST_F(PostgresEngineTest, ReconcileTakesItsMonthsInOneTransaction) {
   // And under another's lock: kConflict, neither month touched.
   ASSERT_TRUE(cluster_->Psql(
       "UPDATE spend SET spent_micros = spent_micros + 7 WHERE scope = 'tenant'", db_));
-  StatementCounts counts;
-  ConnectionOptions o;
-  o.url = cluster_->Url(db_);
-  Connection holder(o, &counts);
-  ASSERT_TRUE(
-      holder.Script("BEGIN; SELECT pg_advisory_xact_lock(7463726532)", StoreOp::kMigrate).ok());
+  ReconcileLockHolder holder(cluster_->Url(db_));
+  ASSERT_TRUE(holder.Hold());
   auto busy = a->call_log().ReconcileSpend(months);
   ASSERT_FALSE(busy.ok());
   EXPECT_EQ(busy.error().code, ErrorCode::kConflict);
-  ASSERT_TRUE(holder.Script("COMMIT", StoreOp::kMigrate).ok());
+  ASSERT_TRUE(holder.Release());
   auto again = a->call_log().ReconcileSpend(months);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->size(), 2u);  // the +7 in each month's tenant row
