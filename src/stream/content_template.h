@@ -53,7 +53,7 @@ class ContentTemplate {
     bool plain = true;
   };
   std::optional<StartMatch> MatchAtStart(std::string_view input) const {
-    if (!valid_ || !framed_ || input.size() < bytes_.size() ||
+    if (!valid_ || before_ + after_ == 0 || input.size() < bytes_.size() ||
         std::memcmp(input.data(), bytes_.data(), prefix_) != 0) {
       return std::nullopt;
     }
@@ -110,7 +110,6 @@ class ContentTemplate {
     before_ = before.size();
     after_ = after.size();
     prefix_ = before_ + at;
-    framed_ = before_ + after_ != 0;
     valid_ = true;
     return true;
   }
@@ -127,7 +126,6 @@ class ContentTemplate {
   size_t prefix_ = 0;  // bytes_[0, prefix_) come before the content, framing included
   size_t before_ = 0;  // the framing's sizes in bytes_
   size_t after_ = 0;
-  bool framed_ = false;
   bool valid_ = false;
 };
 
