@@ -49,6 +49,7 @@ struct ChatAccumulator::Json {
   PaddedJsonParser parser;
   ParsedChunk chunk;      // staging, reused for every chunk
   std::string unescaped;  // ScanChunk's decoded strings
+  ChunkLead lead;         // the last scanned chunk's (chunk_scan.h)
   // See content_template.h; framed as an SSE event ("data: ", the chunk, "\n\n") when the
   // chunk has no line break.
   ContentTemplate content_template;
@@ -70,7 +71,7 @@ ChunkKind ChatAccumulator::Consume(std::string_view data) {
   if (ConsumeLikeTemplate(data)) return ChunkKind::kDelta;
   ParsedChunk& chunk = json_->chunk;
   chunk.Clear();
-  const bool scanned = ScanChunk(data, chunk, json_->unescaped);
+  const bool scanned = ScanChunk(data, chunk, json_->unescaped, json_->lead);
   if (!scanned) {
     // Not decided by the fast path (malformed, or unusual): simdjson has the final say.
     chunk.Clear();

@@ -27,12 +27,19 @@ bool AboveSpace(char c) { return static_cast<unsigned char>(c) > ' '; }
 // meaningless.
 class Scanner {
  public:
-  Scanner(std::string_view json, std::string& unescaped)
-      : p_(json.data()), end_(json.data() + json.size()), unescaped_(unescaped) {
-    plain_ = IsPlain(p_, end_);
+  // `plain_from`: the bytes before it are known to be plain (a chunk's lead).
+  Scanner(std::string_view json, std::string& unescaped, size_t plain_from = 0)
+      : begin_(json.data()),
+        p_(json.data()),
+        end_(json.data() + json.size()),
+        unescaped_(unescaped) {
+    plain_ = IsPlain(p_ + plain_from, end_);
   }
 
-  bool Chunk(ParsedChunk& out);
+  // A whole chunk; with `lead`, also its lead (chunk_scan.h), or none.
+  bool Chunk(ParsedChunk& out, ChunkLead* lead);
+  // A chunk that starts with `lead`'s bytes, scanned from where they end.
+  bool ChunkAfterLead(ParsedChunk& out, const ChunkLead& lead);
   bool BodyUsage(stream::Usage& usage);
   bool Escaped(stream::EscapedChunk& out);
   bool plain() const { return plain_; }
@@ -73,22 +80,37 @@ class Scanner {
   // Object members (null counts as empty): on_member(raw key) must read the value.
   template <typename F>
   bool Members(F&& on_member);
+  // Members from the first key on (the '{' read, the object not empty).
+  template <typename F>
+  bool MembersFrom(F&& on_member);
+  // The rest of an object after one of its members' values (a ',' and more members, or '}').
+  template <typename F>
+  bool MembersAfterValue(F&& on_member);
   // Array elements (null counts as empty): on_element(position) must read the element.
   template <typename F>
   bool Elements(F&& on_element);
+  // The elements of an array whose '[' has been read.
+  template <typename F>
+  bool ElementsAfterOpen(F&& on_element);
 
   bool Usage(stream::Usage& usage);
   bool ToolCall(ToolCallDelta& call);
   bool Delta(size_t slot, ParsedChunk& out);
-  bool Choices(ParsedChunk& out);
+  bool Choice(int64_t position, ParsedChunk& out);
+  bool ChunkMember(std::string_view key, ParsedChunk& out);
   bool Error(ParsedChunk& out);
   bool EscapedChoice(int64_t position, stream::EscapedChunk& out);
   bool EscapedTool(int64_t position, stream::EscapedChunk& out);
 
+  const char* const begin_;
   const char* p_;
   const char* const end_;
   std::string& unescaped_;
   bool plain_ = false;
+  // Recording a lead: where it ends (0: none), and whether the members so far allow one.
+  size_t lead_size_ = 0;
+  bool lead_open_ = false;
+  std::string_view lead_id_, lead_model_;  // id and model as the lead ends
 };
 
 bool Scanner::IsPlain(const char* begin, const char* end) {
@@ -247,6 +269,11 @@ bool Scanner::Members(F&& on_member) {
     ++p_;
     return true;
   }
+  return MembersFrom(on_member);
+}
+
+template <typename F>
+bool Scanner::MembersFrom(F&& on_member) {
   for (;;) {
     if (Peek() != '"') return false;
     std::string_view key;
@@ -266,11 +293,28 @@ bool Scanner::Members(F&& on_member) {
 }
 
 template <typename F>
+bool Scanner::MembersAfterValue(F&& on_member) {
+  const char next = Peek();
+  if (next == '}') {
+    ++p_;
+    return true;
+  }
+  if (next != ',') return false;
+  ++p_;
+  return MembersFrom(on_member);
+}
+
+template <typename F>
 bool Scanner::Elements(F&& on_element) {
   const char first = Peek();
   if (first == 'n') return Literal("null");
   if (first != '[') return false;
   ++p_;
+  return ElementsAfterOpen(on_element);
+}
+
+template <typename F>
+bool Scanner::ElementsAfterOpen(F&& on_element) {
   if (Peek() == ']') {
     ++p_;
     return true;
@@ -380,16 +424,14 @@ bool Scanner::Delta(size_t slot, ParsedChunk& out) {
   });
 }
 
-bool Scanner::Choices(ParsedChunk& out) {
-  return Elements([&](int64_t position) {
-    const size_t slot = out.choices.size();
-    out.choices.emplace_back().index = position;
-    return Members([&](std::string_view key) {
-      if (key == "index") return OptionalInt(out.choices[slot].index);
-      if (key == "delta") return Delta(slot, out);
-      if (key == "finish_reason") return OptionalString(out.choices[slot].finish_reason);
-      return SkipValue(4);
-    });
+bool Scanner::Choice(int64_t position, ParsedChunk& out) {
+  const size_t slot = out.choices.size();
+  out.choices.emplace_back().index = position;
+  return Members([&](std::string_view key) {
+    if (key == "index") return OptionalInt(out.choices[slot].index);
+    if (key == "delta") return Delta(slot, out);
+    if (key == "finish_reason") return OptionalString(out.choices[slot].finish_reason);
+    return SkipValue(4);
   });
 }
 
@@ -401,20 +443,50 @@ bool Scanner::Error(ParsedChunk& out) {
   });
 }
 
-bool Scanner::Chunk(ParsedChunk& out) {
-  if (Peek() != '{') return false;
-  const bool members = Members([&](std::string_view key) {
-    if (key == "choices") return Choices(out);
-    if (key == "usage") {
-      out.has_usage = Peek() == '{';
-      return Usage(out.usage);
+bool Scanner::ChunkMember(std::string_view key, ParsedChunk& out) {
+  if (key == "choices") {
+    // A lead ends at the first choices' '[', when nothing before it had to be read but id and
+    // model (views into the input: the chunk is plain).
+    if (lead_open_ && plain_ && Peek() == '[') {
+      lead_size_ = static_cast<size_t>(p_ + 1 - begin_);
+      lead_id_ = out.id;
+      lead_model_ = out.model;
     }
-    if (key == "id") return OptionalString(out.id);
-    if (key == "model") return OptionalString(out.model);
-    if (key == "error") return Error(out);
-    return SkipValue(2);
-  });
-  return members && Peek() == '\0' && p_ == end_;
+    lead_open_ = false;
+    return Elements([&](int64_t position) { return Choice(position, out); });
+  }
+  if (key == "usage") {
+    lead_open_ = false;
+    out.has_usage = Peek() == '{';
+    return Usage(out.usage);
+  }
+  if (key == "id") return OptionalString(out.id);
+  if (key == "model") return OptionalString(out.model);
+  if (key == "error") {
+    lead_open_ = false;
+    return Error(out);
+  }
+  return SkipValue(2);
+}
+
+bool Scanner::Chunk(ParsedChunk& out, ChunkLead* lead) {
+  if (Peek() != '{') return false;
+  lead_open_ = lead != nullptr;
+  const bool members = Members([&](std::string_view key) { return ChunkMember(key, out); });
+  if (!members || Peek() != '\0' || p_ != end_) return false;
+  if (lead != nullptr) lead->Learn(std::string_view(begin_, lead_size_), lead_id_, lead_model_);
+  return true;
+}
+
+bool Scanner::ChunkAfterLead(ParsedChunk& out, const ChunkLead& lead) {
+  // As a whole scan stands after the lead: id and model read, inside "choices" at its first
+  // element, nothing else read.
+  out.id = lead.Id(begin_);
+  out.model = lead.Model(begin_);
+  p_ = begin_ + lead.size();
+  const auto member = [&](std::string_view key) { return ChunkMember(key, out); };
+  return ElementsAfterOpen([&](int64_t position) { return Choice(position, out); }) &&
+         MembersAfterValue(member) && Peek() == '\0' && p_ == end_;
 }
 
 bool Scanner::EscapedTool(int64_t position, stream::EscapedChunk& out) {
@@ -492,7 +564,35 @@ bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped) 
   unescaped.clear();
   Scanner scanner(json, unescaped);
   out.plain = scanner.plain();
-  return scanner.Chunk(out);
+  return scanner.Chunk(out, nullptr);
+}
+
+void ChunkLead::Learn(std::string_view bytes, std::string_view id, std::string_view model) {
+  bytes_.assign(bytes);
+  // Views into the lead (or empty: absent or null), kept as offsets.
+  const auto offset = [&](std::string_view v) {
+    return v.empty() ? 0 : static_cast<uint32_t>(v.data() - bytes.data());
+  };
+  id_at_ = offset(id);
+  id_size_ = static_cast<uint32_t>(id.size());
+  model_at_ = offset(model);
+  model_size_ = static_cast<uint32_t>(model.size());
+}
+
+bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped, ChunkLead& lead) {
+  unescaped.clear();
+  const size_t lead_size = lead.size();
+  if (lead_size != 0 && json.size() > lead_size &&
+      std::memcmp(json.data(), lead.bytes().data(), lead_size) == 0) {
+    Scanner scanner(json, unescaped, lead_size);
+    out.plain = scanner.plain();
+    return scanner.ChunkAfterLead(out, lead);
+  }
+  Scanner scanner(json, unescaped);
+  out.plain = scanner.plain();
+  if (scanner.Chunk(out, &lead)) return true;
+  lead.Forget();
+  return false;
 }
 
 void EscapedChunk::Clear() {

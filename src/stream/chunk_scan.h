@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,34 @@
 namespace turnpike::stream {
 
 bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped);
+
+// A stream's chunks repeat their first bytes, up to the choices: `{"id":...,"object":...,
+// "created":...,"model":...,"system_fingerprint":...,"choices":[`. A chunk's lead is those
+// bytes, through the '[' of its first "choices", when the chunk is plain (ParsedChunk::plain)
+// and has no "usage" or "error" member before it: where a scan stands after them is then
+// known from them alone (id and model read, no choice yet).
+class ChunkLead {
+ public:
+  size_t size() const { return bytes_.size(); }  // 0: none
+  std::string_view bytes() const { return bytes_; }
+  // id and model as the lead has them, as views into a chunk that starts with the lead.
+  std::string_view Id(const char* chunk) const { return {chunk + id_at_, id_size_}; }
+  std::string_view Model(const char* chunk) const { return {chunk + model_at_, model_size_}; }
+
+  // `id` and `model`: views into `bytes`, or empty.
+  void Learn(std::string_view bytes, std::string_view id, std::string_view model);
+  void Forget() { bytes_.clear(); }
+
+ private:
+  std::string bytes_;
+  uint32_t id_at_ = 0, id_size_ = 0, model_at_ = 0, model_size_ = 0;
+};
+
+// ScanChunk for a stream's chunks, with the same contract: a chunk that starts with `lead`'s
+// bytes is scanned from where they end; any other is scanned whole, and its lead (or none)
+// replaces `lead`'s. A lead's bytes are about half of a content chunk's: its id, object,
+// created, model and fingerprint are not read again.
+bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped, ChunkLead& lead);
 
 // An OpenAI chunk as the providers' stream decoder reads it (providers/openai/stream_codec.h):
 // the members it uses, and every string as its escaped bytes between the quotes (the pivot's

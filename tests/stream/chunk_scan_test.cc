@@ -102,6 +102,75 @@ TEST_F(ChunkScanTest, MutationsNeverDisagreeWithSimdjson) {
   EXPECT_GT(deferred, 1000u);
 }
 
+// A stream's chunks after the first are scanned from the end of its lead (ChunkLead): every
+// payload and mutation read so must read as the whole payload does, decided or not.
+TEST_F(ChunkScanTest, AChunkAfterItsLeadReadsAsTheWholeChunk) {
+  ParsedChunk after;
+  ChunkLead lead;
+  size_t resumed = 0, resumed_decided = 0;
+  ForEachMutation(kDecided, [&](const std::string& json) {
+    // The lead of the payload this one was made from (mutations come base by base).
+    for (const std::string& base : kDecided) {
+      if (json.size() > 12 && base.compare(0, 12, json, 0, 12) == 0) {
+        after.Clear();
+        (void)ScanChunk(base, after, unescaped_, lead);
+        break;
+      }
+    }
+    const bool from_lead = lead.size() != 0 && json.size() > lead.size() &&
+                           json.compare(0, lead.size(), lead.bytes()) == 0;
+    after.Clear();
+    std::string unescaped;
+    const bool decided = ScanChunk(json, after, unescaped, lead);
+    ASSERT_EQ(decided, Fast(json)) << json;
+    if (from_lead) ++resumed;
+    if (!decided) return;
+    if (from_lead) ++resumed_decided;
+    EXPECT_EQ(after.plain, fast_.plain) << json;
+    ExpectSame(after, fast_, json);
+  });
+  // Not vacuous: many mutations keep the lead, and many of those are still decided.
+  EXPECT_GT(resumed, 5000u);
+  EXPECT_GT(resumed_decided, 1000u);
+}
+
+TEST_F(ChunkScanTest, ALeadEndsAtTheFirstChoicesOfAPlainChunkWithNothingElseRead) {
+  const std::string lead_bytes =
+      R"({"id":"c-1","object":"chat.completion.chunk","created":1,"model":"m","system_fingerprint":"fp","choices":[)";
+  const std::vector<std::string> stream = {
+      lead_bytes +
+          R"({"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}],"usage":null})",
+      lead_bytes + R"({"index":0,"delta":{"content":"tok0 "},"finish_reason":null}],"usage":null})",
+      lead_bytes + R"({"index":0,"delta":{},"finish_reason":"stop"}],"usage":null})",
+      lead_bytes + R"(],"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}})",
+      lead_bytes + R"(],"id":"c-2","usage":null})",
+  };
+  ChunkLead lead;
+  ParsedChunk out;
+  for (const std::string& json : stream) {
+    out.Clear();
+    ASSERT_TRUE(ScanChunk(json, out, unescaped_, lead)) << json;
+    EXPECT_EQ(lead.bytes(), lead_bytes);
+    ASSERT_TRUE(Fast(json));
+    ExpectSame(out, fast_, json);
+  }
+  EXPECT_EQ(out.id, "c-2");  // a member after the lead is still read
+  EXPECT_EQ(out.model, "m");
+
+  // No lead: a member before the choices that has to be read, an escape, no choices.
+  for (const std::string& json : {
+           std::string(R"({"usage":null,"choices":[]})"),
+           std::string(R"({"error":null,"choices":[]})"),
+           std::string(R"({"id":"c\u002d1","choices":[]})"),
+           std::string(R"({"id":"c-1","choices":null})"),
+           std::string(R"({"id":"c-1"})"),
+       }) {
+    out.Clear();
+    ASSERT_TRUE(ScanChunk(json, out, unescaped_, lead)) << json;
+    EXPECT_EQ(lead.size(), 0u) << json;
+  }
+}
+
 // ScanBodyUsage (ExtractUsage's fast path) against ParseBodyUsage, under the same contract.
 class BodyUsageScanTest : public ::testing::Test {
  protected:
