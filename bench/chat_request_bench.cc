@@ -40,8 +40,12 @@ std::string ChatBody(size_t target_bytes) {
 const std::string kBody2K = ChatBody(2 << 10);
 const std::string kBody40K = ChatBody(40 << 10);
 
+// bench/governance-callgrind.sh's measured request.
+const std::string kBodySmall =
+    R"({"model":"bench-model","messages":[{"role":"user","content":"Say hello!"}],"max_tokens":20,"stream":false})";
+
 const std::string& Body(const benchmark::State& state) {
-  return state.range(0) == 2 ? kBody2K : kBody40K;
+  return state.range(0) == 0 ? kBodySmall : state.range(0) == 2 ? kBody2K : kBody40K;
 }
 
 void SetCounters(benchmark::State& state) {
@@ -59,6 +63,30 @@ void BM_InspectChatRequest(benchmark::State& state) {
   SetCounters(state);
 }
 BENCHMARK(BM_InspectChatRequest)->Arg(2)->Arg(40)->ArgName("kb");
+
+// InspectChatRequest's two readers apart, on the governance benchmark's 107-byte request (the
+// scanner's) and on the bodies above (simdjson's: they have escapes and are over 512 bytes).
+void BM_ScanChatRequest(benchmark::State& state) {
+  const std::string& body = Body(state);
+  for (auto _ : state) {
+    ChatRequestInfo info;
+    if (!ScanChatRequest(body, info)) state.SkipWithError("not decided by the scanner");
+    benchmark::DoNotOptimize(info);
+  }
+  SetCounters(state);
+}
+BENCHMARK(BM_ScanChatRequest)->Arg(0)->ArgName("kb");
+
+void BM_ParseChatRequest(benchmark::State& state) {
+  const std::string& body = Body(state);
+  for (auto _ : state) {
+    Result<ChatRequestInfo> info = ParseChatRequest(body);
+    if (!info.ok()) state.SkipWithError(info.error().message.c_str());
+    benchmark::DoNotOptimize(info);
+  }
+  SetCounters(state);
+}
+BENCHMARK(BM_ParseChatRequest)->Arg(0)->Arg(2)->Arg(40)->ArgName("kb");
 
 void BM_BuildUpstreamChatBody(benchmark::State& state) {
   const std::string& body = Body(state);

@@ -1,10 +1,12 @@
 #include "providers/openai/chat_request.h"
 
 #include <charconv>
+#include <cstring>
 #include <optional>
 #include <utility>
 
 #include "providers/openai/json_validate.h"
+#include "stream/json_cursor.h"
 #include "stream/padded_json.h"
 
 namespace turnpike::providers::openai {
@@ -250,9 +252,207 @@ class RequestReader {
   bool seen_max_completion_tokens_ = false;
 };
 
+// The usual request in one pass, without simdjson (stream/json_cursor.h): true and `info`
+// filled as RequestReader fills it, or false for "not decided here". It decides only a body that
+// is valid JSON (every string's escapes decoded as simdjson decodes them; no number with an
+// exponent or longer than kMaxNumberBytes, which simdjson could find out of range) and breaks no
+// field rule: every error, and every duplicated or escaped key, is RequestReader's to report.
+class RequestScanner : public stream::JsonCursor {
+ public:
+  using JsonCursor::JsonCursor;
+
+  bool Read(ChatRequestInfo& info) {
+    if (Peek() != '{') return false;
+    info_ = &info;
+    const bool members =
+        Members([this](std::string_view key) { return !Escaped(key) && ReadMember(key); });
+    if (!members || !AtEnd() || !seen_model_ || !seen_messages_) return false;
+    info.max_tokens = max_completion_tokens_ >= 0 ? max_completion_tokens_ : max_tokens_;
+    return true;
+  }
+
+ private:
+  static constexpr size_t kMaxNumberBytes = 32;
+
+  bool Escaped(std::string_view raw) const {
+    return !plain_ && std::memchr(raw.data(), '\\', raw.size()) != nullptr;
+  }
+  size_t Offset() const { return static_cast<size_t>(p_ - begin_); }
+
+  // Any value, checked as ValidateValue checks it.
+  bool Value(int depth) {
+    if (depth > kMaxDepth) return false;
+    switch (Peek()) {
+      case '"': {
+        std::string_view raw;
+        bool escaped;
+        return RawString(raw, escaped) && (!escaped || Decodes(raw));
+      }
+      case '{':
+        return Members([&](std::string_view key) {
+          return (!Escaped(key) || Decodes(key)) && Value(depth + 1);
+        });
+      case '[':
+        return Elements([&](int64_t) { return Value(depth + 1); });
+      case 't':
+        return Literal("true");
+      case 'f':
+        return Literal("false");
+      case 'n':
+        return Literal("null");
+      default: {
+        const char* start = p_;
+        if (!Number()) return false;
+        const size_t size = static_cast<size_t>(p_ - start);
+        return size <= kMaxNumberBytes && std::memchr(start, 'e', size) == nullptr &&
+               std::memchr(start, 'E', size) == nullptr;
+      }
+    }
+  }
+  // An escaped string's escapes have been checked for grammar (SkipEscape): only a surrogate
+  // escape, which must pair as simdjson pairs it, is judged by decoding the string.
+  bool Decodes(std::string_view raw) {
+    const char* const end = raw.data() + raw.size();
+    for (const char* p = raw.data(); const void* at = std::memchr(p, '\\', end - p);) {
+      p = static_cast<const char*>(at);
+      if (p[1] == 'u' && (p[2] | 0x20) == 'd' && p[3] >= '8') {
+        unescaped_.clear();
+        std::string_view decoded;
+        return Unescape(raw, decoded);
+      }
+      p += 2;
+    }
+    return true;
+  }
+
+  // The first time, and a value Read takes as it stands: true and `seen` set.
+  static bool Once(bool& seen) { return !std::exchange(seen, true); }
+
+  bool ReadMember(std::string_view key) {
+    if (key == "model") {
+      std::string_view model;
+      bool escaped;
+      if (!Once(seen_model_) || Peek() != '"') return false;
+      const size_t begin = Offset();
+      if (!RawString(model, escaped) || escaped || model.empty()) return false;
+      info_->model.assign(model);
+      info_->model_begin = begin;
+      info_->model_end = Offset();
+      return true;
+    }
+    if (key == "messages") {
+      seen_messages_ = true;
+      if (Peek() != '[') return false;
+      ++p_;
+      return Peek() != ']' && ElementsAfterOpen([&](int64_t) { return Value(2); });
+    }
+    if (key == "stream") {
+      if (!Once(seen_stream_)) return false;
+      switch (Peek()) {
+        case 't':
+          info_->stream = true;
+          return Literal("true");
+        case 'f':
+          return Literal("false");
+        case 'n':
+          return Literal("null");
+        default:
+          return false;
+      }
+    }
+    if (key == "stream_options") return ReadStreamOptions();
+    if (key == "max_tokens") return ReadMaxTokens(seen_max_tokens_, max_tokens_);
+    if (key == "max_completion_tokens") {
+      return ReadMaxTokens(seen_max_completion_tokens_, max_completion_tokens_);
+    }
+    return Value(1);
+  }
+
+  bool ReadStreamOptions() {
+    if (!Once(seen_stream_options_)) return false;
+    const char first = Peek();
+    const size_t begin = Offset();
+    if (first == 'n') {
+      if (!Literal("null")) return false;
+    } else {
+      if (first != '{') return false;
+      bool seen_include_usage = false;
+      const bool members = Members([&](std::string_view key) {
+        if (Escaped(key)) return false;
+        if (key != "include_usage") return Value(2);
+        if (!Once(seen_include_usage)) return false;
+        switch (Peek()) {
+          case 't':
+            info_->include_usage_begin = Offset();
+            info_->include_usage = true;
+            if (!Literal("true")) return false;
+            break;
+          case 'f':
+            info_->include_usage_begin = Offset();
+            if (!Literal("false")) return false;
+            break;
+          case 'n':
+            info_->include_usage_begin = Offset();
+            if (!Literal("null")) return false;
+            break;
+          default:
+            return false;
+        }
+        info_->include_usage_end = Offset();
+        return true;
+      });
+      if (!members) return false;
+    }
+    info_->has_stream_options = true;
+    info_->stream_options_begin = begin;
+    info_->stream_options_end = Offset();
+    return true;
+  }
+
+  // A non-negative integer literal (or null, not set).
+  bool ReadMaxTokens(bool& seen, int64_t& out) {
+    if (!Once(seen)) return false;
+    if (Peek() == 'n') return Literal("null");
+    int64_t value = 0;
+    int digits = 0;
+    for (; p_ < end_ && IsDigit(*p_); ++p_) {
+      if (++digits > kMaxIntDigits) return false;
+      value = value * 10 + (*p_ - '0');
+    }
+    if (digits == 0 || (digits > 1 && p_[-digits] == '0')) return false;
+    if (p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E')) return false;
+    out = value;
+    return true;
+  }
+
+  ChatRequestInfo* info_ = nullptr;
+  int64_t max_tokens_ = -1;
+  int64_t max_completion_tokens_ = -1;
+  bool seen_model_ = false;
+  bool seen_messages_ = false;
+  bool seen_stream_ = false;
+  bool seen_stream_options_ = false;
+  bool seen_max_tokens_ = false;
+  bool seen_max_completion_tokens_ = false;
+};
+
 }  // namespace
 
-Result<ChatRequestInfo> InspectChatRequest(std::string_view body) {
+bool ScanChatRequest(std::string_view body, ChatRequestInfo& info) {
+  // A long body is scanned only when plain; most that are not have an escape (a "\n"), which
+  // memchr finds before the cursor's plainness pass would have read the whole body.
+  if (body.size() > kScanBodyBytes && std::memchr(body.data(), '\\', body.size()) != nullptr) {
+    return false;
+  }
+  // The scratch holds one decoded string at a time, reserved at the body's size: bounded by
+  // kScanBodyBytes, since only a body that is not plain has escapes to decode.
+  thread_local std::string unescaped;
+  RequestScanner scanner(body, unescaped);
+  if (!scanner.plain() && body.size() > kScanBodyBytes) return false;
+  return scanner.Read(info);
+}
+
+Result<ChatRequestInfo> ParseChatRequest(std::string_view body) {
   thread_local stream::PaddedJsonParser thread_parser;
   std::optional<stream::PaddedJsonParser> one_off_parser;
   stream::PaddedJsonParser& parser =
@@ -281,6 +481,11 @@ Result<ChatRequestInfo> InspectChatRequest(std::string_view body) {
   }
   doc.rewind();
   return RequestReader(parser.data()).Read(doc);
+}
+
+Result<ChatRequestInfo> InspectChatRequest(std::string_view body) {
+  if (ChatRequestInfo info; ScanChatRequest(body, info)) return info;
+  return ParseChatRequest(body);
 }
 
 }  // namespace turnpike::providers::openai

@@ -63,6 +63,21 @@ struct ChatRequestInfo {
 // max_tokens / max_completion_tokens not a non-negative integer; a duplicated key (see above).
 Result<ChatRequestInfo> InspectChatRequest(std::string_view body);
 
+// InspectChatRequest's two readers; it asks the first, then the second. ScanChatRequest reads
+// the usual request in one forward pass with no copy and no simdjson: true and `info` filled
+// exactly as ParseChatRequest fills it, or false for "not decided here". It decides only valid
+// JSON that breaks no field rule (every error, every duplicated or escaped key, a number with an
+// exponent, nesting deeper than 64 is left to ParseChatRequest). A body longer than
+// kScanBodyBytes is scanned only if it is plain (no backslash, control character or byte above
+// 0x7F): the scanner checks such strings a character at a time, and measured slower than
+// simdjson's 32-byte stage 1 past about 512 bytes of escaped, accented prose, while on plain
+// text it stays ahead at every size (bench/chat_request_bench.cc, docs/BENCHMARKS.md).
+// ParseChatRequest is the simdjson On-Demand walk described above, with the final say.
+// tests/providers/openai/chat_request_test.cc and the chat request fuzz target compare the two.
+inline constexpr size_t kScanBodyBytes = 512;
+bool ScanChatRequest(std::string_view body, ChatRequestInfo& info);
+Result<ChatRequestInfo> ParseChatRequest(std::string_view body);
+
 // The body to send upstream: `body` with the model token replaced by the JSON-escaped
 // `upstream_model`. When force_include_usage and info.stream are true and the client did not
 // set include_usage, the result also carries stream_options.include_usage = true, keeping any

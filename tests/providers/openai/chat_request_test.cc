@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "../../stream/chunk_payloads.h"
 
 namespace turnpike::providers::openai {
 namespace {
@@ -209,7 +212,8 @@ TEST(BuildUpstreamChatBodyTest, RoundTrips) {
 
 TEST(BuildUpstreamChatBodyTest, KeepsEveryOtherByte) {
   const std::string body =
-      "{ \"model\" : \"alias\" ,\n \"messages\":[ {} ] , \"temperature\": 1.50, \"x\":\"\\u00e9\" }";
+      "{ \"model\" : \"alias\" ,\n \"messages\":[ {} ] , \"temperature\": 1.50, \"x\":\"\\u00e9\" "
+      "}";
   Result<ChatRequestInfo> info = InspectChatRequest(body);
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(
@@ -269,6 +273,90 @@ TEST(InspectChatRequestTest, AgreesWithBoostJsonOnMutatedBodies) {
   // Both paths are exercised.
   EXPECT_GT(boost_rejected, 1000u);
   EXPECT_GT(spliced_count, 1000u);
+}
+
+// ScanChatRequest, the one-pass reader, against ParseChatRequest (simdjson), which has the final
+// say: whatever the first decides, the second must read the same, byte ranges included.
+void ExpectSameInfo(const ChatRequestInfo& fast, const ChatRequestInfo& slow,
+                    const std::string& body) {
+  EXPECT_EQ(fast.model, slow.model) << body;
+  EXPECT_EQ(fast.stream, slow.stream) << body;
+  EXPECT_EQ(fast.has_stream_options, slow.has_stream_options) << body;
+  EXPECT_EQ(fast.include_usage, slow.include_usage) << body;
+  EXPECT_EQ(fast.model_begin, slow.model_begin) << body;
+  EXPECT_EQ(fast.model_end, slow.model_end) << body;
+  EXPECT_EQ(fast.stream_options_begin, slow.stream_options_begin) << body;
+  EXPECT_EQ(fast.stream_options_end, slow.stream_options_end) << body;
+  EXPECT_EQ(fast.include_usage_begin, slow.include_usage_begin) << body;
+  EXPECT_EQ(fast.include_usage_end, slow.include_usage_end) << body;
+  EXPECT_EQ(fast.max_tokens, slow.max_tokens) << body;
+}
+
+const std::vector<std::string> kScanned = {
+    R"({"model":"bench-model","messages":[{"role":"user","content":"Say hello!"}],"max_tokens":20,"stream":false})",
+    R"({"model":"gpt-4o","messages":[{"role":"system","content":"Be brief.\nVery."},{"role":"user","content":"caf\u00e9 \"q\" \ud83d\ude00"}],"stream":true,"stream_options":{"include_usage":true,"x":[1,2.5,-0.25]},"max_completion_tokens":256,"max_tokens":null,"temperature":0.7,"n":null})",
+    "{ \"model\" : \"m\" ,\n \"messages\":[ {\"content\":\"\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80\"} "
+    "] ,\t\"stream_options\" : null , \"stream\":null }",
+    R"({"messages":[[],{},"",0,true,false,null,{"a":{"b":[{"c":"d"}]}}],"model":"m","stream_options":{"include_usage":null},"max_tokens":0})",
+    R"({"model":"m","messages":[1],"stream_options":{},"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":{"a":{"type":"number","minimum":-150}}}}}]})",
+};
+
+TEST(ScanChatRequestTest, DecidesUsualBodiesAsSimdjsonReadsThem) {
+  for (const std::string& body : kScanned) {
+    ChatRequestInfo fast;
+    ASSERT_TRUE(ScanChatRequest(body, fast)) << body;
+    Result<ChatRequestInfo> slow = ParseChatRequest(body);
+    ASSERT_TRUE(slow.ok()) << body;
+    ExpectSameInfo(fast, slow.value(), body);
+  }
+  ChatRequestInfo info;
+  ASSERT_TRUE(ScanChatRequest(kScanned[1], info));
+  EXPECT_TRUE(info.stream);
+  EXPECT_TRUE(info.include_usage);
+  EXPECT_EQ(info.max_tokens, 256);
+}
+
+TEST(ScanChatRequestTest, LeavesErrorsEscapedKeysAndExponentsToSimdjson) {
+  for (const BadBody& c : BadBodies()) {
+    ChatRequestInfo info;
+    EXPECT_FALSE(ScanChatRequest(c.body, info)) << c.name;
+  }
+  for (const std::string& body : std::vector<std::string>{
+           R"({"mod\u0065l":"m","messages":[1]})",
+           R"({"model":"m\u0065","messages":[1]})",
+           R"({"model":"m","messages":[1],"temperature":1e400})",
+           R"({"model":"m","messages":[1],"max_tokens":1e3})",
+           R"({"model":"m","messages":[1],"x":"\udc00"})",
+           "{\"model\":\"m\",\"messages\":[\"" + std::string(5000, 'a') + "\\n\"]}",
+           "{\"model\":\"m\",\"messages\":[\"" + std::string(kScanBodyBytes, 'a') + "\xc3\xa9\"]}",
+       }) {
+    ChatRequestInfo info;
+    EXPECT_FALSE(ScanChatRequest(body, info)) << body;
+  }
+  // A plain body is scanned whatever its size.
+  const std::string long_plain =
+      R"({"model":"m","messages":[")" + std::string(100000, 'a') + R"("]})";
+  ChatRequestInfo info;
+  EXPECT_TRUE(ScanChatRequest(long_plain, info));
+}
+
+// Every body above, truncated, with one byte deleted, and with one byte replaced by each of a set
+// of troublemakers: whatever the scanner still decides, simdjson must read the same.
+TEST(ScanChatRequestTest, MutationsNeverDisagreeWithSimdjson) {
+  size_t decided = 0, deferred = 0;
+  stream::testing_payloads::ForEachMutation(kScanned, [&](const std::string& body) {
+    ChatRequestInfo fast;
+    if (!ScanChatRequest(body, fast)) {
+      ++deferred;
+      return;
+    }
+    ++decided;
+    Result<ChatRequestInfo> slow = ParseChatRequest(body);
+    ASSERT_TRUE(slow.ok()) << "the scanner accepted what simdjson rejects: " << body;
+    ExpectSameInfo(fast, slow.value(), body);
+  });
+  EXPECT_GT(decided, 1000u);
+  EXPECT_GT(deferred, 1000u);
 }
 
 }  // namespace
