@@ -258,6 +258,20 @@ inline boost::beast::error_code TakeChunkEnd(const char*& p, const char* end) {
 // need_more or bad_chunk.
 inline boost::beast::error_code TakeChunkSize(const char*& p, const char* end, uint64_t& size) {
   namespace bhttp = boost::beast::http;
+  // The usual line, hex digits then CRLF, read as it goes (what the line below would read from
+  // it); any other line is found by its LF first.
+  const char* q = p;
+  uint64_t value = 0;
+  for (int digit;
+       q < end && static_cast<size_t>(q - p) < kMaxChunkDigits && (digit = HexDigit(*q)) >= 0;
+       ++q) {
+    value = value * 16 + static_cast<uint64_t>(digit);
+  }
+  if (q != p && end - q >= 2 && q[0] == '\r' && q[1] == '\n') {
+    size = value;
+    p = q + 2;
+    return {};
+  }
   const char* nl = LineEnd(p, end);
   if (nl == nullptr) {
     return static_cast<size_t>(end - p) > kMaxChunkLine ? bhttp::error::bad_chunk

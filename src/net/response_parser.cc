@@ -166,7 +166,7 @@ void ResponseParser::ParseHead(const char* begin, const char* end, error_code& e
     status = status * 10 + static_cast<unsigned>(*p - '0');
   }
   const char* nl = LineEnd(p, end);  // there is one: the head ends with CRLF CRLF
-  if (nl[-1] != '\r' || nl - 1 < p) {
+  if (nl == nullptr || nl[-1] != '\r' || nl - 1 < p) {
     ec = bhttp::error::bad_line_ending;
     return;
   }

@@ -226,15 +226,17 @@ bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped) 
 }
 
 void ChunkLead::Learn(std::string_view bytes, std::string_view id, std::string_view model) {
-  bytes_.assign(bytes);
+  if (bytes.size() > kMaxBytes) bytes = {};
+  if (!bytes.empty()) std::memcpy(bytes_, bytes.data(), bytes.size());
+  size_ = bytes.size();
   // Views into the lead (or empty: absent or null), kept as offsets.
   const auto offset = [&](std::string_view v) {
-    return v.empty() ? 0 : static_cast<uint32_t>(v.data() - bytes.data());
+    return v.empty() ? 0 : static_cast<size_t>(v.data() - bytes.data());
   };
   id_at_ = offset(id);
-  id_size_ = static_cast<uint32_t>(id.size());
+  id_size_ = id.size();
   model_at_ = offset(model);
-  model_size_ = static_cast<uint32_t>(model.size());
+  model_size_ = model.size();
 }
 
 bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped, ChunkLead& lead) {

@@ -37,19 +37,23 @@ bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped);
 // known from them alone (id and model read, no choice yet).
 class ChunkLead {
  public:
-  size_t size() const { return bytes_.size(); }  // 0: none
-  std::string_view bytes() const { return bytes_; }
+  // A longer lead is not kept (OpenAI's are about 190 bytes): held inline, no allocation.
+  static constexpr size_t kMaxBytes = 256;
+
+  size_t size() const { return size_; }  // 0: none
+  std::string_view bytes() const { return {bytes_, size_}; }
   // id and model as the lead has them, as views into a chunk that starts with the lead.
   std::string_view Id(const char* chunk) const { return {chunk + id_at_, id_size_}; }
   std::string_view Model(const char* chunk) const { return {chunk + model_at_, model_size_}; }
 
   // `id` and `model`: views into `bytes`, or empty.
   void Learn(std::string_view bytes, std::string_view id, std::string_view model);
-  void Forget() { bytes_.clear(); }
+  void Forget() { size_ = 0; }
 
  private:
-  std::string bytes_;
-  uint32_t id_at_ = 0, id_size_ = 0, model_at_ = 0, model_size_ = 0;
+  char bytes_[kMaxBytes];
+  size_t size_ = 0;
+  size_t id_at_ = 0, id_size_ = 0, model_at_ = 0, model_size_ = 0;
 };
 
 // ScanChunk for a stream's chunks, with the same contract: a chunk that starts with `lead`'s

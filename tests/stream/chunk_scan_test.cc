@@ -157,13 +157,14 @@ TEST_F(ChunkScanTest, ALeadEndsAtTheFirstChoicesOfAPlainChunkWithNothingElseRead
   EXPECT_EQ(out.id, "c-2");  // a member after the lead is still read
   EXPECT_EQ(out.model, "m");
 
-  // No lead: a member before the choices that has to be read, an escape, no choices.
+  // No lead: a member before the choices that has to be read, an escape, no choices, too long.
   for (const std::string& json : {
            std::string(R"({"usage":null,"choices":[]})"),
            std::string(R"({"error":null,"choices":[]})"),
            std::string(R"({"id":"c\u002d1","choices":[]})"),
            std::string(R"({"id":"c-1","choices":null})"),
            std::string(R"({"id":"c-1"})"),
+           R"({"id":")" + std::string(ChunkLead::kMaxBytes, 'x') + R"(","choices":[]})",
        }) {
     out.Clear();
     ASSERT_TRUE(ScanChunk(json, out, unescaped_, lead)) << json;
