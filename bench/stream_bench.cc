@@ -154,5 +154,22 @@ void BM_SseThenAccumulate(benchmark::State& state) {
 }
 BENCHMARK(BM_SseThenAccumulate);
 
+// The usage of a whole answer, as a call without a stream reads it: the mock provider's body for
+// 20 tokens (bench/governance-callgrind.sh's plain row).
+void BM_ExtractUsage(benchmark::State& state) {
+  std::string content;
+  for (int i = 0; i < 20; ++i) content += "tok" + std::to_string(i) + " ";
+  const std::string body =
+      R"({"id":"chatcmpl-mock-0-1","object":"chat.completion","created":1796631674,)"
+      R"("model":"bench-model","system_fingerprint":"fp_mock","choices":[{"index":0,)"
+      R"("message":{"role":"assistant","content":")" +
+      content +
+      R"("},"logprobs":null,"finish_reason":"stop"}],)"
+      R"("usage":{"prompt_tokens":14,"completion_tokens":20,"total_tokens":34}})";
+  for (auto _ : state) benchmark::DoNotOptimize(ExtractUsage(body));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
+}
+BENCHMARK(BM_ExtractUsage);
+
 }  // namespace
 }  // namespace turnpike::stream

@@ -5,8 +5,8 @@
 // whole input it decides exactly as ParseBodyUsage does; and the accumulator's content-only
 // template path ends in the same state as the full path, which a second accumulator takes for
 // every payload (a "{}" before each one drops its template without changing anything else).
-// And ConsumeEvent, the template path before SSE framing (the model call's pump feeds the
-// parser's `take` with it): fed the same bytes, whole and split into reads as the input's last
+// And ConsumeEvent, the reading before SSE framing (the model call's pump feeds the parser's
+// `take` with it): fed the same bytes, whole and split into reads as the input's last
 // bytes say (chunk_plan.h), it must end in the tee's state with the same chunk kinds; whole, the
 // events it takes and those framed must be the tee's events, byte for byte and in order.
 #include <simdjson.h>
@@ -123,12 +123,11 @@ std::vector<Seen> Read(stream::ChatAccumulator& acc, bool take, ForEachChunk&& f
         {std::string(event.raw), event.has_data ? static_cast<int>(acc.Consume(event.data)) : -1});
   };
   auto consume_event = [&](std::string_view rest) {
-    const size_t taken = acc.ConsumeEvent(rest);
-    if (taken != 0) {
-      seen.push_back(
-          {std::string(rest.substr(0, taken)), static_cast<int>(stream::ChunkKind::kDelta)});
+    const stream::ChatAccumulator::TakenEvent taken = acc.ConsumeEvent(rest);
+    if (taken.size != 0) {
+      seen.push_back({std::string(rest.substr(0, taken.size)), static_cast<int>(taken.kind)});
     }
-    return taken;
+    return taken.size;
   };
   for_each_chunk([&](std::string_view chunk) {
     if (failed) return;

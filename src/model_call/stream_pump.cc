@@ -152,9 +152,9 @@ Status StreamPump::Feed(std::string_view piece) {
   // OpenAI identity wire by the tap (without a decoder: one that runs beside it needs every
   // event framed), translated by the decoder.
   auto tap_takes = [this](std::string_view rest) {
-    const size_t taken = accumulator_.ConsumeEvent(rest);
-    if (taken != 0) frames_.push_back({rest.substr(0, taken), FrameKind::kData});
-    return taken;
+    const stream::ChatAccumulator::TakenEvent taken = accumulator_.ConsumeEvent(rest);
+    if (taken.size != 0) frames_.push_back({rest.substr(0, taken.size), KindOf(taken.kind)});
+    return taken.size;
   };
   auto decoder_takes = [this](std::string_view rest) {
     return failed_ || ended_ ? size_t{0} : decoder_->DecodeFramed(rest, *this);

@@ -15,12 +15,13 @@ namespace turnpike::stream {
 namespace {
 
 constexpr std::string_view kDoneSentinel = "[DONE]";
-constexpr std::string_view kWhitespace = " \t\r\n";
+
+bool IsWhitespace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
 std::string_view Trim(std::string_view text) {
-  const size_t begin = text.find_first_not_of(kWhitespace);
-  if (begin == std::string_view::npos) return {};
-  return text.substr(begin, text.find_last_not_of(kWhitespace) - begin + 1);
+  while (!text.empty() && IsWhitespace(text.front())) text.remove_prefix(1);
+  while (!text.empty() && IsWhitespace(text.back())) text.remove_suffix(1);
+  return text;
 }
 
 // The longest prefix of `text` no longer than `limit` that does not split a UTF-8 character.
@@ -129,10 +130,20 @@ bool ChatAccumulator::ConsumeLikeTemplate(std::string_view data) {
   return body && ApplyTemplateContent(*body, false);
 }
 
-size_t ChatAccumulator::ConsumeEvent(std::string_view bytes) {
+ChatAccumulator::TakenEvent ChatAccumulator::ConsumeEvent(std::string_view bytes) {
   const std::optional<ContentTemplate::StartMatch> match =
       json_->content_template.MatchAtStart(bytes);
-  return match && ApplyTemplateContent(match->content, match->plain) ? match->size : 0;
+  if (match && ApplyTemplateContent(match->content, match->plain)) return {match->size};
+  // One "data: " line and a blank line: the parser would frame exactly this, with the line's
+  // bytes after "data: " as the event's data.
+  constexpr std::string_view kData = "data: ";
+  if (bytes.size() < kData.size() + 2 || bytes.substr(0, kData.size()) != kData) return {};
+  const char* const line = bytes.data() + kData.size();
+  const char* const end = bytes.data() + bytes.size();
+  const char* const nl = FindEither(line, end, '\n', '\r');
+  if (end - nl < 2 || nl[0] != '\n' || nl[1] != '\n') return {};
+  const ChunkKind kind = Consume(std::string_view(line, static_cast<size_t>(nl - line)));
+  return {static_cast<size_t>(nl + 2 - bytes.data()), kind};
 }
 
 bool ChatAccumulator::ApplyTemplateContent(std::string_view content, bool plain) {

@@ -12,7 +12,8 @@
 // Speed: most chunks of a stream are the previous chunk's bytes with other text in its content.
 // Such a chunk is recognised by comparing the bytes around the content with the last scanned
 // content-only chunk, and applied without a scan (see ContentTemplate in the .cc). ConsumeEvent
-// does the same for a whole SSE event, so that such an event needs no framing either.
+// does the same for a whole SSE event, so that such an event needs no framing either, and reads
+// any other event of one data line without the SSE parser's framing.
 //
 // Memory: content and each tool call's arguments are capped at max_content_bytes (cut on a
 // UTF-8 character boundary); truncated() says whether anything was dropped.
@@ -82,11 +83,17 @@ class ChatAccumulator {
   // whitespace is ignored. Usage reported by several chunks: the last one wins.
   ChunkKind Consume(std::string_view data);
 
-  // The same before SSE framing, for a stream's usual event: when `bytes` starts with an event
-  // of one "data: " line holding a chunk that the content-only fast path takes (see Speed,
-  // above), and its blank line, "\n\n", applies that chunk as Consume would (a kDelta) and
-  // returns the event's size. Otherwise 0, with nothing applied: frame the event, then Consume.
-  size_t ConsumeEvent(std::string_view bytes);
+  // The same before SSE framing, for a stream's usual events: when `bytes` starts with an event
+  // of one "data: " line (no CR in it) and its blank line, "\n\n", reads that line as Consume
+  // reads the data of the framed event, and gives the event's size and the chunk's kind; a
+  // chunk that the content-only fast path takes (see Speed, above) is found at the start of
+  // `bytes` without looking for the line's end. Otherwise size 0, with nothing applied: frame
+  // the event, then Consume.
+  struct TakenEvent {
+    size_t size = 0;
+    ChunkKind kind = ChunkKind::kDelta;
+  };
+  TakenEvent ConsumeEvent(std::string_view bytes);
 
   // Whether a non-empty content delta or a tool_calls delta has been seen.
   bool saw_first_token() const { return saw_first_token_; }

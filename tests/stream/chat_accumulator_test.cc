@@ -287,8 +287,8 @@ TEST(ChatAccumulatorTest, ContentCapCutsOnCharacterBoundary) {
   EXPECT_EQ(acc.choices()[0].tool_calls[0].arguments, "123456");
 }
 
-// ConsumeEvent: the template path before SSE framing. Fed the same events, it must leave the
-// accumulator as framing them and Consume would, and take exactly the events it applies.
+// ConsumeEvent: the reading before SSE framing. Fed the same events, it must leave the
+// accumulator as framing them and Consume would, and take exactly one whole event.
 TEST(ChatAccumulatorTest, ConsumeEventTakesAFramedContentChunkLikeTheTemplate) {
   const std::string head =
       R"({"id":"chatcmpl-1","object":"chat.completion.chunk","created":1718000000,"model":"m",)"
@@ -298,41 +298,58 @@ TEST(ChatAccumulatorTest, ConsumeEventTakesAFramedContentChunkLikeTheTemplate) {
     return "data: " + head + std::string(content) + tail + "\n\n";
   };
   ChatAccumulator acc;
-  EXPECT_EQ(acc.ConsumeEvent(event("Hello")), 0u);  // no template yet
-  EXPECT_EQ(acc.Consume(head + "Hello" + tail), ChunkKind::kDelta);
+  // No template yet: read as one data line, which makes the template.
+  EXPECT_EQ(acc.ConsumeEvent(event("Hello")).size, event("Hello").size());
+  EXPECT_EQ(acc.template_chunks(), 0u);
   const std::string next = event(" w\xc3\xb6rld");
   // The event's size, whatever follows it in the read.
-  EXPECT_EQ(acc.ConsumeEvent(next + event("!") + "data: [DONE]\n\n"), next.size());
-  EXPECT_EQ(acc.ConsumeEvent(event(R"(\n\"q\" \u00e9)")), event(R"(\n\"q\" \u00e9)").size());
+  EXPECT_EQ(acc.ConsumeEvent(next + event("!") + "data: [DONE]\n\n").size, next.size());
+  EXPECT_EQ(acc.ConsumeEvent(event(R"(\n\"q\" \u00e9)")).size, event(R"(\n\"q\" \u00e9)").size());
   EXPECT_EQ(acc.template_chunks(), 2u);
   EXPECT_EQ(acc.choices()[0].content, "Hello w\xc3\xb6rld\n\"q\" \xc3\xa9");
   EXPECT_EQ(acc.output_bytes(), 5 + 7 + 7);
 
-  // Not taken, nothing applied: another framing (no space, CRLF, a second field, trailing
-  // blanks), an event cut before its blank line, a content that is not a valid string body,
-  // bytes around it that differ.
+  // Not taken, nothing applied: another framing (no space, CRLF, a CR in the line, a second
+  // field, a comment first), an event cut before its blank line.
   const std::vector<std::string> refused = {
       "data:" + head + "x" + tail + "\n\n",
       "data: " + head + "x" + tail + "\r\n\r\n",
+      "data: " + head + "x\r" + tail + "\n\n",
       "data: " + head + "x" + tail + "\nid: 1\n\n",
-      "data: " + head + "x" + tail + " \n\n",
       "data: " + head + "x" + tail + "\n",
       "data: " + head + "x" + tail,
-      event("\xc3"),
-      event("\x01"),
-      event(R"(\x41)"),
-      event(R"(\ud83d)"),
-      event(R"(x"},"finish_reason":"stop","z":{"q":")"),
-      "data: " + head + "x" + tail.substr(0, tail.size() - 1) + "]}\n\n",
       ": comment\n\n" + event("x"),
   };
   for (const std::string& bytes : refused) {
-    EXPECT_EQ(acc.ConsumeEvent(bytes), 0u) << bytes;
+    EXPECT_EQ(acc.ConsumeEvent(bytes).size, 0u) << bytes;
   }
   EXPECT_EQ(acc.template_chunks(), 2u);
   EXPECT_EQ(acc.unparsed_chunks(), 0u);
   EXPECT_EQ(acc.choices()[0].content, "Hello w\xc3\xb6rld\n\"q\" \xc3\xa9");
-  EXPECT_EQ(acc.choices()[0].finish_reason, "");
+
+  // Taken without the template, as framing and Consume read them: a content that is not a valid
+  // string body (unparsed), bytes around it that differ, trailing blanks, the usage chunk, the
+  // end.
+  const std::vector<std::pair<std::string, ChunkKind>> read = {
+      {event("\xc3"), ChunkKind::kUnparsed},
+      {event(R"(\ud83d)"), ChunkKind::kUnparsed},
+      {event(R"(x"},"finish_reason":"stop","z":{"q":")"), ChunkKind::kDelta},
+      {"data: " + head + "y" + tail + " \n\n", ChunkKind::kDelta},
+      {R"(data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":4}})"
+       "\n\n",
+       ChunkKind::kUsageOnly},
+      {"data: [DONE]\n\n", ChunkKind::kDone},
+  };
+  for (const auto& [bytes, kind] : read) {
+    const ChatAccumulator::TakenEvent taken = acc.ConsumeEvent(bytes + "data: [DONE]\n\n");
+    EXPECT_EQ(taken.size, bytes.size()) << bytes;
+    EXPECT_EQ(taken.kind, kind) << bytes;
+  }
+  EXPECT_EQ(acc.unparsed_chunks(), 2u);
+  EXPECT_EQ(acc.choices()[0].content, "Hello w\xc3\xb6rld\n\"q\" \xc3\xa9xy");
+  EXPECT_EQ(acc.choices()[0].finish_reason, "stop");
+  EXPECT_EQ(acc.usage().completion_tokens, 4);
+  EXPECT_TRUE(acc.done());
 }
 
 // A chunk that arrived over several data lines (joined with a line break) is a template for
@@ -342,7 +359,7 @@ TEST(ChatAccumulatorTest, ChunkWithALineBreakIsNoEventTemplate) {
   const std::string tail = R"("}}]})";
   ChatAccumulator acc;
   EXPECT_EQ(acc.Consume(head + "a" + tail), ChunkKind::kDelta);
-  EXPECT_EQ(acc.ConsumeEvent("data: " + head + "b" + tail + "\n\n"), 0u);
+  EXPECT_EQ(acc.ConsumeEvent("data: " + head + "b" + tail + "\n\n").size, 0u);
   EXPECT_EQ(acc.Consume(head + "b" + tail), ChunkKind::kDelta);
   EXPECT_EQ(acc.template_chunks(), 1u);
   EXPECT_EQ(acc.choices()[0].content, "ab");
