@@ -81,16 +81,7 @@ class JsonCursor {
   bool Unescape(std::string_view raw, std::string_view& out);
   // A number by the JSON grammar.
   bool Number();
-  // Any value, checked as a whole (the nesting deeper than kMaxDepth left to simdjson): in plain
-  // input by SkipPlainValue, else by SkipValueByParts. The two read plain input alike
-  // (tests/stream/json_cursor_test.cc).
   bool SkipValue(int depth);
-  // One function per part (Members, Elements, RawString...), recursively.
-  bool SkipValueByParts(int depth);
-  // One loop with a bit per open container, and no string checking (plain input only).
-  bool SkipPlainValue(int depth);
-  // In plain input, a member's key and its colon.
-  bool PlainKey();
   bool OptionalString(std::string_view& out);
   // A string's escaped bytes, checked as ReadEscaped checks them (escapes decoded into
   // unescaped_, then dropped); null reads as empty.
@@ -243,10 +234,6 @@ inline bool JsonCursor::Number() {
 }
 
 inline bool JsonCursor::SkipValue(int depth) {
-  return plain_ ? SkipPlainValue(depth) : SkipValueByParts(depth);
-}
-
-inline bool JsonCursor::SkipValueByParts(int depth) {
   if (depth > kMaxDepth) return false;
   switch (Peek()) {
     case '"': {
@@ -255,9 +242,9 @@ inline bool JsonCursor::SkipValueByParts(int depth) {
       return RawString(raw, escaped);
     }
     case '{':
-      return Members([&](std::string_view) { return SkipValueByParts(depth + 1); });
+      return Members([&](std::string_view) { return SkipValue(depth + 1); });
     case '[':
-      return Elements([&](int64_t) { return SkipValueByParts(depth + 1); });
+      return Elements([&](int64_t) { return SkipValue(depth + 1); });
     case 't':
       return Literal("true");
     case 'f':
@@ -267,65 +254,6 @@ inline bool JsonCursor::SkipValueByParts(int depth) {
     default:
       return Number();
   }
-}
-
-inline bool JsonCursor::SkipPlainValue(int depth) {
-  uint64_t objects = 0;  // a bit per open container, the innermost lowest: 1 for an object
-  int level = 0;
-  for (;;) {
-    // A value at p_, `level` containers deep.
-    if (depth + level > kMaxDepth) return false;
-    const char c = Peek();
-    if (c == '{' || c == '[') {
-      ++p_;
-      if (Peek() == (c == '{' ? '}' : ']')) {
-        ++p_;
-      } else {
-        if (level == 64) return false;  // cannot happen below kMaxDepth: kept for the stack
-        objects = objects << 1 | static_cast<uint64_t>(c == '{');
-        ++level;
-        if (c == '{' && !PlainKey()) return false;
-        continue;
-      }
-    } else if (c == '"') {
-      const char* close = FindEither(p_ + 1, end_, '"', '"');
-      if (close == end_) return false;
-      p_ = close + 1;
-    } else if (c == 't') {
-      if (!Literal("true")) return false;
-    } else if (c == 'f') {
-      if (!Literal("false")) return false;
-    } else if (c == 'n') {
-      if (!Literal("null")) return false;
-    } else if (!Number()) {
-      return false;
-    }
-    // After a value: the containers it ends, then the next member or element.
-    for (;;) {
-      if (level == 0) return true;
-      const bool object = (objects & 1) != 0;
-      const char next = Peek();
-      if (next == ',') {
-        ++p_;
-        if (object && !PlainKey()) return false;
-        break;
-      }
-      if (next != (object ? '}' : ']')) return false;
-      ++p_;
-      objects >>= 1;
-      --level;
-    }
-  }
-}
-
-inline bool JsonCursor::PlainKey() {
-  if (Peek() != '"') return false;
-  const char* close = FindEither(p_ + 1, end_, '"', '"');
-  if (close == end_) return false;
-  p_ = close + 1;
-  if (Peek() != ':') return false;
-  ++p_;
-  return true;
 }
 
 template <typename F>
