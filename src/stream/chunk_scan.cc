@@ -17,7 +17,6 @@ class Scanner : public JsonCursor {
   bool Chunk(ParsedChunk& out, ChunkLead* lead);
   // A chunk that starts with `lead`'s bytes, scanned from where they end.
   bool ChunkAfterLead(ParsedChunk& out, const ChunkLead& lead);
-  bool BodyUsage(stream::Usage& usage);
   bool Escaped(stream::EscapedChunk& out);
 
  private:
@@ -202,21 +201,7 @@ bool Scanner::Escaped(stream::EscapedChunk& out) {
   return members && AtEnd();
 }
 
-bool Scanner::BodyUsage(stream::Usage& usage) {
-  if (Peek() != '{') return false;
-  const bool members =
-      Members([&](std::string_view key) { return key == "usage" ? Usage(usage) : SkipValue(2); });
-  return members && AtEnd();
-}
-
 }  // namespace
-
-bool ScanBodyUsage(std::string_view json, Usage& usage) {
-  std::string unescaped;  // Usage reads no string: never grows
-  Scanner scanner(json, unescaped);
-  if (!scanner.plain() && json.size() > kScanBodyBytes) return false;
-  return scanner.BodyUsage(usage);
-}
 
 bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped) {
   unescaped.clear();

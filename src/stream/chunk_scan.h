@@ -1,5 +1,5 @@
 // A one-pass reader of OpenAI chat.completion.chunk payloads, the accumulator's and the OpenAI
-// stream decoder's fast path, and of a whole chat.completion's usage, ExtractUsage's.
+// stream decoder's fast path.
 //
 // ParseChunk (simdjson On-Demand) costs about 3k instructions per 230-byte chunk: a padded copy,
 // stage 1 over the whole input, then the walk. Most chunks are plain JSON of one known shape,
@@ -87,13 +87,5 @@ struct EscapedChunk {
 // or false. A chunk with an `error` member is always left to it. Escaped strings are checked by
 // decoding them into `scratch` (the decoded bytes are not kept).
 bool ScanEscapedChunk(std::string_view json, EscapedChunk& out, std::string& scratch);
-
-// The usage of a whole chat.completion body (its top-level "usage" member), as ParseBodyUsage
-// reads it, under the same contract: true and `usage` filled, or false for "not decided here"
-// (ExtractUsage then asks simdjson). A body that is not plain (see the scanner) and longer than
-// kScanBodyBytes is left to simdjson at once: the scanner checks such strings byte by byte,
-// where simdjson's stage 1 runs 32 bytes at a time. No allocation.
-inline constexpr size_t kScanBodyBytes = 4096;
-bool ScanBodyUsage(std::string_view json, Usage& usage);
 
 }  // namespace turnpike::stream
