@@ -254,12 +254,9 @@ inline boost::beast::error_code TakeChunkEnd(const char*& p, const char* end) {
   return {};
 }
 
-// A chunk-size line at `p` (at most kMaxChunkLine bytes): its size, and `p` past its CRLF; else
-// need_more or bad_chunk.
-inline boost::beast::error_code TakeChunkSize(const char*& p, const char* end, uint64_t& size) {
-  namespace bhttp = boost::beast::http;
-  // The usual line, hex digits then CRLF, read as it goes (what the line below would read from
-  // it); any other line is found by its LF first.
+// The usual chunk-size line at `p`, hex digits then CRLF: true, its size, and `p` past the CRLF
+// (what TakeChunkSize reads from such a line). False, nothing moved, for any other line.
+inline bool TakeUsualChunkSize(const char*& p, const char* end, uint64_t& size) {
   const char* q = p;
   uint64_t value = 0;
   for (int digit;
@@ -267,11 +264,17 @@ inline boost::beast::error_code TakeChunkSize(const char*& p, const char* end, u
        ++q) {
     value = value * 16 + static_cast<uint64_t>(digit);
   }
-  if (q != p && end - q >= 2 && q[0] == '\r' && q[1] == '\n') {
-    size = value;
-    p = q + 2;
-    return {};
-  }
+  if (q == p || end - q < 2 || q[0] != '\r' || q[1] != '\n') return false;
+  size = value;
+  p = q + 2;
+  return true;
+}
+
+// A chunk-size line at `p` (at most kMaxChunkLine bytes): its size, and `p` past its CRLF; else
+// need_more or bad_chunk.
+inline boost::beast::error_code TakeChunkSize(const char*& p, const char* end, uint64_t& size) {
+  namespace bhttp = boost::beast::http;
+  if (TakeUsualChunkSize(p, end, size)) return {};
   const char* nl = LineEnd(p, end);
   if (nl == nullptr) {
     return static_cast<size_t>(end - p) > kMaxChunkLine ? bhttp::error::bad_chunk

@@ -98,6 +98,7 @@ size_t ResponseParser::put(boost::asio::const_buffer input, error_code& ec) {
         state_ = State::kChunkSize;
         break;
       case State::kChunkSize: {
+        p = TakeWholeChunks(p, end);
         uint64_t size = 0;
         ec = TakeChunkSize(p, end, size);
         if (ec) return static_cast<size_t>(p - begin);
@@ -276,6 +277,24 @@ void ResponseParser::Frame(error_code& ec) {
   } else {
     until_close_ = true;
     state_ = State::kUntilClose;
+  }
+}
+
+const char* ResponseParser::TakeWholeChunks(const char* p, const char* end) {
+  for (;;) {
+    const char* q = p;
+    uint64_t size = 0;
+    if (!TakeUsualChunkSize(q, end, size) || size == 0) return p;
+    // Sizes have at most 15 hex digits: `size + 2` cannot wrap.
+    if (static_cast<uint64_t>(end - q) < size + 2 || q[size] != '\r' || q[size + 1] != '\n' ||
+        size > room_ || size > body_limit_ - body_bytes_) {
+      return p;
+    }
+    std::memcpy(out_, q, size);
+    out_ += size;
+    room_ -= size;
+    body_bytes_ += size;
+    p = q + size + 2;
   }
 }
 

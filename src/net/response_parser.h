@@ -22,8 +22,9 @@
 //     runs until the close. Transfer-Encoding with Content-Length, or with a coding that is not
 //     a token, is refused; a Connection option that is not a token means "close".
 //   - chunks: a hex size (at most 15 digits), extensions after ';' checked against RFC 9112's
-//     grammar (net/http1_syntax.h) and skipped, CRLF, the data, CRLF; the last chunk's trailer fields are checked like the head's and dropped, but for a
-//     Connection: close, which is heeded (the connection is not reused).
+//     grammar (net/http1_syntax.h) and skipped, CRLF, the data, CRLF; the last chunk's trailer
+//     fields are checked like the head's and dropped, but for a Connection: close, which is heeded
+//     (the connection is not reused).
 // Errors are Beast's http::error values (bad_version, bad_status, bad_field, bad_value,
 // bad_line_ending, bad_content_length, bad_transfer_encoding, bad_chunk, header_limit,
 // body_limit, partial_message); need_more means "give me more input", need_buffer "the body
@@ -123,6 +124,10 @@ class ResponseParser {
   void Frame(boost::beast::error_code& ec);
   // Copies up to `left` bytes of [p, end) to the body buffer; returns how many.
   size_t TakeBody(const char* p, const char* end, uint64_t left, boost::beast::error_code& ec);
+  // From a chunk's start: every whole chunk in [p, end) of the usual shape (a size line of hex
+  // digits and CRLF, its data and CRLF), not the last one, that the body buffer and the body
+  // limit take, each in one step; where the first other chunk (or the input's end) starts.
+  const char* TakeWholeChunks(const char* p, const char* end);
 
   HeaderArena& arena_;
   Field* first_ = nullptr;
