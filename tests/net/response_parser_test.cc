@@ -112,6 +112,35 @@ boost::beast::error_code PutAll(ResponseParser& parser, std::string_view wire) {
   return ec;
 }
 
+// Whole chunks of the usual shape are taken a run at a time (TakeWholeChunks), any other by the
+// states: read whole into a roomy buffer or a few bytes at a time into a tiny one, the body is
+// the same, and a broken chunk end is an error either way.
+TEST(ResponseParserTest, WholeChunksReadAsTheStatesReadThem) {
+  const std::string head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string chunks =
+      "7\r\ndata: a\r\n1\r\n\n\r\n6;ext=1\r\ndata: \r\nA\r\n0123456789\r\n"
+      "01\r\nb\r\n4;q\r\ncdef\r\n0\r\n\r\n";
+  const std::string expected = "data: a\ndata: 0123456789bcdef";
+  for (const auto& [step, room] :
+       {std::pair<size_t, size_t>{1 << 16, 1 << 16}, {1 << 16, 5}, {3, 2}, {1, 1 << 16}}) {
+    HeaderArena arena;
+    ResponseParser parser(arena);
+    EXPECT_EQ(Parse(parser, head + chunks, step, room), expected) << step << " " << room;
+    EXPECT_TRUE(parser.is_done());
+  }
+  HeaderArena arena;
+  ResponseParser parser(arena);
+  std::string out(64, '\0');
+  parser.SetBodyBuffer(out.data(), out.size());
+  EXPECT_EQ(PutAll(parser, head), boost::beast::error_code());
+  boost::beast::error_code ec;
+  const std::string broken = "3\r\nabc\r\n3\r\ndefX\r\n";
+  const size_t used = parser.put(boost::asio::buffer(broken), ec);
+  EXPECT_EQ(ec, bhttp::error::bad_chunk);
+  EXPECT_EQ(std::string(out.data(), out.size() - parser.body_room()), "abcdef");
+  EXPECT_EQ(used, broken.size() - 3);
+}
+
 TEST(ResponseParserTest, RefusesWhatLeavesTheFramingInDoubt) {
   HeaderArena arena;
   const std::pair<std::string_view, bhttp::error> cases[] = {
