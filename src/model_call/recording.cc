@@ -179,19 +179,47 @@ void Recording::AppendFrames(size_t form, std::span<const IdentityFrame> frames)
   if (form >= forms_ || Log(form).closed) return;
   std::array<FrameRecord, kFrameBatch> batch;
   size_t count = 0;
+  size_t recorded = charged_;  // what the records in `batch` and before it were charged
   const auto publish = [&] {
     std::lock_guard lock(mu_);
     for (size_t i = 0; i < count; ++i) Log(form).frames.push_back(batch[i]);
-    bytes_ = charged_;
+    bytes_ = recorded;
     count = 0;
   };
-  for (const IdentityFrame& frame : frames) {
-    if (frame.bytes.empty()) continue;
-    if (!Charge(frame.bytes.size() + sizeof(FrameRecord))) break;
-    char* data = arena_.Allocate(frame.bytes.size());
-    std::memcpy(data, frame.bytes.data(), frame.bytes.size());
-    batch[count++] = {data, static_cast<uint32_t>(frame.bytes.size()), frame.kind};
-    if (count == batch.size()) publish();
+  // Frames framed from one read lie back to back in it: each run of them is copied at once, its
+  // frames recorded at their offsets in the copy. Each frame is still charged on its own, and
+  // the first that does not fit ends the recording's frames, as it did one copy per frame.
+  for (size_t i = 0; i < frames.size();) {
+    if (frames[i].bytes.empty()) {
+      ++i;
+      continue;
+    }
+    const char* const begin = frames[i].bytes.data();
+    const char* end = begin;
+    size_t next = i;
+    bool charged = true;
+    for (; next < frames.size(); ++next) {
+      const std::string_view bytes = frames[next].bytes;
+      if (bytes.empty()) continue;
+      if (bytes.data() != end) break;
+      charged = Charge(bytes.size() + sizeof(FrameRecord));
+      if (!charged) break;
+      end += bytes.size();
+    }
+    if (end != begin) {
+      char* data = arena_.Allocate(static_cast<size_t>(end - begin));
+      std::memcpy(data, begin, static_cast<size_t>(end - begin));
+      for (size_t k = i; k < next; ++k) {
+        const std::string_view bytes = frames[k].bytes;
+        if (bytes.empty()) continue;
+        batch[count++] = {data + (bytes.data() - begin), static_cast<uint32_t>(bytes.size()),
+                          frames[k].kind};
+        recorded += bytes.size() + sizeof(FrameRecord);
+        if (count == batch.size()) publish();
+      }
+    }
+    if (!charged) break;
+    i = next;
   }
   if (count > 0) publish();
 }

@@ -277,6 +277,70 @@ TEST(Recording, AReadsFramesAreAppendedInOrderUpToTheCap) {
   EXPECT_LE(capped.progress().bytes, kCap);
 }
 
+// Frames that lie back to back in one read are copied as a run: whatever the cap, the records,
+// their bytes and kinds, the charge and the truncation are those of the same frames given as
+// separate strings (each copied on its own).
+TEST(Recording, ARunOfFramesInOneReadIsRecordedAsFramesApart) {
+  std::string wire;
+  std::vector<std::pair<size_t, size_t>> spans;  // offset, size in `wire`
+  for (size_t i = 0; i < 40; ++i) {
+    const std::string text = "data: {\"n\":" + std::to_string(i) + "}\n\n";
+    spans.emplace_back(wire.size(), text.size());
+    wire += text;
+  }
+  const std::string elsewhere = "data: apart\n\n";
+  const auto kind_of = [](size_t i) {
+    return i % 5 == 0 ? FrameKind::kUsageOnly : FrameKind::kData;
+  };
+  std::vector<IdentityFrame> in_one_read, apart;
+  std::vector<std::string> copies;
+  copies.reserve(spans.size() + 1);
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const std::string_view bytes(wire.data() + spans[i].first, spans[i].second);
+    in_one_read.push_back({bytes, kind_of(i)});
+    apart.push_back({copies.emplace_back(bytes), kind_of(i)});
+    if (i == 2) {
+      in_one_read.push_back({"", FrameKind::kData});
+      apart.push_back({"", FrameKind::kData});
+    }
+    if (i == 20) {  // a frame from another buffer breaks the run
+      in_one_read.push_back({elsewhere, FrameKind::kData});
+      apart.push_back({copies.emplace_back(elsewhere), FrameKind::kData});
+    }
+  }
+  // What a frame is charged beyond its bytes (its record): the smallest cap that takes one frame.
+  size_t per_record = 0;
+  for (;; ++per_record) {
+    Recording one(apart[0].bytes.size() + per_record);
+    one.AppendFrames(one.AddForm({"openai", true}),
+                     std::span<const IdentityFrame>(apart.data(), 1));
+    if (!one.progress().truncated) break;
+    ASSERT_LT(per_record, 256u);
+  }
+  size_t truncated_caps = 0;
+  for (size_t cap = 0; cap <= wire.size() + 64 * (spans.size() + 1); cap += 37) {
+    Recording run(cap), one_by_one(cap);
+    const size_t run_form = run.AddForm({"openai", true});
+    const size_t form = one_by_one.AddForm({"openai", true});
+    run.AppendFrames(run_form, in_one_read);
+    one_by_one.AppendFrames(form, apart);
+    std::vector<RecordedFrame> a(spans.size() + 2), b(spans.size() + 2);
+    const size_t n = run.CopyFrames(run_form, 0, a);
+    ASSERT_EQ(n, one_by_one.CopyFrames(form, 0, b)) << cap;
+    for (size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(a[i].bytes, b[i].bytes) << cap << " " << i;
+      EXPECT_EQ(a[i].kind, b[i].kind) << cap << " " << i;
+    }
+    size_t charged = 0;
+    for (size_t i = 0; i < n; ++i) charged += a[i].bytes.size() + per_record;
+    EXPECT_EQ(run.progress().bytes, charged) << cap;
+    EXPECT_EQ(run.progress().bytes, one_by_one.progress().bytes) << cap;
+    EXPECT_EQ(run.progress().truncated, one_by_one.progress().truncated) << cap;
+    if (run.progress().truncated && n > 0) ++truncated_caps;
+  }
+  EXPECT_GT(truncated_caps, 10u);  // the cap fell inside a run many times
+}
+
 TEST(Recording, WholeAnswersRenderInEachDialectOrComeBackAsTheIdentityBytes) {
   providers::Response response;
   response.id = "chatcmpl-1";
