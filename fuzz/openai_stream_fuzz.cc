@@ -1,7 +1,8 @@
 // An OpenAI upstream stream (any bytes, split as SSE) decoded and rendered for every client
 // dialect (OpenAI, Anthropic, Responses, Gemini, Cohere), reasoning events included, then ended
 // as the relay ends it. Besides crashes, checks the decoder's fast path: every payload that
-// stream::ScanEscapedChunk decides, the decoder's simdjson read (ReadChunk) reads the same; and
+// stream::ScanEscapedChunk decides, the decoder's simdjson read (ReadChunk) reads the same, and
+// the scanner reads it the same after the lead of the payloads before it (chunk_scan.h); and
 // its template path before SSE framing (DecodeFramed, the parser's `take`): fed the same bytes,
 // whole and split into reads as the input's last bytes say (chunk_plan.h), a decoder that takes
 // events gives the events, in order, that one fed only framed events gives.
@@ -22,31 +23,43 @@ void Check(bool ok) {
   if (!ok) __builtin_trap();
 }
 
-void CheckScanAgainstRead(std::string_view payload) {
+bool SameChunk(const stream::EscapedChunk& a, const stream::EscapedChunk& b) {
+  if (a.id != b.id || a.model != b.model || a.content != b.content || a.refusal != b.refusal ||
+      a.reasoning != b.reasoning || a.finish_reason != b.finish_reason ||
+      a.has_usage != b.has_usage || a.other_choice != b.other_choice ||
+      a.usage.prompt_tokens != b.usage.prompt_tokens ||
+      a.usage.completion_tokens != b.usage.completion_tokens ||
+      a.usage.cached_tokens != b.usage.cached_tokens ||
+      a.usage.reasoning_tokens != b.usage.reasoning_tokens || a.tools.size() != b.tools.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.tools.size(); ++i) {
+    if (a.tools[i].index != b.tools[i].index || a.tools[i].id != b.tools[i].id ||
+        a.tools[i].name != b.tools[i].name || a.tools[i].arguments != b.tools[i].arguments) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The scanner against the decoder's simdjson read, and, with the lead of the input's payloads
+// before it (as the decoder scans), against itself without one.
+void CheckScanAgainstRead(std::string_view payload, stream::ChunkLead& lead) {
   static stream::PaddedJsonParser parser;
-  static stream::EscapedChunk fast, slow;
-  static std::string scratch;
+  static stream::EscapedChunk fast, led, slow;
+  static std::string scratch, led_scratch;
   fast.Clear();
-  if (!stream::ScanEscapedChunk(payload, fast, scratch)) return;
+  led.Clear();
+  const bool decided = stream::ScanEscapedChunk(payload, fast, scratch);
+  Check(stream::ScanEscapedChunk(payload, led, led_scratch, lead) == decided);
+  if (!decided) return;
+  Check(led.plain == fast.plain && SameChunk(led, fast));
   slow.Clear();
   turnpike::providers::openai::ChunkError error;
   Check(turnpike::providers::openai::ReadChunk(parser, payload, false, slow, error) ==
             simdjson::SUCCESS &&
         !error.present);
-  Check(fast.id == slow.id && fast.model == slow.model && fast.content == slow.content &&
-        fast.refusal == slow.refusal && fast.reasoning == slow.reasoning &&
-        fast.finish_reason == slow.finish_reason && fast.has_usage == slow.has_usage &&
-        fast.other_choice == slow.other_choice);
-  Check(fast.usage.prompt_tokens == slow.usage.prompt_tokens &&
-        fast.usage.completion_tokens == slow.usage.completion_tokens &&
-        fast.usage.cached_tokens == slow.usage.cached_tokens &&
-        fast.usage.reasoning_tokens == slow.usage.reasoning_tokens);
-  Check(fast.tools.size() == slow.tools.size());
-  for (size_t i = 0; i < fast.tools.size(); ++i) {
-    Check(fast.tools[i].index == slow.tools[i].index && fast.tools[i].id == slow.tools[i].id &&
-          fast.tools[i].name == slow.tools[i].name &&
-          fast.tools[i].arguments == slow.tools[i].arguments);
-  }
+  Check(SameChunk(fast, slow));
 }
 
 // Every event a decoder gave, written out whole, one string each.
@@ -98,8 +111,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes = turnpike::fuzz::AsText(data, size);
   turnpike::fuzz::TranslateForEveryClient(kFrom, bytes);
   stream::SseParser parser;
-  turnpike::Status fed = parser.Feed(bytes, [](const stream::SseEvent& event) {
-    if (event.has_data) CheckScanAgainstRead(event.data);
+  stream::ChunkLead lead;
+  turnpike::Status fed = parser.Feed(bytes, [&lead](const stream::SseEvent& event) {
+    if (event.has_data) CheckScanAgainstRead(event.data, lead);
   });
   (void)fed;
 

@@ -13,21 +13,28 @@ class Scanner : public JsonCursor {
  public:
   using JsonCursor::JsonCursor;
 
-  // A whole chunk; with `lead`, also its lead (chunk_scan.h), or none.
-  bool Chunk(ParsedChunk& out, ChunkLead* lead);
+  // A whole chunk, as ParsedChunk or EscapedChunk; with `lead`, also its lead (chunk_scan.h).
+  template <typename Out>
+  bool Whole(Out& out, ChunkLead* lead);
   // A chunk that starts with `lead`'s bytes, scanned from where they end.
-  bool ChunkAfterLead(ParsedChunk& out, const ChunkLead& lead);
-  bool Escaped(stream::EscapedChunk& out);
+  template <typename Out>
+  bool AfterLead(Out& out, const ChunkLead& lead);
 
  private:
   bool Usage(stream::Usage& usage);
   bool ToolCall(ToolCallDelta& call);
   bool Delta(size_t slot, ParsedChunk& out);
+  // A top-level member, and an element of "choices", of either reading.
+  bool Member(std::string_view key, ParsedChunk& out);
+  bool Member(std::string_view key, stream::EscapedChunk& out);
   bool Choice(int64_t position, ParsedChunk& out);
-  bool ChunkMember(std::string_view key, ParsedChunk& out);
+  bool Choice(int64_t position, stream::EscapedChunk& out);
   bool Error(ParsedChunk& out);
-  bool EscapedChoice(int64_t position, stream::EscapedChunk& out);
   bool EscapedTool(int64_t position, stream::EscapedChunk& out);
+  // At the first "choices": the lead ends here when nothing before it had to be read but id
+  // and model (views into the input: the chunk is plain). Any other member read ends the chance.
+  template <typename Out>
+  void NoteLead(const Out& out);
 
   // Recording a lead: where it ends (0: none), and whether the members so far allow one.
   size_t lead_size_ = 0;
@@ -100,16 +107,19 @@ bool Scanner::Error(ParsedChunk& out) {
   });
 }
 
-bool Scanner::ChunkMember(std::string_view key, ParsedChunk& out) {
+template <typename Out>
+void Scanner::NoteLead(const Out& out) {
+  if (lead_open_ && plain_ && Peek() == '[') {
+    lead_size_ = static_cast<size_t>(p_ + 1 - begin_);
+    lead_id_ = out.id;
+    lead_model_ = out.model;
+  }
+  lead_open_ = false;
+}
+
+bool Scanner::Member(std::string_view key, ParsedChunk& out) {
   if (key == "choices") {
-    // A lead ends at the first choices' '[', when nothing before it had to be read but id and
-    // model (views into the input: the chunk is plain).
-    if (lead_open_ && plain_ && Peek() == '[') {
-      lead_size_ = static_cast<size_t>(p_ + 1 - begin_);
-      lead_id_ = out.id;
-      lead_model_ = out.model;
-    }
-    lead_open_ = false;
+    NoteLead(out);
     return Elements([&](int64_t position) { return Choice(position, out); });
   }
   if (key == "usage") {
@@ -126,22 +136,24 @@ bool Scanner::ChunkMember(std::string_view key, ParsedChunk& out) {
   return SkipValue(2);
 }
 
-bool Scanner::Chunk(ParsedChunk& out, ChunkLead* lead) {
+template <typename Out>
+bool Scanner::Whole(Out& out, ChunkLead* lead) {
   if (Peek() != '{') return false;
   lead_open_ = lead != nullptr;
-  const bool members = Members([&](std::string_view key) { return ChunkMember(key, out); });
+  const bool members = Members([&](std::string_view key) { return Member(key, out); });
   if (!members || !AtEnd()) return false;
   if (lead != nullptr) lead->Learn(std::string_view(begin_, lead_size_), lead_id_, lead_model_);
   return true;
 }
 
-bool Scanner::ChunkAfterLead(ParsedChunk& out, const ChunkLead& lead) {
+template <typename Out>
+bool Scanner::AfterLead(Out& out, const ChunkLead& lead) {
   // As a whole scan stands after the lead: id and model read, inside "choices" at its first
   // element, nothing else read.
   out.id = lead.Id(begin_);
   out.model = lead.Model(begin_);
   p_ = begin_ + lead.size();
-  const auto member = [&](std::string_view key) { return ChunkMember(key, out); };
+  const auto member = [&](std::string_view key) { return Member(key, out); };
   return ElementsAfterOpen([&](int64_t position) { return Choice(position, out); }) &&
          MembersAfterValue(member) && AtEnd();
 }
@@ -161,7 +173,7 @@ bool Scanner::EscapedTool(int64_t position, stream::EscapedChunk& out) {
   });
 }
 
-bool Scanner::EscapedChoice(int64_t position, stream::EscapedChunk& out) {
+bool Scanner::Choice(int64_t position, stream::EscapedChunk& out) {
   int64_t index = position;  // one per choice, as the decoder's read keeps it
   return Members([&](std::string_view key) {
     if (key == "index") {
@@ -183,22 +195,37 @@ bool Scanner::EscapedChoice(int64_t position, stream::EscapedChunk& out) {
   });
 }
 
-bool Scanner::Escaped(stream::EscapedChunk& out) {
-  if (Peek() != '{') return false;
-  const bool members = Members([&](std::string_view key) {
-    if (key == "choices") {
-      return Elements([&](int64_t position) { return EscapedChoice(position, out); });
-    }
-    if (key == "usage") {
-      out.has_usage = Peek() == '{';
-      return Usage(out.usage);
-    }
-    if (key == "id") return EscapedString(out.id);
-    if (key == "model") return EscapedString(out.model);
-    if (key == "error") return false;  // an upstream error: the decoder's own read
-    return SkipValue(2);
-  });
-  return members && AtEnd();
+bool Scanner::Member(std::string_view key, stream::EscapedChunk& out) {
+  if (key == "choices") {
+    NoteLead(out);
+    return Elements([&](int64_t position) { return Choice(position, out); });
+  }
+  if (key == "usage") {
+    lead_open_ = false;
+    out.has_usage = Peek() == '{';
+    return Usage(out.usage);
+  }
+  if (key == "id") return EscapedString(out.id);
+  if (key == "model") return EscapedString(out.model);
+  if (key == "error") return false;  // an upstream error: the decoder's own read
+  return SkipValue(2);
+}
+
+// A chunk read with a lead (chunk_scan.h), as ParsedChunk or EscapedChunk.
+template <typename Out>
+bool ScanWithLead(std::string_view json, Out& out, std::string& scratch, ChunkLead& lead) {
+  const size_t lead_size = lead.size();
+  if (lead_size != 0 && json.size() > lead_size &&
+      std::memcmp(json.data(), lead.bytes().data(), lead_size) == 0) {
+    Scanner scanner(json, scratch, lead_size);
+    out.plain = scanner.plain();
+    return scanner.AfterLead(out, lead);
+  }
+  Scanner scanner(json, scratch);
+  out.plain = scanner.plain();
+  if (scanner.Whole(out, &lead)) return true;
+  lead.Forget();
+  return false;
 }
 
 }  // namespace
@@ -207,7 +234,7 @@ bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped) 
   unescaped.clear();
   Scanner scanner(json, unescaped);
   out.plain = scanner.plain();
-  return scanner.Chunk(out, nullptr);
+  return scanner.Whole(out, nullptr);
 }
 
 void ChunkLead::Learn(std::string_view bytes, std::string_view id, std::string_view model) {
@@ -226,18 +253,7 @@ void ChunkLead::Learn(std::string_view bytes, std::string_view id, std::string_v
 
 bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped, ChunkLead& lead) {
   unescaped.clear();
-  const size_t lead_size = lead.size();
-  if (lead_size != 0 && json.size() > lead_size &&
-      std::memcmp(json.data(), lead.bytes().data(), lead_size) == 0) {
-    Scanner scanner(json, unescaped, lead_size);
-    out.plain = scanner.plain();
-    return scanner.ChunkAfterLead(out, lead);
-  }
-  Scanner scanner(json, unescaped);
-  out.plain = scanner.plain();
-  if (scanner.Chunk(out, &lead)) return true;
-  lead.Forget();
-  return false;
+  return ScanWithLead(json, out, unescaped, lead);
 }
 
 void EscapedChunk::Clear() {
@@ -250,7 +266,12 @@ void EscapedChunk::Clear() {
 bool ScanEscapedChunk(std::string_view json, EscapedChunk& out, std::string& scratch) {
   Scanner scanner(json, scratch);
   out.plain = scanner.plain();
-  return scanner.Escaped(out);
+  return scanner.Whole(out, nullptr);
+}
+
+bool ScanEscapedChunk(std::string_view json, EscapedChunk& out, std::string& scratch,
+                      ChunkLead& lead) {
+  return ScanWithLead(json, out, scratch, lead);
 }
 
 }  // namespace turnpike::stream

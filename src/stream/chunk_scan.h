@@ -87,5 +87,8 @@ struct EscapedChunk {
 // or false. A chunk with an `error` member is always left to it. Escaped strings are checked by
 // decoding them into `scratch` (the decoded bytes are not kept).
 bool ScanEscapedChunk(std::string_view json, EscapedChunk& out, std::string& scratch);
+// The same for a stream's chunks, with a lead as ScanChunk takes one.
+bool ScanEscapedChunk(std::string_view json, EscapedChunk& out, std::string& scratch,
+                      ChunkLead& lead);
 
 }  // namespace turnpike::stream

@@ -197,7 +197,7 @@ Status OpenAiStreamDecoder::Decode(const stream::SseEvent& event, EventSink& sin
   c.Clear();
   // The others are decided by the one-pass scanner, or (errors, unusual JSON) by simdjson, which
   // has the final say.
-  if (stream::ScanEscapedChunk(event.data, c, scratch_)) {
+  if (stream::ScanEscapedChunk(event.data, c, scratch_, lead_)) {
     if (c.reasoning.empty() && c.refusal.empty() && c.finish_reason.empty() && !c.has_usage &&
         !c.other_choice && c.tools.empty()) {
       // Framed as the SSE event it came in when it is one data line (the parser hands over

@@ -54,6 +54,7 @@ class OpenAiStreamDecoder final : public StreamDecoder {
   stream::PaddedJsonParser parser_;
   stream::ContentTemplate template_;  // the last content-only chunk
   stream::EscapedChunk chunk_;        // the chunk being decoded (its vector's capacity is reused)
+  stream::ChunkLead lead_;            // the last scanned chunk's (stream/chunk_scan.h)
   std::string scratch_;               // escaped strings are checked by decoding them here
   TokenUsage usage_;
   Error error_;
