@@ -25,11 +25,17 @@ class Scanner : public JsonCursor {
   bool ToolCall(ToolCallDelta& call);
   bool Delta(size_t slot, ParsedChunk& out);
   // A top-level member, and an element of "choices", of either reading.
-  bool Member(std::string_view key, ParsedChunk& out);
-  bool Member(std::string_view key, stream::EscapedChunk& out);
+  template <typename Out>
+  bool Member(std::string_view key, Out& out);
   bool Choice(int64_t position, ParsedChunk& out);
   bool Choice(int64_t position, stream::EscapedChunk& out);
   bool Error(ParsedChunk& out);
+  // Each reading's own way with a string member, and with an upstream error (the decoder's is
+  // its simdjson read).
+  bool Text(std::string_view& out, const ParsedChunk&) { return OptionalString(out); }
+  bool Text(std::string_view& out, const stream::EscapedChunk&) { return EscapedString(out); }
+  bool ErrorMember(ParsedChunk& out) { return Error(out); }
+  static bool ErrorMember(stream::EscapedChunk&) { return false; }
   bool EscapedTool(int64_t position, stream::EscapedChunk& out);
   // At the first "choices": the lead ends here when nothing before it had to be read but id
   // and model (views into the input: the chunk is plain). Any other member read ends the chance.
@@ -117,7 +123,8 @@ void Scanner::NoteLead(const Out& out) {
   lead_open_ = false;
 }
 
-bool Scanner::Member(std::string_view key, ParsedChunk& out) {
+template <typename Out>
+bool Scanner::Member(std::string_view key, Out& out) {
   if (key == "choices") {
     NoteLead(out);
     return Elements([&](int64_t position) { return Choice(position, out); });
@@ -127,11 +134,11 @@ bool Scanner::Member(std::string_view key, ParsedChunk& out) {
     out.has_usage = Peek() == '{';
     return Usage(out.usage);
   }
-  if (key == "id") return OptionalString(out.id);
-  if (key == "model") return OptionalString(out.model);
+  if (key == "id") return Text(out.id, out);
+  if (key == "model") return Text(out.model, out);
   if (key == "error") {
     lead_open_ = false;
-    return Error(out);
+    return ErrorMember(out);
   }
   return SkipValue(2);
 }
@@ -193,22 +200,6 @@ bool Scanner::Choice(int64_t position, stream::EscapedChunk& out) {
       return Elements([&](int64_t at) { return EscapedTool(at, out); });
     });
   });
-}
-
-bool Scanner::Member(std::string_view key, stream::EscapedChunk& out) {
-  if (key == "choices") {
-    NoteLead(out);
-    return Elements([&](int64_t position) { return Choice(position, out); });
-  }
-  if (key == "usage") {
-    lead_open_ = false;
-    out.has_usage = Peek() == '{';
-    return Usage(out.usage);
-  }
-  if (key == "id") return EscapedString(out.id);
-  if (key == "model") return EscapedString(out.model);
-  if (key == "error") return false;  // an upstream error: the decoder's own read
-  return SkipValue(2);
 }
 
 // A chunk read with a lead (chunk_scan.h), as ParsedChunk or EscapedChunk.

@@ -81,7 +81,17 @@ class JsonCursor {
   bool Unescape(std::string_view raw, std::string_view& out);
   // A number by the JSON grammar.
   bool Number();
-  bool SkipValue(int depth);
+  // What SkipValue checks beyond the grammar: nothing. A reader stricter than the grammar passes
+  // a checker of its own with the same three members.
+  struct Grammar {
+    static bool String(std::string_view, bool /*escaped*/) { return true; }
+    static bool Key(std::string_view) { return true; }
+    static bool Number(std::string_view) { return true; }
+  };
+  // Any value, by the grammar and `check` (each string with whether it has escapes, each key
+  // raw, each number's token).
+  template <typename Check = Grammar>
+  bool SkipValue(int depth, Check&& check = Check{});
   bool OptionalString(std::string_view& out);
   // A string's escaped bytes, checked as ReadEscaped checks them (escapes decoded into
   // unescaped_, then dropped); null reads as empty.
@@ -102,6 +112,9 @@ class JsonCursor {
   // The elements of an array whose '[' has been read.
   template <typename F>
   bool ElementsAfterOpen(F&& on_element);
+  // After a member or an element: its container's `close` (read), or a comma (read), or neither.
+  enum class Next { kClosed, kMore, kBad };
+  Next AfterValue(char close);
 
   const char* const begin_;
   const char* p_;
@@ -233,26 +246,30 @@ inline bool JsonCursor::Number() {
   return true;
 }
 
-inline bool JsonCursor::SkipValue(int depth) {
+template <typename Check>
+bool JsonCursor::SkipValue(int depth, Check&& check) {
   if (depth > kMaxDepth) return false;
   switch (Peek()) {
     case '"': {
       std::string_view raw;
       bool escaped;
-      return RawString(raw, escaped);
+      return RawString(raw, escaped) && check.String(raw, escaped);
     }
     case '{':
-      return Members([&](std::string_view) { return SkipValue(depth + 1); });
+      return Members(
+          [&](std::string_view key) { return check.Key(key) && SkipValue(depth + 1, check); });
     case '[':
-      return Elements([&](int64_t) { return SkipValue(depth + 1); });
+      return Elements([&](int64_t) { return SkipValue(depth + 1, check); });
     case 't':
       return Literal("true");
     case 'f':
       return Literal("false");
     case 'n':
       return Literal("null");
-    default:
-      return Number();
+    default: {
+      const char* start = p_;
+      return Number() && check.Number(std::string_view(start, static_cast<size_t>(p_ - start)));
+    }
   }
 }
 
@@ -269,6 +286,17 @@ bool JsonCursor::Members(F&& on_member) {
   return MembersFrom(on_member);
 }
 
+inline JsonCursor::Next JsonCursor::AfterValue(char close) {
+  const char next = Peek();
+  if (next == close) {
+    ++p_;
+    return Next::kClosed;
+  }
+  if (next != ',') return Next::kBad;
+  ++p_;
+  return Next::kMore;
+}
+
 template <typename F>
 bool JsonCursor::MembersFrom(F&& on_member) {
   for (;;) {
@@ -279,26 +307,15 @@ bool JsonCursor::MembersFrom(F&& on_member) {
     if (!RawString(key, escaped) || Peek() != ':') return false;
     ++p_;
     if (!on_member(key)) return false;
-    const char next = Peek();
-    if (next == '}') {
-      ++p_;
-      return true;
-    }
-    if (next != ',') return false;
-    ++p_;
+    const Next next = AfterValue('}');
+    if (next != Next::kMore) return next == Next::kClosed;
   }
 }
 
 template <typename F>
 bool JsonCursor::MembersAfterValue(F&& on_member) {
-  const char next = Peek();
-  if (next == '}') {
-    ++p_;
-    return true;
-  }
-  if (next != ',') return false;
-  ++p_;
-  return MembersFrom(on_member);
+  const Next next = AfterValue('}');
+  return next == Next::kMore ? MembersFrom(on_member) : next == Next::kClosed;
 }
 
 template <typename F>
@@ -318,13 +335,8 @@ bool JsonCursor::ElementsAfterOpen(F&& on_element) {
   }
   for (int64_t position = 0;; ++position) {
     if (!on_element(position)) return false;
-    const char next = Peek();
-    if (next == ']') {
-      ++p_;
-      return true;
-    }
-    if (next != ',') return false;
-    ++p_;
+    const Next next = AfterValue(']');
+    if (next != Next::kMore) return next == Next::kClosed;
   }
 }
 

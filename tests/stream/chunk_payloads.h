@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "stream/chunk_scan.h"
+
 namespace turnpike::stream::testing_payloads {
 
 // Payloads the fast path must decide itself (valid JSON of the usual shapes and then some).
@@ -109,6 +111,33 @@ void ForEachMutation(const std::vector<std::string>& bases, F&& check) {
       if (::testing::Test::HasFailure()) return;
     }
   }
+}
+
+// Whether a scan of `json` with `lead` starts where the lead ends.
+inline bool StartsWithLead(const std::string& json, const ChunkLead& lead) {
+  return lead.size() != 0 && json.size() > lead.size() &&
+         json.compare(0, lead.size(), lead.bytes()) == 0;
+}
+
+// Every mutation of `bases`, scanned with a lead (chunk_scan.h) learned from the base it came
+// from: check(json, lead) scans it with `lead`, and `learn(base, lead)` scans a base into it.
+// Returns how many mutations started with their base's lead.
+template <typename Learn, typename F>
+size_t ForEachMutationAfterItsLead(const std::vector<std::string>& bases, Learn&& learn,
+                                   F&& check) {
+  ChunkLead lead;
+  size_t resumed = 0;
+  ForEachMutation(bases, [&](const std::string& json) {
+    for (const std::string& base : bases) {  // mutations come base by base
+      if (json.size() > 12 && base.compare(0, 12, json, 0, 12) == 0) {
+        learn(base, lead);
+        break;
+      }
+    }
+    if (StartsWithLead(json, lead)) ++resumed;
+    check(json, lead);
+  });
+  return resumed;
 }
 
 }  // namespace turnpike::stream::testing_payloads

@@ -106,32 +106,27 @@ TEST_F(ChunkScanTest, MutationsNeverDisagreeWithSimdjson) {
 // payload and mutation read so must read as the whole payload does, decided or not.
 TEST_F(ChunkScanTest, AChunkAfterItsLeadReadsAsTheWholeChunk) {
   ParsedChunk after;
-  ChunkLead lead;
-  size_t resumed = 0, resumed_decided = 0;
-  ForEachMutation(kDecided, [&](const std::string& json) {
-    // The lead of the payload this one was made from (mutations come base by base).
-    for (const std::string& base : kDecided) {
-      if (json.size() > 12 && base.compare(0, 12, json, 0, 12) == 0) {
+  std::string unescaped;
+  size_t decided_after_lead = 0;
+  const size_t resumed = testing_payloads::ForEachMutationAfterItsLead(
+      kDecided,
+      [&](const std::string& base, ChunkLead& lead) {
         after.Clear();
-        (void)ScanChunk(base, after, unescaped_, lead);
-        break;
-      }
-    }
-    const bool from_lead = lead.size() != 0 && json.size() > lead.size() &&
-                           json.compare(0, lead.size(), lead.bytes()) == 0;
-    after.Clear();
-    std::string unescaped;
-    const bool decided = ScanChunk(json, after, unescaped, lead);
-    ASSERT_EQ(decided, Fast(json)) << json;
-    if (from_lead) ++resumed;
-    if (!decided) return;
-    if (from_lead) ++resumed_decided;
-    EXPECT_EQ(after.plain, fast_.plain) << json;
-    ExpectSame(after, fast_, json);
-  });
+        (void)ScanChunk(base, after, unescaped, lead);
+      },
+      [&](const std::string& json, ChunkLead& lead) {
+        const bool from_lead = testing_payloads::StartsWithLead(json, lead);
+        after.Clear();
+        const bool decided = ScanChunk(json, after, unescaped, lead);
+        ASSERT_EQ(decided, Fast(json)) << json;
+        if (!decided) return;
+        if (from_lead) ++decided_after_lead;
+        EXPECT_EQ(after.plain, fast_.plain) << json;
+        ExpectSame(after, fast_, json);
+      });
   // Not vacuous: many mutations keep the lead, and many of those are still decided.
   EXPECT_GT(resumed, 5000u);
-  EXPECT_GT(resumed_decided, 1000u);
+  EXPECT_GT(decided_after_lead, 1000u);
 }
 
 TEST_F(ChunkScanTest, ALeadEndsAtTheFirstChoicesOfAPlainChunkWithNothingElseRead) {

@@ -279,36 +279,25 @@ class RequestScanner : public stream::JsonCursor {
   }
   size_t Offset() const { return static_cast<size_t>(p_ - begin_); }
 
-  // Any value, checked as ValidateValue checks it.
-  bool Value(int depth) {
-    if (depth > kMaxDepth) return false;
-    switch (Peek()) {
-      case '"': {
-        std::string_view raw;
-        bool escaped;
-        return RawString(raw, escaped) && (!escaped || Decodes(raw));
-      }
-      case '{':
-        return Members([&](std::string_view key) {
-          return (!Escaped(key) || Decodes(key)) && Value(depth + 1);
-        });
-      case '[':
-        return Elements([&](int64_t) { return Value(depth + 1); });
-      case 't':
-        return Literal("true");
-      case 'f':
-        return Literal("false");
-      case 'n':
-        return Literal("null");
-      default: {
-        const char* start = p_;
-        if (!Number()) return false;
-        const size_t size = static_cast<size_t>(p_ - start);
-        return size <= kMaxNumberBytes && std::memchr(start, 'e', size) == nullptr &&
-               std::memchr(start, 'E', size) == nullptr;
-      }
+  // What ValidateValue checks beyond the grammar (simdjson decodes every string and key and
+  // reads every number as a double): a surrogate escape that decodes, a number that cannot be
+  // out of range.
+  struct Strict {
+    RequestScanner& scanner;
+    bool String(std::string_view raw, bool escaped) const {
+      return !escaped || scanner.Decodes(raw);
     }
-  }
+    bool Key(std::string_view raw) const { return !scanner.Escaped(raw) || scanner.Decodes(raw); }
+    static bool Number(std::string_view token) {
+      if (token.size() > kMaxNumberBytes) return false;
+      for (char c : token) {
+        if ((c | 0x20) == 'e') return false;
+      }
+      return true;
+    }
+  };
+  // Any value, checked as ValidateValue checks it.
+  bool Value(int depth) { return SkipValue(depth, Strict{*this}); }
   // An escaped string's escapes have been checked for grammar (SkipEscape): only a surrogate
   // escape, which must pair as simdjson pairs it, is judged by decoding the string.
   bool Decodes(std::string_view raw) {
