@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "stream/chat_accumulator.h"
+#include "stream/chunk_parse.h"
+#include "stream/padded_json.h"
 #include "stream/sse_parser.h"
 
 namespace turnpike::stream {
@@ -155,21 +157,61 @@ void BM_SseThenAccumulate(benchmark::State& state) {
 BENCHMARK(BM_SseThenAccumulate);
 
 // The usage of a whole answer, as a call without a stream reads it: the mock provider's body for
-// 20 tokens (bench/governance-callgrind.sh's plain row).
-void BM_ExtractUsage(benchmark::State& state) {
+// 20 tokens (bench/governance-callgrind.sh's plain row), and OpenAI's shape with usage details
+// and members after the usage, for 20 and 1,000 tokens of content. ExtractUsage reads the tail
+// (ScanTailUsage); the "Simdjson" rows read the same body as ExtractUsage does when the tail does
+// not decide.
+std::string MockAnswer() {
   std::string content;
   for (int i = 0; i < 20; ++i) content += "tok" + std::to_string(i) + " ";
-  const std::string body =
-      R"({"id":"chatcmpl-mock-0-1","object":"chat.completion","created":1796631674,)"
-      R"("model":"bench-model","system_fingerprint":"fp_mock","choices":[{"index":0,)"
-      R"("message":{"role":"assistant","content":")" +
-      content +
-      R"("},"logprobs":null,"finish_reason":"stop"}],)"
-      R"("usage":{"prompt_tokens":14,"completion_tokens":20,"total_tokens":34}})";
-  for (auto _ : state) benchmark::DoNotOptimize(ExtractUsage(body));
+  return R"({"id":"chatcmpl-mock-0-1","object":"chat.completion","created":1796631674,)"
+         R"("model":"bench-model","system_fingerprint":"fp_mock","choices":[{"index":0,)"
+         R"("message":{"role":"assistant","content":")" +
+         content +
+         R"("},"logprobs":null,"finish_reason":"stop"}],)"
+         R"("usage":{"prompt_tokens":14,"completion_tokens":20,"total_tokens":34}})";
+}
+std::string OpenAiAnswer(int tokens) {
+  std::string content;
+  for (int i = 0; i < tokens; ++i) content += "tok" + std::to_string(i) + " ";
+  return R"({"id":"chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG","object":"chat.completion",)"
+         R"("created":1741570283,"model":"gpt-4o-2024-08-06","choices":[{"index":0,)"
+         R"("message":{"role":"assistant","content":")" +
+         content +
+         R"(\n","refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],)"
+         R"("usage":{"prompt_tokens":1117,"completion_tokens":46,"total_tokens":1163,)"
+         R"("prompt_tokens_details":{"cached_tokens":0,"audio_tokens":0},)"
+         R"("completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0,)"
+         R"("accepted_prediction_tokens":0,"rejected_prediction_tokens":0}},)"
+         R"("service_tier":"default","system_fingerprint":"fp_fc9f1d7035"})";
+}
+
+void ReadUsage(benchmark::State& state, const std::string& body, bool simdjson) {
+  PaddedJsonParser parser;
+  for (auto _ : state) {
+    if (simdjson) {
+      simdjson::ondemand::document doc;
+      if (parser.Iterate(body).get(doc) == simdjson::SUCCESS) {
+        benchmark::DoNotOptimize(ParseBodyUsage(doc));
+      }
+    } else {
+      benchmark::DoNotOptimize(ExtractUsage(body));
+    }
+  }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
 }
+void BM_ExtractUsage(benchmark::State& state) { ReadUsage(state, MockAnswer(), false); }
+void BM_ExtractUsageSimdjson(benchmark::State& state) { ReadUsage(state, MockAnswer(), true); }
+void BM_ExtractUsageOpenAi(benchmark::State& state) {
+  ReadUsage(state, OpenAiAnswer(static_cast<int>(state.range(0))), false);
+}
+void BM_ExtractUsageOpenAiSimdjson(benchmark::State& state) {
+  ReadUsage(state, OpenAiAnswer(static_cast<int>(state.range(0))), true);
+}
 BENCHMARK(BM_ExtractUsage);
+BENCHMARK(BM_ExtractUsageSimdjson);
+BENCHMARK(BM_ExtractUsageOpenAi)->Arg(20)->Arg(1000);
+BENCHMARK(BM_ExtractUsageOpenAiSimdjson)->Arg(20)->Arg(1000);
 
 }  // namespace
 }  // namespace turnpike::stream

@@ -1,7 +1,9 @@
 // An OpenAI chunk stream (any bytes, split as SSE) through stream::ChatAccumulator, as the relay
-// tees it, and the whole input through ExtractUsage. Besides crashes, checks two contracts of
+// tees it, and the whole input through ExtractUsage. Besides crashes, checks three contracts of
 // stream/: ScanChunk, the one-pass reader, reads every payload it decides exactly as ParseChunk
-// (simdjson) does (chunk_scan.h); and the accumulator's content-only
+// (simdjson) does (chunk_scan.h); ScanTailUsage reads the usage of every payload and of the
+// whole input that it decides and that is valid JSON (simdjson's DOM says) without a repeated
+// top-level "usage" as ParseBodyUsage does; and the accumulator's content-only
 // template path ends in the same state as the full path, which a second accumulator takes for
 // every payload (a "{}" before each one drops its template without changing anything else).
 // And ConsumeEvent, the reading before SSE framing (the model call's pump feeds the parser's
@@ -38,6 +40,25 @@ bool SameUsage(const stream::Usage& a, const stream::Usage& b) {
   return a.prompt_tokens == b.prompt_tokens && a.completion_tokens == b.completion_tokens &&
          a.total_tokens == b.total_tokens && a.cached_tokens == b.cached_tokens &&
          a.reasoning_tokens == b.reasoning_tokens;
+}
+
+// ScanTailUsage against ParseBodyUsage on one body, within its contract (chunk_scan.h).
+void CheckTailUsageAgainstParse(std::string_view body) {
+  static stream::PaddedJsonParser parser;
+  static simdjson::dom::parser dom;
+  stream::Usage fast;
+  if (!stream::ScanTailUsage(body, fast)) return;
+  simdjson::dom::element root;
+  if (dom.parse(body.data(), body.size()).get(root) != simdjson::SUCCESS) return;
+  simdjson::dom::object object;
+  if (root.get_object().get(object) == simdjson::SUCCESS) {
+    int usages = 0;
+    for (auto field : object) usages += field.key == "usage" ? 1 : 0;
+    if (usages > 1) return;
+  }
+  simdjson::ondemand::document doc;
+  Check(parser.Iterate(body).get(doc) == simdjson::SUCCESS);
+  Check(SameUsage(fast, stream::ParseBodyUsage(doc)));
 }
 
 // ScanChunk against ParseChunk on one payload, when ScanChunk decides it.
@@ -137,6 +158,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       return;
     }
     CheckScanAgainstParse(event.data);
+    CheckTailUsageAgainstParse(event.data);
     const stream::ChunkKind kind = tee.Consume(event.data);
     tee_seen.push_back({std::string(event.raw), static_cast<int>(kind)});
     (void)full_path.Consume("{}");
@@ -166,6 +188,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         split_taking.saw_first_token() == split_framed.saw_first_token() &&
         split_taking.unparsed_chunks() == split_framed.unparsed_chunks() &&
         split_taking.choices().size() == split_framed.choices().size());
+  CheckTailUsageAgainstParse(bytes);
   (void)stream::ExtractUsage(bytes);
   return 0;
 }

@@ -141,7 +141,8 @@ class ChatAccumulator {
 };
 
 // Usage from a non-streaming chat.completion body; !present() if it has none or is not valid
-// JSON. Uses a parser owned by the calling thread (created on first use, then reused).
+// JSON (a body whose tail alone decides is read from it: ScanTailUsage). Otherwise uses a
+// parser owned by the calling thread (created on first use, then reused).
 Usage ExtractUsage(std::string_view body);
 
 }  // namespace turnpike::stream

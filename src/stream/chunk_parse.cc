@@ -185,8 +185,11 @@ Usage ParseBodyUsage(simdjson::ondemand::document& doc) {
   od::value root;
   if (doc.get_value().get(root)) return Usage{};
   Usage usage;
+  // A repeated "usage" counts as its last copy, as JSON.parse reads a repeated key.
   error_code e = ForEachMember(root, [&](od::raw_json_string key, od::value member) -> error_code {
-    return key == "usage" ? ReadUsage(member, usage) : SUCCESS;
+    if (!(key == "usage")) return SUCCESS;
+    usage = Usage{};
+    return ReadUsage(member, usage);
   });
   return e ? Usage{} : usage;
 }

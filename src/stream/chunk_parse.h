@@ -46,7 +46,8 @@ struct ParsedChunk {
 // does not read (logprobs, system_fingerprint...) are skipped, not validated.
 bool ParseChunk(simdjson::ondemand::document& doc, ParsedChunk& out);
 
-// The top-level `usage` of a chat.completion body; !present() if missing or malformed.
+// The top-level `usage` of a chat.completion body (the last, if repeated); !present() if missing
+// or malformed.
 Usage ParseBodyUsage(simdjson::ondemand::document& doc);
 
 }  // namespace turnpike::stream

@@ -19,6 +19,8 @@ class Scanner : public JsonCursor {
   // A chunk that starts with `lead`'s bytes, scanned from where they end.
   template <typename Out>
   bool AfterLead(Out& out, const ChunkLead& lead);
+  // A body's tail from its top-level "usage" key (chunk_scan.h, ScanTailUsage).
+  bool TailUsage(stream::Usage& usage);
 
  private:
   bool Usage(stream::Usage& usage);
@@ -202,6 +204,17 @@ bool Scanner::Choice(int64_t position, stream::EscapedChunk& out) {
   });
 }
 
+bool Scanner::TailUsage(stream::Usage& usage) {
+  std::string_view key;
+  bool escaped;
+  if (!RawString(key, escaped) || Peek() != ':') return false;
+  ++p_;
+  // The members after it are the top-level object's last: none is "usage" (the search found the
+  // last), and the object must close at the body's end.
+  return Usage(usage) && MembersAfterValue([&](std::string_view) { return SkipValue(2); }) &&
+         AtEnd();
+}
+
 // A chunk read with a lead (chunk_scan.h), as ParsedChunk or EscapedChunk.
 template <typename Out>
 bool ScanWithLead(std::string_view json, Out& out, std::string& scratch, ChunkLead& lead) {
@@ -226,6 +239,29 @@ bool ScanChunk(std::string_view json, ParsedChunk& out, std::string& unescaped) 
   Scanner scanner(json, unescaped);
   out.plain = scanner.plain();
   return scanner.Whole(out, nullptr);
+}
+
+bool ScanTailUsage(std::string_view body, Usage& usage) {
+  // The last `"usage"` in the body: its 'u' stands in [1, size - 6].
+  constexpr std::string_view kKey = "\"usage\"";
+  if (body.size() < kKey.size()) return false;
+  const char* const begin = body.data();
+  size_t stop = body.size() - kKey.size() + 2;  // one past the last place its 'u' can stand
+  const char* key = nullptr;
+  while (key == nullptr) {
+    if (stop <= 1) return false;
+    const auto* u = static_cast<const char*>(memrchr(begin + 1, 'u', stop - 1));
+    if (u == nullptr) return false;
+    if (std::memcmp(u - 1, kKey.data(), kKey.size()) == 0) key = u - 1;
+    stop = static_cast<size_t>(u - begin);
+  }
+  // A quote after a backslash may be escaped, inside a string: not decided here. Any other
+  // quote is one of the body's own, and one followed by `usage"` opens a string.
+  if (key != begin && key[-1] == '\\') return false;
+  std::string unescaped;  // Usage reads no string: never grows
+  Scanner scanner(body.substr(static_cast<size_t>(key - begin)), unescaped);
+  usage = Usage{};
+  return scanner.TailUsage(usage);
 }
 
 void ChunkLead::Learn(std::string_view bytes, std::string_view id, std::string_view model) {

@@ -167,5 +167,149 @@ TEST_F(ChunkScanTest, ALeadEndsAtTheFirstChoicesOfAPlainChunkWithNothingElseRead
   }
 }
 
+// ScanTailUsage (ExtractUsage's fast path) against ParseBodyUsage. Its contract covers valid
+// JSON only (it does not read the bytes before the usage), so simdjson's DOM, which validates
+// the whole body, says which bodies are compared; and a body repeating "usage" is the one
+// documented exception.
+class TailUsageTest : public ::testing::Test {
+ protected:
+  bool Fast(const std::string& json) {
+    fast_ = Usage{.prompt_tokens = 99};  // overwritten whenever it decides
+    return ScanTailUsage(json, fast_);
+  }
+  Usage Slow(const std::string& json) {
+    simdjson::ondemand::document doc;
+    if (parser_.Iterate(json).get(doc) != simdjson::SUCCESS) return Usage{};
+    return ParseBodyUsage(doc);
+  }
+  // Valid JSON, with at most one top-level member named "usage".
+  bool Covered(const std::string& json) {
+    simdjson::dom::element root;
+    if (dom_.parse(json).get(root) != simdjson::SUCCESS) return false;
+    simdjson::dom::object object;
+    if (root.get_object().get(object) != simdjson::SUCCESS) return true;
+    int usages = 0;
+    for (auto field : object) usages += field.key == "usage" ? 1 : 0;
+    return usages <= 1;
+  }
+  static void ExpectSameUsage(const Usage& fast, const Usage& slow, const std::string& json) {
+    EXPECT_EQ(fast.prompt_tokens, slow.prompt_tokens) << json;
+    EXPECT_EQ(fast.completion_tokens, slow.completion_tokens) << json;
+    EXPECT_EQ(fast.total_tokens, slow.total_tokens) << json;
+    EXPECT_EQ(fast.cached_tokens, slow.cached_tokens) << json;
+    EXPECT_EQ(fast.reasoning_tokens, slow.reasoning_tokens) << json;
+  }
+
+  Usage fast_;
+  PaddedJsonParser parser_;
+  simdjson::dom::parser dom_;
+};
+
+// Whole chat.completion bodies: the mock's, OpenAI's (members after the usage, details), a
+// pretty-printed one, one whose content is escaped, one with an escape after the usage, and the
+// chunks above (each also an object whose "usage" is read the same way) that end with theirs.
+std::vector<std::string> TailBodies() {
+  std::vector<std::string> bodies = {
+      R"({"id":"chatcmpl-mock-0-1","object":"chat.completion","created":1,"model":"m","system_fingerprint":"fp_mock","choices":[{"index":0,"message":{"role":"assistant","content":"tok0 tok1 ","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":14,"completion_tokens":20,"total_tokens":34}})",
+      R"({"id":"chatcmpl-B","object":"chat.completion","model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"usage\":1}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":120,"completion_tokens":45,"total_tokens":165,"prompt_tokens_details":{"cached_tokens":64,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":7,"audio_tokens":0,"accepted_prediction_tokens":0}},"service_tier":"default","system_fingerprint":"fp_1"})",
+      "{\n  \"choices\": [],\n  \"usage\" : {\n    \"prompt_tokens\": 3,\n    "
+      "\"total_tokens\": 3\n  },\n  \"x\": [true, null, -1.5e3]\n}\n",
+      R"({"choices":[],"usage":null})",
+      R"({"usage":{"total_tokens":4,"total_tokens":5}})",
+      "{\"choices\":[{\"message\":{\"content\":\"caf\xc3\xa9 "
+      "\\n\"}}],\"usage\":{\"completion_tokens\":4}}",
+      R"({"usage":{"prompt_tokens":-0,"completion_tokens":999999999999999999},"note":"caf\u00e9"})",
+  };
+  for (const std::string& chunk : kDecided) {
+    if (chunk.find("\"usage\"") != std::string::npos) bodies.push_back(chunk);
+  }
+  return bodies;
+}
+
+TEST_F(TailUsageTest, DecidesUsualBodiesAsSimdjsonReadsThem) {
+  for (const std::string& json : TailBodies()) {
+    ASSERT_TRUE(Covered(json)) << json;
+    ASSERT_TRUE(Fast(json)) << json;
+    ExpectSameUsage(fast_, Slow(json), json);
+  }
+  ASSERT_TRUE(Fast(TailBodies()[1]));
+  EXPECT_EQ(fast_.cached_tokens, 64);
+  EXPECT_EQ(fast_.reasoning_tokens, 7);
+  EXPECT_EQ(fast_.total_tokens, 165);
+  ASSERT_TRUE(Fast(TailBodies()[3]));
+  EXPECT_FALSE(fast_.present());
+  // Long, and escaped: the tail alone is read.
+  const std::string long_escaped = "{\"choices\":[{\"message\":{\"content\":\"\\n" +
+                                   std::string(70000, 'a') +
+                                   "\"}}],\"usage\":{\"completion_tokens\":4}}";
+  ASSERT_TRUE(Fast(long_escaped));
+  EXPECT_EQ(fast_.completion_tokens, 4);
+  EXPECT_EQ(Slow(long_escaped).completion_tokens, 4);
+}
+
+TEST_F(TailUsageTest, LeavesOtherTailsToSimdjson) {
+  const std::vector<std::string> deferred = {
+      "",
+      "{}",
+      R"({"id":"x","choices":[]})",
+      // Not at the top level, or not the top-level object's last "usage"-named bytes.
+      R"({"a":{"usage":{"total_tokens":1}}})",
+      R"([{"usage":{"total_tokens":1}}])",
+      R"({"usage":{"total_tokens":1},"tier":"usage"})",
+      // A key that ends in usage after an escaped quote: `"usage`.
+      R"({"\"usage":{"total_tokens":1}})",
+      // Types ParseBodyUsage refuses, and malformed tails.
+      R"({"usage":{"total_tokens":"9"}})",
+      R"({"usage":{"total_tokens":1.0}})",
+      R"({"usage":[]})",
+      R"({"usage":{"total_tokens":1}} trailing)",
+      R"({"usage":{"total_tokens":1},})",
+      R"({"usage":{"total_tokens":01}})",
+      "{\"usage\":{\"total_tokens\":1},\"a\":\"\xff\"}",
+  };
+  for (const std::string& json : deferred) EXPECT_FALSE(Fast(json)) << json;
+  EXPECT_EQ(Slow(R"({"usage":{"total_tokens":1},"tier":"usage"})").total_tokens, 1);
+  EXPECT_FALSE(Slow(R"({"\"usage":{"total_tokens":1}})").present());
+}
+
+// What the contract leaves out, pinned: the bytes before the usage are not read, and a repeated
+// "usage" counts as its last copy (so does ParseBodyUsage, unless an earlier copy is malformed).
+TEST_F(TailUsageTest, ReadsTheTailAloneAndTheLastRepeatedUsage) {
+  const std::string malformed_before = "{\"choices\":\"\xff\",\"usage\":{\"total_tokens\":5}}";
+  ASSERT_TRUE(Fast(malformed_before));
+  EXPECT_EQ(fast_.total_tokens, 5);
+  EXPECT_FALSE(Slow(malformed_before).present());
+
+  const std::string repeated = R"({"usage":{"prompt_tokens":1},"usage":{"completion_tokens":2}})";
+  ASSERT_TRUE(Fast(repeated));
+  ExpectSameUsage(fast_, Slow(repeated), repeated);
+  EXPECT_EQ(fast_.prompt_tokens, -1);
+  EXPECT_EQ(fast_.completion_tokens, 2);
+  const std::string earlier_malformed =
+      R"({"usage":{"prompt_tokens":"1"},"usage":{"total_tokens":2}})";
+  ASSERT_TRUE(Fast(earlier_malformed));
+  EXPECT_EQ(fast_.total_tokens, 2);
+  EXPECT_FALSE(Slow(earlier_malformed).present());
+}
+
+// Every body above, truncated, with one byte deleted, and with one byte replaced by each of a
+// set of troublemakers: whenever the result is still valid JSON and the tail decides it,
+// simdjson must read the same usage.
+TEST_F(TailUsageTest, MutationsNeverDisagreeWithSimdjson) {
+  size_t decided = 0, deferred = 0;
+  ForEachMutation(TailBodies(), [&](const std::string& json) {
+    if (!Fast(json)) {
+      ++deferred;
+      return;
+    }
+    if (!Covered(json)) return;
+    ++decided;
+    ExpectSameUsage(fast_, Slow(json), json);
+  });
+  // Not vacuous: a fair share of the mutations is decided by each side.
+  EXPECT_GT(decided, 1000u);
+  EXPECT_GT(deferred, 1000u);
+}
+
 }  // namespace
 }  // namespace turnpike::stream
