@@ -43,7 +43,10 @@ Worker::Worker(int index, const ServerOptions& options, const std::atomic<bool>&
       options_(options),
       draining_(draining),
       tls_(options.tls),
-      context_(std::make_unique<net::io_context>(1)) {
+      // One thread runs the context and alone starts I/O on its sockets (other threads only
+      // post to it), so the reactor's per-socket lock guards nothing: it is off. The
+      // scheduler's lock (posts from other threads) and the timer queue's stay on.
+      context_(std::make_unique<net::io_context>(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO)) {
   guard_.emplace(context_->get_executor());
 }
 
