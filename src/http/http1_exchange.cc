@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <charconv>
 
+#include "common/text_writer.h"
 #include "http/connection.h"
 
 namespace turnpike::http {
@@ -153,34 +154,44 @@ void BasicHttp1Exchange<Stream>::StopWatching() {
 void Http1ExchangeBase::SerializeHead(std::string& head, unsigned status,
                                       std::string_view content_type, bool chunked,
                                       size_t content_length) {
+  using namespace std::string_view_literals;
   response_status_ = status;
-  head.clear();
-  head.reserve(160 + content_type.size() + request_id_.size() + response_headers_.lines().size());
-  char digits[24];
-  if (status == 200) {
-    head.append("HTTP/1.1 200 OK\r\n");
-  } else {
-    head.append("HTTP/1.1 ");
-    head.append(digits, std::to_chars(digits, digits + sizeof(digits), status).ptr);
-    head.push_back(' ');
-    head.append(
-        boost::beast::http::obsolete_reason(static_cast<boost::beast::http::status>(status)));
-    head.append("\r\n");
+  std::string_view reason = "OK"sv;
+  if (status != 200) {
+    const auto named =
+        boost::beast::http::obsolete_reason(static_cast<boost::beast::http::status>(status));
+    reason = std::string_view(named.data(), named.size());
   }
-  if (!content_type.empty()) {
-    head.append("Content-Type: ").append(content_type).append("\r\n");
-  }
-  if (chunked) {
-    head.append("Transfer-Encoding: chunked\r\n");
-  } else {
-    head.append("Content-Length: ")
-        .append(digits, std::to_chars(digits, digits + sizeof(digits), content_length).ptr)
-        .append("\r\n");
-  }
-  head.append("x-request-id: ").append(request_id_).append("\r\n");
-  head.append(response_headers_.lines());
+  // The fixed text below is 98 bytes at most (its longer choices); then two decimals and the
+  // variable parts. (Too little room would cost a second writing, not an overflow.)
+  constexpr size_t kFixed = 98;
+  const size_t bound = kFixed + 2 * TextWriter::kMaxDecimal + reason.size() + content_type.size() +
+                       request_id_.size() + response_headers_.lines().size();
   const bool keep = !draining_ && request_keep_alive_;
-  head.append(keep ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
+  WriteText(head, bound, [&](TextWriter& w) {
+    w.Put("HTTP/1.1 "sv);
+    w.PutDecimal(status);
+    w.Put(' ');
+    w.Put(reason);
+    w.Put("\r\n"sv);
+    if (!content_type.empty()) {
+      w.Put("Content-Type: "sv);
+      w.Put(content_type);
+      w.Put("\r\n"sv);
+    }
+    if (chunked) {
+      w.Put("Transfer-Encoding: chunked\r\n"sv);
+    } else {
+      w.Put("Content-Length: "sv);
+      w.PutDecimal(content_length);
+      w.Put("\r\n"sv);
+    }
+    w.Put("x-request-id: "sv);
+    w.Put(request_id_);
+    w.Put("\r\n"sv);
+    w.Put(response_headers_.lines());
+    w.Put(keep ? "Connection: keep-alive\r\n\r\n"sv : "Connection: close\r\n\r\n"sv);
+  });
 }
 
 template <typename Stream>

@@ -12,6 +12,7 @@
 #include <charconv>
 #include <limits>
 
+#include "common/text_writer.h"
 #include "net/http_read.h"
 #include "upstream/h2_call.h"
 
@@ -24,7 +25,7 @@ using namespace std::string_view_literals;
 namespace {
 constexpr auto kTuple = asio::as_tuple(asio::use_awaitable);
 // A request head's bytes besides its variable parts: the fixed text, the optional headers'
-// names with their separators and the longest Content-Length (so the head is one allocation).
+// names with their separators and the longest Content-Length (so the head is written once).
 constexpr size_t kHeadFixed = 136;
 // An upstream's response head, status line and fields together: far above any provider's (a
 // few KiB), and a bound on an upstream that never ends its head.
@@ -190,26 +191,33 @@ asio::awaitable<boost::system::error_code> Call::SendAndReadHead(const std::stri
 
 asio::awaitable<Status> Call::Start(const OutgoingRequest& request) {
   std::string head;
-  head.reserve(kHeadFixed + request.method.size() + request.target.size() +
-               origin_.host_header.size() + request.content_type.size() + request.accept.size() +
-               request.authorization.size() + request.request_id.size() +
-               request.traceparent.size() + request.extra_headers.size());
-  // string_view pieces throughout: appending a `const char*` measures it on every call.
-  head.append(request.method).append(" "sv).append(request.target).append(" HTTP/1.1\r\nHost: "sv);
-  head.append(origin_.host_header).append("\r\nContent-Length: "sv);
-  char length[20];
-  head.append(length, std::to_chars(length, length + sizeof length, request.body.size()).ptr);
-  head.append("\r\nContent-Type: "sv).append(request.content_type);
-  // `line` is "\r\n" + the header's name + ": ".
-  auto add = [&head](std::string_view line, std::string_view value) {
-    if (!value.empty()) head.append(line).append(value);
-  };
-  add("\r\nAccept: "sv, request.accept);
-  add("\r\nAuthorization: "sv, request.authorization);
-  add("\r\nx-request-id: "sv, request.request_id);
-  add("\r\ntraceparent: "sv, request.traceparent);
-  if (!request.extra_headers.empty()) head.append("\r\n"sv).append(request.extra_headers);
-  head.append("\r\n\r\n"sv);
+  const size_t bound =
+      kHeadFixed + request.method.size() + request.target.size() + origin_.host_header.size() +
+      request.content_type.size() + request.accept.size() + request.authorization.size() +
+      request.request_id.size() + request.traceparent.size() + request.extra_headers.size();
+  WriteText(head, bound, [&](TextWriter& w) {
+    w.Put(request.method);
+    w.Put(' ');
+    w.Put(request.target);
+    w.Put(" HTTP/1.1\r\nHost: "sv);
+    w.Put(origin_.host_header);
+    w.Put("\r\nContent-Length: "sv);
+    w.PutDecimal(request.body.size());
+    w.Put("\r\nContent-Type: "sv);
+    w.Put(request.content_type);
+    // `line` is "\r\n" + the header's name + ": ".
+    const auto add = [&w](std::string_view line, std::string_view value) {
+      if (value.empty()) return;
+      w.Put(line);
+      w.Put(value);
+    };
+    add("\r\nAccept: "sv, request.accept);
+    add("\r\nAuthorization: "sv, request.authorization);
+    add("\r\nx-request-id: "sv, request.request_id);
+    add("\r\ntraceparent: "sv, request.traceparent);
+    add("\r\n"sv, request.extra_headers);
+    w.Put("\r\n\r\n"sv);
+  });
 
   const Status entered = co_await Enter();
   if (!entered.ok()) co_return entered;
