@@ -128,7 +128,7 @@ class Call {
   net::HeaderArena arena_;  // the response header's fields; outlives parser_ (declared first)
   std::optional<Parser> parser_;
   std::unique_ptr<H2Call> h2_;           // set while the exchange runs over HTTP/2
-  std::unique_ptr<char[]> read_buffer_;  // for ReadSome, allocated on first use
+  std::unique_ptr<char[]> read_buffer_;  // for ReadSome: taken on first use, kept at the end
   SlotWaiter* waiting_ = nullptr;        // while Enter() waits, so that Cancel() reaches it
   bool entered_ = false;                 // holds a slot of the origin
   bool cancelled_ = false;

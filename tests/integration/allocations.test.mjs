@@ -42,7 +42,7 @@ const MEASURED = 1000;
 // 10.05.
 const BUDGET = {
   plain: { off: 5.5, on: 6 },
-  stream: { off: 10.5, on: 11 },
+  stream: { off: 9.5, on: 10 },
   translated: { off: 34.5, on: 35 },
   translated_whole: { off: 18.5, on: 19.5 },
   from_anthropic: { off: 41.5, on: 42 },
@@ -234,8 +234,10 @@ async function governed(t, name, sections) {
 // with three busy loops beside it, 7.33 / 16.52 on a CI run, which a budget of 16.5 failed; the
 // misses' budgets keep half an allocation above the highest seen. Since the stream's tap counts
 // the content instead of keeping it (2026-12-07): stream miss 12.05 (idle), so 13 keeps the
-// half allocation above it that the CI run's +0.42 over idle asked for.
-const CACHE_BUDGET = { plain_miss: 8, stream_miss: 13, plain_hit: 6.5, stream_hit: 21.5 };
+// half allocation above it that the CI run's +0.42 over idle asked for. Since a streamed call's
+// 16 KiB read buffer is kept by the worker for the next one (2026-12-07): stream 9.00 / 9.10,
+// stream miss 11.20 (a build running beside it); the stream's and the miss's budgets one lower.
+const CACHE_BUDGET = { plain_miss: 8, stream_miss: 12, plain_hit: 6.5, stream_hit: 21.5 };
 
 test('allocations per request with the LLM response cache: a miss and a hit', async (t) => {
   const g = await governed(t, 'cache', { llm_cache: { enabled: true } });
