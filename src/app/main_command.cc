@@ -2,8 +2,12 @@
 
 #include <malloc.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "app/admin_command.h"
@@ -15,6 +19,40 @@
 #include "mock/mock_command.h"
 
 namespace turnpike::app {
+namespace {
+
+// glibc's per-thread cache keeps 7 freed blocks of each size up to 1,032 bytes. A worker with
+// tens of requests in flight frees and takes coroutine frames (Asio's own cache keeps 2) and
+// other small blocks in larger numbers, so most of them went through malloc's bins: at 50
+// connections a plain request made 15 allocations against 5 at one, and its CPU fell 5% with
+// the count raised (docs/BENCHMARKS.md, "glibc's per-thread cache"). What the cache keeps is
+// what a burst had in use, in blocks of at most 1,032 bytes. glibc reads the count only from
+// GLIBC_TUNABLES when a process starts, so the long-running commands execute themselves again,
+// once, with it set: not when the environment already names it, nor with
+// TURNPIKE_MALLOC_TUNING=off, nor under valgrind (an exec would leave it).
+constexpr std::string_view kTcacheCount = "glibc.malloc.tcache_count";
+constexpr std::string_view kTcacheCountValue = "=1024";
+
+void ReexecWithAllocatorTunables(int argc, char** argv) {
+  if (argc < 2) return;
+  const std::string_view command = argv[1];
+  if (command != "serve" && command != "mock-provider" && command != "bench") return;
+  const auto env = [](const char* name) {
+    const char* value = std::getenv(name);
+    return std::string_view(value == nullptr ? "" : value);
+  };
+  if (env("TURNPIKE_MALLOC_TUNING") == "off") return;
+  if (env("LD_PRELOAD").find("vgpreload") != std::string_view::npos) return;
+  std::string tunables(env("GLIBC_TUNABLES"));
+  if (tunables.find(kTcacheCount) != std::string::npos) return;
+  if (!tunables.empty()) tunables += ':';
+  tunables.append(kTcacheCount).append(kTcacheCountValue);
+  if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  // Not executed again (no /proc): this process goes on with glibc's defaults.
+}
+
+}  // namespace
 
 Features ProductFeatures() {
   // The webhook outbox subscribes to the agents' turn events (doors/webhooks/feature.h).
@@ -24,6 +62,7 @@ Features ProductFeatures() {
 }
 
 int Main(int argc, char** argv, Features features) {
+  ReexecWithAllocatorTunables(argc, argv);
   // Sockets use MSG_NOSIGNAL; this covers the access log writing to a closed stdout pipe.
   signal(SIGPIPE, SIG_IGN);
   // The allocator keeps what a busy thread frees. By default glibc hands an arena's free top
