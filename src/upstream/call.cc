@@ -107,12 +107,13 @@ Call::~Call() {
   if (read_buffer_) KeptReadBuffers::Give(std::move(read_buffer_), options_.read_buffer_bytes);
 }
 
+bool Call::TryEnter() {
+  if (!entered_ && pool_.TryEnter(origin_)) entered_ = true;
+  return entered_;
+}
+
 asio::awaitable<Status> Call::Enter() {
-  if (entered_) co_return Ok{};
-  if (pool_.TryEnter(origin_)) {
-    entered_ = true;
-    co_return Ok{};
-  }
+  if (TryEnter()) co_return Ok{};
   SlotWaiter waiter(pool_, origin_);
   waiting_ = &waiter;
   const bool granted = co_await waiter.Wait(options_.connect_timeout);
@@ -260,8 +261,11 @@ asio::awaitable<Status> Call::Start(const OutgoingRequest& request) {
     w.Put("\r\n\r\n"sv);
   });
 
-  const Status entered = co_await Enter();
-  if (!entered.ok()) co_return entered;
+  // A free slot is taken without the waiting coroutine's frame (one per request).
+  if (!TryEnter()) {
+    const Status entered = co_await Enter();
+    if (!entered.ok()) co_return entered;
+  }
   if (origin_.http2 && pool_.h2().SpeaksHttp2(origin_)) {
     bool fell_back = false;
     const Status started = co_await StartHttp2(request, fell_back);
@@ -379,7 +383,9 @@ asio::awaitable<Result<std::optional<std::string_view>>> Call::ReadSomeWithin(
     const bool soft = wait.count() > 0 && options_.idle_timeout - silent > wait;
     c.Arm(soft ? wait : options_.idle_timeout);
     if (c.tls) {
-      ec = co_await net::Fill(*c.tls, c.buffer, *parser_);
+      auto [read_ec, n] =
+          co_await c.tls->async_read_some(c.buffer.prepare(net::kReadChunkBytes), kTuple);
+      ec = net::CommitRead(c.buffer, *parser_, read_ec, n);
     } else {
       auto [read_ec, n] =
           co_await c.plain.async_read_some(c.buffer.prepare(net::kReadChunkBytes), kTuple);

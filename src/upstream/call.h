@@ -113,8 +113,10 @@ class Call {
   boost::asio::awaitable<Result<size_t>> ReadInto(char* out, size_t size,
                                                   std::chrono::milliseconds wait);
   void Finish();
-  // Takes the origin's slot, waiting in its queue at the active cap.
+  // Takes the origin's slot, waiting in its queue at the active cap; TryEnter takes one only if
+  // it is free now (or held already).
   boost::asio::awaitable<Status> Enter();
+  bool TryEnter();
   void LeaveSlot();
   // The head has been read: its time and Content-Type.
   void HeadReceived();
