@@ -25,9 +25,9 @@ namespace {
 // tens of requests in flight frees and takes coroutine frames (Asio's own cache keeps 2) and
 // other small blocks in larger numbers, so most of them went through malloc's bins: at 50
 // connections a plain request made 15 allocations against 5 at one, and its CPU fell 5% with
-// the count raised (docs/BENCHMARKS.md, "glibc's per-thread cache"). What the cache keeps is
-// what a burst had in use, in blocks of at most 1,032 bytes. glibc reads the count only from
-// GLIBC_TUNABLES when a process starts, so the long-running commands execute themselves again,
+// the count raised (docs/BENCHMARKS.md, "Allocations that grow with connections"). What the cache
+// keeps is what a burst had in use, in blocks of at most 1,032 bytes. glibc reads the count only
+// from GLIBC_TUNABLES when a process starts, so the long-running commands execute themselves again,
 // once, with it set: not when the environment already names it, nor with
 // TURNPIKE_MALLOC_TUNING=off, nor under valgrind (an exec would leave it).
 constexpr std::string_view kTcacheCount = "glibc.malloc.tcache_count";

@@ -57,11 +57,10 @@ bool IsStaleConnectionError(boost::system::error_code ec) {
 }
 
 // The read buffers of ended streamed calls, kept by each thread for its next ones. A buffer
-// (16 KiB by default) is above glibc's per-thread cache, so taking and freeing one per stream
-// went through malloc's bins, and at 1,000 concurrent streams through their consolidation
-// (`unlink_chunk`). Buffers of one size are kept (the thread's first size; a call with another
-// is served by malloc as before), at most kKept per thread: 4 MiB at 16 KiB, held until the
-// thread ends. Thread safety: each thread touches its own list only.
+// (16 KiB by default) is above what glibc's per-thread cache holds, so taking and freeing one
+// per stream went through malloc's bins. Buffers of one size are kept (the thread's first size;
+// a call with another is served by malloc as before), at most kKept per thread: 4 MiB at 16 KiB,
+// held until the thread ends. Thread safety: each thread touches its own list only.
 class KeptReadBuffers {
  public:
   static constexpr size_t kKept = 256;
