@@ -1,10 +1,9 @@
 // BlockCache: a per-thread cache of the large blocks that a request's state lives in.
 //
-// Asio recycles a coroutine's frame through a per-thread cache only up to 1,020 bytes; a bigger
-// frame is a malloc and a free on every call, and taking the new block evicts (frees) one of
-// the small frames Asio kept, so the next small coroutine mallocs too. A door's request state
-// (its context and its model call, several KiB) therefore lives off the frame, in one block
-// from this cache: a struct derived from CachedBlock is allocated here by `new` (and
+// Coroutine frames of up to 1 KiB come from a per-thread cache (common/small_blocks.h, in the
+// executable's operator new); a bigger frame is a malloc and a free on every call. A door's
+// request state (its context and its model call, several KiB) therefore lives off the frame, in
+// one block from this cache: a struct derived from CachedBlock is allocated here by `new` (and
 // std::make_unique), so a warm worker takes and returns the same few blocks without touching
 // malloc.
 //

@@ -65,8 +65,9 @@ net::awaitable<void> WriteLoop(SessionContext ctx, std::shared_ptr<BasicConnecti
 }
 
 // A stream's error answer, in the handler's error shape. A coroutine of its own, so that its
-// locals stay off ServeHttp2Stream's frame, which every request has: Asio recycles frames only
-// up to 1,020 bytes (a bigger one is a malloc and a free per request).
+// locals stay off ServeHttp2Stream's frame, which every request has: the per-thread frame cache
+// serves frames only up to 1 KiB (common/small_blocks.h; a bigger one is a malloc and a free per
+// request).
 net::awaitable<void> AnswerError(const SessionContext& ctx, Http2Exchange& exchange, ErrorCode code,
                                  std::string_view message) {
   const Error error{code, std::string(message), ""};

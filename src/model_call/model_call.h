@@ -49,8 +49,9 @@
 // It holds the attempt in flight (its upstream exchange, with a 2 KiB header arena) and a
 // stream's pump, ~4 KiB: keep it where the request's state already is (the LLM door keeps its
 // context and flow in one block of common/block_cache.h), not on a coroutine's frame, which
-// Asio recycles only up to 1,020 bytes (a bigger frame is a malloc and a free per call; Run's
-// own frame is kept under that size). Single-threaded: the worker that owns the context.
+// the executable's per-thread cache serves only up to 1 KiB (common/small_blocks.h; a bigger
+// frame is a malloc and a free per call; Run's own frame is kept under that size). Single-threaded:
+// the worker that owns the context.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -173,7 +174,7 @@ class ModelCall {
   // A retryable status's answer (its first 64 KiB) kept as the call's failure
   // (`translated`: its dialect when not the client's), unless the call was abandoned meanwhile.
   // A coroutine of its own: retries are rare, and its locals on Run's frame would take that
-  // frame past the 1,020 bytes Asio recycles (a malloc and a free per call).
+  // frame past the 1 KiB the per-thread frame cache serves (a malloc and a free per call).
   boost::asio::awaitable<void> KeepRetryable(upstream::Call& call, unsigned status, size_t index,
                                              const providers::Provider* translated);
   // Tracing on: starts the attempt's client span and puts its traceparent on `out`.

@@ -1,5 +1,5 @@
-// Heap allocations counted per process: every call of C++ `operator new` (any form) and of
-// aligned_alloc (where Asio takes the coroutine frames its recycling cache cannot serve) on any
+// Heap allocations counted per process: every call of C++ `operator new` (any form, coroutine
+// frames included) and of aligned_alloc (where Asio's recycling of handlers misses) on any
 // thread, so that an allocation added to the request path shows up in a test (see
 // tests/integration/allocations.test.mjs) and in /metrics as turnpike_allocations_total.
 //

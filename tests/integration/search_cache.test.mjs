@@ -22,8 +22,9 @@ const CACHE = '  cache: {enabled: true, max_bytes: 4MiB, tenant_max_bytes: 1MiB,
 // Recorded budget (hot-path rule 2): heap allocations per warm cache hit, whole process,
 // governance on (key check, RPM, one call-log row). Measured 2026-12-01: 21.42 (the key's
 // parse is in a stack buffer; the canonical text, the key's strings, the re-stamped body and
-// the request's own costs remain). A cold search costs ~208 (search.test.mjs).
-const ALLOCATIONS_PER_HIT = 22.5;
+// the request's own costs remain). Since coroutine frames count (2026-12-07, allocations.test.mjs:
+// the build takes them from operator new): 32.45. A cold search costs ~57 (search.test.mjs).
+const ALLOCATIONS_PER_HIT = 33.5;
 const HITS_MEASURED = 500;
 
 let gw;

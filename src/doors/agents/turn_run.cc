@@ -266,7 +266,8 @@ namespace {
 
 // RunTurn's state across its co_awaits: the model call and what the turn stores, in a block of
 // the worker's BlockCache. On RunTurn's coroutine frame they made it 6,816 bytes, over the
-// 1,020 that Asio recycles: a malloc and a free per turn. The frame is now about 1,000 bytes
+// 1 KiB that the per-thread frame cache serves (common/small_blocks.h; Asio's recycling, then,
+// 1,020 bytes): a malloc and a free per turn. The frame is now about 1,000 bytes
 // (GCC 12 puts every local of a coroutine on its frame, which is why RunTurn's synchronous end
 // runs in a lambda): a new local there may take it over again (the turn's allocation budget in
 // tests/integration/allocations.test.mjs then fails).

@@ -110,7 +110,7 @@ class SearchDoor : public core::Door {
                                           bool count, cache::Mode mode);
   // RunSearch's miss: the search computed, and its answer filled into `lookup` when it may be
   // cached. A coroutine of its own: its locals on RunSearch's frame would take that frame past
-  // the 1,020 bytes Asio recycles (a malloc and a free per search, hits included).
+  // the 1 KiB the per-thread frame cache serves (a malloc and a free per search, hits included).
   boost::asio::awaitable<Reply> ComputeAndFill(Call& call, std::string_view index,
                                                std::string_view body, bool count,
                                                cache::Lookup& lookup);
