@@ -2,7 +2,7 @@
 // executable's operator new uses (app/count_allocations.cc).
 //
 // Blocks of up to kMaxSize bytes are kept in kClasses classes of kGrain bytes, at most
-// kKeepPerClass per class (so at most about 0.5 MiB a thread). A request that misses takes its
+// kKeepPerClass per class (so at most about 2.1 MiB a thread). A request that misses takes its
 // class's full size from malloc (MallocSize), and a block is kept in the class its usable size
 // fills (malloc_usable_size), so a kept block always holds its class's size, whatever size the
 // delete that returned it named. Every block is a malloc block: one the cache does not keep goes
@@ -31,7 +31,7 @@ struct SmallBlocks {
   static constexpr std::size_t kGrain = 64;
   static constexpr std::size_t kClasses = 16;
   static constexpr std::size_t kMaxSize = kGrain * kClasses;
-  static constexpr unsigned kKeepPerClass = 64;
+  static constexpr unsigned kKeepPerClass = 256;
 
   // The class of a request of `size` bytes (1 .. kClasses; size <= kMaxSize).
   static constexpr std::size_t ClassOf(std::size_t size) {

@@ -43,25 +43,27 @@ const MEASURED = 1000;
 // frame recycling off, and the executable's operator new serves frames from a per-thread cache,
 // common/small_blocks.h), every frame counts here: a request's frames were recycled by Asio
 // before and not counted. Every budget rose by its path's frames: plain 26.00 / 26.06, stream
-// 36.00 / 36.56 (36.93 in a whole suite's run: a stream's frames follow its reads, so the
-// streamed budgets keep about 2.5 above the idle count), translated 58.61 / 61.13 (it varies), translated whole 39.00 / 40.06, from
+// 36.00 / 36.56 (36.93 in a whole suite's run; 45.33 beside a two-job clang build: a stream's
+// count follows how its upstream bytes split into reads, each read costing its frames, so the
+// streamed budgets keep about 4 above the idle count, for a machine as quiet as CI's; the
+// whole answers' counts do not move with load), translated 58.61 / 61.13 (it varies), translated whole 39.00 / 40.06, from
 // Anthropic 62.62 / 62.83 and 42.00 / 42.05 whole, embeddings 38.00 / 38.07, Ollama 53.00 /
 // 53.10, Cohere 52.00 / 52.11, Gemini 55.00 / 55.10, the Gemini client 69.01 / 69.46 and 71.66
 // / 71.15 on a gemini deployment, the Cohere client 63.62 / 63.68, a token count 14.00 / 14.04.
 const BUDGET = {
   plain: { off: 26.5, on: 27 },
-  stream: { off: 38.5, on: 39 },
-  translated: { off: 63.5, on: 63.5 },
+  stream: { off: 40, on: 40.5 },
+  translated: { off: 65, on: 65 },
   translated_whole: { off: 39.5, on: 40.5 },
-  from_anthropic: { off: 65.5, on: 65.5 },
+  from_anthropic: { off: 67, on: 67 },
   from_anthropic_whole: { off: 42.5, on: 43 },
   embeddings: { off: 38.5, on: 39 },
   embeddings_ollama: { off: 53.5, on: 54 },
   embeddings_cohere: { off: 52.5, on: 53 },
   embeddings_gemini: { off: 55.5, on: 56 },
-  gemini_client: { off: 72, on: 72.5 },
-  gemini_client_identity: { off: 74, on: 74.5 },
-  cohere_client: { off: 66, on: 66.5 },
+  gemini_client: { off: 73.5, on: 74 },
+  gemini_client_identity: { off: 76, on: 76.5 },
+  cohere_client: { off: 68, on: 68.5 },
   count_tokens_estimate: { off: 14.5, on: 14.5 },
 };
 
@@ -248,7 +250,7 @@ async function governed(t, name, sections) {
 // Since coroutine frames count (2026-12-07, above): miss 29.13 / 42.45, hit 15.04 / 34.05,
 // against 26.06 / 36.56 with the cache off in the same run (+3.07 and +5.89: the miss path's
 // own frames count now, as its allocations did).
-const CACHE_BUDGET = { plain_miss: 30, stream_miss: 44.5, plain_hit: 15.5, stream_hit: 36 };
+const CACHE_BUDGET = { plain_miss: 30, stream_miss: 46.5, plain_hit: 15.5, stream_hit: 38 };
 
 test('allocations per request with the LLM response cache: a miss and a hit', async (t) => {
   const g = await governed(t, 'cache', { llm_cache: { enabled: true } });
@@ -287,7 +289,7 @@ test('allocations per request with the LLM response cache: a miss and a hit', as
 // 146.13 beside a build. With a read's usual events taken before SSE framing (2026-12-07): the
 // Responses call 47.85 idle, a turn 144.97 idle. Since coroutine frames count (2026-12-07,
 // above): the Responses call 74.46 idle, 78.29 beside a build; a turn 190.03.
-const TURN_BUDGET = { responses: 80, turn: 196 };
+const TURN_BUDGET = { responses: 82.5, turn: 198 };
 
 test('allocations per request on the Responses API and per agent turn', async (t) => {
   const g = await governed(t, 'turn', {});
