@@ -74,8 +74,6 @@ struct SmallBlocks {
     }
   }
 
-  unsigned kept_in(std::size_t c) const { return kept[c]; }
-
   struct FreeBlock {
     FreeBlock* next;
   };

@@ -72,7 +72,7 @@ TEST(SmallBlocksTest, AClassKeepsAtMostItsLimit) {
     if (!c.blocks.Keep(p)) refused.push_back(p);
   }
   EXPECT_EQ(refused.size(), 3u);
-  EXPECT_EQ(c.blocks.kept_in(SmallBlocks::ClassOf(300)), SmallBlocks::kKeepPerClass);
+  EXPECT_EQ(c.blocks.kept[SmallBlocks::ClassOf(300)], SmallBlocks::kKeepPerClass);
   for (void* p : refused) std::free(p);
 }
 
@@ -80,7 +80,7 @@ TEST(SmallBlocksTest, CloseFreesTheKeptBlocksAndKeepsNoMore) {
   Cache c;
   for (int i = 0; i < 5; ++i) ASSERT_TRUE(c.blocks.Keep(std::malloc(SmallBlocks::MallocSize(512))));
   c.blocks.Close();  // frees them (ASan's leak check, where it runs, would say otherwise)
-  EXPECT_EQ(c.blocks.kept_in(SmallBlocks::ClassOf(512)), 0u);
+  EXPECT_EQ(c.blocks.kept[SmallBlocks::ClassOf(512)], 0u);
   EXPECT_EQ(c.blocks.Take(512), nullptr);
   void* p = std::malloc(512);
   EXPECT_FALSE(c.blocks.Keep(p));
