@@ -39,17 +39,17 @@ const MEASURED = 1000;
 // completed from the previous read, are no longer copied): stream 15.00 / 15.05, the Gemini
 // client on a gemini deployment 47.00 / 47.05. Since the stream's tap counts the content
 // instead of keeping it (2026-12-07, stream/chat_accumulator.h Text::kCount): stream 10.00 /
-// 10.05. Since coroutine frames come from operator new (2026-12-07: the build turns Asio's
-// frame recycling off, and the executable's operator new serves frames from a per-thread cache,
-// common/small_blocks.h), every frame counts here: a request's frames were recycled by Asio
-// before and not counted. Every budget rose by its path's frames: plain 26.00 / 26.06, stream
-// 36.00 / 36.56 (36.93 in a whole suite's run; 45.33 beside a two-job clang build: a stream's
-// count follows how its upstream bytes split into reads, each read costing its frames, so the
-// streamed budgets keep about 4 above the idle count, for a machine as quiet as CI's; the
-// whole answers' counts do not move with load), translated 58.61 / 61.13 (it varies), translated whole 39.00 / 40.06, from
-// Anthropic 62.62 / 62.83 and 42.00 / 42.05 whole, embeddings 38.00 / 38.07, Ollama 53.00 /
-// 53.10, Cohere 52.00 / 52.11, Gemini 55.00 / 55.10, the Gemini client 69.01 / 69.46 and 71.66
-// / 71.15 on a gemini deployment, the Cohere client 63.62 / 63.68, a token count 14.00 / 14.04.
+// 10.05. Since coroutine frames come from operator new (2026-12-07: the build turns Asio's frame
+// recycling off, and the executable's operator new serves frames from a per-thread cache,
+// common/small_blocks.h), every frame counts here: a request's frames were recycled by Asio before
+// and not counted. Every budget rose by its path's frames: plain 26.00 / 26.06, stream 36.00 /
+// 36.56 (36.93 in a whole suite's run; 45.33 beside a two-job clang build: a stream's count follows
+// how its upstream bytes split into reads, each read costing its frames, so the streamed budgets
+// keep about 4 above the idle count, for a machine as quiet as CI's; the whole answers' counts do
+// not move with load), translated 58.61 / 61.13 (it varies), translated whole 39.00 / 40.06, from
+// Anthropic 62.62 / 62.83 and 42.00 / 42.05 whole, embeddings 38.00 / 38.07, Ollama 53.00 / 53.10,
+// Cohere 52.00 / 52.11, Gemini 55.00 / 55.10, the Gemini client 69.01 / 69.46 and 71.66 / 71.15 on
+// a gemini deployment, the Cohere client 63.62 / 63.68, a token count 14.00 / 14.04.
 const BUDGET = {
   plain: { off: 26.5, on: 27 },
   stream: { off: 40, on: 40.5 },
