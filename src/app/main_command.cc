@@ -22,11 +22,14 @@ namespace turnpike::app {
 namespace {
 
 // glibc's per-thread cache keeps 7 freed blocks of each size up to 1,032 bytes. A worker with
-// tens of requests in flight frees and takes coroutine frames (Asio's own cache keeps 2) and
-// other small blocks in larger numbers, so most of them went through malloc's bins: at 50
-// connections a plain request made 15 allocations against 5 at one, and its CPU fell 5% with
-// the count raised (docs/BENCHMARKS.md, "Allocations that grow with connections"). What the cache
-// keeps is what a burst had in use, in blocks of at most 1,032 bytes. glibc reads the count only
+// tens of requests in flight frees and takes small blocks in larger numbers, so most of them went
+// through malloc's bins. When coroutine frames still came from there, a plain request's CPU at
+// 50 connections fell 5% with the count raised (docs/BENCHMARKS.md, "Allocations that grow with
+// connections"); since the executable's own cache serves the frames (common/small_blocks.h), the
+// count still takes about 2% off the worker's instructions there ("Coroutine frames from a
+// per-thread cache"): the blocks that cache refuses and the ones it does not see (malloc's other
+// callers). What glibc's cache keeps is what a burst had in use, in blocks of at most 1,032
+// bytes. glibc reads the count only
 // from GLIBC_TUNABLES when a process starts, so the long-running commands execute themselves again,
 // once, with it set: not when the environment already names it, nor with
 // TURNPIKE_MALLOC_TUNING=off, nor under valgrind (an exec would leave it).

@@ -47,8 +47,8 @@ boost::beast::error_code CommitRead(boost::beast::flat_buffer& buffer, Parser& p
 
 // A network read is written out where it is awaited (`co_await stream.async_read_some(
 // buffer.prepare(kReadChunkBytes), kReadTuple)`, then CommitRead), not in a coroutine of its
-// own: a coroutine's frame is an allocation once requests are in flight side by side
-// (docs/BENCHMARKS.md, "Allocations that grow with connections").
+// own: each coroutine's frame is an allocation and its set-up on every read (docs/BENCHMARKS.md,
+// "Allocations that grow with connections").
 inline constexpr auto kReadTuple = boost::asio::as_tuple(boost::asio::use_awaitable);
 
 // Reads until the message head is complete (bytes after it stay in `buffer`). The head, start
