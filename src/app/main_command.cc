@@ -21,20 +21,27 @@
 namespace turnpike::app {
 namespace {
 
-// glibc's per-thread cache keeps 7 freed blocks of each size up to 1,032 bytes. A worker with
-// tens of requests in flight frees and takes small blocks in larger numbers, so most of them went
-// through malloc's bins. When coroutine frames still came from there, a plain request's CPU at
-// 50 connections fell 5% with the count raised (docs/BENCHMARKS.md, "Allocations that grow with
-// connections"); since the executable's own cache serves the frames (common/small_blocks.h), the
-// count still takes about 2% off the worker's instructions there ("Coroutine frames from a
-// per-thread cache"): the blocks that cache refuses and the ones it does not see (malloc's other
-// callers). What glibc's cache keeps is what a burst had in use, in blocks of at most 1,032
-// bytes. glibc reads the count only
-// from GLIBC_TUNABLES when a process starts, so the long-running commands execute themselves again,
-// once, with it set: not when the environment already names it, nor with
-// TURNPIKE_MALLOC_TUNING=off, nor under valgrind (an exec would leave it).
-constexpr std::string_view kTcacheCount = "glibc.malloc.tcache_count";
-constexpr std::string_view kTcacheCountValue = "=1024";
+// Two glibc malloc tunables, which glibc reads only from GLIBC_TUNABLES when a process starts:
+// - glibc.malloc.tcache_count=1024. glibc's per-thread cache keeps 7 freed blocks of each size
+//   up to 1,032 bytes. A worker with tens of requests in flight frees and takes small blocks in
+//   larger numbers, so most of them went through malloc's bins. When coroutine frames still came
+//   from there, a plain request's CPU at 50 connections fell 5% with the count raised
+//   (docs/BENCHMARKS.md, "Allocations that grow with connections"); since the executable's own
+//   cache serves the frames (common/small_blocks.h), the count still takes about 2% off the
+//   worker's instructions there ("Coroutine frames from a per-thread cache"): the blocks that
+//   cache refuses and the ones it does not see (malloc's other callers). What glibc's cache keeps
+//   is what a burst had in use, in blocks of at most 1,032 bytes.
+// - glibc.malloc.hugetlb=1: malloc asks for transparent huge pages (madvise) on the memory it
+//   takes from the kernel, where the kernel offers them (`transparent_hugepage/enabled` set to
+//   `madvise` or `always`; no effect with `never`). A worker's state for 1,000 streams spans
+//   thousands of 4 KiB pages, and each stream's turn touches a few of them: with 2 MiB pages the
+//   worker's user time per stream fell about 12% there, its total CPU about 2.5%
+//   (docs/BENCHMARKS.md, "Profile-guided builds and huge pages for the heap").
+// So the long-running commands execute themselves again, once, with the missing ones added: not
+// for a tunable the environment already names, not with TURNPIKE_MALLOC_TUNING=off, nor under
+// valgrind (an exec would leave it).
+constexpr std::string_view kTunables[] = {"glibc.malloc.tcache_count=1024",
+                                          "glibc.malloc.hugetlb=1"};
 
 void ReexecWithAllocatorTunables(int argc, char** argv) {
   if (argc < 2) return;
@@ -47,9 +54,15 @@ void ReexecWithAllocatorTunables(int argc, char** argv) {
   if (env("TURNPIKE_MALLOC_TUNING") == "off") return;
   if (env("LD_PRELOAD").find("vgpreload") != std::string_view::npos) return;
   std::string tunables(env("GLIBC_TUNABLES"));
-  if (tunables.find(kTcacheCount) != std::string::npos) return;
-  if (!tunables.empty()) tunables += ':';
-  tunables.append(kTcacheCount).append(kTcacheCountValue);
+  bool added = false;
+  for (const std::string_view tunable : kTunables) {
+    const std::string_view name = tunable.substr(0, tunable.find('=') + 1);
+    if (tunables.find(name) != std::string::npos) continue;
+    if (!tunables.empty()) tunables += ':';
+    tunables.append(tunable);
+    added = true;
+  }
+  if (!added) return;
   if (setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0) return;
   execv("/proc/self/exe", argv);
   // Not executed again (no /proc): this process goes on with glibc's defaults.

@@ -1,6 +1,7 @@
 // The long-running commands execute themselves again once at start with glibc's per-thread
-// cache count raised (src/app/main_command.cc, ReexecWithAllocatorTunables): what the running
-// process's environment holds afterwards, read from /proc, for each case the code decides.
+// cache count raised and huge pages asked for (src/app/main_command.cc,
+// ReexecWithAllocatorTunables): what the running process's environment holds afterwards, read
+// from /proc, for each case the code decides.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -8,7 +9,9 @@ import { startMock, startProcess, stopAll } from './lib/harness.mjs';
 
 after(stopAll);
 
-const TUNED = 'glibc.malloc.tcache_count=1024';
+const COUNT = 'glibc.malloc.tcache_count=1024';
+const HUGE = 'glibc.malloc.hugetlb=1';
+const TUNED = `${COUNT}:${HUGE}`;
 
 async function tunablesOf(env) {
   const proc = await startProcess(['mock-provider', '--listen', '127.0.0.1:0'], { env });
@@ -26,7 +29,7 @@ async function tunablesOf(env) {
   return tunables.join(':');
 }
 
-test('a long-running command runs with the cache count set, keeping the same PID', async () => {
+test('a long-running command runs with both tunables set, keeping the same PID', async () => {
   assert.equal(await tunablesOf({ GLIBC_TUNABLES: '', TURNPIKE_MALLOC_TUNING: '' }), TUNED);
   // startProcess resolved on the listening line of the process it spawned: the PID read above
   // is the spawned one, now running the executed image. And the harness's own mock agrees.
@@ -34,13 +37,17 @@ test('a long-running command runs with the cache count set, keeping the same PID
   assert.match(readFileSync(`/proc/${mock.pid}/environ`, 'latin1'), /GLIBC_TUNABLES=[^\0]*tcache_count=/);
 });
 
-test('tunables already set are kept, and the count is added after them', async () => {
+test('tunables already set are kept, and the missing ones are added after them', async () => {
   assert.equal(await tunablesOf({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' }),
     `glibc.malloc.arena_max=2:${TUNED}`);
 });
 
-test('a count the environment names, or TURNPIKE_MALLOC_TUNING=off, leaves it alone', async () => {
+test('a tunable the environment names keeps its value; MALLOC_TUNING=off leaves all', async () => {
   assert.equal(await tunablesOf({ GLIBC_TUNABLES: 'glibc.malloc.tcache_count=5' }),
-    'glibc.malloc.tcache_count=5');
+    `glibc.malloc.tcache_count=5:${HUGE}`);
+  assert.equal(await tunablesOf({ GLIBC_TUNABLES: 'glibc.malloc.hugetlb=0' }),
+    `glibc.malloc.hugetlb=0:${COUNT}`);
+  const both = 'glibc.malloc.hugetlb=0:glibc.malloc.tcache_count=5';
+  assert.equal(await tunablesOf({ GLIBC_TUNABLES: both }), both);
   assert.equal(await tunablesOf({ GLIBC_TUNABLES: '', TURNPIKE_MALLOC_TUNING: 'off' }), '');
 });
