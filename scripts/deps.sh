@@ -6,7 +6,9 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config lld
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   libsimdjson-dev libssl-dev libspdlog-dev libyaml-cpp-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libpq-dev libxxhash-dev libnghttp2-dev curl openssl)
+  libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libpq-dev libxxhash-dev libnghttp2-dev
+  curl openssl
+  jq)  # bench/pgo-train.sh, the training load of scripts/pgo-build.sh
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(nodejs npm nginx wrk clang-format iproute2 sqlite3 postgresql-15 pgbouncer
     redis-server clang-14 libfuzzer-14-dev libclang-rt-14-dev  # these three: scripts/fuzz.sh
