@@ -38,7 +38,8 @@ if (($(ulimit -Sn) < 8192)); then ulimit -Sn "$(ulimit -Hn)" 2>/dev/null || true
 export GCOV_PREFIX=$dir/discard
 tool() { "$TOOL" "$@"; }
 
-tool mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
+# Not through tool(): $! must be the mock's own PID, for the cleanup to stop it.
+"$TOOL" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
 pids+=($!)
 mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
 
