@@ -133,7 +133,9 @@ YAML
   # The worker: of the threads that run an io_context, the busiest (others run one too).
   local f worker_file='' store_file='' worker_ir=0 ir
   for f in "$dir"/cg."$which".1-*; do
-    if grep -q "StoreThread::Loop" "$f"; then store_file=$f
+    # The store thread by its loop, or (a link-time optimised build inlines the loop) by the
+    # SQLite statements only it runs while requests are measured.
+    if grep -q "StoreThread::Loop\|sqlite3VdbeExec" "$f"; then store_file=$f
     elif [[ $which == nginx ]] || grep -q "scheduler::run" "$f"; then
       ir=$(total_in "$f" Ir)
       if ((ir > worker_ir)); then worker_file=$f worker_ir=$ir; fi
