@@ -35,8 +35,9 @@ namespace {
 //   takes from the kernel, where the kernel offers them (`transparent_hugepage/enabled` set to
 //   `madvise` or `always`; no effect with `never`). A worker's state for 1,000 streams spans
 //   thousands of 4 KiB pages, and each stream's turn touches a few of them: with 2 MiB pages the
-//   worker's user time per stream fell about 12% there, its total CPU about 2.5%
-//   (docs/BENCHMARKS.md, "Profile-guided builds and huge pages for the heap").
+//   worker's user time per stream fell about 12% there, its total CPU about 2.5%, in one
+//   measurement; the side-by-side sets at 1,000 connections did not show it apart from their
+//   spread (docs/BENCHMARKS.md, "Profile-guided builds and huge pages for the heap").
 // So the long-running commands execute themselves again, once, with the missing ones added: not
 // for a tunable the environment already names, not with TURNPIKE_MALLOC_TUNING=off, nor under
 // valgrind (an exec would leave it).
