@@ -40,9 +40,7 @@ many=1000
 (($(ulimit -Sn) >= 8192)) || many=200
 # Every process but the gateways writes its profile (if any) here, removed at the end.
 export GCOV_PREFIX=$dir/discard
-tool() { "$TOOL" "$@"; }
 
-# Not through tool(): $! must be the mock's own PID, for the cleanup to stop it.
 "$TOOL" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
 pids+=($!)
 mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
@@ -73,7 +71,7 @@ failures=0
 # do not send: for them (NO_DONE=1) that one failure kind is not counted.
 load() {
   local name=$1 path=$2; shift 2
-  tool bench --url "$url$path" -d "$seconds" -q -H "Authorization: Bearer $key" \
+  "$TOOL" bench --url "$url$path" -d "$seconds" -q -H "Authorization: Bearer $key" \
     --json "$dir/$name.json" "$@" >/dev/null 2>"$dir/$name.err" || true
   local ok failed
   ok=$(jq -r '.requests_ok // 0' "$dir/$name.json" 2>/dev/null || echo 0)
@@ -100,7 +98,7 @@ load h2-chat /v1/chat/completions -c 10 --http2 --streams-per-conn 10
 load h2-chat-stream /v1/chat/completions -c 10 --http2 --streams-per-conn 10 --stream-every 1
 NO_DONE=1 load messages /v1/messages -c 16 --body "$messages" --stream-every 2
 NO_DONE=1 load responses /v1/responses -c 16 --body "$responses" --stream-every 2
-agent=$(tool admin --json agents create --tenant bench --model bench-model \
+agent=$("$TOOL" admin --json agents create --tenant bench --model bench-model \
   --instructions "You are brief." | jq -r .id)
 load agent-turns /v1/responses -c 8 --agent "$agent" --turns 5
 
