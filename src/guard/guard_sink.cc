@@ -76,8 +76,13 @@ net::awaitable<bool> GuardSink::Idle() { return Deliver(true); }
 net::awaitable<bool> GuardSink::Deliver(bool idle) {
   for (size_t i = 0; i < downstream_.size();) {
     model_call::AnswerSink* sink = downstream_[i];
-    net::awaitable<bool> step = idle ? sink->Idle() : sink->Flush();
-    const bool kept = co_await std::move(step);
+    using Flushed = model_call::AnswerSink::Flushed;
+    const Flushed now = idle ? Flushed::kAwait : sink->FlushAtOnce();
+    bool kept = now == Flushed::kKept;
+    if (now == Flushed::kAwait) {
+      net::awaitable<bool> step = idle ? sink->Idle() : sink->Flush();
+      kept = co_await std::move(step);
+    }
     if (kept) {
       ++i;
       continue;

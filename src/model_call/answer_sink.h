@@ -24,9 +24,9 @@
 //
 // Back-pressure: the next upstream read starts only after every sink's Flush of the previous
 // read returned. A sink that must not slow the others (a follower, a recorder) never waits in
-// Flush: it copies what it keeps and returns at once. Flush returning false says the consumer
-// has gone (its client left): it gets no more calls, and the call ends the upstream
-// read once no sink that serves a client is left (ModelCall's rules).
+// Flush: it copies what it keeps and returns at once, and says so in FlushAtOnce. Flush returning
+// false says the consumer has gone (its client left): it gets no more calls, and the call ends the
+// upstream read once no sink that serves a client is left (ModelCall's rules).
 //
 // Lifetimes: event strings and whole bodies are valid only during the call that receives them;
 // frames' bytes until the Flush that follows them returns (so that a client sink can send
@@ -96,6 +96,11 @@ class AnswerSink {
   virtual void OnWhole(const WholeAnswer& answer) {}
   // Delivers what this read gave. false: this consumer has gone (see the top of this file).
   virtual boost::asio::awaitable<bool> Flush() { co_return true; }
+  // Flush for a sink that never waits in it (a recorder, a fan-out to followers), done at once:
+  // kKept or kGone stand for Flush's true or false, and the call then skips Flush (and the
+  // coroutine frame it costs per read); kAwait, the default, asks the call to await Flush().
+  enum class Flushed : uint8_t { kKept, kGone, kAwait };
+  virtual Flushed FlushAtOnce() { return Flushed::kAwait; }
   // The upstream has been silent for the keep-alive period (a stream's client gets a comment).
   // false: this consumer has gone.
   virtual boost::asio::awaitable<bool> Idle() { co_return true; }

@@ -155,9 +155,11 @@ FanOut::~FanOut() {
   live_->Publish(true);
 }
 
-net::awaitable<bool> FanOut::Flush() {
+net::awaitable<bool> FanOut::Flush() { co_return FlushAtOnce() == Flushed::kKept; }
+
+AnswerSink::Flushed FanOut::FlushAtOnce() {
   live_->Publish(false);
-  co_return true;
+  return Flushed::kKept;
 }
 
 void FanOut::OnEnd(const Error* error) {
