@@ -7,8 +7,9 @@ namespace turnpike::cache {
 namespace {
 
 // Per-entry bookkeeping beyond the strings (the envelope, its control block, the L1 node and
-// its map slot), so many tiny entries cannot exceed the byte cap by their overhead.
-constexpr size_t kEntryOverhead = 192;
+// its map slot, the key's inline bytes in the slot), so many tiny entries cannot exceed the
+// byte cap by their overhead.
+constexpr size_t kEntryOverhead = 192 + L1Slot::kInlineId;
 constexpr uint32_t kEncodingVersion = 1;
 
 size_t SkipString(std::string_view s, size_t i) {  // i at the opening quote

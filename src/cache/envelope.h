@@ -23,6 +23,7 @@
 #include <atomic>
 #include <boost/intrusive/list_hook.hpp>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,7 +34,8 @@ namespace turnpike::cache {
 inline constexpr uint32_t kNoTook = UINT32_MAX;
 
 // What an L1 (l1_cache.h) keeps of an entry it holds, in the entry itself, so that storing one
-// allocates nothing beside it: the key's string (moved in) and hash, the tenant in it, the bytes
+// allocates nothing beside it: the key's bytes (copied in: inline up to kInlineId, past that in
+// a string of the slot's own) and hash, the tenant in it, the bytes
 // charged, the entry's places in the L1's lists, the L1's own reference to it (`owner`) and the
 // CLOCK bit a hit sets. The L1 writes it under the shard's lock only; a lock-free reader of the
 // L1 reads `id`, `hash` and `owner` (written before the entry is published, left alone until
@@ -47,7 +49,19 @@ struct L1Slot {
   L1Slot(const L1Slot&) {}
   L1Slot& operator=(const L1Slot&) { return *this; }
 
-  std::string id;
+  static constexpr size_t kInlineId = 128;  // an LLM key with a 36-byte tenant id is ~110
+  // Keeps a copy of `key_id` as `id`. Writers only, before the entry is published.
+  void SetId(std::string_view key_id) {
+    if (key_id.size() <= kInlineId) {
+      std::memcpy(inline_id, key_id.data(), key_id.size());
+      id = std::string_view(inline_id, key_id.size());
+    } else {
+      long_id.assign(key_id);
+      id = long_id;
+    }
+  }
+
+  std::string_view id;      // the key's bytes, in inline_id or long_id
   uint64_t hash = 0;        // IdHash(id), carried from the key (key.h)
   std::string_view tenant;  // in id
   size_t charge = 0;
@@ -57,6 +71,8 @@ struct L1Slot {
   // reader can still see it): a hit copies it. Non-null also while a removed entry waits.
   std::shared_ptr<const Envelope> owner;
   std::atomic<bool> referenced{false};  // set by a hit (relaxed), cleared by the eviction scan
+  char inline_id[kInlineId];            // not initialised: written by SetId before it is read
+  std::string long_id;
 };
 
 struct Envelope {

@@ -78,8 +78,11 @@ std::string NamespaceId(std::string_view tenant, std::string_view ns) {
   return out;
 }
 
-CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& digest) {
+CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& digest,
+                 std::string storage) {
   CacheKey key;
+  key.id = std::move(storage);
+  key.id.clear();
   key.id.reserve(tenant.size() + ns.size() + kNamespaceFraming + 1 + digest.size() * 2);
   AppendNamespaceId(key.id, tenant, ns);
   key.ns_length = static_cast<uint32_t>(key.id.size());

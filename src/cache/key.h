@@ -39,7 +39,8 @@ std::string DigestHex(const Digest128& digest);
 //   ns_id = "{<tenant length>:<tenant><namespace length>:<namespace>}"
 //   id    = ns_id + ":" + DigestHex(digest)
 // The braces make ns_id a Redis Cluster hash tag, so an entry and its generation always live
-// on one node and can be read by one MGET. One string, so making a key is one allocation.
+// on one node and can be read by one MGET. One string, so making a key is one allocation, or
+// none when the caller hands MakeKey a string to reuse.
 // `hash` is IdHash(id), computed once by MakeKey and carried to every table the key meets (the
 // L1's shard and index, the LLM cache's in-flight table), which then never hash the id again.
 struct CacheKey {
@@ -54,7 +55,10 @@ struct CacheKey {
   }
 };
 
-CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& digest);
+// `storage`: a string whose capacity the id takes over (a worker passes back its last key's id,
+// so that a warm worker's keys allocate nothing).
+CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& digest,
+                 std::string storage = {});
 
 // A key id's hash for the caches' open-addressing tables and shard choice: XXH3-64, about 115
 // instructions for an id of 60 bytes and well mixed, so a table need not mix it again.

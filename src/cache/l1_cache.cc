@@ -260,8 +260,10 @@ std::shared_ptr<const Envelope> L1Cache::Find(HashedId id, uint64_t generation, 
   return slot.owner;  // the atomic increment; released no earlier than this section ends
 }
 
-bool L1Cache::Insert(CacheKey key, std::shared_ptr<const Envelope> envelope) {
-  const size_t charge = envelope->Charge() + key.id.size();
+bool L1Cache::Insert(const CacheKey& key, std::shared_ptr<const Envelope> envelope) {
+  // A key too long for the slot's inline bytes (charged in Envelope::Charge) is charged its own.
+  const size_t charge =
+      envelope->Charge() + (key.id.size() > L1Slot::kInlineId ? key.id.size() : 0);
   Shard& shard = ShardFor(key.hash);
   const Envelope* const raw = envelope.get();
   L1Slot& slot = raw->l1;
@@ -278,9 +280,10 @@ bool L1Cache::Insert(CacheKey key, std::shared_ptr<const Envelope> envelope) {
     ++shard.rejected;
     return false;
   }
-  // The slot takes the key's string (a move: no copy) and views the tenant in it. All of it is
-  // written before the entry is published (the cell's store below).
-  slot.id = std::move(key.id);
+  // The slot copies the key's bytes (into the entry: no allocation for a key of up to
+  // L1Slot::kInlineId bytes) and views the tenant in them. All of it is written before the
+  // entry is published (the cell's store below).
+  slot.SetId(key.id);
   slot.hash = key.hash;
   slot.tenant = std::string_view(slot.id).substr(key.tenant_offset, key.tenant_length);
   slot.charge = charge;

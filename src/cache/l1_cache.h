@@ -113,7 +113,7 @@ class L1Cache {
   // it with std::move to spare a copy of its string). False if it is too large to be stored, if
   // the entry there has a newer generation (generations only grow: this one is already stale),
   // or if this envelope is stored already (or waits to be released by an L1).
-  bool Insert(CacheKey key, std::shared_ptr<const Envelope> envelope);
+  bool Insert(const CacheKey& key, std::shared_ptr<const Envelope> envelope);
 
   L1Stats Stats() const;
 

@@ -27,8 +27,9 @@ std::shared_ptr<const Envelope> Entry(size_t body_bytes, uint64_t generation = 0
   return e;
 }
 
-// Charge of one Entry(body) under Key(tenant, n) (tenant of one character).
-size_t ChargeOf(size_t body) { return Entry(body)->Charge() + Key("a", 0).id.size(); }
+// Charge of one Entry(body) under Key(tenant, n) (tenant of one character: the key's bytes fit
+// the entry's inline room, charged in Envelope::Charge).
+size_t ChargeOf(size_t body) { return Entry(body)->Charge(); }
 
 TEST(L1Cache, HitsOnlyTheSameGenerationBeforeExpiry) {
   L1Cache l1({.max_bytes = 1 << 20, .tenant_max_bytes = 0, .shards = 4});
@@ -47,6 +48,36 @@ TEST(L1Cache, HitsOnlyTheSameGenerationBeforeExpiry) {
   EXPECT_EQ(l1.Find(key.id, 3, kNow + 1000), nullptr);  // expired
   EXPECT_EQ(l1.Stats().entries, 0u);
   EXPECT_EQ(l1.Stats().bytes, 0u);
+}
+
+// The entry keeps its own copy of the key: inline up to L1Slot::kInlineId bytes, in a string
+// past it. Keys on both sides of that size hit, and their tenants' accounts stay apart: a
+// tenant that fills its share evicts only its own entries, whatever the length of its id.
+TEST(L1Cache, KeysOfAnyLengthAreCopiedIntoTheEntry) {
+  const std::string short_tenant = "s";
+  const std::string long_tenant(2 * L1Slot::kInlineId, 'l');
+  const size_t charge = Entry(100)->Charge() + Key(long_tenant, 0).id.size();  // out of line
+  L1Cache l1({.max_bytes = 100 * charge, .tenant_max_bytes = 4 * charge, .shards = 1});
+  for (int i = 0; i < 3; ++i) {
+    CacheKey key = Key(long_tenant, i);
+    ASSERT_GT(key.id.size(), L1Slot::kInlineId);
+    ASSERT_TRUE(l1.Insert(key, Entry(100)));
+    key.id.assign(key.id.size(), '?');  // the caller's string is reused: the entry has its own
+  }
+  ASSERT_TRUE(l1.Insert(Key(short_tenant, 0), Entry(100)));
+  for (int i = 0; i < 3; ++i) {
+    const std::shared_ptr<const Envelope> hit = l1.Find(Key(long_tenant, i).id, 0, kNow);
+    ASSERT_NE(hit, nullptr) << i;
+    EXPECT_EQ(hit->l1.id, Key(long_tenant, i).id);
+    EXPECT_EQ(hit->l1.tenant, long_tenant);
+  }
+  const std::shared_ptr<const Envelope> hit = l1.Find(Key(short_tenant, 0).id, 0, kNow);
+  ASSERT_NE(hit, nullptr);
+  EXPECT_LE(hit->l1.id.size(), L1Slot::kInlineId);
+  EXPECT_EQ(hit->l1.tenant, short_tenant);
+  for (int i = 3; i < 20; ++i) ASSERT_TRUE(l1.Insert(Key(long_tenant, i), Entry(100)));
+  EXPECT_NE(l1.Find(Key(short_tenant, 0).id, 0, kNow), nullptr);
+  EXPECT_EQ(l1.Find(Key(long_tenant, 0).id, 0, kNow), nullptr);  // its own, evicted
 }
 
 TEST(L1Cache, ReplacingAnEntryKeepsTheAccountExact) {

@@ -249,8 +249,11 @@ async function governed(t, name, sections) {
 // stream miss 11.20 (a build running beside it); the stream's and the miss's budgets one lower.
 // Since coroutine frames count (2026-12-07, above): miss 29.13 / 42.45, hit 15.04 / 34.05,
 // against 26.06 / 36.56 with the cache off in the same run (+3.07 and +5.89: the miss path's
-// own frames count now, as its allocations did).
-const CACHE_BUDGET = { plain_miss: 30, stream_miss: 46.5, plain_hit: 15.5, stream_hit: 38 };
+// own frames count now, as its allocations did). Since the fan-out flushes without a coroutine
+// frame per read and a worker's keys reuse its last key's string, which the L1 copies into the
+// entry (2026-12-07): miss 27.10 / 37.98-38.14, hit 14.04 / 33.05, against 26.10-26.12 /
+// 36.52-36.92 with the cache off in the same runs (+1.0, and +1.1 to +1.6).
+const CACHE_BUDGET = { plain_miss: 28, stream_miss: 42.5, plain_hit: 14.5, stream_hit: 37 };
 
 test('allocations per request with the LLM response cache: a miss and a hit', async (t) => {
   const g = await governed(t, 'cache', { llm_cache: { enabled: true } });

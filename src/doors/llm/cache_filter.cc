@@ -235,7 +235,7 @@ bool CacheFilter::MakeKey(LlmContext& ctx) {
   }
   const std::string_view tenant =
       who.tenant != nullptr ? std::string_view(who.tenant->tenant.id) : std::string_view();
-  ticket.key = cache::MakeKey(tenant, ns, digest.value());
+  ticket.key = cache::MakeKey(tenant, ns, digest.value(), std::move(old_id_));
   return true;
 }
 
@@ -470,16 +470,16 @@ void CacheFilter::OnComplete(core::RequestContext& context) {
     end.calls_tools = ctx.finish_reason == "tool_calls";
     end.ttl = ticket.ttl;
     end.usage = BillableUsage(ctx.usage);
-    // The entry takes the key; semantic mode indexes its vector under the entry's id.
-    const std::string id = ticket.semantic_vector.empty() ? std::string() : ticket.key.id;
-    const bool stored =
-        cache_.EndLead(std::move(ticket.key), ticket.lead, end, now, worker_, executor_);
+    // Semantic mode indexes the entry's vector under its id.
+    const bool stored = cache_.EndLead(ticket.key, ticket.lead, end, now, worker_, executor_);
     if (stored && !ticket.semantic_vector.empty()) {
-      cache_.semantic()->Insert(ticket.semantic_ns, ticket.semantic_vector, id,
+      cache_.semantic()->Insert(ticket.semantic_ns, ticket.semantic_vector, ticket.key.id,
                                 now + ticket.ttl.count());
     }
     ticket.fan_out.reset();  // ends the answer for followers of a call that stopped early
   }
+  // The lead (if any) has ended and no longer views the id: the next key takes its capacity.
+  if (ticket.key.id.capacity() > old_id_.capacity()) old_id_ = std::move(ticket.key.id);
   if (ticket.hit && ctx.admission.active() && ctx.admission.price() != nullptr) {
     const governance::CostResult saved = governance::Cost(ticket.hit->usage, ctx.admission.price());
     cache_.probe(worker_).saved_micros.Add(

@@ -114,7 +114,8 @@ class CacheFilter : public core::Filter {
   const size_t worker_;
   const boost::asio::any_io_executor executor_;
   cache::RequestDigester digester_;
-  std::string ns_;  // MakeKey's scratch
+  std::string ns_;      // MakeKey's scratch
+  std::string old_id_;  // the last finished request's key id, whose capacity the next key reuses
   const std::unique_ptr<SemanticLookup> semantic_;
 };
 

@@ -44,7 +44,7 @@ struct CacheTicket {
 
   CacheableRequest request;
   // Set by the filter. A registered lead views key.id (response_cache.h StartLead) until
-  // OnComplete moves the key into the entry; `lead` is declared after it, so is destroyed first.
+  // OnComplete ends the lead; `lead` is declared after it, so is destroyed first.
   cache::CacheKey key;
   Pending pending = Pending::kNone;
   bool no_store = false;

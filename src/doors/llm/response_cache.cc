@@ -241,8 +241,8 @@ bool ResponseCache::Storable(const model_call::Recording& recording,
   return true;
 }
 
-bool ResponseCache::EndLead(cache::CacheKey key, Lead& lead, const LeadEnd& end, int64_t now_ms,
-                            size_t worker, const net::any_io_executor& executor) {
+bool ResponseCache::EndLead(const cache::CacheKey& key, Lead& lead, const LeadEnd& end,
+                            int64_t now_ms, size_t worker, const net::any_io_executor& executor) {
   if (lead.live == nullptr) return false;
   LlmCacheProbe& probe = *probes_[worker];
   const model_call::Recording& recording = lead.live->recording();
@@ -271,13 +271,13 @@ bool ResponseCache::EndLead(cache::CacheKey key, Lead& lead, const LeadEnd& end,
   bool stored = false;
   {
     // One critical section: a Join sees the call or, after it, the entry (see the top of this
-    // file). The registration is dropped first, while the key it views is still the caller's.
+    // file).
     std::unique_lock lock(mu_, std::defer_lock);
     if (lead.registered()) {
       lock.lock();
       Unregister(lead);
     }
-    if (entry != nullptr) stored = l1_.Insert(std::move(key), std::move(entry));
+    if (entry != nullptr) stored = l1_.Insert(key, std::move(entry));
   }
   if (stored) probe.stored.Add();
   lead = Lead{};

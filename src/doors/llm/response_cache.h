@@ -39,10 +39,11 @@
 // stays put until EndLead, or until the Lead is destroyed, which drops a registration that
 // EndLead never ended (a request destroyed mid-call at shutdown).
 //
-// Allocations of a miss that stores its answer (no L2, no semantic mode): the key's string
-// (the filter's; the L1 keeps it, moved), and the LiveAnswer with the entry it may become and
-// its recording's first block (2 KB for a whole answer, 8 KB for a stream) beside it, in one
-// allocation; the L1 keeps its bookkeeping in the entry (cache/envelope.h L1Slot), and the
+// Allocations of a miss that stores its answer (no L2, no semantic mode): the LiveAnswer with
+// the entry it may become and its recording's first block (2 KB for a whole answer, 8 KB for a
+// stream) beside it, in one allocation. The key's string is the filter's, which reuses the last
+// one's on its worker; the L1 copies the key into the entry and keeps its bookkeeping there
+// (cache/envelope.h L1Slot), and the
 // in-flight table and the L1's index are open-addressing tables that allocate only to grow.
 // A longer answer adds its recording's further blocks (each twice the last).
 //
@@ -175,8 +176,8 @@ class ResponseCache {
   // and the recording allow it (see the top of this file), and unregisters it. Exactly once
   // per Lead. True when the answer went into L1 (expiring at now_ms + end.ttl). The entry
   // keeps `key`: pass the request's own with std::move.
-  bool EndLead(cache::CacheKey key, Lead& lead, const LeadEnd& end, int64_t now_ms, size_t worker,
-               const boost::asio::any_io_executor& executor);
+  bool EndLead(const cache::CacheKey& key, Lead& lead, const LeadEnd& end, int64_t now_ms,
+               size_t worker, const boost::asio::any_io_executor& executor);
 
   LlmCacheProbe& probe(size_t worker) { return *probes_[worker]; }
   // /metrics: turnpike_cache_*{cache="llm"} (cache/cache_metrics.h) and
