@@ -76,14 +76,12 @@ net::awaitable<bool> GuardSink::Idle() { return Deliver(true); }
 net::awaitable<bool> GuardSink::Deliver(bool idle) {
   for (size_t i = 0; i < downstream_.size();) {
     model_call::AnswerSink* sink = downstream_[i];
-    using Flushed = model_call::AnswerSink::Flushed;
-    const Flushed now = idle ? Flushed::kAwait : sink->FlushAtOnce();
-    bool kept = now == Flushed::kKept;
-    if (now == Flushed::kAwait) {
+    std::optional<bool> kept = idle ? std::nullopt : sink->FlushAtOnce();
+    if (!kept) {
       net::awaitable<bool> step = idle ? sink->Idle() : sink->Flush();
       kept = co_await std::move(step);
     }
-    if (kept) {
+    if (*kept) {
       ++i;
       continue;
     }

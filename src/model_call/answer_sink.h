@@ -41,6 +41,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -97,10 +98,9 @@ class AnswerSink {
   // Delivers what this read gave. false: this consumer has gone (see the top of this file).
   virtual boost::asio::awaitable<bool> Flush() { co_return true; }
   // Flush for a sink that never waits in it (a recorder, a fan-out to followers), done at once:
-  // kKept or kGone stand for Flush's true or false, and the call then skips Flush (and the
-  // coroutine frame it costs per read); kAwait, the default, asks the call to await Flush().
-  enum class Flushed : uint8_t { kKept, kGone, kAwait };
-  virtual Flushed FlushAtOnce() { return Flushed::kAwait; }
+  // its result, and the call then skips Flush (and the coroutine frame it costs per read);
+  // nullopt, the default, asks the call to await Flush().
+  virtual std::optional<bool> FlushAtOnce() { return std::nullopt; }
   // The upstream has been silent for the keep-alive period (a stream's client gets a comment).
   // false: this consumer has gone.
   virtual boost::asio::awaitable<bool> Idle() { co_return true; }

@@ -155,11 +155,11 @@ FanOut::~FanOut() {
   live_->Publish(true);
 }
 
-net::awaitable<bool> FanOut::Flush() { co_return FlushAtOnce() == Flushed::kKept; }
+net::awaitable<bool> FanOut::Flush() { co_return *FlushAtOnce(); }
 
-AnswerSink::Flushed FanOut::FlushAtOnce() {
+std::optional<bool> FanOut::FlushAtOnce() {
   live_->Publish(false);
-  return Flushed::kKept;
+  return true;
 }
 
 void FanOut::OnEnd(const Error* error) {

@@ -162,7 +162,7 @@ class FanOut final : public AnswerSink {
   void OnFrames(std::span<const IdentityFrame> frames) override { recorder_.OnFrames(frames); }
   void OnWhole(const WholeAnswer& answer) override { recorder_.OnWhole(answer); }
   boost::asio::awaitable<bool> Flush() override;
-  Flushed FlushAtOnce() override;
+  std::optional<bool> FlushAtOnce() override;
   void OnEnd(const Error* error) override;
   bool serves_client() const override { return live_->followers() > 0; }
   // No: a follower or a cache entry is served in the client's own dialect, whose stream form

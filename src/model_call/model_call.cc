@@ -282,13 +282,12 @@ void ModelCall::ReadIdentityUsage(const providers::Provider& dialect, std::strin
 net::awaitable<void> ModelCall::FlushAll() {
   for (size_t i = 0; i < sinks_.size();) {
     AnswerSink* sink = sinks_[i];
-    const AnswerSink::Flushed now = sink->FlushAtOnce();
-    bool kept = now == AnswerSink::Flushed::kKept;
-    if (now == AnswerSink::Flushed::kAwait) {
+    std::optional<bool> kept = sink->FlushAtOnce();
+    if (!kept) {
       net::awaitable<bool> step = sink->Flush();
       kept = co_await std::move(step);
     }
-    if (kept) {
+    if (*kept) {
       ++i;
       continue;
     }

@@ -42,7 +42,7 @@ class Recorder final : public AnswerSink {
   void OnFrames(std::span<const IdentityFrame> frames) override;
   void OnWhole(const WholeAnswer& answer) override;
   void OnEnd(const Error* error) override;
-  Flushed FlushAtOnce() override { return Flushed::kKept; }  // it copied what it keeps
+  std::optional<bool> FlushAtOnce() override { return true; }  // it copied what it keeps
   bool serves_client() const override { return false; }
   // The events are what another form is rendered from, also on an identity stream.
   bool wants_events() const override { return true; }

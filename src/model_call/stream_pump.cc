@@ -63,13 +63,12 @@ net::awaitable<void> StreamPump::Run() {
     // Every sink's Flush (of the head, a read, or the end) or Idle, in this frame.
     for (size_t i = 0; i < call_.sinks_.size();) {
       AnswerSink* sink = call_.sinks_[i];
-      const AnswerSink::Flushed now = idle ? AnswerSink::Flushed::kAwait : sink->FlushAtOnce();
-      bool kept = now == AnswerSink::Flushed::kKept;
-      if (now == AnswerSink::Flushed::kAwait) {
+      std::optional<bool> kept = idle ? std::nullopt : sink->FlushAtOnce();
+      if (!kept) {
         net::awaitable<bool> step = idle ? sink->Idle() : sink->Flush();
         kept = co_await std::move(step);
       }
-      if (kept) {
+      if (*kept) {
         ++i;
         continue;
       }
