@@ -78,20 +78,45 @@ std::string NamespaceId(std::string_view tenant, std::string_view ns) {
   return out;
 }
 
-CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& digest,
-                 std::string storage) {
-  CacheKey key;
-  key.id = std::move(storage);
-  key.id.clear();
-  key.id.reserve(tenant.size() + ns.size() + kNamespaceFraming + 1 + digest.size() * 2);
-  AppendNamespaceId(key.id, tenant, ns);
+namespace {
+
+// "{<n>:" precedes the tenant's bytes in a namespace id.
+uint32_t TenantOffset(std::string_view ns_id) { return static_cast<uint32_t>(ns_id.find(':') + 1); }
+
+// Completes a key whose id holds its namespace id: the digest, the tenant's place, the hash.
+void FinishKey(CacheKey& key, uint32_t tenant_length, const Digest128& digest) {
   key.ns_length = static_cast<uint32_t>(key.id.size());
   key.id.push_back(':');
   AppendDigestHex(key.id, digest);
-  // "{<n>:" precedes the tenant's bytes in id.
-  key.tenant_offset = static_cast<uint32_t>(key.id.find(':') + 1);
-  key.tenant_length = static_cast<uint32_t>(tenant.size());
+  key.tenant_offset = TenantOffset(key.id);
+  key.tenant_length = tenant_length;
   key.hash = IdHash(key.id);
+}
+
+}  // namespace
+
+CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& digest) {
+  CacheKey key;
+  key.id.reserve(tenant.size() + ns.size() + kNamespaceFraming + 1 + digest.size() * 2);
+  AppendNamespaceId(key.id, tenant, ns);
+  FinishKey(key, static_cast<uint32_t>(tenant.size()), digest);
+  return key;
+}
+
+void KeySpace::Assign(std::string_view tenant, std::string_view ns) {
+  ns_id.clear();
+  AppendNamespaceId(ns_id, tenant, ns);
+  tenant_offset = TenantOffset(ns_id);
+  tenant_length = static_cast<uint32_t>(tenant.size());
+}
+
+CacheKey MakeKey(const KeySpace& space, const Digest128& digest, std::string storage) {
+  CacheKey key;
+  key.id = std::move(storage);
+  key.id.clear();
+  key.id.reserve(space.ns_id.size() + 1 + digest.size() * 2);
+  key.id.append(space.ns_id);
+  FinishKey(key, space.tenant_length, digest);
   return key;
 }
 

@@ -40,7 +40,7 @@ std::string DigestHex(const Digest128& digest);
 //   id    = ns_id + ":" + DigestHex(digest)
 // The braces make ns_id a Redis Cluster hash tag, so an entry and its generation always live
 // on one node and can be read by one MGET. One string, so making a key is one allocation, or
-// none when the caller hands MakeKey a string to reuse.
+// none when the caller hands MakeKey a string to reuse (its KeySpace form, below).
 // `hash` is IdHash(id), computed once by MakeKey and carried to every table the key meets (the
 // L1's shard and index, the LLM cache's in-flight table), which then never hash the id again.
 struct CacheKey {
@@ -55,10 +55,26 @@ struct CacheKey {
   }
 };
 
-// `storage`: a string whose capacity the id takes over (a worker passes back its last key's id,
-// so that a warm worker's keys allocate nothing).
-CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& digest,
-                 std::string storage = {});
+CacheKey MakeKey(std::string_view tenant, std::string_view ns, const Digest128& digest);
+
+// A namespace's id with the tenant's place in it, made once for the keys in it: MakeKey(space,
+// ...) then formats only the digest (the LLM cache filter keeps its worker's last space, which
+// most of its requests share).
+struct KeySpace {
+  std::string ns_id;  // as CacheKey::ns_id()
+  uint32_t tenant_offset = 0;
+  uint32_t tenant_length = 0;
+
+  void Assign(std::string_view tenant, std::string_view ns);
+  std::string_view tenant() const {
+    return std::string_view(ns_id).substr(tenant_offset, tenant_length);
+  }
+};
+
+// The same key as MakeKey(tenant, ns, digest) for the space's tenant and ns. `storage`: a string
+// whose capacity the id takes over (a worker passes back its last key's id, so that a warm
+// worker's keys allocate nothing).
+CacheKey MakeKey(const KeySpace& space, const Digest128& digest, std::string storage = {});
 
 // A key id's hash for the caches' open-addressing tables and shard choice: XXH3-64, about 115
 // instructions for an id of 60 bytes and well mixed, so a table need not mix it again.

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+
 namespace turnpike::cache {
 namespace {
 
@@ -50,6 +53,29 @@ TEST(CacheKey, NoTenantAndNamespaceSplitCollides) {
   EXPECT_NE(MakeKey("a", "bc", digest).id, MakeKey("ab", "c", digest).id);
   EXPECT_NE(MakeKey("a:", "b", digest).id, MakeKey("a", ":b", digest).id);
   EXPECT_NE(MakeKey("t1", "i", digest).id, MakeKey("t2", "i", digest).id);
+}
+
+// A key made in a KeySpace is the key made from its tenant and namespace: the same id, hash and
+// tenant, whatever string it reuses and however the space was assigned before.
+TEST(CacheKey, FromAKeySpaceIsTheSameKey) {
+  const Digest128 digest = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+                            0xfe, 0xdc, 0xba, 0x98, 0x76, 0x54, 0x32, 0x10};
+  KeySpace space;
+  std::string reused(300, 'x');  // longer than the key and full of other bytes
+  for (auto [tenant, ns] : {std::pair<std::string_view, std::string_view>{"acme", "openai 4:chat"},
+                            {"", "n"},
+                            {"tenant-with:colon", "anthropic 9:claude-x1 key_42"},
+                            {"a", ""}}) {
+    space.Assign(tenant, ns);
+    const CacheKey expected = MakeKey(tenant, ns, digest);
+    CacheKey key = MakeKey(space, digest, std::move(reused));
+    EXPECT_EQ(key.id, expected.id);
+    EXPECT_EQ(key.ns_id(), expected.ns_id());
+    EXPECT_EQ(key.tenant(), tenant);
+    EXPECT_EQ(space.tenant(), tenant);
+    EXPECT_EQ(key.hash, expected.hash);
+    reused = std::move(key.id);
+  }
 }
 
 }  // namespace

@@ -220,23 +220,40 @@ bool CacheFilter::MakeKey(LlmContext& ctx) {
   Result<cache::Digest128> digest = digester_.Of(Body(ticket.request), ExcludedFields(dialect));
   if (!digest.ok()) return false;
   const governance::Principal& who = ctx.principal;
-  // "<dialect> <model length>:<model>[ <key id>]": printable (Redis key names) and unambiguous
-  // whatever the model's name holds.
-  std::string& ns = ns_;  // the worker's scratch: no allocation once warm
-  ns.clear();
-  ns.append(dialect).push_back(' ');
-  char digits[24];
-  const auto [digits_end, ec] = std::to_chars(digits, digits + sizeof(digits), ctx.model.size());
-  ns.append(digits, digits_end).push_back(':');
-  ns.append(ctx.model);
-  if (who.plan != nullptr && who.plan->cache.key_scope && who.key != nullptr) {
-    ns.push_back(' ');
-    ns.append(who.key->key.public_id);
-  }
+  const std::string_view key_id =
+      who.plan != nullptr && who.plan->cache.key_scope && who.key != nullptr
+          ? std::string_view(who.key->key.public_id)
+          : std::string_view();
   const std::string_view tenant =
       who.tenant != nullptr ? std::string_view(who.tenant->tenant.id) : std::string_view();
-  ticket.key = cache::MakeKey(tenant, ns, digest.value(), std::move(old_id_));
+  if (!space_.Holds(tenant, dialect, ctx.model, key_id)) {
+    space_.Assign(tenant, dialect, ctx.model, key_id);
+  }
+  ticket.key = cache::MakeKey(space_.space, digest.value(), std::move(old_id_));
   return true;
+}
+
+bool CacheFilter::Space::Holds(std::string_view tenant, std::string_view dialect_in,
+                               std::string_view model_in, std::string_view key_id_in) const {
+  return !space.ns_id.empty() && model == model_in && dialect == dialect_in &&
+         key_id == key_id_in && space.tenant() == tenant;
+}
+
+void CacheFilter::Space::Assign(std::string_view tenant, std::string_view dialect_in,
+                                std::string_view model_in, std::string_view key_id_in) {
+  dialect.assign(dialect_in);
+  model.assign(model_in);
+  key_id.assign(key_id_in);
+  // The namespace: "<dialect> <model length>:<model>[ <key id>]", printable (Redis key names)
+  // and unambiguous whatever the model's name holds.
+  std::string ns;
+  ns.append(dialect).push_back(' ');
+  char digits[24];
+  const auto [digits_end, ec] = std::to_chars(digits, digits + sizeof(digits), model.size());
+  ns.append(digits, digits_end).push_back(':');
+  ns.append(model);
+  if (!key_id.empty()) ns.append(" ").append(key_id);
+  space.Assign(tenant, ns);
 }
 
 FilterStatus CacheFilter::OnRequest(core::RequestContext& context) {

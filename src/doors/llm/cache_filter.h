@@ -114,7 +114,17 @@ class CacheFilter : public core::Filter {
   const size_t worker_;
   const boost::asio::any_io_executor executor_;
   cache::RequestDigester digester_;
-  std::string ns_;      // MakeKey's scratch
+  // The key space (tenant and namespace) of this worker's last key, and what made it: most
+  // requests share it, and then their keys format only the digest.
+  struct Space {
+    cache::KeySpace space;
+    std::string dialect, model, key_id;  // key_id: empty unless the plan scopes entries to keys
+    bool Holds(std::string_view tenant, std::string_view dialect_in, std::string_view model_in,
+               std::string_view key_id_in) const;
+    void Assign(std::string_view tenant, std::string_view dialect_in, std::string_view model_in,
+                std::string_view key_id_in);
+  };
+  Space space_;
   std::string old_id_;  // the last finished request's key id, whose capacity the next key reuses
   const std::unique_ptr<SemanticLookup> semantic_;
 };
