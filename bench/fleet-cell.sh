@@ -48,11 +48,7 @@ server: {listen: 127.0.0.1:0, workers: $2, access_log: ""}
 governance: {enabled: true}
 store: $3
 $redis_section
-prices:
-  bench-model: {input: 0.15, output: 0.60, max_output_tokens: 4096}
-models:
-  - name: bench-model
-    deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
+$(bench_models_yaml)
 YAML
   TURNPIKE_ADMIN_TOKEN=bench "$TURNPIKE" serve --config "$dir/$1.yaml" >"$dir/$1.log" 2>&1 &
   echo $! >"$dir/$1.pid"

@@ -79,11 +79,7 @@ governance: {enabled: $gov}
 $cache_line
 store: {path: $dir/$which.db}
 call_log: {log_store: $log_store}
-prices:
-  bench-model: {input: 0.15, output: 0.60, max_output_tokens: 4096}
-models:
-  - name: bench-model
-    deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
+$(bench_models_yaml)
 YAML
   local port pid
   if [[ $which == nginx ]]; then

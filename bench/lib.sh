@@ -38,6 +38,18 @@ bench_mock() {
   mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
 }
 
+# bench_models_yaml: the `prices:` and `models:` sections of a cell's gateway config: bench-model,
+# priced, served by the mock provider at $mock_port.
+bench_models_yaml() {
+  cat <<YAML
+prices:
+  bench-model: {input: 0.15, output: 0.60, max_output_tokens: 4096}
+models:
+  - name: bench-model
+    deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
+YAML
+}
+
 # bench_key: provisions, on the gateway at $TURNPIKE_URL (admin token $TURNPIKE_ADMIN_TOKEN), a
 # plan with a budget and RPM/TPM limits no load here reaches, a tenant on it and a key with its
 # own RPM limit, and prints the key.

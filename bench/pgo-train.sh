@@ -52,11 +52,7 @@ governance: {enabled: true}
 store: {path: $dir/$1.db}
 call_log: {log_store: on}
 ${2:-}
-prices:
-  bench-model: {input: 0.15, output: 0.60, max_output_tokens: 4096}
-models:
-  - name: bench-model
-    deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
+$(bench_models_yaml)
 YAML
   env -u GCOV_PREFIX TURNPIKE_ADMIN_TOKEN=bench "$GATEWAY" serve --config "$dir/$1.yaml" \
     >"$dir/$1.log" 2>&1 &

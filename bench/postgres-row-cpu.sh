@@ -22,11 +22,7 @@ server: {listen: 127.0.0.1:0, workers: 1, access_log: ""}
 governance: {enabled: true}
 call_log: $call_log
 store: {engine: postgres, url: 'postgresql://turnpike@127.0.0.1:$pg_port/turnpike', path: $dir/pg.db}
-prices:
-  bench-model: {input: 0.15, output: 0.60, max_output_tokens: 4096}
-models:
-  - name: bench-model
-    deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
+$(bench_models_yaml)
 YAML
 TURNPIKE_ADMIN_TOKEN=bench "$TURNPIKE" serve --config "$dir/t.yaml" >"$dir/gw.log" 2>&1 &
 pids+=($!)

@@ -52,11 +52,7 @@ server:
   $2
 governance: {enabled: $gov}
 store: {path: $dir/$1.db}
-prices:
-  bench-model: {input: 0.15, output: 0.60, max_output_tokens: 4096}
-models:
-  - name: bench-model
-    deployments: [{provider: openai, base_url: "http://127.0.0.1:$mock_port/v1"}]
+$(bench_models_yaml)
 YAML
   TURNPIKE_ADMIN_TOKEN=bench "$TURNPIKE" serve --config "$dir/$1.yaml" >"$dir/$1.log" 2>&1 &
   echo $! >"$dir/$1.pid"
