@@ -109,8 +109,8 @@ class L1Cache {
     return Find(HashedId::Of(id), generation, now_ms);
   }
 
-  // Stores (or replaces) the entry for `key`, which the entry's slot keeps with its hash (pass
-  // it with std::move to spare a copy of its string). False if it is too large to be stored, if
+  // Stores (or replaces) the entry for `key`, whose bytes and hash the entry's slot copies (the
+  // caller keeps its key; envelope.h L1Slot). False if it is too large to be stored, if
   // the entry there has a newer generation (generations only grow: this one is already stale),
   // or if this envelope is stored already (or waits to be released by an L1).
   bool Insert(const CacheKey& key, std::shared_ptr<const Envelope> envelope);

@@ -175,7 +175,7 @@ class ResponseCache {
   // The call of a Lead finished (or was given up): stores its answer under `key` when `end`
   // and the recording allow it (see the top of this file), and unregisters it. Exactly once
   // per Lead. True when the answer went into L1 (expiring at now_ms + end.ttl). The entry
-  // keeps `key`: pass the request's own with std::move.
+  // keeps a copy of `key` (cache/envelope.h L1Slot).
   bool EndLead(const cache::CacheKey& key, Lead& lead, const LeadEnd& end, int64_t now_ms,
                size_t worker, const boost::asio::any_io_executor& executor);
 
