@@ -76,12 +76,14 @@ net::awaitable<bool> GuardSink::Idle() { return Deliver(true); }
 net::awaitable<bool> GuardSink::Deliver(bool idle) {
   for (size_t i = 0; i < downstream_.size();) {
     model_call::AnswerSink* sink = downstream_[i];
-    std::optional<bool> kept = idle ? std::nullopt : sink->FlushAtOnce();
-    if (!kept) {
+    const std::optional<bool> at_once = idle ? std::nullopt : sink->FlushAtOnce();
+    bool kept = at_once.value_or(false);
+    if (!at_once.has_value()) {
       net::awaitable<bool> step = idle ? sink->Idle() : sink->Flush();
-      kept = co_await std::move(step);
+      const bool flushed = co_await std::move(step);
+      kept = flushed;
     }
-    if (*kept) {
+    if (kept) {
       ++i;
       continue;
     }

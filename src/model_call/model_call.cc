@@ -282,12 +282,14 @@ void ModelCall::ReadIdentityUsage(const providers::Provider& dialect, std::strin
 net::awaitable<void> ModelCall::FlushAll() {
   for (size_t i = 0; i < sinks_.size();) {
     AnswerSink* sink = sinks_[i];
-    std::optional<bool> kept = sink->FlushAtOnce();
-    if (!kept) {
+    const std::optional<bool> at_once = sink->FlushAtOnce();
+    bool kept = at_once.value_or(false);
+    if (!at_once.has_value()) {
       net::awaitable<bool> step = sink->Flush();
-      kept = co_await std::move(step);
+      const bool flushed = co_await std::move(step);
+      kept = flushed;
     }
-    if (*kept) {
+    if (kept) {
       ++i;
       continue;
     }

@@ -63,12 +63,14 @@ net::awaitable<void> StreamPump::Run() {
     // Every sink's Flush (of the head, a read, or the end) or Idle, in this frame.
     for (size_t i = 0; i < call_.sinks_.size();) {
       AnswerSink* sink = call_.sinks_[i];
-      std::optional<bool> kept = idle ? std::nullopt : sink->FlushAtOnce();
-      if (!kept) {
+      const std::optional<bool> at_once = idle ? std::nullopt : sink->FlushAtOnce();
+      bool kept = at_once.value_or(false);
+      if (!at_once.has_value()) {
         net::awaitable<bool> step = idle ? sink->Idle() : sink->Flush();
-        kept = co_await std::move(step);
+        const bool flushed = co_await std::move(step);
+        kept = flushed;
       }
-      if (*kept) {
+      if (kept) {
         ++i;
         continue;
       }
