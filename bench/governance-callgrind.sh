@@ -5,7 +5,7 @@
 #
 #   bench/governance-callgrind.sh [--requests 10000] [--conns 8] [--log-store on|off]
 #                                 [--cache-sim] [--off-without-key] [--stream] [--llm-cache]
-#                                 [--nginx]
+#                                 [--body FILE] [--nginx]
 #
 # Runs the same non-streaming load twice through one Turnpike (1 worker) under
 # `valgrind --tool=callgrind --separate-threads=yes`: governance off, then on (a key with a plan
@@ -15,7 +15,8 @@
 # stream (`turnpike bench --stream-every 1`). --llm-cache compares the LLM response cache
 # instead: both instances governed, the second with `llm_cache: {enabled: true}`, and every
 # request a different body (`turnpike bench --distinct`), so that each one is a miss that
-# leads its call and stores its answer. --nginx measures nginx (bench/nginx.conf.in, one
+# leads its call and stores its answer (--body FILE: their JSON body, default one short user
+# message). --nginx measures nginx (bench/nginx.conf.in, one
 # process: `master_process off`, so the process under callgrind is its worker) in place of the
 # ungoverned instance, with the same client, requests and mock: the one-proxy-hop limit that
 # the governed worker's count is held against. --cache-sim also simulates the
@@ -32,7 +33,7 @@ TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
 # The mock provider: $MOCK, default $TURNPIKE. Pin it when comparing two binaries, so that both
 # read the same upstream bytes.
 MOCK=${MOCK:-$TURNPIKE}
-requests=10000 conns=8 log_store=on cache_sim=no off_key=yes llm_cache=no against_nginx=no
+requests=10000 conns=8 log_store=on cache_sim=no off_key=yes llm_cache=no against_nginx=no body=''
 NGINX=${NGINX:-nginx}
 stream_args=()
 while (($#)); do
@@ -44,6 +45,7 @@ while (($#)); do
     --off-without-key) off_key=no; shift ;;
     --stream) stream_args=(--stream-every 1); shift ;;
     --llm-cache) llm_cache=yes; shift ;;
+    --body) body=$2; shift 2 ;;
     --nginx) against_nginx=yes; shift ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
@@ -111,7 +113,11 @@ YAML
     # Warm-up and measured runs each cycle through their own bodies (the measured ones say
     # "Say hello!"), so no measured request repeats an earlier one.
     headers+=(--distinct "$((requests > 2000 ? requests : 2000))")
-    printf '%s' '{"model":"bench-model","messages":[{"role":"user","content":"Say hello!"}],"max_tokens":20,"stream":false}' >"$dir/measured.json"
+    if [[ -n $body ]]; then
+      cp "$body" "$dir/measured.json"
+    else
+      printf '%s' '{"model":"bench-model","messages":[{"role":"user","content":"Say hello!"}],"max_tokens":20,"stream":false}' >"$dir/measured.json"
+    fi
     measured_args=(--body "$dir/measured.json")
   fi
   [[ $which == off && $off_key == no ]] && headers=()
