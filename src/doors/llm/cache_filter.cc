@@ -274,6 +274,9 @@ FilterStatus CacheFilter::OnRequest(core::RequestContext& context) {
   if (std::optional<StoredAnswer> hit = cache_.Find(ticket.key, NowMs())) {
     return AnswerHit(ctx, std::move(*hit));
   }
+  const bool l2 = cache_.has_l2();
+  if (!l2 && !SemanticOn(ctx)) return FollowOrLead(ctx);
+  // A call in flight is joined before the round trip of an L2 or semantic lookup.
   if (cache_.config().coalesce) {
     model_call::FollowerOptions options;
     options.replay = ReplayOptionsOf(ticket.request);
@@ -285,24 +288,39 @@ FilterStatus CacheFilter::OnRequest(core::RequestContext& context) {
       return FilterStatus::kSuspend;
     }
   }
-  if (cache_.has_l2()) {
-    ticket.pending = CacheTicket::Pending::kReadL2;
-    return FilterStatus::kSuspend;
-  }
-  if (SemanticOn(ctx)) {
-    ticket.pending = CacheTicket::Pending::kSemantic;
-    return FilterStatus::kSuspend;
-  }
-  return Lead(ctx);
+  ticket.pending = l2 ? CacheTicket::Pending::kReadL2 : CacheTicket::Pending::kSemantic;
+  return FilterStatus::kSuspend;
+}
+
+// A late follower of a finished call is answered as a hit only if the leader stores: TTL 0
+// stores nothing, like no-store.
+bool CacheFilter::Stores(const CacheTicket& ticket) {
+  return !ticket.no_store && ticket.ttl.count() > 0;
+}
+
+FilterStatus CacheFilter::FollowOrLead(LlmContext& ctx) {
+  CacheTicket& ticket = ctx.cache;
+  if (!cache_.config().coalesce) return Lead(ctx);
+  model_call::FollowerOptions options;
+  options.replay = ReplayOptionsOf(ticket.request);
+  ResponseCache::Started started =
+      cache_.JoinOrStartLead(ticket.key, options, executor_, ticket.request.stream, Stores(ticket));
+  if (started.joined.follower == nullptr) return Led(ctx, std::move(started.lead));
+  ticket.follower = std::move(started.joined.follower);
+  ticket.joined_finished = started.joined.finished;
+  ticket.pending = CacheTicket::Pending::kFollow;
+  return FilterStatus::kSuspend;
 }
 
 FilterStatus CacheFilter::Lead(LlmContext& ctx) {
   CacheTicket& ticket = ctx.cache;
-  // A late follower of a finished call is answered as a hit only if the leader stores: TTL 0
-  // stores nothing, like no-store.
-  const bool stores = !ticket.no_store && ticket.ttl.count() > 0;
-  ticket.lead =
-      cache_.StartLead(ticket.key, ticket.request.stream, cache_.config().coalesce, stores);
+  return Led(ctx, cache_.StartLead(ticket.key, ticket.request.stream, cache_.config().coalesce,
+                                   Stores(ticket)));
+}
+
+FilterStatus CacheFilter::Led(LlmContext& ctx, ResponseCache::Lead lead) {
+  CacheTicket& ticket = ctx.cache;
+  ticket.lead = std::move(lead);
   ticket.fan_out.emplace(ticket.lead.live);
   cache_.probe(worker_).cache.misses.Add();
   Mark(ctx, CacheStatus::kMiss, "miss");
@@ -361,20 +379,12 @@ net::awaitable<FilterStatus> CacheFilter::Resume(core::RequestContext& context) 
 }
 
 net::awaitable<FilterStatus> CacheFilter::JoinOrLead(LlmContext& ctx) {
-  CacheTicket& ticket = ctx.cache;
-  if (cache_.config().coalesce) {
-    // A call for the key may have started during the round trip.
-    model_call::FollowerOptions options;
-    options.replay = ReplayOptionsOf(ticket.request);
-    ResponseCache::Joined joined = cache_.Join(ticket.key, options, executor_);
-    ticket.follower = std::move(joined.follower);
-    ticket.joined_finished = joined.finished;
-    if (ticket.follower != nullptr) {
-      const FilterStatus followed = co_await Follow(ctx);
-      co_return followed;
-    }
-  }
-  co_return Lead(ctx);
+  // A call for the key may have started during the round trip.
+  const FilterStatus next = FollowOrLead(ctx);
+  if (next != FilterStatus::kSuspend) co_return next;
+  ctx.cache.pending = CacheTicket::Pending::kNone;  // followed here, not by a later Resume
+  const FilterStatus followed = co_await Follow(ctx);
+  co_return followed;
 }
 
 bool CacheFilter::SemanticOn(const LlmContext& ctx) const {

@@ -97,7 +97,15 @@ class CacheFilter : public core::Filter {
   // Reads the request's headers into the ticket; false (and a refusal) for a bad TTL.
   bool ReadHeaders(LlmContext& ctx, bool& no_cache);
   bool MakeKey(LlmContext& ctx);
+  // Leads the call (registered for followers when coalescing and no call for the key is in
+  // flight); Led goes on with a lead already started.
   core::FilterStatus Lead(LlmContext& ctx);
+  core::FilterStatus Led(LlmContext& ctx, ResponseCache::Lead lead);
+  // After the lookups missed, without a round trip: follows the call in flight for the key when
+  // it can be joined (kSuspend, Pending::kFollow), else leads (ResponseCache::JoinOrStartLead:
+  // one critical section, so that of identical requests arriving together exactly one leads).
+  core::FilterStatus FollowOrLead(LlmContext& ctx);
+  static bool Stores(const CacheTicket& ticket);
   core::FilterStatus AnswerHit(LlmContext& ctx, StoredAnswer answer);
   boost::asio::awaitable<core::FilterStatus> Follow(LlmContext& ctx);
   // After the exact lookups missed: the call in flight if one started meanwhile, else a lead.

@@ -185,11 +185,39 @@ ResponseCache::Joined ResponseCache::Join(const cache::CacheKey& key,
                                           net::any_io_executor executor) {
   std::lock_guard lock(mu_);
   auto it = flights_.find(cache::HashedId(key));
-  if (it == flights_.end() || it->second.live->followers() >= config_.max_followers) return {};
+  if (it == flights_.end()) return {};
+  return JoinFlight(it->second, options, std::move(executor));
+}
+
+ResponseCache::Joined ResponseCache::JoinFlight(const Flight& flight,
+                                                const model_call::FollowerOptions& options,
+                                                net::any_io_executor executor) {
+  if (flight.live->followers() >= config_.max_followers) return {};
   const bool finished =
-      it->second.live->recording().progress().state == model_call::RecordingState::kComplete;
-  if (finished && !it->second.stores) return {};
-  return {it->second.live->Join(options, std::move(executor)), finished};
+      flight.live->recording().progress().state == model_call::RecordingState::kComplete;
+  if (finished && !flight.stores) return {};
+  return {flight.live->Join(options, std::move(executor)), finished};
+}
+
+ResponseCache::Started ResponseCache::JoinOrStartLead(const cache::CacheKey& key,
+                                                      const model_call::FollowerOptions& options,
+                                                      net::any_io_executor executor, bool stream,
+                                                      bool stores) {
+  Started started;
+  started.lead.live = NewAnswer(stream);  // before the lock; a follower drops it
+  {
+    std::lock_guard lock(mu_);
+    const auto [it, inserted] =
+        flights_.try_emplace(cache::HashedId(key), Flight{started.lead.live, stores});
+    if (inserted) {
+      started.lead.cache_ = this;
+      started.lead.id_ = cache::HashedId(key);
+      return started;
+    }
+    started.joined = JoinFlight(it->second, options, std::move(executor));
+  }
+  if (started.joined.follower != nullptr) started.lead.live.reset();
+  return started;
 }
 
 ResponseCache::Lead& ResponseCache::Lead::operator=(Lead&& other) noexcept {
@@ -216,14 +244,15 @@ void ResponseCache::Unregister(Lead& lead) {
   lead.cache_ = nullptr;
 }
 
+std::shared_ptr<model_call::LiveAnswer> ResponseCache::NewAnswer(bool stream) const {
+  if (stream) return std::make_shared<LeadBlock<kStreamFirstBlock>>(config_.max_entry_bytes);
+  return std::make_shared<LeadBlock<kWholeFirstBlock>>(config_.max_entry_bytes);
+}
+
 ResponseCache::Lead ResponseCache::StartLead(const cache::CacheKey& key, bool stream, bool coalesce,
                                              bool stores) {
   Lead lead;
-  if (stream) {
-    lead.live = std::make_shared<LeadBlock<kStreamFirstBlock>>(config_.max_entry_bytes);
-  } else {
-    lead.live = std::make_shared<LeadBlock<kWholeFirstBlock>>(config_.max_entry_bytes);
-  }
+  lead.live = NewAnswer(stream);
   if (!coalesce) return lead;
   std::lock_guard lock(mu_);
   if (flights_.try_emplace(cache::HashedId(key), Flight{lead.live, stores}).second) {

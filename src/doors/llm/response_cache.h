@@ -172,6 +172,17 @@ class ResponseCache {
   // registration views key.id: keep `key` alive and unchanged until EndLead (a move of it is
   // fine: the string's bytes stay where they are) or the Lead's end.
   Lead StartLead(const cache::CacheKey& key, bool stream, bool coalesce, bool stores = true);
+  // Join, or else StartLead with coalescing, in one critical section: of identical requests that
+  // arrive together, one leads and the others follow (a Join and then a StartLead leave a
+  // window in which two find no call and the second leads a call of its own, which no one can
+  // join). `lead` is set when `joined.follower` is null: registered, or private to its leader
+  // when the call in flight cannot be joined (as Join and StartLead say).
+  struct Started {
+    Joined joined;
+    Lead lead;
+  };
+  Started JoinOrStartLead(const cache::CacheKey& key, const model_call::FollowerOptions& options,
+                          boost::asio::any_io_executor executor, bool stream, bool stores);
   // The call of a Lead finished (or was given up): stores its answer under `key` when `end`
   // and the recording allow it (see the top of this file), and unregisters it. Exactly once
   // per Lead. True when the answer went into L1 (expiring at now_ms + end.ttl). The entry
@@ -210,6 +221,12 @@ class ResponseCache {
     std::shared_ptr<model_call::LiveAnswer> live;
     bool stores = true;
   };
+  // Join's decision for a registered call (mu_ held).
+  Joined JoinFlight(const Flight& flight, const model_call::FollowerOptions& options,
+                    boost::asio::any_io_executor executor);
+  // A lead's answer, with the entry it may become and its recording's first block (sized by
+  // `stream`) in one allocation.
+  std::shared_ptr<model_call::LiveAnswer> NewAnswer(bool stream) const;
   // Guarded by mu_: the registered calls in flight, by key id (a view of the leader's key, with
   // the hash it carries).
   boost::unordered_flat_map<cache::HashedId, Flight, cache::HashedIdHasher> flights_;

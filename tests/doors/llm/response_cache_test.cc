@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <boost/asio/io_context.hpp>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "../../model_call/scripted_call.h"
 #include "cache/memory_l2_store.h"
@@ -123,6 +127,86 @@ TEST(ResponseCache, IdenticalRequestsJoinTheCallInFlightUpToTheCap) {
   cache.EndLead(key, lead, Storing(), kNow, 0, io.get_executor());
   cache.EndLead(key, private_lead, Storing(), kNow, 0, io.get_executor());
   EXPECT_EQ(cache.Join(key, options, io.get_executor()).follower, nullptr) << "the lead ended";
+}
+
+// JoinOrStartLead: the first of identical requests leads (registered), the next ones follow
+// it up to the cap, one over the cap leads privately, and once the lead has ended the next
+// request leads again; a follower is handed no lead.
+TEST(ResponseCache, JoinOrStartLeadLeadsOnceAndFollowsUpToTheCap) {
+  ResponseCache cache(Config(), nullptr, 1);
+  net::io_context io;
+  const cache::CacheKey key = Key("t1", "q");
+  model_call::FollowerOptions options;
+  options.replay = {{"openai", true}, &kOpenAi, Options()};
+  ResponseCache::Started leader =
+      cache.JoinOrStartLead(key, options, io.get_executor(), false, true);
+  EXPECT_EQ(leader.joined.follower, nullptr);
+  ASSERT_NE(leader.lead.live, nullptr);
+  EXPECT_TRUE(leader.lead.registered());
+  ResponseCache::Started first =
+      cache.JoinOrStartLead(key, options, io.get_executor(), false, true);
+  ResponseCache::Started second =
+      cache.JoinOrStartLead(key, options, io.get_executor(), true, true);
+  ASSERT_NE(first.joined.follower, nullptr);
+  ASSERT_NE(second.joined.follower, nullptr);
+  EXPECT_EQ(first.lead.live, nullptr);
+  EXPECT_FALSE(first.lead.registered());
+  ResponseCache::Started over = cache.JoinOrStartLead(key, options, io.get_executor(), false, true);
+  EXPECT_EQ(over.joined.follower, nullptr) << "max_followers is 2";
+  ASSERT_NE(over.lead.live, nullptr);
+  EXPECT_FALSE(over.lead.registered()) << "a private lead: the call in flight is the key's";
+  // Another key leads its own call.
+  ResponseCache::Started other =
+      cache.JoinOrStartLead(Key("t1", "other"), options, io.get_executor(), false, true);
+  EXPECT_TRUE(other.lead.registered());
+
+  first.joined.follower.reset();
+  second.joined.follower.reset();
+  RunLead(leader.lead);
+  cache.EndLead(key, leader.lead, Storing(), kNow, 0, io.get_executor());
+  cache.EndLead(key, over.lead, Storing(), kNow, 0, io.get_executor());
+  ResponseCache::Started after =
+      cache.JoinOrStartLead(key, options, io.get_executor(), false, true);
+  EXPECT_EQ(after.joined.follower, nullptr);
+  EXPECT_TRUE(after.lead.registered()) << "the lead ended: the next request leads";
+}
+
+// Identical requests on several threads at once: exactly one leads and every other one
+// follows it (none leads a private call beside it), in every round.
+TEST(ResponseCache, ConcurrentIdenticalRequestsMakeOneLeadTheRestFollow) {
+  config::LlmCacheConfig config = Config();
+  config.max_followers = 16;
+  ResponseCache cache(config, nullptr, 1);
+  net::io_context io;
+  model_call::FollowerOptions options;
+  options.replay = {{"openai", true}, &kOpenAi, Options()};
+  constexpr int kThreads = 4;
+  for (int round = 0; round < 50; ++round) {
+    const cache::CacheKey key = Key("t1", "q" + std::to_string(round));
+    std::vector<ResponseCache::Started> started(kThreads);
+    std::atomic<int> ready{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i) {
+      threads.emplace_back([&, i] {
+        ready.fetch_add(1);
+        while (ready.load() < kThreads) std::this_thread::yield();
+        started[i] = cache.JoinOrStartLead(key, options, io.get_executor(), false, true);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    int leads = 0;
+    int followers = 0;
+    for (const ResponseCache::Started& s : started) {
+      leads += s.lead.live != nullptr ? 1 : 0;
+      followers += s.joined.follower != nullptr ? 1 : 0;
+    }
+    ASSERT_EQ(leads, 1) << "round " << round;
+    ASSERT_EQ(followers, kThreads - 1) << "round " << round;
+    for (ResponseCache::Started& s : started) {
+      s.joined.follower.reset();
+      if (s.lead.live != nullptr) cache.EndLead(key, s.lead, LeadEnd{}, kNow, 0, io.get_executor());
+    }
+  }
 }
 
 TEST(ResponseCache, AFinishedCallThatStoresNothingIsNotJoined) {
