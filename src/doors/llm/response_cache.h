@@ -33,11 +33,13 @@
 // Calls in flight: the first miss for a key leads a call and registers its LiveAnswer
 // (model_call/fan_out.h) under the key; identical requests that arrive while it runs join it
 // as followers (up to llm_cache.max_followers per call) and get the same answer as it is
-// recorded. The leader removes the registration at EndLead in one critical section with the
-// L1 insert, so a request that arrives after the last event finds either the call (and
-// replays it whole) or the entry. The registration views the leader's key (no copy): the key
-// stays put until EndLead, or until the Lead is destroyed, which drops a registration that
-// EndLead never ended (a request destroyed mid-call at shutdown).
+// recorded. Whether a miss joins or leads is decided in one critical section
+// (JoinOrStartLead), so identical requests arriving together make one call. The leader removes
+// the registration at EndLead in one critical section with the L1 insert, so a request that
+// arrives after the last event finds either the call (and replays it whole) or the entry. The
+// registration views the leader's key (no copy): the key stays put until EndLead, or until the Lead
+// is destroyed, which drops a registration that EndLead never ended (a request destroyed mid-call
+// at shutdown).
 //
 // Allocations of a miss that stores its answer (no L2, no semantic mode): the LiveAnswer with
 // the entry it may become and its recording's first block (2 KB for a whole answer, 8 KB for a
