@@ -155,9 +155,10 @@ TEST(ResponseCache, JoinOrStartLeadLeadsOnceAndFollowsUpToTheCap) {
   EXPECT_EQ(over.joined.follower, nullptr) << "max_followers is 2";
   ASSERT_NE(over.lead.live, nullptr);
   EXPECT_FALSE(over.lead.registered()) << "a private lead: the call in flight is the key's";
-  // Another key leads its own call.
+  // Another key leads its own call (the key outlives its registration, which views it).
+  const cache::CacheKey other_key = Key("t1", "other");
   ResponseCache::Started other =
-      cache.JoinOrStartLead(Key("t1", "other"), options, io.get_executor(), false, true);
+      cache.JoinOrStartLead(other_key, options, io.get_executor(), false, true);
   EXPECT_TRUE(other.lead.registered());
 
   first.joined.follower.reset();
