@@ -45,8 +45,8 @@
 // the entry it may become and its recording's first block (2 KB for a whole answer, 8 KB for a
 // stream) beside it, in one allocation. The key's string is the filter's, which reuses the last
 // one's on its worker; the L1 copies the key into the entry and keeps its bookkeeping there
-// (cache/envelope.h L1Slot), and the
-// in-flight table and the L1's index are open-addressing tables that allocate only to grow.
+// (cache/envelope.h L1Slot), and the in-flight table and the L1's index are open-addressing
+// tables that allocate only to grow.
 // A longer answer adds its recording's further blocks (each twice the last).
 //
 // Threads: every method may be called from any worker concurrently. The in-flight table has

@@ -251,7 +251,7 @@ export const HELD_BACK_TOKENS = 1_000_000;
 // The mock's count is the check that holds on every build: a gateway that buffers lets the mock
 // finish its stream during the pause. Under a sanitizer build (its /metrics has no allocation
 // count), ASan's quarantine keeps freed blocks resident (up to 256 MB), so the RSS follows what
-// was streamed before the pause, not what is held: 15.6-21.7 MiB measured there (2026-12-07),
+// was streamed before the pause, not what is held: 8.5-21.7 MiB measured there (2026-12-07, 15 runs),
 // against 0.3-0.4 MiB for the release build. Its RSS bound is 40 MiB.
 export async function assertHeldBack({ gw, mock, open }) {
   const sanitized = !('turnpike_allocations_total' in await metricsOf(gw));
