@@ -182,11 +182,16 @@ net::awaitable<CallEnd> ModelCall::Run(const CallRequest& request) {
     const bool stream =
         request.stream && status / 100 == 2 && ContentTypeIs(call.content_type(), stream_type);
     if (!stream) {
-      // In this frame, not a nested coroutine: a whole answer is most requests.
-      Result<std::string> read = co_await call.ReadAll(deps_.max_response_bytes);
+      // In this frame, not a nested coroutine: a whole answer is most requests. A body that came
+      // with its head is taken without ReadAll's coroutine.
+      std::optional<Result<std::string>> read = call.ReadAllBuffered(deps_.max_response_bytes);
+      if (!read) {
+        Result<std::string> all = co_await call.ReadAll(deps_.max_response_bytes);
+        read.emplace(std::move(all));
+      }
       if (abandoned_) co_return Abandoned();
-      if (!read.ok()) co_return Failed(read.error());
-      whole_body_ = std::move(read.value());
+      if (!read->ok()) co_return Failed(read->error());
+      whole_body_ = std::move(read->value());
       Status whole = ReadWhole(request, call, *dialect, identity);
       if (!whole.ok()) co_return Failed(whole.error());
       // Complete once read: its head, body and end, then one Flush (answer_sink.h).

@@ -2,6 +2,7 @@
 
 #include <openssl/ssl.h>
 
+#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
@@ -11,6 +12,7 @@
 #include <boost/beast/http/error.hpp>
 #include <charconv>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "common/text_writer.h"
@@ -215,19 +217,34 @@ asio::awaitable<Status> Call::Connect() {
   co_return Ok{};
 }
 
-asio::awaitable<boost::system::error_code> Call::SendAndReadHead(const std::string& head,
-                                                                 std::string_view body) {
+void Call::BeginExchange() {
   parser_.reset();
   content_type_ = {};
   arena_.Reset();
   parser_.emplace(arena_);
   parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
-  UpstreamConnection& c = *connection_;
   connection_->Arm(options_.first_byte_timeout);
-  boost::system::error_code ec =
-      c.tls ? co_await WriteAndReadHead(*c.tls, c.buffer, *parser_, head, body, request_sent_at_)
-            : co_await WriteAndReadHead(c.plain, c.buffer, *parser_, head, body, request_sent_at_);
-  co_return Classify(ec);
+}
+
+std::array<asio::const_buffer, 2> Call::WriteNow(std::string_view head, std::string_view body,
+                                                 boost::system::error_code& ec) {
+  std::array<asio::const_buffer, 2> rest{asio::buffer(head), asio::buffer(body)};
+  ec = {};
+  UpstreamConnection& c = *connection_;
+  if (c.tls || !c.plain.non_blocking()) return rest;
+  const size_t written = c.plain.write_some(rest, ec);
+  if (WouldBlock(ec)) {
+    ec = {};
+    return rest;
+  }
+  if (ec) return rest;
+  if (written < head.size()) {
+    rest[0] += written;
+  } else {
+    rest[0] = asio::const_buffer();
+    rest[1] += written - head.size();
+  }
+  return rest;
 }
 
 asio::awaitable<Status> Call::Start(const OutgoingRequest& request) {
@@ -272,25 +289,47 @@ asio::awaitable<Status> Call::Start(const OutgoingRequest& request) {
   }
   connection_ = pool_.Acquire(origin_);
   reused_ = connection_ != nullptr;
-  if (reused_) {
-    boost::system::error_code ec = co_await SendAndReadHead(head, request.body);
+  // The exchange runs in this frame, not a coroutine of its own (one per request). Over
+  // cleartext the request is written without suspending when the socket takes it whole (the
+  // usual case: a request fits the send buffer of a connection with nothing in flight); what it
+  // does not take is written asynchronously.
+  for (;;) {
+    if (!connection_) {
+      const Status connected = co_await Connect();
+      if (!connected.ok()) co_return connected;
+    }
+    BeginExchange();
+    UpstreamConnection& c = *connection_;
+    boost::system::error_code ec;
+    if (c.tls) {
+      const boost::system::error_code tls_ec = co_await WriteAndReadHead(
+          *c.tls, c.buffer, *parser_, head, request.body, request_sent_at_);
+      ec = tls_ec;
+    } else {
+      const std::array<asio::const_buffer, 2> rest = WriteNow(head, request.body, ec);
+      if (!ec && asio::buffer_size(rest) > 0) {
+        const auto [wec, wn] = co_await asio::async_write(c.plain, rest, kTuple);
+        ec = wec;
+      }
+      if (!ec) {
+        request_sent_at_ = Clock::now();
+        const boost::system::error_code head_ec =
+            co_await net::ReadHeader(c.plain, c.buffer, *parser_, kMaxResponseHeadBytes);
+        ec = head_ec;
+      }
+    }
+    ec = Classify(ec);
     if (!ec) {
       HeadReceived();
       co_return Ok{};
     }
     // A pooled connection the origin closed while idle: try once more on a fresh one.
-    if (cancelled_ || !IsStaleConnectionError(ec)) co_return Failure(ec, "request");
+    if (!reused_ || cancelled_ || !IsStaleConnectionError(ec)) co_return Failure(ec, "request");
     pool_.probe().stale_retries.Add();
     connection_->Close();
     connection_.reset();
     reused_ = false;
   }
-  Status connected = co_await Connect();
-  if (!connected.ok()) co_return connected;
-  boost::system::error_code ec = co_await SendAndReadHead(head, request.body);
-  if (ec) co_return Failure(ec, "request");
-  HeadReceived();
-  co_return Ok{};
 }
 
 asio::awaitable<Status> Call::StartHttp2(const OutgoingRequest& request, bool& fell_back) {
@@ -326,9 +365,23 @@ std::string_view Call::header(std::string_view name) const {
   return parser_->field(name);
 }
 
+std::optional<Result<size_t>> Call::ReadBuffered(char* out, size_t size) {
+  if (done_ || !connection_) return Result<size_t>(size_t{0});
+  net::SetBodyBuffer(*parser_, out, size);
+  beast::error_code ec;
+  size_t got = 0;
+  if (!net::PutBody(connection_->buffer, *parser_, size, ec, got)) return std::nullopt;
+  if (ec) return Result<size_t>(Failure(Classify(ec), "reading the body"));
+  if (parser_->is_done()) Finish();
+  last_bytes_at_ = Clock::now();
+  return Result<size_t>(got);
+}
+
 asio::awaitable<Result<size_t>> Call::ReadInto(char* out, size_t size,
                                                std::chrono::milliseconds wait) {
-  if (done_ || !connection_) co_return size_t{0};
+  if (std::optional<Result<size_t>> buffered = ReadBuffered(out, size)) {
+    co_return std::move(*buffered);
+  }
   UpstreamConnection& c = *connection_;
   connection_->Arm(wait);
   auto [ec, got] = c.tls ? co_await net::ReadBodySome(*c.tls, c.buffer, *parser_, out, size)
@@ -339,6 +392,40 @@ asio::awaitable<Result<size_t>> Call::ReadInto(char* out, size_t size,
   co_return got;
 }
 
+std::optional<Result<std::optional<std::string_view>>> Call::ReadSomeNow() {
+  using Piece = std::optional<std::string_view>;
+  if (h2_) return std::nullopt;
+  if (!read_buffer_) read_buffer_ = KeptReadBuffers::Take(options_.read_buffer_bytes);
+  if (done_ || !connection_) return Result<Piece>(Piece(std::string_view{}));
+  if (last_bytes_at_ == Clock::time_point{}) last_bytes_at_ = head_received_at_;
+  UpstreamConnection& c = *connection_;
+  char* const out = read_buffer_.get();
+  const size_t size = options_.read_buffer_bytes;
+  net::SetBodyBuffer(*parser_, out, size);
+  // Buffered bytes first, then reads that do not suspend while bytes are waiting.
+  for (;;) {
+    beast::error_code ec;
+    size_t got = 0;
+    if (net::PutBody(c.buffer, *parser_, size, ec, got)) {
+      if (ec) return Result<Piece>(Failure(Classify(ec), "reading the body"));
+      if (parser_->is_done()) Finish();
+      last_bytes_at_ = Clock::now();
+      return Result<Piece>(Piece(std::string_view(out, got)));
+    }
+    if (c.tls || socket_empty_ || inline_reads_ >= kMaxInlineReads || !c.plain.non_blocking()) {
+      return std::nullopt;
+    }
+    const size_t n = c.plain.read_some(c.buffer.prepare(net::kReadChunkBytes), ec);
+    if (WouldBlock(ec)) {
+      socket_empty_ = true;  // so that ReadSomeWithin, next, waits without reading again
+      return std::nullopt;
+    }
+    ++inline_reads_;
+    ec = net::CommitRead(c.buffer, *parser_, ec, n);
+    if (ec) return Result<Piece>(Failure(Classify(ec), "reading the body"));
+  }
+}
+
 asio::awaitable<Result<std::optional<std::string_view>>> Call::ReadSomeWithin(
     std::chrono::milliseconds wait) {
   using Piece = std::optional<std::string_view>;
@@ -347,40 +434,20 @@ asio::awaitable<Result<std::optional<std::string_view>>> Call::ReadSomeWithin(
     if (h2_->done()) LeaveSlot();
     co_return piece;
   }
-  if (!read_buffer_) read_buffer_ = KeptReadBuffers::Take(options_.read_buffer_bytes);
-  if (done_ || !connection_) co_return Piece(std::string_view{});
-  if (last_bytes_at_ == Clock::time_point{}) last_bytes_at_ = head_received_at_;
-  UpstreamConnection& c = *connection_;
-  char* const out = read_buffer_.get();
-  const size_t size = options_.read_buffer_bytes;
-  net::SetBodyBuffer(*parser_, out, size);
-  // One coroutine from the socket to the caller: buffered bytes first, then a read that does
-  // not suspend if bytes are waiting, and only then an asynchronous read under a deadline.
+  // ReadSomeNow, then an asynchronous read under a deadline, as often as it takes: one
+  // coroutine from the socket to the caller.
   for (;;) {
-    beast::error_code ec;
-    size_t got = 0;
-    if (net::PutBody(c.buffer, *parser_, size, ec, got)) {
-      if (ec) co_return Failure(Classify(ec), "reading the body");
-      if (parser_->is_done()) Finish();
-      last_bytes_at_ = Clock::now();
-      co_return Piece(std::string_view(out, got));
-    }
-    if (!c.tls && inline_reads_ < kMaxInlineReads && c.plain.non_blocking()) {
-      const size_t n = c.plain.read_some(c.buffer.prepare(net::kReadChunkBytes), ec);
-      if (!WouldBlock(ec)) {
-        ++inline_reads_;
-        ec = net::CommitRead(c.buffer, *parser_, ec, n);
-        if (ec) co_return Failure(Classify(ec), "reading the body");
-        continue;
-      }
-    }
+    if (std::optional<Result<Piece>> now = ReadSomeNow()) co_return std::move(*now);
+    UpstreamConnection& c = *connection_;
     inline_reads_ = 0;
+    socket_empty_ = false;
     // A soft wait ends early with nullopt; once the silence would reach the idle timeout, the
     // whole idle timeout applies and passing it is an error.
     const auto silent =
         std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - last_bytes_at_);
     const bool soft = wait.count() > 0 && options_.idle_timeout - silent > wait;
     c.Arm(soft ? wait : options_.idle_timeout);
+    beast::error_code ec;
     if (c.tls) {
       auto [read_ec, n] =
           co_await c.tls->async_read_some(c.buffer.prepare(net::kReadChunkBytes), kTuple);
@@ -406,6 +473,21 @@ asio::awaitable<Result<std::string_view>> Call::ReadSome() {
   co_return *piece.value();  // no soft wait, so never nullopt
 }
 
+std::optional<Result<std::string>> Call::ReadAllBuffered(size_t max_bytes) {
+  if (h2_ || done_ || !connection_) return std::nullopt;
+  const auto length = parser_->content_length();
+  if (!length || *length > max_bytes || connection_->buffer.size() < *length) return std::nullopt;
+  std::string body(static_cast<size_t>(*length), '\0');
+  std::optional<Result<size_t>> got = ReadBuffered(body.data(), body.size());
+  if (got && !got->ok()) return Result<std::string>(got->error());
+  if (!got || !done_ || got->value() != body.size()) {
+    // Not reached: a body of Content-Length bytes, all of them buffered, ends here.
+    return Result<std::string>(Error{ErrorCode::kUpstreamBadResponse,
+                                     "upstream response body shorter than its length", ""});
+  }
+  return Result<std::string>(std::move(body));
+}
+
 asio::awaitable<Result<std::string>> Call::ReadAll(size_t max_bytes) {
   if (h2_) {
     Result<std::string> all = co_await h2_->ReadAll(max_bytes);
@@ -423,15 +505,21 @@ asio::awaitable<Result<std::string>> Call::ReadAll(size_t max_bytes) {
     const size_t used = body.size();
     const size_t room = length ? static_cast<size_t>(*length) - used : options_.read_buffer_bytes;
     body.resize(used + std::max<size_t>(room, 1));
-    Result<size_t> got =
-        co_await ReadInto(body.data() + used, body.size() - used, options_.idle_timeout);
-    if (!got.ok()) co_return got.error();
-    body.resize(used + got.value());
+    // The bytes the head's read brought along (often the whole body) are taken without
+    // ReadInto's coroutine.
+    std::optional<Result<size_t>> got = ReadBuffered(body.data() + used, body.size() - used);
+    if (!got) {
+      Result<size_t> read =
+          co_await ReadInto(body.data() + used, body.size() - used, options_.idle_timeout);
+      got.emplace(std::move(read));
+    }
+    if (!got->ok()) co_return got->error();
+    body.resize(used + got->value());
     if (body.size() > max_bytes) {
       co_return Error{ErrorCode::kUpstreamBadResponse,
                       "upstream response larger than " + std::to_string(max_bytes) + " bytes", ""};
     }
-    if (got.value() == 0) break;
+    if (got->value() == 0) break;
   }
   co_return body;
 }

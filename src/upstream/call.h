@@ -20,7 +20,9 @@
 // shared connection instead of a connection of its own; Cancel() resets the stream.
 #pragma once
 
+#include <array>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/buffer.hpp>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -87,8 +89,16 @@ class Call {
   // a row; then it suspends once so that other connections of the worker get their turn.
   boost::asio::awaitable<Result<std::optional<std::string_view>>> ReadSomeWithin(
       std::chrono::milliseconds wait);
+  // ReadSomeWithin without a coroutine, when the next piece needs no wait: over HTTP/1.1, bytes
+  // in the connection's buffer or waiting in the socket (within the same budget of reads in a
+  // row), or the body's end. nullopt otherwise: ReadSomeWithin then.
+  std::optional<Result<std::optional<std::string_view>>> ReadSomeNow();
   // The whole body; kUpstreamBadResponse if it is larger than `max_bytes`.
   boost::asio::awaitable<Result<std::string>> ReadAll(size_t max_bytes);
+  // ReadAll without a coroutine, when the body needs no read: over HTTP/1.1, a Content-Length
+  // body (at most `max_bytes`) that arrived whole with the head, as a small answer usually does.
+  // nullopt otherwise (nothing consumed): ReadAll then.
+  std::optional<Result<std::string>> ReadAllBuffered(size_t max_bytes);
 
   void Cancel();
   bool cancelled() const { return cancelled_; }
@@ -104,14 +114,22 @@ class Call {
  private:
   using Parser = net::BodyParser;
   boost::asio::awaitable<Status> Connect();
-  boost::asio::awaitable<boost::system::error_code> SendAndReadHead(const std::string& head,
-                                                                    std::string_view body);
+  // A new exchange on connection_: the response's parser set up, the first-byte deadline armed.
+  void BeginExchange();
+  // Writes what the cleartext socket takes of the request now, without waiting: returns the
+  // rest (empty when it took it all; all of it over TLS), or `ec` for a failed write.
+  std::array<boost::asio::const_buffer, 2> WriteNow(std::string_view head, std::string_view body,
+                                                    boost::system::error_code& ec);
   Error Failure(boost::system::error_code ec, std::string_view during) const;
   // The error to report for a failed operation: a passed deadline reads as a timeout.
   boost::system::error_code Classify(boost::system::error_code ec) const;
   // Reads body bytes under a deadline of `wait` (ReadAll).
   boost::asio::awaitable<Result<size_t>> ReadInto(char* out, size_t size,
                                                   std::chrono::milliseconds wait);
+  // ReadInto without I/O: the body bytes the connection's buffer holds (at most `size`), the
+  // body's end, or what is wrong with the buffered bytes; nullopt when a network read must come
+  // first.
+  std::optional<Result<size_t>> ReadBuffered(char* out, size_t size);
   void Finish();
   // Takes the origin's slot, waiting in its queue at the active cap; TryEnter takes one only if
   // it is free now (or held already).
@@ -142,6 +160,7 @@ class Call {
   Clock::time_point last_bytes_at_{};  // for the idle timeout across ReadSomeWithin calls
   std::string_view content_type_;      // a view into parser_'s fields
   int inline_reads_ = 0;               // reads in a row that completed without suspending
+  bool socket_empty_ = false;  // an inline read found nothing: the next read waits, no retry
 };
 
 }  // namespace turnpike::upstream
