@@ -156,9 +156,16 @@ net::awaitable<void> RunSession(SessionContext ctx,
     c.arena.Reset();  // the previous request's parser is gone
     tpnet::RequestParser parser(c.arena);
     parser.body_limit(ctx.options.max_body_bytes);
-    c.Arm(ctx.options.read_headers_timeout);
-    const beast::error_code hec =
-        co_await tpnet::ReadHeader(c.stream, c.buffer, parser, ctx.options.max_header_bytes);
+    // A head that came whole (the usual case) is parsed here, without ReadHeader's coroutine.
+    size_t head_bytes = 0;
+    beast::error_code hec;
+    if (!tpnet::ParseBufferedHeader(c.buffer, parser, ctx.options.max_header_bytes, head_bytes,
+                                    hec)) {
+      c.Arm(ctx.options.read_headers_timeout);
+      const beast::error_code read_ec = co_await tpnet::ReadHeader(
+          c.stream, c.buffer, parser, ctx.options.max_header_bytes, head_bytes);
+      hec = read_ec;
+    }
     if (hec) {
       if (auto error = ReadError(hec, c.deadline_hit(), true)) {
         co_await AnswerReadError(ctx, connection, parser.get(), *error);
@@ -173,13 +180,21 @@ net::awaitable<void> RunSession(SessionContext ctx,
       break;
     }
     if (!parser.is_done()) {
-      if (beast::iequals(FieldValue(parser.get(), bhttp::field::expect), "100-continue")) {
+      // A body that came with its head is parsed here, without ReadBody's coroutine; a client
+      // that asked for 100 Continue gets it before the body is waited for.
+      const bool expect_continue =
+          beast::iequals(FieldValue(parser.get(), bhttp::field::expect), "100-continue");
+      beast::error_code bec;
+      if (expect_continue || !tpnet::ParseBufferedBody(c.buffer, parser, bec)) {
+        if (expect_continue) {
+          c.Arm(ctx.options.read_body_timeout);
+          auto [wec, wn] = co_await net::async_write(c.stream, net::buffer(kContinue), kTuple);
+          if (wec) break;
+        }
         c.Arm(ctx.options.read_body_timeout);
-        auto [wec, wn] = co_await net::async_write(c.stream, net::buffer(kContinue), kTuple);
-        if (wec) break;
+        const beast::error_code read_ec = co_await tpnet::ReadBody(c.stream, c.buffer, parser);
+        bec = read_ec;
       }
-      c.Arm(ctx.options.read_body_timeout);
-      const beast::error_code bec = co_await tpnet::ReadBody(c.stream, c.buffer, parser);
       if (bec) {
         if (auto error = ReadError(bec, c.deadline_hit(), true)) {
           co_await AnswerReadError(ctx, connection, parser.get(), *error);

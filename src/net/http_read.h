@@ -51,36 +51,72 @@ boost::beast::error_code CommitRead(boost::beast::flat_buffer& buffer, Parser& p
 // "Allocations that grow with connections").
 inline constexpr auto kReadTuple = boost::asio::as_tuple(boost::asio::use_awaitable);
 
-// Reads until the message head is complete (bytes after it stay in `buffer`). The head, start
-// line and every field together, may be at most `max_head_bytes` long, else header_limit.
-// (Beast's own header_limit bounds the bytes one put() is given, and the loop below consumes
-// each complete field as it goes: without this sum, a head of many small fields had no bound.)
+// The message head from the bytes `buffer` holds, without I/O: true when they settle it (`ec`
+// empty: the head is complete, the bytes after it still in `buffer`; else why it failed), false
+// when more bytes must be read first. `head_bytes` counts what the parser consumed of the head
+// so far, from one call to the next. The head, start line and every field together, may be at
+// most `max_head_bytes` long, else header_limit. (Beast's own header_limit bounds the bytes one
+// put() is given, and the parser consumes each complete field as it goes: without this sum, a
+// head of many small fields had no bound.)
+template <typename Parser>
+bool ParseBufferedHeader(boost::beast::flat_buffer& buffer, Parser& parser, size_t max_head_bytes,
+                         size_t& head_bytes, boost::beast::error_code& ec) {
+  namespace bhttp = boost::beast::http;
+  parser.header_limit(static_cast<uint32_t>(max_head_bytes));
+  while (buffer.size() > 0) {
+    ec = {};
+    const size_t used = parser.put(buffer.data(), ec);
+    buffer.consume(used);
+    head_bytes += used;
+    if (ec && ec != bhttp::error::need_more) return true;
+    if (parser.is_header_done()) {
+      ec = head_bytes > max_head_bytes ? bhttp::error::header_limit : boost::beast::error_code{};
+      return true;
+    }
+    // What is left in the buffer is the head's unfinished rest.
+    if (head_bytes + buffer.size() > max_head_bytes) {
+      ec = bhttp::error::header_limit;
+      return true;
+    }
+    if (ec) break;  // need_more
+  }
+  ec = {};
+  return false;
+}
+
+// Reads until the message head is complete (ParseBufferedHeader, then network reads as needed).
+// `head_bytes`: what a ParseBufferedHeader call before this one consumed of the head.
 template <typename Stream, typename Parser>
 boost::asio::awaitable<boost::beast::error_code> ReadHeader(Stream& stream,
                                                             boost::beast::flat_buffer& buffer,
-                                                            Parser& parser, size_t max_head_bytes) {
-  namespace bhttp = boost::beast::http;
-  parser.header_limit(static_cast<uint32_t>(max_head_bytes));
-  size_t head_bytes = 0;  // consumed by the parser so far
+                                                            Parser& parser, size_t max_head_bytes,
+                                                            size_t head_bytes = 0) {
   for (;;) {
-    if (buffer.size() > 0) {
-      boost::beast::error_code ec;
-      const size_t used = parser.put(buffer.data(), ec);
-      buffer.consume(used);
-      head_bytes += used;
-      if (ec && ec != bhttp::error::need_more) co_return ec;
-      if (parser.is_header_done()) {
-        if (head_bytes > max_head_bytes) co_return bhttp::error::header_limit;
-        co_return boost::beast::error_code{};
-      }
-      // What is left in the buffer is the head's unfinished rest.
-      if (head_bytes + buffer.size() > max_head_bytes) co_return bhttp::error::header_limit;
-      if (!ec) continue;
-    }
+    boost::beast::error_code ec;
+    if (ParseBufferedHeader(buffer, parser, max_head_bytes, head_bytes, ec)) co_return ec;
     auto [read_ec, n] =
         co_await stream.async_read_some(buffer.prepare(kReadChunkBytes), kReadTuple);
-    if (const boost::beast::error_code ec = CommitRead(buffer, parser, read_ec, n)) co_return ec;
+    if (const boost::beast::error_code read = CommitRead(buffer, parser, read_ec, n))
+      co_return read;
   }
+}
+
+// The rest of the message from the bytes `buffer` holds, without I/O: true when they settle it
+// (`ec` empty: the message is complete; else why it failed), false when more bytes must be read.
+template <typename Parser>
+bool ParseBufferedBody(boost::beast::flat_buffer& buffer, Parser& parser,
+                       boost::beast::error_code& ec) {
+  namespace bhttp = boost::beast::http;
+  while (!parser.is_done()) {
+    if (buffer.size() == 0) break;
+    ec = {};
+    const size_t used = parser.put(buffer.data(), ec);
+    buffer.consume(used);
+    if (ec && ec != bhttp::error::need_more) return true;
+    if (ec || used == 0) break;  // the parser needs more input
+  }
+  ec = {};
+  return parser.is_done();
 }
 
 // Reads the rest of the message into the parser's body (string_body and the like).
@@ -88,20 +124,14 @@ template <typename Stream, typename Parser>
 boost::asio::awaitable<boost::beast::error_code> ReadBody(Stream& stream,
                                                           boost::beast::flat_buffer& buffer,
                                                           Parser& parser) {
-  namespace bhttp = boost::beast::http;
-  while (!parser.is_done()) {
-    if (buffer.size() > 0) {
-      boost::beast::error_code ec;
-      const size_t used = parser.put(buffer.data(), ec);
-      buffer.consume(used);
-      if (ec && ec != bhttp::error::need_more) co_return ec;
-      if (!ec && used > 0) continue;
-    }
+  for (;;) {
+    boost::beast::error_code ec;
+    if (ParseBufferedBody(buffer, parser, ec)) co_return ec;
     auto [read_ec, n] =
         co_await stream.async_read_some(buffer.prepare(kReadChunkBytes), kReadTuple);
-    if (const boost::beast::error_code ec = CommitRead(buffer, parser, read_ec, n)) co_return ec;
+    if (const boost::beast::error_code read = CommitRead(buffer, parser, read_ec, n))
+      co_return read;
   }
-  co_return boost::beast::error_code{};
 }
 
 // The upstream response parser (response_parser.h).
