@@ -1,5 +1,6 @@
 // Bytes a client sends on one connection, read as http/session.cc reads them: requests one after
-// another (keep-alive, pipelined), each by net::ReadHeader then net::ReadBody into
+// another (keep-alive, pipelined), each by net::ParseBufferedHeader / ReadHeader then
+// net::ParseBufferedBody / ReadBody (what the buffer holds first, then reads) into
 // net::RequestParser, its header fields in the connection's HeaderArena. The bytes arrive
 // through an in-memory stream in reads whose sizes the input gives (chunk_plan.h), then end of
 // stream. The same bytes, in the same reads, go through Beast's request_parser too.
@@ -112,15 +113,25 @@ asio::awaitable<void> ReadConnection(turnpike::fuzz::ChunkedStream& stream,
     }();
     parser.body_limit(kMaxBodyBytes);
     out.emplace_back();
-    const boost::beast::error_code hec =
-        co_await tpnet::ReadHeader(stream, buffer, parser, kMaxHeadBytes);
+    // As RunSession: what the buffer holds first, then reads (ReadHeader) if that is not all.
+    size_t parsed = 0;
+    boost::beast::error_code hec;
+    if (!tpnet::ParseBufferedHeader(buffer, parser, kMaxHeadBytes, parsed, hec)) {
+      const boost::beast::error_code read_ec =
+          co_await tpnet::ReadHeader(stream, buffer, parser, kMaxHeadBytes, parsed);
+      hec = read_ec;
+    }
     if (hec) co_return;
     Check(parser.is_header_done());
     const size_t head_bytes = stream.handed_out() - buffer.size() - consumed_before;
     Check(head_bytes <= kMaxHeadBytes);
     Check(WalkFields(parser.get()) <= head_bytes);
     if (!parser.is_done()) {
-      const boost::beast::error_code bec = co_await tpnet::ReadBody(stream, buffer, parser);
+      boost::beast::error_code bec;
+      if (!tpnet::ParseBufferedBody(buffer, parser, bec)) {
+        const boost::beast::error_code read_ec = co_await tpnet::ReadBody(stream, buffer, parser);
+        bec = read_ec;
+      }
       if (bec) co_return;
     }
     Check(parser.is_done());
