@@ -36,8 +36,8 @@
 //
 // put() consumes the request line as soon as it is complete (so an error answer knows the
 // target), then the fields only once all of them are in the input (nothing of an unfinished
-// field block is consumed: the caller keeps it buffered and bounds it, net::ReadHeader), and
-// returns right after the head; in the body it takes all it can.
+// field block is consumed: the caller keeps it buffered and bounds it, net::ParseBufferedHeader),
+// and returns right after the head; in the body it takes all it can.
 //
 // Ownership: borrows the arena, which must outlive the message (release() hands it over) and
 // be Reset only after it is gone. Thread safety: none (one exchange on one worker).

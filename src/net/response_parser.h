@@ -31,8 +31,8 @@
 // buffer is full".
 //
 // put() takes the head only once all of it is in the input (nothing of an unfinished head is
-// consumed, so the caller keeps it buffered and bounds it: net::ReadHeader) and returns right
-// after the head, leaving the body's bytes in the input; in the body it takes all it can.
+// consumed, so the caller keeps it buffered and bounds it: net::ParseBufferedHeader) and returns
+// right after the head, leaving the body's bytes in the input; in the body it takes all it can.
 // Views from field() stay valid until the parser is destroyed.
 //
 // Ownership: borrows the arena, which must outlive the parser and be Reset only after it is
