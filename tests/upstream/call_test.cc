@@ -163,6 +163,8 @@ class CallTest : public ::testing::Test {
     asio::co_spawn(io_, Origin1(acceptor_, answer, std::move(text), seen_), asio::detached);
   }
 
+  void ExpectReadWholeAndReused(Answer answer, const std::string& text);
+
   Outcome Run(std::string body) {
     Outcome out;
     asio::co_spawn(io_, CallOnce(*pool_, origin_, options_, std::move(body), out), asio::detached);
@@ -197,12 +199,14 @@ TEST_F(CallTest, ARequestBodyLargerThanTheSocketTakesIsWrittenWhole) {
   EXPECT_EQ(seen_.body_sum, sum);
 }
 
-TEST_F(CallTest, ABodyThatCameWithItsHeadIsReadAndTheConnectionReused) {
-  Serve(Answer::kWithHead, "hello there");
+// Three calls in a row to an origin that answers `text` the way `answer` says: each reads the
+// whole body and gives the connection back to the pool, where the next one finds it.
+void CallTest::ExpectReadWholeAndReused(Answer answer, const std::string& text) {
+  Serve(answer, text);
   for (int i = 0; i < 3; ++i) {
     const Outcome out = Run("{\"n\":" + std::to_string(i) + "}");
     EXPECT_EQ(out.error, "");
-    EXPECT_EQ(out.body, "hello there");
+    EXPECT_EQ(out.body, text);
     EXPECT_EQ(out.content_type, "text/plain");
     EXPECT_EQ(pool_->probe().idle.value(), 1);  // back in the pool after its body
   }
@@ -210,25 +214,16 @@ TEST_F(CallTest, ABodyThatCameWithItsHeadIsReadAndTheConnectionReused) {
   EXPECT_EQ(pool_->probe().reuses.value(), 2u);
 }
 
-TEST_F(CallTest, ABodyThatCameAfterItsHeadIsReadAndTheConnectionReused) {
-  Serve(Answer::kAfterHead, "later bytes");
-  for (int i = 0; i < 2; ++i) {
-    const Outcome out = Run("{}");
-    EXPECT_EQ(out.error, "");
-    EXPECT_EQ(out.body, "later bytes");
-    EXPECT_EQ(pool_->probe().idle.value(), 1);
-  }
-  EXPECT_EQ(pool_->probe().reuses.value(), 1u);
+TEST_F(CallTest, ABodyThatCameWithItsHeadIsReadAndTheConnectionReused) {
+  ExpectReadWholeAndReused(Answer::kWithHead, "hello there");
 }
 
-TEST_F(CallTest, AChunkedBodyInSeveralWritesIsReadWhole) {
-  Serve(Answer::kChunked, "one two three four");
-  for (int i = 0; i < 2; ++i) {
-    const Outcome out = Run("{}");
-    EXPECT_EQ(out.error, "");
-    EXPECT_EQ(out.body, "one two three four");
-  }
-  EXPECT_EQ(pool_->probe().reuses.value(), 1u);
+TEST_F(CallTest, ABodyThatCameAfterItsHeadIsReadAndTheConnectionReused) {
+  ExpectReadWholeAndReused(Answer::kAfterHead, "later bytes");
+}
+
+TEST_F(CallTest, AChunkedBodyInSeveralWritesIsReadWholeAndTheConnectionReused) {
+  ExpectReadWholeAndReused(Answer::kChunked, "one two three four");
 }
 
 }  // namespace
