@@ -379,9 +379,7 @@ std::optional<Result<size_t>> Call::ReadBuffered(char* out, size_t size) {
 
 asio::awaitable<Result<size_t>> Call::ReadInto(char* out, size_t size,
                                                std::chrono::milliseconds wait) {
-  if (std::optional<Result<size_t>> buffered = ReadBuffered(out, size)) {
-    co_return std::move(*buffered);
-  }
+  if (done_ || !connection_) co_return size_t{0};
   UpstreamConnection& c = *connection_;
   connection_->Arm(wait);
   auto [ec, got] = c.tls ? co_await net::ReadBodySome(*c.tls, c.buffer, *parser_, out, size)

@@ -123,7 +123,7 @@ class Call {
   Error Failure(boost::system::error_code ec, std::string_view during) const;
   // The error to report for a failed operation: a passed deadline reads as a timeout.
   boost::system::error_code Classify(boost::system::error_code ec) const;
-  // Reads body bytes under a deadline of `wait` (ReadAll).
+  // Reads body bytes under a deadline of `wait` (ReadAll, once ReadBuffered found none).
   boost::asio::awaitable<Result<size_t>> ReadInto(char* out, size_t size,
                                                   std::chrono::milliseconds wait);
   // ReadInto without I/O: the body bytes the connection's buffer holds (at most `size`), the
