@@ -4,13 +4,13 @@
 //
 // The byte stream is a template parameter, so the session and the exchange are compiled once
 // per transport with no indirection per read or write: `Connection` is cleartext over the TCP
-// socket; `TlsConnection` is TLS over it, made after a handshake (worker.cc) and closed with
-// close_notify. Both expose `socket()`, the TCP socket underneath, for what is not a byte of
-// the stream (deadlines cancel it, the client watch waits on it, Abort resets it).
+// socket; `TlsConnection` is TLS over it (net::TlsSocket), made after a handshake (worker.cc)
+// and closed with close_notify. Both have the same non-blocking `write_some` and asynchronous
+// reads and writes, and expose `socket()`, the TCP socket underneath, for what is not a byte
+// of the stream (deadlines cancel it, the client watch waits on it, Abort resets it).
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <chrono>
 #include <cstdint>
@@ -22,11 +22,12 @@
 
 #include "net/deadline.h"
 #include "net/header_arena.h"
+#include "net/tls_socket.h"
 
 namespace turnpike::http {
 
 using PlainStream = boost::asio::ip::tcp::socket;
-using TlsStream = boost::asio::ssl::stream<boost::asio::ip::tcp::socket>;
+using TlsStream = net::TlsSocket;
 
 template <typename Stream>
 struct BasicConnection : std::enable_shared_from_this<BasicConnection<Stream>> {
@@ -75,10 +76,8 @@ struct BasicConnection : std::enable_shared_from_this<BasicConnection<Stream>> {
   std::function<void()> on_gone;
 
   // TLS only: the snapshot (TlsContext) this connection's SSL object was made from, kept for
-  // the connection's life; and the buffer a gathered write is copied into, so that it becomes
-  // one TLS record and one send (an SSL stream writes one buffer per record).
+  // the connection's life.
   std::shared_ptr<const void> tls_context;
-  std::string tls_out;
 };
 
 using Connection = BasicConnection<PlainStream>;

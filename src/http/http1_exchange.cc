@@ -99,9 +99,6 @@ void ArmWatch(const std::shared_ptr<Conn>& conn) {
                             [conn](boost::system::error_code ec) { OnWatchComplete(conn, ec); });
 }
 
-// A TLS write's buffer keeps at most this much capacity between writes.
-constexpr size_t kTlsOutKeepBytes = 64 * 1024;
-
 }  // namespace
 
 template <typename Stream>
@@ -201,25 +198,21 @@ typename BasicHttp1Exchange<Stream>::Sent BasicHttp1Exchange<Stream>::TryWrite(
   BasicConnection<Stream>& c = *connection_;
   if (writing_ || queued_writes_ > 0) return Sent::kLater;  // keep the call order
   if (c.peer_gone) return Sent::kFailed;
-  if constexpr (BasicConnection<Stream>::kTls) {
-    return Sent::kLater;  // an SSL stream has no write that cannot block
-  } else {
-    boost::system::error_code ec;
-    if (!c.socket().non_blocking()) {
-      c.socket().non_blocking(true, ec);  // once per connection; async operations are unaffected
-      if (ec) return Sent::kLater;
-    }
-    const size_t total = TotalSize(buffers);
-    const size_t n = c.stream.write_some(buffers, ec);
-    if (ec == net::error::would_block || ec == net::error::try_again) return Sent::kLater;
-    if (ec) {
-      c.peer_gone = true;
-      return Sent::kFailed;
-    }
-    if (n == total) return Sent::kDone;
-    Advance(buffers, n);
-    return Sent::kLater;
+  boost::system::error_code ec;
+  if (!c.socket().non_blocking()) {
+    c.socket().non_blocking(true, ec);  // once per connection; async operations are unaffected
+    if (ec) return Sent::kLater;
   }
+  const size_t total = TotalSize(buffers);
+  const size_t n = c.stream.write_some(buffers, ec);
+  if (ec == net::error::would_block || ec == net::error::try_again) return Sent::kLater;
+  if (ec) {
+    c.peer_gone = true;
+    return Sent::kFailed;
+  }
+  if (n == total) return Sent::kDone;
+  Advance(buffers, n);
+  return Sent::kLater;
 }
 
 template <typename Stream>
@@ -248,20 +241,7 @@ net::awaitable<bool> BasicHttp1Exchange<Stream>::WriteBuffers(
   if (c.peer_gone) co_return false;
   writing_ = true;
   c.Arm(c.write_timeout);
-  boost::system::error_code ec;
-  if constexpr (BasicConnection<Stream>::kTls) {
-    c.tls_out.clear();
-    c.tls_out.reserve(TotalSize(buffers));
-    for (const net::const_buffer& b : buffers) {
-      c.tls_out.append(static_cast<const char*>(b.data()), b.size());
-    }
-    auto [wec, n] = co_await net::async_write(c.stream, net::buffer(c.tls_out), kTuple);
-    ec = wec;
-    if (c.tls_out.capacity() > kTlsOutKeepBytes) std::string().swap(c.tls_out);
-  } else {
-    auto [wec, n] = co_await net::async_write(c.stream, buffers, kTuple);
-    ec = wec;
-  }
+  auto [ec, n] = co_await net::async_write(c.stream, buffers, kTuple);
   c.Disarm();
   writing_ = false;
   if (write_done_) write_done_->cancel();

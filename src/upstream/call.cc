@@ -5,7 +5,7 @@
 #include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/error.hpp>
@@ -41,21 +41,10 @@ bool WouldBlock(boost::system::error_code ec) {
   return ec == asio::error::would_block || ec == asio::error::try_again;
 }
 
-template <typename Stream>
-asio::awaitable<boost::system::error_code> WriteAndReadHead(
-    Stream& stream, beast::flat_buffer& buffer, net::BodyParser& parser, const std::string& head,
-    std::string_view body, Clock::time_point& sent_at) {
-  std::array<asio::const_buffer, 2> buffers{asio::buffer(head), asio::buffer(body)};
-  auto [wec, wn] = co_await asio::async_write(stream, buffers, kTuple);
-  if (wec) co_return wec;
-  sent_at = Clock::now();
-  co_return co_await net::ReadHeader(stream, buffer, parser, kMaxResponseHeadBytes);
-}
-
 bool IsStaleConnectionError(boost::system::error_code ec) {
   return ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
          ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
-         ec == bhttp::error::partial_message;
+         ec == bhttp::error::partial_message || ec == asio::ssl::error::stream_truncated;
 }
 
 // The read buffers of ended streamed calls, kept by each thread for its next ones. A buffer
@@ -196,15 +185,14 @@ asio::awaitable<Status> Call::Connect() {
   }
   boost::system::error_code opt_ec;
   conn->lowest().set_option(asio::ip::tcp::no_delay(true), opt_ec);
-  // Lets ReadSomeWithin try a read without suspending; async operations are unaffected.
+  // Lets WriteNow and ReadSomeNow write and read without suspending; async operations are
+  // unaffected. (A TLS socket's handshake makes it non-blocking.)
   if (!conn->tls) conn->plain.non_blocking(true, opt_ec);
   if (conn->tls) {
-    if (!SSL_set_tlsext_host_name(conn->tls->native_handle(), origin_.host.c_str())) {
+    if (!SSL_set_tlsext_host_name(conn->tls->native_handle(), origin_.host.c_str()) ||
+        (origin_.tls_verify && !conn->tls->SetVerifyHost(origin_.host))) {
       pool_.probe().connect_errors.Add();
-      co_return Error{ErrorCode::kUpstreamUnavailable, "cannot set TLS server name", ""};
-    }
-    if (origin_.tls_verify) {
-      conn->tls->set_verify_callback(asio::ssl::host_name_verification(origin_.host));
+      co_return Error{ErrorCode::kUpstreamUnavailable, "cannot set the TLS server name", ""};
     }
     auto [hec] = co_await conn->tls->async_handshake(asio::ssl::stream_base::client, kTuple);
     if (hec) {
@@ -231,8 +219,8 @@ std::array<asio::const_buffer, 2> Call::WriteNow(std::string_view head, std::str
   std::array<asio::const_buffer, 2> rest{asio::buffer(head), asio::buffer(body)};
   ec = {};
   UpstreamConnection& c = *connection_;
-  if (c.tls || !c.plain.non_blocking()) return rest;
-  const size_t written = c.plain.write_some(rest, ec);
+  if (!c.lowest().non_blocking()) return rest;
+  const size_t written = c.tls ? c.tls->write_some(rest, ec) : c.plain.write_some(rest, ec);
   if (WouldBlock(ec)) {
     ec = {};
     return rest;
@@ -289,10 +277,10 @@ asio::awaitable<Status> Call::Start(const OutgoingRequest& request) {
   }
   connection_ = pool_.Acquire(origin_);
   reused_ = connection_ != nullptr;
-  // The exchange runs in this frame, not a coroutine of its own (one per request). Over
-  // cleartext the request is written without suspending when the socket takes it whole (the
-  // usual case: a request fits the send buffer of a connection with nothing in flight); what it
-  // does not take is written asynchronously.
+  // The exchange runs in this frame, not a coroutine of its own (one per request). The request
+  // is written without suspending when the socket takes it whole (the usual case: a request
+  // fits the send buffer of a connection with nothing in flight; over TLS, up to a record of
+  // 16 KB per write); what it does not take is written asynchronously.
   for (;;) {
     if (!connection_) {
       const Status connected = co_await Connect();
@@ -301,18 +289,23 @@ asio::awaitable<Status> Call::Start(const OutgoingRequest& request) {
     BeginExchange();
     UpstreamConnection& c = *connection_;
     boost::system::error_code ec;
-    if (c.tls) {
-      const boost::system::error_code tls_ec = co_await WriteAndReadHead(
-          *c.tls, c.buffer, *parser_, head, request.body, request_sent_at_);
-      ec = tls_ec;
-    } else {
-      const std::array<asio::const_buffer, 2> rest = WriteNow(head, request.body, ec);
-      if (!ec && asio::buffer_size(rest) > 0) {
+    const std::array<asio::const_buffer, 2> rest = WriteNow(head, request.body, ec);
+    if (!ec && asio::buffer_size(rest) > 0) {
+      if (c.tls) {
+        const auto [wec, wn] = co_await asio::async_write(*c.tls, rest, kTuple);
+        ec = wec;
+      } else {
         const auto [wec, wn] = co_await asio::async_write(c.plain, rest, kTuple);
         ec = wec;
       }
-      if (!ec) {
-        request_sent_at_ = Clock::now();
+    }
+    if (!ec) {
+      request_sent_at_ = Clock::now();
+      if (c.tls) {
+        const boost::system::error_code head_ec =
+            co_await net::ReadHeader(*c.tls, c.buffer, *parser_, kMaxResponseHeadBytes);
+        ec = head_ec;
+      } else {
         const boost::system::error_code head_ec =
             co_await net::ReadHeader(c.plain, c.buffer, *parser_, kMaxResponseHeadBytes);
         ec = head_ec;
@@ -410,10 +403,11 @@ std::optional<Result<std::optional<std::string_view>>> Call::ReadSomeNow() {
       last_bytes_at_ = Clock::now();
       return Result<Piece>(Piece(std::string_view(out, got)));
     }
-    if (c.tls || socket_empty_ || inline_reads_ >= kMaxInlineReads || !c.plain.non_blocking()) {
+    if (socket_empty_ || inline_reads_ >= kMaxInlineReads || !c.lowest().non_blocking()) {
       return std::nullopt;
     }
-    const size_t n = c.plain.read_some(c.buffer.prepare(net::kReadChunkBytes), ec);
+    const size_t n = c.tls ? c.tls->read_some(c.buffer.prepare(net::kReadChunkBytes), ec)
+                           : c.plain.read_some(c.buffer.prepare(net::kReadChunkBytes), ec);
     if (WouldBlock(ec)) {
       socket_empty_ = true;  // so that ReadSomeWithin, next, waits without reading again
       return std::nullopt;

@@ -7,7 +7,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
@@ -83,14 +82,12 @@ asio::awaitable<bool> H2Connection::Connect(std::chrono::milliseconds timeout) {
   c.lowest().set_option(asio::ip::tcp::no_delay(true), opt_ec);
   if (c.tls) {
     SSL* ssl = c.tls->native_handle();
-    if (!SSL_set_tlsext_host_name(ssl, origin_.host.c_str())) {
-      failure_ = "cannot set TLS server name";
+    if (!SSL_set_tlsext_host_name(ssl, origin_.host.c_str()) ||
+        (origin_.tls_verify && !c.tls->SetVerifyHost(origin_.host))) {
+      failure_ = "cannot set the TLS server name";
       co_return false;
     }
     SSL_set_alpn_protos(ssl, kAlpn, sizeof(kAlpn) - 1);
-    if (origin_.tls_verify) {
-      c.tls->set_verify_callback(asio::ssl::host_name_verification(origin_.host));
-    }
     auto [hec] = co_await c.tls->async_handshake(asio::ssl::stream_base::client, kTuple);
     if (hec || ended_) {
       failure_ = c.deadline.hit ? "TLS handshake timed out" : "TLS handshake: " + hec.message();

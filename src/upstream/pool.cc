@@ -24,7 +24,7 @@ TlsContexts::TlsContexts(const std::string& ca_file, bool load_trust_store) {
 UpstreamConnection::UpstreamConnection(net::io_context& context, net::ssl::context* tls_context)
     : plain(context), deadline(context.get_executor()) {
   if (tls_context != nullptr) {
-    tls = std::make_unique<net::ssl::stream<net::ip::tcp::socket>>(context, *tls_context);
+    tls = std::make_unique<turnpike::net::TlsSocket>(context.get_executor(), *tls_context);
   }
 }
 

@@ -35,7 +35,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <chrono>
@@ -46,6 +45,7 @@
 #include <vector>
 
 #include "net/deadline.h"
+#include "net/tls_socket.h"
 #include "observability/metrics.h"
 #include "upstream/origin.h"
 
@@ -97,7 +97,7 @@ struct UpstreamConnection : std::enable_shared_from_this<UpstreamConnection> {
   bool ConnectedToItself(const boost::asio::ip::tcp::endpoint& remote);
 
   boost::asio::ip::tcp::socket plain;  // unused (closed) when tls is set
-  std::unique_ptr<boost::asio::ssl::stream<boost::asio::ip::tcp::socket>> tls;
+  std::unique_ptr<net::TlsSocket> tls;
   net::Deadline deadline;
   boost::beast::flat_buffer buffer;
   Clock::time_point idle_since{};
