@@ -110,6 +110,7 @@ class TlsSocket {
     for (; it != end && gathered < kGatherBytes; ++it) {
       const boost::asio::const_buffer b(*it);
       const size_t take = std::min(b.size(), kGatherBytes - gathered);
+      if (take == 0) continue;  // an empty buffer's data may be null
       std::memcpy(scratch + gathered, b.data(), take);
       gathered += take;
     }
