@@ -5,11 +5,10 @@
 // body uses chunked transfer encoding; Abort resets the connection (RST).
 //
 // One class per transport (connection.h), compiled for both in http1_exchange.cc:
-// `Http1Exchange` (cleartext) writes without suspending when the socket takes all the bytes at
-// once (the usual case; the socket is put in non-blocking mode for that), else asynchronously
-// under the connection's write timeout. `TlsHttp1Exchange` copies each write's buffers into
-// one and writes it asynchronously under the same timeout (one TLS record per write, not one
-// per buffer).
+// `Http1Exchange` (cleartext) and `TlsHttp1Exchange` write without suspending when the socket
+// takes all the bytes at once (the usual case; the socket is in non-blocking mode for that),
+// else asynchronously under the connection's write timeout. Over TLS a write's buffers become
+// one record (net::TlsSocket gathers them), not one per buffer.
 #pragma once
 
 #include <array>

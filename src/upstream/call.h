@@ -116,8 +116,9 @@ class Call {
   boost::asio::awaitable<Status> Connect();
   // A new exchange on connection_: the response's parser set up, the first-byte deadline armed.
   void BeginExchange();
-  // Writes what the cleartext socket takes of the request now, without waiting: returns the
-  // rest (empty when it took it all; all of it over TLS), or `ec` for a failed write.
+  // Writes what the socket takes of the request now, without waiting: returns the rest (empty
+  // when it took it all; over TLS at most a 16 KB record is written here), or `ec` for a
+  // failed write.
   std::array<boost::asio::const_buffer, 2> WriteNow(std::string_view head, std::string_view body,
                                                     boost::system::error_code& ec);
   Error Failure(boost::system::error_code ec, std::string_view during) const;
