@@ -6,7 +6,11 @@
 # against. The four targets alternate within each run, the first one rotating.
 #
 #   bench/tls-cell.sh [--runs 5] [--duration 5] [--warmup 1] [--connections 50] [--workers 1]
-#                     [--governance on|off]
+#                     [--governance on|off] [--stream] [--close]
+#
+# --stream: each request asks for a stream (20 events and [DONE], chunked), read to its end.
+# --close: each request on a new connection (`Connection: close`), so every TLS request pays a
+# full handshake (wrk resumes no session): what a client without keep-alive costs.
 #
 # The load client is wrk (Debian's 4.1.0: `turnpike bench` has no TLS client), one thread,
 # with a Lua script that POSTs the bench body with the key's Authorization header (nginx
@@ -20,7 +24,7 @@
 # Needs: turnpike ($TURNPIKE), nginx, wrk, openssl, jq.
 set -euo pipefail
 TURNPIKE=${TURNPIKE:-build/src/app/turnpike}
-runs=5 duration=5 warmup=1 connections=50 workers=1 governance=on
+runs=5 duration=5 warmup=1 connections=50 workers=1 governance=on stream=false close=no
 while (($#)); do
   case $1 in
     --runs) runs=$2; shift 2 ;;
@@ -29,6 +33,8 @@ while (($#)); do
     --connections) connections=$2; shift 2 ;;
     --workers) workers=$2; shift 2 ;;
     --governance) governance=$2; shift 2 ;;
+    --stream) stream=true; shift ;;
+    --close) close=yes; shift ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -120,9 +126,10 @@ fi
 lua() {  # lua KEY: the wrk script
   cat <<LUA
 wrk.method = "POST"
-wrk.body = '{"model":"bench-model","messages":[{"role":"user","content":"Say hello."}],"max_tokens":20,"stream":false}'
+wrk.body = '{"model":"bench-model","messages":[{"role":"user","content":"Say hello."}],"max_tokens":20,"stream":$stream}'
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer $1"
+$([[ $close == yes ]] && echo 'wrk.headers["Connection"] = "close"')
 done = function(s, latency, requests)
   local e = s.errors
   io.write(string.format('JSON {"requests":%d,"duration_us":%d,"failed":%d,"p50_us":%d,"p99_us":%d}\n',
