@@ -5,7 +5,7 @@
 #
 #   bench/governance-callgrind.sh [--requests 10000] [--conns 8] [--log-store on|off]
 #                                 [--cache-sim] [--off-without-key] [--stream] [--llm-cache]
-#                                 [--body FILE] [--nginx]
+#                                 [--body FILE] [--nginx] [--http2 STREAMS]
 #
 # Runs the same non-streaming load twice through one Turnpike (1 worker) under
 # `valgrind --tool=callgrind --separate-threads=yes`: governance off, then on (a key with a plan
@@ -21,7 +21,10 @@
 # ungoverned instance, with the same client, requests and mock: the one-proxy-hop limit that
 # the governed worker's count is held against. --cache-sim also simulates the
 # caches and prints first-level data-cache and last-level misses per request (D1mr + D1mw,
-# DLmr + DLmw): memory traffic, which instruction counts do not show. Instrumentation is switched on only
+# DLmr + DLmw): memory traffic, which instruction counts do not show. --http2 STREAMS: the
+# client speaks cleartext HTTP/2 (prior knowledge) with STREAMS concurrent streams on each of
+# the --conns connections (`turnpike bench --http2`); Turnpike with `server.http2`, nginx with
+# `listen ... http2`. Instrumentation is switched on only
 # for the measured requests (after 2,000 warm-up requests). Prints instructions per request
 # per thread. Note: valgrind hides SHA-NI from OpenSSL, so the key hash counts ~6k
 # instructions here against ~85 ns natively (see docs/BENCHMARKS.md).
@@ -36,6 +39,8 @@ MOCK=${MOCK:-$TURNPIKE}
 requests=10000 conns=8 log_store=on cache_sim=no off_key=yes llm_cache=no against_nginx=no body=''
 NGINX=${NGINX:-nginx}
 stream_args=()
+h2_args=()
+h2_line=''
 while (($#)); do
   case $1 in
     --requests) requests=$2; shift 2 ;;
@@ -47,6 +52,7 @@ while (($#)); do
     --llm-cache) llm_cache=yes; shift ;;
     --body) body=$2; shift 2 ;;
     --nginx) against_nginx=yes; shift ;;
+    --http2) h2_args=(--http2 --streams-per-conn "$2") h2_line=', http2: true'; shift 2 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -76,7 +82,7 @@ measure() {  # measure off|on
   [[ $which == on || $llm_cache == yes ]] && gov=true
   [[ $which == on && $llm_cache == yes ]] && cache_line='llm_cache: {enabled: true}'
   cat >"$dir/$which.yaml" <<YAML
-server: {listen: 127.0.0.1:0, workers: 1, access_log: ""}
+server: {listen: 127.0.0.1:0, workers: 1, access_log: ""$h2_line}
 governance: {enabled: $gov}
 $cache_line
 store: {path: $dir/$which.db}
@@ -86,6 +92,10 @@ YAML
   local port pid
   if [[ $which == nginx ]]; then
     port=$(bench_nginx_conf 1 "$mock_port" off)
+    if [[ -n $h2_line ]]; then
+      sed -i "s/listen 127.0.0.1:$port reuseport;/listen 127.0.0.1:$port reuseport http2;/" \
+        "$dir/nginx/nginx.conf"
+    fi
     valgrind --tool=callgrind --separate-threads=yes --cache-sim="$cache_sim" \
       --instr-atstart=no --callgrind-out-file="$dir/cg.$which" \
       "$NGINX" -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -e "$dir/nginx/error.log" \
@@ -123,11 +133,13 @@ YAML
   [[ $which == off && $off_key == no ]] && headers=()
   local url=http://127.0.0.1:$port/v1/chat/completions
   "$TURNPIKE" bench --url "$url" -c "$conns" --requests 2000 -d 600 -q "${headers[@]}" \
-    "${stream_args[@]+"${stream_args[@]}"}" >/dev/null 2>"$dir/warmup.err"
+    "${stream_args[@]+"${stream_args[@]}"}" "${h2_args[@]+"${h2_args[@]}"}" \
+    >/dev/null 2>"$dir/warmup.err"
   callgrind_control -i on "$pid" >/dev/null 2>&1
   "$TURNPIKE" bench --url "$url" -c "$conns" --requests "$requests" -d 600 -q "${headers[@]}" \
     "${measured_args[@]+"${measured_args[@]}"}" \
-    "${stream_args[@]+"${stream_args[@]}"}" --json "$dir/$which.json" >/dev/null 2>"$dir/$which.err"
+    "${stream_args[@]+"${stream_args[@]}"}" "${h2_args[@]+"${h2_args[@]}"}" \
+    --json "$dir/$which.json" >/dev/null 2>"$dir/$which.err"
   callgrind_control -i off "$pid" >/dev/null 2>&1
   callgrind_control -d "$pid" >/dev/null 2>&1
   local ok; ok=$(jq .requests_ok "$dir/$which.json")

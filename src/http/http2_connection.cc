@@ -4,6 +4,7 @@
 #include <array>
 #include <boost/beast/http/field.hpp>
 #include <cctype>
+#include <cstring>
 
 #include "net/h2_fields.h"
 
@@ -308,7 +309,7 @@ ssize_t Http2Connection::ReadBody(nghttp2_session*, int32_t, uint8_t* buf, size_
   auto* s = static_cast<Http2Stream*>(source->ptr);
   const size_t n = std::min(length, s->queued());
   if (n > 0) {
-    std::copy_n(s->out.data() + s->out_at, n, buf);
+    std::memcpy(buf, s->out.data() + s->out_at, n);
     s->out_at += n;
     s->taken += n;
     if (s->queued() <= kStreamQueueBytes && s->drained) s->drained->cancel();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstring>
 
 #include "net/h2_fields.h"
 #include "upstream/call.h"
@@ -260,7 +261,7 @@ ssize_t H2Session::ReadBody(nghttp2_session*, int32_t, uint8_t* buf, size_t leng
                             uint32_t* data_flags, nghttp2_data_source* source, void*) {
   auto* stream = static_cast<H2Stream*>(source->ptr);
   const size_t n = std::min(length, stream->body.size() - stream->body_at);
-  std::copy_n(stream->body.data() + stream->body_at, n, buf);
+  std::memcpy(buf, stream->body.data() + stream->body_at, n);
   stream->body_at += n;
   if (stream->body_at == stream->body.size()) {
     *data_flags |= NGHTTP2_DATA_FLAG_EOF;
