@@ -5,7 +5,7 @@
 #
 #   bench/governance-callgrind.sh [--requests 10000] [--conns 8] [--log-store on|off]
 #                                 [--cache-sim] [--off-without-key] [--stream] [--llm-cache]
-#                                 [--body FILE] [--nginx] [--http2 STREAMS]
+#                                 [--body FILE] [--nginx] [--http2 STREAMS] [--upstream-http2]
 #
 # Runs the same non-streaming load twice through one Turnpike (1 worker) under
 # `valgrind --tool=callgrind --separate-threads=yes`: governance off, then on (a key with a plan
@@ -24,7 +24,8 @@
 # DLmr + DLmw): memory traffic, which instruction counts do not show. --http2 STREAMS: the
 # client speaks cleartext HTTP/2 (prior knowledge) with STREAMS concurrent streams on each of
 # the --conns connections (`turnpike bench --http2`); Turnpike with `server.http2`, nginx with
-# `listen ... http2`. Instrumentation is switched on only
+# `listen ... http2`. --upstream-http2: Turnpike calls the mock over HTTP/2 (the deployment's
+# `http2: true`; the mock serves h2 by prior knowledge). Instrumentation is switched on only
 # for the measured requests (after 2,000 warm-up requests). Prints instructions per request
 # per thread. Note: valgrind hides SHA-NI from OpenSSL, so the key hash counts ~6k
 # instructions here against ~85 ns natively (see docs/BENCHMARKS.md).
@@ -41,6 +42,7 @@ NGINX=${NGINX:-nginx}
 stream_args=()
 h2_args=()
 h2_line=''
+upstream_h2=no
 while (($#)); do
   case $1 in
     --requests) requests=$2; shift 2 ;;
@@ -52,6 +54,7 @@ while (($#)); do
     --llm-cache) llm_cache=yes; shift ;;
     --body) body=$2; shift 2 ;;
     --nginx) against_nginx=yes; shift ;;
+    --upstream-http2) upstream_h2=yes; shift ;;
     --http2) h2_args=(--http2 --streams-per-conn "$2") h2_line=', http2: true'; shift 2 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
@@ -87,7 +90,7 @@ governance: {enabled: $gov}
 $cache_line
 store: {path: $dir/$which.db}
 call_log: {log_store: $log_store}
-$(bench_models_yaml)
+$(if [[ $upstream_h2 == yes ]]; then bench_models_yaml | sed 's#/v1"}#/v1", http2: true}#'; else bench_models_yaml; fi)
 YAML
   local port pid
   if [[ $which == nginx ]]; then

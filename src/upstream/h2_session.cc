@@ -79,8 +79,15 @@ std::shared_ptr<H2Stream> H2Session::Submit(const OutgoingRequest& request, std:
   };
   add("accept", request.accept);
   add("authorization", request.authorization);
-  add("x-request-id", request.request_id);
-  add("traceparent", request.traceparent);
+  // New in every request: never indexed, so that they do not churn HPACK's dynamic table
+  // (see the same for responses in http/http2_connection.cc).
+  auto add_unique = [&nva, &n](std::string_view name, std::string_view value) {
+    if (value.empty()) return;
+    nva[n] = H2Field(name, value);
+    nva[n++].flags = NGHTTP2_NV_FLAG_NO_INDEX;
+  };
+  add_unique("x-request-id", request.request_id);
+  add_unique("traceparent", request.traceparent);
   // The deployment's "Name: value\r\n..." lines; HTTP/2 wants the names in lower case
   // (nghttp2 copies the fields, so the lowered names need live only through the submit).
   // ("host" is :authority, and content-length was set above.)

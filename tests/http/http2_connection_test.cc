@@ -68,6 +68,7 @@ class ScriptHandler : public Handler {
 struct Response {
   int status = 0;
   std::string body;
+  std::map<std::string, uint8_t> field_flags;  // each response field's HPACK flags
   bool closed = false;
   uint32_t error_code = 0;
 };
@@ -193,8 +194,11 @@ class Http2Harness {
     return static_cast<ssize_t>(n);
   }
   static int OnHeader(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name,
-                      size_t namelen, const uint8_t* value, size_t valuelen, uint8_t, void* self) {
+                      size_t namelen, const uint8_t* value, size_t valuelen, uint8_t flags,
+                      void* self) {
     auto* h = static_cast<Http2Harness*>(self);
+    h->responses_[frame->hd.stream_id]
+        .field_flags[std::string(reinterpret_cast<const char*>(name), namelen)] = flags;
     if (std::string_view(reinterpret_cast<const char*>(name), namelen) == ":status") {
       h->responses_[frame->hd.stream_id].status =
           std::stoi(std::string(reinterpret_cast<const char*>(value), valuelen));
@@ -266,6 +270,20 @@ TEST(Http2ConnectionTest, AnswersGetAndPost) {
   EXPECT_EQ(h.responses_[post].body, "got:ping");
   EXPECT_EQ(h.counters_.streams_opened.load(), 2u);
   EXPECT_EQ(h.exchanges_.in_flight.load(), 0);
+}
+
+// A request id is new in every response: it is sent never indexed (it would only churn the
+// client's HPACK table); the content type, which repeats, may be indexed.
+TEST(Http2ConnectionTest, TheRequestIdIsNeverIndexed) {
+  Http2Harness h;
+  const int32_t get = h.Request("GET", "/get", "", {{"x-name", "h2"}});
+  h.Pump();
+  ASSERT_EQ(h.responses_[get].status, 200);
+  const auto& flags = h.responses_[get].field_flags;
+  ASSERT_TRUE(flags.count("x-request-id"));
+  EXPECT_TRUE(flags.at("x-request-id") & NGHTTP2_NV_FLAG_NO_INDEX);
+  ASSERT_TRUE(flags.count("content-type"));
+  EXPECT_FALSE(flags.at("content-type") & NGHTTP2_NV_FLAG_NO_INDEX);
 }
 
 TEST(Http2ConnectionTest, StreamsABody) {
