@@ -1,9 +1,10 @@
 // net::TlsSocket on loopback, both ends in one io_context: a handshake and bytes both ways
-// (several buffers gathered, 4 MiB past the sockets' buffers, so writes block and are
-// retried); records that read-ahead already took from the kernel are read without waiting on
-// the socket; a completion at the first try is not inline; the peer's close_notify is eof, an
-// end of stream without one is stream_truncated and ends TLS, a reset is the socket's error; a
-// cancelled wait is operation_aborted; a client checks the server's name.
+// (several buffers gathered; 4 MiB past the sockets' buffers, so writes block and are
+// retried; 4 MiB each way at once, a read and a write pending on each socket); records that
+// read-ahead already took from the kernel are read without waiting on the socket; a
+// completion at the first try is not inline; the peer's close_notify is eof, an end of stream
+// without one is stream_truncated and ends TLS, a reset is the socket's error; a cancelled
+// wait is operation_aborted; a client checks the server's name.
 #include "net/tls_socket.h"
 
 #include <gtest/gtest.h>
@@ -93,6 +94,29 @@ TEST(TlsSocketTest, GatheredWritesAndBytesPastTheSocketBuffersArriveWhole) {
   EXPECT_FALSE(write_ec);
   EXPECT_FALSE(read_ec);
   EXPECT_TRUE(received == big);
+}
+
+// Both ends write 4 MiB while they read the other's 4 MiB: on each socket a read and a write
+// are pending at once (as HTTP/2's read and write loops have them), each waiting for its own
+// readiness, and neither's bytes are lost or reordered.
+TEST(TlsSocketTest, AReadAndAWritePendingAtOnceOnEachEnd) {
+  Pair p;
+  ASSERT_TRUE(p.Handshake());
+  std::string to_server(4 << 20, '\0'), to_client(4 << 20, '\0');
+  for (size_t i = 0; i < to_server.size(); ++i) {
+    to_server[i] = static_cast<char>('a' + i * 7 % 26);
+    to_client[i] = static_cast<char>('A' + i * 11 % 26);
+  }
+  std::string at_server(to_server.size(), '\0'), at_client(to_client.size(), '\0');
+  error_code ec[4];
+  asio::async_write(*p.client, asio::buffer(to_server), [&](error_code e, size_t) { ec[0] = e; });
+  asio::async_write(*p.server, asio::buffer(to_client), [&](error_code e, size_t) { ec[1] = e; });
+  asio::async_read(*p.server, asio::buffer(at_server), [&](error_code e, size_t) { ec[2] = e; });
+  asio::async_read(*p.client, asio::buffer(at_client), [&](error_code e, size_t) { ec[3] = e; });
+  p.io.run();
+  for (const error_code& e : ec) EXPECT_FALSE(e) << e.message();
+  EXPECT_TRUE(at_server == to_server);
+  EXPECT_TRUE(at_client == to_client);
 }
 
 TEST(TlsSocketTest, RecordsAlreadyReadAheadAreReadWithoutWaitingOnTheSocket) {
