@@ -50,6 +50,52 @@ models:
 YAML
 }
 
+# bench_tls_cert: a self-signed ECDSA P-256 certificate for localhost and 127.0.0.1, made here:
+# $dir/cert.pem and $dir/key.pem.
+bench_tls_cert() {
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+    -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
+    -keyout "$dir/key.pem" -out "$dir/cert.pem" 2>/dev/null
+}
+
+# bench_nginx_tls_conf RUN_DIR WORKERS MASTER SERVERS [HTTP_LINES]: writes RUN_DIR/nginx.conf,
+# an nginx (worker_processes WORKERS, master_process MASTER: on|off) proxying to the mock at
+# $mock_port over keep-alive, with $dir/cert.pem (bench_tls_cert) for the servers that say
+# `ssl`. SERVERS: its `server { ... }` lines; HTTP_LINES: more lines for the http block.
+bench_nginx_tls_conf() {
+  local run=$1
+  mkdir -p "$run"
+  cat >"$run/nginx.conf" <<NGINX
+daemon off;
+master_process $3;
+worker_processes $2;
+pid $run/nginx.pid;
+error_log $run/error.log warn;
+events { worker_connections 4096; multi_accept on; }
+http {
+  access_log off;
+  client_body_temp_path $run/client_body;
+  proxy_temp_path $run/proxy;
+  fastcgi_temp_path $run/fastcgi;
+  uwsgi_temp_path $run/uwsgi;
+  scgi_temp_path $run/scgi;
+  keepalive_requests 100000000;
+  keepalive_timeout 75s;
+  client_body_buffer_size 64k;
+  upstream mock { server 127.0.0.1:$mock_port; keepalive 256; keepalive_requests 100000000; }
+  proxy_http_version 1.1;
+  proxy_set_header Connection "";
+  proxy_buffering off;
+  proxy_request_buffering off;
+  ssl_protocols TLSv1.2 TLSv1.3;
+  ssl_certificate $dir/cert.pem;
+  ssl_certificate_key $dir/key.pem;
+${5:-}
+$4
+}
+NGINX
+}
+
 # bench_key: provisions, on the gateway at $TURNPIKE_URL (admin token $TURNPIKE_ADMIN_TOKEN), a
 # plan with a budget and RPM/TPM limits no load here reaches, a tenant on it and a key with its
 # own RPM limit, and prints the key.

@@ -37,9 +37,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_workdir
 bench_exclusive
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-  -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
-  -keyout "$dir/key.pem" -out "$dir/cert.pem" 2>/dev/null
+bench_tls_cert
 "$MOCK" mock-provider --listen 127.0.0.1:0 --workers 1 --tokens 20 >"$dir/mock.log" 2>&1 &
 pids+=($!)
 mock_port=$(port_of "$dir/mock.log" "mock-provider listening on")
@@ -59,33 +57,11 @@ LUA
 # $upstream_tls_port, for tp_upstream_tls.
 start_upstream_tls() {
   upstream_tls_port=$(free_port)
-  mkdir -p "$dir/up"
-  cat >"$dir/up/nginx.conf" <<NGINX
-daemon off;
-master_process off;
-worker_processes 1;
-pid $dir/up/nginx.pid;
-error_log $dir/up/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $dir/up/client_body;
-  proxy_temp_path $dir/up/proxy;
-  keepalive_requests 100000000;
-  keepalive_timeout 75s;
-  upstream mock { server 127.0.0.1:$mock_port; keepalive 64; keepalive_requests 100000000; }
-  proxy_http_version 1.1;
-  proxy_set_header Connection "";
-  proxy_buffering off;
-  ssl_protocols TLSv1.2 TLSv1.3;
-  ssl_certificate $dir/cert.pem;
-  ssl_certificate_key $dir/key.pem;
-  server { listen 127.0.0.1:$upstream_tls_port ssl; location / { proxy_pass http://mock; } }
-}
-NGINX
-    "$NGINX" -p "$dir/up" -c "$dir/up/nginx.conf" -e "$dir/up/error.log" >/dev/null 2>&1 &
-    pids+=($!)
-    wait_listening "$upstream_tls_port"
+  bench_nginx_tls_conf "$dir/up" 1 off \
+    "  server { listen 127.0.0.1:$upstream_tls_port ssl; location / { proxy_pass http://mock; } }"
+  "$NGINX" -p "$dir/up" -c "$dir/up/nginx.conf" -e "$dir/up/error.log" >/dev/null 2>&1 &
+  pids+=($!)
+  wait_listening "$upstream_tls_port"
 }
 
 total_ir() { awk '/^events:/ { for (i = 2; i <= NF; i++) if ($i == "Ir") c = i } /^totals:/ { print $c }' "$1"; }
@@ -95,34 +71,10 @@ measure() {  # measure tp_tls|tp_plain|ng_tls|ng_plain
   [[ $which == tp_tls || $which == ng_tls ]] && scheme=https
   if [[ $which == ng_* ]]; then
     port=$(free_port)
-    mkdir -p "$dir/$which"
     local ssl=''
     [[ $which == ng_tls ]] && ssl=" ssl"
-    cat >"$dir/$which/nginx.conf" <<NGINX
-daemon off;
-master_process off;
-worker_processes 1;
-pid $dir/$which/nginx.pid;
-error_log $dir/$which/error.log warn;
-events { worker_connections 4096; multi_accept on; }
-http {
-  access_log off;
-  client_body_temp_path $dir/$which/client_body;
-  proxy_temp_path $dir/$which/proxy;
-  keepalive_requests 100000000;
-  keepalive_timeout 75s;
-  client_body_buffer_size 64k;
-  upstream mock { server 127.0.0.1:$mock_port; keepalive 256; keepalive_requests 100000000; }
-  proxy_http_version 1.1;
-  proxy_set_header Connection "";
-  proxy_buffering off;
-  proxy_request_buffering off;
-  ssl_protocols TLSv1.2 TLSv1.3;
-  ssl_certificate $dir/cert.pem;
-  ssl_certificate_key $dir/key.pem;
-  server { listen 127.0.0.1:$port$ssl; location / { proxy_pass http://mock; } }
-}
-NGINX
+    bench_nginx_tls_conf "$dir/$which" 1 off \
+      "  server { listen 127.0.0.1:$port$ssl; location / { proxy_pass http://mock; } }"
     valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$dir/cg.$which" \
       "$NGINX" -p "$dir/$which" -c "$dir/$which/nginx.conf" -e "$dir/$which/error.log" \
       >"$dir/$which.log" 2>&1 &

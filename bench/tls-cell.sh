@@ -44,9 +44,7 @@ bench_exclusive
 gov=false; [[ $governance == on ]] && gov=true
 ciphers="ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-  -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
-  -keyout "$dir/key.pem" -out "$dir/cert.pem" 2>/dev/null
+bench_tls_cert
 bench_mock
 
 gateway() {  # gateway NAME TLS_LINE
@@ -70,37 +68,10 @@ tp_plain_port=$(gateway tp_plain "")
 pids+=("$(cat "$dir/tp_plain.pid")")
 
 ng_tls_port=$(free_port) ng_plain_port=$(free_port)
-mkdir -p "$dir/nginx"
-cat >"$dir/nginx/nginx.conf" <<NGINX
-daemon off;
-master_process on;
-worker_processes $workers;
-pid $dir/nginx/nginx.pid;
-error_log $dir/nginx/error.log warn;
-events { worker_connections 4096; multi_accept on; }
-http {
-  access_log off;
-  client_body_temp_path $dir/nginx/client_body;
-  proxy_temp_path $dir/nginx/proxy;
-  fastcgi_temp_path $dir/nginx/fastcgi;
-  uwsgi_temp_path $dir/nginx/uwsgi;
-  scgi_temp_path $dir/nginx/scgi;
-  keepalive_requests 100000000;
-  keepalive_timeout 75s;
-  client_body_buffer_size 64k;
-  upstream mock { server 127.0.0.1:$mock_port; keepalive 256; keepalive_requests 100000000; }
-  proxy_http_version 1.1;
-  proxy_set_header Connection "";
-  proxy_buffering off;
-  proxy_request_buffering off;
-  ssl_protocols TLSv1.2 TLSv1.3;
-  ssl_ciphers $ciphers;
-  ssl_certificate $dir/cert.pem;
-  ssl_certificate_key $dir/key.pem;
+bench_nginx_tls_conf "$dir/nginx" "$workers" on "\
   server { listen 127.0.0.1:$ng_tls_port ssl reuseport; location / { proxy_pass http://mock; } }
-  server { listen 127.0.0.1:$ng_plain_port reuseport; location / { proxy_pass http://mock; } }
-}
-NGINX
+  server { listen 127.0.0.1:$ng_plain_port reuseport; location / { proxy_pass http://mock; } }" \
+  "  ssl_ciphers $ciphers;"
 nginx -p "$dir/nginx" -c "$dir/nginx/nginx.conf" &
 nginx_pid=$!
 pids+=("$nginx_pid")

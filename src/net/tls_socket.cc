@@ -58,14 +58,15 @@ bool TlsSocket::SetVerifyHost(std::string_view host) {
   return X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size()) == 1;
 }
 
-size_t TlsSocket::Read(void* data, size_t size, error_code& ec) {
+template <typename Io>
+size_t TlsSocket::Transfer(Io io, error_code& ec) {
   if (fatal_) {
     ec = fatal_;
     return 0;
   }
   ClearErrors();
   size_t n = 0;
-  const int result = SSL_read_ex(ssl_, data, size, &n);
+  const int result = io(&n);
   if (result == 1) {
     ec = {};
     return n;
@@ -74,20 +75,12 @@ size_t TlsSocket::Read(void* data, size_t size, error_code& ec) {
   return 0;
 }
 
+size_t TlsSocket::Read(void* data, size_t size, error_code& ec) {
+  return Transfer([&](size_t* n) { return SSL_read_ex(ssl_, data, size, n); }, ec);
+}
+
 size_t TlsSocket::Write(const void* data, size_t size, error_code& ec) {
-  if (fatal_) {
-    ec = fatal_;
-    return 0;
-  }
-  ClearErrors();
-  size_t n = 0;
-  const int result = SSL_write_ex(ssl_, data, size, &n);
-  if (result == 1) {
-    ec = {};
-    return n;
-  }
-  ec = Failure(result);
-  return 0;
+  return Transfer([&](size_t* n) { return SSL_write_ex(ssl_, data, size, n); }, ec);
 }
 
 void TlsSocket::Handshake(handshake_type type, error_code& ec) {

@@ -169,6 +169,9 @@ class TlsSocket {
                                                         socket_);
   }
 
+  // SSL_read_ex or SSL_write_ex (`io(&n)`) unless TLS has ended, with the errors mapped.
+  template <typename Io>
+  size_t Transfer(Io io, boost::system::error_code& ec);
   size_t Read(void* data, size_t size, boost::system::error_code& ec);
   size_t Write(const void* data, size_t size, boost::system::error_code& ec);
   void Handshake(handshake_type type, boost::system::error_code& ec);
