@@ -152,6 +152,8 @@ error_code TlsSocket::Failure(int result) {
       const unsigned long e = ERR_get_error();
       if (ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING) {
         fatal_ = asio::ssl::error::stream_truncated;  // the peer closed without close_notify
+      } else if (e == 0) {
+        fatal_ = asio::ssl::error::unexpected_result;  // a failure that queued no error
       } else {
         fatal_ = error_code(static_cast<int>(e), asio::error::get_ssl_category());
       }
