@@ -10,7 +10,8 @@
 #
 # --stream: each request asks for a stream (20 events and [DONE], chunked), read to its end.
 # --close: each request on a new connection (`Connection: close`), so every TLS request pays a
-# full handshake (wrk resumes no session): what a client without keep-alive costs.
+# handshake: a resumed one (wrk keeps its sessions; TLS 1.3 tickets), as a client without
+# keep-alive but with a session cache would.
 #
 # The load client is wrk (Debian's 4.1.0: `turnpike bench` has no TLS client), one thread,
 # with a Lua script that POSTs the bench body with the key's Authorization header (nginx
