@@ -90,7 +90,7 @@ governance: {enabled: $gov}
 $cache_line
 store: {path: $dir/$which.db}
 call_log: {log_store: $log_store}
-$(if [[ $upstream_h2 == yes ]]; then bench_models_yaml | sed 's#/v1"}#/v1", http2: true}#'; else bench_models_yaml; fi)
+$(bench_models_yaml | if [[ $upstream_h2 == yes ]]; then sed 's#/v1"}#/v1", http2: true}#'; else cat; fi)
 YAML
   local port pid
   if [[ $which == nginx ]]; then

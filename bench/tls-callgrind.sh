@@ -86,7 +86,8 @@ measure() {  # measure tp_tls|tp_plain|ng_tls|ng_plain
     [[ $which == tp_tls ]] && tls=", tls: {cert_file: $dir/cert.pem, key_file: $dir/key.pem}"
     models=$(bench_models_yaml)
     if [[ $which == tp_upstream_tls ]]; then
-      models=$(sed "s#base_url: \"http://127.0.0.1:$mock_port/v1\"#base_url: \"https://localhost:$upstream_tls_port/v1\", tls_verify: false#" <<<"$models")
+      local to="https://localhost:$upstream_tls_port/v1\", tls_verify: false"
+      models=$(sed "s#http://127.0.0.1:$mock_port/v1\"#$to#" <<<"$models")
     fi
     cat >"$dir/$which.yaml" <<YAML
 server: {listen: 127.0.0.1:0, workers: 1, access_log: ""$tls}
