@@ -17,10 +17,13 @@
 
 namespace turnpike::net {
 
-inline nghttp2_nv H2Field(std::string_view name, std::string_view value) {
+// `flags`: NGHTTP2_NV_FLAG_NO_INDEX for a value new in every message (a request id, a trace
+// id): sent never indexed, it does not churn the connection's HPACK dynamic table.
+inline nghttp2_nv H2Field(std::string_view name, std::string_view value,
+                          uint8_t flags = NGHTTP2_NV_FLAG_NONE) {
   return nghttp2_nv{reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
                     reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(),
-                    value.size(), NGHTTP2_NV_FLAG_NONE};
+                    value.size(), flags};
 }
 
 inline std::string_view H2View(const uint8_t* data, size_t size) {

@@ -74,20 +74,14 @@ std::shared_ptr<H2Stream> H2Session::Submit(const OutgoingRequest& request, std:
   const std::string length = std::to_string(request.body.size());
   nva[n++] = H2Field("content-length", length);
   if (!request.content_type.empty()) nva[n++] = H2Field("content-type", request.content_type);
-  auto add = [&nva, &n](std::string_view name, std::string_view value) {
-    if (!value.empty()) nva[n++] = H2Field(name, value);
+  auto add = [&nva, &n](std::string_view name, std::string_view value,
+                        uint8_t flags = NGHTTP2_NV_FLAG_NONE) {
+    if (!value.empty()) nva[n++] = H2Field(name, value, flags);
   };
   add("accept", request.accept);
   add("authorization", request.authorization);
-  // New in every request: never indexed, so that they do not churn HPACK's dynamic table
-  // (see the same for responses in http/http2_connection.cc).
-  auto add_unique = [&nva, &n](std::string_view name, std::string_view value) {
-    if (value.empty()) return;
-    nva[n] = H2Field(name, value);
-    nva[n++].flags = NGHTTP2_NV_FLAG_NO_INDEX;
-  };
-  add_unique("x-request-id", request.request_id);
-  add_unique("traceparent", request.traceparent);
+  add("x-request-id", request.request_id, NGHTTP2_NV_FLAG_NO_INDEX);  // new in every request
+  add("traceparent", request.traceparent, NGHTTP2_NV_FLAG_NO_INDEX);
   // The deployment's "Name: value\r\n..." lines; HTTP/2 wants the names in lower case
   // (nghttp2 copies the fields, so the lowered names need live only through the submit).
   // ("host" is :authority, and content-length was set above.)
